@@ -1,0 +1,123 @@
+/**
+ * The one interface every queue system implements. Commands talk only to this; nothing above
+ * `src/backends/` imports bullmq or ioredis. A third queue system is one new folder here plus the
+ * contract suite in `test/backends/contract.ts`.
+ */
+
+export type SystemType = 'bullmq' | 'celery';
+
+/** What `INFO memory` says about the Redis a system lives on. */
+export interface RedisMemory {
+  usedMemoryBytes: number;
+  /** 0 means no limit. */
+  maxMemoryBytes: number;
+  maxMemoryPolicy: string;
+}
+
+/** Depth of one queue by state. States a system does not have are 0. */
+export interface QueueCounts {
+  name: string;
+  /** Ready to be picked up (BullMQ: wait + legacy paused list; Celery: Σ LLEN over priority lists). */
+  waiting: number;
+  /** Being processed (BullMQ: active list; Celery: unacked messages routed to this queue). */
+  active: number;
+  delayed: number;
+  prioritized: number;
+  failed: number;
+  completed: number;
+  waitingChildren: number;
+  isPaused: boolean;
+  /** Age of the next job to be picked up, or null when nothing waits or the age is unknown. */
+  oldestWaitingSeconds: number | null;
+}
+
+/** A task a worker is running right now. Never carries the task's arguments. */
+export interface ActiveTask {
+  id: string;
+  name: string;
+  /** Epoch milliseconds, when known. */
+  startedAt?: number;
+}
+
+export interface WorkerInfo {
+  name: string;
+  /** Queues the worker consumes, when known. */
+  queues?: string[];
+  /** Number of tasks running now, when the system reports it. */
+  active?: number;
+  activeTasks?: ActiveTask[];
+  /** Seconds the connection has been idle (BullMQ CLIENT LIST), when known. */
+  idleSeconds?: number;
+  /** Free-form facts worth one line (pool size, pid, uptime…), already safe to show. */
+  details?: Record<string, string | number>;
+}
+
+/** Coded, non-fatal findings about a system (rendered by i18n). */
+export interface SystemWarning {
+  code: 'EvictionPolicy' | 'MemoryHigh' | 'WorkerInspectFailed' | 'ResultBackendMissing';
+  params?: Record<string, string | number>;
+}
+
+export interface SystemStatus {
+  name: string;
+  type: SystemType;
+  redis: RedisMemory;
+  queues: QueueCounts[];
+  workers: WorkerInfo[];
+  /** Celery: messages delivered to workers but not yet acknowledged, over the whole broker. */
+  unacked?: number;
+  warnings: SystemWarning[];
+}
+
+/** One dead letter. Never carries the job's data or arguments. */
+export interface FailedJob {
+  id: string;
+  name: string;
+  /** First line of the failure reason (Celery: `ExcType: message`). */
+  error: string;
+  attempts: number;
+  /** Epoch milliseconds, or null when unknown. */
+  failedAt: number | null;
+}
+
+export interface DlqSample {
+  queue: string;
+  /** How many failures the queue holds in total. */
+  total: number;
+  /** Newest first, at most the requested limit. */
+  jobs: FailedJob[];
+}
+
+/** Outcome of pausing or resuming a queue. */
+export interface PauseOutcome {
+  queue: string;
+  isPaused: boolean;
+  /** Celery: the workers that acknowledged the change. */
+  workersAnswered?: string[];
+}
+
+/** Optional abilities; commands check these instead of the backend's class. */
+export interface BackendCaps {
+  pause: boolean;
+  retry: boolean;
+  purge: boolean;
+}
+
+export interface QueueBackend {
+  readonly name: string;
+  readonly type: SystemType;
+  readonly caps: BackendCaps;
+  /** Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted. */
+  listQueues(): Promise<string[]>;
+  /**
+   * Counts, memory and workers. Counts and memory are one pipelined round trip. When `queues` is
+   * given only those are read.
+   */
+  status(queues?: string[]): Promise<SystemStatus>;
+  /** Newest failures first, at most `limit` (1..100). */
+  dlq(queue: string, limit: number): Promise<DlqSample>;
+  workers(): Promise<WorkerInfo[]>;
+  pause?(queue: string): Promise<PauseOutcome>;
+  resume?(queue: string): Promise<PauseOutcome>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,62 @@
+import type { QueueBackend } from '../backends/queue-backend.js';
+import type { Message } from '../blocks/message.js';
+import type { Config } from '../config/schema.js';
+import type { ErrorCode, ErrorParams } from '../errors.js';
+import type { Locale } from '../i18n/index.js';
+
+export type Via = 'slack' | 'cli' | 'console';
+
+export interface Actor {
+  /** Slack user id, or `cli:<os user>` on the command line unless `--user` is given. */
+  id: string;
+  /** Display name when known (Slack user name, OS user). */
+  name?: string;
+}
+
+/** One thing a user asked for, whatever transport it came through. */
+export interface Request {
+  actor: Actor;
+  via: Via;
+  /** Slack channel id; undefined on the command line. */
+  channel?: string;
+  /** The words after `/queue`. */
+  words: string[];
+  /** Present when a button produced this request. */
+  action?: { actionId: string; value: string; messageTs?: string };
+  locale: Locale;
+}
+
+/** What the user sees, plus the machine-readable result for `--json`. */
+export interface Reply {
+  ok: boolean;
+  message: Message;
+  /** The command's data for `--json` (shape documented per verb in README). */
+  data?: unknown;
+  /** Who sees it in Slack. Denials and errors are ephemeral. */
+  visibility: 'ephemeral' | 'in_channel';
+  /** A button's answer replaces the message that held the button. */
+  replaceOriginal?: boolean;
+  /** Set when ok is false. */
+  error?: { code: ErrorCode | 'Internal'; params?: ErrorParams; ref?: string };
+}
+
+/** Resolves names from config to live backends. */
+export interface BackendRegistry {
+  names(): string[];
+  get(name: string): QueueBackend | undefined;
+  all(): QueueBackend[];
+}
+
+/** What every command receives; built once in the composition root. */
+export interface CommandContext {
+  config: Config;
+  backends: BackendRegistry;
+  now: () => Date;
+}
+
+export interface CommandDefinition {
+  verb: string;
+  /** Mutating commands only run in `slack.allowedChannels` and go through policy. */
+  mutating: boolean;
+  run(ctx: CommandContext, args: string[], request: Request): Promise<Reply>;
+}

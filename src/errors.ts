@@ -1,0 +1,47 @@
+/**
+ * Expected failures are values with a code; `src/i18n` turns each code into one line for the
+ * user. Anything that is not an `OpsError` is unexpected and is reported with a reference id.
+ */
+export const ErrorCode = {
+  UsageError: 'UsageError',
+  UnknownVerb: 'UnknownVerb',
+  UnknownSystem: 'UnknownSystem',
+  UnknownQueue: 'UnknownQueue',
+  BadArgument: 'BadArgument',
+  RedisUnavailable: 'RedisUnavailable',
+  NotSupported: 'NotSupported',
+  Forbidden: 'Forbidden',
+  WrongChannel: 'WrongChannel',
+  TwoFactorRequired: 'TwoFactorRequired',
+  UnknownRequest: 'UnknownRequest',
+  RequestNotPending: 'RequestNotPending',
+  RequestExpired: 'RequestExpired',
+  SelfApproval: 'SelfApproval',
+  AlreadyApproved: 'AlreadyApproved',
+  StoreUnavailable: 'StoreUnavailable',
+  ConfigInvalid: 'ConfigInvalid',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export type ErrorParams = Record<string, string | number | boolean | readonly string[] | undefined>;
+
+export class OpsError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly params: ErrorParams = {},
+  ) {
+    super(`${code} ${JSON.stringify(params)}`);
+    this.name = 'OpsError';
+  }
+}
+
+export function isOpsError(value: unknown): value is OpsError {
+  return value instanceof OpsError;
+}
+
+/** Usage errors exit 2 on the command line; every other failure exits 1. */
+export function isUsageError(error: OpsError): boolean {
+  return (
+    error.code === ErrorCode.UsageError || error.code === ErrorCode.UnknownVerb || error.code === ErrorCode.BadArgument
+  );
+}

@@ -1,0 +1,120 @@
+/**
+ * The bot's own memory: approval requests and the audit trail. Never the Redis being watched
+ * (that Redis may be the one that is out of memory). SQLite by default, PostgreSQL for several
+ * replicas; both pass `test/store/store-contract.ts`.
+ */
+
+export type Via = 'slack' | 'cli' | 'console';
+
+/** What the caller supplies for one audit entry; the store adds seq, prevHash and hash. */
+export interface AuditEntryInput {
+  /** ISO 8601 UTC. */
+  at: string;
+  actorId: string;
+  actorName?: string;
+  via: Via;
+  channel?: string;
+  /** e.g. `command.status`, `request.created`, `request.approved`, `action.pause`, `denied`. */
+  action: string;
+  /** `system/queue`, a system, or a request id. */
+  target?: string;
+  params?: Record<string, unknown>;
+  /** e.g. `ok`, `denied`, `requested`, `approved`, `rejected`, `expired`, `done`, `failed`, `error`. */
+  outcome: string;
+  error?: string;
+}
+
+export interface AuditEntry extends AuditEntryInput {
+  /** 1, 2, 3… in append order. */
+  seq: number;
+  /** Hash of the previous entry ("" for the first). */
+  prevHash: string;
+  /** sha256 over prevHash and this entry's canonical JSON. */
+  hash: string;
+}
+
+export const RequestStatus = {
+  Pending: 'pending',
+  Approved: 'approved',
+  Executing: 'executing',
+  Done: 'done',
+  Failed: 'failed',
+  Denied: 'denied',
+  Expired: 'expired',
+  Interrupted: 'interrupted',
+} as const;
+export type RequestStatus = (typeof RequestStatus)[keyof typeof RequestStatus];
+
+export interface Approval {
+  userId: string;
+  userName?: string;
+  /** ISO 8601 UTC. */
+  at: string;
+}
+
+/** A request for an action that needs approval. Everything that runs is read back from here. */
+export interface ActionRequest {
+  /** Short, unguessable id shown to users, e.g. `r-7f3k9q`. */
+  id: string;
+  action: string;
+  /** `system/queue`. */
+  target: string;
+  params: Record<string, unknown>;
+  status: RequestStatus;
+  requestedBy: string;
+  requestedByName?: string;
+  via: Via;
+  channel?: string;
+  /** Slack message holding the buttons, so it can be updated in place. */
+  messageTs?: string;
+  requiredApprovals: number;
+  approvals: Approval[];
+  /** One line computed when the request was made. */
+  preview: string;
+  createdAt: string;
+  expiresAt: string;
+  updatedAt: string;
+  deniedBy?: string;
+  denyReason?: string;
+  result?: Record<string, unknown>;
+  error?: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export interface Store {
+  /** Applies versioned migrations; safe to call on every start. */
+  migrate(): Promise<void>;
+
+  /**
+   * Appends one entry, chaining it to the last one inside one transaction so that concurrent
+   * appends (several replicas) cannot fork the chain.
+   */
+  appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** Entries in seq order. */
+  listAudit(options?: { sinceAt?: string; afterSeq?: number; limit?: number; newestFirst?: boolean }): Promise<AuditEntry[]>;
+
+  createRequest(request: ActionRequest): Promise<void>;
+  getRequest(id: string): Promise<ActionRequest | undefined>;
+  listRequests(options?: { statuses?: RequestStatus[] }): Promise<ActionRequest[]>;
+  /**
+   * One atomic conditional write: applies `patch` only if the request's status is one of
+   * `from` (and, when given, `check` holds on the row as stored). Returns the updated request, or
+   * undefined when the condition did not hold — a replayed click is a no-op.
+   */
+  transitionRequest(
+    id: string,
+    from: readonly RequestStatus[],
+    patch: Partial<Omit<ActionRequest, 'id' | 'createdAt'>>,
+  ): Promise<ActionRequest | undefined>;
+  /**
+   * Adds an approval atomically if the request is still pending, the approver is not the
+   * requester and has not approved yet. Returns the updated request or a reason.
+   */
+  addApproval(
+    id: string,
+    approval: Approval,
+  ): Promise<{ ok: true; request: ActionRequest } | { ok: false; reason: 'missing' | 'not-pending' | 'self' | 'duplicate'; request?: ActionRequest }>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import type { QueueBackend } from '../../src/backends/queue-backend.js';
+import { OpsError } from '../../src/errors.js';
+
+/** What a queue in a contract scenario holds, created through the system's own client. */
+export interface SeedQueue {
+  name: string;
+  /** Jobs that are ready and not yet picked up. */
+  waiting: number;
+  /** Jobs that failed, oldest first; each error is the message the task raised. */
+  failures: { taskName: string; error: string }[];
+}
+
+/**
+ * A backend under test, over a real Redis. `seed` must create jobs the way the real system does
+ * (BullMQ's Queue/Worker, a real Celery producer and worker), never by writing Redis keys by hand.
+ */
+export interface BackendFixture {
+  backend: QueueBackend;
+  seed(queues: SeedQueue[]): Promise<void>;
+  /** A backend for the same system whose Redis does not answer (closed port or a paused server). */
+  unreachableBackend(): QueueBackend;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * The behaviour every QueueBackend must have. Each backend's test file calls this once:
+ * `describeQueueBackend('celery', makeCeleryFixture)`.
+ */
+export function describeQueueBackend(label: string, makeFixture: () => Promise<BackendFixture>) {
+  describe(`${label} backend contract`, () => {
+    const scenario: SeedQueue[] = [
+      { name: 'alpha', waiting: 5, failures: [] },
+      {
+        name: 'beta',
+        waiting: 2,
+        failures: [
+          { taskName: 'send', error: 'ConnectionError: provider timed out' },
+          { taskName: 'send', error: 'ConnectionError: provider timed out' },
+          { taskName: 'render', error: 'RenderError: <b>bad</b> & @channel' },
+        ],
+      },
+    ];
+
+    it('discovers the queues it was given jobs for', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const queues = await fx.backend.listQueues();
+        expect(queues).toEqual(expect.arrayContaining(['alpha', 'beta']));
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
+    it('reports waiting and failed counts per queue, and Redis memory, in one status call', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const status = await fx.backend.status();
+        const byName = new Map(status.queues.map((q) => [q.name, q]));
+        expect(byName.get('alpha')).toMatchObject({ waiting: 5, failed: 0, isPaused: false });
+        expect(byName.get('beta')).toMatchObject({ waiting: 2, failed: 3 });
+        expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+        expect(typeof status.redis.maxMemoryPolicy).toBe('string');
+        const alpha = byName.get('alpha');
+        expect(alpha?.oldestWaitingSeconds === null || (alpha?.oldestWaitingSeconds ?? -1) >= 0).toBe(true);
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
+    it('limits status to the queues asked for', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const status = await fx.backend.status(['beta']);
+        expect(status.queues.map((q) => q.name)).toEqual(['beta']);
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
+    it('samples dead letters newest first, within the limit, without job data', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const sample = await fx.backend.dlq('beta', 2);
+        expect(sample.total).toBe(3);
+        expect(sample.jobs).toHaveLength(2);
+        expect(sample.jobs[0]?.error).toContain('RenderError');
+        expect(sample.jobs[0]?.name).toContain('render');
+        const times = sample.jobs.map((j) => j.failedAt ?? 0);
+        expect(times[0]).toBeGreaterThanOrEqual(times[1] ?? 0);
+        for (const job of sample.jobs) {
+          expect(Object.keys(job).sort()).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);
+          expect(job.error).not.toContain('\n');
+        }
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
+    it('answers an empty sample for a queue with no failures', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const sample = await fx.backend.dlq('alpha', 10);
+        expect(sample).toMatchObject({ total: 0, jobs: [] });
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
+    it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
+      const fx = await makeFixture();
+      const down = fx.unreachableBackend();
+      try {
+        const started = Date.now();
+        const error = await down.status().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpsError);
+        expect((error as OpsError).code).toBe('RedisUnavailable');
+        expect(Date.now() - started).toBeLessThan(5_500);
+        expect(String((error as OpsError).params.reason ?? '')).not.toMatch(/secret-password/);
+      } finally {
+        await down.close();
+        await fx.cleanup();
+      }
+    });
+  });
+}

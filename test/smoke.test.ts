@@ -1,0 +1,10 @@
+import { Redis } from 'ioredis';
+import { expect, inject, it } from 'vitest';
+
+it('the private redis-server the tests run against answers PING and is not the shared 6379', async () => {
+  const url = inject('redisUrl');
+  expect(url).not.toContain(':6379');
+  const redis = new Redis(url);
+  expect(await redis.ping()).toBe('PONG');
+  await redis.quit();
+});
