@@ -42,6 +42,8 @@ export function isOpsError(value: unknown): value is OpsError {
 /** Usage errors exit 2 on the command line; every other failure exits 1. */
 export function isUsageError(error: OpsError): boolean {
   return (
-    error.code === ErrorCode.UsageError || error.code === ErrorCode.UnknownVerb || error.code === ErrorCode.BadArgument
+    error.code === ErrorCode.UsageError ||
+    error.code === ErrorCode.UnknownVerb ||
+    error.code === ErrorCode.BadArgument
   );
 }

@@ -86,6 +86,12 @@ export interface DlqSample {
   total: number;
   /** Newest first, at most the requested limit. */
   jobs: FailedJob[];
+  /**
+   * Failures grouped by error (first line, with ids and numbers kept as they are), most frequent
+   * first, at most 5, counted over the newest `groupedOver` failures (bounded, never the whole set).
+   */
+  topErrors: { error: string; count: number }[];
+  groupedOver: number;
 }
 
 /** Outcome of pausing or resuming a queue. */

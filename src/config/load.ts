@@ -10,14 +10,17 @@ export function interpolateEnv(
   env: Record<string, string | undefined>,
 ): { text: string; missing: string[] } {
   const missing: string[] = [];
-  const out = text.replace(/(\$?)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (match, escape, name, fallback) => {
-    if (escape) return match.slice(1);
-    const value = env[name];
-    if (value !== undefined && value !== '') return value;
-    if (fallback !== undefined) return fallback;
-    missing.push(name);
-    return '';
-  });
+  const out = text.replace(
+    /(\$?)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (match, escaped, name, fallback) => {
+      if (escaped) return match.slice(1);
+      const value = env[name];
+      if (value !== undefined && value !== '') return value;
+      if (fallback !== undefined) return fallback;
+      missing.push(name);
+      return '';
+    },
+  );
   return { text: out, missing };
 }
 
@@ -39,7 +42,11 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
  * Parses and validates config text. Every problem is named by its path; a `${VAR}` that is not
  * set is named too, since it is the usual reason a URL is empty.
  */
-export function parseConfig(text: string, env: Record<string, string | undefined>, source = 'config'): Config {
+export function parseConfig(
+  text: string,
+  env: Record<string, string | undefined>,
+  source = 'config',
+): Config {
   const { text: interpolated, missing } = interpolateEnv(text, env);
   let raw: unknown;
   try {

@@ -103,7 +103,12 @@ export const configSchema = z
       }),
     approvals: z
       .object({
-        ttlMinutes: z.number().int().min(1).max(24 * 60).default(15),
+        ttlMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(24 * 60)
+          .default(15),
         require2fa: z.boolean().default(false),
       })
       .strict()

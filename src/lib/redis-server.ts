@@ -46,7 +46,10 @@ export async function startPrivateRedis(options: { binary?: string } = {}): Prom
     output += String(chunk);
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10s:\n${output}`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`redis-server did not start within 10s:\n${output}`)),
+      10_000,
+    );
     const onData = () => {
       if (output.includes('Ready to accept connections')) {
         clearTimeout(timer);

@@ -92,7 +92,12 @@ export interface Store {
    */
   appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
   /** Entries in seq order. */
-  listAudit(options?: { sinceAt?: string; afterSeq?: number; limit?: number; newestFirst?: boolean }): Promise<AuditEntry[]>;
+  listAudit(options?: {
+    sinceAt?: string;
+    afterSeq?: number;
+    limit?: number;
+    newestFirst?: boolean;
+  }): Promise<AuditEntry[]>;
 
   createRequest(request: ActionRequest): Promise<void>;
   getRequest(id: string): Promise<ActionRequest | undefined>;
@@ -114,7 +119,10 @@ export interface Store {
   addApproval(
     id: string,
     approval: Approval,
-  ): Promise<{ ok: true; request: ActionRequest } | { ok: false; reason: 'missing' | 'not-pending' | 'self' | 'duplicate'; request?: ActionRequest }>;
+  ): Promise<
+    | { ok: true; request: ActionRequest }
+    | { ok: false; reason: 'missing' | 'not-pending' | 'self' | 'duplicate'; request?: ActionRequest }
+  >;
 
   close(): Promise<void>;
 }

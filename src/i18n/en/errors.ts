@@ -13,10 +13,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UsageError: (p) => `${p.message ?? 'That command is not complete.'} Usage: \`${p.usage ?? '/queue help'}\``,
   UnknownVerb: (p) =>
     `\`${p.verb}\` is not a /queue command.${hint(p.suggestion)} Valid commands: ${list(p.valid)}.`,
-  UnknownSystem: (p) => `There is no system called \`${p.system}\`.${hint(p.suggestion)} Systems: ${list(p.valid)}.`,
+  UnknownSystem: (p) =>
+    `There is no system called \`${p.system}\`.${hint(p.suggestion)} Systems: ${list(p.valid)}.`,
   UnknownQueue: (p) =>
     `\`${p.system}\` has no queue called \`${p.queue}\`.${hint(p.suggestion)} Queues: ${list(p.valid)}.`,
-  BadArgument: (p) => `${p.message ?? `\`${p.value}\` is not valid here.`}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
+  BadArgument: (p) =>
+    `${p.message ?? `\`${p.value}\` is not valid here.`}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `Redis for \`${p.system}\` is not answering (${p.reason ?? 'no reply'}).`,
   NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${p.what}.`,
   Forbidden: (p) => `You need the \`${p.role}\` role to ${p.action}.`,
@@ -28,8 +30,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RequestExpired: (p) => `Request \`${p.id}\` expired at ${p.expiresAt}; ask again if it is still needed.`,
   SelfApproval: (p) => `You asked for \`${p.id}\` yourself; someone else has to approve it.`,
   AlreadyApproved: (p) => `You already approved \`${p.id}\`; it needs someone else too.`,
-  StoreUnavailable: (p) => `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
-  ConfigInvalid: (p) => `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
+  StoreUnavailable: (p) =>
+    `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
+  ConfigInvalid: (p) =>
+    `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
 };
 
 export const errors = {
