@@ -1,5 +1,6 @@
 import { common } from './common.js';
 import { errors } from './errors.js';
+import { slack } from './slack.js';
 
 /**
  * The English catalog. Each area keeps its strings in its own file (status.ts, dlq.ts, …);
@@ -8,4 +9,5 @@ import { errors } from './errors.js';
 export const en = {
   common,
   errors,
+  slack,
 };
