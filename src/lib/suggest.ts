@@ -1,44 +1,34 @@
-/**
- * Optimal string alignment distance (Levenshtein plus adjacent transpositions), so that the
- * typical typo `dispacth` is one edit away from `dispatch`.
- */
+/** Edit distance (insert, delete, substitute, and swap of two neighbours count 1 each). */
 export function editDistance(a: string, b: string): number {
   if (a === b) return 0;
-  if (a.length === 0) return b.length;
-  if (b.length === 0) return a.length;
-  // Three rolling rows are enough for the transposition case.
-  let beforePrevious: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  if (!a.length) return b.length;
+  if (!b.length) return a.length;
+  // Three rows are enough for the restricted Damerau variant (adjacent transpositions).
+  let prevPrev: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      let best = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, beforePrevious[j - 2]! + 1);
+        best = Math.min(best, prevPrev[j - 2]! + 1);
       }
-      current[j] = best;
+      row.push(best);
     }
-    beforePrevious = previous;
-    previous = current;
+    prevPrev = prev;
+    prev = row;
   }
-  return previous[b.length]!;
+  return prev[b.length]!;
 }
 
 /**
  * The candidate the user most likely meant, or undefined when nothing is close enough to be a
- * helpful "did you mean". Case is ignored; a unique candidate that starts with the input wins
- * (people type `dispatch` for `dispatch-ios`); otherwise the closest by edit distance, within
- * roughly a third of the input's length, ties broken by the order of `candidates`.
+ * plausible typo. Case differences are free; a unique prefix of at least three characters wins.
  */
 export function suggest(input: string, candidates: readonly string[]): string | undefined {
-  const needle = input.trim().toLowerCase();
+  const needle = input.toLowerCase();
   if (!needle || candidates.length === 0) return undefined;
-  const exact = candidates.find((c) => c.toLowerCase() === needle);
-  if (exact !== undefined) return exact;
-  const prefixed = candidates.filter((c) => c.toLowerCase().startsWith(needle));
-  if (prefixed.length === 1) return prefixed[0];
-  const limit = Math.max(1, Math.floor(needle.length / 3));
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
@@ -48,5 +38,21 @@ export function suggest(input: string, candidates: readonly string[]): string | 
       bestDistance = distance;
     }
   }
-  return bestDistance <= limit ? best : undefined;
+  // Short words tolerate one slip, longer ones about a third of their length.
+  const allowed = Math.max(1, Math.floor(Math.max(needle.length, 3) / 3));
+  if (best !== undefined && bestDistance <= allowed) return best;
+  if (needle.length >= 3) {
+    const prefixed = candidates.filter((c) => c.toLowerCase().startsWith(needle));
+    if (prefixed.length === 1) return prefixed[0];
+  }
+  return undefined;
+}
+
+/** Candidates ordered from most to least similar to the input (stable for equal distances). */
+export function rankBySimilarity(input: string, candidates: readonly string[]): string[] {
+  const needle = input.toLowerCase();
+  return candidates
+    .map((c, index) => ({ c, index, d: editDistance(needle, c.toLowerCase()) }))
+    .sort((x, y) => x.d - y.d || x.index - y.index)
+    .map((x) => x.c);
 }
