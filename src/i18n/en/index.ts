@@ -1,5 +1,7 @@
+import { approvals } from './approvals.js';
 import { common } from './common.js';
 import { errors } from './errors.js';
+import { guards } from './guards.js';
 import { slack } from './slack.js';
 
 /**
@@ -7,7 +9,9 @@ import { slack } from './slack.js';
  * add yours here.
  */
 export const en = {
+  approvals,
   common,
   errors,
+  guards,
   slack,
 };

@@ -1,0 +1,161 @@
+import { formatDistanceStrict } from 'date-fns';
+import { ActionId } from '../blocks/action-ids.js';
+import type { KnownBlock, Message } from '../blocks/message.js';
+import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { type Locale, messages } from '../i18n/index.js';
+import type { ActionRequest } from '../store/store.js';
+
+/** Actions whose confirm dialog warns before approving. */
+const destructive = new Set(['purge', 'scale', 'pause']);
+
+const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
+const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+
+/** Outcome line of a finished request, from the stored result. */
+function outcomeLine(request: ActionRequest, locale: Locale): string | undefined {
+  const t = messages(locale).approvals;
+  const result = request.result ?? {};
+  if (request.status === 'done') {
+    const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
+    if (request.action === 'pause') return t.resultPaused(request.target, workers);
+    if (request.action === 'resume') return t.resultResumed(request.target, workers);
+    return undefined;
+  }
+  if (request.status === 'failed' && request.error) return t.error(request.error);
+  if (request.status === 'denied') return t.deniedBy(request.deniedBy ?? '?', request.denyReason);
+  return undefined;
+}
+
+/**
+ * The request as posted in the channel and updated in place: what, where, the preview computed
+ * when it was asked, who asked, when it expires, and — while pending — Approve and Deny buttons
+ * whose value is only the request id.
+ */
+export function requestMessage(request: ActionRequest, locale: Locale, now: Date = new Date()): Message {
+  const t = messages(locale).approvals;
+  const lines: string[] = [`*${escapeMrkdwn(t.status[request.status] ?? request.status)}*`];
+  lines.push(escapeMrkdwn(request.preview));
+  const outcome = outcomeLine(request, locale);
+  if (outcome) lines.push(escapeMrkdwn(outcome));
+  const context: string[] = [
+    `\`${escapeMrkdwn(request.id)}\``,
+    escapeMrkdwn(t.requestedBy(who(request.requestedBy, request.requestedByName), utc(request.createdAt))),
+  ];
+  if (request.requiredApprovals > 0)
+    context.push(escapeMrkdwn(t.needs(request.approvals.length, request.requiredApprovals)));
+  if (request.approvals.length > 0) {
+    context.push(
+      escapeMrkdwn(t.approvedBy(request.approvals.map((a) => who(a.userId, a.userName)).join(', '))),
+    );
+  }
+  if (request.status === 'pending') {
+    context.push(
+      escapeMrkdwn(
+        `${t.expires(utc(request.expiresAt))} (${formatDistanceStrict(new Date(request.expiresAt), now, { addSuffix: true })})`,
+      ),
+    );
+  }
+  if (request.startedAt && request.finishedAt) {
+    context.push(
+      escapeMrkdwn(t.duration((Date.parse(request.finishedAt) - Date.parse(request.startedAt)) / 1000)),
+    );
+  }
+  const blocks: KnownBlock[] = [
+    {
+      type: 'header',
+      text: { type: 'plain_text', text: truncate(t.header(request.action, request.target), 150) },
+    },
+    { type: 'section', text: { type: 'mrkdwn', text: truncate(lines.join('\n'), 3000) } },
+    {
+      type: 'context',
+      elements: context.slice(0, 10).map((text) => ({ type: 'mrkdwn', text: truncate(text, 3000) })),
+    },
+  ];
+  if (request.status === 'pending') {
+    blocks.push({
+      type: 'actions',
+      block_id: `request:${request.id}`,
+      elements: [
+        {
+          type: 'button',
+          action_id: ActionId.Approve,
+          text: { type: 'plain_text', text: t.approveButton },
+          style: 'primary',
+          value: request.id,
+          ...(destructive.has(request.action)
+            ? {
+                confirm: {
+                  title: { type: 'plain_text', text: t.confirmTitle },
+                  text: { type: 'plain_text', text: truncate(t.confirmText(request.preview), 300) },
+                  confirm: { type: 'plain_text', text: t.confirmYes },
+                  deny: { type: 'plain_text', text: t.confirmNo },
+                  style: 'danger' as const,
+                },
+              }
+            : {}),
+        },
+        {
+          type: 'button',
+          action_id: ActionId.Deny,
+          text: { type: 'plain_text', text: t.denyButton },
+          value: request.id,
+        },
+      ],
+    });
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: escapeMrkdwn(t.howToApprove(request.id)) }],
+    });
+  }
+  const text = truncate(
+    `${t.header(request.action, request.target)}: ${t.status[request.status] ?? request.status}`,
+    3000,
+  );
+  return { text, blocks };
+}
+
+/** The `pending` command's answer. */
+export function pendingMessage(requests: ActionRequest[], locale: Locale): Message {
+  const t = messages(locale).approvals;
+  const shown = requests.slice(0, 40);
+  const lines = shown.map((r) =>
+    escapeMrkdwn(
+      t.pendingLine(
+        r.id,
+        r.action,
+        r.target,
+        who(r.requestedBy, r.requestedByName),
+        utc(r.expiresAt),
+        r.approvals.length,
+        r.requiredApprovals,
+      ),
+    ),
+  );
+  const blocks: KnownBlock[] = [
+    { type: 'section', text: { type: 'mrkdwn', text: `*${t.pendingHeader(requests.length)}*` } },
+  ];
+  for (let i = 0; i < lines.length; i += 10) {
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: truncate(lines.slice(i, i + 10).join('\n'), 3000) },
+    });
+  }
+  return { text: t.pendingHeader(requests.length), blocks };
+}
+
+/** JSON shape of a request for `--json` (ARCHITECTURE.md: `data.request`). */
+export function requestData(request: ActionRequest) {
+  return {
+    id: request.id,
+    action: request.action,
+    target: request.target,
+    status: request.status,
+    requestedBy: request.requestedBy,
+    expiresAt: request.expiresAt,
+    preview: request.preview,
+    approvals: request.approvals.map((a) => a.userId),
+    requiredApprovals: request.requiredApprovals,
+    ...(request.result !== undefined ? { result: request.result } : {}),
+    ...(request.error !== undefined ? { error: request.error } : {}),
+  };
+}

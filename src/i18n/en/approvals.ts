@@ -1,0 +1,54 @@
+const n = (value: number) => value.toLocaleString('en-US');
+
+export const approvals = {
+  previewPause: (target: string, waiting: number, workers: number) =>
+    `pause ${target}: ${n(waiting)} waiting job${waiting === 1 ? '' : 's'} stop being picked up` +
+    (workers > 0 ? ` by ${n(workers)} worker${workers === 1 ? '' : 's'}` : '') +
+    '; jobs already running finish.',
+  previewResume: (target: string, waiting: number) =>
+    `resume ${target}: ${n(waiting)} waiting job${waiting === 1 ? '' : 's'} will be picked up again.`,
+  alreadyPaused: (target: string) => `${target} is already paused; nothing to do.`,
+  notPaused: (target: string) => `${target} is not paused; nothing to do.`,
+  header: (action: string, target: string) => `Request: ${action} ${target}`,
+  requestedBy: (who: string, when: string) => `Requested by ${who} at ${when}`,
+  expires: (when: string) => `Expires ${when}`,
+  needs: (have: number, need: number) => `Approvals: ${have} of ${need}`,
+  approvedBy: (names: string) => `Approved by ${names}`,
+  status: {
+    pending: ':hourglass_flowing_sand: Waiting for approval',
+    approved: ':white_check_mark: Approved, starting',
+    executing: ':gear: Running',
+    done: ':white_check_mark: Done',
+    failed: ':x: Failed',
+    denied: ':no_entry: Denied',
+    expired: ':alarm_clock: Expired: nobody approved it in time. Ask again if it is still needed.',
+    interrupted:
+      ':warning: Interrupted: the bot stopped while this was running. Check the queue before asking again.',
+  } as Record<string, string>,
+  deniedBy: (who: string, reason?: string) => `Denied by ${who}${reason ? `: ${reason}` : ''}`,
+  duration: (seconds: number) => `took ${seconds < 1 ? '<1' : seconds.toFixed(1)} s`,
+  resultPaused: (target: string, workers?: string[]) =>
+    `${target} is paused${workers && workers.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
+  resultResumed: (target: string, workers?: string[]) =>
+    `${target} is resumed${workers && workers.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
+  approveButton: 'Approve',
+  denyButton: 'Deny',
+  confirmTitle: 'Approve this action?',
+  confirmText: (preview: string) => `${preview}`,
+  confirmYes: 'Approve',
+  confirmNo: 'Cancel',
+  howToApprove: (id: string) =>
+    `Someone else with the role can press Approve, or type \`/queue approve ${id}\`.`,
+  pendingHeader: (count: number) =>
+    count === 0 ? 'No requests are waiting for approval.' : `Requests waiting for approval: ${count}`,
+  pendingLine: (
+    id: string,
+    action: string,
+    target: string,
+    who: string,
+    expires: string,
+    have: number,
+    need: number,
+  ) => `\`${id}\` ${action} ${target}: asked by ${who}, ${have}/${need} approvals, expires ${expires}`,
+  error: (message: string) => `Error: ${message}`,
+};
