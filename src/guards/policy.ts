@@ -1,0 +1,83 @@
+import type { Via } from '../commands/types.js';
+import type { ActionName, Config, Role } from '../config/schema.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { roleIncludes } from './roles.js';
+
+/** The verbs whose permission comes from `policies:` in the config. */
+export const POLICY_ACTIONS: readonly ActionName[] = ['pause', 'resume', 'retry', 'scale', 'purge'];
+
+export function isPolicyAction(verb: string): verb is ActionName {
+  return (POLICY_ACTIONS as readonly string[]).includes(verb);
+}
+
+export interface Requirement {
+  /** The weakest role that may run it. */
+  role: Role;
+  /** Other people who must approve before it runs (0: runs at once). */
+  approvals: number;
+}
+
+/**
+ * What running `action` takes. A policy action takes what its policy says; anything else needs
+ * `viewer`. A mutating verb without a policy (`approve`, `deny`) also passes with `viewer` here:
+ * the approvals service checks the approver against the request's policy when the click lands.
+ */
+export function requirementFor(action: string, policies: Config['policies']): Requirement {
+  if (isPolicyAction(action)) {
+    const policy = policies[action];
+    return { role: policy.role, approvals: policy.approvals };
+  }
+  return { role: 'viewer', approvals: 0 };
+}
+
+/** Whether `decide` would look at 2FA for this action, so callers only ask Slack when it matters. */
+export function needsTwoFactor(action: string, policies: Config['policies'], approvals: Config['approvals']) {
+  return approvals.require2fa && requirementFor(action, policies).role === 'admin';
+}
+
+export interface DecideInput {
+  /** The command verb; the policy name for `pause`, `resume`, `retry`, `scale`, `purge`. */
+  action: string;
+  policies: Config['policies'];
+  approvals: Config['approvals'];
+  /** From the command's definition: does it change anything? */
+  mutating: boolean;
+  /** Where it was typed or clicked; undefined on the command line. */
+  channel: string | undefined;
+  allowedChannels: readonly string[];
+  via: Via;
+  /** The actor's strongest role now. */
+  role: Role | undefined;
+  /** From `users.info`; only consulted for admin actions with `require2fa`. */
+  has2fa: boolean | undefined;
+}
+
+export type Decision = { allow: true; approvalsNeeded: number } | { allow: false; error: OpsError };
+
+/**
+ * The whole permission rule for one command, with no I/O:
+ * 1. Channel: through Slack, a mutating command only runs in `slack.allowedChannels`; read-only
+ *    commands run anywhere. The command line and the demo console have no channel and are not
+ *    channel-restricted; they are role-checked like Slack.
+ * 2. Role: the policy's role, or `viewer` for anything else.
+ * 3. 2FA: with `approvals.require2fa`, an admin-role action needs `has2fa === true`; unknown is
+ *    a denial (`TwoFactorRequired` with `status: 'unknown'`).
+ */
+export function decide(input: DecideInput): Decision {
+  const { action, mutating, via, channel, allowedChannels } = input;
+  if (mutating && via === 'slack' && (channel === undefined || !allowedChannels.includes(channel))) {
+    return {
+      allow: false,
+      error: new OpsError(ErrorCode.WrongChannel, { action, channels: [...allowedChannels] }),
+    };
+  }
+  const needed = requirementFor(action, input.policies);
+  if (!roleIncludes(input.role, needed.role)) {
+    return { allow: false, error: new OpsError(ErrorCode.Forbidden, { role: needed.role, action }) };
+  }
+  if (needsTwoFactor(action, input.policies, input.approvals) && input.has2fa !== true) {
+    const status = input.has2fa === false ? 'off' : 'unknown';
+    return { allow: false, error: new OpsError(ErrorCode.TwoFactorRequired, { action, status }) };
+  }
+  return { allow: true, approvalsNeeded: mutating ? needed.approvals : 0 };
+}

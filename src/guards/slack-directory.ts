@@ -1,0 +1,73 @@
+import type { WebClient } from '@slack/web-api';
+
+/**
+ * What the guards need to know about people that only Slack can tell: who is in a user group,
+ * and whether a user has two-factor authentication on. Both methods throw when Slack cannot be
+ * asked (network, `ok: false`, rate limit, timeout); callers treat a throw as "not granted".
+ */
+export interface SlackDirectory {
+  /** The user ids in a user group (`S…`), from `usergroups.users.list`. */
+  usergroupMembers(groupId: string): Promise<string[]>;
+  /**
+   * `users.info`'s `has_2fa`. `undefined` means Slack did not say: with a bot token the field
+   * is normally absent for everyone but workspace admins, and unknown must never count as on.
+   */
+  userHas2fa(userId: string): Promise<boolean | undefined>;
+}
+
+export interface SlackDirectoryOptions {
+  /**
+   * Upper bound on one lookup. A slash command has 3 s to be acknowledged and WebClient retries
+   * rate-limited calls for up to half an hour, so a slow Slack must become a denial, not a hang.
+   */
+  timeoutMs?: number;
+}
+
+/** A directory backed by the Slack Web API (scopes `usergroups:read` and `users:read`). */
+export function createSlackDirectory(client: WebClient, options: SlackDirectoryOptions = {}): SlackDirectory {
+  const timeoutMs = options.timeoutMs ?? 2500;
+  return {
+    async usergroupMembers(groupId) {
+      const res = await withTimeout(
+        client.usergroups.users.list({ usergroup: groupId }),
+        timeoutMs,
+        `usergroups.users.list ${groupId}`,
+      );
+      return res.users ?? [];
+    },
+    async userHas2fa(userId) {
+      const res = await withTimeout(client.users.info({ user: userId }), timeoutMs, `users.info ${userId}`);
+      const value = res.user?.has_2fa;
+      return typeof value === 'boolean' ? value : undefined;
+    },
+  };
+}
+
+/**
+ * The directory for the command line and the offline demo, where there is no Slack to ask: a
+ * user group has no members (so a group entry in `roles:` grants nothing there) and 2FA is
+ * unknown (so with `approvals.require2fa: true` admin actions are refused). On the command line
+ * only user ids (`--user U…`) and `"*"` count.
+ */
+export function createOfflineDirectory(): SlackDirectory {
+  return {
+    async usergroupMembers() {
+      return [];
+    },
+    async userHas2fa() {
+      return undefined;
+    },
+  };
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer from Slack within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
