@@ -1,4 +1,6 @@
 import { approvals } from './approvals.js';
+import { cli } from './cli.js';
+import { commands } from './commands.js';
 import { common } from './common.js';
 import { errors } from './errors.js';
 import { guards } from './guards.js';
@@ -10,6 +12,8 @@ import { slack } from './slack.js';
  */
 export const en = {
   approvals,
+  cli,
+  commands,
   common,
   errors,
   guards,

@@ -1,0 +1,133 @@
+import type { QueueBackend } from '../backends/queue-backend.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { rankBySimilarity, suggest } from '../lib/suggest.js';
+import type { CommandContext } from './types.js';
+
+/** The verb (lower-cased) and the remaining words of one command line. */
+export interface ParsedCommand {
+  verb: string;
+  args: string[];
+}
+
+/** Quote pairs people actually type; Slack on macOS turns `"` into curly quotes. */
+const CLOSING: Record<string, string> = { '"': '"', "'": "'", '“': '”', '‘': '’', '„': '“' };
+
+/**
+ * Splits a command line into words. Double or single quotes (straight or curly) group words;
+ * inside double quotes a backslash escapes the next character. An unclosed quote is a usage
+ * error rather than a guess.
+ */
+export function tokenize(text: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    const closing = CLOSING[ch];
+    if (closing !== undefined) {
+      inWord = true;
+      const end = text.indexOf(closing, i + 1);
+      if (end === -1) throw new OpsError(ErrorCode.UsageError, { message: `A quote (${ch}) is not closed.` });
+      let quoted = text.slice(i + 1, end);
+      if (ch === '"') quoted = quoted.replace(/\\(.)/g, '$1');
+      current += quoted;
+      i = end;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(current);
+      current = '';
+      inWord = false;
+    } else {
+      current += ch;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(current);
+  return words;
+}
+
+/** Words → verb and arguments. No words at all means `help`. */
+export function parseWords(words: readonly string[]): ParsedCommand {
+  const [first, ...rest] = words.filter((w) => w !== '');
+  if (first === undefined) return { verb: 'help', args: [] };
+  return { verb: first.toLowerCase(), args: rest };
+}
+
+/** `system` or `system/queue`, before checking either exists. */
+export interface Target {
+  system: string;
+  queue?: string;
+}
+
+/**
+ * Splits `system/queue` on the first `/` only: a Celery queue may be `celery:alarm_processing`,
+ * and a BullMQ queue name may in principle contain anything but the system name cannot.
+ */
+export function parseTarget(text: string): Target {
+  const slash = text.indexOf('/');
+  if (slash === -1) {
+    if (!text) throw new OpsError(ErrorCode.BadArgument, { message: 'Name a system or system/queue.' });
+    return { system: text };
+  }
+  const system = text.slice(0, slash);
+  const queue = text.slice(slash + 1);
+  if (!system || !queue) {
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: `\`${text}\` is not a system/queue.`,
+      valid: 'system or system/queue, e.g. pushizo/dispatch-ios',
+    });
+  }
+  return { system, queue };
+}
+
+/** A target checked against config and the live queue list. */
+export interface ResolvedTarget {
+  system: string;
+  backend: QueueBackend;
+  queue?: string;
+}
+
+/** At most this many names are listed in an "unknown …" answer; the closest ones first. */
+const MAX_LISTED = 20;
+
+function listed(input: string, names: readonly string[]): string[] {
+  if (names.length <= MAX_LISTED) return [...names];
+  const closest = rankBySimilarity(input, names).slice(0, MAX_LISTED);
+  return [...closest, `…${names.length - MAX_LISTED} more`];
+}
+
+/**
+ * Finds the backend for a system name (exact, else a unique case-insensitive match), or throws
+ * `UnknownSystem` naming the valid systems and the likely one.
+ */
+export function resolveSystem(ctx: CommandContext, name: string): { system: string; backend: QueueBackend } {
+  const names = ctx.backends.names();
+  const exact = ctx.backends.get(name);
+  if (exact) return { system: name, backend: exact };
+  const folded = names.filter((n) => n.toLowerCase() === name.toLowerCase());
+  if (folded.length === 1) return { system: folded[0]!, backend: ctx.backends.get(folded[0]!)! };
+  throw new OpsError(ErrorCode.UnknownSystem, {
+    system: name,
+    valid: listed(name, names),
+    suggestion: suggest(name, names),
+  });
+}
+
+/**
+ * Resolves `system[/queue]`. The queue must be one the backend lists (from config, or discovered
+ * in Redis; discovery may throw `RedisUnavailable`). Queue names are matched exactly: they are
+ * Redis keys, and `Events` is not `events`.
+ */
+export async function resolveTarget(ctx: CommandContext, target: Target): Promise<ResolvedTarget> {
+  const { system, backend } = resolveSystem(ctx, target.system);
+  if (target.queue === undefined) return { system, backend };
+  const queues = await backend.listQueues();
+  if (!queues.includes(target.queue)) {
+    throw new OpsError(ErrorCode.UnknownQueue, {
+      system,
+      queue: target.queue,
+      valid: listed(target.queue, queues),
+      suggestion: suggest(target.queue, queues),
+    });
+  }
+  return { system, backend, queue: target.queue };
+}

@@ -1,0 +1,20 @@
+/** The command line's own words: usage, flag problems, config problems, the buttons hint. */
+export const cli = {
+  usage: [
+    'Usage: queue-ops [--config FILE] [--user USER_ID] [--json] <words after /queue>',
+    '',
+    '  --config FILE   config file (default: $QUEUE_OPS_CONFIG, else ./queue-ops.yml)',
+    '  --user ID       act as this Slack user id (default: cli:<your OS user>)',
+    '  --json          print one JSON object {ok, message: {text, blocks}, data}',
+    '  -h, --help      this text',
+    '',
+    'Examples: queue-ops status   queue-ops dlq pushizo/dispatch-ios 20   queue-ops --json workers zeus',
+    'Exit codes: 0 success, 1 the command failed (unknown queue, Redis down), 2 usage or config error.',
+  ].join('\n'),
+  unknownFlag: (flag: string) => `Unknown option ${flag}.`,
+  flagNeedsValue: (flag: string) => `Option ${flag} needs a value.`,
+  configInvalid: (source: string) => `queue-ops: the config in ${source} is not valid:`,
+  buttonsHeader: 'Buttons (run the command shown to press one):',
+  button: (index: number, label: string, command: string | undefined) =>
+    `  [${index}] ${label}${command ? `  →  queue-ops ${command}` : ''}`,
+};

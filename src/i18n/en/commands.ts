@@ -1,0 +1,16 @@
+/** Usage lines and argument problems of the read commands (status, dlq, workers, help). */
+export const commands = {
+  usage: {
+    status: '/queue status [system[/queue]]',
+    dlq: '/queue dlq <system>/<queue> [limit]',
+    workers: '/queue workers [system]',
+    help: '/queue help',
+  },
+  tooManyArguments: (extra: string) => `Unexpected \`${extra}\`.`,
+  dlqNeedsQueue: 'Name the queue as system/queue.',
+  dlqLimitInvalid: (value: string) => `\`${value}\` is not a valid limit.`,
+  dlqLimitRange: (min: number, max: number) => `a whole number from ${min} to ${max}`,
+  everySystemDown: 'every system asked for',
+  statusTimedOut: (seconds: number) => `no answer within ${seconds} s`,
+  internalSystemError: (ref: string) => `internal error, ref ${ref}`,
+};

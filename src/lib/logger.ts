@@ -1,0 +1,84 @@
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+
+export type { Logger };
+
+/** Tokens Slack issues: bot/user/app-level tokens; their shape alone marks them as secret. */
+const SLACK_TOKEN = /\b(xox[abposre]|xapp)-[A-Za-z0-9-]+/g;
+/** `scheme://user:password@host` for any scheme we ever print (redis, rediss, postgres…). */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^@\s/"'`]*@/gi;
+
+/** Secrets shorter than this are not scrubbed literally: doing so would shred ordinary text. */
+const MIN_LITERAL_SECRET = 4;
+
+/**
+ * Removes everything that looks like a credential from a piece of text: the password part of
+ * any URL, Slack tokens, and the literal secrets given (also in their JSON-escaped form, since
+ * log lines are JSON).
+ */
+export function scrubSecrets(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (!secret || secret.length < MIN_LITERAL_SECRET) continue;
+    out = out.split(secret).join('***');
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret) out = out.split(escaped).join('***');
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) out = out.split(encoded).join('***');
+  }
+  return out.replace(URL_CREDENTIALS, '$1***@').replace(SLACK_TOKEN, (_m, kind: string) => `${kind}-***`);
+}
+
+export interface LoggerOptions {
+  /** Default `info`; `LOG_LEVEL` is read by the entry points, not here. */
+  level?: LevelWithSilent;
+  /** Literal secrets to scrub (Redis passwords, the signing secret); may grow after creation. */
+  secrets?: string[];
+  /** Where JSON lines go. Default: stderr, synchronously, so `--json` stdout stays clean. */
+  destination?: { write(line: string): unknown };
+  /** Static fields on every line. */
+  base?: Record<string, unknown>;
+}
+
+/**
+ * pino, object first then message, writing to stderr. Every line passes through
+ * `scrubSecrets` on its way out: whatever a log call was handed (an ioredis error quoting a URL,
+ * a config object, a stack trace) cannot leak a password or token.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const secrets = options.secrets ?? [];
+  const target = options.destination ?? pino.destination({ fd: 2, sync: true });
+  const stream: DestinationStream = {
+    write(line: string) {
+      target.write(scrubSecrets(line, secrets));
+    },
+  };
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: options.base ?? { name: 'queue-ops' },
+      // Belt and braces for the keys we know carry credentials, before the line is even built.
+      redact: {
+        paths: [
+          'token',
+          '*.token',
+          'botToken',
+          'appToken',
+          'signingSecret',
+          '*.signingSecret',
+          'password',
+          '*.password',
+          'headers.authorization',
+          '*.headers.authorization',
+        ],
+        censor: '***',
+      },
+      serializers: { err: pino.stdSerializers.err },
+    },
+    stream,
+  );
+}
+
+/** A logger that drops everything (tests of code that needs one but is not about logging). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
