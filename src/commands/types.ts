@@ -3,6 +3,7 @@ import type { Message } from '../blocks/message.js';
 import type { Config } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
+import type { Logger } from '../lib/logger.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -52,6 +53,8 @@ export interface CommandContext {
   config: Config;
   backends: BackendRegistry;
   now: () => Date;
+  /** The request's child logger (set by the dispatcher for each request). */
+  logger?: Logger;
 }
 
 export interface CommandDefinition {
