@@ -2,6 +2,7 @@ import { approvals } from './approvals.js';
 import { cli } from './cli.js';
 import { commands } from './commands.js';
 import { common } from './common.js';
+import { demo } from './demo.js';
 import { errors } from './errors.js';
 import { guards } from './guards.js';
 import { slack } from './slack.js';
@@ -15,6 +16,7 @@ export const en = {
   cli,
   commands,
   common,
+  demo,
   errors,
   guards,
   slack,

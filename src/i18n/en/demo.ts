@@ -1,0 +1,53 @@
+/** The offline demo and its console (`npm run demo`). */
+export const demo = {
+  usage: [
+    'Usage: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--script "status" …]',
+    '',
+    '  --scale    full (about 100k BullMQ jobs and 50k Celery messages, the default) or small',
+    '  --user     the Slack user id the console acts as (default U0ALICE, an operator; U0BOB is admin)',
+    '  --db       with REDIS_URL: the database number to use (default: the highest empty one)',
+    '  --script   run these commands instead of opening the console, print each answer, exit',
+    '',
+    'Without --script and with stdin not a terminal, commands are read from stdin, one per line.',
+    'REDIS_URL: an existing Redis to use (only an empty database of its own is touched);',
+    'otherwise a private redis-server is started and stopped on exit.',
+  ].join('\n'),
+  badOption: (detail: string) => `queue-ops demo: ${detail} (see --help)`,
+  noRedis: (reason: string) =>
+    `queue-ops demo: no Redis to run on: ${reason}. Install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL to a Redis that answers PING.`,
+  redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} is not usable (${reason})`,
+  noFreeDb: 'it has no empty database (1–15) the demo could take',
+  startingRedis: 'Starting a private redis-server…',
+  seedingBullmq: (system: string) => `Seeding ${system} (BullMQ, real Queue.addBulk and a failing Worker)…`,
+  seedingCeleryReal: (system: string) =>
+    `Seeding ${system} (Celery: a real worker from python3-celery, failing tasks, then the backlog)…`,
+  seedingCelerySimulated: (system: string) => `Seeding ${system} (Celery wire format, written directly)…`,
+  seeded: (jobs: string, seconds: string) => `Seeded ${jobs} jobs and messages in ${seconds} s.`,
+  bannerTitle: 'queue-ops demo: two systems shaped like the Pushizo and Zeus runbooks.',
+  bannerRedisPrivate: (url: string) => `Redis:   private redis-server at ${url} (stopped on exit)`,
+  bannerRedisShared: (url: string, db: number) =>
+    `Redis:   ${url}, database ${db} (only the demo's own keys are removed on exit)`,
+  bannerConfig: (path: string) => `Config:  ${path}`,
+  bannerCli: (path: string) => `         try the CLI against it: npx queue-ops --config ${path} --json status`,
+  bannerUser: (user: string) => `You are: ${user} (:user U0BOB to switch)`,
+  bannerCeleryReal: 'Celery:  a real Celery worker (zeus-worker-1@demo) consumes celery:notification_sending.',
+  bannerCelerySimulated:
+    'Celery:  SIMULATED: python3-celery is not installed, so zeus messages and failures were written in Celery’s wire format and no Celery worker runs.',
+  bannerHint: 'Type /queue status (or just: status), then a button number to press it. help, quit.',
+  consoleHelp: [
+    'Console:',
+    '  status | dlq pushizo/dispatch-ios | workers zeus | help   the words after /queue ("/queue" optional)',
+    '  1, 2, …        press that button of the last message',
+    '  :user U0BOB    act as another Slack user (approvals need two people)',
+    '  quit           leave (also Ctrl-D)',
+  ].join('\n'),
+  prompt: (user: string) => `${user} /queue> `,
+  buttonsHeading: 'Buttons:',
+  button: (index: number, label: string) => `[${index}] ${label}`,
+  noButtons: 'The last message has no buttons. Type a command first, e.g. status.',
+  noSuchButton: (index: number, max: number) => `There is no button ${index}; the last message has 1–${max}.`,
+  unknownButton: (label: string) => `The button "${label}" does nothing in the console.`,
+  userSwitched: (user: string) => `You are now ${user}.`,
+  badUser: (text: string) => `"${text}" is not a Slack user id (U… or W…), e.g. :user U0BOB.`,
+  stopping: 'Stopping the demo…',
+};
