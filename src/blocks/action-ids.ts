@@ -24,7 +24,7 @@ export type ActionId = (typeof ActionId)[keyof typeof ActionId];
  */
 export function wordsForAction(actionId: string, value: string): string[] | undefined {
   const scope = value.trim();
-  switch (actionId) {
+  switch (baseActionId(actionId)) {
     case ActionId.StatusRefresh:
       return scope ? ['status', scope] : ['status'];
     case ActionId.OpenDlq:
@@ -40,3 +40,21 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return undefined;
   }
 }
+
+/**
+ * Slack wants every action_id unique within its block, so the n-th button of one kind in a block
+ * (several "Open DLQ" buttons) gets a `#n` suffix. Listeners match with `ActionIdPattern` and
+ * read the kind back with `baseActionId`.
+ */
+export function indexedActionId(id: ActionId, index: number): string {
+  return index === 0 ? id : `${id}#${index}`;
+}
+
+/** The action id without the `#n` suffix that `indexedActionId` adds. */
+export function baseActionId(actionId: string): string {
+  const hash = actionId.indexOf('#');
+  return hash < 0 ? actionId : actionId.slice(0, hash);
+}
+
+/** Matches every action id this app issues, suffixed or not (for `app.action(ActionIdPattern, …)`). */
+export const ActionIdPattern = /^queue_ops\.[a-z_.]+(#\d+)?$/;
