@@ -1,0 +1,51 @@
+import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import type { Reply } from '../commands/types.js';
+import { ErrorCode, type OpsError } from '../errors.js';
+import { type Locale, messages } from '../i18n/index.js';
+import type { GuardVerdict } from './guard.js';
+import { isSlackUserId } from './roles.js';
+
+/**
+ * The lines of a denial: the error's own line, then why and what to do. Plain text; the caller
+ * escapes it for mrkdwn.
+ */
+export function denialLines(
+  error: OpsError,
+  verdict: Pick<GuardVerdict, 'unresolvedGroups'>,
+  actorId: string,
+  locale: Locale,
+): string[] {
+  const m = messages(locale);
+  const lines = [m.errors.describe(error)];
+  switch (error.code) {
+    case ErrorCode.WrongChannel:
+      if (!Array.isArray(error.params.channels) || error.params.channels.length === 0) {
+        lines.push(m.guards.noAllowedChannels);
+      }
+      break;
+    case ErrorCode.Forbidden:
+      if (verdict.unresolvedGroups.length > 0) {
+        lines.push(m.guards.groupsUnresolved(verdict.unresolvedGroups.map((g) => `\`${g}\``).join(', ')));
+      }
+      if (!isSlackUserId(actorId)) lines.push(m.guards.cliActor(actorId));
+      break;
+    case ErrorCode.TwoFactorRequired:
+      lines.push(error.params.status === 'off' ? m.guards.twoFactorOff : m.guards.twoFactorUnknown);
+      break;
+  }
+  return lines;
+}
+
+/**
+ * The ephemeral answer to a denied command. Built here until a shared error-message builder
+ * exists in `src/blocks/`; the shape (one escaped mrkdwn section) is what that builder will make.
+ */
+export function denialReply(error: OpsError, lines: string[]): Reply {
+  const text = escapeMrkdwn(lines.join('\n'));
+  return {
+    ok: false,
+    message: { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] },
+    visibility: 'ephemeral',
+    error: { code: error.code, params: error.params },
+  };
+}

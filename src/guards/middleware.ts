@@ -1,0 +1,140 @@
+import type { CommandDefinition, Reply, Request } from '../commands/types.js';
+import type { Locale } from '../i18n/index.js';
+import type { AuditEntryInput } from '../store/store.js';
+import { denialLines, denialReply } from './denial.js';
+import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';
+import type { RoleResolver } from './roles.js';
+import type { SlackDirectory } from './slack-directory.js';
+
+/** Where denials are recorded; `createAudit(...)` fits. Awaited before the user is answered. */
+export interface DenialAudit {
+  record(entry: Omit<AuditEntryInput, 'at'> & { at?: string }): Promise<unknown>;
+}
+
+export interface GuardMiddlewareDeps {
+  roles: RoleResolver;
+  directory: SlackDirectory;
+  config: GuardConfig;
+  audit?: DenialAudit;
+}
+
+/** The dispatcher's middleware shape, narrowed to what the guards read. */
+export type GuardMiddleware = (
+  request: Request,
+  next: () => Promise<Reply>,
+  info: { command: Pick<CommandDefinition, 'verb' | 'mutating'> },
+) => Promise<Reply>;
+
+/**
+ * Runs the guards before every command the dispatcher runs (typed in Slack, clicked, or on the
+ * command line). A denial is an ephemeral answer naming the role or channel needed, and an audit
+ * entry (`action: 'denied'`, `outcome: 'denied'`) written before the answer is returned.
+ */
+export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddleware {
+  const guard = createGuard(deps);
+  return async (request, next, { command }) => {
+    const verdict = await guard.check({
+      actorId: request.actor.id,
+      via: request.via,
+      channel: request.channel,
+      verb: command.verb,
+      mutating: command.mutating,
+    });
+    if (verdict.allow) return next();
+    return deny(deps.audit, request, command.verb, verdict);
+  };
+}
+
+export interface BoltGuardDeps extends GuardMiddlewareDeps {
+  /**
+   * Payload → `Request`, as the Slack transport builds it (`requestFromSlack`). Undefined means
+   * "not ours" and the guard steps aside.
+   */
+  toRequest: (body: unknown, context: { locale?: Locale }) => Request | undefined;
+  /** The command a verb names; an unknown verb is checked as read-only (the dispatcher answers it). */
+  commandFor: (verb: string) => Pick<CommandDefinition, 'verb' | 'mutating'> | undefined;
+}
+
+/** The parts of Bolt's middleware arguments the guard uses. */
+export interface BoltGuardArgs {
+  body: unknown;
+  context: { [key: string]: unknown; locale?: Locale };
+  next: () => Promise<void>;
+  ack?: () => Promise<void>;
+  respond?: (message: {
+    response_type: 'ephemeral';
+    replace_original: false;
+    text: string;
+    blocks: Reply['message']['blocks'];
+  }) => Promise<unknown>;
+}
+
+/** Key under Bolt's `context` where an allowed command's verdict is left for the listener. */
+export const GUARD_CONTEXT_KEY = 'queueOpsGuard';
+
+/**
+ * The same checks as Bolt middleware (`app.use(createBoltGuard(...))`), for a Slack side that
+ * wants to refuse before its listener runs. Use it or `createGuardMiddleware` in the dispatcher,
+ * not both, or a denial is recorded twice.
+ *
+ * When allowed it leaves the verdict in `context.queueOpsGuard` and calls `next()`; the listener
+ * still acks. When denied it acks (Slack's 3 s), records the denial, then answers ephemerally.
+ */
+export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => Promise<void> {
+  const guard: Guard = createGuard(deps);
+  return async ({ body, context, next, ack, respond }) => {
+    const request = deps.toRequest(body, context);
+    if (!request) return next();
+    const verb = (request.words[0] ?? 'help').toLowerCase();
+    const command = deps.commandFor(verb);
+    const verdict = await guard.check({
+      actorId: request.actor.id,
+      via: request.via,
+      channel: request.channel,
+      verb: command?.verb ?? verb,
+      mutating: command?.mutating ?? false,
+    });
+    if (verdict.allow) {
+      context[GUARD_CONTEXT_KEY] = verdict;
+      return next();
+    }
+    await ack?.();
+    const reply = await deny(deps.audit, request, command?.verb ?? verb, verdict);
+    await respond?.({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: reply.message.text,
+      blocks: reply.message.blocks,
+    });
+  };
+}
+
+async function deny(
+  audit: DenialAudit | undefined,
+  request: Request,
+  verb: string,
+  verdict: Extract<GuardVerdict, { allow: false }>,
+): Promise<Reply> {
+  const lines = denialLines(verdict.error, verdict, request.actor.id, request.locale);
+  if (audit) {
+    const target = request.words[1];
+    await audit.record({
+      actorId: request.actor.id,
+      ...(request.actor.name ? { actorName: request.actor.name } : {}),
+      via: request.via,
+      ...(request.channel ? { channel: request.channel } : {}),
+      action: 'denied',
+      ...(target ? { target } : {}),
+      params: {
+        command: verb,
+        code: verdict.error.code,
+        details: verdict.error.params,
+        actorRole: verdict.role ?? null,
+        ...(verdict.unresolvedGroups.length > 0 ? { unresolvedGroups: verdict.unresolvedGroups } : {}),
+      },
+      outcome: 'denied',
+      error: lines.join(' '),
+    });
+  }
+  return denialReply(verdict.error, lines);
+}
