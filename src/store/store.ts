@@ -82,6 +82,16 @@ export interface ActionRequest {
   finishedAt?: string;
 }
 
+/** Extra conditions for {@link Store.transitionRequest}, checked in the same conditional write. */
+export interface TransitionCheck {
+  /** Only if the request's `expiresAt` is after this instant (it has not expired by then). */
+  notExpiredAt?: string;
+  /** Only if the request's `expiresAt` is at or before this instant (it has expired by then). */
+  expiredAt?: string;
+  /** Only if the request holds at least `requiredApprovals` approvals. */
+  approvalsComplete?: boolean;
+}
+
 export interface Store {
   /** Applies versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
@@ -111,6 +121,7 @@ export interface Store {
     id: string,
     from: readonly RequestStatus[],
     patch: Partial<Omit<ActionRequest, 'id' | 'createdAt'>>,
+    check?: TransitionCheck,
   ): Promise<ActionRequest | undefined>;
   /**
    * Adds an approval atomically if the request is still pending, the approver is not the

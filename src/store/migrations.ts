@@ -1,0 +1,78 @@
+/**
+ * Versioned schema changes, applied in order, each once, each in its own transaction, recorded in
+ * `schema_migrations`. Never edit a migration that has shipped: add the next one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sqlite: string;
+  postgres: string;
+}
+
+const requestsTable = (json: string) => `
+CREATE TABLE approval_requests (
+  id TEXT PRIMARY KEY,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  params ${json} NOT NULL,
+  status TEXT NOT NULL,
+  requested_by TEXT NOT NULL,
+  requested_by_name TEXT,
+  via TEXT NOT NULL,
+  channel TEXT,
+  message_ts TEXT,
+  required_approvals INTEGER NOT NULL,
+  approvals ${json} NOT NULL,
+  preview TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  denied_by TEXT,
+  deny_reason TEXT,
+  result ${json},
+  error TEXT,
+  started_at TEXT,
+  finished_at TEXT
+);
+CREATE INDEX approval_requests_status ON approval_requests (status, created_at);
+`;
+
+// Times are ISO 8601 UTC text with milliseconds in both dialects: the audit hash covers the exact
+// string, and text sorts in time order when every value has the same shape.
+// audit_head is the one row appends lock, and it remembers the last seq and hash so that removing
+// entries from the end of the log is detected too.
+const auditTables = (seq: string) => `
+CREATE TABLE audit_log (
+  seq ${seq} PRIMARY KEY,
+  at TEXT NOT NULL,
+  actor_id TEXT NOT NULL,
+  actor_name TEXT,
+  via TEXT NOT NULL,
+  channel TEXT,
+  action TEXT NOT NULL,
+  target TEXT,
+  params TEXT,
+  outcome TEXT NOT NULL,
+  error TEXT,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE TABLE audit_head (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  seq ${seq} NOT NULL,
+  hash TEXT NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+`;
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'approval requests and hash-chained audit log',
+    // Postgres keeps params/approvals/result as jsonb so addApproval can test membership in SQL.
+    // Audit params stay TEXT in both: the hash is over what was written, byte for byte.
+    sqlite: requestsTable('TEXT') + auditTables('INTEGER'),
+    postgres: requestsTable('JSONB') + auditTables('BIGINT'),
+  },
+];

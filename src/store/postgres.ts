@@ -1,0 +1,268 @@
+import pg from 'pg';
+import { ErrorCode, OpsError } from '../errors.js';
+import { migrations } from './migrations.js';
+import {
+  approvalRefusal,
+  auditColumns,
+  auditValues,
+  chainEntry,
+  insertValues,
+  patchAssignments,
+  rowToAudit,
+  rowToRequest,
+} from './rows.js';
+import type { ActionRequest, AuditEntry, Store } from './store.js';
+
+type Row = Record<string, unknown>;
+
+/** Options for {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /**
+   * Keep every table in this schema (created if missing) instead of the connection's default.
+   * Lets tests, or several bots sharing one database, stay apart.
+   */
+  schema?: string;
+  /** Pool size; default 10. */
+  max?: number;
+}
+
+// Connection-level failures: the database is not there, not the query being wrong.
+const unavailableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+async function wrap<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && unavailableCodes.has(code)) {
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: code });
+    }
+    if (
+      error instanceof Error &&
+      /Connection terminated|timeout exceeded when trying to connect/i.test(error.message)
+    ) {
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
+    }
+    throw error;
+  }
+}
+
+/** `$1, $2, …` from `start`. */
+const placeholders = (count: number, start = 1) =>
+  Array.from({ length: count }, (_, i) => `$${i + start}`).join(', ');
+
+/**
+ * The store for several replicas: one PostgreSQL database, a connection pool. Each approval step is
+ * a single conditional UPDATE; audit appends serialise on the `audit_head` row (`FOR UPDATE`), and
+ * migrations on an advisory lock, so replicas starting or writing at once cannot collide.
+ */
+export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Store {
+  const { schema } = options;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/i.test(schema)) {
+    throw new OpsError(ErrorCode.BadArgument, { message: `\`${schema}\` is not a plain schema name` });
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 10_000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle connection dropped by the server would otherwise crash the process; the next query
+  // gets a fresh connection or reports StoreUnavailable.
+  pool.on('error', () => {});
+
+  const json = (value: unknown) => JSON.stringify(value);
+
+  async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async function migrate(): Promise<void> {
+    const client = await pool.connect();
+    const lockKey = `queue-ops.migrate:${schema ?? ''}`;
+    try {
+      // Several replicas may start at once: one migrates, the others wait and then find it done.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+      try {
+        if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+          version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+        const applied = new Set(
+          (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) =>
+            Number(r.version),
+          ),
+        );
+        for (const migration of migrations) {
+          if (applied.has(migration.version)) continue;
+          await client.query('BEGIN');
+          try {
+            await client.query(migration.postgres);
+            await client.query(
+              'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+              [migration.version, migration.name, new Date().toISOString()],
+            );
+            await client.query('COMMIT');
+          } catch (error) {
+            await client.query('ROLLBACK').catch(() => {});
+            throw error;
+          }
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => {});
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    migrate: () => wrap(migrate),
+
+    appendAudit: (entry) =>
+      wrap(() =>
+        inTransaction(async (client): Promise<AuditEntry> => {
+          // The head row is the chain's lock: a second replica waits here until this append commits.
+          const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE'))
+            .rows[0] as { seq: string | number; hash: string } | undefined;
+          if (!head) throw new Error('audit_head row is missing: was migrate() run?');
+          const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash });
+          await client.query(
+            `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
+            auditValues(next),
+          );
+          await client.query('UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1', [next.seq, next.hash]);
+          return next;
+        }),
+      ),
+
+    listAudit: (opts = {}) =>
+      wrap(async () => {
+        const where: string[] = [];
+        const params: unknown[] = [];
+        if (opts.sinceAt !== undefined) {
+          params.push(new Date(opts.sinceAt).toISOString());
+          where.push(`at >= $${params.length}`);
+        }
+        if (opts.afterSeq !== undefined) {
+          params.push(opts.afterSeq);
+          where.push(`seq > $${params.length}`);
+        }
+        let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+        sql += ` ORDER BY seq ${opts.newestFirst ? 'DESC' : 'ASC'}`;
+        if (opts.limit !== undefined) {
+          params.push(opts.limit);
+          sql += ` LIMIT $${params.length}`;
+        }
+        return (await pool.query(sql, params)).rows.map(rowToAudit);
+      }),
+
+    createRequest: (request) =>
+      wrap(async () => {
+        const { columns, values } = insertValues(request, json);
+        await pool.query(
+          `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
+          values,
+        );
+      }),
+
+    getRequest: (id) =>
+      wrap(async () => {
+        const row = (await pool.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
+          | Row
+          | undefined;
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    listRequests: (opts = {}) =>
+      wrap(async () => {
+        const statuses = opts.statuses;
+        if (statuses && statuses.length === 0) return [];
+        const sql = `SELECT * FROM approval_requests${statuses ? ' WHERE status = ANY($1)' : ''} ORDER BY created_at, id`;
+        return (await pool.query(sql, statuses ? [statuses] : [])).rows.map(rowToRequest);
+      }),
+
+    transitionRequest: (id, from, patch, check) =>
+      wrap(async (): Promise<ActionRequest | undefined> => {
+        if (from.length === 0) return undefined;
+        const sets = patchAssignments(patch, json);
+        const params: unknown[] = sets.map((s) => s.value);
+        const assignments = sets.length
+          ? sets.map((s, i) => `${s.column} = $${i + 1}`).join(', ')
+          : 'status = status';
+        params.push(id, [...from]);
+        const where = [`id = $${params.length - 1}`, `status = ANY($${params.length})`];
+        if (check?.notExpiredAt !== undefined) {
+          params.push(new Date(check.notExpiredAt).toISOString());
+          where.push(`expires_at > $${params.length}`);
+        }
+        if (check?.expiredAt !== undefined) {
+          params.push(new Date(check.expiredAt).toISOString());
+          where.push(`expires_at <= $${params.length}`);
+        }
+        if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
+        // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
+        // against the committed row: the second click finds the status already moved on.
+        const row = (
+          await pool.query(
+            `UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`,
+            params,
+          )
+        ).rows[0] as Row | undefined;
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    addApproval: (id, approval) =>
+      wrap(async () => {
+        const updated = (
+          await pool.query(
+            `UPDATE approval_requests
+                SET approvals = approvals || jsonb_build_array($2::jsonb), updated_at = $3
+              WHERE id = $1 AND status = 'pending' AND requested_by <> $4
+                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)
+              RETURNING *`,
+            [id, json(approval), approval.at, approval.userId],
+          )
+        ).rows[0] as Row | undefined;
+        if (updated) return { ok: true as const, request: rowToRequest(updated) };
+        const row = (await pool.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
+          | Row
+          | undefined;
+        const request = row ? rowToRequest(row) : undefined;
+        // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
+        return {
+          ok: false as const,
+          reason: approvalRefusal(request, approval.userId) ?? 'not-pending',
+          request,
+        };
+      }),
+
+    close: async () => {
+      if (!pool.ended) await pool.end();
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { ErrorCode, OpsError } from '../errors.js';
+import { migrations } from './migrations.js';
+import {
+  approvalRefusal,
+  auditColumns,
+  auditValues,
+  chainEntry,
+  insertValues,
+  patchAssignments,
+  rowToAudit,
+  rowToRequest,
+} from './rows.js';
+import type { ActionRequest, AuditEntry, Store } from './store.js';
+
+type Row = Record<string, unknown>;
+
+const unavailableCodes = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+]);
+
+/** Store errors that mean "the database is not usable right now" become a StoreUnavailable value. */
+function wrap<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && [...unavailableCodes].some((c) => code.startsWith(c))) {
+      return Promise.reject(new OpsError(ErrorCode.StoreUnavailable, { reason: code }));
+    }
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * The default store: one SQLite file in WAL mode with `synchronous=FULL`, so an entry the user was
+ * told about survives a power cut. Several processes may share the file: every write that reads
+ * first runs in `BEGIN IMMEDIATE`, and `busy_timeout` makes the others wait their turn.
+ */
+export function createSqliteStore(path: string): Store & { readonly path: string } {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    throw new OpsError(ErrorCode.StoreUnavailable, {
+      reason: `cannot open ${path}: ${(error as Error).message}`,
+    });
+  }
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+
+  const json = (value: unknown) => JSON.stringify(value);
+
+  const migrate = () => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+    for (const migration of migrations) {
+      db.transaction(() => {
+        // Checked inside the write lock: another process may have applied it a moment ago.
+        const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
+        if (done) return;
+        db.exec(migration.sqlite);
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+          migration.version,
+          migration.name,
+          new Date().toISOString(),
+        );
+      }).immediate();
+    }
+  };
+
+  const getRow = (id: string) =>
+    db.prepare('SELECT * FROM approval_requests WHERE id = ?').get(id) as Row | undefined;
+
+  const append = db.transaction((entry: Parameters<Store['appendAudit']>[0]): AuditEntry => {
+    const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as {
+      seq: number;
+      hash: string;
+    };
+    const next = chainEntry(entry, head);
+    db.prepare(
+      `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
+    ).run(...auditValues(next));
+    db.prepare('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1').run(next.seq, next.hash);
+    return next;
+  });
+
+  const approve = db.transaction((id: string, approval: Parameters<Store['addApproval']>[1]) => {
+    const row = getRow(id);
+    const request = row ? rowToRequest(row) : undefined;
+    const refusal = approvalRefusal(request, approval.userId);
+    if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
+    const approvals = [...request.approvals, approval];
+    const updated = db
+      .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
+      .get(json(approvals), approval.at, id) as Row;
+    return { ok: true as const, request: rowToRequest(updated) };
+  });
+
+  return {
+    path,
+    migrate: () => wrap(migrate),
+
+    appendAudit: (entry) => wrap(() => append.immediate(entry)),
+
+    listAudit: (options = {}) =>
+      wrap(() => {
+        const where: string[] = [];
+        const params: unknown[] = [];
+        if (options.sinceAt !== undefined) {
+          where.push('at >= ?');
+          params.push(new Date(options.sinceAt).toISOString());
+        }
+        if (options.afterSeq !== undefined) {
+          where.push('seq > ?');
+          params.push(options.afterSeq);
+        }
+        let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+        sql += ` ORDER BY seq ${options.newestFirst ? 'DESC' : 'ASC'}`;
+        if (options.limit !== undefined) {
+          sql += ' LIMIT ?';
+          params.push(options.limit);
+        }
+        return (db.prepare(sql).all(...params) as Row[]).map(rowToAudit);
+      }),
+
+    createRequest: (request) =>
+      wrap(() => {
+        const { columns, values } = insertValues(request, json);
+        db.prepare(
+          `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        ).run(...values);
+      }),
+
+    getRequest: (id) =>
+      wrap(() => {
+        const row = getRow(id);
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    listRequests: (options = {}) =>
+      wrap(() => {
+        const statuses = options.statuses;
+        if (statuses && statuses.length === 0) return [];
+        const sql = `SELECT * FROM approval_requests${
+          statuses ? ` WHERE status IN (${statuses.map(() => '?').join(', ')})` : ''
+        } ORDER BY created_at, id`;
+        return (db.prepare(sql).all(...(statuses ?? [])) as Row[]).map(rowToRequest);
+      }),
+
+    transitionRequest: (id, from, patch, check) =>
+      wrap((): ActionRequest | undefined => {
+        if (from.length === 0) return undefined;
+        const sets = patchAssignments(patch, json);
+        // An empty patch still runs the conditional write, so it answers "does the condition hold?".
+        const assignments = sets.length ? sets.map((s) => `${s.column} = ?`).join(', ') : 'status = status';
+        const where = ['id = ?', `status IN (${from.map(() => '?').join(', ')})`];
+        const params: unknown[] = [...sets.map((s) => s.value), id, ...from];
+        if (check?.notExpiredAt !== undefined) {
+          where.push('expires_at > ?');
+          params.push(new Date(check.notExpiredAt).toISOString());
+        }
+        if (check?.expiredAt !== undefined) {
+          where.push('expires_at <= ?');
+          params.push(new Date(check.expiredAt).toISOString());
+        }
+        if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
+        const row = db
+          .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
+          .get(...params) as Row | undefined;
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    addApproval: (id, approval) => wrap(() => approve.immediate(id, approval)),
+
+    close: () =>
+      wrap(() => {
+        if (db.open) db.close();
+      }),
+  };
+}
