@@ -1,4 +1,5 @@
 import { approvals } from './approvals.js';
+import { audit } from './audit.js';
 import { cli } from './cli.js';
 import { commands } from './commands.js';
 import { common } from './common.js';
@@ -13,6 +14,7 @@ import { slack } from './slack.js';
  */
 export const en = {
   approvals,
+  audit,
   cli,
   commands,
   common,
