@@ -1,0 +1,433 @@
+import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
+import type { BullmqSystemConfig } from '../../config/schema.js';
+import { ErrorCode, OpsError } from '../../errors.js';
+import { suggest } from '../../lib/suggest.js';
+import type {
+  BackendCaps,
+  DlqSample,
+  FailedJob,
+  PauseOutcome,
+  QueueBackend,
+  QueueCounts,
+  SystemStatus,
+  SystemWarning,
+  WorkerInfo,
+} from '../queue-backend.js';
+import {
+  createRedisClient,
+  ensureConnected,
+  parseMemoryInfo,
+  toRedisUnavailable,
+  urlSecrets,
+} from '../redis-client.js';
+import { workersFromClientList } from './client-list.js';
+import { majorOfVersion, setPausedWithBullmq } from './pause.js';
+import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
+
+export { parseClientList, workersFromClientList } from './client-list.js';
+export { type BullmqMajor, majorOfVersion } from './pause.js';
+
+export interface BullmqBackendOptions {
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  /** Epoch milliseconds; injectable so tests and the bench control job ages and the discovery cache. */
+  now?: () => number;
+}
+
+/** What the backend has sent to Redis so far, for the bench's "commands per status call". */
+export interface BullmqCommandStats {
+  /** Commands sent by the client (a script call counts once, whatever it runs inside Redis). */
+  commands: number;
+  /** Network round trips (one per pipeline or single command). */
+  roundTrips: number;
+}
+
+/** A `QueueBackend` over BullMQ 5.x or 6.x queues, plus counters for the bench. */
+export interface BullmqBackend extends QueueBackend {
+  readonly type: 'bullmq';
+  /** Cumulative since creation; take a difference around a call to cost it. */
+  stats(): BullmqCommandStats;
+}
+
+/** How long discovered queue names are trusted before the next SCAN. */
+export const DISCOVERY_TTL_MS = 30_000;
+/** Issue 2 §9: an answer, even a failure, within 5 s. */
+const DEADLINE_MS = 4_500;
+const SCAN_COUNT = 1000;
+const MAX_LIMIT = 100;
+/** `topErrors` never reads more than this many failures. */
+export const GROUP_ERRORS_OVER = 500;
+const GROUP_BATCH = 100;
+/** An UnknownQueue answer names at most this many valid queues. */
+const VALID_LISTED = 20;
+/** BullMQ needs every key kept; any other policy can silently drop jobs. */
+const REQUIRED_POLICY = 'noeviction';
+
+const CAPS: BackendCaps = { pause: true, retry: false, purge: false };
+
+/** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+function firstLine(text: string | null | undefined): string {
+  return (text ?? '').split(/\r?\n/, 1)[0]!.trim();
+}
+
+function toNumber(value: unknown): number {
+  const n = Number(value);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** A reply error means Redis answered; anything else (closed, timed out) means it did not. */
+function isReplyError(error: unknown): boolean {
+  return error instanceof ReplyError || (error as Error)?.name === 'ReplyError';
+}
+
+/** Replies that mean "this Redis cannot serve us now", as opposed to a bug in what we sent. */
+function isUnavailableReply(error: unknown): boolean {
+  return /^(NOAUTH|WRONGPASS|LOADING|MASTERDOWN|BUSY|MISCONF)\b/.test(String((error as Error)?.message));
+}
+
+/**
+ * A `QueueBackend` for one BullMQ system. Reads go through one fail-fast ioredis client (no
+ * offline queue, short timeouts); `status` is one pipelined round trip (INFO memory, CLIENT LIST,
+ * and one read-only script per queue), and pause/resume use BullMQ's own Queue of the major the
+ * queue was written by.
+ */
+export function createBullmqBackend(
+  system: BullmqSystemConfig,
+  options: BullmqBackendOptions = {},
+): BullmqBackend {
+  const now = options.now ?? Date.now;
+  const secrets = urlSecrets(system.redis);
+  const prefix = system.prefix;
+  const clientOptions = {
+    connectTimeoutMs: options.connectTimeoutMs,
+    commandTimeoutMs: options.commandTimeoutMs,
+  };
+  const client = createRedisClient(system.redis, {
+    ...clientOptions,
+    connectionName: `queue-ops:${system.name}`,
+  });
+  const counters: BullmqCommandStats = { commands: 0, roundTrips: 0 };
+  let discovered: { at: number; queues: string[] } | undefined;
+  let discovering: Promise<string[]> | undefined;
+  let closed = false;
+
+  const unavailable = (error: unknown) => toRedisUnavailable(system.name, error, secrets);
+
+  /**
+   * Runs `work` against a connected client and answers within the deadline whatever Redis does:
+   * a server that accepts the TCP connection but never replies (SIGSTOP, a stuck host) would
+   * otherwise leave the ready check waiting forever.
+   */
+  async function withRedis<T>(work: () => Promise<T>): Promise<T> {
+    if (closed) throw unavailable(new Error('backend closed'));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Command timed out')), DEADLINE_MS);
+    });
+    try {
+      return await Promise.race([
+        (async () => {
+          await ensureConnected(client);
+          return await work();
+        })(),
+        deadline,
+      ]);
+    } catch (error) {
+      if (error instanceof OpsError) throw error;
+      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
+      throw unavailable(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends a pipeline and returns its replies, throwing the first error that is not a reply error. */
+  async function exec(pipeline: ChainableCommander): Promise<[Error | null, unknown][]> {
+    counters.commands += pipeline.length;
+    counters.roundTrips += 1;
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error] of results) if (error && !isReplyError(error)) throw error;
+    return results;
+  }
+
+  async function single<T>(send: (redis: Redis) => Promise<T>): Promise<T> {
+    counters.commands += 1;
+    counters.roundTrips += 1;
+    return await send(client);
+  }
+
+  async function scanQueues(): Promise<string[]> {
+    const pattern = `${escapeGlob(prefix)}:*:meta`;
+    const head = prefix.length + 1;
+    const found = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await single((r) => r.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
+      cursor = next;
+      for (const key of keys) {
+        const name = key.slice(head, -':meta'.length);
+        // BullMQ refuses ':' in queue names; such a key belongs to a longer prefix or is not a queue.
+        if (name && !name.includes(':')) found.add(name);
+      }
+    } while (cursor !== '0');
+    return [...found].sort();
+  }
+
+  /** Discovered queues, from a cache of at most DISCOVERY_TTL_MS unless `fresh`. */
+  async function knownQueues(fresh = false): Promise<string[]> {
+    if (system.queues) return [...system.queues].sort();
+    if (!fresh && discovered && now() - discovered.at < DISCOVERY_TTL_MS) return discovered.queues;
+    if (!discovering) {
+      discovering = scanQueues()
+        .then((queues) => {
+          discovered = { at: now(), queues };
+          return queues;
+        })
+        .finally(() => {
+          discovering = undefined;
+        });
+    }
+    return await discovering;
+  }
+
+  /** The asked-for queues, each checked; a name not seen yet gets one fresh SCAN before it is refused. */
+  async function resolveQueues(asked: readonly string[]): Promise<string[]> {
+    let valid = await knownQueues();
+    if (!system.queues && asked.some((q) => !valid.includes(q))) valid = await knownQueues(true);
+    for (const queue of asked) {
+      if (!valid.includes(queue)) {
+        throw new OpsError(ErrorCode.UnknownQueue, {
+          system: system.name,
+          queue,
+          valid: valid.slice(0, VALID_LISTED),
+          suggestion: suggest(queue, valid),
+        });
+      }
+    }
+    return [...new Set(asked)];
+  }
+
+  function queueSnapshot(name: string, reply: unknown[]): QueueCounts {
+    const [wait, paused, active, prioritized, delayed, failed, completed, waitingChildren, isPaused, ts] =
+      reply;
+    const timestamp = Number(ts);
+    return {
+      name,
+      waiting: toNumber(wait) + toNumber(paused),
+      active: toNumber(active),
+      delayed: toNumber(delayed),
+      prioritized: toNumber(prioritized),
+      failed: toNumber(failed),
+      completed: toNumber(completed),
+      waitingChildren: toNumber(waitingChildren),
+      isPaused: toNumber(isPaused) === 1,
+      oldestWaitingSeconds:
+        ts === '' || ts === null || !Number.isFinite(timestamp)
+          ? null
+          : Math.max(0, Math.floor((now() - timestamp) / 1000)),
+    };
+  }
+
+  function addSnapshot(pipeline: ChainableCommander, queue: string, useEval: boolean): void {
+    const keys = snapshotKeys(prefix, queue);
+    const base = `${prefix}:${queue}:`;
+    if (useEval) pipeline.eval(QUEUE_SNAPSHOT_LUA, keys.length, ...keys, base);
+    else pipeline.evalsha(QUEUE_SNAPSHOT_SHA, keys.length, ...keys, base);
+  }
+
+  const backend: BullmqBackend = {
+    name: system.name,
+    type: 'bullmq',
+    caps: CAPS,
+
+    async listQueues() {
+      if (system.queues) return knownQueues();
+      return await withRedis(() => knownQueues());
+    },
+
+    async status(queues?: string[]): Promise<SystemStatus> {
+      return await withRedis(async () => {
+        const names = queues ? await resolveQueues(queues) : await knownQueues();
+        const pipeline = client.pipeline();
+        pipeline.info('memory');
+        pipeline.client('LIST');
+        for (const queue of names) addSnapshot(pipeline, queue, false);
+        const results = await exec(pipeline);
+
+        const [infoError, info] = results[0]!;
+        if (infoError) throw infoError;
+        const redis = parseMemoryInfo(String(info));
+
+        let replies = results.slice(2);
+        const missing = replies
+          .map(([error], index) => (error && /NOSCRIPT/.test(error.message) ? index : -1))
+          .filter((index) => index >= 0);
+        if (missing.length > 0) {
+          // First call after a restart or SCRIPT FLUSH: EVAL also caches the script for next time.
+          const retry = client.pipeline();
+          for (const index of missing) addSnapshot(retry, names[index]!, true);
+          const retried = await exec(retry);
+          replies = [...replies];
+          missing.forEach((index, i) => {
+            replies[index] = retried[i]!;
+          });
+        }
+        const counts = replies.map(([error, reply], index) => {
+          if (error) throw new Error(`BullMQ queue ${names[index]}: ${error.message}`);
+          return queueSnapshot(names[index]!, reply as unknown[]);
+        });
+
+        const warnings: SystemWarning[] = [];
+        if (redis.maxMemoryPolicy !== REQUIRED_POLICY) {
+          warnings.push({ code: 'EvictionPolicy', params: { policy: redis.maxMemoryPolicy } });
+        }
+        const [listError, list] = results[1]!;
+        let workers: WorkerInfo[] = [];
+        if (listError) {
+          // Managed Redis (GCP Memorystore and others) may refuse CLIENT LIST.
+          warnings.push({ code: 'WorkerInspectFailed', params: { reason: firstLine(listError.message) } });
+        } else {
+          workers = workersFromClientList(String(list), prefix, names);
+        }
+        return { name: system.name, type: 'bullmq', redis, queues: counts, workers, warnings };
+      });
+    },
+
+    async dlq(queue: string, limit: number): Promise<DlqSample> {
+      const take = Math.min(MAX_LIMIT, Math.max(1, Math.floor(Number.isFinite(limit) ? limit : 10)));
+      return await withRedis(async () => {
+        await resolveQueues([queue]);
+        const failedKey = `${prefix}:${queue}:failed`;
+        const head = client.pipeline();
+        head.zcard(failedKey);
+        head.zrevrange(failedKey, 0, GROUP_ERRORS_OVER - 1, 'WITHSCORES');
+        const [[totalError, total], [rangeError, range]] = (await exec(head)) as [
+          [Error | null, unknown],
+          [Error | null, unknown],
+        ];
+        if (totalError) throw totalError;
+        if (rangeError) throw rangeError;
+        const flat = range as string[];
+        const ids: string[] = [];
+        const scores: number[] = [];
+        for (let i = 0; i < flat.length; i += 2) {
+          ids.push(flat[i]!);
+          scores.push(Number(flat[i + 1]));
+        }
+
+        // The sample: a handful of fields per job, never `data`, `opts` or the stacktrace.
+        const sampleIds = ids.slice(0, take);
+        const reasons = new Map<number, string | null>();
+        const jobs: FailedJob[] = [];
+        if (sampleIds.length > 0) {
+          const sample = client.pipeline();
+          for (const id of sampleIds) {
+            sample.hmget(
+              `${prefix}:${queue}:${id}`,
+              'name',
+              'failedReason',
+              'atm',
+              'attemptsMade',
+              'finishedOn',
+            );
+          }
+          const replies = await exec(sample);
+          replies.forEach(([error, reply], index) => {
+            if (error) throw error;
+            const [name, failedReason, atm, attemptsMade, finishedOn] = reply as (string | null)[];
+            // Removed between the two reads (removeOnFail, clean): not a dead letter any more.
+            if (name === null && failedReason === null && finishedOn === null) return;
+            reasons.set(index, failedReason ?? '');
+            const failedAt = finishedOn !== null ? Number(finishedOn) : scores[index]!;
+            jobs.push({
+              id: sampleIds[index]!,
+              name: name ?? '',
+              error: firstLine(failedReason),
+              attempts: toNumber(atm ?? attemptsMade),
+              failedAt: Number.isFinite(failedAt) ? failedAt : null,
+            });
+          });
+        }
+
+        // Grouping reads only failedReason, in bounded batches, over the newest GROUP_ERRORS_OVER.
+        for (let start = sampleIds.length; start < ids.length; start += GROUP_BATCH) {
+          const batch = client.pipeline();
+          const end = Math.min(ids.length, start + GROUP_BATCH);
+          for (let i = start; i < end; i++) batch.hget(`${prefix}:${queue}:${ids[i]}`, 'failedReason');
+          const replies = await exec(batch);
+          replies.forEach(([error, reply], offset) => {
+            if (error) throw error;
+            if (reply !== null) reasons.set(start + offset, String(reply));
+          });
+        }
+        const groups = new Map<string, number>();
+        for (const reason of reasons.values()) {
+          const key = firstLine(reason);
+          groups.set(key, (groups.get(key) ?? 0) + 1);
+        }
+        const topErrors = [...groups.entries()]
+          .map(([error, count]) => ({ error, count }))
+          .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
+          .slice(0, 5);
+        return { queue, total: toNumber(total), jobs, topErrors, groupedOver: reasons.size };
+      });
+    },
+
+    async workers(): Promise<WorkerInfo[]> {
+      return await withRedis(async () => {
+        const names = await knownQueues();
+        const list = await single((r) => r.client('LIST') as Promise<string>);
+        return workersFromClientList(String(list), prefix, names);
+      });
+    },
+
+    async pause(queue: string): Promise<PauseOutcome> {
+      return await setPaused(queue, true);
+    },
+
+    async resume(queue: string): Promise<PauseOutcome> {
+      return await setPaused(queue, false);
+    },
+
+    async close() {
+      closed = true;
+      // disconnect, not quit: QUIT would wait on a Redis that hangs.
+      client.disconnect();
+    },
+
+    stats() {
+      return { ...counters };
+    },
+  };
+
+  async function setPaused(queue: string, paused: boolean): Promise<PauseOutcome> {
+    const version = await withRedis(async () => {
+      await resolveQueues([queue]);
+      return await single((r) => r.hget(`${prefix}:${queue}:meta`, 'version'));
+    });
+    // BullMQ defines its scripts on the connection it is given: a separate, short-lived one keeps
+    // 5.x and 6.x scripts (same names, different bodies) apart and off the read client.
+    const admin = createRedisClient(system.redis, {
+      ...clientOptions,
+      connectionName: `queue-ops:${system.name}:admin`,
+    });
+    try {
+      await ensureConnected(admin);
+      await setPausedWithBullmq(admin, prefix, queue, majorOfVersion(version), paused);
+      const isPaused = (await admin.hexists(`${prefix}:${queue}:meta`, 'paused')) === 1;
+      return { queue, isPaused };
+    } catch (error) {
+      if (error instanceof OpsError) throw error;
+      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
+      throw unavailable(error);
+    } finally {
+      admin.disconnect();
+    }
+  }
+
+  return backend;
+}
