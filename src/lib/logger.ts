@@ -1,4 +1,4 @@
-import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
 
 export type { Logger };
 

@@ -1,0 +1,86 @@
+import type { DlqSample } from '../backends/queue-backend.js';
+import { dlqMessage } from '../blocks/dlq.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { parseTarget, resolveTarget } from './parse.js';
+import { systemTimeoutMs } from './status.js';
+import { withSystemTimeout } from './timeout.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+
+export const DLQ_DEFAULT_LIMIT = 10;
+export const DLQ_MAX_LIMIT = 100;
+
+/** `--json` data of `dlq`, exactly as README documents it; `failedAt` is ISO 8601 UTC or null. */
+export interface DlqData {
+  system: string;
+  queue: string;
+  total: number;
+  jobs: { id: string; name: string; error: string; attempts: number; failedAt: string | null }[];
+  topErrors: { error: string; count: number }[];
+}
+
+export function toDlqData(system: string, sample: DlqSample): DlqData {
+  return {
+    system,
+    queue: sample.queue,
+    total: sample.total,
+    jobs: sample.jobs.map((j) => ({
+      id: j.id,
+      name: j.name,
+      error: j.error,
+      attempts: j.attempts,
+      failedAt:
+        j.failedAt === null || !Number.isFinite(j.failedAt) ? null : new Date(j.failedAt).toISOString(),
+    })),
+    topErrors: sample.topErrors.map((e) => ({ error: e.error, count: e.count })),
+  };
+}
+
+/** `10` → 10; anything but a whole number in 1..100 is a `BadArgument` naming the range. */
+export function parseLimit(text: string | undefined, locale: Request['locale']): number {
+  if (text === undefined) return DLQ_DEFAULT_LIMIT;
+  const t = messages(locale);
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(value) || value < 1 || value > DLQ_MAX_LIMIT) {
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: t.commands.dlqLimitInvalid(text),
+      value: text,
+      valid: t.commands.dlqLimitRange(1, DLQ_MAX_LIMIT),
+    });
+  }
+  return value;
+}
+
+/** `dlq <system>/<queue> [limit]`: the newest failures and the most frequent errors. */
+export const dlqCommand: CommandDefinition = {
+  verb: 'dlq',
+  mutating: false,
+  async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
+    const t = messages(request.locale);
+    const usage = t.commands.usage.dlq;
+    if (args.length === 0)
+      throw new OpsError(ErrorCode.UsageError, { message: t.commands.dlqNeedsQueue, usage });
+    if (args.length > 2) {
+      throw new OpsError(ErrorCode.UsageError, { message: t.commands.tooManyArguments(args[2]!), usage });
+    }
+    // The limit is checked first: it needs no Redis, and a typo there should not cost a round trip.
+    const limit = parseLimit(args[1], request.locale);
+    const target = parseTarget(args[0]!);
+    if (target.queue === undefined) {
+      throw new OpsError(ErrorCode.UsageError, { message: t.commands.dlqNeedsQueue, usage });
+    }
+    const timeout = systemTimeoutMs(ctx.config.systems.find((s) => s.name === target.system));
+    const { system, backend, queue } = await withSystemTimeout(
+      target.system,
+      timeout,
+      resolveTarget(ctx, target),
+    );
+    const sample = await withSystemTimeout(system, timeout, backend.dlq(queue!, limit));
+    return {
+      ok: true,
+      message: dlqMessage({ system, type: backend.type, sample, limit }, request.locale),
+      data: toDlqData(system, sample),
+      visibility: 'in_channel',
+    };
+  },
+};

@@ -1,0 +1,46 @@
+import { ErrorCode, OpsError } from '../errors.js';
+import { suggest } from '../lib/suggest.js';
+import { dlqCommand } from './dlq.js';
+import { createHelpCommand } from './help.js';
+import { statusCommand } from './status.js';
+import type { CommandDefinition } from './types.js';
+import { workersCommand } from './workers.js';
+
+/** Verb → command. Later features (pause, approve, audit…) `register` theirs at composition. */
+export interface CommandRegistry {
+  /** The command for a verb, or `UnknownVerb` naming the valid verbs and the likely one. */
+  resolve(verb: string): CommandDefinition;
+  get(verb: string): CommandDefinition | undefined;
+  /** Verbs in registration order. */
+  verbs(): string[];
+  /** Adds a command; registering a verb twice is a programming error. */
+  register(command: CommandDefinition): void;
+}
+
+export function createCommandRegistry(commands: CommandDefinition[] = []): CommandRegistry {
+  const byVerb = new Map<string, CommandDefinition>();
+  const registry: CommandRegistry = {
+    resolve(verb) {
+      const command = byVerb.get(verb.toLowerCase());
+      if (command) return command;
+      const valid = [...byVerb.keys()];
+      throw new OpsError(ErrorCode.UnknownVerb, { verb, valid, suggestion: suggest(verb, valid) });
+    },
+    get: (verb) => byVerb.get(verb.toLowerCase()),
+    verbs: () => [...byVerb.keys()],
+    register(command) {
+      const verb = command.verb.toLowerCase();
+      if (byVerb.has(verb)) throw new Error(`command "${verb}" is registered twice`);
+      byVerb.set(verb, command);
+    },
+  };
+  for (const command of commands) registry.register(command);
+  return registry;
+}
+
+/** The read path: status, dlq, workers and help. */
+export function createReadCommands(): CommandRegistry {
+  const registry = createCommandRegistry([statusCommand, dlqCommand, workersCommand]);
+  registry.register(createHelpCommand(() => registry.verbs()));
+  return registry;
+}

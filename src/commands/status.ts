@@ -1,0 +1,202 @@
+import type { QueueBackend, SystemStatus, SystemType } from '../backends/queue-backend.js';
+import { statusMessage } from '../blocks/status.js';
+import type { SystemConfig } from '../config/schema.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
+import { newRef } from './ref.js';
+import { withSystemTimeout } from './timeout.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+
+/** `--json` data of `status`, exactly as README documents it. */
+export interface StatusData {
+  systems: StatusSystemData[];
+}
+
+/**
+ * One system in `status --json`. A system that could not be read has `ok: false`, `error` (one
+ * line), `redis: null` and empty `queues`/`workers`, so scripts can iterate without checks.
+ */
+export interface StatusSystemData {
+  name: string;
+  type: SystemType;
+  ok: boolean;
+  error?: string;
+  redis: { usedMemoryBytes: number; maxMemoryBytes: number; maxMemoryPolicy: string } | null;
+  queues: {
+    name: string;
+    waiting: number;
+    active: number;
+    delayed: number;
+    prioritized: number;
+    failed: number;
+    completed: number;
+    isPaused: boolean;
+    oldestWaitingSeconds: number | null;
+  }[];
+  workers: { name: string; active?: number }[];
+}
+
+/** One system's outcome, as the status builder receives it. */
+export type SystemOutcome =
+  | { name: string; type: SystemType; ok: true; status: SystemStatus }
+  | { name: string; type: SystemType; ok: false; error: string; cause?: OpsError };
+
+/** A system gets this long to answer before it is reported as not answering. */
+export const STATUS_TIMEOUT_MS = 4500;
+
+/** Celery's worker inspection waits `inspectTimeoutMs` on top of the Redis reads. */
+export function systemTimeoutMs(system: SystemConfig | undefined): number {
+  if (system?.type === 'celery') return Math.max(STATUS_TIMEOUT_MS, system.inspectTimeoutMs + 2000);
+  return STATUS_TIMEOUT_MS;
+}
+
+/**
+ * Reads every backend in parallel; one that fails (down, hanging, unexpected error) becomes an
+ * `ok: false` outcome and never stops the others.
+ */
+export async function readSystems(
+  ctx: CommandContext,
+  request: Request,
+  targets: { system: string; backend: QueueBackend; queues?: string[] }[],
+): Promise<SystemOutcome[]> {
+  const t = messages(request.locale);
+  const settled = await Promise.allSettled(
+    targets.map(({ system, backend, queues }) =>
+      withSystemTimeout(
+        system,
+        systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
+        backend.status(queues),
+      ),
+    ),
+  );
+  return settled.map((result, index): SystemOutcome => {
+    const { system, backend } = targets[index]!;
+    if (result.status === 'fulfilled') {
+      return { name: system, type: backend.type, ok: true, status: result.value };
+    }
+    const reason: unknown = result.reason;
+    if (isOpsError(reason)) {
+      return { name: system, type: backend.type, ok: false, error: t.errors.describe(reason), cause: reason };
+    }
+    const ref = newRef();
+    ctx.logger?.error({ err: reason, ref, system }, 'status of one system failed unexpectedly');
+    return { name: system, type: backend.type, ok: false, error: t.common.somethingWentWrong(ref) };
+  });
+}
+
+/** The exact `--json` shape: no key beyond the documented ones. */
+export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
+  return {
+    systems: outcomes.map((o): StatusSystemData => {
+      if (!o.ok)
+        return {
+          name: o.name,
+          type: o.type,
+          ok: false,
+          error: o.error,
+          redis: null,
+          queues: [],
+          workers: [],
+        };
+      const { redis, queues, workers } = o.status;
+      return {
+        name: o.name,
+        type: o.type,
+        ok: true,
+        redis: {
+          usedMemoryBytes: redis.usedMemoryBytes,
+          maxMemoryBytes: redis.maxMemoryBytes,
+          maxMemoryPolicy: redis.maxMemoryPolicy,
+        },
+        queues: queues.map((q) => ({
+          name: q.name,
+          waiting: q.waiting,
+          active: q.active,
+          delayed: q.delayed,
+          prioritized: q.prioritized,
+          failed: q.failed,
+          completed: q.completed,
+          isPaused: q.isPaused,
+          oldestWaitingSeconds: q.oldestWaitingSeconds,
+        })),
+        workers: workers.map((w) =>
+          w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
+        ),
+      };
+    }),
+  };
+}
+
+/**
+ * `status [system[/queue]]`. The reply is ok while at least one asked-for system answered; when
+ * every one of them is down the command failed (`ok: false`, code `RedisUnavailable`) but the
+ * message and data still show each system's error.
+ */
+export const statusCommand: CommandDefinition = {
+  verb: 'status',
+  mutating: false,
+  async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
+    const t = messages(request.locale);
+    if (args.length > 1) {
+      throw new OpsError(ErrorCode.UsageError, {
+        message: t.commands.tooManyArguments(args[1]!),
+        usage: t.commands.usage.status,
+      });
+    }
+    const scope = args[0];
+    let targets: { system: string; backend: QueueBackend; queues?: string[] }[];
+    let earlyFailure: SystemOutcome | undefined;
+    if (scope === undefined) {
+      targets = ctx.backends.names().map((name) => ({ system: name, backend: ctx.backends.get(name)! }));
+    } else {
+      const target = parseTarget(scope);
+      if (target.queue === undefined) {
+        targets = [resolveSystem(ctx, target.system)];
+      } else {
+        const { system, backend } = resolveSystem(ctx, target.system);
+        try {
+          const resolved = await withSystemTimeout(
+            system,
+            systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
+            resolveTarget(ctx, target),
+          );
+          targets = [{ system, backend, queues: [resolved.queue!] }];
+        } catch (error) {
+          // Discovering the queue list needs the Redis; when it is down, that is a system error.
+          if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable) throw error;
+          targets = [];
+          earlyFailure = {
+            name: system,
+            type: backend.type,
+            ok: false,
+            error: t.errors.describe(error),
+            cause: error,
+          };
+        }
+      }
+    }
+
+    const outcomes = earlyFailure ? [earlyFailure] : await readSystems(ctx, request, targets);
+    const data = toStatusData(outcomes);
+    const message = statusMessage(
+      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes },
+      request.locale,
+    );
+    const down = outcomes.filter((o) => !o.ok);
+    if (outcomes.length > 0 && down.length === outcomes.length) {
+      const first = down[0] as Extract<SystemOutcome, { ok: false }>;
+      return {
+        ok: false,
+        message,
+        data,
+        visibility: 'in_channel',
+        error: {
+          code: ErrorCode.RedisUnavailable,
+          params: { system: down.map((o) => o.name).join(', '), reason: first.cause?.params.reason },
+        },
+      };
+    }
+    return { ok: true, message, data, visibility: 'in_channel' };
+  },
+};

@@ -1,0 +1,121 @@
+import type { SystemType, WorkerInfo } from '../backends/queue-backend.js';
+import { workersMessage } from '../blocks/workers.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { resolveSystem } from './parse.js';
+import { newRef } from './ref.js';
+import { systemTimeoutMs } from './status.js';
+import { withSystemTimeout } from './timeout.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+
+/** One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. */
+export type WorkersSystemData =
+  | { name: string; type: SystemType; ok: true; workers: WorkerData[] }
+  | { name: string; type: SystemType; ok: false; error: string; workers: [] };
+
+export interface WorkerData {
+  name: string;
+  queues?: string[];
+  active?: number;
+  activeTasks?: { id: string; name: string; startedAt?: string }[];
+  idleSeconds?: number;
+  details?: Record<string, string | number>;
+}
+
+/** `--json` data of `workers`. */
+export interface WorkersData {
+  systems: WorkersSystemData[];
+}
+
+function toWorkerData(w: WorkerInfo): WorkerData {
+  const out: WorkerData = { name: w.name };
+  if (w.queues) out.queues = [...w.queues];
+  if (w.active !== undefined) out.active = w.active;
+  if (w.activeTasks) {
+    out.activeTasks = w.activeTasks.map((task) =>
+      task.startedAt === undefined
+        ? { id: task.id, name: task.name }
+        : { id: task.id, name: task.name, startedAt: new Date(task.startedAt).toISOString() },
+    );
+  }
+  if (w.idleSeconds !== undefined) out.idleSeconds = w.idleSeconds;
+  if (w.details) out.details = { ...w.details };
+  return out;
+}
+
+/**
+ * `workers [system]`: every system in parallel (or one); a system that does not answer is
+ * reported as such while the others still list their workers. Fails only when all are down.
+ */
+export const workersCommand: CommandDefinition = {
+  verb: 'workers',
+  mutating: false,
+  async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
+    const t = messages(request.locale);
+    if (args.length > 1) {
+      throw new OpsError(ErrorCode.UsageError, {
+        message: t.commands.tooManyArguments(args[1]!),
+        usage: t.commands.usage.workers,
+      });
+    }
+    const targets =
+      args[0] === undefined
+        ? ctx.backends.names().map((name) => ({ system: name, backend: ctx.backends.get(name)! }))
+        : [resolveSystem(ctx, args[0])];
+
+    const settled = await Promise.allSettled(
+      targets.map(({ system, backend }) =>
+        withSystemTimeout(
+          system,
+          systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
+          backend.workers(),
+        ),
+      ),
+    );
+    const causes: (OpsError | undefined)[] = [];
+    const systems = settled.map((result, index) => {
+      const { system, backend } = targets[index]!;
+      if (result.status === 'fulfilled') {
+        causes.push(undefined);
+        return { name: system, type: backend.type, ok: true as const, workers: result.value };
+      }
+      const reason: unknown = result.reason;
+      if (isOpsError(reason)) {
+        causes.push(reason);
+        return { name: system, type: backend.type, ok: false as const, error: t.errors.describe(reason) };
+      }
+      const ref = newRef();
+      ctx.logger?.error({ err: reason, ref, system }, 'workers of one system failed unexpectedly');
+      causes.push(undefined);
+      return {
+        name: system,
+        type: backend.type,
+        ok: false as const,
+        error: t.common.somethingWentWrong(ref),
+      };
+    });
+
+    const data: WorkersData = {
+      systems: systems.map((s) =>
+        s.ok
+          ? { name: s.name, type: s.type, ok: true, workers: s.workers.map(toWorkerData) }
+          : { name: s.name, type: s.type, ok: false, error: s.error, workers: [] },
+      ),
+    };
+    const message = workersMessage({ generatedAt: ctx.now(), systems }, request.locale);
+    const down = systems.filter((s) => !s.ok);
+    if (systems.length > 0 && down.length === systems.length) {
+      return {
+        ok: false,
+        message,
+        data,
+        visibility: 'in_channel',
+        error: {
+          code: ErrorCode.RedisUnavailable,
+          params: { system: down.map((s) => s.name).join(', '), reason: causes.find(Boolean)?.params.reason },
+        },
+      };
+    }
+    return { ok: true, message, data, visibility: 'in_channel' };
+  },
+};

@@ -1,0 +1,188 @@
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import { type App, collectSecrets, createApp } from '../../app.js';
+import { wordsForAction } from '../../blocks/action-ids.js';
+import { errorMessage } from '../../blocks/error.js';
+import type { Message } from '../../blocks/message.js';
+import { renderText } from '../../blocks/render-text.js';
+import type { Actor, Reply } from '../../commands/types.js';
+import { loadConfigFile } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { ErrorCode, isOpsError, isUsageError, type OpsError } from '../../errors.js';
+import { type Locale, messages } from '../../i18n/index.js';
+import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
+import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
+
+/** Exit codes scripts rely on (README documents them). */
+export const ExitCode = {
+  Ok: 0,
+  /** The command ran and failed: unknown system or queue, Redis down. */
+  Failed: 1,
+  /** The invocation was wrong: bad flags, unknown verb, bad argument, or an invalid config file. */
+  Usage: 2,
+} as const;
+
+/** Where the CLI reads and writes; the real process, or buffers in tests. */
+export interface CliIo {
+  argv: readonly string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** OS user name for the default actor `cli:<user>`. */
+  osUser?: string;
+  /** Logger override (tests); otherwise pino on stderr with the config's secrets scrubbed. */
+  logger?: Logger;
+  /** Called with the app before the command runs (the composition hook for middleware). */
+  onApp?: (app: App) => void | Promise<void>;
+}
+
+/** The one JSON object `--json` prints. */
+export interface CliJson {
+  ok: boolean;
+  message: Message;
+  data: unknown;
+  error?: { code: string; message: string; ref?: string; problems?: string[] };
+}
+
+/**
+ * Runs one command line to completion and returns the exit code. Nothing is connected before the
+ * config has been read and validated; every connection is closed before returning.
+ */
+export async function runCli(io: CliIo): Promise<number> {
+  const json = wantsJson(io.argv);
+  let args: CliArgs;
+  try {
+    args = parseCliArgs(io.argv);
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return failEarly(io, json, error, 'en');
+  }
+  if (args.help) {
+    io.stdout(`${messages('en').cli.usage}\n`);
+    return ExitCode.Ok;
+  }
+
+  const configPath = resolve(io.cwd, args.config ?? io.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml');
+  let config: Config;
+  try {
+    config = loadConfigFile(configPath, io.env);
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return failEarly(io, json, error, 'en');
+  }
+
+  const secrets = collectSecrets(config, io.env);
+  const logger =
+    io.logger ??
+    createLogger({
+      level: logLevel(io.env.LOG_LEVEL),
+      secrets,
+      base: { name: 'queue-ops', via: 'cli' },
+    });
+  const app = createApp({ config, env: io.env, logger });
+  try {
+    await io.onApp?.(app);
+    const osUser = io.osUser ?? safeOsUser(io.env);
+    const actor: Actor = args.user ? { id: args.user } : { id: `cli:${osUser}`, name: osUser };
+    const reply = await app.dispatcher.handle({
+      actor,
+      via: 'cli',
+      words: args.words,
+      locale: config.locale,
+    });
+    const out = json ? `${JSON.stringify(toCliJson(reply, config.locale))}\n` : textOf(reply.message);
+    io.stdout(scrubSecrets(out, secrets));
+    return exitCodeOf(reply);
+  } finally {
+    await app.close();
+  }
+}
+
+/** 0 when ok; 2 for usage errors (bad words, unknown verb, bad argument); 1 otherwise. */
+export function exitCodeOf(reply: Reply): number {
+  if (reply.ok) return ExitCode.Ok;
+  const code = reply.error?.code;
+  if (code && code !== 'Internal' && isUsageError({ code, params: {} } as OpsError)) return ExitCode.Usage;
+  return ExitCode.Failed;
+}
+
+export function toCliJson(reply: Reply, locale: Locale): CliJson {
+  const out: CliJson = {
+    ok: reply.ok,
+    message: { text: reply.message.text, blocks: reply.message.blocks },
+    data: reply.data ?? null,
+  };
+  if (!reply.ok && reply.error) {
+    const t = messages(locale);
+    const { code, params, ref } = reply.error;
+    const message =
+      code === 'Internal'
+        ? t.common.somethingWentWrong(ref ?? '?')
+        : t.errors.describe({ code, params: params ?? {} });
+    out.error = ref ? { code, message, ref } : { code, message };
+  }
+  return out;
+}
+
+/** The message as plain text, then the buttons with the command each one stands for. */
+function textOf(message: Message): string {
+  const t = messages('en').cli;
+  const rendered = renderText(message);
+  const lines = [rendered.text.replace(/\n+$/, '')];
+  if (rendered.buttons.length > 0) {
+    lines.push('', t.buttonsHeader);
+    rendered.buttons.forEach((button, index) => {
+      const words = wordsForAction(button.actionId, button.value ?? '');
+      lines.push(t.button(index + 1, button.label, words?.map(shellWord).join(' ')));
+    });
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A failure before any command ran (bad flags, invalid config): every problem on stderr, and with
+ * `--json` still exactly one JSON object on stdout so a script never has to parse stderr.
+ */
+function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): number {
+  const t = messages(locale);
+  const problems = Array.isArray(error.params.problems) ? (error.params.problems as string[]) : undefined;
+  if (error.code === ErrorCode.ConfigInvalid) {
+    io.stderr(
+      `${t.cli.configInvalid(String(error.params.source))}\n${(problems ?? []).map((p) => `  ${p}\n`).join('')}`,
+    );
+  } else {
+    io.stderr(`queue-ops: ${t.errors.describe(error)}\n`);
+  }
+  if (json) {
+    const line = t.errors.describe(error);
+    const body: CliJson = {
+      ok: false,
+      message: errorMessage(line),
+      data: null,
+      error: problems ? { code: error.code, message: line, problems } : { code: error.code, message: line },
+    };
+    io.stdout(`${JSON.stringify(body)}\n`);
+  }
+  return ExitCode.Usage;
+}
+
+function logLevel(
+  value: string | undefined,
+): 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' {
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  // The command line is for people and scripts: only warnings and worse unless asked.
+  return levels.find((l) => l === value) ?? 'warn';
+}
+
+function safeOsUser(env: Record<string, string | undefined>): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.USERNAME ?? 'unknown';
+  }
+}
