@@ -1,0 +1,241 @@
+import type { AddressInfo } from 'node:net';
+import {
+  App,
+  type Logger as BoltLogger,
+  type CustomRoute,
+  LogLevel,
+  type Receiver,
+  type webApi,
+} from '@slack/bolt';
+import { messages } from '../../i18n/index.js';
+import type { Logger } from '../../lib/logger.js';
+
+/** The Slack part of the environment; only the entry point reads `process.env`. */
+export interface SlackEnv {
+  SLACK_BOT_TOKEN?: string;
+  SLACK_APP_TOKEN?: string;
+  SLACK_SIGNING_SECRET?: string;
+  SLACK_API_URL?: string;
+  PORT?: string;
+  [name: string]: string | undefined;
+}
+
+/** How the bot talks to Slack, decided once from the environment. */
+export interface SlackSettings {
+  /** Socket Mode when `SLACK_APP_TOKEN` is set, else HTTP (needs `SLACK_SIGNING_SECRET`). */
+  mode: 'socket' | 'http';
+  botToken: string;
+  appToken?: string;
+  signingSecret?: string;
+  /** HTTP: where `/slack/events` and `/healthz` listen. Socket Mode: `/healthz` only. */
+  port: number;
+  /** Web API base URL ending in `/` (GovSlack, a proxy); Slack's own when undefined. */
+  apiUrl?: string;
+}
+
+/** The environment cannot start the Slack app; `message` is one line naming what to set. */
+export class SlackEnvError extends Error {
+  constructor(
+    message: string,
+    /** The variables to set (empty when a value is malformed rather than missing). */
+    readonly variables: readonly string[],
+  ) {
+    super(message);
+    this.name = 'SlackEnvError';
+  }
+}
+
+/** True when the environment names a way to reach Slack (an app token or a signing secret). */
+export function hasSlackTransport(env: SlackEnv): boolean {
+  return Boolean(env.SLACK_APP_TOKEN || env.SLACK_SIGNING_SECRET);
+}
+
+/** Reads and checks the Slack variables; throws `SlackEnvError` with one line when incomplete. */
+export function slackSettingsFromEnv(env: SlackEnv): SlackSettings {
+  const t = messages().slack;
+  const missing: string[] = [];
+  if (!env.SLACK_BOT_TOKEN) missing.push('SLACK_BOT_TOKEN');
+  if (!hasSlackTransport(env)) missing.push('SLACK_APP_TOKEN or SLACK_SIGNING_SECRET');
+  if (missing.length > 0) throw new SlackEnvError(t.missingEnv(missing), missing);
+
+  const portText = env.PORT ?? '3000';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65_535) throw new SlackEnvError(t.badPort(portText), []);
+
+  let apiUrl: string | undefined;
+  if (env.SLACK_API_URL) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(env.SLACK_API_URL);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol)) {
+      throw new SlackEnvError(t.badApiUrl(env.SLACK_API_URL), []);
+    }
+    // WebClient appends the method name to the base, so it must end in a slash.
+    apiUrl = env.SLACK_API_URL.endsWith('/') ? env.SLACK_API_URL : `${env.SLACK_API_URL}/`;
+  }
+
+  const botToken = env.SLACK_BOT_TOKEN as string;
+  return env.SLACK_APP_TOKEN
+    ? { mode: 'socket', botToken, appToken: env.SLACK_APP_TOKEN, port, ...(apiUrl ? { apiUrl } : {}) }
+    : {
+        mode: 'http',
+        botToken,
+        signingSecret: env.SLACK_SIGNING_SECRET as string,
+        port,
+        ...(apiUrl ? { apiUrl } : {}),
+      };
+}
+
+/** Web API client options for anything else that talks to Slack (e.g. the guards' directory). */
+export function slackClientOptions(settings: Pick<SlackSettings, 'apiUrl'>): WebClientOptions {
+  return settings.apiUrl ? { slackApiUrl: settings.apiUrl } : {};
+}
+
+export interface CreateSlackAppOptions {
+  env: SlackEnv;
+  logger: Logger;
+  /** A receiver to use instead of Socket Mode / HTTP (tests drive it with `app.processEvent`). */
+  receiverOverride?: Receiver;
+  /**
+   * The bot's ids, when known: with both, Bolt skips `auth.test` (tests; no network at all).
+   * Without them `auth.test` runs at construction and checks the token.
+   */
+  authorization?: { botId: string; botUserId: string };
+  /** Extra Web API client options (retry policy in tests); `SLACK_API_URL` still wins. */
+  clientOptions?: WebClientOptions;
+}
+
+/** A Bolt app built from the environment, with start/stop that report where it listens. */
+export interface SlackApp {
+  app: App;
+  settings: SlackSettings;
+  /** Starts the receiver; for HTTP, resolves with the port actually bound (useful with PORT=0). */
+  start(): Promise<{ port?: number }>;
+  stop(): Promise<void>;
+}
+
+/** `GET /healthz`: a liveness answer that needs neither Slack nor Redis. */
+export const healthRoute: CustomRoute = {
+  path: '/healthz',
+  method: ['GET'],
+  handler: (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('ok\n');
+  },
+};
+
+/**
+ * Builds the Bolt app: Socket Mode when `SLACK_APP_TOKEN` is set, otherwise HTTP on `$PORT` at
+ * `/slack/events`, signature-verified with `SLACK_SIGNING_SECRET`. Throws `SlackEnvError` when
+ * the environment is incomplete. Never developer mode: it logs request bodies and tokens.
+ */
+export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
+  const settings = slackSettingsFromEnv(options.env);
+  const clientOptions: WebClientOptions = { ...options.clientOptions, ...slackClientOptions(settings) };
+  const common = {
+    token: settings.botToken,
+    ...(options.authorization ?? {}),
+    logger: boltLogger(options.logger),
+    logLevel: LogLevel.INFO,
+    developerMode: false,
+    clientOptions,
+  };
+
+  let app: App;
+  if (options.receiverOverride) {
+    app = new App({ ...common, receiver: options.receiverOverride });
+  } else if (settings.mode === 'socket') {
+    app = new App({
+      ...common,
+      socketMode: true,
+      appToken: settings.appToken as string,
+      // Socket Mode only opens a port for custom routes: this is the health check.
+      port: settings.port,
+      customRoutes: [healthRoute],
+    });
+  } else {
+    app = new App({
+      ...common,
+      signingSecret: settings.signingSecret as string,
+      endpoints: '/slack/events',
+      port: settings.port,
+      customRoutes: [healthRoute],
+      // ack() goes back as soon as the listener calls it; the answer follows via response_url.
+      processBeforeResponse: false,
+    });
+  }
+
+  return {
+    app,
+    settings,
+    async start() {
+      const started: unknown = await app.start();
+      const address = isServer(started) ? started.address() : null;
+      return typeof address === 'object' && address ? { port: (address as AddressInfo).port } : {};
+    },
+    async stop() {
+      await app.stop();
+    },
+  };
+}
+
+type WebClientOptions = webApi.WebClientOptions;
+
+function isServer(value: unknown): value is { address(): AddressInfo | string | null } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { address?: unknown }).address === 'function'
+  );
+}
+
+const severity: Record<LogLevel, number> = {
+  [LogLevel.DEBUG]: 10,
+  [LogLevel.INFO]: 20,
+  [LogLevel.WARN]: 30,
+  [LogLevel.ERROR]: 40,
+};
+
+/**
+ * Bolt's logger interface over pino. Bolt logs strings and objects positionally; they become one
+ * pino line. The level never goes below info, whatever Bolt asks for: debug lines carry payloads.
+ */
+export function boltLogger(logger: Logger): BoltLogger {
+  let level: LogLevel = LogLevel.INFO;
+  let log = logger.child({ component: 'bolt' });
+  const emit = (at: LogLevel, args: unknown[]) => {
+    if (severity[at] < severity[level]) return;
+    const err = args.find((a): a is Error => a instanceof Error);
+    const text = args
+      .filter((a) => !(a instanceof Error))
+      .map((a) => (typeof a === 'string' ? a : safeJson(a)))
+      .join(' ');
+    const method = at === LogLevel.DEBUG ? 'debug' : at;
+    if (err) log[method]({ err }, text || err.message);
+    else log[method](text);
+  };
+  return {
+    debug: (...args: unknown[]) => emit(LogLevel.DEBUG, args),
+    info: (...args: unknown[]) => emit(LogLevel.INFO, args),
+    warn: (...args: unknown[]) => emit(LogLevel.WARN, args),
+    error: (...args: unknown[]) => emit(LogLevel.ERROR, args),
+    setLevel(next: LogLevel) {
+      level = severity[next] < severity[LogLevel.INFO] ? LogLevel.INFO : next;
+    },
+    getLevel: () => level,
+    setName(name: string) {
+      log = logger.child({ component: name });
+    },
+  };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
