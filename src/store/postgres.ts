@@ -160,6 +160,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         }),
       ),
 
+    auditHead: () =>
+      wrap(async () => {
+        const head = (await pool.query('SELECT seq, hash FROM audit_head WHERE id = 1')).rows[0] as
+          | { seq: string | number; hash: string }
+          | undefined;
+        return head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: '' };
+      }),
+
     listAudit: (opts = {}) =>
       wrap(async () => {
         const where: string[] = [];

@@ -111,6 +111,14 @@ export function createSqliteStore(path: string): Store & { readonly path: string
 
     appendAudit: (entry) => wrap(() => append.immediate(entry)),
 
+    auditHead: () =>
+      wrap(() => {
+        const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as
+          | { seq: number; hash: string }
+          | undefined;
+        return head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: '' };
+      }),
+
     listAudit: (options = {}) =>
       wrap(() => {
         const where: string[] = [];

@@ -109,6 +109,13 @@ export interface Store {
     newestFirst?: boolean;
   }): Promise<AuditEntry[]>;
 
+  /**
+   * The chain head kept next to the log: the last appended seq and hash ({ seq: 0, hash: '' }
+   * when empty). Lets `verify` notice entries removed from the end. Optional so test doubles need not
+   * have it; both real stores do.
+   */
+  auditHead?(): Promise<{ seq: number; hash: string }>;
+
   createRequest(request: ActionRequest): Promise<void>;
   getRequest(id: string): Promise<ActionRequest | undefined>;
   listRequests(options?: { statuses?: RequestStatus[] }): Promise<ActionRequest[]>;

@@ -7,6 +7,7 @@ export const audit = {
   empty: 'The audit trail is empty: nothing has been recorded yet.',
   omitted: (count: number) =>
     `${count} older ${count === 1 ? 'entry is' : 'entries are'} not shown here; \`queue-ops audit export\` writes them all.`,
+  sinceValid: 'an ISO 8601 time such as `2024-05-01T00:00:00Z`',
   entryText: (seq: number, action: string, outcome: string) => `Audit #${seq}: ${action} → ${outcome}`,
   entryFooter: (seq: number, hash: string) => `#${seq} · chain ${hash}`,
   fields: {

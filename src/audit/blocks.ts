@@ -1,0 +1,117 @@
+import { context, fitEscaped, header, inCode, inline, packSections, section } from '../blocks/kit.js';
+import { BUILDER_TEXT_BUDGET, SlackLimits } from '../blocks/limits.js';
+import type { KnownBlock, Message } from '../blocks/message.js';
+import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { type Locale, messages } from '../i18n/index.js';
+import type { AuditEntry } from '../store/store.js';
+
+const time = (iso: string) => iso.slice(11, 16);
+const day = (iso: string) => iso.slice(0, 10);
+const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+
+/** Only a well-formed Slack channel id may become a `<#C…>` link; anything else is shown as text. */
+const channelRef = (channel: string) =>
+  /^[CGD][A-Z0-9]{2,}$/.test(channel) ? `<#${channel}>` : inline(channel, 60);
+
+const actorRef = (entry: AuditEntry, max: number) =>
+  entry.actorName
+    ? `${inline(entry.actorName, max)} (${inCode(entry.actorId, 30)})`
+    : inline(entry.actorId, max);
+
+/** One compact line per entry; the list has to hold up to 100 of them within Slack's text budget. */
+function entryLine(entry: AuditEntry): string {
+  const parts = [
+    `\`#${entry.seq}\``,
+    time(entry.at),
+    inline(entry.actorName ?? entry.actorId, 24),
+    `\`${inCode(entry.action, 40)}\``,
+  ];
+  if (entry.target) parts.push(inline(entry.target, 48));
+  parts.push(`→ *${inline(entry.outcome, 20)}*`);
+  if (entry.error) parts.push(`(${fitEscaped(entry.error.split(/\r?\n/, 1)[0] ?? '', 60)})`);
+  return parts.join(' ');
+}
+
+/**
+ * `/queue audit [n]`: the entries in the order given (newest first from `Audit.recent`), grouped by
+ * UTC day. Whatever does not fit Slack's text budget is left out and counted, so the message is
+ * always postable however long the names in it are.
+ */
+export function auditMessage(entries: readonly AuditEntry[], locale: Locale): Message {
+  const t = messages(locale).audit;
+  if (entries.length === 0) return { text: t.empty, blocks: [section(t.empty)] };
+
+  const title = t.title(entries.length);
+  // Room for the header, the omitted note and the separators between lines.
+  const budget = BUILDER_TEXT_BUDGET - title.length - t.omitted(entries.length).length - 200;
+  const pieces: string[] = [];
+  let used = 0;
+  let shown = 0;
+  let currentDay = '';
+  for (const entry of entries) {
+    const heading = day(entry.at) !== currentDay ? `*${day(entry.at)}*` : undefined;
+    const line = entryLine(entry);
+    const cost = line.length + 1 + (heading ? heading.length + 1 : 0);
+    if (used + cost > budget) break;
+    if (heading) {
+      pieces.push(heading);
+      currentDay = day(entry.at);
+    }
+    pieces.push(line);
+    used += cost;
+    shown += 1;
+  }
+
+  const blocks: KnownBlock[] = [header(title)];
+  // Sections below the per-section cap leave a margin for the newline joins.
+  const maxBlocks = SlackLimits.messageBlocks - 2;
+  for (const text of packSections(pieces, SlackLimits.sectionText - 100).slice(0, maxBlocks)) {
+    blocks.push(section(text));
+  }
+  if (shown < entries.length) blocks.push(context(t.omitted(entries.length - shown)));
+  return { text: truncate(title, SlackLimits.messageText), blocks };
+}
+
+/** Scalar parameters as `key=value`; nested values are only named, never dumped. */
+function paramsLine(params: Record<string, unknown>): string {
+  const parts = Object.keys(params)
+    .sort()
+    .map((key) => {
+      const value = params[key];
+      const shown =
+        value === null || ['string', 'number', 'boolean'].includes(typeof value) ? String(value) : '{…}';
+      return `${key}=${shown}`;
+    });
+  return parts.join(' ');
+}
+
+/** One entry as it happens, for `slack.auditChannel`. */
+export function auditEntryMessage(entry: AuditEntry, locale: Locale): Message {
+  const t = messages(locale).audit;
+  const f = t.fields;
+  const fields: { type: 'mrkdwn'; text: string }[] = [
+    { type: 'mrkdwn', text: `*${f.actor}*\n${actorRef(entry, 80)}` },
+    { type: 'mrkdwn', text: `*${f.via}*\n${inline(t.via[entry.via] ?? entry.via, 40)}` },
+    { type: 'mrkdwn', text: `*${f.outcome}*\n${inline(entry.outcome, 80)}` },
+  ];
+  if (entry.target) fields.push({ type: 'mrkdwn', text: `*${f.target}*\n${inline(entry.target, 200)}` });
+  if (entry.channel) fields.push({ type: 'mrkdwn', text: `*${f.channel}*\n${channelRef(entry.channel)}` });
+  if (entry.params && Object.keys(entry.params).length > 0) {
+    fields.push({ type: 'mrkdwn', text: `*${f.params}*\n\`${inCode(paramsLine(entry.params), 300)}\`` });
+  }
+  if (entry.error) {
+    fields.push({
+      type: 'mrkdwn',
+      text: `*${f.error}*\n${fitEscaped(entry.error.split(/\r?\n/, 1)[0] ?? '', 500)}`,
+    });
+  }
+  const blocks: KnownBlock[] = [
+    section(`*\`${inCode(entry.action, 100)}\`* → *${inline(entry.outcome, 80)}* · ${utc(entry.at)}`),
+    { type: 'section', fields },
+    context(t.entryFooter(entry.seq, entry.hash.slice(0, 12))),
+  ];
+  return {
+    text: truncate(t.entryText(entry.seq, escapeMrkdwn(entry.action), escapeMrkdwn(entry.outcome)), 300),
+    blocks,
+  };
+}
