@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface PrivateRedis {
   readonly url: string;
   readonly port: number;
+  /** The redis-server process id (tests SIGSTOP it to make a Redis that hangs). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startPrivateRedis(options: { binary?: string } = {}): Prom
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: child.pid,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
