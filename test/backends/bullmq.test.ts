@@ -1,0 +1,263 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { type BullmqBackend, createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { freePort } from '../../src/lib/redis-server.js';
+import {
+  connectionFor,
+  deletePrefix,
+  LIBS,
+  ProviderError,
+  randomName,
+  systemFor,
+  waitFor,
+} from './bullmq/helpers.js';
+import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
+
+const redisUrl = inject('redisUrl');
+
+/** Seeds with BullMQ's own Queue.add, and a real Worker whose processor throws each failure. */
+async function makeFixture(): Promise<BackendFixture> {
+  const { lib } = LIBS[0]!;
+  const prefix = randomName();
+  const connection = connectionFor(redisUrl);
+  const backend = createBullmqBackend(systemFor(redisUrl, prefix));
+  const closers: (() => Promise<void>)[] = [];
+  return {
+    backend,
+    async seed(queues: SeedQueue[]) {
+      for (const seed of queues) {
+        const queue = new lib.Queue(seed.name, { connection, prefix });
+        closers.push(() => queue.close());
+        if (seed.failures.length > 0) {
+          for (const failure of seed.failures) {
+            await queue.add(failure.taskName, { to: 'user-1' }, { attempts: 1 });
+          }
+          const worker = new lib.Worker(
+            seed.name,
+            async (job) => {
+              const failure = seed.failures[Number(job.id) - 1]!;
+              throw new ProviderError(failure.error);
+            },
+            { connection, prefix },
+          );
+          await waitFor('the failures', async () => (await queue.getFailedCount()) === seed.failures.length);
+          await worker.close();
+        }
+        for (let i = 0; i < seed.waiting; i++) await queue.add('deliver', { to: `user-${i}` });
+      }
+    },
+    unreachableBackend() {
+      // A port nobody listens on; the password must never surface in the error.
+      return createBullmqBackend(systemFor(`redis://:secret-password@127.0.0.1:${unreachablePort}`, prefix));
+    },
+    async cleanup() {
+      await backend.close();
+      for (const close of closers) await close();
+      await deletePrefix(redisUrl, prefix);
+    },
+  };
+}
+
+let unreachablePort = 1;
+beforeEach(async () => {
+  unreachablePort = await freePort();
+});
+
+describeQueueBackend('bullmq', makeFixture);
+
+for (const { major, lib, version } of LIBS)
+  describe(`BullMQ ${major}.x queues`, () => {
+    let prefix: string;
+    let queueName: string;
+    const connection = connectionFor(redisUrl);
+    const closers: (() => Promise<void>)[] = [];
+    let backend: BullmqBackend;
+    let clock = Date.now();
+
+    beforeEach(() => {
+      prefix = randomName();
+      queueName = randomName('q');
+      clock = Date.now();
+      backend = createBullmqBackend(systemFor(redisUrl, prefix), { now: () => clock });
+    });
+
+    afterEach(async () => {
+      await backend.close();
+      while (closers.length > 0) await closers.pop()!();
+      await deletePrefix(redisUrl, prefix);
+    });
+
+    function open(name: string) {
+      const queue = new lib.Queue(name, { connection, prefix });
+      closers.push(() => queue.close());
+      return queue;
+    }
+
+    /**
+     * One queue holding jobs in every state, each put there by BullMQ itself: a Worker completes and
+     * fails jobs, a manual Worker holds one active, a FlowProducer leaves a parent waiting for its
+     * children, and Queue.add makes waiting, prioritized and delayed jobs.
+     */
+    async function buildEveryState() {
+      const queue = open(queueName);
+      await queue.add('send-push', { token: 'a' });
+      await queue.add('send-push', { token: 'b' });
+      await queue.add('send-push', { token: 'c' }, { attempts: 2, backoff: 0 });
+      await queue.add('render', { template: 'x' });
+      await queue.add('noop', {});
+      await queue.add('noop', {});
+      const worker = new lib.Worker(
+        queueName,
+        async (job) => {
+          if (job.name === 'send-push')
+            throw new ProviderError('ProviderError: APNs 503 Service Unavailable');
+          if (job.name === 'render')
+            throw new TypeError("Cannot read properties of undefined (reading 'title')");
+          return 'ok';
+        },
+        { connection, prefix },
+      );
+      await waitFor(
+        'completed and failed jobs',
+        async () => (await queue.getFailedCount()) === 4 && (await queue.getCompletedCount()) === 2,
+      );
+      await worker.close();
+
+      await queue.add('hold', {});
+      const holder = new lib.Worker(queueName, null, { connection, prefix, autorun: false });
+      closers.push(() => holder.close(true));
+      const held = await holder.getNextJob('holder-token');
+      expect(held?.name).toBe('hold');
+
+      const first = await queue.add('deliver', { n: 1 });
+      await queue.add('deliver', { n: 2 });
+      await queue.add('deliver', { n: 3 });
+      await queue.add('urgent', { n: 4 }, { priority: 1 });
+      await queue.add('later', { n: 5 }, { priority: 5 });
+      await queue.add('scheduled', { n: 6 }, { delay: 3_600_000 });
+      await queue.add('scheduled', { n: 7 }, { delay: 7_200_000 });
+
+      const flows = new lib.FlowProducer({ connection, prefix });
+      closers.push(() => flows.close());
+      await flows.add({
+        name: 'digest',
+        queueName,
+        data: {},
+        children: [{ name: 'collect', queueName: `${queueName}-children`, data: {} }],
+      });
+      return { queue, first };
+    }
+
+    function ours(counts: Record<string, number>) {
+      return {
+        waiting: (counts.waiting ?? 0) + (counts.paused ?? 0),
+        active: counts.active,
+        delayed: counts.delayed,
+        prioritized: counts.prioritized,
+        failed: counts.failed,
+        completed: counts.completed,
+        waitingChildren: counts['waiting-children'],
+      };
+    }
+
+    it('counts every state exactly as Queue.getJobCounts does', async () => {
+      const { queue } = await buildEveryState();
+      const status = await backend.status([queueName]);
+      const counts = await queue.getJobCounts();
+      expect(status.queues).toHaveLength(1);
+      const row = status.queues[0]!;
+      expect(row).toMatchObject(ours(counts));
+      // Not a vacuous equality: every state holds something.
+      expect(row).toMatchObject({
+        name: queueName,
+        waiting: 3,
+        active: 1,
+        prioritized: 2,
+        delayed: 2,
+        failed: 4,
+        completed: 2,
+        waitingChildren: 1,
+        isPaused: false,
+      });
+    });
+
+    it('ages the backlog by the next job to be picked', async () => {
+      const { first } = await buildEveryState();
+      clock = first.timestamp + 90_500;
+      const row = (await backend.status([queueName])).queues[0]!;
+      expect(row.oldestWaitingSeconds).toBe(90);
+    });
+
+    it('falls back to the most urgent prioritized job when nothing else waits, and to null when nothing does', async () => {
+      const queue = open(queueName);
+      await queue.add('low', {}, { priority: 9 });
+      const urgent = await queue.add('urgent', {}, { priority: 1 });
+      clock = urgent.timestamp + 12_000;
+      const row = (await backend.status([queueName])).queues[0]!;
+      expect(row).toMatchObject({ waiting: 0, prioritized: 2, oldestWaitingSeconds: 12 });
+
+      const empty = open(randomName('q'));
+      await empty.add('x', {}, { delay: 60_000 });
+      const quiet = (await backend.status([empty.name])).queues[0]!;
+      expect(quiet).toMatchObject({ waiting: 0, delayed: 1, oldestWaitingSeconds: null });
+    });
+
+    it('follows a pause and resume made with BullMQ, and keeps counting the waiting jobs', async () => {
+      const { queue, first } = await buildEveryState();
+      await queue.pause();
+      clock = first.timestamp + 5_000;
+      let row = (await backend.status([queueName])).queues[0]!;
+      expect(row).toMatchObject({ ...ours(await queue.getJobCounts()), isPaused: true, waiting: 3 });
+      expect(row.oldestWaitingSeconds).toBe(5);
+      await queue.resume();
+      row = (await backend.status([queueName])).queues[0]!;
+      expect(row).toMatchObject({ ...ours(await queue.getJobCounts()), isPaused: false, waiting: 3 });
+    });
+
+    it(`pauses and resumes through BullMQ ${major}.x, leaving the queue's version alone`, async () => {
+      const queue = open(queueName);
+      await queue.add('deliver', {});
+      await queue.add('deliver', {});
+      const admin = new Redis(redisUrl);
+      closers.push(async () => admin.disconnect());
+      const versionBefore = await admin.hget(`${prefix}:${queueName}:meta`, 'version');
+      expect(versionBefore).toMatch(new RegExp(`^${version.replace('.', '\\.')}`));
+
+      await expect(backend.pause(queueName)).resolves.toEqual({ queue: queueName, isPaused: true });
+      expect(await queue.isPaused()).toBe(true);
+      // Each major parks waiting jobs in its own place: 5.x renames wait to paused, 6.x leaves them.
+      const parked = await admin.llen(`${prefix}:${queueName}:paused`);
+      expect(parked).toBe(major === 5 ? 2 : 0);
+      expect((await backend.status([queueName])).queues[0]).toMatchObject({ isPaused: true, waiting: 2 });
+
+      await expect(backend.resume(queueName)).resolves.toEqual({ queue: queueName, isPaused: false });
+      expect(await queue.isPaused()).toBe(false);
+      expect(await admin.llen(`${prefix}:${queueName}:wait`)).toBe(2);
+      expect(await admin.hget(`${prefix}:${queueName}:meta`, 'version')).toBe(versionBefore);
+    });
+
+    it('lists each worker by its name, like Queue.getWorkers', async () => {
+      const queue = open(queueName);
+      const named = new lib.Worker(queueName, async () => 'ok', { connection, prefix, name: 'w-alpha' });
+      const unnamed = new lib.Worker(queueName, async () => 'ok', { connection, prefix });
+      const events = new lib.QueueEvents(queueName, { connection, prefix });
+      closers.push(
+        () => named.close(),
+        () => unnamed.close(),
+        () => events.close(),
+      );
+      await Promise.all([named.waitUntilReady(), unnamed.waitUntilReady(), events.waitUntilReady()]);
+      await waitFor('both workers to register', async () => (await queue.getWorkers()).length === 2);
+
+      const workers = await backend.workers();
+      expect(workers).toHaveLength((await queue.getWorkers()).length);
+      const alpha = workers.find((w) => w.name === 'w-alpha');
+      expect(alpha).toMatchObject({ name: 'w-alpha', queues: [queueName] });
+      expect(alpha?.idleSeconds).toBeGreaterThanOrEqual(0);
+      const other = workers.find((w) => w.name !== 'w-alpha');
+      expect(other?.name).toMatch(/^127\.0\.0\.1:\d+$/);
+
+      const status = await backend.status();
+      expect(status.workers.map((w) => w.name).sort()).toEqual(workers.map((w) => w.name).sort());
+    });
+  });

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import * as bullmq6 from 'bullmq';
+import * as bullmq5 from 'bullmq5';
+import { Redis } from 'ioredis';
+import type { BullmqSystemConfig } from '../../../src/config/schema.js';
+
+/**
+ * Both majors through one type. The 5.x classes have the same shape for everything these tests
+ * use (Queue.add/getJobCounts/pause/resume/getWorkers, Worker, FlowProducer); the cast only spares
+ * the generic noise.
+ */
+export type BullmqLib = typeof bullmq6;
+export const LIBS: { major: 5 | 6; lib: BullmqLib; version: string }[] = [
+  { major: 6, lib: bullmq6, version: 'bullmq:6.' },
+  { major: 5, lib: bullmq5 as unknown as BullmqLib, version: 'bullmq:5.' },
+];
+
+export function randomName(prefix = 't'): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+/** ioredis options for BullMQ's own clients (Workers need maxRetriesPerRequest null). */
+export function connectionFor(url: string) {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port),
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    maxRetriesPerRequest: null,
+  };
+}
+
+export function systemFor(url: string, prefix: string, queues?: string[]): BullmqSystemConfig {
+  return { name: randomName('sys'), type: 'bullmq', redis: url, prefix, ...(queues ? { queues } : {}) };
+}
+
+/** Deletes every key under a test's own prefix, by SCAN (the shared test Redis is never flushed). */
+export async function deletePrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Polls until `check` holds; fails the test with `what` after 10 s. */
+export async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Errors shaped like the Pushizo runbook's: a provider error with a stack under it, so the first
+ * line is what groups them.
+ */
+export class ProviderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderError';
+    this.stack = `${message}\n    at sendPush (/app/dispatch/apns.js:88:11)\n    at process.processTicksAndRejections`;
+  }
+}
+
+/**
+ * Records, through MONITOR, the commands one named client sends and the commands scripts run
+ * inside Redis while recording.
+ */
+export async function monitorClient(url: string, clientName: string) {
+  const admin = new Redis(url);
+  const probe = new Redis(url);
+  const list = String(await admin.client('LIST'));
+  const line = list.split('\n').find((l) => l.includes(` name=${clientName} `));
+  const addr = / addr=(\S+)/.exec(line ?? '')?.[1];
+  if (!addr) throw new Error(`no client named ${clientName}`);
+  const monitor = await admin.monitor();
+  const seen: { source: string; args: string[] }[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    seen.push({ source, args });
+  });
+  // MONITOR starts asynchronously; a marker seen means everything after it is recorded.
+  await settle();
+  let from = seen.length;
+
+  async function settle() {
+    const marker = randomName('probe');
+    await probe.echo(marker);
+    await waitFor('MONITOR to catch up', async () =>
+      seen.some((e) => e.args[0] === 'echo' && e.args[1] === marker),
+    );
+  }
+
+  return {
+    /** Starts a fresh recording. */
+    async reset() {
+      await settle();
+      from = seen.length;
+    },
+    /** Commands the client sent, and commands scripts ran, since the last reset. */
+    async recorded() {
+      await settle();
+      const window = seen
+        .slice(from)
+        .filter((e) => !(e.args[0] === 'echo' && /^probe/.test(e.args[1] ?? '')));
+      return {
+        sent: window.filter((e) => e.source.endsWith(addr)).map((e) => e.args),
+        inScripts: window.filter((e) => e.source.endsWith('lua')).map((e) => e.args),
+      };
+    },
+    async stop() {
+      monitor.disconnect();
+      admin.disconnect();
+      probe.disconnect();
+    },
+  };
+}
