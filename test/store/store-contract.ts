@@ -1,0 +1,421 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createAudit } from '../../src/audit/audit.js';
+import { canonicalJson } from '../../src/audit/hash.js';
+import { migrations } from '../../src/store/migrations.js';
+import type { ActionRequest, AuditEntryInput, RequestStatus, Store } from '../../src/store/store.js';
+
+/** One database (a SQLite file, a Postgres schema) that several Store instances can open. */
+export interface StoreHarness {
+  /** A new Store instance on the same database, not yet migrated. */
+  open(): Store;
+  /** Raw SQL on the same database, bypassing the Store (to tamper with it); `?` placeholders. */
+  sql(query: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Closes the raw connection and removes the database. */
+  destroy(): Promise<void>;
+}
+
+const t0 = Date.parse('2030-01-01T10:00:00.000Z');
+const iso = (offsetSeconds: number) => new Date(t0 + offsetSeconds * 1000).toISOString();
+
+export function sampleRequest(overrides: Partial<ActionRequest> = {}): ActionRequest {
+  return {
+    id: `r-${randomUUID().slice(0, 8)}`,
+    action: 'pause',
+    target: 'pushizo/dispatch-ios',
+    params: { reason: 'provider outage', nested: { depth: 2, list: [1, 'two'] } },
+    status: 'pending',
+    requestedBy: 'U0REQUESTER',
+    requestedByName: 'ayse',
+    via: 'slack',
+    channel: 'C0INCIDENT',
+    messageTs: '1714557723.000100',
+    requiredApprovals: 1,
+    approvals: [],
+    preview: 'pause pushizo/dispatch-ios: 48,211 waiting jobs stop being picked up',
+    createdAt: iso(0),
+    expiresAt: iso(15 * 60),
+    updatedAt: iso(0),
+    ...overrides,
+  };
+}
+
+function entry(i: number, overrides: Partial<AuditEntryInput> = {}): AuditEntryInput {
+  return {
+    at: iso(i),
+    actorId: `U0ACTOR${i % 3}`,
+    actorName: `actor ${i % 3}`,
+    via: i % 2 ? 'cli' : 'slack',
+    channel: 'C0INCIDENT',
+    action: `command.status`,
+    target: `pushizo/q${i}`,
+    params: { n: i, zeta: 'z', alpha: { b: 1, a: [2, 1] } },
+    outcome: 'ok',
+    ...overrides,
+  };
+}
+
+const auditContentColumns = [
+  'at',
+  'actor_id',
+  'actor_name',
+  'via',
+  'channel',
+  'action',
+  'target',
+  'params',
+  'outcome',
+  'error',
+  'prev_hash',
+  'hash',
+];
+
+/**
+ * The behaviour every store must have, run against a fresh database per test. Both the SQLite and
+ * the PostgreSQL store run it: `describeStore('sqlite', makeSqliteHarness)`.
+ */
+export function describeStore(name: string, makeHarness: () => Promise<StoreHarness>): void {
+  describe(name, () => {
+    let harness: StoreHarness;
+    let store: Store;
+    const opened: Store[] = [];
+    const open = async () => {
+      const s = harness.open();
+      opened.push(s);
+      await s.migrate();
+      return s;
+    };
+    const auditOf = (s: Store, pageSize?: number) =>
+      createAudit({ store: s, now: () => new Date(t0), ...(pageSize ? { pageSize } : {}) });
+    const appendMany = async (s: Store, count: number) => {
+      for (let i = 1; i <= count; i++) await s.appendAudit(entry(i));
+    };
+
+    beforeEach(async () => {
+      harness = await makeHarness();
+      store = await open();
+    });
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+      await harness.destroy();
+    });
+
+    describe('migrations', () => {
+      it('running migrate again, from the same and from another instance, applies each version once and keeps data', async () => {
+        const request = sampleRequest();
+        await store.createRequest(request);
+        await store.migrate();
+        await (await open()).migrate();
+        const rows = await harness.sql('SELECT version FROM schema_migrations ORDER BY version');
+        expect(rows.map((r) => Number(r.version))).toEqual(migrations.map((m) => m.version));
+        expect(await store.getRequest(request.id)).toEqual(request);
+      });
+
+      it('several instances migrating a fresh database at the same moment all succeed, applying each version once', async () => {
+        const fresh = await makeHarness();
+        const stores = [fresh.open(), fresh.open(), fresh.open(), fresh.open()];
+        try {
+          await Promise.all(stores.map((s) => s.migrate()));
+          const rows = await fresh.sql('SELECT version FROM schema_migrations ORDER BY version');
+          expect(rows.map((r) => Number(r.version))).toEqual(migrations.map((m) => m.version));
+          const entry1 = await stores[1]!.appendAudit(entry(1));
+          expect(entry1.seq).toBe(1);
+        } finally {
+          for (const s of stores) await s.close();
+          await fresh.destroy();
+        }
+      });
+    });
+
+    describe('approval requests', () => {
+      it('a request reads back exactly as it was created, JSON parameters included', async () => {
+        const request = sampleRequest();
+        await store.createRequest(request);
+        expect(await store.getRequest(request.id)).toEqual(request);
+        expect(await store.getRequest('r-nothere')).toBeUndefined();
+      });
+
+      it('a request without optional fields reads back without them', async () => {
+        const request = sampleRequest({
+          channel: undefined,
+          messageTs: undefined,
+          requestedByName: undefined,
+        });
+        delete request.channel;
+        delete request.messageTs;
+        delete request.requestedByName;
+        await store.createRequest(request);
+        const read = await store.getRequest(request.id);
+        expect(read).toEqual(request);
+        expect(read && 'channel' in read).toBe(false);
+      });
+
+      it('listRequests filters by status and lists oldest first', async () => {
+        const a = sampleRequest({ createdAt: iso(1) });
+        const b = sampleRequest({ createdAt: iso(2), status: 'executing' });
+        const c = sampleRequest({ createdAt: iso(0) });
+        for (const r of [a, b, c]) await store.createRequest(r);
+        expect((await store.listRequests({ statuses: ['pending'] })).map((r) => r.id)).toEqual([c.id, a.id]);
+        expect(
+          (await store.listRequests({ statuses: ['executing', 'interrupted'] })).map((r) => r.id),
+        ).toEqual([b.id]);
+        expect((await store.listRequests()).map((r) => r.id)).toEqual([c.id, a.id, b.id]);
+        expect(await store.listRequests({ statuses: [] })).toEqual([]);
+      });
+
+      it('a transition applies its patch only while the status is one of `from`, so a replay is a no-op', async () => {
+        const request = sampleRequest();
+        await store.createRequest(request);
+        const approved = await store.transitionRequest(request.id, ['pending'], {
+          status: 'approved',
+          updatedAt: iso(10),
+        });
+        expect(approved).toEqual({ ...request, status: 'approved', updatedAt: iso(10) });
+
+        const replay = await store.transitionRequest(request.id, ['pending'], {
+          status: 'denied',
+          deniedBy: 'U0X',
+        });
+        expect(replay).toBeUndefined();
+        expect(await store.getRequest(request.id)).toEqual(approved);
+
+        const done = await store.transitionRequest(request.id, ['approved', 'executing'], {
+          status: 'done',
+          result: { workersAnswered: ['celery@a', 'celery@b'], paused: true },
+          startedAt: iso(11),
+          finishedAt: iso(12),
+        });
+        expect(done?.result).toEqual({ workersAnswered: ['celery@a', 'celery@b'], paused: true });
+        expect(await store.getRequest(request.id)).toEqual(done);
+        expect(
+          await store.transitionRequest('r-missing', ['pending'], { status: 'approved' }),
+        ).toBeUndefined();
+      });
+
+      it('a transition with a check only applies when the check holds on the stored row', async () => {
+        const request = sampleRequest({ expiresAt: iso(60), requiredApprovals: 1 });
+        await store.createRequest(request);
+        expect(
+          await store.transitionRequest(
+            request.id,
+            ['pending'],
+            { status: 'approved' },
+            { approvalsComplete: true },
+          ),
+        ).toBeUndefined();
+        expect(
+          await store.transitionRequest(
+            request.id,
+            ['pending'],
+            { status: 'expired' },
+            { expiredAt: iso(59) },
+          ),
+        ).toBeUndefined();
+        await store.addApproval(request.id, { userId: 'U0OTHER', at: iso(5) });
+        expect(
+          await store.transitionRequest(
+            request.id,
+            ['pending'],
+            { status: 'approved' },
+            { notExpiredAt: iso(60) },
+          ),
+        ).toBeUndefined();
+        const approved = await store.transitionRequest(
+          request.id,
+          ['pending'],
+          { status: 'approved' },
+          { approvalsComplete: true, notExpiredAt: iso(59) },
+        );
+        expect(approved?.status).toBe('approved');
+      });
+
+      it('twenty simultaneous pending → executing transitions from two instances produce exactly one winner', async () => {
+        const request = sampleRequest({ status: 'approved' });
+        await store.createRequest(request);
+        await store.transitionRequest(request.id, ['approved'], { status: 'pending' });
+        const other = await open();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? other : store).transitionRequest(request.id, ['pending'], {
+              status: 'executing',
+              startedAt: iso(i),
+              error: `winner ${i}`,
+            }),
+          ),
+        );
+        const winners = results.filter((r): r is ActionRequest => r !== undefined);
+        expect(winners).toHaveLength(1);
+        const stored = await store.getRequest(request.id);
+        expect(stored?.status).toBe('executing');
+        expect(stored?.error).toBe(winners[0]!.error);
+      });
+
+      it('addApproval refuses the requester, a second approval by the same person, and requests no longer pending', async () => {
+        const request = sampleRequest({ requiredApprovals: 2 });
+        await store.createRequest(request);
+
+        const self = await store.addApproval(request.id, { userId: request.requestedBy, at: iso(1) });
+        expect(self).toMatchObject({ ok: false, reason: 'self' });
+
+        const first = await store.addApproval(request.id, { userId: 'U0BOB', userName: 'bob', at: iso(2) });
+        expect(first).toEqual({
+          ok: true,
+          request: {
+            ...request,
+            approvals: [{ userId: 'U0BOB', userName: 'bob', at: iso(2) }],
+            updatedAt: iso(2),
+          },
+        });
+
+        const again = await store.addApproval(request.id, { userId: 'U0BOB', at: iso(3) });
+        expect(again).toMatchObject({ ok: false, reason: 'duplicate' });
+
+        await store.transitionRequest(request.id, ['pending'], { status: 'denied' });
+        const late = await store.addApproval(request.id, { userId: 'U0CAROL', at: iso(4) });
+        expect(late).toMatchObject({ ok: false, reason: 'not-pending', request: { status: 'denied' } });
+        expect((await store.getRequest(request.id))?.approvals.map((a) => a.userId)).toEqual(['U0BOB']);
+
+        expect(await store.addApproval('r-missing', { userId: 'U0BOB', at: iso(5) })).toEqual({
+          ok: false,
+          reason: 'missing',
+        });
+      });
+
+      it('simultaneous approvals by different people all count, and by the same person count once', async () => {
+        const request = sampleRequest({ requiredApprovals: 5 });
+        await store.createRequest(request);
+        const other = await open();
+        const users = Array.from({ length: 8 }, (_, i) => `U0APPROVER${i}`);
+        const distinct = await Promise.all(
+          users.map((userId, i) => (i % 2 ? other : store).addApproval(request.id, { userId, at: iso(i) })),
+        );
+        expect(distinct.every((r) => r.ok)).toBe(true);
+        const same = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 ? other : store).addApproval(request.id, { userId: 'U0DAN', at: iso(9) }),
+          ),
+        );
+        expect(same.filter((r) => r.ok)).toHaveLength(1);
+        expect(same.filter((r) => !r.ok && r.reason === 'duplicate')).toHaveLength(7);
+        const stored = await store.getRequest(request.id);
+        expect(stored?.approvals.map((a) => a.userId).sort()).toEqual([...users, 'U0DAN'].sort());
+      });
+
+      it('a pending request, and one caught executing, are still there after the store is closed and reopened', async () => {
+        const pending = sampleRequest();
+        const executing = sampleRequest({ status: 'executing', startedAt: iso(3) });
+        await store.createRequest(pending);
+        await store.createRequest(executing);
+        await store.close();
+        const reopened = await open();
+        expect(await reopened.listRequests({ statuses: ['pending'] })).toEqual([pending]);
+        const interrupted = await reopened.transitionRequest(executing.id, ['executing'], {
+          status: 'interrupted' satisfies RequestStatus,
+        });
+        expect(interrupted?.status).toBe('interrupted');
+      });
+    });
+
+    describe('audit chain', () => {
+      it('appends number entries 1, 2, 3… and chain each to the previous hash', async () => {
+        const first = await store.appendAudit(entry(1));
+        const second = await store.appendAudit(entry(2, { error: 'boom', outcome: 'failed' }));
+        expect(first).toMatchObject({ seq: 1, prevHash: '' });
+        expect(second).toMatchObject({ seq: 2, prevHash: first.hash, error: 'boom' });
+        const { hash, ...unhashed } = second;
+        expect(hash).toBe(
+          createHash('sha256')
+            .update(first.hash + canonicalJson(unhashed))
+            .digest('hex'),
+        );
+        expect(await store.listAudit()).toEqual([first, second]);
+      });
+
+      it('listAudit pages by seq, filters by time and can list newest first', async () => {
+        await appendMany(store, 6);
+        const seqs = async (o: Parameters<Store['listAudit']>[0]) =>
+          (await store.listAudit(o)).map((e) => e.seq);
+        expect(await seqs({ afterSeq: 2, limit: 3 })).toEqual([3, 4, 5]);
+        expect(await seqs({ sinceAt: iso(4) })).toEqual([4, 5, 6]);
+        expect(await seqs({ newestFirst: true, limit: 2 })).toEqual([6, 5]);
+      });
+
+      it('an untouched chain verifies, across page boundaries', async () => {
+        await appendMany(store, 7);
+        expect(await auditOf(store, 3).verify()).toEqual({ ok: true, count: 7 });
+        expect(await auditOf(store).verify()).toEqual({ ok: true, count: 7 });
+      });
+
+      it('an empty chain verifies with a count of zero', async () => {
+        expect(await auditOf(store).verify()).toEqual({ ok: true, count: 0 });
+      });
+
+      it('an entry whose outcome was edited in the database is named by its seq', async () => {
+        await appendMany(store, 6);
+        await harness.sql('UPDATE audit_log SET outcome = ? WHERE seq = ?', ['denied', 4]);
+        const result = await auditOf(store, 2).verify();
+        expect(result.ok).toBe(false);
+        if (result.ok) return;
+        expect(result.firstBad.seq).toBe(4);
+        expect(result.firstBad.reason).toMatch(/edited/);
+        expect(result.count).toBe(3);
+      });
+
+      it('an entry removed from the middle is detected at the entry after the gap', async () => {
+        await appendMany(store, 6);
+        await harness.sql('DELETE FROM audit_log WHERE seq = ?', [3]);
+        const result = await auditOf(store, 2).verify();
+        expect(result).toMatchObject({ ok: false, firstBad: { seq: 4 } });
+        if (!result.ok) expect(result.firstBad.reason).toMatch(/#3 is missing/);
+      });
+
+      it('entries removed from the end are detected through the chain head', async () => {
+        await appendMany(store, 6);
+        await harness.sql('DELETE FROM audit_log WHERE seq >= ?', [5]);
+        const result = await auditOf(store).verify();
+        expect(result).toMatchObject({ ok: false, firstBad: { seq: 5 } });
+        if (!result.ok) expect(result.firstBad.reason).toMatch(/#5–#6.*missing/);
+      });
+
+      it('swapping the contents of two entries is detected at the first of them', async () => {
+        await appendMany(store, 6);
+        const rows = await harness.sql('SELECT * FROM audit_log WHERE seq IN (?, ?) ORDER BY seq', [2, 3]);
+        const [two, three] = rows as [Record<string, unknown>, Record<string, unknown>];
+        const assign = auditContentColumns.map((c) => `${c} = ?`).join(', ');
+        await harness.sql(`UPDATE audit_log SET ${assign} WHERE seq = ?`, [
+          ...auditContentColumns.map((c) => three[c]),
+          2,
+        ]);
+        await harness.sql(`UPDATE audit_log SET ${assign} WHERE seq = ?`, [
+          ...auditContentColumns.map((c) => two[c]),
+          3,
+        ]);
+        const result = await auditOf(store).verify();
+        expect(result).toMatchObject({ ok: false, count: 1, firstBad: { seq: 2 } });
+      });
+
+      it('concurrent appends from two instances keep one unbroken chain', async () => {
+        const other = await open();
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).appendAudit(entry(i + 1))),
+        );
+        const all = await store.listAudit();
+        expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+        expect(await auditOf(other).verify()).toEqual({ ok: true, count: 40 });
+      });
+
+      it('export --since writes one JSON line per entry at or after that time, in seq order', async () => {
+        await appendMany(store, 5);
+        const lines: string[] = [];
+        const written = await auditOf(store, 2).export({ since: iso(3) }, (line) => lines.push(line));
+        expect(written).toBe(3);
+        const parsed = lines.map((l) => JSON.parse(l));
+        expect(parsed.map((e) => e.seq)).toEqual([3, 4, 5]);
+        expect(parsed).toEqual(
+          (await store.listAudit({ afterSeq: 2 })).map((e) => JSON.parse(JSON.stringify(e))),
+        );
+        expect(lines.every((l) => !l.includes('\n'))).toBe(true);
+      });
+    });
+  });
+}
