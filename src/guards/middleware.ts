@@ -1,3 +1,4 @@
+import { parseWords } from '../commands/parse.js';
 import type { CommandDefinition, Reply, Request } from '../commands/types.js';
 import type { Locale } from '../i18n/index.js';
 import type { AuditEntryInput } from '../store/store.js';
@@ -85,7 +86,7 @@ export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => P
   return async ({ body, context, next, ack, respond }) => {
     const request = deps.toRequest(body, context);
     if (!request) return next();
-    const verb = (request.words[0] ?? 'help').toLowerCase();
+    const { verb } = parseWords(request.words);
     const command = deps.commandFor(verb);
     const verdict = await guard.check({
       actorId: request.actor.id,
