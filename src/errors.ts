@@ -10,6 +10,8 @@ export const ErrorCode = {
   BadArgument: 'BadArgument',
   RedisUnavailable: 'RedisUnavailable',
   NotSupported: 'NotSupported',
+  /** A remote-control action (Celery pause/resume) that no worker acknowledged. */
+  NoWorkersAnswered: 'NoWorkersAnswered',
   Forbidden: 'Forbidden',
   WrongChannel: 'WrongChannel',
   TwoFactorRequired: 'TwoFactorRequired',

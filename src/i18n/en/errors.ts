@@ -21,6 +21,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `${p.message ?? `\`${p.value}\` is not valid here.`}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `Redis for \`${p.system}\` is not answering (${p.reason ?? 'no reply'}).`,
   NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${p.what}.`,
+  NoWorkersAnswered: (p) =>
+    `No worker of \`${p.system}\` answered within ${p.timeoutMs} ms, so \`${p.queue}\` was not ${p.action === 'resume' ? 'resumed' : 'paused'}. Check \`/queue workers ${p.system}\`.`,
   Forbidden: (p) => `You need the \`${p.role}\` role to ${p.action}.`,
   WrongChannel: (p) => `\`${p.action}\` only runs in ${list(p.channels)}; read-only commands work anywhere.`,
   TwoFactorRequired: () =>

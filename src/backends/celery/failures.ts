@@ -1,0 +1,290 @@
+import type { Redis } from 'ioredis';
+import { ensureConnected } from '../redis-client.js';
+import { RESULT_KEY_PREFIX } from './keys.js';
+
+/** One FAILURE stored by Celery's Redis result backend, reduced to what may be shown. */
+export interface FailureRecord {
+  id: string;
+  /** Task name; empty when the app does not set `result_extended`. */
+  name: string;
+  /** `ExcType: first line of the message`. */
+  error: string;
+  /** Times the task ran: Celery's `retries` + 1. */
+  attempts: number;
+  /** `date_done`, epoch ms, or null when unparseable. */
+  failedAt: number | null;
+  /** `delivery_info.routing_key`; null without `result_extended`. */
+  queue: string | null;
+  /** When Redis will expire the key (epoch ms), when known. */
+  expiresAt: number | null;
+}
+
+/**
+ * An in-memory index of the failures in a Celery result backend, so that status never scans the
+ * keyspace: one incremental SCAN when first needed, kept fresh by the PUBLISH Celery sends on
+ * every stored result, and a periodic rescan that catches anything missed (a dropped
+ * subscription, expired keys, a result deleted by hand).
+ */
+export interface FailureIndex {
+  /** Resolves once the first scan finished; rejects (and can be retried) when it failed. */
+  ready(): Promise<void>;
+  /** Failures per queue; those without a queue field are under `null`. */
+  counts(): Map<string | null, number>;
+  /** A queue's failures, newest first, at most `limit`. */
+  newest(queue: string | null, limit: number): FailureRecord[];
+  /** Runs a full rescan now; the index keeps serving the old data until it is done. */
+  rescan(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface FailureIndexDeps {
+  /** The result backend, for SCAN and GET. */
+  client: Redis;
+  /** A connection of its own for PSUBSCRIBE (a subscribed connection can do nothing else). */
+  subscriber: Redis;
+  now?: () => number;
+  /** Default 5 minutes. */
+  rescanIntervalMs?: number;
+  /** Records kept in memory; beyond it the oldest are only counted. Default 100,000. */
+  maxRecords?: number;
+  /** Keys per SCAN call. Default 1000. */
+  scanCount?: number;
+}
+
+/**
+ * Returns `key, value, pttl` for each given result key that looks like a FAILURE, so that
+ * successes (the vast majority, and often large) never cross the network.
+ */
+const FILTER_FAILURES_LUA = `
+local out = {}
+for _, key in ipairs(KEYS) do
+  local value = redis.pcall('GET', key)
+  if type(value) == 'string' and string.find(value, '"FAILURE"', 1, true) then
+    out[#out + 1] = key
+    out[#out + 1] = value
+    out[#out + 1] = redis.call('PTTL', key)
+  end
+end
+return out`;
+
+const GET_BATCH = 250;
+
+export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
+  const { client, subscriber } = deps;
+  const now = deps.now ?? Date.now;
+  const rescanIntervalMs = deps.rescanIntervalMs ?? 5 * 60_000;
+  const maxRecords = deps.maxRecords ?? 100_000;
+  const scanCount = deps.scanCount ?? 1000;
+  const pattern = `${RESULT_KEY_PREFIX}*`;
+
+  let records = new Map<string, FailureRecord>();
+  /** Failures dropped from memory by `maxRecords`, still counted. */
+  let evicted = new Map<string | null, number>();
+  /** While a rescan runs, what the subscription said, applied on top of the scan's result. */
+  let duringScan: Map<string, FailureRecord | null> | undefined;
+  let readyPromise: Promise<void> | undefined;
+  let scanning: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let subscribed = false;
+  let closed = false;
+
+  const onMessage = (_pattern: string, channel: string, message: string) => {
+    if (!channel.startsWith(RESULT_KEY_PREFIX)) return;
+    const id = channel.slice(RESULT_KEY_PREFIX.length);
+    // Celery publishes every stored state; anything but FAILURE (a retry that later succeeded) clears it.
+    const record = parseFailure(id, message, null);
+    if (record) records.set(id, record);
+    else records.delete(id);
+    duringScan?.set(id, record ?? null);
+    trim(records, evicted);
+  };
+
+  function trim(map: Map<string, FailureRecord>, overflow: Map<string | null, number>) {
+    // Amortised: sort only when well past the bound.
+    if (map.size <= maxRecords * 1.1) return;
+    const sorted = [...map.values()].sort((a, b) => (a.failedAt ?? 0) - (b.failedAt ?? 0));
+    for (const record of sorted.slice(0, map.size - maxRecords)) {
+      map.delete(record.id);
+      overflow.set(record.queue, (overflow.get(record.queue) ?? 0) + 1);
+    }
+  }
+
+  async function subscribe() {
+    if (subscribed) return;
+    await ensureConnected(subscriber);
+    subscriber.on('pmessage', onMessage);
+    await subscriber.psubscribe(pattern);
+    subscribed = true;
+    // After a reconnect ioredis resubscribes, but what was published meanwhile is lost.
+    subscriber.on('ready', () => {
+      if (!closed) void rescan().catch(() => undefined);
+    });
+  }
+
+  async function scanAll(): Promise<{
+    fresh: Map<string, FailureRecord>;
+    overflow: Map<string | null, number>;
+  }> {
+    await ensureConnected(client);
+    const fresh = new Map<string, FailureRecord>();
+    const overflow = new Map<string | null, number>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', scanCount);
+      cursor = next;
+      if (keys.length === 0) continue;
+      const pipeline = client.pipeline();
+      for (let i = 0; i < keys.length; i += GET_BATCH) {
+        const batch = keys.slice(i, i + GET_BATCH);
+        pipeline.eval(FILTER_FAILURES_LUA, batch.length, ...batch);
+      }
+      const results = (await pipeline.exec()) ?? [];
+      const at = now();
+      for (const [error, value] of results) {
+        if (error) throw error;
+        const flat = value as (string | number)[];
+        for (let i = 0; i + 2 < flat.length; i += 3) {
+          const key = String(flat[i]);
+          const pttl = Number(flat[i + 2]);
+          const record = parseFailure(
+            key.slice(RESULT_KEY_PREFIX.length),
+            String(flat[i + 1]),
+            pttl > 0 ? at + pttl : null,
+          );
+          if (record) fresh.set(record.id, record);
+        }
+      }
+      trim(fresh, overflow);
+    } while (cursor !== '0' && !closed);
+    return { fresh, overflow };
+  }
+
+  function rescan(): Promise<void> {
+    if (scanning) return scanning;
+    duringScan = new Map();
+    scanning = (async () => {
+      try {
+        const { fresh, overflow } = await scanAll();
+        for (const [id, record] of duringScan ?? []) {
+          if (record) fresh.set(id, record);
+          else fresh.delete(id);
+        }
+        records = fresh;
+        evicted = overflow;
+        trim(records, evicted);
+      } finally {
+        duringScan = undefined;
+        scanning = undefined;
+      }
+    })();
+    return scanning;
+  }
+
+  function dropExpired() {
+    const at = now();
+    for (const [id, record] of records)
+      if (record.expiresAt !== null && record.expiresAt <= at) records.delete(id);
+  }
+
+  function ready(): Promise<void> {
+    if (closed) return Promise.reject(new Error('failure index is closed'));
+    if (!readyPromise) {
+      readyPromise = (async () => {
+        // Subscribe first: a failure stored while the scan runs is then seen by one or the other.
+        await subscribe();
+        await rescan();
+        if (!timer && !closed) {
+          timer = setInterval(() => void rescan().catch(() => undefined), rescanIntervalMs);
+          timer.unref();
+        }
+      })();
+      readyPromise.catch(() => {
+        readyPromise = undefined;
+      });
+    }
+    return readyPromise;
+  }
+
+  return {
+    ready,
+    rescan,
+    counts() {
+      dropExpired();
+      const counts = new Map<string | null, number>(evicted);
+      for (const record of records.values()) counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
+      return counts;
+    },
+    newest(queue, limit) {
+      dropExpired();
+      const matching: FailureRecord[] = [];
+      for (const record of records.values()) if (record.queue === queue) matching.push(record);
+      matching.sort((a, b) => (b.failedAt ?? 0) - (a.failedAt ?? 0) || (a.id < b.id ? -1 : 1));
+      return matching.slice(0, Math.max(0, limit));
+    },
+    async close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+      subscriber.off('pmessage', onMessage);
+      records.clear();
+    },
+  };
+}
+
+/**
+ * A stored result as a FailureRecord, or undefined when it is not a JSON FAILURE. Never keeps
+ * args, kwargs or the traceback.
+ */
+export function parseFailure(id: string, raw: string, expiresAt: number | null): FailureRecord | undefined {
+  if (!raw.includes('FAILURE')) return undefined;
+  let meta: Record<string, unknown>;
+  try {
+    meta = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!meta || typeof meta !== 'object' || meta.status !== 'FAILURE') return undefined;
+  const retries = Number(meta.retries);
+  return {
+    id: typeof meta.task_id === 'string' && meta.task_id ? meta.task_id : id,
+    name: typeof meta.name === 'string' ? meta.name : '',
+    error: formatCeleryError(meta.result),
+    attempts: (Number.isFinite(retries) && retries >= 0 ? retries : 0) + 1,
+    failedAt: parseDateDone(meta.date_done),
+    queue: typeof meta.queue === 'string' && meta.queue ? meta.queue : null,
+    expiresAt,
+  };
+}
+
+/** `{"exc_type":"ValueError","exc_message":["boom\nmore"]}` → `ValueError: boom`. */
+export function formatCeleryError(result: unknown): string {
+  if (!result || typeof result !== 'object') return firstLine(String(result ?? 'unknown error'));
+  const { exc_type: type, exc_message: message } = result as { exc_type?: unknown; exc_message?: unknown };
+  let text: string;
+  if (Array.isArray(message)) {
+    text = message.length === 1 ? stringify(message[0]) : message.map(stringify).join(', ');
+  } else {
+    text = message === undefined || message === null ? '' : stringify(message);
+  }
+  const head = typeof type === 'string' && type ? type : 'Exception';
+  const line = firstLine(text);
+  return line ? `${head}: ${line}` : head;
+}
+
+function stringify(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function firstLine(text: string): string {
+  const line = text.split(/\r?\n/, 1)[0]?.trim() ?? '';
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+/** Celery 5.2 writes `date_done` as a naive UTC ISO string with microseconds. */
+export function parseDateDone(value: unknown): number | null {
+  if (typeof value !== 'string' || !value) return null;
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$/.exec(value.trim());
+  if (!match) return null;
+  const fraction = match[2] ? match[2].slice(0, 4).padEnd(4, '0') : '';
+  const parsed = Date.parse(`${match[1]}${fraction}${match[3] ?? 'Z'}`);
+  return Number.isFinite(parsed) ? parsed : null;
+}

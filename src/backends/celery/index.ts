@@ -1,0 +1,520 @@
+import type { Redis } from 'ioredis';
+import type { CelerySystemConfig } from '../../config/schema.js';
+import { ErrorCode, OpsError } from '../../errors.js';
+import { suggest } from '../../lib/suggest.js';
+import type {
+  ActiveTask,
+  DlqSample,
+  PauseOutcome,
+  QueueBackend,
+  QueueCounts,
+  RedisMemory,
+  SystemStatus,
+  SystemWarning,
+  WorkerInfo,
+} from '../queue-backend.js';
+import {
+  createRedisClient,
+  ensureConnected,
+  parseMemoryInfo,
+  toRedisUnavailable,
+  urlSecrets,
+} from '../redis-client.js';
+import { createFailureIndex, type FailureIndex } from './failures.js';
+import {
+  bindingScanPattern,
+  dbFromUrl,
+  exchangeOfBindingKey,
+  isInternalExchange,
+  isInternalQueue,
+  type KombuLayout,
+  priorityKeys,
+  queueOfBindingMember,
+  unackedKey,
+} from './keys.js';
+import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
+
+export { createPidboxClient, type PidboxClient } from './pidbox.js';
+
+export interface CeleryBackendOptions {
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  now?: () => number;
+  /** How long discovered queue names are reused. Default 30 s. */
+  discoveryTtlMs?: number;
+  /** How often the failure index is rebuilt from a full SCAN. Default 5 min. */
+  rescanIntervalMs?: number;
+}
+
+/** Above this share of maxmemory, status carries a `MemoryHigh` warning. */
+const MEMORY_HIGH_RATIO = 0.9;
+/** Failures that `topErrors` is counted over, newest first. */
+const GROUP_OVER = 1000;
+
+/**
+ * Next message of one queue: LLEN of every priority list (served-first first) and, for the
+ * first non-empty one, the delivery tag and ETA of the message a worker would take next
+ * (`LINDEX -1`), decoded on the server so the message body never crosses the network.
+ */
+const QUEUE_STATE_LUA = `
+local out = {}
+local head = nil
+for i, key in ipairs(KEYS) do
+  local n = redis.call('LLEN', key)
+  out[i] = n
+  if n > 0 and head == nil then head = key end
+end
+local tag, eta = '', ''
+if head then
+  local ok, message = pcall(cjson.decode, redis.call('LINDEX', head, -1))
+  if ok and type(message) == 'table' then
+    if type(message.properties) == 'table' and type(message.properties.delivery_tag) == 'string' then
+      tag = message.properties.delivery_tag
+    end
+    if type(message.headers) == 'table' and type(message.headers.eta) == 'string' then
+      eta = message.headers.eta
+    end
+  end
+end
+out[#KEYS + 1] = tag
+out[#KEYS + 2] = eta
+return out`;
+
+/** What the workers said in one round of inspection, reduced to what may be shown. */
+interface Inspection {
+  workers: Map<string, WorkerInfo>;
+  /** Running tasks per queue (the routing key of their delivery). */
+  activeByQueue: Map<string, number>;
+  /** Queues consumed by at least one worker; undefined when no worker answered `active_queues`. */
+  consumed: Set<string> | undefined;
+}
+
+/**
+ * The `QueueBackend` for Celery on Redis (kombu's transport, Celery 5). Reads go straight to the
+ * broker's keys; workers are asked through Celery's own remote control (pidbox); failures come
+ * from an in-memory index of the result backend.
+ */
+export function createCeleryBackend(
+  system: CelerySystemConfig,
+  options: CeleryBackendOptions = {},
+): QueueBackend & {
+  pause(queue: string): Promise<PauseOutcome>;
+  resume(queue: string): Promise<PauseOutcome>;
+} {
+  const now = options.now ?? Date.now;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
+  const commandTimeoutMs = options.commandTimeoutMs ?? 3000;
+  const discoveryTtlMs = options.discoveryTtlMs ?? 30_000;
+  const resultUrl = system.resultBackend ?? system.redis;
+  const secrets = [...urlSecrets(system.redis), ...urlSecrets(resultUrl)];
+  const layout: KombuLayout = {
+    globalKeyprefix: system.globalKeyprefix,
+    prioritySteps: system.prioritySteps,
+    separator: system.separator,
+    fanoutPrefix: system.fanoutPrefix,
+    db: dbFromUrl(system.redis),
+  };
+  const clientOptions = { connectTimeoutMs, commandTimeoutMs };
+  const client = createRedisClient(system.redis, { ...clientOptions, connectionName: 'queue-ops' });
+  client.defineCommand('celeryQueueState', { lua: QUEUE_STATE_LUA });
+  const separateResults = resultUrl !== system.redis;
+  const resultClient = separateResults
+    ? createRedisClient(resultUrl, { ...clientOptions, connectionName: 'queue-ops' })
+    : client;
+  let subscriber: Redis | undefined;
+  let failureIndex: FailureIndex | undefined;
+  const pidbox: PidboxClient = createPidboxClient({
+    client,
+    layout,
+    now,
+    createBlockingClient: () =>
+      createRedisClient(system.redis, {
+        connectTimeoutMs,
+        // A BRPOP here waits up to 1 s by design; the timeout is for a Redis that hangs.
+        commandTimeoutMs: commandTimeoutMs + 1500,
+        connectionName: 'queue-ops:pidbox',
+      }),
+  });
+
+  let discovered: { queues: string[]; at: number } | undefined;
+  /** Per queue, the message at its head and when this process first saw it there. */
+  const heads = new Map<string, { tag: string; firstSeen: number }>();
+  /** Per queue, the workers our last pause stopped, so resume restarts those and no others. */
+  const pausedBy = new Map<string, string[]>();
+
+  const unavailable = (error: unknown) => toRedisUnavailable(system.name, error, secrets);
+
+  function failures(): FailureIndex {
+    if (!failureIndex) {
+      subscriber = createRedisClient(resultUrl, { ...clientOptions, connectionName: 'queue-ops:results' });
+      failureIndex = createFailureIndex({
+        client: resultClient,
+        subscriber,
+        now,
+        rescanIntervalMs: options.rescanIntervalMs,
+      });
+    }
+    return failureIndex;
+  }
+
+  async function discover(): Promise<string[]> {
+    await ensureConnected(client);
+    const bindingKeys = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', bindingScanPattern(layout), 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const exchange = exchangeOfBindingKey(layout, key);
+        if (exchange !== undefined && !isInternalExchange(exchange)) bindingKeys.add(key);
+      }
+    } while (cursor !== '0');
+    const queues = new Set<string>();
+    if (bindingKeys.size > 0) {
+      const pipeline = client.pipeline();
+      // Binding sets hold one member per queue bound to an exchange: small by construction.
+      for (const key of bindingKeys) pipeline.smembers(key);
+      for (const [error, members] of (await pipeline.exec()) ?? []) {
+        if (error) continue; // a key of another type that happens to match the pattern
+        for (const member of members as string[]) {
+          const queue = queueOfBindingMember(layout, member);
+          if (queue && !isInternalQueue(queue)) queues.add(queue);
+        }
+      }
+    }
+    return [...queues].sort();
+  }
+
+  async function listQueues(fresh = false): Promise<string[]> {
+    if (system.queues) return [...system.queues].sort();
+    if (!fresh && discovered && now() - discovered.at < discoveryTtlMs) return discovered.queues;
+    try {
+      const queues = await discover();
+      discovered = { queues, at: now() };
+      return queues;
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** Checks names against the known queues; a miss refreshes discovery once before it is an error. */
+  async function resolveQueues(names: readonly string[]): Promise<string[]> {
+    let known = await listQueues();
+    if (!system.queues && names.some((n) => !known.includes(n))) known = await listQueues(true);
+    for (const queue of names) {
+      if (!known.includes(queue)) {
+        throw new OpsError(ErrorCode.UnknownQueue, {
+          system: system.name,
+          queue,
+          valid: known,
+          suggestion: suggest(queue, known),
+        });
+      }
+    }
+    return [...new Set(names)];
+  }
+
+  async function inspect(methods: readonly string[], timeoutMs = system.inspectTimeoutMs) {
+    const results = await Promise.all(methods.map((method) => pidbox.broadcast(method, {}, { timeoutMs })));
+    return new Map(methods.map((method, i) => [method, results[i]!] as const));
+  }
+
+  function readInspection(results: Map<string, BroadcastResult>): Inspection {
+    const workers = new Map<string, WorkerInfo>();
+    const worker = (name: string) => {
+      let info = workers.get(name);
+      if (!info) {
+        info = { name };
+        workers.set(name, info);
+      }
+      return info;
+    };
+    const activeByQueue = new Map<string, number>();
+    for (const { worker: name, reply } of results.get('active')?.replies ?? []) {
+      if (!Array.isArray(reply)) continue;
+      const tasks: ActiveTask[] = [];
+      for (const request of reply as Record<string, unknown>[]) {
+        // Only these fields: `active` replies also carry the task's args and kwargs.
+        const task: ActiveTask = { id: String(request?.id ?? ''), name: String(request?.name ?? '') };
+        const started = Number(request?.time_start);
+        if (Number.isFinite(started) && started > 0) task.startedAt = Math.round(started * 1000);
+        tasks.push(task);
+        const routingKey = (request?.delivery_info as { routing_key?: unknown } | undefined)?.routing_key;
+        if (typeof routingKey === 'string')
+          activeByQueue.set(routingKey, (activeByQueue.get(routingKey) ?? 0) + 1);
+      }
+      const info = worker(name);
+      info.active = tasks.length;
+      info.activeTasks = tasks;
+    }
+    let consumed: Set<string> | undefined;
+    for (const { worker: name, reply } of results.get('active_queues')?.replies ?? []) {
+      if (!Array.isArray(reply)) continue;
+      consumed ??= new Set();
+      const queues = (reply as { name?: unknown }[])
+        .map((q) => q?.name)
+        .filter((q): q is string => typeof q === 'string')
+        .sort();
+      for (const queue of queues) consumed.add(queue);
+      worker(name).queues = queues;
+    }
+    for (const { worker: name, reply } of results.get('stats')?.replies ?? []) {
+      if (!reply || typeof reply !== 'object' || Array.isArray(reply)) continue;
+      worker(name).details = statsDetails(reply as Record<string, unknown>);
+    }
+    for (const { worker: name } of results.get('ping')?.replies ?? []) worker(name);
+    return { workers, activeByQueue, consumed };
+  }
+
+  function oldestWaiting(queue: string, waiting: number, tag: string, eta: string): number | null {
+    if (waiting === 0) {
+      heads.delete(queue);
+      return null;
+    }
+    const at = now();
+    let seconds: number | null = null;
+    if (tag) {
+      const seen = heads.get(queue);
+      if (seen && seen.tag === tag) seconds = Math.max(0, Math.floor((at - seen.firstSeen) / 1000));
+      else heads.set(queue, { tag, firstSeen: at });
+    }
+    // A message with a past ETA has been due at least that long: a lower bound of its wait.
+    const due = eta ? Date.parse(eta) : Number.NaN;
+    if (Number.isFinite(due) && due < at) seconds = Math.max(seconds ?? 0, Math.floor((at - due) / 1000));
+    return seconds;
+  }
+
+  async function status(only?: string[]): Promise<SystemStatus> {
+    const queues = only ? await resolveQueues(only) : await listQueues();
+    try {
+      await ensureConnected(client);
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const warnings: SystemWarning[] = [];
+    const inspection = inspect(['active', 'active_queues']).then(readInspection, (error: unknown) => {
+      warnings.push({
+        code: 'WorkerInspectFailed',
+        params: { reason: unavailable(error).params.reason as string },
+      });
+      return undefined;
+    });
+    const index = failures()
+      .ready()
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (!separateResults) throw unavailable(error);
+          // A result backend of its own that is down costs the failure counts, not the status.
+          warnings.push({
+            code: 'ResultBackendMissing',
+            params: { reason: unavailable(error).params.reason as string },
+          });
+          return false;
+        },
+      );
+    const pipeline = client.pipeline();
+    pipeline.info('memory');
+    const steps = priorityKeys(layout, 'q').length;
+    for (const queue of queues) {
+      const keys = priorityKeys(layout, queue);
+      (pipeline as unknown as { celeryQueueState(n: number, ...keys: string[]): void }).celeryQueueState(
+        keys.length,
+        ...keys,
+      );
+    }
+    pipeline.hlen(unackedKey(layout));
+    const read = pipeline.exec().then((results) => {
+      if (!results) throw new Error('pipeline returned nothing');
+      for (const [error] of results) if (error) throw error;
+      return results.map(([, value]) => value);
+    });
+
+    let replies: unknown[];
+    let indexed: boolean;
+    let seen: Inspection | undefined;
+    try {
+      [replies, indexed, seen] = await Promise.all([read, index, inspection]);
+    } catch (error) {
+      throw unavailable(error);
+    }
+
+    const redis = parseMemoryInfo(String(replies[0]));
+    const memoryWarning = memoryHighWarning(redis);
+    if (memoryWarning) warnings.push(memoryWarning);
+    const failedCounts = indexed ? failures().counts() : new Map<string | null, number>();
+    const counts: QueueCounts[] = queues.map((name, i) => {
+      const state = replies[1 + i] as (number | string)[];
+      const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
+      return {
+        name,
+        waiting,
+        active: seen?.activeByQueue.get(name) ?? 0,
+        delayed: 0,
+        prioritized: 0,
+        failed: failedCounts.get(name) ?? 0,
+        completed: 0,
+        waitingChildren: 0,
+        // No pause flag exists on Celery: a queue is paused when live workers answered and none consumes it.
+        isPaused: seen?.consumed !== undefined && !seen.consumed.has(name),
+        oldestWaitingSeconds: oldestWaiting(
+          name,
+          waiting,
+          String(state[steps] ?? ''),
+          String(state[steps + 1] ?? ''),
+        ),
+      };
+    });
+    return {
+      name: system.name,
+      type: 'celery',
+      redis,
+      queues: counts,
+      workers: seen ? [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name)) : [],
+      unacked: Number(replies[replies.length - 1] ?? 0),
+      warnings,
+    };
+  }
+
+  async function dlq(queue: string, limit: number): Promise<DlqSample> {
+    await resolveQueues([queue]);
+    const index = failures();
+    try {
+      await index.ready();
+    } catch (error) {
+      throw toRedisUnavailable(system.name, error, secrets);
+    }
+    const total = index.counts().get(queue) ?? 0;
+    const bounded = Math.min(100, Math.max(1, Math.floor(limit) || 1));
+    const newest = index.newest(queue, Math.max(bounded, GROUP_OVER));
+    const groups = new Map<string, number>();
+    for (const failure of newest) groups.set(failure.error, (groups.get(failure.error) ?? 0) + 1);
+    const topErrors = [...groups]
+      .map(([error, count]) => ({ error, count }))
+      .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
+      .slice(0, 5);
+    return {
+      queue,
+      total,
+      jobs: newest.slice(0, bounded).map((f) => ({
+        id: f.id,
+        name: f.name,
+        error: f.error,
+        attempts: f.attempts,
+        failedAt: f.failedAt,
+      })),
+      topErrors,
+      groupedOver: Math.min(newest.length, GROUP_OVER),
+    };
+  }
+
+  async function workers(): Promise<WorkerInfo[]> {
+    try {
+      const seen = readInspection(await inspect(['ping', 'active', 'active_queues', 'stats']));
+      return [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name));
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async function consumerCommand(
+    method: 'cancel_consumer' | 'add_consumer',
+    queue: string,
+    destination?: readonly string[],
+  ): Promise<string[]> {
+    let result: BroadcastResult;
+    try {
+      result = await pidbox.broadcast(method, { queue }, { timeoutMs: system.inspectTimeoutMs, destination });
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const answered = result.replies
+      .filter(({ reply }) => !!reply && typeof reply === 'object' && 'ok' in (reply as object))
+      .map(({ worker }) => worker)
+      .sort();
+    if (answered.length === 0) {
+      throw new OpsError(ErrorCode.NoWorkersAnswered, {
+        system: system.name,
+        queue,
+        action: method === 'cancel_consumer' ? 'pause' : 'resume',
+        timeoutMs: system.inspectTimeoutMs,
+      });
+    }
+    return answered;
+  }
+
+  /**
+   * A worker answers cancel/add_consumer before it acts (`call_soon`); wait, within the inspect
+   * timeout, until `active_queues` shows the change, so the outcome says what is true now.
+   */
+  async function settle(queue: string, workers: readonly string[], consuming: boolean): Promise<boolean> {
+    const deadline = now() + system.inspectTimeoutMs;
+    for (;;) {
+      const result = await pidbox
+        .broadcast('active_queues', {}, { timeoutMs: system.inspectTimeoutMs, destination: workers })
+        .catch(() => undefined);
+      const settled = (result?.replies ?? []).every(({ reply }) => {
+        const names = Array.isArray(reply) ? (reply as { name?: unknown }[]).map((q) => q?.name) : [];
+        return names.includes(queue) === consuming;
+      });
+      if (settled || now() >= deadline) return settled;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  return {
+    name: system.name,
+    type: 'celery',
+    caps: { pause: true, retry: false, purge: false },
+    listQueues: () => listQueues(),
+    status,
+    dlq,
+    workers,
+    async pause(queue) {
+      await resolveQueues([queue]);
+      const answered = await consumerCommand('cancel_consumer', queue);
+      pausedBy.set(queue, answered);
+      const settled = await settle(queue, answered, false);
+      return { queue, isPaused: settled, workersAnswered: answered };
+    },
+    async resume(queue) {
+      await resolveQueues([queue]);
+      // Only the workers we paused: add_consumer to all would make every worker take this queue.
+      const answered = await consumerCommand('add_consumer', queue, pausedBy.get(queue));
+      pausedBy.delete(queue);
+      const settled = await settle(queue, answered, true);
+      return { queue, isPaused: !settled, workersAnswered: answered };
+    },
+    async close() {
+      await failureIndex?.close();
+      await pidbox.close();
+      subscriber?.disconnect();
+      client.disconnect();
+      if (separateResults) resultClient.disconnect();
+    },
+  };
+}
+
+/** `MemoryHigh` when a maxmemory is set and more than 90% of it is used. */
+export function memoryHighWarning(memory: RedisMemory): SystemWarning | undefined {
+  if (memory.maxMemoryBytes <= 0) return undefined;
+  const ratio = memory.usedMemoryBytes / memory.maxMemoryBytes;
+  if (ratio <= MEMORY_HIGH_RATIO) return undefined;
+  return { code: 'MemoryHigh', params: { percent: Math.round(ratio * 100) } };
+}
+
+/** The safe, one-line facts of a `stats` reply; its `broker` part is never read. */
+function statsDetails(stats: Record<string, unknown>): Record<string, string | number> {
+  const details: Record<string, string | number> = {};
+  const pool = stats.pool as Record<string, unknown> | undefined;
+  const concurrency = Number(pool?.['max-concurrency']);
+  if (Number.isFinite(concurrency)) details.concurrency = concurrency;
+  if (Array.isArray(pool?.processes)) details.processes = pool.processes.length;
+  const pid = Number(stats.pid);
+  if (Number.isFinite(pid)) details.pid = pid;
+  const uptime = Number(stats.uptime);
+  if (Number.isFinite(uptime)) details.uptimeSeconds = uptime;
+  const prefetch = Number(stats.prefetch_count);
+  if (Number.isFinite(prefetch)) details.prefetch = prefetch;
+  return details;
+}

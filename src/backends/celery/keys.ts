@@ -1,0 +1,100 @@
+/**
+ * Key and channel names of kombu's Redis transport (kombu 5.2.4 `transport/redis.py`), so that
+ * every other file in this folder agrees on them. See queue-wire-formats.md, A0–A4 and A9.
+ */
+
+/** The transport options of one Celery system that decide where things live in Redis. */
+export interface KombuLayout {
+  /** kombu's `global_keyprefix`: prepended to every key and pub/sub channel. */
+  globalKeyprefix: string;
+  /** kombu's `priority_steps`, in the order a worker's BRPOP lists them. */
+  prioritySteps: readonly number[];
+  /** kombu's `sep`, used in priority list names and in binding members. */
+  separator: string;
+  /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
+  fanoutPrefix: boolean | string;
+  /** The numeric DB of the broker URL; pub/sub ignores SELECT, so kombu puts it in channel names. */
+  db: number;
+}
+
+/**
+ * The Redis lists that hold one queue's waiting messages, highest priority first (on Redis a lower
+ * step is served first): `q`, `q\x06\x163`, `q\x06\x166`, `q\x06\x169` with the default steps.
+ */
+export function priorityKeys(layout: KombuLayout, queue: string): string[] {
+  const steps = [...new Set(layout.prioritySteps)].sort((a, b) => a - b);
+  return steps.map((step) =>
+    step === 0
+      ? `${layout.globalKeyprefix}${queue}`
+      : `${layout.globalKeyprefix}${queue}${layout.separator}${step}`,
+  );
+}
+
+/** The SCAN pattern that finds every exchange's binding set. */
+export function bindingScanPattern(layout: KombuLayout): string {
+  return `${escapeGlob(layout.globalKeyprefix)}_kombu.binding.*`;
+}
+
+/** The exchange name of a binding key, or undefined when the key is not one. */
+export function exchangeOfBindingKey(layout: KombuLayout, key: string): string | undefined {
+  const head = `${layout.globalKeyprefix}_kombu.binding.`;
+  return key.startsWith(head) ? key.slice(head.length) : undefined;
+}
+
+/**
+ * Exchanges that Celery uses for its own plumbing, not for tasks: the pidbox request and reply
+ * exchanges and the event exchange.
+ */
+export function isInternalExchange(exchange: string): boolean {
+  return exchange.endsWith('.pidbox') || exchange === 'celeryev' || exchange.startsWith('celeryev.');
+}
+
+/** Queues that are plumbing too: worker mailboxes, reply queues and event receivers. */
+export function isInternalQueue(queue: string): boolean {
+  return queue.endsWith('.pidbox') || queue.startsWith('celeryev.');
+}
+
+/** The queue a binding member routes to: the third field of `routing_key sep pattern sep queue`. */
+export function queueOfBindingMember(layout: KombuLayout, member: string): string | undefined {
+  const fields = member.split(layout.separator);
+  return fields.length >= 3 ? fields.slice(2).join(layout.separator) : undefined;
+}
+
+/** `redis://h:6379/3` → 3; kombu fills `{db}` in the fanout prefix with this number. */
+export function dbFromUrl(url: string): number {
+  try {
+    const path = new URL(url).pathname.replace(/^\//, '');
+    const db = Number.parseInt(path, 10);
+    return Number.isFinite(db) && db >= 0 ? db : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The channel workers PSUBSCRIBE for remote control: `{P}/{db}.celery.pidbox` by default. */
+export function pidboxChannel(layout: KombuLayout, exchange = 'celery.pidbox'): string {
+  const fanout =
+    layout.fanoutPrefix === true
+      ? `/${layout.db}.`
+      : layout.fanoutPrefix === false
+        ? ''
+        : layout.fanoutPrefix;
+  return `${layout.globalKeyprefix}${fanout}${exchange}`;
+}
+
+/** The binding set the reply exchange is resolved through; a reply without our member is dropped. */
+export function replyBindingKey(layout: KombuLayout, exchange = 'reply.celery.pidbox'): string {
+  return `${layout.globalKeyprefix}_kombu.binding.${exchange}`;
+}
+
+/** Global unacked hash (`QoS.unacked_key`): one field per message a worker holds. */
+export function unackedKey(layout: KombuLayout): string {
+  return `${layout.globalKeyprefix}unacked`;
+}
+
+/** Celery's result key prefix. 5.2.6 ignores global_keyprefix for the result backend. */
+export const RESULT_KEY_PREFIX = 'celery-task-meta-';
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
