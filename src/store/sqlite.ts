@@ -38,12 +38,19 @@ function wrap<T>(fn: () => T): Promise<T> {
   }
 }
 
+/** The SQLite store, plus what `doctor`-style checks and tests want to see of its connection. */
+export interface SqliteStore extends Store {
+  readonly path: string;
+  /** The connection's journal mode (`wal`) and synchronous level (2 = FULL). */
+  settings(): { journalMode: string; synchronous: number };
+}
+
 /**
  * The default store: one SQLite file in WAL mode with `synchronous=FULL`, so an entry the user was
  * told about survives a power cut. Several processes may share the file: every write that reads
  * first runs in `BEGIN IMMEDIATE`, and `busy_timeout` makes the others wait their turn.
  */
-export function createSqliteStore(path: string): Store & { readonly path: string } {
+export function createSqliteStore(path: string): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
@@ -107,6 +114,10 @@ export function createSqliteStore(path: string): Store & { readonly path: string
 
   return {
     path,
+    settings: () => ({
+      journalMode: String(db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(db.pragma('synchronous', { simple: true })),
+    }),
     migrate: () => wrap(migrate),
 
     appendAudit: (entry) => wrap(() => append.immediate(entry)),

@@ -27,7 +27,7 @@ afterEach(async () => {
 
 // Inside one process better-sqlite3 is synchronous, so only separate processes really interleave
 // on the file: this is what several bot processes sharing one SQLite file would do.
-it('four processes writing one SQLite file at once keep one unbroken audit chain run a transition once and lose no approval', async () => {
+it('four processes writing one SQLite file at once keep one unbroken audit chain, run a transition once and lose no approval', async () => {
   const path = join(dir, 'shared.db');
   const request = sampleRequest({ status: 'approved', requiredApprovals: 4 });
   await store.createRequest(request);
