@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { isPair, isScalar, isSeq, parseDocument, parse as parseYaml, visit } from 'yaml';
 import type { z } from 'zod';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Config, configSchema } from './schema.js';
@@ -35,35 +36,144 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
-  return issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+  return issues.flatMap((issue) =>
+    // One line per unknown key, at the key's own path: `systems[1].bogus: unknown key`.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key`)
+      : [`${formatPath(issue.path)}: ${issue.message}`],
+  );
 }
 
 /**
  * Parses and validates config text. Every problem is named by its path; a `${VAR}` that is not
- * set is named too, since it is the usual reason a URL is empty.
+ * set is a problem too, named with the path it sits at (`${VAR:-}` makes a variable optional).
+ *
+ * `${VAR}` is substituted into the parsed YAML values, not into the text: an environment value
+ * like `{hs}` (a Redis Cluster hash-tag prefix) or a password with `: ` or ` #` stays one string
+ * instead of turning into YAML structure. A value that is exactly `${VAR}`, unquoted, is read as
+ * YAML would read it (so `inspectTimeoutMs: ${T}` is a number); quoted, it stays a string.
  */
 export function parseConfig(
   text: string,
   env: Record<string, string | undefined>,
   source = 'config',
 ): Config {
-  const { text: interpolated, missing } = interpolateEnv(text, env);
-  let raw: unknown;
-  try {
-    raw = parseYaml(interpolated);
-  } catch (error) {
-    throw new OpsError(ErrorCode.ConfigInvalid, {
-      source,
-      problems: [`not valid YAML: ${(error as Error).message.split('\n')[0]}`],
-    });
+  const { raw, missing, yamlError } = parseWithEnv(text, env);
+  if (yamlError !== undefined) {
+    throw new OpsError(ErrorCode.ConfigInvalid, { source, problems: [`not valid YAML: ${yamlError}`] });
   }
+  const missingPaths = new Set(missing.map((m) => m.path));
   const result = configSchema.safeParse(raw ?? {});
+  const problems = result.success
+    ? []
+    : // An unset variable is the cause of whatever the schema says about the same path.
+      formatIssues(result.error.issues).filter(
+        (line) => !missingPaths.has(line.slice(0, line.indexOf(': '))),
+      );
+  for (const { path, name } of missing) problems.push(`${path}: \${${name}} is not set in the environment`);
+  // zod skips the schema's cross-field checks once a field is wrong; repeat the one people hit.
   if (!result.success) {
-    const problems = formatIssues(result.error.issues);
-    for (const name of missing) problems.push(`\${${name}} is not set in the environment`);
+    for (const line of duplicateNames(raw)) if (!problems.includes(line)) problems.push(line);
+  }
+  if (!result.success || problems.length > 0) {
     throw new OpsError(ErrorCode.ConfigInvalid, { source, problems });
   }
   return deepFreeze(result.data);
+}
+
+const ENV_REF = /(\$?)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** YAML text → plain data with `${VAR}` substituted per scalar; unset variables with their paths. */
+function parseWithEnv(
+  text: string,
+  env: Record<string, string | undefined>,
+): { raw: unknown; missing: { path: string; name: string }[]; yamlError?: string } {
+  // Each reference becomes an inert word that is a valid plain scalar anywhere, even inside
+  // `[…]` or `{…}`, so that the YAML parses the way it was written.
+  const nonce = randomBytes(4).toString('hex');
+  const refs: { name: string; fallback?: string }[] = [];
+  const placeheld = text.replace(ENV_REF, (match, escaped: string, name: string, fallback?: string) => {
+    if (escaped) return match;
+    refs.push({ name, fallback });
+    return `qoenv${nonce}r${refs.length - 1}e`;
+  });
+  const token = new RegExp(`qoenv${nonce}r(\\d+)e`, 'g');
+  const wholeToken = new RegExp(`^qoenv${nonce}r(\\d+)e$`);
+  const doc = parseDocument(placeheld);
+  if (doc.errors.length > 0)
+    return { raw: undefined, missing: [], yamlError: doc.errors[0]!.message.split('\n')[0] };
+
+  const missing: { path: string; name: string }[] = [];
+  visit(doc, {
+    Scalar(key, node, ancestors) {
+      if (key === 'key' || typeof node.value !== 'string') return;
+      const original = node.value;
+      // `$${X}` escapes a reference: left untouched above, unescaped here.
+      const unescapeRefs = (s: string) => s.replace(/\$\$\{/g, '${');
+      if (!original.includes(`qoenv${nonce}`)) {
+        if (original.includes('$${')) node.value = unescapeRefs(original);
+        return;
+      }
+      const path = formatPath(pathOf(ancestors, node));
+      const envValue = (index: string): string => {
+        const ref = refs[Number(index)]!;
+        const value = env[ref.name];
+        if (value !== undefined && value !== '') return value;
+        if (ref.fallback !== undefined) return ref.fallback;
+        missing.push({ path, name: ref.name });
+        return '';
+      };
+      const whole = wholeToken.exec(original);
+      if (whole && node.type === 'PLAIN') {
+        node.value = readScalar(envValue(whole[1]!));
+        return;
+      }
+      node.value = unescapeRefs(original.replace(token, (_m, index: string) => envValue(index)));
+    },
+  });
+  return { raw: doc.toJS(), missing };
+}
+
+/** Same wording as the schema's own check, for when zod did not get that far. */
+function duplicateNames(raw: unknown): string[] {
+  const systems = (raw as { systems?: unknown } | null)?.systems;
+  if (!Array.isArray(systems)) return [];
+  const seen = new Map<string, number>();
+  const out: string[] = [];
+  systems.forEach((system: unknown, index) => {
+    const name = (system as { name?: unknown } | null)?.name;
+    if (typeof name !== 'string') return;
+    const first = seen.get(name);
+    if (first === undefined) seen.set(name, index);
+    else out.push(`systems[${index}].name: duplicate system name "${name}" (also systems[${first}])`);
+  });
+  return out;
+}
+
+/** How YAML reads an unquoted scalar: numbers, booleans and empty (null); anything else stays text. */
+function readScalar(value: string): unknown {
+  try {
+    const parsed: unknown = parseYaml(value);
+    if (parsed === null || typeof parsed === 'number' || typeof parsed === 'boolean') return parsed;
+  } catch {
+    // Not a scalar YAML would parse: it is text.
+  }
+  return value;
+}
+
+/** The data path (`systems`, 1, `redis`) of a node, from the ancestors `visit` passes. */
+function pathOf(ancestors: readonly unknown[], node: unknown): PropertyKey[] {
+  const chain = [...ancestors, node];
+  const path: PropertyKey[] = [];
+  for (let i = 0; i < chain.length - 1; i++) {
+    const parent = chain[i];
+    const child = chain[i + 1];
+    if (isSeq(parent)) path.push(parent.items.indexOf(child as never));
+    else if (isPair(parent) && parent.value === child) {
+      path.push(isScalar(parent.key) ? String(parent.key.value) : String(parent.key));
+    }
+  }
+  return path;
 }
 
 export function loadConfigFile(path: string, env: Record<string, string | undefined>): Config {
