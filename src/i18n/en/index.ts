@@ -4,9 +4,13 @@ import { cli } from './cli.js';
 import { commands } from './commands.js';
 import { common } from './common.js';
 import { demo } from './demo.js';
+import { dlq } from './dlq.js';
 import { errors } from './errors.js';
 import { guards } from './guards.js';
+import { help } from './help.js';
 import { slack } from './slack.js';
+import { status } from './status.js';
+import { workers } from './workers.js';
 
 /**
  * The English catalog. Each area keeps its strings in its own file (status.ts, dlq.ts, …);
@@ -19,7 +23,11 @@ export const en = {
   commands,
   common,
   demo,
+  dlq,
   errors,
   guards,
+  help,
   slack,
+  status,
+  workers,
 };

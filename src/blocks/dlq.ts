@@ -1,0 +1,100 @@
+import type { KnownBlock } from '@slack/types';
+import type { DlqSample, FailedJob, SystemType } from '../backends/queue-backend.js';
+import { type Locale, messages } from '../i18n/index.js';
+import { ActionId } from './action-ids.js';
+import { formatAgo, formatNumber, formatUtc } from './format.js';
+import {
+  actions,
+  button,
+  context,
+  errorLine,
+  fitEscaped,
+  header,
+  inCode,
+  inline,
+  packSections,
+  section,
+} from './kit.js';
+import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
+import type { Message } from './message.js';
+
+/** What `/queue dlq` shows. */
+export interface DlqView {
+  system: string;
+  type: SystemType;
+  sample: DlqSample;
+  /** The limit the user asked for (1..100). */
+  limit: number;
+  /** "Now" for the relative times; pass it to keep the builder pure (defaults to the clock). */
+  generatedAt?: Date;
+}
+
+/** From roomy to tight: the first level at which every job fits is used. */
+const LEVELS = [
+  { error: 300, name: 80 },
+  { error: 160, name: 60 },
+  { error: 100, name: 48 },
+  { error: 60, name: 40 },
+  { error: 32, name: 32 },
+];
+const MORE_COST = 300;
+
+/** The `/queue dlq` message: total, top errors, the newest failures; never a job's data. */
+export function dlqMessage(view: DlqView, locale: Locale): Message {
+  const t = messages(locale).dlq;
+  const now = view.generatedAt ?? new Date();
+  const { sample } = view;
+  const rawTarget = `${view.system}/${sample.queue}`;
+  const total = formatNumber(sample.total, locale);
+
+  const blocks: KnownBlock[] = [
+    header(t.title(fitEscaped(rawTarget, 100), total)),
+    context(t.shown(sample.jobs.length, total), t.updated(formatUtc(now, locale))),
+  ];
+  if (sample.topErrors.length > 0) {
+    const lines = sample.topErrors
+      .slice(0, 5)
+      .map((e) => t.topError(formatNumber(e.count, locale), errorLine(e.error, 280) || t.noError));
+    blocks.push(section([t.topErrors(formatNumber(sample.groupedOver, locale)), ...lines].join('\n')));
+  }
+
+  const refreshValue = rawTarget.length <= SlackLimits.buttonValue ? rawTarget : '';
+  const tail = actions([button(t.refresh, ActionId.DlqRefresh, refreshValue)]);
+
+  if (sample.jobs.length === 0) {
+    blocks.push(section(t.empty(inCode(rawTarget, 200))), tail);
+    return { text: t.fallback(fitEscaped(rawTarget, 200), total), blocks };
+  }
+
+  const budget = BUILDER_TEXT_BUDGET - JSON.stringify(blocks).length - 200;
+  let lines: string[] = [];
+  for (const level of LEVELS) {
+    lines = sample.jobs.map((job) => jobLine(job, level, now, locale));
+    if (costOf(lines) <= budget) break;
+  }
+  let shown = lines.length;
+  while (shown > 0 && costOf(lines.slice(0, shown)) + MORE_COST > budget && costOf(lines) > budget) shown--;
+
+  const room = SlackLimits.messageBlocks - blocks.length - 2;
+  const texts = packSections([t.jobsHeading, ...lines.slice(0, shown)]).slice(0, room);
+  blocks.push(...texts.map(section));
+  if (shown < lines.length) {
+    blocks.push(context(t.moreJobs(lines.length - shown, inCode(t.moreHint(rawTarget, view.limit), 300))));
+  }
+  blocks.push(tail);
+  return { text: t.fallback(fitEscaped(rawTarget, 200), total), blocks };
+}
+
+function jobLine(job: FailedJob, level: { error: number; name: number }, now: Date, locale: Locale): string {
+  const t = messages(locale).dlq;
+  const when =
+    job.failedAt === null
+      ? t.failedAtUnknown
+      : `${formatAgo(job.failedAt, now, locale)} · ${formatUtc(job.failedAt, locale, false)}`;
+  const error = errorLine(job.error, level.error) || t.noError;
+  return `\`${inCode(job.id, 64)}\` *${inline(job.name, level.name)}* · ${t.attempts(job.attempts)} · ${when}\n> ${error}`;
+}
+
+function costOf(lines: string[]): number {
+  return lines.reduce((sum, l) => sum + l.length + 1, 0);
+}

@@ -1,0 +1,45 @@
+import { type Locale, messages } from '../i18n/index.js';
+
+/** `48211` → `48,211` in the locale's grouping. */
+export function formatNumber(n: number, locale: Locale): string {
+  return new Intl.NumberFormat(locale).format(n);
+}
+
+/** Bytes with 1024 steps, as Redis's own `maxmemory 4gb` counts them: `4 GB`, `812.4 MB`. */
+export function formatBytes(bytes: number, locale: Locale): string {
+  const units = messages(locale).status.units.bytes;
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const digits = unit === 0 || value >= 100 || Number.isInteger(value) ? 0 : 1;
+  const shown = new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(value);
+  return `${shown} ${units[unit]}`;
+}
+
+/** A compact duration of two units at most: `45s`, `12m 3s`, `3h 12m`, `2d 4h`. */
+export function formatDuration(seconds: number, locale: Locale): string {
+  const total = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(total / 86_400);
+  const h = Math.floor((total % 86_400) / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return messages(locale).status.units.duration(d, h, m, s);
+}
+
+/** `12m 3s ago`, relative to `now`. */
+export function formatAgo(at: number, now: Date, locale: Locale): string {
+  const units = messages(locale).status.units;
+  const seconds = Math.round((now.getTime() - at) / 1000);
+  if (seconds < 0) return units.inFuture(formatDuration(-seconds, locale));
+  if (seconds < 1) return units.justNow;
+  return units.ago(formatDuration(seconds, locale));
+}
+
+/** `2026-03-01 09:52:10 UTC` (or without seconds). */
+export function formatUtc(at: Date | number, locale: Locale, withSeconds = true): string {
+  const iso = new Date(at).toISOString();
+  return messages(locale).status.units.utc(`${iso.slice(0, 10)} ${iso.slice(11, withSeconds ? 19 : 16)}`);
+}

@@ -1,0 +1,40 @@
+import type { KnownBlock } from '@slack/types';
+import { type Locale, messages } from '../i18n/index.js';
+import { context, fitEscaped, header, inCode, packSections, section } from './kit.js';
+import { SlackLimits } from './limits.js';
+import type { Message } from './message.js';
+
+/** One line of `/queue help`. `usage` is the words after `/queue`, e.g. `dlq <system>/<queue> [limit]`. */
+export interface HelpVerb {
+  verb: string;
+  usage: string;
+  summary: string;
+}
+
+/** The read path's verbs (status, dlq, workers, help), in the given locale. */
+export function defaultHelpVerbs(locale: Locale): HelpVerb[] {
+  return messages(locale).help.verbs.map((v) => ({ ...v }));
+}
+
+/**
+ * The `/queue help` message. `verbs` are added after the defaults; an entry whose verb is already
+ * listed replaces that default, so later issues can register pause, approve, audit, … here.
+ */
+export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
+  const t = messages(locale).help;
+  const list = defaultHelpVerbs(locale);
+  for (const extra of verbs) {
+    const at = list.findIndex((v) => v.verb === extra.verb);
+    if (at >= 0) list[at] = extra;
+    else list.push(extra);
+  }
+  const lines = list.map((v) => t.line(inCode(v.usage, 200), fitEscaped(v.summary, 600)));
+  const room = SlackLimits.messageBlocks - 3;
+  const blocks: KnownBlock[] = [
+    header(t.title),
+    section(t.intro),
+    ...packSections(lines).slice(0, room).map(section),
+    context(t.footer),
+  ];
+  return { text: t.fallback, blocks };
+}

@@ -1,0 +1,29 @@
+/** Strings of `/queue help`. */
+export const help = {
+  title: '/queue commands',
+  intro: 'Queues are addressed as `system/queue`; a Celery queue name may itself contain `:`.',
+  line: (usage: string, summary: string) => `\`/queue ${usage}\` — ${summary}`,
+  footer: 'Read-only commands work in any channel the bot is in.',
+  fallback: '/queue commands: status, dlq, workers, help',
+  /** The read path's verbs; later verbs are passed to `helpMessage` by the command registry. */
+  verbs: [
+    {
+      verb: 'status',
+      usage: 'status [system[/queue]]',
+      summary:
+        'Queue depth by state, flags (backlog, failures, paused, no workers), Redis memory and workers.',
+    },
+    {
+      verb: 'dlq',
+      usage: 'dlq <system>/<queue> [limit]',
+      summary:
+        'The newest failed jobs (default 10, at most 100) and the most frequent errors. Never job data.',
+    },
+    {
+      verb: 'workers',
+      usage: 'workers [system]',
+      summary: 'Workers, the queues they consume and their longest-running task.',
+    },
+    { verb: 'help', usage: 'help', summary: 'This list.' },
+  ],
+};
