@@ -17,6 +17,7 @@ export const demo = {
     `queue-ops demo: no Redis to run on: ${reason}. Install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL to a Redis that answers PING.`,
   redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} is not usable (${reason})`,
   noFreeDb: 'it has no empty database (1–15) the demo could take',
+  dbNotEmpty: (db: number) => `its database ${db} is not empty, and the demo only uses an empty one`,
   startingRedis: 'Starting a private redis-server…',
   seedingBullmq: (system: string) => `Seeding ${system} (BullMQ, real Queue.addBulk and a failing Worker)…`,
   seedingCeleryReal: (system: string) =>
@@ -28,9 +29,11 @@ export const demo = {
   bannerRedisShared: (url: string, db: number) =>
     `Redis:   ${url}, database ${db} (only the demo's own keys are removed on exit)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
-  bannerCli: (path: string) => `         try the CLI against it: npx queue-ops --config ${path} --json status`,
+  bannerCli: (path: string) =>
+    `         try the CLI against it: npx queue-ops --config ${path} --json status`,
   bannerUser: (user: string) => `You are: ${user} (:user U0BOB to switch)`,
-  bannerCeleryReal: 'Celery:  a real Celery worker (zeus-worker-1@demo) consumes celery:notification_sending.',
+  bannerCeleryReal:
+    'Celery:  a real Celery worker (zeus-worker-1@demo) consumes celery:notification_sending.',
   bannerCelerySimulated:
     'Celery:  SIMULATED: python3-celery is not installed, so zeus messages and failures were written in Celery’s wire format and no Celery worker runs.',
   bannerHint: 'Type /queue status (or just: status), then a button number to press it. help, quit.',
@@ -42,8 +45,6 @@ export const demo = {
     '  quit           leave (also Ctrl-D)',
   ].join('\n'),
   prompt: (user: string) => `${user} /queue> `,
-  buttonsHeading: 'Buttons:',
-  button: (index: number, label: string) => `[${index}] ${label}`,
   noButtons: 'The last message has no buttons. Type a command first, e.g. status.',
   noSuchButton: (index: number, max: number) => `There is no button ${index}; the last message has 1–${max}.`,
   unknownButton: (label: string) => `The button "${label}" does nothing in the console.`,

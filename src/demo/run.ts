@@ -1,0 +1,176 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { type App, collectSecrets, createApp } from '../app.js';
+import { parseConfig } from '../config/load.js';
+import { isOpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { createLogger, scrubSecrets } from '../lib/logger.js';
+import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
+import { writeDemoConfig } from './config.js';
+import { type DemoRedis, resolveDemoRedis } from './redis.js';
+import { type DemoScale, type SeededDemo, seedDemo, willUseRealCelery } from './seed.js';
+
+export interface DemoArgs {
+  scale: DemoScale;
+  user: string;
+  db?: number;
+  scripts: string[];
+  simulateCelery: boolean;
+  help: boolean;
+}
+
+/** Parses `npm run demo -- …`; throws a one-line Error on a bad option. */
+export function parseDemoArgs(argv: readonly string[]): DemoArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      script: { type: 'string', multiple: true },
+      scale: { type: 'string' },
+      user: { type: 'string' },
+      db: { type: 'string' },
+      'simulate-celery': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const scale = values.scale ?? 'full';
+  if (scale !== 'full' && scale !== 'small') throw new Error(`--scale must be full or small, not "${scale}"`);
+  const user = values.user ?? 'U0ALICE';
+  if (!/^[UW][A-Z0-9]+$/.test(user)) throw new Error(`--user must be a Slack user id (U…), not "${user}"`);
+  let db: number | undefined;
+  if (values.db !== undefined) {
+    db = Number(values.db);
+    if (!Number.isInteger(db) || db < 0 || db > 15) throw new Error('--db must be a number from 0 to 15');
+  }
+  return {
+    scale,
+    user,
+    db,
+    scripts: values.script ?? [],
+    simulateCelery: values['simulate-celery'] ?? false,
+    help: values.help ?? false,
+  };
+}
+
+/** The process the demo runs in; tests give buffers. */
+export interface DemoIo {
+  argv: readonly string[];
+  env: Record<string, string | undefined>;
+  stdin: Readable & { isTTY?: boolean };
+  stdout: Writable;
+  stderr: Writable;
+  /** Registers a cleanup to run on SIGINT/SIGTERM; returns an unregister function. */
+  onSignal?: (cleanup: () => Promise<void>) => () => void;
+}
+
+/**
+ * `npm run demo`: Redis (shared or private) → seed both systems → config → app → console. Returns
+ * the exit code; everything it started is stopped and everything it wrote is removed before that.
+ */
+export async function runDemo(io: DemoIo): Promise<number> {
+  const t = messages('en').demo;
+  const say = (line: string) => io.stdout.write(`${line}\n`);
+  let args: DemoArgs;
+  try {
+    args = parseDemoArgs(io.argv);
+  } catch (error) {
+    io.stderr.write(`${t.badOption((error as Error).message)}\n`);
+    return 2;
+  }
+  if (args.help) {
+    say(t.usage);
+    return 0;
+  }
+
+  const workDir = mkdtempSync(join(tmpdir(), 'queue-ops-demo-'));
+  let redis: DemoRedis | undefined;
+  let seeded: SeededDemo | undefined;
+  let app: App | undefined;
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () => {
+    cleaning ??= (async () => {
+      await app?.close().catch(() => {});
+      await seeded?.stop().catch(() => {});
+      await redis?.release().catch(() => {});
+      rmSync(workDir, { recursive: true, force: true });
+    })();
+    return cleaning;
+  };
+  const unregister = io.onSignal?.(async () => {
+    say(t.stopping);
+    await cleanup();
+  });
+
+  try {
+    if (!io.env.REDIS_URL) say(t.startingRedis);
+    try {
+      redis = await resolveDemoRedis(io.env, { db: args.db });
+    } catch (error) {
+      io.stderr.write(`${t.noRedis(error instanceof Error ? error.message : String(error))}\n`);
+      return 1;
+    }
+    const realCelery = willUseRealCelery({ simulateCelery: args.simulateCelery });
+    say(t.seedingBullmq('pushizo'));
+    say(realCelery ? t.seedingCeleryReal('zeus') : t.seedingCelerySimulated('zeus'));
+    seeded = await seedDemo({
+      redisUrl: redis.url,
+      scale: args.scale,
+      workDir,
+      simulateCelery: !realCelery,
+    });
+    say(t.seeded(seeded.total.toLocaleString('en-US'), seeded.seconds.toFixed(1)));
+
+    const configPath = writeDemoConfig(workDir, redis.url, seeded.plan);
+    const config = parseConfig(readFileSync(configPath, 'utf8'), {}, configPath);
+    const secrets = collectSecrets(config, io.env);
+    const logFile = join(workDir, 'queue-ops.log');
+    const logger = createLogger({
+      level: 'info',
+      secrets,
+      base: { name: 'queue-ops', via: 'console' },
+      destination: { write: (line: string) => appendFileSync(logFile, line) },
+    });
+    app = createApp({ config, env: io.env, logger });
+
+    say('');
+    say(t.bannerTitle);
+    say(
+      redis.kind === 'private'
+        ? t.bannerRedisPrivate(redis.displayUrl)
+        : t.bannerRedisShared(redis.displayUrl, redis.db),
+    );
+    say(t.bannerConfig(configPath));
+    say(t.bannerCli(configPath));
+    say(seeded.celeryMode === 'real' ? t.bannerCeleryReal : t.bannerCelerySimulated);
+    say(t.bannerUser(args.user));
+    say(t.bannerHint);
+    say('');
+
+    const session = createConsoleSession({ dispatcher: app.dispatcher, user: args.user, logger });
+    const write = (text: string) => io.stdout.write(scrubSecrets(text, secrets));
+    if (args.scripts.length > 0) {
+      const { failures } = await runLines(session, args.scripts, write);
+      return failures > 0 ? 1 : 0;
+    }
+    if (!io.stdin.isTTY) {
+      const lines = createInterface({ input: io.stdin, terminal: false });
+      const { failures } = await runLines(session, lines, write);
+      return failures > 0 ? 1 : 0;
+    }
+    await runInteractive(session, { input: io.stdin, output: io.stdout });
+    return 0;
+  } catch (error) {
+    // A demo that cannot start says why in one line, never with a stack trace.
+    const reason = isOpsError(error) ? messages('en').errors.describe(error) : (error as Error).message;
+    io.stderr.write(`queue-ops demo: ${scrubSecrets(String(reason).split('\n')[0] ?? '')}\n`);
+    return 1;
+  } finally {
+    unregister?.();
+    await cleanup();
+  }
+}
