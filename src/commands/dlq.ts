@@ -78,7 +78,10 @@ export const dlqCommand: CommandDefinition = {
     const sample = await withSystemTimeout(system, timeout, backend.dlq(queue!, limit));
     return {
       ok: true,
-      message: dlqMessage({ system, type: backend.type, sample, limit }, request.locale),
+      message: dlqMessage(
+        { system, type: backend.type, sample, limit, generatedAt: ctx.now() },
+        request.locale,
+      ),
       data: toDlqData(system, sample),
       visibility: 'in_channel',
     };

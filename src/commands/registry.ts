@@ -13,6 +13,8 @@ export interface CommandRegistry {
   get(verb: string): CommandDefinition | undefined;
   /** Verbs in registration order. */
   verbs(): string[];
+  /** Commands in registration order. */
+  all(): CommandDefinition[];
   /** Adds a command; registering a verb twice is a programming error. */
   register(command: CommandDefinition): void;
 }
@@ -28,6 +30,7 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
     },
     get: (verb) => byVerb.get(verb.toLowerCase()),
     verbs: () => [...byVerb.keys()],
+    all: () => [...byVerb.values()],
     register(command) {
       const verb = command.verb.toLowerCase();
       if (byVerb.has(verb)) throw new Error(`command "${verb}" is registered twice`);
@@ -41,6 +44,6 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
 /** The read path: status, dlq, workers and help. */
 export function createReadCommands(): CommandRegistry {
   const registry = createCommandRegistry([statusCommand, dlqCommand, workersCommand]);
-  registry.register(createHelpCommand(() => registry.verbs()));
+  registry.register(createHelpCommand(() => registry.all()));
   return registry;
 }

@@ -62,4 +62,6 @@ export interface CommandDefinition {
   /** Mutating commands only run in `slack.allowedChannels` and go through policy. */
   mutating: boolean;
   run(ctx: CommandContext, args: string[], request: Request): Promise<Reply>;
+  /** Its line in `/queue help`; the read path's verbs are described by the help builder itself. */
+  describe?(locale: Locale): { usage: string; summary: string };
 }

@@ -102,7 +102,7 @@ export const workersCommand: CommandDefinition = {
           : { name: s.name, type: s.type, ok: false, error: s.error, workers: [] },
       ),
     };
-    const message = workersMessage({ generatedAt: ctx.now(), systems }, request.locale);
+    const message = workersMessage({ generatedAt: ctx.now(), systems, scope: args[0] ?? '' }, request.locale);
     const down = systems.filter((s) => !s.ok);
     if (systems.length > 0 && down.length === systems.length) {
       return {

@@ -132,10 +132,10 @@ function textOf(message: Message): string {
   const lines = [rendered.text.replace(/\n+$/, '')];
   if (rendered.buttons.length > 0) {
     lines.push('', t.buttonsHeader);
-    rendered.buttons.forEach((button, index) => {
-      const words = wordsForAction(button.actionId, button.value ?? '');
-      lines.push(t.button(index + 1, button.label, words?.map(shellWord).join(' ')));
-    });
+    for (const button of rendered.buttons) {
+      const words = wordsForAction(button.actionId, button.value);
+      lines.push(t.button(button.index, button.label, words?.map(shellWord).join(' ')));
+    }
   }
   return `${lines.join('\n')}\n`;
 }
