@@ -45,6 +45,9 @@ export interface BullmqCommandStats {
 /** A `QueueBackend` over BullMQ 5.x or 6.x queues, plus counters for the bench. */
 export interface BullmqBackend extends QueueBackend {
   readonly type: 'bullmq';
+  /** Through BullMQ's own `Queue.pause()`, of the major the queue was written by. */
+  pause(queue: string): Promise<PauseOutcome>;
+  resume(queue: string): Promise<PauseOutcome>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -110,6 +113,15 @@ export function createBullmqBackend(
     ...clientOptions,
     connectionName: `queue-ops:${system.name}`,
   });
+  // ioredis reports why a connection failed only as an 'error' event; the promise just says
+  // "closed" or times out, which tells the on-call engineer less than "connection refused".
+  let lastConnectionError: unknown;
+  client.on('error', (error) => {
+    lastConnectionError = error;
+  });
+  client.on('ready', () => {
+    lastConnectionError = undefined;
+  });
   const counters: BullmqCommandStats = { commands: 0, roundTrips: 0 };
   let discovered: { at: number; queues: string[] } | undefined;
   let discovering: Promise<string[]> | undefined;
@@ -124,6 +136,9 @@ export function createBullmqBackend(
    */
   async function withRedis<T>(work: () => Promise<T>): Promise<T> {
     if (closed) throw unavailable(new Error('backend closed'));
+    // Between reconnect attempts, answer with the last failure now rather than holding a
+    // multi-system status for the next attempt.
+    if (client.status === 'reconnecting' && lastConnectionError) throw unavailable(lastConnectionError);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('Command timed out')), DEADLINE_MS);
@@ -139,7 +154,8 @@ export function createBullmqBackend(
     } catch (error) {
       if (error instanceof OpsError) throw error;
       if (isReplyError(error) && !isUnavailableReply(error)) throw error;
-      throw unavailable(error);
+      const vague = /connect timeout|connection (is )?closed/i.test(String((error as Error)?.message));
+      throw unavailable(vague && lastConnectionError ? lastConnectionError : error);
     } finally {
       clearTimeout(timer);
     }
