@@ -1,0 +1,129 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type App, createApp } from '../../src/app.js';
+import { ActionId } from '../../src/blocks/action-ids.js';
+import type { Request } from '../../src/commands/types.js';
+import { parseConfig } from '../../src/config/load.js';
+import { writeDemoConfig } from '../../src/demo/config.js';
+import { withDb } from '../../src/demo/redis.js';
+import { type SeededDemo, seedDemo } from '../../src/demo/seed.js';
+import { silentLogger } from '../../src/lib/logger.js';
+import { createConsoleSession, runLines } from '../../src/transports/console/console.js';
+
+/** The database of the shared test Redis that only this file uses. */
+const CONSOLE_DB = 13;
+
+describe('the demo console', () => {
+  let dir: string;
+  let seeded: SeededDemo;
+  let app: App;
+  const seen: Request[] = [];
+
+  beforeAll(async () => {
+    const url = withDb(inject('redisUrl'), CONSOLE_DB);
+    const admin = new Redis(url);
+    await admin.flushdb();
+    admin.disconnect();
+    dir = mkdtempSync(join(tmpdir(), 'queue-ops-console-test-'));
+    seeded = await seedDemo({ redisUrl: url, scale: 'small', workDir: dir, simulateCelery: true });
+    const path = writeDemoConfig(dir, url, seeded.plan);
+    app = createApp({ config: parseConfig(readFileSync(path, 'utf8'), {}), env: {}, logger: silentLogger() });
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await seeded?.stop();
+    const admin = new Redis(withDb(inject('redisUrl'), CONSOLE_DB));
+    await admin.flushdb();
+    admin.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const session = (user = 'U0ALICE') =>
+    createConsoleSession({
+      user,
+      dispatcher: {
+        handle: (request) => {
+          seen.push(request);
+          return app.dispatcher.handle(request);
+        },
+      },
+    });
+
+  it('accepts a command with or without /queue and shows the rendered message with numbered buttons', async () => {
+    const console = session();
+    const typed = await console.handleLine('/queue status pushizo');
+    const bare = await console.handleLine('status pushizo');
+    expect(typed.reply?.ok).toBe(true);
+    expect(typed.output).toContain('dispatch-ios');
+    expect(bare.output.split('\n')[0]).toBe(typed.output.split('\n')[0]);
+    const open = console.buttons.find(
+      (b) => b.actionId === ActionId.OpenDlq && b.value === 'pushizo/dispatch-ios',
+    );
+    expect(open).toBeDefined();
+    expect(typed.output).toContain(`[${open!.index}] ${open!.label}`);
+  });
+
+  it('presses a button by its number: the DLQ opens, as the current user, with the button as the action', async () => {
+    const console = session();
+    await console.handleLine('status');
+    const open = console.buttons.find(
+      (b) => b.actionId === ActionId.OpenDlq && b.value === 'pushizo/dispatch-ios',
+    )!;
+    await console.handleLine(':user U0BOB');
+    const pressed = await console.handleLine(String(open.index));
+    expect(pressed.reply?.ok).toBe(true);
+    expect(pressed.output).toContain('pushizo/dispatch-ios');
+    expect(pressed.output).toContain('APNs 429 TooManyRequests');
+    const request = seen.at(-1)!;
+    expect(request.words).toEqual(['dlq', 'pushizo/dispatch-ios']);
+    expect(request.action).toEqual({ actionId: ActionId.OpenDlq, value: 'pushizo/dispatch-ios' });
+    expect(request.actor.id).toBe('U0BOB');
+    expect(request.via).toBe('console');
+    // the DLQ's own buttons are now the ones a number presses
+    expect(console.buttons.every((b) => b.actionId !== ActionId.OpenDlq)).toBe(true);
+  });
+
+  it('answers bad input in one line, never with a stack trace, and keeps the last buttons', async () => {
+    const console = session();
+    await console.handleLine('status');
+    const before = console.buttons.length;
+    for (const line of [
+      'dlq nope/x',
+      'dlq pushizo/nope',
+      'frobnicate',
+      'dlq "unclosed',
+      '999',
+      ':user bob',
+    ]) {
+      const outcome = await console.handleLine(line);
+      expect(outcome.output.trim().split('\n'), line).toHaveLength(1);
+      expect(outcome.output, line).not.toMatch(/\bat .*\(.*:\d+:\d+\)/);
+      expect(outcome.quit).toBe(false);
+    }
+    expect(console.buttons.length).toBe(before);
+    expect(console.user).toBe('U0ALICE');
+  });
+
+  it('says so when a number is typed before any message has buttons', async () => {
+    const outcome = await session().handleLine('1');
+    expect(outcome.output).toContain('no buttons');
+    expect(outcome.reply).toBeUndefined();
+  });
+
+  it('runs a script line by line, echoing each command, stopping at quit and counting failed answers', async () => {
+    const out: string[] = [];
+    const { failures } = await runLines(session(), ['status zeus', 'dlq nope/x', 'quit', 'status'], (t) =>
+      out.push(t),
+    );
+    const text = out.join('');
+    expect(text).toContain('> status zeus\n');
+    expect(text).toContain('celery:alarm_processing');
+    expect(text).toContain('> dlq nope/x\n');
+    expect(text).not.toContain('> status\n');
+    expect(failures).toBe(1);
+  });
+});

@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { demoPlan } from '../../src/demo/plan.js';
+import { withDb } from '../../src/demo/redis.js';
+
+/** The database of the shared test Redis that only these tests use. */
+const DEMO_DB = 11;
+
+function runDemo(args: string[], env: Record<string, string | undefined>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn('npx', ['tsx', 'src/demo/main.ts', ...args], {
+      cwd: process.cwd(),
+      env: { ...process.env, REDIS_URL: undefined, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += String(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The table row of one queue in the rendered status. */
+function row(output: string, queue: string): string[] {
+  const line = output.split('\n').find((l) => l.startsWith(`${queue} `));
+  return line ? line.trim().split(/\s+/) : [];
+}
+
+/** The answer to one scripted command: from its `> cmd` echo to the next echo. */
+function answer(output: string, command: string): string {
+  const start = output.indexOf(`> ${command}\n`);
+  if (start === -1) return '';
+  const rest = output.slice(start + command.length + 3);
+  const next = rest.indexOf('\n> ');
+  return next === -1 ? rest : rest.slice(0, next);
+}
+
+describe('npm run demo, non-interactive', () => {
+  const plan = demoPlan('small');
+  const ios = plan.pushizo.queues.find((q) => q.name === 'dispatch-ios')!;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    admin = new Redis(withDb(inject('redisUrl'), DEMO_DB));
+    await admin.flushdb();
+  });
+  afterAll(async () => {
+    admin.disconnect();
+  });
+
+  it('on a shared Redis, seeds its own database with a real Celery worker, answers each scripted command and leaves the database empty', async () => {
+    const { code, stdout, stderr } = await runDemo(
+      [
+        '--scale',
+        'small',
+        '--db',
+        String(DEMO_DB),
+        '--script',
+        'status',
+        '--script',
+        '/queue dlq pushizo/dispatch-ios',
+        '--script',
+        'dlq zeus/celery:alarm_processing',
+      ],
+      { REDIS_URL: inject('redisUrl') },
+    );
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(stdout).toContain(`database ${DEMO_DB}`);
+    expect(stdout).toContain('a real Celery worker');
+
+    const status = answer(stdout, 'status');
+    // queue, waiting, active, delayed, prio, failed: no worker consumes dispatch-ios, so these hold still
+    expect(row(status, 'dispatch-ios').slice(0, 6)).toEqual([
+      'dispatch-ios',
+      String(ios.waiting),
+      '0',
+      String(ios.delayed),
+      String(ios.prioritized),
+      String(ios.failures.reduce((n, f) => n + f.count, 0)),
+    ]);
+    expect(row(status, 'dispatch-ios').join(' ')).toContain('no workers');
+    expect(row(status, 'maintenance').join(' ')).toContain('paused');
+
+    const dlq = answer(stdout, '/queue dlq pushizo/dispatch-ios');
+    expect(dlq).toContain('APNs 429 TooManyRequests');
+    expect(dlq).toContain('RenderError: template variable missing');
+    expect(dlq).toContain('3 attempts');
+
+    const celery = answer(stdout, 'dlq zeus/celery:alarm_processing');
+    expect(celery).toContain('ConnectionError: MQTT broker unreachable');
+    expect(celery).toContain('app.tasks.alarm.check_alarms');
+    expect(code).toBe(0);
+
+    expect(await admin.dbsize()).toBe(0);
+  }, 120_000);
+
+  it('without REDIS_URL starts its own redis-server, and with Celery simulated says so and still shows depth over the priority lists and the failures', async () => {
+    const alarms = plan.zeus.queues.find((q) => q.name === 'celery:alarm_processing')!;
+    const { code, stdout } = await runDemo(
+      [
+        '--scale',
+        'small',
+        '--simulate-celery',
+        '--script',
+        'status zeus',
+        '--script',
+        'dlq zeus/celery:alarm_processing',
+        '--script',
+        'dlq nope/x',
+      ],
+      {},
+    );
+    expect(stdout).toContain('private redis-server');
+    expect(stdout).toContain('SIMULATED');
+    expect(row(answer(stdout, 'status zeus'), 'celery:alarm_processing')[1]).toBe(
+      String(alarms.byPriority.reduce((a, b) => a + b, 0)),
+    );
+    expect(answer(stdout, 'dlq zeus/celery:alarm_processing')).toContain(
+      'ConnectionError: MQTT broker unreachable',
+    );
+    const bad = answer(stdout, 'dlq nope/x').trim();
+    expect(bad.split('\n')).toHaveLength(1);
+    expect(bad).toContain('nope');
+    expect(code).toBe(1);
+  }, 120_000);
+
+  it('refuses a bad option in one line with exit code 2', async () => {
+    const { code, stdout, stderr } = await runDemo(['--scale', 'huge'], {});
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('--scale');
+  }, 60_000);
+});
