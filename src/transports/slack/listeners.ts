@@ -1,0 +1,301 @@
+import type { App, Context, Middleware, NextFn, RespondArguments, RespondFn, webApi } from '@slack/bolt';
+import { ActionIdPattern } from '../../blocks/action-ids.js';
+import { errorMessage } from '../../blocks/error.js';
+import type { Message } from '../../blocks/message.js';
+import { assertValidMessage } from '../../blocks/validate.js';
+import { newRef } from '../../commands/ref.js';
+import type { Reply, Request } from '../../commands/types.js';
+import { type Locale, messages } from '../../i18n/index.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
+import { actionIdOf, isFromEphemeral, isInPlaceAction, requestFromSlack } from './request.js';
+
+/** What the Slack listeners need: something that answers a `Request`, and a logger. */
+export interface SlackListenerDeps {
+  dispatcher: { handle(request: Request): Promise<Reply> };
+  logger: Logger;
+  /** The locale for Slack users (config `locale`); English by default. */
+  locale?: Locale;
+  /**
+   * Bolt-style middleware run in order after `ack()` and before the dispatcher, e.g. issue 3's
+   * `createBoltGuard(...)` when the guards are not already dispatcher middleware. See
+   * `SlackMiddleware`.
+   */
+  middleware?: readonly SlackMiddleware[];
+}
+
+/**
+ * Middleware on the Slack side: call `next()` to go on, or answer with `respond()` and return
+ * (a denial). It runs after `ack()`, so it may be slow (users.info, usergroups.users.list) without
+ * Slack timing the user out; `ack` is a no-op there. `context[REQUEST_CONTEXT_KEY]` holds the
+ * `Request` (also `requestFromSlack(body, context)`).
+ */
+export type SlackMiddleware = (args: {
+  body: unknown;
+  context: Context;
+  client: WebClient;
+  ack: () => Promise<void>;
+  respond?: RespondFn;
+  next: () => Promise<void>;
+}) => Promise<void>;
+
+/** Where `registerSlackListeners` keeps the built `Request` for the middleware after it. */
+export const REQUEST_CONTEXT_KEY = 'queueOpsRequest';
+
+/** The arguments every listener step uses; Bolt's command and action arguments both fit. */
+interface StepArgs {
+  ack: () => Promise<void>;
+  body: unknown;
+  context: Context;
+  respond?: RespondFn;
+  client: WebClient;
+  next: NextFn;
+}
+type Step = (args: StepArgs) => Promise<void>;
+
+/** Every action id this app issues, and everything else (answered as unknown). */
+const OURS = ActionIdPattern;
+const NOT_OURS = new RegExp(`^(?!${ActionIdPattern.source.replace(/^\^/, '')})`);
+
+/**
+ * Registers `/queue` and the `queue_ops.*` buttons. Every request is acknowledged before any
+ * other work (Slack gives 3 s and Redis may hang for 5), then answered through `respond()`.
+ */
+export function registerSlackListeners(app: App, deps: SlackListenerDeps): void {
+  const locale = deps.locale ?? 'en';
+  const log = deps.logger.child({ component: 'slack' });
+  const t = messages(locale);
+  const middleware = deps.middleware ?? [];
+
+  app.use(ignoreRetries(log));
+
+  const unknownAction = async (body: unknown, respond: RespondFn | undefined) => {
+    // A forged or stale button: say so to the clicker only, run nothing.
+    log.warn({ actionId: actionIdOf(body)?.slice(0, 255) }, 'button not issued by queue-ops ignored');
+    await send(respond, errorMessage(t.slack.unknownAction), ephemeralNew, log, locale);
+  };
+
+  const handle: Step = async ({ ack, body, context, respond, client }) => {
+    await ack();
+    context.locale ??= locale;
+    const request = requestFromSlack(body, { locale });
+    if (!request) {
+      await unknownAction(body, respond);
+      return;
+    }
+    context[REQUEST_CONTEXT_KEY] = request;
+
+    const dispatch = async () => {
+      let reply: Reply;
+      try {
+        reply = await deps.dispatcher.handle(request);
+      } catch (error) {
+        reply = internalError(error, log, locale, request);
+      }
+      await sendReply(respond, reply, body, request, log, locale);
+    };
+    const acked = async () => {};
+    const run = async (index: number): Promise<void> => {
+      const mw = middleware[index];
+      if (!mw) return dispatch();
+      let called = false;
+      await mw({
+        body,
+        context,
+        client,
+        ack: acked,
+        ...(respond ? { respond } : {}),
+        next: async () => {
+          if (called) return;
+          called = true;
+          await run(index + 1);
+        },
+      });
+    };
+    try {
+      await run(0);
+    } catch (error) {
+      await sendReply(respond, internalError(error, log, locale, request), body, request, log, locale);
+    }
+  };
+
+  const unknown: Step = async ({ ack, body, respond }) => {
+    await ack();
+    await unknownAction(body, respond);
+  };
+
+  app.command('/queue', handle as unknown as Parameters<App['command']>[1]);
+  app.action(OURS, handle as unknown as Parameters<App['action']>[1]);
+  // Buttons outside our namespace still get an ack and an answer rather than Slack's timeout error.
+  app.action(NOT_OURS, unknown as unknown as Parameters<App['action']>[1]);
+}
+
+/**
+ * Slack redelivers an event it thinks we missed; the first delivery already ran the command.
+ * Acknowledged (so Slack stops) and dropped.
+ */
+function ignoreRetries(log: Logger): Middleware<object> {
+  return async (args) => {
+    const { context, next } = args as unknown as { context: Context; next: NextFn };
+    if (context.retryNum !== undefined && context.retryNum > 0) {
+      const ack = (args as { ack?: () => Promise<void> }).ack;
+      if (ack) await ack();
+      log.info({ retryNum: context.retryNum, retryReason: context.retryReason }, 'Slack retry ignored');
+      return;
+    }
+    await next();
+  };
+}
+
+type Placement = Pick<RespondArguments, 'response_type' | 'replace_original'>;
+const ephemeralNew: Placement = { response_type: 'ephemeral', replace_original: false };
+
+/**
+ * Where a reply goes. Failures and ephemeral answers never overwrite a shared message: the
+ * clicker alone sees them. A refresh/open (or a reply that asks for it) replaces the message
+ * that held the button.
+ */
+function placementFor(reply: Reply, body: unknown, request: Request): Placement {
+  const fromButton = request.action !== undefined;
+  if (!fromButton) return { response_type: reply.visibility };
+  if (!reply.ok) return ephemeralNew;
+  if (reply.visibility === 'ephemeral' && !isFromEphemeral(body)) return ephemeralNew;
+  if (reply.replaceOriginal || isInPlaceAction(request.action?.actionId ?? ''))
+    return { replace_original: true };
+  return { response_type: reply.visibility, replace_original: false };
+}
+
+async function sendReply(
+  respond: RespondFn | undefined,
+  reply: Reply,
+  body: unknown,
+  request: Request,
+  log: Logger,
+  locale: Locale,
+): Promise<void> {
+  await send(respond, reply.message, placementFor(reply, body, request), log, locale);
+}
+
+async function send(
+  respond: RespondFn | undefined,
+  message: Message,
+  placement: Placement,
+  log: Logger,
+  locale: Locale,
+): Promise<void> {
+  if (!respond) {
+    log.warn('no response_url on this payload; answer dropped');
+    return;
+  }
+  const checked = validOrError(message, log, locale);
+  const args: RespondArguments = checked.ok
+    ? { ...placement, text: checked.message.text, blocks: checked.message.blocks }
+    : { ...ephemeralNew, text: checked.message.text, blocks: checked.message.blocks };
+  try {
+    await respond(args);
+  } catch (error) {
+    // An expired response_url (30 min, 5 uses) or Slack being down: nobody is left to tell.
+    const statusCode = (error as { statusCode?: number }).statusCode;
+    log.warn({ err: error, statusCode }, 'respond() failed; answer not delivered');
+  }
+}
+
+/**
+ * Runs the message through the limits validator; an invalid one is replaced by a one-line error
+ * whose ref points at the log line with the validator's complaint.
+ */
+function validOrError(
+  message: Message,
+  log: Logger,
+  locale: Locale,
+): { ok: true; message: Message } | { ok: false; message: Message; ref: string } {
+  try {
+    assertValidMessage(message);
+    return { ok: true, message };
+  } catch (error) {
+    const ref = newRef();
+    log.error({ err: error, ref }, 'outgoing Slack message failed validation');
+    return { ok: false, message: errorMessage(messages(locale).common.somethingWentWrong(ref)), ref };
+  }
+}
+
+function internalError(error: unknown, log: Logger, locale: Locale, request: Request): Reply {
+  const ref = newRef();
+  log.error(
+    { err: error, ref, words: request.words, actor: request.actor.id },
+    'request failed unexpectedly',
+  );
+  return {
+    ok: false,
+    visibility: 'ephemeral',
+    message: errorMessage(messages(locale).common.somethingWentWrong(ref)),
+    error: { code: 'Internal', ref },
+  };
+}
+
+type WebClient = webApi.WebClient;
+
+/** Options for `postMessage` / `updateMessage`. */
+export interface SendOptions {
+  /** Where a validation failure is logged (with the ref shown in Slack). */
+  logger?: Logger;
+  locale?: Locale;
+  /** Post as a reply in this thread. */
+  threadTs?: string;
+}
+
+/** The outcome of `postMessage` / `updateMessage`. */
+export interface SendResult {
+  /** False when the message failed validation and a one-line error (with `ref`) was sent instead. */
+  ok: boolean;
+  channel?: string;
+  ts?: string;
+  ref?: string;
+}
+
+/**
+ * `chat.postMessage` after the limits validator (approval requests, alerts, the audit channel).
+ * Web API errors are thrown to the caller, which knows whether to retry.
+ */
+export async function postMessage(
+  client: WebClient,
+  channel: string,
+  message: Message,
+  options: SendOptions = {},
+): Promise<SendResult> {
+  const checked = validOrError(message, options.logger ?? defaultLogger(), options.locale ?? 'en');
+  const res = await client.chat.postMessage({
+    channel,
+    text: checked.message.text,
+    blocks: checked.message.blocks,
+    ...(options.threadTs ? { thread_ts: options.threadTs } : {}),
+  });
+  return { ok: checked.ok, channel: res.channel, ts: res.ts, ...(checked.ok ? {} : { ref: checked.ref }) };
+}
+
+/**
+ * `chat.update` of a message this app posted (an approval request's outcome, an alert's state),
+ * after the limits validator. Ephemeral messages cannot be updated this way; use `respond()`.
+ */
+export async function updateMessage(
+  client: WebClient,
+  channel: string,
+  ts: string,
+  message: Message,
+  options: Omit<SendOptions, 'threadTs'> = {},
+): Promise<SendResult> {
+  const checked = validOrError(message, options.logger ?? defaultLogger(), options.locale ?? 'en');
+  const res = await client.chat.update({
+    channel,
+    ts,
+    text: checked.message.text,
+    blocks: checked.message.blocks,
+  });
+  return { ok: checked.ok, channel: res.channel, ts: res.ts, ...(checked.ok ? {} : { ref: checked.ref }) };
+}
+
+let fallbackLogger: Logger | undefined;
+/** Callers should pass their logger; a validation failure must still reach some log. */
+function defaultLogger(): Logger {
+  fallbackLogger ??= createLogger({ base: { name: 'queue-ops', component: 'slack' } });
+  return fallbackLogger;
+}

@@ -1,0 +1,176 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
+import nock from 'nock';
+import { createApp, type App as QueueOpsApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { createLogger, type Logger } from '../../src/lib/logger.js';
+import { createSlackApp } from '../../src/transports/slack/create-app.js';
+import { registerSlackListeners, type SlackMiddleware } from '../../src/transports/slack/listeners.js';
+
+export const HOOKS = 'https://hooks.slack.com';
+
+/** A receiver that binds nothing; tests hand Bolt events through `app.processEvent`. */
+export function fakeReceiver(): Receiver {
+  return { init() {}, start: async () => undefined, stop: async () => undefined };
+}
+
+/** Pino lines, parsed, for asserting what was logged. */
+export function memoryLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+  return { logger, lines };
+}
+
+export function randomId(prefix: string): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+/** A `/queue …` payload as Slack sends it (Bolt's `SlashCommand`). */
+export function slashCommand(text: string, responsePath: string, overrides: Record<string, unknown> = {}) {
+  return {
+    token: 'verification-token-unused',
+    team_id: 'T0TEAM',
+    team_domain: 'oncall',
+    channel_id: 'C0INCIDENT',
+    channel_name: 'incident',
+    user_id: 'U0ALICE',
+    user_name: 'alice',
+    command: '/queue',
+    text,
+    api_app_id: 'A0QUEUEOPS',
+    response_url: `${HOOKS}${responsePath}`,
+    trigger_id: '111.222.333',
+    ...overrides,
+  };
+}
+
+/** A block_actions payload for one button click, shaped like Slack's own examples. */
+export function buttonClick(
+  actionId: string,
+  value: string,
+  responsePath: string,
+  overrides: Record<string, unknown> = {},
+) {
+  return {
+    type: 'block_actions',
+    user: { id: 'U0ALICE', username: 'alice', name: 'alice', team_id: 'T0TEAM' },
+    api_app_id: 'A0QUEUEOPS',
+    token: 'verification-token-unused',
+    container: {
+      type: 'message',
+      message_ts: '1700000000.000100',
+      channel_id: 'C0INCIDENT',
+      is_ephemeral: false,
+    },
+    trigger_id: '111.222.333',
+    team: { id: 'T0TEAM', domain: 'oncall' },
+    channel: { id: 'C0INCIDENT', name: 'incident' },
+    message: { ts: '1700000000.000100', type: 'message', text: 'status', blocks: [] },
+    state: { values: {} },
+    response_url: `${HOOKS}${responsePath}`,
+    actions: [
+      {
+        action_id: actionId,
+        block_id: 'b1',
+        text: { type: 'plain_text', text: 'Refresh', emoji: true },
+        value,
+        type: 'button',
+        action_ts: '1700000001.000200',
+      },
+    ],
+    ...overrides,
+  };
+}
+
+/** Records the JSON bodies `respond()` POSTs to one response_url. */
+export function captureResponses(path: string, status = 200) {
+  const bodies: Record<string, unknown>[] = [];
+  const scope = nock(HOOKS)
+    .persist()
+    .post(path, (body) => {
+      bodies.push(body as Record<string, unknown>);
+      return true;
+    })
+    .reply(status, status === 200 ? 'ok' : 'expired_url');
+  return { bodies, scope };
+}
+
+export interface Harness {
+  app: App;
+  services: QueueOpsApp;
+  logLines: Record<string, unknown>[];
+  /** Hands one payload to Bolt: `acked` settles when ack() is called, `done` when listeners finish. */
+  deliver(
+    body: Record<string, unknown>,
+    extra?: Partial<ReceiverEvent>,
+  ): { acked: Promise<void>; done: Promise<void> };
+  /** Delivers and waits for every listener to finish; resolves with how many times ack() ran. */
+  send(body: Record<string, unknown>, extra?: Partial<ReceiverEvent>): Promise<{ acks: number }>;
+}
+
+/**
+ * The real pipeline: config text → `createApp` (real backends, real dispatcher) → Bolt app with
+ * the real listeners, over a receiver that binds nothing. Only Slack's HTTP side is nock'd.
+ */
+export async function startHarness(
+  configYaml: string,
+  options: { middleware?: SlackMiddleware[] } = {},
+): Promise<Harness & { close(): Promise<void> }> {
+  const { logger, lines } = memoryLogger();
+  const config = parseConfig(configYaml, {}, 'test.yml');
+  const services = createApp({ config, env: {}, logger });
+  const slack = createSlackApp({
+    env: { SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: 'unused-with-fake-receiver' },
+    logger,
+    receiverOverride: fakeReceiver(),
+    authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+    clientOptions: { retryConfig: { retries: 0 } },
+  });
+  registerSlackListeners(slack.app, {
+    dispatcher: services.dispatcher,
+    logger,
+    locale: config.locale,
+    ...(options.middleware ? { middleware: options.middleware } : {}),
+  });
+  return {
+    app: slack.app,
+    services,
+    logLines: lines,
+    deliver(body, extra = {}) {
+      return deliver(slack.app, body, extra);
+    },
+    async send(body, extra = {}) {
+      const run = deliver(slack.app, body, extra);
+      await run.done;
+      return { acks: run.acks() };
+    },
+    async close() {
+      await services.close();
+    },
+  };
+}
+
+function deliver(app: App, body: Record<string, unknown>, extra: Partial<ReceiverEvent>) {
+  let acks = 0;
+  let markAcked: () => void = () => {};
+  const acked = new Promise<void>((resolve) => {
+    markAcked = resolve;
+  });
+  const done = app.processEvent({
+    body,
+    ack: async () => {
+      acks += 1;
+      markAcked();
+    },
+    ...extra,
+  });
+  return { acked, done, acks: () => acks };
+}
+
+/** `v0=` + HMAC-SHA256 over `v0:<ts>:<raw body>`: Slack's request signature. */
+export function slackSignature(secret: string, timestamp: number | string, rawBody: string): string {
+  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${rawBody}`).digest('hex')}`;
+}
