@@ -1,4 +1,4 @@
-import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { errorMessage } from '../blocks/error.js';
 import type { Reply } from '../commands/types.js';
 import { ErrorCode, type OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -36,15 +36,11 @@ export function denialLines(
   return lines;
 }
 
-/**
- * The ephemeral answer to a denied command. Built here until a shared error-message builder
- * exists in `src/blocks/`; the shape (one escaped mrkdwn section) is what that builder will make.
- */
+/** The ephemeral answer to a denied command, in the same shape as every other error answer. */
 export function denialReply(error: OpsError, lines: string[]): Reply {
-  const text = escapeMrkdwn(lines.join('\n'));
   return {
     ok: false,
-    message: { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] },
+    message: errorMessage(lines.join('\n')),
     visibility: 'ephemeral',
     error: { code: error.code, params: error.params },
   };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Audit, createAudit } from '../../src/audit/audit.js';
+import { assertValidMessage } from '../../src/blocks/validate.js';
 import type { Reply, Request } from '../../src/commands/types.js';
 import { type Config, configSchema } from '../../src/config/schema.js';
 import { createGuardMiddleware, type GuardMiddleware } from '../../src/guards/middleware.js';
@@ -95,6 +96,7 @@ describe('the guard middleware', () => {
     expect(reply.error).toEqual({ code: 'Forbidden', params: { role: 'operator', action: 'pause' } });
     expect(reply.message.text).toBe('You need the `operator` role to pause.');
     expect(JSON.stringify(reply.message.blocks)).toContain('You need the `operator` role to pause.');
+    expect(() => assertValidMessage(reply.message)).not.toThrow();
   });
 
   it('the denial is in the audit trail before the answer comes back, with who, where, what and why', async () => {
