@@ -275,3 +275,30 @@ describe('BullMQ backend on a private Redis', () => {
     }
   });
 });
+
+describe('BullMQ backend on a Redis that refuses CLIENT LIST', () => {
+  it('still reports counts, and says why it cannot list workers', async () => {
+    // Managed Redis services often deny CLIENT; an ACL user without it behaves the same way.
+    const redis = await startPrivateRedis();
+    const admin = new Redis(redis.url);
+    await admin.acl('SETUSER', 'ops', 'on', '>ops-password', '~*', '&*', '+@all', '-client');
+    const url = `redis://ops:ops-password@127.0.0.1:${redis.port}`;
+    const queue = new Queue('events', { connection: connectionFor(redis.url) });
+    const backend = createBullmqBackend(systemFor(url, 'bull'));
+    try {
+      await queue.add('x', {});
+      const status = await backend.status();
+      expect(status.queues).toMatchObject([{ name: 'events', waiting: 1 }]);
+      expect(status.workers).toEqual([]);
+      expect(status.warnings).toEqual([
+        { code: 'WorkerInspectFailed', params: { reason: expect.stringMatching(/NOPERM/) } },
+      ]);
+      await expect(backend.workers()).rejects.toMatchObject({ code: 'NotSupported' });
+    } finally {
+      await queue.close();
+      admin.disconnect();
+      await backend.close();
+      await redis.stop();
+    }
+  });
+});

@@ -396,7 +396,17 @@ export function createBullmqBackend(
     async workers(): Promise<WorkerInfo[]> {
       return await withRedis(async () => {
         const names = await knownQueues();
-        const list = await single((r) => r.client('LIST') as Promise<string>);
+        const list = await single((r) => r.client('LIST') as Promise<string>).catch((error: unknown) => {
+          // Managed Redis services may refuse CLIENT LIST; that is a limit, not a fault.
+          if (isReplyError(error) && !isUnavailableReply(error)) {
+            throw new OpsError(ErrorCode.NotSupported, {
+              system: system.name,
+              type: 'bullmq',
+              what: 'list workers',
+            });
+          }
+          throw error;
+        });
         return workersFromClientList(String(list), prefix, names);
       });
     },
