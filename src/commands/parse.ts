@@ -26,11 +26,14 @@ export function tokenize(text: string): string[] {
     const closing = CLOSING[ch];
     if (closing !== undefined) {
       inWord = true;
-      const end = text.indexOf(closing, i + 1);
-      if (end === -1) throw new OpsError(ErrorCode.UsageError, { message: `A quote (${ch}) is not closed.` });
-      let quoted = text.slice(i + 1, end);
-      if (ch === '"') quoted = quoted.replace(/\\(.)/g, '$1');
-      current += quoted;
+      let end = i + 1;
+      for (; end < text.length && text[end] !== closing; end++) {
+        if (ch === '"' && text[end] === '\\' && end + 1 < text.length) end++;
+      }
+      if (end >= text.length)
+        throw new OpsError(ErrorCode.UsageError, { message: `A quote (${ch}) is not closed.` });
+      const quoted = text.slice(i + 1, end);
+      current += ch === '"' ? quoted.replace(/\\(.)/g, '$1') : quoted;
       i = end;
     } else if (/\s/.test(ch)) {
       if (inWord) words.push(current);

@@ -14,7 +14,6 @@ export const cli = {
   unknownFlag: (flag: string) => `Unknown option ${flag}.`,
   flagNeedsValue: (flag: string) => `Option ${flag} needs a value.`,
   configInvalid: (source: string) => `queue-ops: the config in ${source} is not valid:`,
-  buttonsHeader: 'Buttons (run the command shown to press one):',
-  button: (index: number, label: string, command: string | undefined) =>
-    `  [${index}] ${label}${command ? `  →  queue-ops ${command}` : ''}`,
+  buttonsHeader: 'To press a button, run:',
+  button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

@@ -130,13 +130,12 @@ function textOf(message: Message): string {
   const t = messages('en').cli;
   const rendered = renderText(message);
   const lines = [rendered.text.replace(/\n+$/, '')];
-  if (rendered.buttons.length > 0) {
-    lines.push('', t.buttonsHeader);
-    for (const button of rendered.buttons) {
-      const words = wordsForAction(button.actionId, button.value);
-      lines.push(t.button(button.index, button.label, words?.map(shellWord).join(' ')));
-    }
-  }
+  // The text already numbers the buttons; a terminal cannot click, so say what each one runs.
+  const commands = rendered.buttons.flatMap((button) => {
+    const words = wordsForAction(button.actionId, button.value);
+    return words ? [t.button(button.index, words.map(shellWord).join(' '))] : [];
+  });
+  if (commands.length > 0) lines.push('', t.buttonsHeader, ...commands);
   return `${lines.join('\n')}\n`;
 }
 
