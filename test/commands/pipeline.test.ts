@@ -92,7 +92,6 @@ ${extraSystems}`,
     for (const queue of queues) {
       const counts = await queue.getJobCounts(
         'wait',
-        'paused',
         'active',
         'delayed',
         'prioritized',
@@ -102,7 +101,7 @@ ${extraSystems}`,
       const row = system.queues.find((q) => q.name === queue.name)!;
       expect(keysOf(row)).toEqual(QUEUE_KEYS);
       expect(row).toMatchObject({
-        waiting: (counts.wait ?? 0) + (counts.paused ?? 0),
+        waiting: counts.wait,
         active: counts.active,
         delayed: counts.delayed,
         prioritized: counts.prioritized,
