@@ -1,8 +1,20 @@
 import { type Locale, messages } from '../i18n/index.js';
 
+// Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.
+const numberFormats = new Map<string, Intl.NumberFormat>();
+function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFormat {
+  const key = `${locale}/${maximumFractionDigits}`;
+  let f = numberFormats.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, { maximumFractionDigits });
+    numberFormats.set(key, f);
+  }
+  return f;
+}
+
 /** `48211` → `48,211` in the locale's grouping. */
 export function formatNumber(n: number, locale: Locale): string {
-  return new Intl.NumberFormat(locale).format(n);
+  return numberFormat(locale).format(n);
 }
 
 /** Bytes with 1024 steps, as Redis's own `maxmemory 4gb` counts them: `4 GB`, `812.4 MB`. */
@@ -15,7 +27,7 @@ export function formatBytes(bytes: number, locale: Locale): string {
     unit++;
   }
   const digits = unit === 0 || value >= 100 || Number.isInteger(value) ? 0 : 1;
-  const shown = new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(value);
+  const shown = numberFormat(locale, digits).format(value);
   return `${shown} ${units[unit]}`;
 }
 

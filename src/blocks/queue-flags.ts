@@ -39,7 +39,7 @@ export function queueFlags(
   const t = { ...DEFAULT_FLAG_THRESHOLDS, ...thresholds };
   const ready = queue.waiting + queue.prioritized;
   const flags = new Set<QueueFlag>();
-  if (ready > 0 && !queue.isPaused && !workers.some((w) => !w.queues || w.queues.includes(queue.name))) {
+  if (ready > 0 && !queue.isPaused && !consumes(workers, queue.name)) {
     flags.add('noWorkers');
   }
   if (ready >= t.backlogJobs || (queue.oldestWaitingSeconds ?? 0) >= t.backlogAgeSeconds)
@@ -47,6 +47,20 @@ export function queueFlags(
   if (queue.failed > 0) flags.add('failures');
   if (queue.isPaused) flags.add('paused');
   return ORDER.filter((f) => flags.has(f));
+}
+
+// A status call asks about every queue against the same worker list: index it once per list.
+// (The length check catches a caller that pushes to the same array between calls.)
+const consumed = new WeakMap<readonly WorkerInfo[], { length: number; index: Set<string> | 'all' }>();
+
+function consumes(workers: readonly WorkerInfo[], queue: string): boolean {
+  let entry = consumed.get(workers);
+  if (!entry || entry.length !== workers.length) {
+    const index = workers.some((w) => !w.queues) ? 'all' : new Set(workers.flatMap((w) => w.queues ?? []));
+    entry = { length: workers.length, index };
+    consumed.set(workers, entry);
+  }
+  return entry.index === 'all' || entry.index.has(queue);
 }
 
 /** A number that orders queues worst first: higher is worse. */

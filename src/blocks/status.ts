@@ -39,7 +39,7 @@ export interface StatusView {
 }
 
 /** Names wider than this are cut in the table; the DLQ buttons keep the full name. */
-const NAME_WIDTH = 28;
+const NAME_WIDTH = 30;
 const MAX_DLQ_BUTTONS = 10;
 const ERROR_CHARS = 500;
 
@@ -57,8 +57,8 @@ interface Prepared {
   /** Worst first. */
   worst: Row[];
   flagged: number;
-  /** Table characters per shown row, an upper bound (widths over all rows). */
-  rowCost: number[];
+  /** Table characters of the `c` worst rows at index `c` (widths over all rows: an upper bound). */
+  worstCost: number[];
   headingCost: number;
 }
 
@@ -133,7 +133,7 @@ function prepare(
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
   if (!sys.ok) {
     const head = t.systemError(inline(sys.name, 100), typeLabel, errorLine(sys.error, ERROR_CHARS));
-    return { sys, head, rows: [], worst: [], flagged: 0, rowCost: [], headingCost: 0 };
+    return { sys, head, rows: [], worst: [], flagged: 0, worstCost: [0], headingCost: 0 };
   }
   const st = sys.status;
   const inspectFailed = st.warnings.some((w) => w.code === 'WorkerInspectFailed');
@@ -147,7 +147,7 @@ function prepare(
       b.severity - a.severity ||
       b.q.waiting + b.q.prioritized - (a.q.waiting + a.q.prioritized) ||
       b.q.failed - a.q.failed ||
-      a.q.name.localeCompare(b.q.name),
+      (a.q.name < b.q.name ? -1 : a.q.name > b.q.name ? 1 : 0),
   );
   const flagged = rows.filter((r) => r.flags.length > 0).length;
 
@@ -158,13 +158,16 @@ function prepare(
   if (rows.length === 0) lines.push(t.noQueues);
 
   const table = renderTable(rows, locale);
+  const lineOf = new Map(rows.map((r, i) => [r, table.lines[i] ?? '']));
+  const worstCost = [0];
+  for (const r of worst) worstCost.push(worstCost[worstCost.length - 1]! + lineOf.get(r)!.length + 1);
   return {
     sys,
     head: lines.join('\n'),
     rows,
     worst,
     flagged,
-    rowCost: rows.map((_, i) => (table.lines[i]?.length ?? 0) + 1),
+    worstCost,
     headingCost: table.heading.length + 10,
   };
 }
@@ -251,9 +254,10 @@ function truncateName(name: string): string {
   return name.length <= NAME_WIDTH ? name : `${name.slice(0, NAME_WIDTH - 1)}…`;
 }
 
-function tableCost(p: Prepared, indices: number[]): number {
-  if (indices.length === 0) return 0;
-  const body = indices.reduce((sum, i) => sum + (p.rowCost[i] ?? 0), 0);
+function tableCost(p: Prepared, rows: number): number {
+  if (rows === 0) return 0;
+  // The same rows cost the same in any order: the worst-first prefix sums serve every cap.
+  const body = p.worstCost[Math.min(rows, p.worst.length)] ?? 0;
   // Every ~2,900 characters the table starts a new code block with its heading again.
   const blocks = Math.ceil((body + p.headingCost) / (SlackLimits.sectionText - 200));
   return body + blocks * (p.headingCost + 10);
@@ -267,21 +271,11 @@ const SUMMARY_COST = 260;
  * systems are dropped, the healthy ones first.
  */
 function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Prepared[] } {
-  const indexOf = new Map(prepared.map((p) => [p, new Map(p.rows.map((r, i) => [r, i]))]));
   const rowsFor = (p: Prepared, cap: number) =>
     cap >= p.rows.length ? p.rows : p.worst.slice(0, Math.max(0, cap));
   const cost = (p: Prepared, cap: number) => {
-    const rows = rowsFor(p, cap);
-    const idx = indexOf.get(p)!;
-    return (
-      p.head.length +
-      1 +
-      tableCost(
-        p,
-        rows.map((r) => idx.get(r)!),
-      ) +
-      (rows.length < p.rows.length ? SUMMARY_COST : 0)
-    );
+    const shown = Math.min(Math.max(0, cap), p.rows.length);
+    return p.head.length + 1 + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0);
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);
 
