@@ -45,5 +45,4 @@ describe('requestFromSlack', () => {
     expect(requestFromSlack({ type: 'view_submission' })).toBeUndefined();
     expect(requestFromSlack('payload')).toBeUndefined();
   });
-
 });
