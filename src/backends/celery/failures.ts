@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ensureConnected } from '../redis-client.js';
+import { connectWithin } from './connect.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /** One FAILURE stored by Celery's Redis result backend, reduced to what may be shown. */
@@ -49,6 +49,8 @@ export interface FailureIndexDeps {
   maxRecords?: number;
   /** Keys per SCAN call. Default 1000. */
   scanCount?: number;
+  /** Default 2 s. */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   const rescanIntervalMs = deps.rescanIntervalMs ?? 5 * 60_000;
   const maxRecords = deps.maxRecords ?? 100_000;
   const scanCount = deps.scanCount ?? 1000;
+  const connectTimeoutMs = deps.connectTimeoutMs ?? 2000;
   const pattern = `${RESULT_KEY_PREFIX}*`;
 
   let records = new Map<string, FailureRecord>();
@@ -111,7 +114,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
 
   async function subscribe() {
     if (subscribed) return;
-    await ensureConnected(subscriber);
+    await connectWithin(subscriber, connectTimeoutMs);
     subscriber.on('pmessage', onMessage);
     await subscriber.psubscribe(pattern);
     subscribed = true;
@@ -125,7 +128,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     fresh: Map<string, FailureRecord>;
     overflow: Map<string | null, number>;
   }> {
-    await ensureConnected(client);
+    await connectWithin(client, connectTimeoutMs);
     const fresh = new Map<string, FailureRecord>();
     const overflow = new Map<string | null, number>();
     let cursor = '0';

@@ -13,13 +13,8 @@ import type {
   SystemWarning,
   WorkerInfo,
 } from '../queue-backend.js';
-import {
-  createRedisClient,
-  ensureConnected,
-  parseMemoryInfo,
-  toRedisUnavailable,
-  urlSecrets,
-} from '../redis-client.js';
+import { createRedisClient, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
+import { connectWithin } from './connect.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -127,6 +122,7 @@ export function createCeleryBackend(
     client,
     layout,
     now,
+    connectTimeoutMs,
     createBlockingClient: () =>
       createRedisClient(system.redis, {
         connectTimeoutMs,
@@ -152,13 +148,14 @@ export function createCeleryBackend(
         subscriber,
         now,
         rescanIntervalMs: options.rescanIntervalMs,
+        connectTimeoutMs,
       });
     }
     return failureIndex;
   }
 
   async function discover(): Promise<string[]> {
-    await ensureConnected(client);
+    await connectWithin(client, connectTimeoutMs);
     const bindingKeys = new Set<string>();
     let cursor = '0';
     do {
@@ -287,7 +284,7 @@ export function createCeleryBackend(
   async function status(only?: string[]): Promise<SystemStatus> {
     const queues = only ? await resolveQueues(only) : await listQueues();
     try {
-      await ensureConnected(client);
+      await connectWithin(client, connectTimeoutMs);
     } catch (error) {
       throw unavailable(error);
     }

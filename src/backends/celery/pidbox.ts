@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ensureConnected } from '../redis-client.js';
+import { connectWithin } from './connect.js';
 import { type KombuLayout, pidboxChannel, priorityKeys, replyBindingKey } from './keys.js';
 
 /** One worker's answer to a remote-control command. */
@@ -55,6 +55,8 @@ export interface PidboxClientDeps {
   /** kombu's `control_exchange`; `celery` unless the app changed it. */
   namespace?: string;
   now?: () => number;
+  /** Default 2 s. */
+  connectTimeoutMs?: number;
 }
 
 /** Idle blocking connections kept for the next broadcast. */
@@ -66,6 +68,7 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
   const { client, layout } = deps;
   const now = deps.now ?? Date.now;
   const namespace = deps.namespace ?? 'celery';
+  const connectTimeoutMs = deps.connectTimeoutMs ?? 2000;
   const requestExchange = `${namespace}.pidbox`;
   const replyExchange = `reply.${namespace}.pidbox`;
   const channel = pidboxChannel(layout, requestExchange);
@@ -80,7 +83,7 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
     const blocking = idle.pop() ?? deps.createBlockingClient();
     busy.add(blocking);
     try {
-      await ensureConnected(blocking);
+      await connectWithin(blocking, connectTimeoutMs);
     } catch (error) {
       busy.delete(blocking);
       blocking.disconnect();
@@ -115,7 +118,7 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
     options: BroadcastOptions,
   ): Promise<BroadcastResult> {
     if (closed) throw new Error('pidbox client is closed');
-    await ensureConnected(client);
+    await connectWithin(client, connectTimeoutMs);
     const wantReply = options.reply !== false;
     const started = now();
     const deadline = started + options.timeoutMs;

@@ -1,0 +1,77 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCeleryBackend } from '../../../src/backends/celery/index.js';
+import { type CelerySystemConfig, configSchema } from '../../../src/config/schema.js';
+import { OpsError } from '../../../src/errors.js';
+import { freePort } from '../../../src/lib/redis-server.js';
+import { publishCelery, redisDbUrl } from '../../helpers/celery-worker.js';
+
+// This file owns Redis DB 10.
+const broker = redisDbUrl(inject('redisUrl'), 10);
+
+function system(overrides: Record<string, unknown>): CelerySystemConfig {
+  return configSchema.parse({ systems: [{ name: 'zeus', type: 'celery', redis: broker, ...overrides }] })
+    .systems[0] as CelerySystemConfig;
+}
+
+/** Accepts TCP connections and never answers: a Redis that hangs. */
+let hanging: Server;
+let hangingPort: number;
+const sockets: Socket[] = [];
+beforeAll(async () => {
+  hanging = createServer((socket) => {
+    sockets.push(socket);
+  });
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  hangingPort = (hanging.address() as { port: number }).port;
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise((resolve) => hanging.close(resolve));
+  const db = new Redis(broker);
+  await db.flushdb();
+  await db.quit();
+});
+
+describe('celery backend when Redis misbehaves', () => {
+  it('reports a Redis that accepts connections but never answers as RedisUnavailable within 5 seconds', async () => {
+    const backend = createCeleryBackend(
+      system({ redis: `redis://:secret-password@127.0.0.1:${hangingPort}/0`, queues: ['celery'] }),
+    );
+    try {
+      for (const call of [() => backend.status(), () => backend.dlq('celery', 10), () => backend.workers()]) {
+        const started = Date.now();
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpsError);
+        expect((error as OpsError).code).toBe('RedisUnavailable');
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(JSON.stringify((error as OpsError).params)).not.toContain('secret-password');
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('still reports depth when only a separate result backend is down, with a warning', async () => {
+    await publishCelery({ brokerUrl: broker }, [
+      { task: 'tasks.add', args: [1, 2], queue: 'celery:default' },
+    ]);
+    const closed = await freePort();
+    const backend = createCeleryBackend(
+      system({ resultBackend: `redis://:secret-password@127.0.0.1:${closed}/1`, inspectTimeoutMs: 200 }),
+    );
+    try {
+      const status = await backend.status(['celery:default']);
+      expect(status.queues[0]).toMatchObject({ name: 'celery:default', waiting: 1, failed: 0 });
+      expect(status.warnings).toEqual([
+        { code: 'ResultBackendMissing', params: { reason: 'connection refused' } },
+      ]);
+      const error = await backend.dlq('celery:default', 5).catch((e: unknown) => e);
+      expect((error as OpsError).code).toBe('RedisUnavailable');
+      expect(JSON.stringify((error as OpsError).params)).not.toContain('secret-password');
+    } finally {
+      await backend.close();
+    }
+  });
+});
