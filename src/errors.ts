@@ -22,6 +22,8 @@ export const ErrorCode = {
   AlreadyApproved: 'AlreadyApproved',
   StoreUnavailable: 'StoreUnavailable',
   ConfigInvalid: 'ConfigInvalid',
+  AuditChainBroken: 'AuditChainBroken',
+  AlreadyInState: 'AlreadyInState',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

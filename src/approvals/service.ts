@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import type { ActionRequest, AuditEntryInput, Store, Via } from '../store/store.js';
+import type { ActionRequest, AuditEntryInput, Store, TransitionCheck, Via } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
 import { isExpired, type Transition, transitions } from './state.js';
 
@@ -125,13 +125,15 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     request: ActionRequest,
     transition: Transition,
     patch: Partial<ActionRequest> = {},
+    check?: TransitionCheck,
   ): Promise<ActionRequest | undefined> {
     const { from, to } = transitions[transition];
-    return await deps.store.transitionRequest(request.id, from, {
-      ...patch,
-      status: to,
-      updatedAt: now().toISOString(),
-    });
+    return await deps.store.transitionRequest(
+      request.id,
+      from,
+      { ...patch, status: to, updatedAt: now().toISOString() },
+      check,
+    );
   }
 
   async function checkRole(actor: Pick<Actor, 'id'>, role: Role, action: string): Promise<void> {
@@ -206,7 +208,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
 
   async function expireIfDue(request: ActionRequest, actor: Actor): Promise<ActionRequest> {
     if (request.status !== RequestStatus.Pending || !isExpired(request.expiresAt, now())) return request;
-    const expired = await move(request, 'expire');
+    const expired = await move(request, 'expire', {}, { expiredAt: now().toISOString() });
     if (expired) {
       await audit(actor, expired, 'request.expired', 'expired');
       await notify(expired);
@@ -279,7 +281,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         await notify(request);
         return request;
       }
-      const approved = await move(request, 'approve');
+      // Approving, expiring and counting are one conditional write: a click that races the ttl
+      // or another approver can never approve a request twice or an expired one at all.
+      const approved = await move(
+        request,
+        'approve',
+        {},
+        { notExpiredAt: now().toISOString(), approvalsComplete: true },
+      );
       if (!approved) return (await deps.store.getRequest(id)) ?? request;
       return await execute(approved, actor);
     },

@@ -1,3 +1,5 @@
+import type { Approvals } from '../approvals/service.js';
+import type { Audit } from '../audit/audit.js';
 import type { QueueBackend } from '../backends/queue-backend.js';
 import type { Message } from '../blocks/message.js';
 import type { Config } from '../config/schema.js';
@@ -55,6 +57,10 @@ export interface CommandContext {
   now: () => Date;
   /** The request's child logger (set by the dispatcher for each request). */
   logger?: Logger;
+  /** Two-person approval over the store (issue 3); absent in read-only setups. */
+  approvals?: Approvals;
+  /** The hash-chained audit trail (issue 3); absent in read-only setups. */
+  audit?: Audit;
 }
 
 export interface CommandDefinition {

@@ -36,6 +36,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
   ConfigInvalid: (p) =>
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
+  AuditChainBroken: (p) => `${p.message}`,
+  AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
 };
 
 export const errors = {

@@ -1,3 +1,4 @@
+import { actions } from './actions.js';
 import { approvals } from './approvals.js';
 import { audit } from './audit.js';
 import { cli } from './cli.js';
@@ -17,6 +18,7 @@ import { workers } from './workers.js';
  * add yours here.
  */
 export const en = {
+  actions,
   approvals,
   audit,
   cli,

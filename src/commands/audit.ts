@@ -1,0 +1,76 @@
+import { auditMessage } from '../audit/blocks.js';
+import { errorMessage } from '../blocks/error.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { CommandDefinition, Reply } from './types.js';
+
+export const AUDIT_DEFAULT = 20;
+export const AUDIT_MAX = 100;
+
+/**
+ * `audit [n]` shows recent entries; `audit verify` checks the whole hash chain (exit 1 on the
+ * command line when it is broken). `audit export` is command-line only: it streams JSON lines.
+ */
+export const auditCommand: CommandDefinition = {
+  verb: 'audit',
+  mutating: false,
+  describe: (locale) => messages(locale).actions.audit,
+  async run(ctx, args, request): Promise<Reply> {
+    const t = messages(request.locale);
+    const usage = t.actions.audit.usage;
+    const audit = ctx.audit;
+    if (!audit)
+      throw new OpsError(ErrorCode.NotSupported, {
+        system: 'queue-ops',
+        type: 'read-only',
+        what: 'show the audit trail without a store',
+      });
+    if (args[0] === 'verify') {
+      const result = await audit.verify();
+      if (result.ok) {
+        const line = t.audit.verify.ok(result.count);
+        return {
+          ok: true,
+          message: {
+            text: line,
+            blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `:white_check_mark: ${line}` } }],
+          },
+          data: { ok: true, count: result.count },
+          visibility: 'ephemeral',
+        };
+      }
+      const line = t.audit.verify.bad(result.firstBad.seq, result.firstBad.reason, result.count);
+      return {
+        ok: false,
+        message: errorMessage(line),
+        data: { ok: false, count: result.count, firstBad: result.firstBad },
+        visibility: 'ephemeral',
+        error: { code: ErrorCode.AuditChainBroken, params: { message: line } },
+      };
+    }
+    if (args[0] === 'export') {
+      throw new OpsError(ErrorCode.UsageError, {
+        message: t.actions.exportCliOnly,
+        usage: 'queue-ops audit export [--since ISO]',
+      });
+    }
+    if (args.length > 1) throw new OpsError(ErrorCode.UsageError, { message: t.actions.tooMany, usage });
+    let limit = AUDIT_DEFAULT;
+    if (args[0] !== undefined) {
+      limit = /^\d+$/.test(args[0]) ? Number(args[0]) : Number.NaN;
+      if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_MAX) {
+        throw new OpsError(ErrorCode.BadArgument, {
+          message: t.actions.auditCount(args[0]),
+          valid: `1..${AUDIT_MAX}, or \`verify\``,
+        });
+      }
+    }
+    const entries = await audit.recent(limit);
+    return {
+      ok: true,
+      message: auditMessage(entries, request.locale),
+      data: { entries },
+      visibility: 'ephemeral',
+    };
+  },
+};

@@ -1,0 +1,88 @@
+import { requestData, requestMessage } from '../approvals/blocks.js';
+import type { Approvals } from '../approvals/service.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { ActionRequest } from '../store/store.js';
+import { parseTarget, resolveTarget } from './parse.js';
+import { systemTimeoutMs } from './status.js';
+import { withSystemTimeout } from './timeout.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+
+export function requireApprovals(ctx: CommandContext): Approvals {
+  if (!ctx.approvals)
+    throw new OpsError(ErrorCode.NotSupported, {
+      system: 'queue-ops',
+      type: 'read-only',
+      what: 'run actions without a store',
+    });
+  return ctx.approvals;
+}
+
+/** A request as the user sees it: pending ones are posted for everyone, outcomes too. */
+export function requestReply(request: ActionRequest, request_: Request, ctx: CommandContext): Reply {
+  const failed = request.status === 'failed' || request.status === 'interrupted';
+  return {
+    ok: !failed,
+    message: requestMessage(request, request_.locale, ctx.now()),
+    data: { request: requestData(request) },
+    visibility: 'in_channel',
+    replaceOriginal: request_.action !== undefined,
+    ...(failed
+      ? { error: { code: 'Internal' as const, params: { message: request.error ?? 'failed' } } }
+      : {}),
+  };
+}
+
+function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
+  return {
+    verb: action,
+    mutating: true,
+    describe: (locale) => messages(locale).actions[action],
+    async run(ctx, args, request) {
+      const t = messages(request.locale);
+      const usage = t.actions[action].usage;
+      if (args.length !== 1)
+        throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      const target = parseTarget(args[0]!);
+      if (target.queue === undefined)
+        throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      const approvals = requireApprovals(ctx);
+      const timeout = systemTimeoutMs(ctx.config.systems.find((s) => s.name === target.system));
+      const { system, backend, queue } = await withSystemTimeout(
+        target.system,
+        timeout,
+        resolveTarget(ctx, target),
+      );
+      if (!backend.pause || !backend.resume) {
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: action });
+      }
+      // The preview is computed now, from the live queue, so approvers see what will happen.
+      const status = await withSystemTimeout(system, timeout, backend.status([queue!]));
+      const counts = status.queues[0];
+      const name = `${system}/${queue}`;
+      if (counts && counts.isPaused === (action === 'pause')) {
+        throw new OpsError(ErrorCode.AlreadyInState, {
+          target: name,
+          state: action === 'pause' ? 'paused' : 'running',
+        });
+      }
+      const waiting = (counts?.waiting ?? 0) + (counts?.prioritized ?? 0);
+      const consumers = status.workers.filter((w) => !w.queues || w.queues.includes(queue!)).length;
+      const preview =
+        action === 'pause'
+          ? t.approvals.previewPause(name, waiting, consumers)
+          : t.approvals.previewResume(name, waiting);
+      const created = await approvals.submit({
+        actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+        action,
+        target: name,
+        params: { system, queue },
+        preview,
+      });
+      return requestReply(created, request, ctx);
+    },
+  };
+}
+
+export const pauseCommand = pauseLike('pause');
+export const resumeCommand = pauseLike('resume');

@@ -1,0 +1,68 @@
+import { pendingMessage, requestData } from '../approvals/blocks.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { requestReply, requireApprovals } from './pause.js';
+import type { CommandDefinition, Request } from './types.js';
+
+const actorOf = (request: Request) => ({
+  id: request.actor.id,
+  name: request.actor.name,
+  via: request.via,
+  channel: request.channel,
+});
+
+function requestId(args: string[], usage: string, locale: Request['locale']): string {
+  const id = args[0];
+  if (!id) throw new OpsError(ErrorCode.UsageError, { message: messages(locale).actions.needsId, usage });
+  return id;
+}
+
+/** `approve <id>`: counts the caller's approval; the last one needed runs the action. */
+export const approveCommand: CommandDefinition = {
+  verb: 'approve',
+  mutating: false,
+  describe: (locale) => messages(locale).actions.approve,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).actions;
+    if (args.length > 1)
+      throw new OpsError(ErrorCode.UsageError, { message: t.tooMany, usage: t.approve.usage });
+    const id = requestId(args, t.approve.usage, request.locale);
+    const updated = await requireApprovals(ctx).approve(id, actorOf(request));
+    return requestReply(updated, request, ctx);
+  },
+};
+
+/** `deny <id> [reason]`: closes a pending request; the requester may withdraw their own. */
+export const denyCommand: CommandDefinition = {
+  verb: 'deny',
+  mutating: false,
+  describe: (locale) => messages(locale).actions.deny,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).actions;
+    const id = requestId(args, t.deny.usage, request.locale);
+    const reason = args.slice(1).join(' ').trim() || undefined;
+    const updated = await requireApprovals(ctx).deny(id, actorOf(request), reason);
+    return requestReply(updated, request, ctx);
+  },
+};
+
+/** `pending`: requests waiting for approval. */
+export const pendingCommand: CommandDefinition = {
+  verb: 'pending',
+  mutating: false,
+  describe: (locale) => messages(locale).actions.pending,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).actions;
+    if (args.length > 0)
+      throw new OpsError(ErrorCode.UsageError, { message: t.tooMany, usage: t.pending.usage });
+    const approvals = requireApprovals(ctx);
+    await approvals.expireDue();
+    const rows = await approvals.pending();
+    return {
+      ok: true,
+      message: pendingMessage(rows, request.locale),
+      data: { requests: rows.map(requestData) },
+      visibility: 'ephemeral',
+    };
+  },
+};

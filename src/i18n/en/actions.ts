@@ -1,0 +1,26 @@
+/** Usage and argument problems of the action verbs (pause, resume, approve, deny, pending, audit). */
+export const actions = {
+  pause: {
+    usage: '/queue pause <system>/<queue>',
+    summary: 'stop workers picking up jobs from a queue (policy and approval apply)',
+  },
+  resume: {
+    usage: '/queue resume <system>/<queue>',
+    summary: 'let workers pick up jobs from a paused queue again',
+  },
+  approve: { usage: '/queue approve <request-id>', summary: 'approve someone else’s pending request' },
+  deny: {
+    usage: '/queue deny <request-id> [reason]',
+    summary: 'turn down a pending request (or withdraw your own)',
+  },
+  pending: { usage: '/queue pending', summary: 'requests waiting for approval' },
+  audit: {
+    usage: '/queue audit [n | verify]',
+    summary: 'the last n audit entries (default 20), or check the hash chain',
+  },
+  needsTarget: 'Name the queue as system/queue.',
+  needsId: 'Name the request id, e.g. `r-7f3k9qab`.',
+  tooMany: 'Too many words.',
+  exportCliOnly: 'Export writes JSON lines and only runs on the command line.',
+  auditCount: (value: string) => `\`${value}\` is not a valid number of entries.`,
+};

@@ -1,0 +1,418 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Authority, createApprovals, type Executor } from '../../src/approvals/service.js';
+import { createAudit } from '../../src/audit/audit.js';
+import type { Role } from '../../src/config/schema.js';
+import { OpsError } from '../../src/errors.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import type { ActionRequest, Store } from '../../src/store/store.js';
+
+const roles: Record<string, Role> = {
+  U0ALICE: 'operator',
+  U0BOB: 'operator',
+  U0CAROL: 'admin',
+  U0VIEW: 'viewer',
+};
+const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+
+/** Role table a test can change mid-flight (someone leaves on-call). */
+function authorityFrom(table: Record<string, Role>, twoFactor: Record<string, boolean> = {}): Authority {
+  return {
+    async has(userId, role) {
+      const held = table[userId];
+      return held !== undefined && rank[held] >= rank[role];
+    },
+    async has2fa(userId) {
+      return twoFactor[userId];
+    },
+  };
+}
+
+interface Harness {
+  dir: string;
+  store: Store;
+  clock: { now: Date };
+  executed: ActionRequest[];
+  make(opts?: {
+    approvals?: number;
+    table?: Record<string, Role>;
+    executor?: Executor;
+    require2fa?: boolean;
+    twoFactor?: Record<string, boolean>;
+  }): ReturnType<typeof createApprovals>;
+  reopen(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function harness(): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'qo-approvals-'));
+  const path = join(dir, 'store.db');
+  const h: Harness = {
+    dir,
+    store: createSqliteStore(path),
+    clock: { now: new Date('2026-11-29T08:00:00.000Z') },
+    executed: [],
+    make(opts = {}) {
+      const store = h.store;
+      const now = () => new Date(h.clock.now);
+      const audit = createAudit({ store, now });
+      const executor: Executor =
+        opts.executor ??
+        (async (request) => {
+          h.executed.push(request);
+          return { queue: request.params.queue, isPaused: true };
+        });
+      return createApprovals({
+        store,
+        audit,
+        authority: authorityFrom(opts.table ?? roles, opts.twoFactor),
+        config: {
+          policies: {
+            pause: { role: 'operator', approvals: opts.approvals ?? 1 },
+            resume: { role: 'operator', approvals: 0 },
+            retry: { role: 'operator', approvals: 0 },
+            scale: { role: 'operator', approvals: 1 },
+            purge: { role: 'admin', approvals: 1 },
+          },
+          approvals: { ttlMinutes: 15, require2fa: opts.require2fa ?? false },
+        },
+        executors: { pause: executor, resume: executor, purge: executor },
+        now,
+      });
+    },
+    async reopen() {
+      await h.store.close();
+      h.store = createSqliteStore(path);
+      await h.store.migrate();
+    },
+    async close() {
+      await h.store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await h.store.migrate();
+  return h;
+}
+
+const alice = { id: 'U0ALICE', name: 'alice', via: 'slack' as const, channel: 'C0INC' };
+const bob = { id: 'U0BOB', name: 'bob', via: 'slack' as const, channel: 'C0INC' };
+const carol = { id: 'U0CAROL', name: 'carol', via: 'slack' as const, channel: 'C0INC' };
+const viewer = { id: 'U0VIEW', name: 'vic', via: 'slack' as const, channel: 'C0INC' };
+
+const submitPause = (approvals: ReturnType<typeof createApprovals>, actor = alice) =>
+  approvals.submit({
+    actor,
+    action: 'pause',
+    target: 'pushizo/dispatch-ios',
+    params: { system: 'pushizo', queue: 'dispatch-ios' },
+    preview: 'pause pushizo/dispatch-ios: 48,211 waiting jobs stop being picked up',
+  });
+
+const codeOf = async (promise: Promise<unknown>) => {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OpsError);
+  return (error as OpsError).code;
+};
+
+describe('two-person approval', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  it('runs an action once a second person approves it, and records who did what in a verifiable chain', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    expect(request.status).toBe('pending');
+    expect(h.executed).toHaveLength(0);
+    const done = await approvals.approve(request.id, bob);
+    expect(done.status).toBe('done');
+    expect(done.approvals.map((a) => a.userId)).toEqual(['U0BOB']);
+    expect(done.result).toEqual({ queue: 'dispatch-ios', isPaused: true });
+    expect(h.executed).toHaveLength(1);
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    const actions = (await audit.recent(10)).map((e) => `${e.actorId} ${e.action} ${e.outcome}`).reverse();
+    expect(actions).toEqual([
+      'U0ALICE request.created requested',
+      'U0BOB request.approved approved',
+      'U0BOB action.pause done',
+    ]);
+    expect(await audit.verify()).toMatchObject({ ok: true, count: 3 });
+  });
+
+  it('never lets the requester approve their own request', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    expect(await codeOf(approvals.approve(request.id, alice))).toBe('SelfApproval');
+    expect((await approvals.get(request.id))?.status).toBe('pending');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('refuses a viewer pressing Approve, checking the role at the moment of approving', async () => {
+    const table = { ...roles };
+    const approvals = h.make({ table });
+    const request = await submitPause(approvals);
+    expect(await codeOf(approvals.approve(request.id, viewer))).toBe('Forbidden');
+    // Bob leaves on-call after the request was made: his approval no longer counts.
+    delete (table as Record<string, Role>).U0BOB;
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('Forbidden');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('checks the requester again when the action executes', async () => {
+    const table = { ...roles };
+    const approvals = h.make({ table });
+    const request = await submitPause(approvals);
+    delete (table as Record<string, Role>).U0ALICE;
+    const outcome = await approvals.approve(request.id, bob);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(/requester no longer allowed/);
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('counts each approver once when two approvals are needed', async () => {
+    const approvals = h.make({ approvals: 2 });
+    const request = await submitPause(approvals);
+    const first = await approvals.approve(request.id, bob);
+    expect(first.status).toBe('pending');
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('AlreadyApproved');
+    const done = await approvals.approve(request.id, carol);
+    expect(done.status).toBe('done');
+    expect(h.executed).toHaveLength(1);
+  });
+
+  it('expires a request after the ttl so it cannot be approved, and tells listeners', async () => {
+    const approvals = h.make();
+    const seen: string[] = [];
+    approvals.onChange(async (r) => {
+      seen.push(r.status);
+    });
+    const request = await submitPause(approvals);
+    h.clock.now = new Date(h.clock.now.getTime() + 15 * 60_000);
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('RequestExpired');
+    expect((await approvals.get(request.id))?.status).toBe('expired');
+    expect(seen).toEqual(['expired']);
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('expires due requests in the background sweep', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    expect(await approvals.expireDue()).toEqual([]);
+    h.clock.now = new Date(h.clock.now.getTime() + 16 * 60_000);
+    const expired = await approvals.expireDue();
+    expect(expired.map((r) => r.id)).toEqual([request.id]);
+    expect(await approvals.pending()).toEqual([]);
+  });
+
+  it('treats a request from another channel as unknown to a Slack click', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    expect(await codeOf(approvals.approve(request.id, { ...bob, channel: 'C0OTHER' }))).toBe(
+      'UnknownRequest',
+    );
+    expect(await codeOf(approvals.approve('r-doesnotexist', bob))).toBe('UnknownRequest');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('executes once when the same click arrives twice at the same moment', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    const results = await Promise.allSettled([
+      approvals.approve(request.id, bob),
+      approvals.approve(request.id, bob),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(h.executed).toHaveLength(1);
+  });
+
+  it('executes once when two approvers click at the same moment', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    await Promise.allSettled([approvals.approve(request.id, bob), approvals.approve(request.id, carol)]);
+    expect(h.executed).toHaveLength(1);
+    expect((await approvals.get(request.id))?.status).toBe('done');
+  });
+
+  it('lets the requester withdraw, and a denied request can no longer be approved', async () => {
+    const approvals = h.make();
+    const request = await submitPause(approvals);
+    expect(await codeOf(approvals.deny(request.id, viewer, 'no'))).toBe('Forbidden');
+    const denied = await approvals.deny(request.id, alice, 'wrong queue');
+    expect(denied).toMatchObject({ status: 'denied', deniedBy: 'U0ALICE', denyReason: 'wrong queue' });
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('RequestNotPending');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('keeps a pending request across a restart, and it can be approved afterwards', async () => {
+    const request = await submitPause(h.make());
+    await h.reopen();
+    const approvals = h.make();
+    expect((await approvals.pending()).map((r) => r.id)).toEqual([request.id]);
+    expect((await approvals.approve(request.id, bob)).status).toBe('done');
+  });
+
+  it('reports a request that was executing when the bot died as interrupted, and never runs it again', async () => {
+    let release: () => void = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const approvals = h.make({
+      executor: async () => {
+        await hanging;
+        return {};
+      },
+    });
+    const request = await submitPause(approvals);
+    const stuck = approvals.approve(request.id, bob);
+    await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
+    // The "new process" starts while the old one is still inside the executor.
+    const afterRestart = h.make();
+    const interrupted = await afterRestart.recoverInterrupted();
+    expect(interrupted.map((r) => r.status)).toEqual(['interrupted']);
+    release();
+    const late = await stuck;
+    expect(late.status).toBe('interrupted');
+    expect(await codeOf(afterRestart.approve(request.id, carol))).toBe('RequestNotPending');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('runs an action at once when its policy needs no approval, still through the audit', async () => {
+    const approvals = h.make({ approvals: 0 });
+    const request = await submitPause(approvals);
+    expect(request.status).toBe('done');
+    expect(h.executed).toHaveLength(1);
+  });
+
+  it('needs confirmed two-factor for admin actions when require2fa is on', async () => {
+    const approvals = h.make({
+      require2fa: true,
+      table: { ...roles, U0DAVE: 'admin' },
+      twoFactor: { U0DAVE: true },
+    });
+    const request = await approvals.submit({
+      actor: carol,
+      action: 'purge',
+      target: 'pushizo/events',
+      params: { system: 'pushizo', queue: 'events' },
+      preview: 'purge',
+    });
+    // Carol's 2FA is unknown: when the action executes, her requester check fails.
+    expect(await codeOf(approvals.approve(request.id, { ...bob }))).toBe('Forbidden');
+    const outcome = await approvals.approve(request.id, {
+      id: 'U0DAVE',
+      name: 'dave',
+      via: 'slack',
+      channel: 'C0INC',
+    });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(/TwoFactorRequired/);
+    expect(h.executed).toHaveLength(0);
+  });
+});
+
+describe('approval state machine under random interleavings', () => {
+  type Op =
+    | { kind: 'approve'; who: string; twice: boolean }
+    | { kind: 'concurrent'; a: string; b: string }
+    | { kind: 'deny'; who: string }
+    | { kind: 'expire' }
+    | { kind: 'restart' }
+    | { kind: 'request'; who: string };
+  const users = ['U0ALICE', 'U0BOB', 'U0CAROL', 'U0VIEW'];
+  const user = fc.constantFrom(...users);
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ kind: fc.constant('approve' as const), who: user, twice: fc.boolean() }),
+    fc.record({ kind: fc.constant('concurrent' as const), a: user, b: user }),
+    fc.record({ kind: fc.constant('deny' as const), who: user }),
+    fc.constant({ kind: 'expire' as const }),
+    fc.constant({ kind: 'restart' as const }),
+    fc.record({ kind: fc.constant('request' as const), who: user }),
+  );
+
+  it('never executes an action twice and never counts a requester as their own approver', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 2 }),
+        fc.array(op, { minLength: 1, maxLength: 14 }),
+        async (needed, ops) => {
+          const h = await harness();
+          try {
+            let approvals = h.make({ approvals: needed });
+            const ids: string[] = [];
+            const actor = (id: string) => ({ id, name: id, via: 'cli' as const });
+            const swallow = (p: Promise<unknown>) =>
+              p.catch((e: unknown) => {
+                if (!(e instanceof OpsError)) throw e;
+              });
+            for (const step of ops) {
+              const target = ids[ids.length - 1];
+              switch (step.kind) {
+                case 'request':
+                  if (roles[step.who] !== 'viewer')
+                    ids.push((await submitPause(approvals, actor(step.who))).id);
+                  break;
+                case 'approve':
+                  if (target) {
+                    const clicks = step.twice
+                      ? [
+                          approvals.approve(target, actor(step.who)),
+                          approvals.approve(target, actor(step.who)),
+                        ]
+                      : [approvals.approve(target, actor(step.who))];
+                    await Promise.all(clicks.map(swallow));
+                  }
+                  break;
+                case 'concurrent':
+                  if (target)
+                    await Promise.all([
+                      swallow(approvals.approve(target, actor(step.a))),
+                      swallow(approvals.approve(target, actor(step.b))),
+                    ]);
+                  break;
+                case 'deny':
+                  if (target) await swallow(approvals.deny(target, actor(step.who)));
+                  break;
+                case 'expire':
+                  h.clock.now = new Date(h.clock.now.getTime() + 16 * 60_000);
+                  await approvals.expireDue();
+                  break;
+                case 'restart':
+                  await h.reopen();
+                  approvals = h.make({ approvals: needed });
+                  await approvals.recoverInterrupted();
+                  break;
+              }
+            }
+            const perRequest = new Map<string, number>();
+            for (const e of h.executed) perRequest.set(e.id, (perRequest.get(e.id) ?? 0) + 1);
+            for (const count of perRequest.values()) expect(count).toBe(1);
+            for (const id of ids) {
+              const stored = await h.store.getRequest(id);
+              expect(stored).toBeDefined();
+              const approvers = stored!.approvals.map((a) => a.userId);
+              expect(approvers).not.toContain(stored!.requestedBy);
+              expect(new Set(approvers).size).toBe(approvers.length);
+              const ran = perRequest.has(id);
+              expect(ran).toBe(stored!.status === 'done');
+              if (ran) expect(approvers.length).toBeGreaterThanOrEqual(needed);
+              for (const a of approvers) expect(roles[a]).not.toBe('viewer');
+            }
+          } finally {
+            await h.close();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
