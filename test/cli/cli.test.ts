@@ -225,6 +225,7 @@ describe('the queue-ops command line', () => {
         `queue-ops: the config in ${bad} is not valid:`,
         '  systems[1].redis: expected a redis:// or rediss:// URL',
         '  systems[1].resultBakend: unknown key',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's literal ${VAR}
         '  systems[2].redis: ${NOT_SET_ANYWHERE} is not set in the environment',
         '  systems[2].name: duplicate system name "pushizo" (also systems[0])',
         '',
