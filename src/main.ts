@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { createApp } from './app.js';
+import { collectSecrets, createApp } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
@@ -63,9 +63,8 @@ export async function main(env: Env, io: MainIo): Promise<number | RunningBot> {
     throw error;
   }
 
-  const secrets = [env.SLACK_BOT_TOKEN, env.SLACK_APP_TOKEN, env.SLACK_SIGNING_SECRET].filter(
-    (s): s is string => Boolean(s),
-  );
+  // Slack tokens and every Redis/Postgres password in the config, scrubbed from every log line.
+  const secrets = collectSecrets(config, env);
   const logger = createLogger({ level: logLevel(env.LOG_LEVEL), secrets });
 
   const services = await createApp({ config, env, logger });

@@ -256,3 +256,28 @@ describe('HTTP mode', () => {
     expect(await res.text()).toBe('ok\n');
   });
 });
+
+describe('Socket Mode', () => {
+  it('opens its connection through SLACK_API_URL and reports a refused app token at start', async () => {
+    const { logger } = memoryLogger();
+    const slack = createSlackApp({
+      env: {
+        SLACK_BOT_TOKEN: 'xoxb-1',
+        SLACK_APP_TOKEN: 'xapp-1-refused',
+        SLACK_API_URL: 'https://api.gov.example.test/api/',
+        PORT: '0',
+      },
+      logger,
+      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+      clientOptions: { retryConfig: { retries: 0 } },
+    });
+    const scope = nock('https://api.gov.example.test')
+      .post('/api/apps.connections.open')
+      .reply(200, { ok: false, error: 'invalid_auth' });
+
+    expect(slack.settings.mode).toBe('socket');
+    await expect(slack.start()).rejects.toThrow(/invalid_auth/);
+    expect(scope.isDone()).toBe(true);
+    await slack.stop().catch(() => undefined);
+  });
+});
