@@ -69,7 +69,7 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
   const budget = BUILDER_TEXT_BUDGET - JSON.stringify(blocks).length - 200;
   let lines: string[] = [];
   for (const level of LEVELS) {
-    lines = sample.jobs.map((job) => jobLine(job, level, now, locale));
+    lines = sample.jobs.map((job, i) => jobLine(job, sample.jobs[i - 1], level, now, locale));
     if (costOf(lines) <= budget) break;
   }
   let shown = lines.length;
@@ -85,16 +85,29 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
   return { text: t.fallback(fitEscaped(rawTarget, 200), total), blocks };
 }
 
-function jobLine(job: FailedJob, level: { error: number; name: number }, now: Date, locale: Locale): string {
+function jobLine(
+  job: FailedJob,
+  previous: FailedJob | undefined,
+  level: { error: number; name: number },
+  now: Date,
+  locale: Locale,
+): string {
   const t = messages(locale).dlq;
   const when =
     job.failedAt === null
       ? t.failedAtUnknown
       : `${formatAgo(job.failedAt, now, locale)} · ${formatUtc(job.failedAt, locale, false)}`;
-  const error = errorLine(job.error, level.error) || t.noError;
+  // Dead letters come in runs of one error; repeating it would crowd out the jobs themselves.
+  const same =
+    previous !== undefined && firstLine(previous.error) === firstLine(job.error) && job.error !== '';
+  const error = same ? t.sameError : errorLine(job.error, level.error) || t.noError;
   return `\`${inCode(job.id, 64)}\` *${inline(job.name, level.name)}* · ${t.attempts(job.attempts)} · ${when}\n> ${error}`;
 }
 
 function costOf(lines: string[]): number {
   return lines.reduce((sum, l) => sum + l.length + 1, 0);
+}
+
+function firstLine(text: string): string {
+  return (text.split(/\r?\n/, 1)[0] ?? '').trim();
 }

@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { type Locale, messages } from '../i18n/index.js';
 import { context, fitEscaped, header, inCode, packSections, section } from './kit.js';
-import { SlackLimits } from './limits.js';
+import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 
 /** One line of `/queue help`. `usage` is the words after `/queue`, e.g. `dlq <system>/<queue> [limit]`. */
@@ -28,7 +28,17 @@ export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
     if (at >= 0) list[at] = extra;
     else list.push(extra);
   }
-  const lines = list.map((v) => t.line(inCode(v.usage, 200), fitEscaped(v.summary, 600)));
+  const all = list.map((v) => t.line(inCode(v.usage, 200), fitEscaped(v.summary, 600)));
+  const lines: string[] = [];
+  let used = 0;
+  for (const line of all) {
+    if (used + line.length + 1 > BUILDER_TEXT_BUDGET - 500) {
+      lines.push(t.more(all.length - lines.length));
+      break;
+    }
+    lines.push(line);
+    used += line.length + 1;
+  }
   const room = SlackLimits.messageBlocks - 3;
   const blocks: KnownBlock[] = [
     header(t.title),
@@ -36,5 +46,5 @@ export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
     ...packSections(lines).slice(0, room).map(section),
     context(t.footer),
   ];
-  return { text: t.fallback, blocks };
+  return { text: t.fallback(fitEscaped(list.map((v) => v.verb).join(', '), 1000)), blocks };
 }

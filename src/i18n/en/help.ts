@@ -3,8 +3,9 @@ export const help = {
   title: '/queue commands',
   intro: 'Queues are addressed as `system/queue`; a Celery queue name may itself contain `:`.',
   line: (usage: string, summary: string) => `\`/queue ${usage}\` — ${summary}`,
+  more: (n: number) => `… and ${n} more ${n === 1 ? 'command' : 'commands'}.`,
   footer: 'Read-only commands work in any channel the bot is in.',
-  fallback: '/queue commands: status, dlq, workers, help',
+  fallback: (verbs: string) => `/queue commands: ${verbs}`,
   /** The read path's verbs; later verbs are passed to `helpMessage` by the command registry. */
   verbs: [
     {
