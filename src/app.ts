@@ -5,7 +5,7 @@ import { urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
-import type { CommandContext } from './commands/types.js';
+import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { Config, SystemConfig } from './config/schema.js';
 import type { Logger } from './lib/logger.js';
 
@@ -19,6 +19,10 @@ export interface AppDeps {
   middleware?: Middleware[];
   /** Clock for everything the app builds; tests may pin it. */
   now?: () => Date;
+  /** Commands beyond the read path (pause, approve, audit…), registered after it. */
+  commands?: CommandDefinition[];
+  /** Issue 3's services, handed to every command through its context when present. */
+  services?: Pick<CommandContext, 'approvals' | 'audit'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -51,7 +55,8 @@ export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const backends = createBackendRegistry(config.systems.map((s) => createBackend(s)));
   const commands = createReadCommands();
-  const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()) };
+  for (const command of deps.commands ?? []) commands.register(command);
+  const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()), ...deps.services };
   const dispatcher = createDispatcher({ ctx, commands, logger, middleware: deps.middleware });
   logger.debug({ systems: backends.names() }, 'app composed');
   let closing: Promise<void> | undefined;
