@@ -1,0 +1,367 @@
+/**
+ * `npm run bench`: what one `status` costs, next to what people do today.
+ *
+ * For 12, 100 and 1,000 BullMQ queues holding 1,000,000 jobs in total, and for 1,000,000 Celery
+ * messages over the six Zeus queues and their priority lists, it prints the latency (median and
+ * p95) and the number of Redis commands of:
+ *   - queue-ops `status()` (counts for every state, paused flag, oldest waiting age, Redis memory,
+ *     workers), and
+ *   - BullMQ's own `Queue.getJobCounts()` called queue by queue (counts only), or for Celery the
+ *     runbook's per-key LLEN loop.
+ * Figures only: no assertions. Not part of `npm test`. Runs on a private redis-server.
+ */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createBullmqBackend } from '../src/backends/bullmq/index.js';
+import { createCeleryBackend } from '../src/backends/celery/index.js';
+import { parseConfig } from '../src/config/load.js';
+import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schema.js';
+import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
+import { startPrivateRedis } from '../src/lib/redis-server.js';
+import { startLatencyProxy } from './latency-proxy.js';
+
+const TOTAL_JOBS = 1_000_000;
+/** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
+const LINK_DELAY_MS = 1;
+const PREFIX = 'bench';
+/** Share of each queue's jobs per state, roughly an incident: a big backlog, some delay, some failure. */
+const MIX = { wait: 0.7, delayed: 0.1, prioritized: 0.05, failed: 0.05, completed: 0.1 } as const;
+const CELERY_QUEUES = [
+  'celery',
+  'celery:default',
+  'celery:alarm_processing',
+  'celery:notification_sending',
+  'celery:ota_processing',
+  'celery:measurement_processing',
+];
+
+interface Sample {
+  medianMs: number;
+  p95Ms: number;
+  commands: number;
+  scripts: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+/** Commands Redis executed (Lua's inner calls included) and script calls, from INFO deltas. */
+async function counters(admin: Redis): Promise<{ commands: number; scripts: number }> {
+  const stats = await admin.info('stats');
+  const commandstats = await admin.info('commandstats');
+  const commands = Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0);
+  let scripts = 0;
+  for (const m of commandstats.matchAll(/cmdstat_(?:evalsha|eval|fcall)(?:_ro)?:calls=(\d+)/g))
+    scripts += Number(m[1]);
+  return { commands, scripts };
+}
+
+/**
+ * Runs `fn` once to warm up (script load, discovery cache, connection), then `runs` times for
+ * latency, then once more between two INFO reads for the command count. The second INFO sees the
+ * first one and the INFO commandstats between them: those two are subtracted.
+ */
+async function measure(admin: Redis, runs: number, fn: () => Promise<unknown>): Promise<Sample> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const before = await counters(admin);
+  await fn();
+  const after = await counters(admin);
+  return {
+    medianMs: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+    commands: after.commands - before.commands - 2,
+    scripts: after.scripts - before.scripts,
+  };
+}
+
+/**
+ * One real job per queue through BullMQ (so `meta`, the id counter and the oldest waiting job's
+ * hash are BullMQ's own), then the bulk as bare ids pushed onto the same keys with the same
+ * scores BullMQ uses. Status and getJobCounts read only LLEN/ZCARD/HEXISTS and the hash of the
+ * job at the head of `wait`, so the other 999,000 job hashes would cost memory and seeding time
+ * without changing a single command either side runs. addBulk would take minutes for 1M jobs.
+ */
+async function seedBullmq(url: string, admin: Redis, queues: number): Promise<void> {
+  await admin.flushdb();
+  const perQueue = Math.floor(TOTAL_JOBS / queues);
+  const connection = new Redis(url, { maxRetriesPerRequest: null });
+  const now = Date.now();
+  for (let q = 0; q < queues; q++) {
+    const queue = new Queue(`q${String(q).padStart(4, '0')}`, { connection, prefix: PREFIX });
+    await queue.add('oldest', { n: 0 }, { timestamp: now - 30 * 60_000 });
+    await queue.close();
+  }
+  await connection.quit();
+
+  const BATCH = 1000;
+  let pipeline = admin.pipeline();
+  let pending = 0;
+  const flush = async (force = false) => {
+    if (pending >= 50 || (force && pending > 0)) {
+      await pipeline.exec();
+      pipeline = admin.pipeline();
+      pending = 0;
+    }
+  };
+  for (let q = 0; q < queues; q++) {
+    const base = `${PREFIX}:q${String(q).padStart(4, '0')}:`;
+    const counts = {
+      wait: Math.round(perQueue * MIX.wait) - 1,
+      delayed: Math.round(perQueue * MIX.delayed),
+      prioritized: Math.round(perQueue * MIX.prioritized),
+      failed: Math.round(perQueue * MIX.failed),
+      completed: Math.round(perQueue * MIX.completed),
+    };
+    let id = 0;
+    for (let start = 0; start < counts.wait; start += BATCH) {
+      const ids = [];
+      for (let i = start; i < Math.min(counts.wait, start + BATCH); i++) ids.push(`b${id++}`);
+      pipeline.lpush(`${base}wait`, ...ids);
+      pending++;
+      await flush();
+    }
+    for (const state of ['delayed', 'prioritized', 'failed', 'completed'] as const) {
+      for (let start = 0; start < counts[state]; start += BATCH) {
+        const args: (string | number)[] = [];
+        for (let i = start; i < Math.min(counts[state], start + BATCH); i++) {
+          // the scores BullMQ writes: due time * 4096 + seq, priority * 2^32 + counter, finishedOn
+          const score =
+            state === 'delayed'
+              ? (now + 60_000 + i) * 4096 + (i % 4096)
+              : state === 'prioritized'
+                ? (1 + (i % 3)) * 2 ** 32 + i
+                : now - i;
+          args.push(score, `b${id++}`);
+        }
+        pipeline.zadd(`${base}${state}`, ...args);
+        pending++;
+        await flush();
+      }
+    }
+  }
+  await flush(true);
+}
+
+/** 1M Celery messages over the six queues' priority lists; a few real envelopes, the rest short. */
+async function seedCelery(admin: Redis): Promise<void> {
+  await admin.flushdb();
+  const perList = Math.floor(TOTAL_JOBS / (CELERY_QUEUES.length * 4));
+  const BATCH = 1000;
+  let pipeline = admin.pipeline();
+  let pending = 0;
+  for (const queue of CELERY_QUEUES) {
+    await admin.sadd(`_kombu.binding.${queue}`, `${queue}\x06\x16\x06\x16${queue}`);
+    for (const step of [0, 3, 6, 9]) {
+      const key = priorityKey(queue, step);
+      // LLEN is O(1) whatever the element: the oldest message is a real envelope, the rest are
+      // placeholders so that 1M messages fit in memory on a laptop.
+      pipeline.lpush(key, celeryEnvelope({ queue, task: 'bench.task', args: [1], priority: step }));
+      for (let start = 1; start < perList; start += BATCH) {
+        const values = [];
+        for (let i = start; i < Math.min(perList, start + BATCH); i++) values.push(`m${i}`);
+        pipeline.lpush(key, ...values);
+        if (++pending >= 50) {
+          await pipeline.exec();
+          pipeline = admin.pipeline();
+          pending = 0;
+        }
+      }
+    }
+  }
+  await pipeline.exec();
+}
+
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+const WIDTHS = [36, 9, 10, 8, 12, 9, 8, 8];
+
+function row(cells: string[]): string {
+  return cells.map((c, i) => (i === 0 ? c.padEnd(WIDTHS[0]!) : c.padStart(WIDTHS[i]!))).join('  ');
+}
+
+/** One line of the table: local figures, the median over the slow link, and the ratio to ours. */
+function line(
+  label: string,
+  size: string,
+  local: Sample,
+  linked: Sample,
+  ours?: { local: Sample; linked: Sample },
+) {
+  return row([
+    label,
+    size,
+    fmt(local.medianMs),
+    fmt(local.p95Ms),
+    fmt(linked.medianMs),
+    String(local.commands),
+    String(local.scripts),
+    ours ? `${fmt(linked.medianMs / ours.linked.medianMs)}×` : '1.0×',
+  ]);
+}
+
+/** Latency only (the command count does not depend on the link). */
+async function timeOnly(runs: number, fn: () => Promise<unknown>): Promise<Sample> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { medianMs: percentile(times, 50), p95Ms: percentile(times, 95), commands: 0, scripts: 0 };
+}
+
+async function main() {
+  const started = Date.now();
+  const redis = await startPrivateRedis();
+  const url = `${redis.url}/0`;
+  const proxy = await startLatencyProxy({ host: '127.0.0.1', port: redis.port }, LINK_DELAY_MS);
+  const linkedUrl = `redis://127.0.0.1:${proxy.port}/0`;
+  const admin = new Redis(url);
+  const out: string[] = [];
+  const log = (text: string) => process.stderr.write(`${text}\n`);
+  try {
+    const header = row([
+      'BullMQ, 1M jobs',
+      'queues',
+      'median ms',
+      'p95 ms',
+      'link median',
+      'commands',
+      'scripts',
+      'link ×',
+    ]);
+    out.push(header, '-'.repeat(header.length));
+    for (const queues of [12, 100, 1000]) {
+      log(`seeding ${queues} BullMQ queues with ${TOTAL_JOBS.toLocaleString('en-US')} jobs…`);
+      await seedBullmq(url, admin, queues);
+      const system = (redisUrl: string) =>
+        parseConfig(
+          `systems:\n  - { name: bench, type: bullmq, redis: "${redisUrl}", prefix: ${PREFIX} }\n`,
+          {},
+        ).systems[0] as BullmqSystemConfig;
+      const local = createBullmqBackend(system(url));
+      const linked = createBullmqBackend(system(linkedUrl), { commandTimeoutMs: 60_000 });
+      const runs = queues >= 1000 ? 15 : 40;
+      const linkRuns = queues >= 1000 ? 5 : 15;
+      log(`measuring ${queues} queues…`);
+      const ours = {
+        local: await measure(admin, runs, () => local.status()),
+        linked: await timeOnly(linkRuns, () => linked.status()),
+      };
+      const names = await local.listQueues();
+      const localConnection = new Redis(url, { maxRetriesPerRequest: null });
+      const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
+      const localQueues = names.map(
+        (name) => new Queue(name, { connection: localConnection, prefix: PREFIX }),
+      );
+      const linkedQueues = names.map(
+        (name) => new Queue(name, { connection: linkedConnection, prefix: PREFIX }),
+      );
+      const theirs = {
+        local: await measure(admin, runs, async () => {
+          for (const q of localQueues) await q.getJobCounts();
+        }),
+        linked: await timeOnly(linkRuns, async () => {
+          for (const q of linkedQueues) await q.getJobCounts();
+        }),
+      };
+      const counted = (await local.status()).queues.reduce(
+        (n, q) => n + q.waiting + q.delayed + q.prioritized + q.failed + q.completed,
+        0,
+      );
+      await Promise.all([...localQueues, ...linkedQueues].map((q) => q.close()));
+      await localConnection.quit();
+      await linkedConnection.quit();
+      await local.close();
+      await linked.close();
+      out.push(
+        line('queue-ops status()', String(queues), ours.local, ours.linked),
+        line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
+        `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
+      );
+    }
+
+    log(`seeding ${TOTAL_JOBS.toLocaleString('en-US')} Celery messages…`);
+    await seedCelery(admin);
+    const celerySystem = (redisUrl: string) =>
+      parseConfig(
+        `systems:\n  - { name: zeus, type: celery, redis: "${redisUrl}", inspectTimeoutMs: 200 }\n`,
+        {},
+      ).systems[0] as CelerySystemConfig;
+    const localCelery = createCeleryBackend(celerySystem(url));
+    const linkedCelery = createCeleryBackend(celerySystem(linkedUrl), { commandTimeoutMs: 60_000 });
+    const ours = {
+      local: await measure(admin, 40, () => localCelery.status()),
+      linked: await timeOnly(15, () => linkedCelery.status()),
+    };
+    const localClient = new Redis(url);
+    const linkedClient = new Redis(linkedUrl);
+    const depth = { runbook: 0, perKey: 0 };
+    const runbookLoop = (client: Redis) => async () => {
+      depth.runbook = 0;
+      for (const q of CELERY_QUEUES) depth.runbook += await client.llen(q);
+    };
+    const perKeyLoop = (client: Redis) => async () => {
+      depth.perKey = 0;
+      for (const q of CELERY_QUEUES)
+        for (const step of [0, 3, 6, 9]) depth.perKey += await client.llen(priorityKey(q, step));
+    };
+    const runbook = {
+      local: await measure(admin, 40, runbookLoop(localClient)),
+      linked: await timeOnly(15, runbookLoop(linkedClient)),
+    };
+    const perKey = {
+      local: await measure(admin, 40, perKeyLoop(localClient)),
+      linked: await timeOnly(15, perKeyLoop(linkedClient)),
+    };
+    const ourDepth = (await localCelery.status()).queues.reduce((n, q) => n + q.waiting, 0);
+    localClient.disconnect();
+    linkedClient.disconnect();
+    await localCelery.close();
+    await linkedCelery.close();
+    out.push(
+      '',
+      row([
+        'Celery, 1M messages, 6 queues × 4 pri',
+        'depth',
+        'median ms',
+        'p95 ms',
+        'link median',
+        'commands',
+        'scripts',
+        'link ×',
+      ]),
+      '-'.repeat(header.length),
+      line('queue-ops status()', String(ourDepth), ours.local, ours.linked),
+      line('runbook: LLEN per queue (6 keys)', String(depth.runbook), runbook.local, runbook.linked, ours),
+      line('LLEN per priority list (24 keys)', String(depth.perKey), perKey.local, perKey.linked, ours),
+      '',
+      `link: the same calls through a proxy that delays every packet ${LINK_DELAY_MS} ms each way, like a Redis`,
+      'one network hop away; "link ×" is that median relative to queue-ops status().',
+      'commands: every command Redis executed for one call, including those run inside Lua scripts',
+      '(INFO total_commands_processed delta); scripts: EVAL/EVALSHA among them. queue-ops status() also',
+      'reads Redis memory, the paused flag and oldest waiting job of every queue and the workers',
+      '(CLIENT LIST; for Celery a pidbox PUBLISH, no worker runs here); getJobCounts reads counts only.',
+      'The runbook loop reads only the base list of each Celery queue and misses the priority lists.',
+      `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
+        `${Math.round((Date.now() - started) / 1000)} s in all.`,
+    );
+    console.log(out.join('\n'));
+  } finally {
+    admin.disconnect();
+    await proxy.close();
+    await redis.stop();
+  }
+}
+
+await main();
