@@ -141,6 +141,8 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
     logger: boltLogger(options.logger),
     logLevel: LogLevel.INFO,
     developerMode: false,
+    // Bolt's conversation store is unused here; without it nothing runs before the listener's ack.
+    convoStore: false as const,
     clientOptions,
   };
 
