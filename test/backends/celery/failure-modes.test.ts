@@ -53,6 +53,29 @@ describe('celery backend when Redis misbehaves', () => {
     }
   });
 
+  it('still reports depth when workers cannot be inspected, with a warning that hides the password', async () => {
+    // A user that may read but not publish: pidbox needs PUBLISH, the status pipeline does not.
+    const admin = new Redis(broker);
+    const user = `qo-celery-nopub-${process.pid}`;
+    await admin.call('ACL', 'SETUSER', user, 'on', '>secret-password', '~*', '&*', '+@all', '-publish');
+    const url = new URL(broker);
+    url.username = user;
+    url.password = 'secret-password';
+    const backend = createCeleryBackend(system({ redis: url.toString(), queues: ['celery'] }));
+    try {
+      const status = await backend.status();
+      expect(status.queues[0]).toMatchObject({ name: 'celery', waiting: 0, isPaused: false });
+      expect(status.workers).toEqual([]);
+      expect(status.warnings.map((w) => w.code)).toEqual(['WorkerInspectFailed']);
+      expect(String(status.warnings[0]?.params?.reason)).toMatch(/NOPERM/);
+      expect(JSON.stringify(status)).not.toContain('secret-password');
+    } finally {
+      await backend.close();
+      await admin.call('ACL', 'DELUSER', user);
+      await admin.quit();
+    }
+  });
+
   it('still reports depth when only a separate result backend is down, with a warning', async () => {
     await publishCelery({ brokerUrl: broker }, [
       { task: 'tasks.add', args: [1, 2], queue: 'celery:default' },
