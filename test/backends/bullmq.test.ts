@@ -192,12 +192,12 @@ for (const { major, lib, version } of LIBS)
       const queue = open(queueName);
       await queue.add('low', {}, { priority: 9 });
       const urgent = await queue.add('urgent', {}, { priority: 1 });
+      const empty = open(randomName('q'));
+      await empty.add('x', {}, { delay: 60_000 });
       clock = urgent.timestamp + 12_000;
       const row = (await backend.status([queueName])).queues[0]!;
       expect(row).toMatchObject({ waiting: 0, prioritized: 2, oldestWaitingSeconds: 12 });
 
-      const empty = open(randomName('q'));
-      await empty.add('x', {}, { delay: 60_000 });
       const quiet = (await backend.status([empty.name])).queues[0]!;
       expect(quiet).toMatchObject({ waiting: 0, delayed: 1, oldestWaitingSeconds: null });
     });

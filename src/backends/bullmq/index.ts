@@ -57,6 +57,8 @@ export const DISCOVERY_TTL_MS = 30_000;
 /** Issue 2 §9: an answer, even a failure, within 5 s of Redis going silent. */
 const DEADLINE_MS = 4_500;
 const SCAN_COUNT = 1000;
+/** A name missing from the cache rescans, but typos in a loop must not SCAN the keyspace each time. */
+const RESCAN_AFTER_MS = 5_000;
 const MAX_LIMIT = 100;
 /** `topErrors` never reads more than this many failures. */
 export const GROUP_ERRORS_OVER = 500;
@@ -222,10 +224,11 @@ export function createBullmqBackend(
     return await discovering;
   }
 
-  /** The asked-for queues, each checked; a name not seen yet gets one fresh SCAN before it is refused. */
+  /** The asked-for queues, each checked; a name not seen yet gets a fresh SCAN (if the cache is 5 s old). */
   async function resolveQueues(asked: readonly string[]): Promise<string[]> {
     let valid = await knownQueues();
-    if (!system.queues && asked.some((q) => !valid.includes(q))) valid = await knownQueues(true);
+    const stale = !discovered || now() - discovered.at >= RESCAN_AFTER_MS;
+    if (!system.queues && stale && asked.some((q) => !valid.includes(q))) valid = await knownQueues(true);
     for (const queue of asked) {
       if (!valid.includes(queue)) {
         throw new OpsError(ErrorCode.UnknownQueue, {
