@@ -1,6 +1,15 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, SectionBlock } from '@slack/types';
 import { SlackLimits } from './limits.js';
-import { escapeInline, escapeMrkdwn, truncate } from './mrkdwn.js';
+import { truncate as cutText, escapeInline, escapeMrkdwn } from './mrkdwn.js';
+
+/** `truncate` that never leaves half of a surrogate pair (an emoji cut in two) before the ellipsis. */
+export function truncate(text: string, max: number): string {
+  const out = cutText(text, max);
+  if (out === text) return out;
+  const body = out.slice(0, -1);
+  const last = body.charCodeAt(body.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? `${body.slice(0, -1)}…` : out;
+}
 
 /**
  * Escapes untrusted text and cuts it so that the escaped result is at most `max` characters.

@@ -15,6 +15,7 @@ import {
   inline,
   packSections,
   section,
+  truncate,
 } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
@@ -251,7 +252,7 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
 }
 
 function truncateName(name: string): string {
-  return name.length <= NAME_WIDTH ? name : `${name.slice(0, NAME_WIDTH - 1)}…`;
+  return truncate(name, NAME_WIDTH);
 }
 
 function tableCost(p: Prepared, rows: number): number {

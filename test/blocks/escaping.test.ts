@@ -138,3 +138,21 @@ describe('escaping of names, errors and job fields', () => {
     expect(buttons.some((b) => b.label.startsWith('Open DLQ pushizo/<@U123>'))).toBe(true);
   });
 });
+
+describe('cutting long names', () => {
+  it('never cuts an emoji in half when a name is too long for its place', () => {
+    const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+    for (let pad = 0; pad < 4; pad++) {
+      const longName = `${'q'.repeat(60 + pad)}${'🚀'.repeat(80)}`;
+      const m = statusMessage(
+        {
+          scope: longName,
+          generatedAt: NOW,
+          systems: [{ name: longName, type: 'bullmq', ok: false, error: longName.repeat(10) }],
+        },
+        'en',
+      );
+      for (const s of [...renderedStrings(m.blocks), m.text]) expect(s).not.toMatch(loneSurrogate);
+    }
+  });
+});
