@@ -88,6 +88,23 @@ interface Inspection {
  * The `QueueBackend` for Celery on Redis (kombu's transport, Celery 5). Reads go straight to the
  * broker's keys; workers are asked through Celery's own remote control (pidbox); failures come
  * from an in-memory index of the result backend.
+ *
+ * Choices worth knowing (Celery has no field for them, so these are estimates or conventions):
+ * - `oldestWaitingSeconds`: messages carry no enqueue time. We remember when this process first
+ *   saw the delivery tag at the head of the queue (`LINDEX -1` of the first non-empty priority
+ *   list) and report the time since; a first sighting is `null` (unknown), not 0. A past
+ *   `headers.eta` raises the figure to the time since it became due.
+ * - `waiting` is Σ LLEN over the priority lists; `prioritized`, `delayed`, `completed` and
+ *   `waitingChildren` are 0 (ETA tasks sit in the workers and in `unacked`, see `unacked`).
+ * - `active` is the number of running tasks whose delivery routing key is the queue, from the
+ *   workers' `active` inspection; 0 when inspection failed (a `WorkerInspectFailed` warning).
+ * - `isPaused`: Celery has no pause flag; a queue is paused when at least one live worker
+ *   answered `active_queues` and none of them consumes it (what `pause` produces; a queue no
+ *   worker was ever started for looks the same). A pause lasts until `resume` or a worker restart.
+ * - `failed` counts FAILURE results whose `queue` field names the queue; the field only exists with
+ *   `result_extended=True`. Failures without it are counted nowhere (not guessed into `celery`).
+ * - `resume` addresses the workers this process paused the queue on; without that memory
+ *   (another replica paused it, or a restart) it addresses every worker, which then all consume it.
  */
 export function createCeleryBackend(
   system: CelerySystemConfig,
@@ -121,7 +138,7 @@ export function createCeleryBackend(
   const pidbox: PidboxClient = createPidboxClient({
     client,
     layout,
-    now,
+    // Deadlines run on the real clock: an injected `now` is for ages and dates only.
     connectTimeoutMs,
     createBlockingClient: () =>
       createRedisClient(system.redis, {
@@ -445,7 +462,7 @@ export function createCeleryBackend(
    * timeout, until `active_queues` shows the change, so the outcome says what is true now.
    */
   async function settle(queue: string, workers: readonly string[], consuming: boolean): Promise<boolean> {
-    const deadline = now() + system.inspectTimeoutMs;
+    const deadline = Date.now() + system.inspectTimeoutMs;
     for (;;) {
       const result = await pidbox
         .broadcast('active_queues', {}, { timeoutMs: system.inspectTimeoutMs, destination: workers })
@@ -454,7 +471,7 @@ export function createCeleryBackend(
         const names = Array.isArray(reply) ? (reply as { name?: unknown }[]).map((q) => q?.name) : [];
         return names.includes(queue) === consuming;
       });
-      if (settled || now() >= deadline) return settled;
+      if (settled || Date.now() >= deadline) return settled;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
