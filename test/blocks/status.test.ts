@@ -168,3 +168,26 @@ describe('statusMessage', () => {
     expect(text).toContain('Workers could not be inspected (pidbox timeout)');
   });
 });
+
+describe('statusMessage warnings', () => {
+  it('tells a result backend that is down apart from one that is not configured', () => {
+    const render = (params?: Record<string, string>) =>
+      allText(
+        statusMessage(
+          view([
+            {
+              name: 'zeus',
+              type: 'celery',
+              ok: true,
+              status: { ...zeusStatus(), warnings: [{ code: 'ResultBackendMissing', params }] },
+            },
+          ]),
+          'en',
+        ),
+      );
+    expect(render({ reason: 'connect ETIMEDOUT' })).toContain(
+      'The result backend is not answering (connect ETIMEDOUT): failures are not counted.',
+    );
+    expect(render()).toContain('No result backend configured: failures are not counted.');
+  });
+});

@@ -37,8 +37,10 @@ export const status = {
       `:warning: Redis memory is ${p.percent !== undefined ? `at ${p.percent}% of maxmemory` : 'close to maxmemory'}.`,
     WorkerInspectFailed: (p: Record<string, string | number>) =>
       `:warning: Workers could not be inspected${p.reason ? ` (${p.reason})` : ''}; worker figures may be incomplete.`,
-    ResultBackendMissing: () =>
-      ':information_source: No result backend configured: failures are not counted.',
+    ResultBackendMissing: (p: Record<string, string | number>) =>
+      p.reason
+        ? `:warning: The result backend is not answering (${p.reason}): failures are not counted.`
+        : ':information_source: No result backend configured: failures are not counted.',
   } as Record<string, (p: Record<string, string | number>) => string>,
   unknownWarning: (code: string) => `:warning: ${code}`,
   workers: (count: number, running: number | null) =>
