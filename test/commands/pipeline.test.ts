@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import type { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
@@ -162,6 +163,35 @@ ${extraSystems}`,
     });
     expect(shown(reply)).toContain('zeus-down');
     expect(shown(reply)).toContain('connection refused');
+  });
+
+  it('a Redis that accepts connections but never answers is reported within 5 s; the other system still reports', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => {
+      sockets.push(socket);
+    });
+    await new Promise<void>((ready) => silent.listen(0, '127.0.0.1', ready));
+    try {
+      await scene.paused('events', 2);
+      const { port } = silent.address() as { port: number };
+      const { dispatcher } = start(`  - name: zeus-hung
+    type: celery
+    redis: redis://127.0.0.1:${port}/0
+`);
+      const started = Date.now();
+      const reply = await dispatcher.handle(request(['status']));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(reply.ok).toBe(true);
+      const data = reply.data as { systems: { name: string; ok: boolean; error?: string }[] };
+      expect(data.systems.map((s) => [s.name, s.ok])).toEqual([
+        ['pushizo', true],
+        ['zeus-hung', false],
+      ]);
+      expect(data.systems[1]!.error).toMatch(/^Redis for `zeus-hung` is not answering \(/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((closed) => silent.close(closed));
+    }
   });
 
   it('status fails as a whole only when every system asked for is down', async () => {
