@@ -8,7 +8,9 @@
  *     workers), and
  *   - BullMQ's own `Queue.getJobCounts()` called queue by queue (counts only), or for Celery the
  *     runbook's per-key LLEN loop.
- * Figures only: no assertions. Not part of `npm test`. Runs on a private redis-server.
+ * Each is timed on loopback and through a proxy that adds 1 ms each way (a Redis one hop away),
+ * where round trips, not Redis, dominate. Figures only: no assertions. Not part of `npm test`.
+ * Runs on a private redis-server.
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';

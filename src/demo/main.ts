@@ -1,6 +1,16 @@
 import { runDemo } from './run.js';
 
 // The entry point of `npm run demo`: the real process around runDemo.
+let stopEverything: (() => Promise<void>) | undefined;
+let exiting = false;
+const exitAfterCleanup = (code: number) => {
+  if (exiting) return;
+  exiting = true;
+  void (stopEverything?.() ?? Promise.resolve()).finally(() => process.exit(code));
+};
+// `npm run demo | head`: a closed stdout must still stop redis-server and the workers.
+process.stdout.on('error', () => exitAfterCleanup(0));
+
 const code = await runDemo({
   argv: process.argv.slice(2),
   env: process.env,
@@ -8,9 +18,8 @@ const code = await runDemo({
   stdout: process.stdout,
   stderr: process.stderr,
   onSignal(cleanup) {
-    const onSignal = (signal: NodeJS.Signals) => {
-      void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-    };
+    stopEverything = cleanup;
+    const onSignal = (signal: NodeJS.Signals) => exitAfterCleanup(signal === 'SIGINT' ? 130 : 143);
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     return () => {
@@ -19,4 +28,4 @@ const code = await runDemo({
     };
   },
 });
-process.exit(code);
+if (!exiting) process.exit(code);

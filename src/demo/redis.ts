@@ -24,6 +24,8 @@ export interface DemoRedis {
   displayUrl: string;
   kind: 'private' | 'shared';
   db: number;
+  /** Why a REDIS_URL that was set is not used (a private server runs instead). */
+  sharedProblem?: string;
   release(): Promise<void>;
 }
 
@@ -46,14 +48,18 @@ async function ping(url: string): Promise<Redis> {
     enableOfflineQueue: false,
     retryStrategy: () => null,
   });
-  client.on('error', () => {});
+  let socketError: Error | undefined;
+  client.on('error', (error: Error) => {
+    socketError = error;
+  });
   try {
     await client.connect();
     await client.ping();
     return client;
   } catch (error) {
     client.disconnect();
-    throw error;
+    // ioredis rejects with "Connection is closed."; the socket's own error says why
+    throw socketError ?? error;
   }
 }
 
@@ -132,7 +138,7 @@ export async function resolveDemoRedis(
       };
     } catch (error) {
       const reason = error instanceof DemoRedisError ? error.message : firstLine(error);
-      sharedProblem = `REDIS_URL ${redactUrl(shared)}: ${reason}`;
+      sharedProblem = messages().demo.redisUrlUnusable(redactUrl(shared), reason);
     }
   }
   try {
@@ -142,10 +148,12 @@ export async function resolveDemoRedis(
       displayUrl: server.url,
       kind: 'private',
       db: 0,
+      sharedProblem,
       release: () => server.stop(),
     };
   } catch (error) {
-    const reason = firstLine(error);
+    // the caller's message already says how to install redis-server
+    const reason = firstLine(error).replace(/; install Debian's redis-server package or set REDIS_URL$/, '');
     throw new DemoRedisError(sharedProblem ? `${sharedProblem}; and ${reason}` : reason);
   }
 }

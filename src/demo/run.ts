@@ -107,9 +107,10 @@ export async function runDemo(io: DemoIo): Promise<number> {
   });
 
   try {
-    if (!io.env.REDIS_URL) say(t.startingRedis);
     try {
       redis = await resolveDemoRedis(io.env, { db: args.db });
+      if (redis.sharedProblem) say(redis.sharedProblem);
+      if (redis.kind === 'private') say(t.startingRedis);
     } catch (error) {
       io.stderr.write(`${t.noRedis(error instanceof Error ? error.message : String(error))}\n`);
       return 1;

@@ -248,7 +248,7 @@ export async function seedCelery(
       PYTHONDONTWRITEBYTECODE: '1',
     };
     const queues = plan.queues.map((q) => q.name);
-    // detached: its own process group, so a stop reaches the prefork children too
+    // Not detached: a Ctrl-C in the terminal reaches the worker too, even mid-seeding.
     const worker = spawn(
       python,
       [
@@ -268,7 +268,7 @@ export async function seedCelery(
         '-l',
         'INFO',
       ],
-      { cwd: APP_DIR, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      { cwd: APP_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     worker.stdout?.pipe(log);
     worker.stderr?.pipe(log);
@@ -278,9 +278,7 @@ export async function seedCelery(
       // to their lists (a signal to the whole group would kill the pool children mid-task)
       worker.kill('SIGTERM');
       if (!(await waitForExit(worker, 10_000))) {
-        try {
-          process.kill(-worker.pid, 'SIGKILL');
-        } catch {}
+        worker.kill('SIGKILL');
         await waitForExit(worker, 2000);
       }
       log.end();

@@ -131,6 +131,40 @@ describe('npm run demo, non-interactive', () => {
     expect(code).toBe(1);
   }, 120_000);
 
+  it('with neither a reachable REDIS_URL nor redis-server on the PATH, exits 1 with one line that names the redis-server package and no password', async () => {
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve, reject) => {
+      const child = spawn(
+        process.execPath,
+        ['node_modules/tsx/dist/cli.mjs', 'src/demo/main.ts', '--scale', 'small'],
+        {
+          cwd: process.cwd(),
+          env: { PATH: '/nonexistent', HOME: process.env.HOME, REDIS_URL: 'redis://:hunter22@127.0.0.1:1/0' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c) => {
+        out += String(c);
+      });
+      child.stderr.on('data', (c) => {
+        err += String(c);
+      });
+      child.on('error', reject);
+      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+    });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('redis-server package');
+    expect(stderr).toContain('ECONNREFUSED');
+    expect(stderr).not.toContain('hunter22');
+  }, 60_000);
+
   it('refuses a bad option in one line with exit code 2', async () => {
     const { code, stdout, stderr } = await runDemo(['--scale', 'huge'], {});
     expect(code).toBe(2);

@@ -15,10 +15,10 @@ export const demo = {
   badOption: (detail: string) => `queue-ops demo: ${detail} (see --help)`,
   noRedis: (reason: string) =>
     `queue-ops demo: no Redis to run on: ${reason}. Install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL to a Redis that answers PING.`,
-  redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} is not usable (${reason})`,
+  redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} is not usable: ${reason}`,
   noFreeDb: 'it has no empty database (1–15) the demo could take',
   dbNotEmpty: (db: number) => `its database ${db} is not empty, and the demo only uses an empty one`,
-  startingRedis: 'Starting a private redis-server…',
+  startingRedis: 'Started a private redis-server.',
   seedingBullmq: (system: string) => `Seeding ${system} (BullMQ, real Queue.addBulk and a failing Worker)…`,
   seedingCeleryReal: (system: string) =>
     `Seeding ${system} (Celery: a real worker from python3-celery, failing tasks, then the backlog)…`,

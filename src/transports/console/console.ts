@@ -154,6 +154,8 @@ export async function runInteractive(
 ): Promise<void> {
   const t = messages(io.locale ?? 'en').demo;
   const rl = createInterface({ input: io.input, output: io.output, terminal: true, historySize: 200 });
+  // Ctrl-C at the prompt leaves like quit, so the caller still stops what it started.
+  rl.on('SIGINT', () => rl.close());
   try {
     rl.setPrompt(t.prompt(session.user));
     rl.prompt();
