@@ -13,7 +13,7 @@ export interface FailurePlan {
   task: string;
   error: string;
   count: number;
-  /** BullMQ: attempts before the job lands in the failed set. */
+  /** BullMQ: attempts before the job lands in the failed set; Celery: retries + 1. */
   attempts: number;
 }
 
