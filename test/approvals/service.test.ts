@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Authority, createApprovals, type Executor } from '../../src/approvals/service.js';
+import { type Actor, type Authority, createApprovals, type Executor } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import type { Role } from '../../src/config/schema.js';
 import { OpsError } from '../../src/errors.js';
@@ -102,7 +102,7 @@ const bob = { id: 'U0BOB', name: 'bob', via: 'slack' as const, channel: 'C0INC' 
 const carol = { id: 'U0CAROL', name: 'carol', via: 'slack' as const, channel: 'C0INC' };
 const viewer = { id: 'U0VIEW', name: 'vic', via: 'slack' as const, channel: 'C0INC' };
 
-const submitPause = (approvals: ReturnType<typeof createApprovals>, actor = alice) =>
+const submitPause = (approvals: ReturnType<typeof createApprovals>, actor: Actor = alice) =>
   approvals.submit({
     actor,
     action: 'pause',

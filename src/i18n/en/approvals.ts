@@ -28,9 +28,9 @@ export const approvals = {
   deniedBy: (who: string, reason?: string) => `Denied by ${who}${reason ? `: ${reason}` : ''}`,
   duration: (seconds: number) => `took ${seconds < 1 ? '<1' : seconds.toFixed(1)} s`,
   resultPaused: (target: string, workers?: string[]) =>
-    `${target} is paused${workers && workers.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
+    `${target} is paused${workers?.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
   resultResumed: (target: string, workers?: string[]) =>
-    `${target} is resumed${workers && workers.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
+    `${target} is resumed${workers?.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
   approveButton: 'Approve',
   denyButton: 'Deny',
   confirmTitle: 'Approve this action?',
