@@ -1,13 +1,26 @@
+import { type Approvals, createApprovals, type Executor } from './approvals/service.js';
+import { type Audit, createAudit } from './audit/audit.js';
+import { createCommandAuditMiddleware } from './audit/middleware.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import type { QueueBackend } from './backends/queue-backend.js';
 import { urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
+import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
+import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
+import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
-import type { Config, SystemConfig } from './config/schema.js';
+import type { ActionName, Config, SystemConfig } from './config/schema.js';
+import { ErrorCode, OpsError } from './errors.js';
+import { createAuthority } from './guards/guard.js';
+import { createGuardMiddleware } from './guards/middleware.js';
+import { createRoleResolver } from './guards/roles.js';
+import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
+import { openStore } from './store/open.js';
+import type { AuditEntry, Store } from './store/store.js';
 
 export interface AppDeps {
   /** Parsed and frozen (`loadConfigFile`); an invalid file never gets this far. */
@@ -95,4 +108,96 @@ export function collectSecrets(
   if (config?.store.startsWith('postgres'))
     for (const secret of urlSecrets(config.store)) secrets.add(secret);
   return [...secrets];
+}
+
+export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
+  /** Who is in which user group and who has 2FA: Slack's Web API, or nobody offline (CLI, demo). */
+  directory?: SlackDirectory;
+  /** Receives each audit entry after it is written (e.g. posts it to `slack.auditChannel`). */
+  auditSink?: (entry: AuditEntry) => Promise<void>;
+  /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
+  store?: Store;
+}
+
+/** The whole product: the read path plus guards, approvals, actions and the audit trail. */
+export interface QueueOps extends App {
+  store: Store;
+  audit: Audit;
+  approvals: Approvals;
+}
+
+/** The actions and what runs them, with parameters read back from the stored request. */
+function actionExecutors(backends: () => App['backends']): Partial<Record<ActionName, Executor>> {
+  const pauseLike =
+    (action: 'pause' | 'resume'): Executor =>
+    async (request) => {
+      const system = String(request.params.system);
+      const queue = String(request.params.queue);
+      const backend = backends().get(system);
+      const run = backend?.[action];
+      if (!backend || !run)
+        throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
+      const outcome = await run.call(backend, queue);
+      return { ...outcome };
+    };
+  return { pause: pauseLike('pause'), resume: pauseLike('resume') };
+}
+
+/**
+ * The async composition root: opens and migrates the store, then wires audit → guards →
+ * approvals → commands around `createApp`. Guards run first (a denial is recorded by them), then
+ * the command audit, then the command.
+ */
+export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
+  const { config, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  const store = deps.store ?? openStore(config.store);
+  await store.migrate();
+  const audit = createAudit({ store, now, sink: deps.auditSink, logger });
+  const directory = deps.directory ?? createOfflineDirectory();
+  const roles = createRoleResolver({
+    roles: config.roles,
+    directory,
+    now: () => now().getTime(),
+    onLookupError: (groupId, error) =>
+      logger.warn({ err: error, groupId }, 'user group lookup failed; it grants nothing'),
+  });
+  let app: App | undefined;
+  const approvals = createApprovals({
+    store,
+    audit,
+    authority: createAuthority({ roles, directory }),
+    config,
+    executors: actionExecutors(() => {
+      if (!app) throw new Error('actions ran before the app was composed');
+      return app.backends;
+    }),
+    now,
+  });
+  app = createApp({
+    ...deps,
+    now,
+    middleware: [
+      createGuardMiddleware({ roles, directory, config, audit }),
+      createCommandAuditMiddleware({ audit, logger }),
+    ],
+    commands: [pauseCommand, resumeCommand, pendingCommand, approveCommand, denyCommand, auditCommand],
+    services: { approvals, audit },
+  });
+  const composed = app;
+  let closing: Promise<void> | undefined;
+  return {
+    ...composed,
+    store,
+    audit,
+    approvals,
+    close() {
+      closing ??= (async () => {
+        await composed.close();
+        await audit.flush();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
 }

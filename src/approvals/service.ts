@@ -57,6 +57,8 @@ export interface Approvals {
   recoverInterrupted(): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
   onChange(listener: RequestListener): void;
+  /** Remembers the Slack message that shows the request, so later changes update it in place. */
+  attachMessage(id: string, messageTs: string): Promise<ActionRequest | undefined>;
 }
 
 export interface ApprovalsDeps {
@@ -364,6 +366,11 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
 
     onChange(listener) {
       listeners.push(listener);
+    },
+
+    async attachMessage(id, messageTs) {
+      const any = Object.values(RequestStatus);
+      return await deps.store.transitionRequest(id, any, { messageTs });
     },
   };
   return api;

@@ -6,6 +6,7 @@ export const cli = {
     '  --config FILE   config file (default: $QUEUE_OPS_CONFIG, else ./queue-ops.yml)',
     '  --user ID       act as this Slack user id (default: cli:<your OS user>)',
     '  --json          print one JSON object {ok, message: {text, blocks}, data}',
+    '  --since ISO     with `audit export`: only entries at or after this time',
     '  -h, --help      this text',
     '',
     'Examples: queue-ops status   queue-ops dlq pushizo/dispatch-ios 20   queue-ops --json workers zeus',
@@ -14,6 +15,9 @@ export const cli = {
   unknownFlag: (flag: string) => `Unknown option ${flag}.`,
   flagNeedsValue: (flag: string) => `Option ${flag} needs a value.`,
   configInvalid: (source: string) => `queue-ops: the config in ${source} is not valid:`,
+  sinceOnlyExport: '--since only goes with `audit export`.',
+  storeUnavailable: (reason: string) =>
+    `${reason} Read-only commands still work; actions, approvals and the audit trail need the store.`,
   buttonsHeader: 'To press a button, run:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

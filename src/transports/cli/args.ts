@@ -7,6 +7,8 @@ export interface CliArgs {
   user?: string;
   json: boolean;
   help: boolean;
+  /** `audit export --since ISO`. */
+  since?: string;
   /** The words after `/queue`. */
   words: string[];
 }
@@ -56,6 +58,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       case '--user':
       case '-u':
         out.user = takeValue();
+        break;
+      case '--since':
+        out.since = takeValue();
         break;
       default:
         throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(flag), usage: 'queue-ops --help' });

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { type App, collectSecrets, createApp } from '../../app.js';
+import { type App, collectSecrets, createApp, createQueueOps, type QueueOps } from '../../app.js';
 import { wordsForAction } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
 import type { Message } from '../../blocks/message.js';
@@ -8,7 +8,7 @@ import { renderText } from '../../blocks/render-text.js';
 import type { Actor, Reply } from '../../commands/types.js';
 import { loadConfigFile } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
-import { ErrorCode, isOpsError, isUsageError, type OpsError } from '../../errors.js';
+import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
@@ -80,11 +80,27 @@ export async function runCli(io: CliIo): Promise<number> {
       secrets,
       base: { name: 'queue-ops', via: 'cli' },
     });
-  const app = createApp({ config, env: io.env, logger });
+  const runtime = await openRuntime(config, io, logger, json);
+  if (typeof runtime === 'number') return runtime;
+  const { app, full } = runtime;
   try {
     await io.onApp?.(app);
     const osUser = io.osUser ?? safeOsUser(io.env);
     const actor: Actor = args.user ? { id: args.user } : { id: `cli:${osUser}`, name: osUser };
+    if (args.words[0] === 'audit' && args.words[1] === 'export') {
+      return await exportAudit(io, full, args, actor, secrets);
+    }
+    if (args.since !== undefined) {
+      return failEarly(
+        io,
+        json,
+        new OpsError(ErrorCode.UsageError, {
+          message: messages('en').cli.sinceOnlyExport,
+          usage: 'queue-ops audit export [--since ISO]',
+        }),
+        'en',
+      );
+    }
     const reply = await app.dispatcher.handle({
       actor,
       via: 'cli',
@@ -96,6 +112,75 @@ export async function runCli(io: CliIo): Promise<number> {
     return exitCodeOf(reply);
   } finally {
     await app.close();
+  }
+}
+
+/**
+ * The full runtime (store, audit, guards, approvals). When the bot's own store cannot be opened,
+ * read-only commands still answer — an operator in an incident needs `status` most when things
+ * are broken — and actions say why they cannot run.
+ */
+async function openRuntime(
+  config: Config,
+  io: CliIo,
+  logger: Logger,
+  json: boolean,
+): Promise<{ app: App; full?: QueueOps } | number> {
+  try {
+    const full = await createQueueOps({ config, env: io.env, logger });
+    return { app: full, full };
+  } catch (error) {
+    if (
+      !isOpsError(error) ||
+      (error.code !== ErrorCode.StoreUnavailable && error.code !== ErrorCode.BadArgument)
+    ) {
+      if (isOpsError(error)) return failEarly(io, json, error, config.locale);
+      throw error;
+    }
+    io.stderr(
+      `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}\n`,
+    );
+    return { app: createApp({ config, env: io.env, logger }) };
+  }
+}
+
+/** `audit export [--since ISO]`: JSON lines on stdout, one entry each; recorded in the trail too. */
+async function exportAudit(
+  io: CliIo,
+  full: QueueOps | undefined,
+  args: CliArgs,
+  actor: Actor,
+  secrets: string[],
+): Promise<number> {
+  if (!full) return ExitCode.Failed;
+  if (args.words.length > 2) {
+    return failEarly(
+      io,
+      false,
+      new OpsError(ErrorCode.UsageError, {
+        message: messages('en').actions.tooMany,
+        usage: 'queue-ops audit export [--since ISO]',
+      }),
+      'en',
+    );
+  }
+  try {
+    const count = await full.audit.export({ since: args.since }, (line) =>
+      io.stdout(scrubSecrets(`${line}\n`, secrets)),
+    );
+    await full.audit.record({
+      actorId: actor.id,
+      actorName: actor.name,
+      via: 'cli',
+      action: 'command.audit',
+      target: 'export',
+      params: { since: args.since ?? null, count },
+      outcome: 'ok',
+    });
+    return ExitCode.Ok;
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return failEarly(io, false, error, 'en');
   }
 }
 
