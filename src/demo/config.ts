@@ -9,8 +9,10 @@ function yamlString(value: string): string {
 
 /**
  * The demo's `queue-ops.yml`: both systems on the demo's Redis database, a SQLite store in the
- * demo's temp directory, U0ALICE an operator and U0BOB an admin. Mode 0600: it holds the Redis URL
- * as given, password included, so that the CLI can be pointed at it.
+ * demo's temp directory, U0ALICE and U0CAROL operators and U0BOB an admin. Pausing needs one
+ * approval, so the two-person flow shows; resuming does not, so a demo can be undone in one step.
+ * Mode 0600: it holds the Redis URL as given, password included, so that the CLI can be pointed
+ * at it.
  */
 export function writeDemoConfig(dir: string, redisUrl: string, plan: DemoPlan): string {
   const path = join(dir, 'queue-ops.yml');
@@ -21,8 +23,11 @@ export function writeDemoConfig(dir: string, redisUrl: string, plan: DemoPlan): 
     `store: ${yamlString(`sqlite:${join(dir, 'queue-ops.db')}`)}`,
     'roles:',
     '  viewer: ["*"]',
-    '  operator: [U0ALICE]',
+    '  operator: [U0ALICE, U0CAROL]',
     '  admin: [U0BOB]',
+    'policies:',
+    '  pause: { role: operator, approvals: 1 }',
+    '  resume: { role: operator, approvals: 0 }',
     'systems:',
     `  - name: ${plan.pushizo.name}`,
     '    type: bullmq',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { type App, collectSecrets, createApp } from '../app.js';
+import { collectSecrets, createQueueOps, type QueueOps } from '../app.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
@@ -90,7 +90,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
   const workDir = mkdtempSync(join(tmpdir(), 'queue-ops-demo-'));
   let redis: DemoRedis | undefined;
   let seeded: SeededDemo | undefined;
-  let app: App | undefined;
+  let app: QueueOps | undefined;
   let cleaning: Promise<void> | undefined;
   const cleanup = () => {
     cleaning ??= (async () => {
@@ -136,7 +136,9 @@ export async function runDemo(io: DemoIo): Promise<number> {
       base: { name: 'queue-ops', via: 'console' },
       destination: { write: (line: string) => appendFileSync(logFile, line) },
     });
-    app = createApp({ config, env: io.env, logger });
+    // The whole runtime, not just the read path: guards, approvals and the audit trail over the
+    // demo's own SQLite store, so the two-person flow can be shown.
+    app = await createQueueOps({ config, env: io.env, logger });
 
     say('');
     say(t.bannerTitle);
@@ -150,6 +152,8 @@ export async function runDemo(io: DemoIo): Promise<number> {
     say(seeded.celeryMode === 'real' ? t.bannerCeleryReal : t.bannerCelerySimulated);
     say(t.bannerUser(args.user));
     say(t.bannerHint);
+    say(t.bannerApprovals);
+    say(t.bannerApprovalsThen);
     say('');
 
     const session = createConsoleSession({ dispatcher: app.dispatcher, user: args.user, logger });

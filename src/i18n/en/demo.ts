@@ -4,7 +4,8 @@ export const demo = {
     'Usage: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--script "status" …]',
     '',
     '  --scale    full (about 100k BullMQ jobs and 50k Celery messages, the default) or small',
-    '  --user     the Slack user id the console acts as (default U0ALICE, an operator; U0BOB is admin)',
+    '  --user     the Slack user id the console acts as (default U0ALICE, an operator;',
+    '             U0CAROL is an operator too, U0BOB an admin)',
     '  --db       with REDIS_URL: the database number to use (default: the highest empty one)',
     '  --script   run these commands instead of opening the console, print each answer, exit',
     '',
@@ -32,6 +33,9 @@ export const demo = {
   bannerCli: (path: string) =>
     `         try the CLI against it: npx queue-ops --config ${path} --json status`,
   bannerUser: (user: string) => `You are: ${user} (:user U0BOB to switch)`,
+  bannerApprovals: 'Approvals: pausing needs a second person. As U0ALICE: /queue pause pushizo/dispatch-ios,',
+  bannerApprovalsThen:
+    '           then :user U0BOB and press Approve (or approve <id>); then status, audit, audit verify.',
   bannerCeleryReal:
     'Celery:  a real Celery worker (zeus-worker-1@demo) consumes celery:notification_sending.',
   bannerCelerySimulated:
@@ -40,8 +44,10 @@ export const demo = {
   consoleHelp: [
     'Console:',
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   the words after /queue ("/queue" optional)',
+    '  pause pushizo/dispatch-ios | pending | approve <id> | audit | audit verify',
     '  1, 2, …        press that button of the last message',
-    '  :user U0BOB    act as another Slack user (approvals need two people)',
+    '  :user U0BOB    act as another Slack user (approvals need two people;',
+    '                 U0ALICE and U0CAROL are operators, U0BOB is admin)',
     '  quit           leave (also Ctrl-D)',
   ].join('\n'),
   prompt: (user: string) => `${user} /queue> `,
