@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
+import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -13,13 +13,20 @@ import { type SeededDemo, seedDemo } from '../../src/demo/seed.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { createConsoleSession, runLines } from '../../src/transports/console/console.js';
 
+/** `data.request` of an answer, failing the test when there is none. */
+function requestOf(outcome: { reply?: { data?: unknown } }): { id: string; status: string } {
+  const data = outcome.reply?.data as { request?: { id: string; status: string } } | undefined;
+  if (!data?.request) throw new Error(`no data.request in ${JSON.stringify(outcome.reply?.data)}`);
+  return data.request;
+}
+
 /** The database of the shared test Redis that only this file uses. */
 const CONSOLE_DB = 13;
 
 describe('the demo console', () => {
   let dir: string;
   let seeded: SeededDemo;
-  let app: App;
+  let app: QueueOps;
   const seen: Request[] = [];
 
   beforeAll(async () => {
@@ -30,7 +37,11 @@ describe('the demo console', () => {
     dir = mkdtempSync(join(tmpdir(), 'queue-ops-console-test-'));
     seeded = await seedDemo({ redisUrl: url, scale: 'small', workDir: dir, simulateCelery: true });
     const path = writeDemoConfig(dir, url, seeded.plan);
-    app = createApp({ config: parseConfig(readFileSync(path, 'utf8'), {}), env: {}, logger: silentLogger() });
+    app = await createQueueOps({
+      config: parseConfig(readFileSync(path, 'utf8'), {}),
+      env: {},
+      logger: silentLogger(),
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -125,5 +136,39 @@ describe('the demo console', () => {
     expect(text).toContain('> dlq nope/x\n');
     expect(text).not.toContain('> status\n');
     expect(failures).toBe(1);
+  });
+
+  it('refuses the requester pressing their own Approve and a viewer pressing it, then the second operator approves and the queue is paused', async () => {
+    const alice = session('U0ALICE');
+    const asked = await alice.handleLine('/queue pause pushizo/dispatch-sms');
+    expect(asked.reply?.ok).toBe(true);
+    const id = requestOf(asked).id;
+    expect(requestOf(asked).status).toBe('pending');
+    const approve = alice.buttons.find((b) => b.actionId === ActionId.Approve)!;
+    expect(approve.value).toBe(id);
+
+    const own = await alice.handleLine(String(approve.index));
+    expect(own.reply?.ok).toBe(false);
+    expect(own.reply?.error?.code).toBe('SelfApproval');
+
+    await alice.handleLine(':user U0DAVE');
+    const viewer = await alice.handleLine(String(approve.index));
+    expect(viewer.reply?.ok).toBe(false);
+    expect(viewer.output).toContain('operator');
+    expect((await app.approvals.get(id))?.status).toBe('pending');
+
+    await alice.handleLine(':user U0CAROL');
+    const done = await alice.handleLine(`approve ${id}`);
+    expect(done.reply?.ok).toBe(true);
+    expect(requestOf(done).status).toBe('done');
+    const status = await alice.handleLine('status pushizo/dispatch-sms');
+    const data = status.reply?.data as { systems: { queues: { name: string; isPaused: boolean }[] }[] };
+    const queues = data.systems[0]!.queues;
+    expect(queues.find((q) => q.name === 'dispatch-sms')?.isPaused).toBe(true);
+    expect(await app.audit.verify()).toMatchObject({ ok: true });
+
+    // resuming needs no approval in the demo's policies: it runs at once
+    const resumed = await alice.handleLine('resume pushizo/dispatch-sms');
+    expect(requestOf(resumed).status).toBe('done');
   });
 });
