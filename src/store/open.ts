@@ -6,7 +6,9 @@ import type { Store } from './store.js';
 /**
  * Opens the store named by the `store:` config value: `sqlite:<path>` (relative paths are relative
  * to the working directory; `sqlite::memory:` for a throwaway) or `postgres://…` / `postgresql://…`.
- * Call `migrate()` on the result before use.
+ * A PostgreSQL URL may name the schema to keep the tables in with `?schema=<name>` (created if
+ * missing), so several bots, or test runs, can share one database; without it the connection's
+ * default search_path applies. Call `migrate()` on the result before use.
  */
 export function openStore(spec: string): Store {
   if (spec.startsWith('sqlite:')) {
@@ -14,9 +16,27 @@ export function openStore(spec: string): Store {
     if (!path) throw new OpsError(ErrorCode.BadArgument, { message: '`store: sqlite:` needs a file path' });
     return createSqliteStore(path);
   }
-  if (/^postgres(ql)?:\/\//.test(spec)) return createPostgresStore(spec);
+  if (/^postgres(ql)?:\/\//.test(spec)) {
+    const { url, schema } = splitSchema(spec);
+    return createPostgresStore(url, schema === undefined ? {} : { schema });
+  }
   throw new OpsError(ErrorCode.BadArgument, {
     message: 'The `store` setting is not valid.',
     valid: '`sqlite:<path>` or `postgres://…`',
   });
+}
+
+/** Takes `schema` out of a PostgreSQL URL's query: it is ours, not a libpq parameter. */
+function splitSchema(spec: string): { url: string; schema?: string } {
+  const query = spec.indexOf('?');
+  if (query === -1) return { url: spec };
+  const params = new URLSearchParams(spec.slice(query + 1));
+  const schema = params.get('schema');
+  if (schema === null) return { url: spec };
+  if (schema === '') {
+    throw new OpsError(ErrorCode.BadArgument, { message: '`?schema=` in the `store` URL needs a name' });
+  }
+  params.delete('schema');
+  const rest = params.toString();
+  return { url: spec.slice(0, query) + (rest ? `?${rest}` : ''), schema };
 }
