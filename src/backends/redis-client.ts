@@ -31,38 +31,51 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
   return client;
 }
 
-/** Connects if needed; a no-op on a ready client. */
-export async function ensureConnected(client: Redis): Promise<void> {
-  if (client.status === 'ready') return;
-  if (client.status === 'wait' || client.status === 'end' || client.status === 'close') {
-    await client.connect().catch((error: unknown) => {
-      // ioredis rejects connect() on a client already connecting; that is not a failure
-      if (!/already connect/i.test(String((error as Error)?.message))) throw error;
-    });
-  }
-  if ((client.status as string) !== 'ready') {
-    await new Promise<void>((resolve, reject) => {
-      const onReady = () => {
-        cleanup();
-        resolve();
-      };
-      const onEnd = () => {
-        cleanup();
-        reject(new Error('connection closed'));
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error('connect timeout'));
-      }, client.options.connectTimeout ?? 2000);
-      const cleanup = () => {
-        clearTimeout(timer);
-        client.off('ready', onReady);
-        client.off('end', onEnd);
-      };
-      client.once('ready', onReady);
-      client.once('end', onEnd);
-    });
-  }
+/**
+ * Connects if needed and waits until the client is ready, for at most `timeoutMs` (default: the
+ * client's `connectTimeout`) in every case. A no-op on a ready client.
+ *
+ * ioredis' own `connectTimeout` only covers the TCP handshake: a Redis that accepts the
+ * connection but never answers (SIGSTOPped, swapping, a proxy in front of a dead server) leaves
+ * `connect()` waiting on the ready check with no deadline at all. So the wait here is raced
+ * against one timer, whatever state the client is in. On failure the socket's own error
+ * (ECONNREFUSED, ETIMEDOUT…) is thrown when one was seen, rather than ioredis' generic
+ * "Connection is closed". A timed-out client keeps connecting in the background (its retry
+ * strategy), so a Redis that comes back is used again by the next call.
+ */
+export function ensureConnected(client: Redis, timeoutMs?: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  const bound = timeoutMs ?? client.options.connectTimeout ?? 2000;
+  return new Promise<void>((resolve, reject) => {
+    let lastError: unknown;
+    let settled = false;
+    const finish = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('end', onEnd);
+      client.off('error', onError);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onReady = () => finish();
+    const onEnd = () => finish(lastError ?? new Error('connection closed'));
+    const onError = (error: unknown) => {
+      lastError = error;
+    };
+    const timer = setTimeout(() => finish(lastError ?? new Error('connect timeout')), bound);
+    client.on('ready', onReady);
+    client.on('end', onEnd);
+    client.on('error', onError);
+    if (client.status === 'wait' || client.status === 'end' || client.status === 'close') {
+      client.connect().catch((error: unknown) => {
+        // ioredis rejects connect() on a client already connecting; that is not a failure
+        if (/already connect/i.test(String((error as Error)?.message))) return;
+        finish(lastError ?? error);
+      });
+    }
+  });
 }
 
 /** `redis://:pw@host:6379/0` → `redis://***@host:6379/0`: safe for logs and messages. */

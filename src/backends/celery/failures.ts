@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { connectWithin } from './connect.js';
+import { ensureConnected } from '../redis-client.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /** One FAILURE stored by Celery's Redis result backend, reduced to what may be shown. */
@@ -114,7 +114,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
 
   async function subscribe() {
     if (subscribed) return;
-    await connectWithin(subscriber, connectTimeoutMs);
+    await ensureConnected(subscriber, connectTimeoutMs);
     subscriber.on('pmessage', onMessage);
     await subscriber.psubscribe(pattern);
     subscribed = true;
@@ -128,7 +128,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     fresh: Map<string, FailureRecord>;
     overflow: Map<string | null, number>;
   }> {
-    await connectWithin(client, connectTimeoutMs);
+    await ensureConnected(client, connectTimeoutMs);
     const fresh = new Map<string, FailureRecord>();
     const overflow = new Map<string | null, number>();
     let cursor = '0';

@@ -13,8 +13,13 @@ import type {
   SystemWarning,
   WorkerInfo,
 } from '../queue-backend.js';
-import { createRedisClient, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
-import { connectWithin } from './connect.js';
+import {
+  createRedisClient,
+  ensureConnected,
+  parseMemoryInfo,
+  toRedisUnavailable,
+  urlSecrets,
+} from '../redis-client.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -172,7 +177,7 @@ export function createCeleryBackend(
   }
 
   async function discover(): Promise<string[]> {
-    await connectWithin(client, connectTimeoutMs);
+    await ensureConnected(client, connectTimeoutMs);
     const bindingKeys = new Set<string>();
     let cursor = '0';
     do {
@@ -301,7 +306,7 @@ export function createCeleryBackend(
   async function status(only?: string[]): Promise<SystemStatus> {
     const queues = only ? await resolveQueues(only) : await listQueues();
     try {
-      await connectWithin(client, connectTimeoutMs);
+      await ensureConnected(client, connectTimeoutMs);
     } catch (error) {
       throw unavailable(error);
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { connectWithin } from './connect.js';
+import { ensureConnected } from '../redis-client.js';
 import { type KombuLayout, pidboxChannel, priorityKeys, replyBindingKey } from './keys.js';
 
 /** One worker's answer to a remote-control command. */
@@ -83,7 +83,7 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
     const blocking = idle.pop() ?? deps.createBlockingClient();
     busy.add(blocking);
     try {
-      await connectWithin(blocking, connectTimeoutMs);
+      await ensureConnected(blocking, connectTimeoutMs);
     } catch (error) {
       busy.delete(blocking);
       blocking.disconnect();
@@ -118,7 +118,7 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
     options: BroadcastOptions,
   ): Promise<BroadcastResult> {
     if (closed) throw new Error('pidbox client is closed');
-    await connectWithin(client, connectTimeoutMs);
+    await ensureConnected(client, connectTimeoutMs);
     const wantReply = options.reply !== false;
     const started = now();
     const deadline = started + options.timeoutMs;
