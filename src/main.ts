@@ -1,18 +1,28 @@
 import { pathToFileURL } from 'node:url';
-import { collectSecrets, createApp } from './app.js';
+import type { Receiver } from '@slack/bolt';
+import { retryPolicies, WebClient, type WebClientOptions } from '@slack/web-api';
+import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
-import { createLogger, scrubSecrets } from './lib/logger.js';
+import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import {
+  boltLogger,
   createSlackApp,
   hasSlackTransport,
   type SlackApp,
   SlackEnvError,
+  slackClientOptions,
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
+import {
+  createAuditChannelSink,
+  createRequestDelivery,
+  createRequestMessageUpdater,
+} from './transports/slack/requests.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -26,7 +36,31 @@ export interface MainIo {
 export interface RunningBot {
   slack: SlackApp;
   port?: number;
+  /** The store, audit, approvals and dispatcher the bot runs on. */
+  runtime: QueueOps;
+  /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
+  sweep(): Promise<void>;
+  /** Resolves when every queued update of a request message has been tried. */
+  idle(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** How often pending requests past their ttl are expired and their messages updated. */
+export const EXPIRY_SWEEP_MS = 30_000;
+
+/** Seams for tests: everything else comes from the environment and the config file. */
+export interface BotOptions {
+  /** A receiver that binds nothing; tests hand events to `slack.app.processEvent`. */
+  receiverOverride?: Receiver;
+  /** The bot's ids, so Bolt skips `auth.test`. */
+  authorization?: { botId: string; botUserId: string };
+  /** Web API client options for every client the bot builds; `SLACK_API_URL` still wins. */
+  clientOptions?: WebClientOptions;
+  /** The clock of the whole runtime (ttl, expiry). */
+  now?: () => Date;
+  sweepIntervalMs?: number;
+  /** Where logs go (tests read them); otherwise stdout at `LOG_LEVEL`. */
+  logger?: Logger;
 }
 
 /**
@@ -35,13 +69,23 @@ export interface RunningBot {
  * transport configured, 1: anything else), or with the running bot.
  */
 export async function main(env: Env, io: MainIo): Promise<number | RunningBot> {
+  return startBot(env, io);
+}
+
+/**
+ * `main` with seams: opens the store (the bot does not run without it), reports requests that
+ * were executing when it last stopped as interrupted, wires approvals and the audit channel to
+ * Slack, starts the listeners and the expiry sweep.
+ */
+export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): Promise<number | RunningBot> {
   const t = messages().slack;
   if (!hasSlackTransport(env)) {
     io.stderr(t.noTransport);
     return 2;
   }
+  let settings: ReturnType<typeof slackSettingsFromEnv>;
   try {
-    slackSettingsFromEnv(env);
+    settings = slackSettingsFromEnv(env);
   } catch (error) {
     if (error instanceof SlackEnvError) {
       io.stderr(error.message);
@@ -65,17 +109,74 @@ export async function main(env: Env, io: MainIo): Promise<number | RunningBot> {
 
   // Slack tokens and every Redis/Postgres password in the config, scrubbed from every log line.
   const secrets = collectSecrets(config, env);
-  const logger = createLogger({ level: logLevel(env.LOG_LEVEL), secrets });
+  const logger = options.logger ?? createLogger({ level: logLevel(env.LOG_LEVEL), secrets });
+  const locale = config.locale;
+  const now = options.now ?? (() => new Date());
 
-  const services = await createApp({ config, env, logger });
+  // Outside a listener (audit channel, in-place updates, the guards' lookups). Bounded, so a
+  // Slack outage costs minutes of retries rather than WebClient's default half hour.
+  const web = new WebClient(settings.botToken, {
+    retryConfig: retryPolicies.fiveRetriesInFiveMinutes,
+    timeout: 10_000,
+    logger: boltLogger(logger),
+    ...options.clientOptions,
+    ...slackClientOptions(settings),
+  });
+  const auditChannel = config.slack.auditChannel;
+
+  let runtime: QueueOps;
+  try {
+    runtime = await createQueueOps({
+      config,
+      env,
+      logger,
+      now,
+      directory: createSlackDirectory(web),
+      ...(auditChannel
+        ? { auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }) }
+        : {}),
+    });
+  } catch (error) {
+    const reason = isOpsError(error)
+      ? messages().errors.describe(error)
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    io.stderr(scrubSecrets(t.storeFailed(reason).replace(/\s*\n\s*/g, ' '), secrets));
+    logger.error({ err: error }, 'store did not open');
+    return 1;
+  }
+
+  const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
+  runtime.approvals.onChange(updater.listener);
+
   let slack: SlackApp;
   let port: number | undefined;
   try {
-    slack = createSlackApp({ env, logger });
-    registerSlackListeners(slack.app, { dispatcher: services.dispatcher, logger, locale: config.locale });
+    const interrupted = await runtime.approvals.recoverInterrupted();
+    for (const request of interrupted) {
+      logger.warn(
+        { requestId: request.id, action: request.action, target: request.target },
+        'request was executing when the bot stopped; reported as interrupted, not retried',
+      );
+    }
+    slack = createSlackApp({
+      env,
+      logger,
+      ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
+      ...(options.authorization ? { authorization: options.authorization } : {}),
+      ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+    });
+    registerSlackListeners(slack.app, {
+      dispatcher: runtime.dispatcher,
+      logger,
+      locale,
+      deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
+    });
     ({ port } = await slack.start());
   } catch (error) {
-    await services.close();
+    await updater.idle();
+    await runtime.close();
     io.stderr(scrubSecrets(t.startFailed(error instanceof Error ? error.message : String(error)), secrets));
     logger.error({ err: error }, 'Slack app did not start');
     return 1;
@@ -85,19 +186,48 @@ export async function main(env: Env, io: MainIo): Promise<number | RunningBot> {
     t.started(slack.settings.mode, port ?? slack.settings.port),
   );
 
+  let sweeping: Promise<void> | undefined;
+  const sweep = () => {
+    sweeping ??= (async () => {
+      try {
+        const expired = await runtime.approvals.expireDue();
+        if (expired.length > 0) logger.info({ requests: expired.map((r) => r.id) }, 'requests expired');
+      } catch (error) {
+        logger.warn({ err: error }, 'expiry sweep failed; it runs again on the next tick');
+      } finally {
+        sweeping = undefined;
+      }
+    })();
+    return sweeping;
+  };
+  // Requests whose ttl ran out while the bot was down are closed at once, not 30 s later.
+  await sweep();
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? EXPIRY_SWEEP_MS);
+  timer.unref();
+
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      clearInterval(timer);
       try {
         await slack.stop();
       } catch (error) {
         logger.warn({ err: error }, 'Slack app did not stop cleanly');
       }
-      await services.close();
+      await sweeping;
+      await updater.idle();
+      await runtime.close();
     })();
     return stopping;
   };
-  return { slack, ...(port === undefined ? {} : { port }), stop };
+  return {
+    slack,
+    ...(port === undefined ? {} : { port }),
+    runtime,
+    sweep,
+    idle: () => updater.idle(),
+    stop,
+  };
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

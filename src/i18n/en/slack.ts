@@ -18,4 +18,12 @@ export const slack = {
       ? 'queue-ops is connected to Slack (Socket Mode).'
       : `queue-ops is listening for Slack on port ${port} at /slack/events.`,
   startFailed: (reason: string) => `queue-ops could not start the Slack app: ${reason}`,
+  /** The bot's own store (approvals, audit) cannot be opened: the bot does not start without it. */
+  storeFailed: (reason: string) => `queue-ops did not start: ${reason}`,
+  /**
+   * Told only to the requester when the bot could not post the request itself (it is not a member
+   * of the channel), so the request went out through the command's reply instead.
+   */
+  inviteForUpdates:
+    'The request is posted above, but queue-ops is not a member of this channel, so that message cannot be updated when the request expires or is approved with a typed command. Invite the bot (`/invite @queue-ops`) to get updates in place; `/queue pending` always shows the current state.',
 };

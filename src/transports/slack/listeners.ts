@@ -21,7 +21,24 @@ export interface SlackListenerDeps {
    * `SlackMiddleware`.
    */
   middleware?: readonly SlackMiddleware[];
+  /**
+   * Gets the first go at every answer before it is sent through `respond()`, e.g. to post an
+   * approval request with `chat.postMessage` so its message can later be updated in place. See
+   * `ReplyDelivery`.
+   */
+  deliver?: ReplyDelivery;
 }
+
+/**
+ * Delivers an answer itself and resolves true, or resolves false to leave it to the listener's
+ * usual `respond()`. Should not throw; if it does, the listener logs it and answers as usual.
+ */
+export type ReplyDelivery = (
+  reply: Reply,
+  request: Request,
+  client: WebClient,
+  respond: RespondFn | undefined,
+) => Promise<boolean>;
 
 /**
  * Middleware on the Slack side: call `next()` to go on, or answer with `respond()` and return
@@ -91,6 +108,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
       } catch (error) {
         reply = internalError(error, log, locale, request);
       }
+      if (deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))) return;
       await sendReply(respond, reply, body, request, log, locale);
     };
     const acked = async () => {};
@@ -144,6 +162,22 @@ function ignoreRetries(log: Logger): Middleware<object> {
     }
     await next();
   };
+}
+
+async function tryDeliver(
+  deliver: ReplyDelivery,
+  reply: Reply,
+  request: Request,
+  client: WebClient,
+  respond: RespondFn | undefined,
+  log: Logger,
+): Promise<boolean> {
+  try {
+    return await deliver(reply, request, client, respond);
+  } catch (error) {
+    log.warn({ err: error }, 'reply delivery hook failed; answering through respond()');
+    return false;
+  }
 }
 
 type Placement = Pick<RespondArguments, 'response_type' | 'replace_original'>;

@@ -1,0 +1,187 @@
+import type { RespondArguments, RespondFn, webApi } from '@slack/bolt';
+import { requestMessage } from '../../approvals/blocks.js';
+import type { Approvals, RequestListener } from '../../approvals/service.js';
+import { auditEntryMessage } from '../../audit/blocks.js';
+import type { Reply } from '../../commands/types.js';
+import { type Locale, messages } from '../../i18n/index.js';
+import type { Logger } from '../../lib/logger.js';
+import type { ActionRequest, AuditEntry } from '../../store/store.js';
+import { postMessage, type ReplyDelivery, updateMessage } from './listeners.js';
+
+type WebClient = webApi.WebClient;
+
+export interface RequestDeliveryDeps {
+  approvals: Pick<Approvals, 'get' | 'attachMessage'>;
+  logger: Logger;
+  locale?: Locale;
+}
+
+/** The `data.request` a reply carries when a command created or changed an approval request. */
+function requestIdOf(reply: Reply): { id: string; status: string } | undefined {
+  const data = reply.data as { request?: { id?: unknown; status?: unknown } } | undefined;
+  const request = data?.request;
+  if (!request || typeof request.id !== 'string' || typeof request.status !== 'string') return undefined;
+  return { id: request.id, status: request.status };
+}
+
+/**
+ * The listener hook that posts a new approval request with `chat.postMessage` instead of the
+ * slash command's `respond()`: only a posted message has a `ts`, and only with a `ts` can expiry,
+ * approval and the outcome update it in place. When the bot may not post there (typically
+ * `not_in_channel`), the request goes out through `respond()` in the channel after all, and the
+ * requester alone is told why it will not update itself.
+ *
+ * Everything else (answers to buttons, a typed `approve` of a request that is already posted,
+ * errors) is left to the listener.
+ */
+export function createRequestDelivery(deps: RequestDeliveryDeps): ReplyDelivery {
+  const locale = deps.locale ?? 'en';
+  const log = deps.logger.child({ component: 'slack-requests' });
+  return async (reply, request, client, respond) => {
+    const created = requestIdOf(reply);
+    if (!reply.ok || !created || created.status !== 'pending') return false;
+    if (request.action !== undefined || !request.channel) return false;
+    const stored = await deps.approvals.get(created.id);
+    // Already posted (a typed `approve` of a request needing several approvals): the listener
+    // answers, and the posted message is updated through the approvals' change listener.
+    if (!stored || stored.messageTs || stored.channel !== request.channel) return false;
+
+    let ts: string | undefined;
+    try {
+      ts = (await postMessage(client, request.channel, reply.message, { logger: log, locale })).ts;
+    } catch (error) {
+      log.warn(
+        { err: error, requestId: stored.id, slackError: slackErrorCode(error) },
+        'could not post the approval request; answered through respond() instead',
+      );
+      await respondSafely(
+        respond,
+        { response_type: 'in_channel', text: reply.message.text, blocks: reply.message.blocks },
+        log,
+      );
+      await respondSafely(
+        respond,
+        {
+          response_type: 'ephemeral',
+          replace_original: false,
+          text: messages(locale).slack.inviteForUpdates,
+        },
+        log,
+      );
+      return true;
+    }
+    if (ts) {
+      try {
+        await deps.approvals.attachMessage(stored.id, ts);
+      } catch (error) {
+        // The request is posted and stored; only in-place updates are lost.
+        log.warn({ err: error, requestId: stored.id }, 'could not remember the request message');
+      }
+    }
+    return true;
+  };
+}
+
+async function respondSafely(respond: RespondFn | undefined, args: RespondArguments, log: Logger) {
+  if (!respond) return;
+  try {
+    await respond(args);
+  } catch (error) {
+    log.warn({ err: error }, 'respond() failed; answer not delivered');
+  }
+}
+
+/** Slack's error code (`not_in_channel`, `channel_not_found`, …) from a Web API error. */
+function slackErrorCode(error: unknown): string | undefined {
+  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
+  return typeof data?.error === 'string' ? data.error : undefined;
+}
+
+export interface RequestMessageUpdaterDeps {
+  client: WebClient;
+  logger: Logger;
+  locale?: Locale;
+  now?: () => Date;
+}
+
+/** Keeps each posted request message in step with the request (for `approvals.onChange`). */
+export interface RequestMessageUpdater {
+  /**
+   * Queues a `chat.update` of the request's message and returns at once: a slow Slack must not
+   * hold up an approval or the expiry sweep. Updates of one request run in order, and a state
+   * that is already out of date when its turn comes is skipped. Never throws.
+   */
+  listener: RequestListener;
+  /** Resolves when every update queued so far has been tried (shutdown, tests). */
+  idle(): Promise<void>;
+}
+
+export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): RequestMessageUpdater {
+  const locale = deps.locale ?? 'en';
+  const now = deps.now ?? (() => new Date());
+  const log = deps.logger.child({ component: 'slack-requests' });
+  const latest = new Map<string, ActionRequest>();
+  const chains = new Map<string, Promise<void>>();
+
+  const update = async (request: ActionRequest, channel: string, ts: string) => {
+    // A newer state of the same request is queued behind this one: it alone is worth sending.
+    if (latest.get(request.id) !== request) return;
+    try {
+      await updateMessage(deps.client, channel, ts, requestMessage(request, locale, now()), {
+        logger: log,
+        locale,
+      });
+    } catch (error) {
+      log.warn(
+        { err: error, requestId: request.id, status: request.status, slackError: slackErrorCode(error) },
+        'could not update the request message',
+      );
+    }
+  };
+
+  return {
+    async listener(request) {
+      const { messageTs, channel } = request;
+      if (!messageTs || !channel) return;
+      latest.set(request.id, request);
+      const previous = chains.get(request.id) ?? Promise.resolve();
+      const next = previous.then(() => update(request, channel, messageTs));
+      chains.set(request.id, next);
+      void next.then(() => {
+        if (chains.get(request.id) !== next) return;
+        chains.delete(request.id);
+        latest.delete(request.id);
+      });
+    },
+    async idle() {
+      while (chains.size > 0) await Promise.all([...chains.values()]);
+    },
+  };
+}
+
+export interface AuditChannelSinkDeps {
+  client: WebClient;
+  /** `slack.auditChannel`. */
+  channel: string;
+  logger: Logger;
+  locale?: Locale;
+}
+
+/**
+ * The audit trail's sink for `slack.auditChannel`: each entry as its own message. A failure is
+ * logged and dropped; the entry is already stored and `/queue audit` still shows it.
+ */
+export function createAuditChannelSink(deps: AuditChannelSinkDeps): (entry: AuditEntry) => Promise<void> {
+  const locale = deps.locale ?? 'en';
+  const log = deps.logger.child({ component: 'slack-audit' });
+  return async (entry) => {
+    try {
+      await postMessage(deps.client, deps.channel, auditEntryMessage(entry, locale), { logger: log, locale });
+    } catch (error) {
+      log.warn(
+        { err: error, seq: entry.seq, action: entry.action, slackError: slackErrorCode(error) },
+        'audit entry not posted to the audit channel; it is stored',
+      );
+    }
+  };
+}
