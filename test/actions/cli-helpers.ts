@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { expect } from 'vitest';
+
+const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
+
+/** One finished run of the real command line. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** What `--json` prints (README: "The CLI and --json"). */
+export interface CliJsonOut {
+  ok: boolean;
+  message: { text: string; blocks: unknown[] };
+  data: Record<string, unknown> | null;
+  error?: { code: string; message: string };
+}
+
+/** The request object actions answer with (ARCHITECTURE.md "Interfaces others depend on"). */
+export interface RequestJson {
+  id: string;
+  action: string;
+  target: string;
+  status: string;
+  requestedBy: string;
+  expiresAt: string;
+  preview: string;
+  approvals: string[];
+  requiredApprovals: number;
+  result?: Record<string, unknown>;
+  error?: string;
+}
+
+/** Runs `node bin/queue-ops.js …` as a child process, the way an operator's shell or a script does. */
+export function runCli(args: string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: options.cwd ?? process.cwd(),
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+        timeout: options.timeoutMs ?? 30_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Stdout of a `--json` run: exactly one JSON object. */
+export function jsonOf(run: CliRun): CliJsonOut {
+  const lines = run.stdout.split('\n').filter((line) => line !== '');
+  expect(lines, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toHaveLength(1);
+  return JSON.parse(lines[0]!) as CliJsonOut;
+}
+
+/** `data.request` of a `--json` run. */
+export function requestOf(run: CliRun): RequestJson {
+  const out = jsonOf(run);
+  const request = (out.data as { request?: RequestJson } | null)?.request;
+  if (!request) throw new Error(`no data.request in: ${run.stdout}\nstderr: ${run.stderr}`);
+  return request;
+}
+
+/** A temp directory for one test's config and SQLite file. */
+export function tempDir(label: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), `queue-ops-actions-${label}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The roles every action test uses: anyone may read, two operators, one admin. */
+export const ROLES = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE, U0CAROL]', '  admin: [U0BOB]'];
+
+/** Writes a `queue-ops.yml`; `body` is YAML lines after `store:`. */
+export function writeConfig(dir: string, store: string, body: string[]): string {
+  const path = join(dir, 'queue-ops.yml');
+  writeFileSync(path, [`store: ${JSON.stringify(store)}`, ...body, ''].join('\n'), { mode: 0o600 });
+  return path;
+}
+
+/** The audit columns whose contents a swap exchanges (everything but seq). */
+export const AUDIT_CONTENT_COLUMNS = [
+  'at',
+  'actor_id',
+  'actor_name',
+  'via',
+  'channel',
+  'action',
+  'target',
+  'params',
+  'outcome',
+  'error',
+  'prev_hash',
+  'hash',
+] as const;
+
+/** The machine's PostgreSQL for tests: `TEST_POSTGRES_URL` or the local trust-auth one. */
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const POSTGRES_SHOWN = POSTGRES_URL.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+/** Under CI, or with REQUIRE_POSTGRES=1, an unreachable PostgreSQL is a failure, not a skip. */
+export const POSTGRES_REQUIRED = Boolean(process.env.CI) || process.env.REQUIRE_POSTGRES === '1';
+
+/** Undefined when PostgreSQL answers; otherwise why not. */
+export async function probePostgres(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** `url` with `?schema=<schema>` (or `&schema=`) added. */
+export function withSchema(url: string, schema: string): string {
+  return `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
+}
