@@ -67,8 +67,7 @@ export function createBackend(system: SystemConfig): QueueBackend {
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const backends = createBackendRegistry(config.systems.map((s) => createBackend(s)));
-  const commands = createReadCommands();
-  for (const command of deps.commands ?? []) commands.register(command);
+  const commands = createReadCommands(deps.commands);
   const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()), ...deps.services };
   const dispatcher = createDispatcher({ ctx, commands, logger, middleware: deps.middleware });
   logger.debug({ systems: backends.names() }, 'app composed');

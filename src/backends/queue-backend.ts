@@ -52,9 +52,18 @@ export interface WorkerInfo {
   details?: Record<string, string | number>;
 }
 
-/** Coded, non-fatal findings about a system (rendered by i18n). */
+/**
+ * Coded, non-fatal findings about a system (rendered by i18n). `PausedButConsumed` (Celery,
+ * params `queue`, `consumers`): a queue queue-ops paused is consumed again, e.g. by a worker that
+ * restarted with its `-Q`; it still reads as paused until someone resumes it.
+ */
 export interface SystemWarning {
-  code: 'EvictionPolicy' | 'MemoryHigh' | 'WorkerInspectFailed' | 'ResultBackendMissing';
+  code:
+    | 'EvictionPolicy'
+    | 'MemoryHigh'
+    | 'WorkerInspectFailed'
+    | 'ResultBackendMissing'
+    | 'PausedButConsumed';
   params?: Record<string, string | number>;
 }
 

@@ -41,9 +41,9 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
   return registry;
 }
 
-/** The read path: status, dlq, workers and help. */
-export function createReadCommands(): CommandRegistry {
-  const registry = createCommandRegistry([statusCommand, dlqCommand, workersCommand]);
+/** The read path (status, dlq, workers), then `extra` (actions, approvals, audit), then help. */
+export function createReadCommands(extra: readonly CommandDefinition[] = []): CommandRegistry {
+  const registry = createCommandRegistry([statusCommand, dlqCommand, workersCommand, ...extra]);
   registry.register(createHelpCommand(() => registry.all()));
   return registry;
 }

@@ -116,14 +116,19 @@ describe('the queue-ops command line', () => {
   it('accepts the options after the words too', async () => {
     const run = await cli(['help', '--json', '--config', config], { env: env() });
     expect(run.code).toBe(0);
-    expect(onlyJson(run)).toMatchObject({ ok: true, data: { verbs: ['status', 'dlq', 'workers', 'help'] } });
+    expect(onlyJson(run)).toMatchObject({
+      ok: true,
+      data: {
+        verbs: ['status', 'dlq', 'workers', 'pause', 'resume', 'pending', 'approve', 'deny', 'audit', 'help'],
+      },
+    });
   });
 
   it('an unknown verb is a usage error: one line naming the valid verbs, exit 2', async () => {
     const run = await cli(['--config', config, 'purgeall'], { env: env() });
     expect(run.code).toBe(2);
     expect(run.stdout.trim().split('\n')).toEqual([
-      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `help`.',
+      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `pending`, `approve`, `deny`, `audit`, `help`.',
     ]);
     const json = onlyJson(await cli(['--config', config, '--json', 'stauts'], { env: env() }));
     expect(json).toMatchObject({ ok: false, data: null, error: { code: 'UnknownVerb' } });

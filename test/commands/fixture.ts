@@ -109,10 +109,14 @@ export class BullmqScene {
     return queue;
   }
 
-  /** Writes a config file; `yaml` may use ${VAR}. */
+  /**
+   * Writes a config file; `yaml` may use ${VAR}. Without a `store:` line the bot's store goes
+   * into this scene's temp dir, never `./data` of the checkout.
+   */
   writeConfig(yaml: string, file = 'queue-ops.yml'): string {
     const path = join(this.dir, file);
-    writeFileSync(path, yaml);
+    const store = /^store:/m.test(yaml) ? '' : `store: sqlite:${join(this.dir, 'queue-ops.db')}\n`;
+    writeFileSync(path, store + yaml);
     return path;
   }
 

@@ -28,6 +28,7 @@ import {
   isInternalExchange,
   isInternalQueue,
   type KombuLayout,
+  pausedKey,
   priorityKeys,
   queueOfBindingMember,
   unackedKey,
@@ -103,13 +104,16 @@ interface Inspection {
  *   `waitingChildren` are 0 (ETA tasks sit in the workers and in `unacked`, see `unacked`).
  * - `active` is the number of running tasks whose delivery routing key is the queue, from the
  *   workers' `active` inspection; 0 when inspection failed (a `WorkerInspectFailed` warning).
- * - `isPaused`: Celery has no pause flag; a queue is paused when at least one live worker
- *   answered `active_queues` and none of them consumes it (what `pause` produces; a queue no
- *   worker was ever started for looks the same). A pause lasts until `resume` or a worker restart.
+ * - `isPaused`: Celery has no pause flag, so `pause` records one of its own in the broker, in the
+ *   hash `pausedKey` (`{globalKeyprefix}queue-ops:paused`), and `resume` removes it; a queue is
+ *   paused while its field exists. A queue that no worker consumes but nobody paused is not paused
+ *   (status flags it "no workers" when messages wait). When a paused queue is consumed again (a
+ *   worker restarted with its `-Q`), it still reads as paused, with a `PausedButConsumed` warning.
  * - `failed` counts FAILURE results whose `queue` field names the queue; the field only exists with
  *   `result_extended=True`. Failures without it are counted nowhere (not guessed into `celery`).
- * - `resume` addresses the workers this process paused the queue on; without that memory
- *   (another replica paused it, or a restart) it addresses every worker, which then all consume it.
+ * - `resume` addresses the workers the pause record names (those that consumed the queue when it
+ *   was paused), whichever replica or CLI paused it. Without a record, or when none of those
+ *   workers answers any more, it addresses every worker, which then all consume the queue.
  */
 export function createCeleryBackend(
   system: CelerySystemConfig,
@@ -157,8 +161,7 @@ export function createCeleryBackend(
   let discovered: { queues: string[]; at: number } | undefined;
   /** Per queue, the message at its head and when this process first saw it there. */
   const heads = new Map<string, { tag: string; firstSeen: number }>();
-  /** Per queue, the workers our last pause stopped, so resume restarts those and no others. */
-  const pausedBy = new Map<string, string[]>();
+  const pauseMarks = pausedKey(layout);
 
   const unavailable = (error: unknown) => toRedisUnavailable(system.name, error, secrets);
 
@@ -343,6 +346,8 @@ export function createCeleryBackend(
       );
     }
     pipeline.hlen(unackedKey(layout));
+    // One small hash (a field per paused queue), read in the same round trip as the depths.
+    pipeline.hgetall(pauseMarks);
     const read = pipeline.exec().then((results) => {
       if (!results) throw new Error('pipeline returned nothing');
       for (const [error] of results) if (error) throw error;
@@ -362,6 +367,7 @@ export function createCeleryBackend(
     const memoryWarning = memoryHighWarning(redis);
     if (memoryWarning) warnings.push(memoryWarning);
     const failedCounts = indexed ? failures().counts() : new Map<string | null, number>();
+    const marks = replies[1 + queues.length + 1] as Record<string, string>;
     const counts: QueueCounts[] = queues.map((name, i) => {
       const state = replies[1 + i] as (number | string)[];
       const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
@@ -374,8 +380,7 @@ export function createCeleryBackend(
         failed: failedCounts.get(name) ?? 0,
         completed: 0,
         waitingChildren: 0,
-        // No pause flag exists on Celery: a queue is paused when live workers answered and none consumes it.
-        isPaused: seen?.consumed !== undefined && !seen.consumed.has(name),
+        isPaused: Object.hasOwn(marks, name),
         oldestWaitingSeconds: oldestWaiting(
           name,
           waiting,
@@ -384,13 +389,18 @@ export function createCeleryBackend(
         ),
       };
     });
+    for (const queue of queues) {
+      if (!Object.hasOwn(marks, queue) || !seen?.consumed?.has(queue)) continue;
+      const consumers = [...seen.workers.values()].filter((w) => w.queues?.includes(queue)).length;
+      warnings.push({ code: 'PausedButConsumed', params: { queue, consumers } });
+    }
     return {
       name: system.name,
       type: 'celery',
       redis,
       queues: counts,
       workers: seen ? [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name)) : [],
-      unacked: Number(replies[replies.length - 1] ?? 0),
+      unacked: Number(replies[1 + queues.length] ?? 0),
       warnings,
     };
   }
@@ -462,6 +472,27 @@ export function createCeleryBackend(
     return answered;
   }
 
+  /** Workers consuming `queue` now, or undefined when inspection failed or nobody answered. */
+  async function consumersOf(queue: string): Promise<string[] | undefined> {
+    const result = await pidbox
+      .broadcast('active_queues', {}, { timeoutMs: system.inspectTimeoutMs })
+      .catch(() => undefined);
+    if (!result || result.replies.length === 0) return undefined;
+    const { workers } = readInspection(new Map([['active_queues', result]]));
+    return [...workers.values()]
+      .filter((w) => w.queues?.includes(queue))
+      .map((w) => w.name)
+      .sort();
+  }
+
+  async function dropMark(queue: string): Promise<void> {
+    try {
+      await client.hdel(pauseMarks, queue);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /**
    * A worker answers cancel/add_consumer before it acts (`call_soon`); wait, within the inspect
    * timeout, until `active_queues` shows the change, so the outcome says what is true now.
@@ -491,16 +522,44 @@ export function createCeleryBackend(
     workers,
     async pause(queue) {
       await resolveQueues([queue]);
+      // Every worker answers cancel_consumer, consumer or not; resume must only restart the
+      // consumers, or every worker would take the queue afterwards.
+      const consumers = await consumersOf(queue);
       const answered = await consumerCommand('cancel_consumer', queue);
-      pausedBy.set(queue, answered);
+      const mark: PauseMark = { at: new Date(now()).toISOString(), workers: consumers ?? answered };
+      try {
+        await client.hset(pauseMarks, queue, JSON.stringify(mark));
+      } catch (error) {
+        throw unavailable(error);
+      }
       const settled = await settle(queue, answered, false);
       return { queue, isPaused: settled, workersAnswered: answered };
     },
     async resume(queue) {
       await resolveQueues([queue]);
-      // Only the workers we paused: add_consumer to all would make every worker take this queue.
-      const answered = await consumerCommand('add_consumer', queue, pausedBy.get(queue));
-      pausedBy.delete(queue);
+      let raw: string | null;
+      try {
+        await ensureConnected(client, connectTimeoutMs);
+        raw = await client.hget(pauseMarks, queue);
+      } catch (error) {
+        throw unavailable(error);
+      }
+      const mark = raw === null ? undefined : parsePauseMark(raw);
+      if (mark?.workers.length === 0) {
+        // Nobody consumed it when it was paused: resuming restores exactly that.
+        await dropMark(queue);
+        return { queue, isPaused: false, workersAnswered: [] };
+      }
+      let answered: string[];
+      try {
+        answered = await consumerCommand('add_consumer', queue, mark?.workers);
+      } catch (error) {
+        // The paused workers are gone (scaled down, renamed): fall back to every live worker,
+        // as without a record, rather than leave a pause no one can lift.
+        if (!mark || !(error instanceof OpsError) || error.code !== ErrorCode.NoWorkersAnswered) throw error;
+        answered = await consumerCommand('add_consumer', queue);
+      }
+      await dropMark(queue);
       const settled = await settle(queue, answered, true);
       return { queue, isPaused: !settled, workersAnswered: answered };
     },
@@ -512,6 +571,29 @@ export function createCeleryBackend(
       if (separateResults) resultClient.disconnect();
     },
   };
+}
+
+/** One field of the pause record (`pausedKey`): when, and which workers stopped consuming. */
+interface PauseMark {
+  at: string;
+  workers: string[];
+}
+
+/**
+ * A pause record as written by `pause`. Anything else in the field (edited by hand, an older
+ * format) still means paused, with the workers unknown.
+ */
+function parsePauseMark(raw: string): PauseMark | undefined {
+  try {
+    const value = JSON.parse(raw) as { at?: unknown; workers?: unknown };
+    if (!Array.isArray(value?.workers)) return undefined;
+    return {
+      at: String(value.at ?? ''),
+      workers: value.workers.filter((w): w is string => typeof w === 'string'),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** `MemoryHigh` when a maxmemory is set and more than 90% of it is used. */

@@ -92,6 +92,20 @@ export function unackedKey(layout: KombuLayout): string {
   return `${layout.globalKeyprefix}unacked`;
 }
 
+/**
+ * queue-ops' own hash of the queues it paused: field = queue name, value = JSON
+ * `{"at": ISO time, "workers": [node names]}`. The only key queue-ops writes in a broker.
+ *
+ * It lives in the broker Redis because Celery has no pause flag to read, and this is the one
+ * place every replica of the bot and the CLI already reach for that system (the bot's own store
+ * is not reachable from the backend layer, and the CLI may run without one). Under the global
+ * prefix so that a shared Redis keeps apps apart, and outside kombu's names (`_kombu.*`, queue
+ * lists), so neither kombu nor our discovery ever takes it for a queue.
+ */
+export function pausedKey(layout: KombuLayout): string {
+  return `${layout.globalKeyprefix}queue-ops:paused`;
+}
+
 /** Celery's result key prefix. 5.2.6 ignores global_keyprefix for the result backend. */
 export const RESULT_KEY_PREFIX = 'celery-task-meta-';
 

@@ -41,6 +41,8 @@ export const status = {
       p.reason
         ? `:warning: The result backend is not answering (${p.reason}): failures are not counted.`
         : ':information_source: No result backend configured: failures are not counted.',
+    PausedButConsumed: (p: Record<string, string | number>) =>
+      `:warning: ${p.queue ?? 'A queue'} was paused through queue-ops, but ${p.consumers === 1 ? '1 worker consumes' : `${p.consumers ?? 'some'} workers consume`} it again (a worker restarted?), so its jobs run. Resume it to clear the pause, then pause it again if it should stay paused.`,
   } as Record<string, (p: Record<string, string | number>) => string>,
   unknownWarning: (code: string) => `:warning: ${code}`,
   workers: (count: number, running: number | null) =>
