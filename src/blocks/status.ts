@@ -75,10 +75,7 @@ export function statusMessage(view: StatusView, locale: Locale): Message {
   const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale));
 
   const title = view.scope ? t.titleScoped(fitEscaped(view.scope, 120)) : t.title;
-  const top: KnownBlock[] = [
-    header(title),
-    context(t.updated(formatUtc(view.generatedAt, locale)), t.columnsNote),
-  ];
+  const top: KnownBlock[] = [header(title), context(t.updated(formatUtc(view.generatedAt, locale)))];
   const refresh = button(
     t.refresh,
     ActionId.StatusRefresh,

@@ -139,7 +139,10 @@ function workerLine(w: WorkerInfo, now: Date, locale: Locale): string {
   if (w.idleSeconds !== undefined && w.idleSeconds > 0)
     parts.push(t.idle(formatDuration(w.idleSeconds, locale)));
   for (const [key, value] of Object.entries(w.details ?? {}).slice(0, 4)) {
-    parts.push(`${inline(key, 30)} ${inline(String(value), 60)}`);
+    // Durations read better as "up 3h 2m" than as a count of seconds.
+    if (key === 'uptimeSeconds' && typeof value === 'number')
+      parts.push(t.uptime(formatDuration(value, locale)));
+    else parts.push(`${inline(key, 30)} ${inline(String(value), 60)}`);
   }
   return parts.join(' · ');
 }

@@ -6,7 +6,6 @@ export const status = {
   title: 'Queue status',
   titleScoped: (scope: string) => `Queue status: ${scope}`,
   updated: (utc: string) => `Updated ${utc}`,
-  columnsNote: 'The delayed, prio, oldest and flags columns are left out when empty.',
   columns: {
     queue: 'queue',
     waiting: 'waiting',

@@ -1,5 +1,6 @@
 /** Strings of `/queue workers`. Arguments from Redis arrive already escaped for mrkdwn. */
 export const workers = {
+  uptime: (duration: string) => `up ${duration}`,
   title: 'Workers',
   updated: (utc: string) => `Updated ${utc}`,
   argsNote: 'Task arguments are never shown.',
