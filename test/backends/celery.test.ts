@@ -1,7 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
+import { createPidboxClient } from '../../src/backends/celery/pidbox.js';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
+import { statusMessage } from '../../src/blocks/status.js';
 import { type CelerySystemConfig, configSchema } from '../../src/config/schema.js';
 import { OpsError } from '../../src/errors.js';
 import {
@@ -41,6 +43,34 @@ async function waitFor<T>(
     if (done(value) || Date.now() > deadline) return value;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Where queue-ops records its pauses in this broker (no global_keyprefix here). */
+const PAUSE_MARKS = 'queue-ops:paused';
+
+/**
+ * Celery's own remote control, as `celery control add_consumer` would send it: changes a
+ * worker's queues behind queue-ops' back. Answers the workers that replied.
+ */
+async function control(method: 'add_consumer' | 'cancel_consumer', queue: string, to?: string[]) {
+  const client = new Redis(brokerUrl);
+  const pidbox = createPidboxClient({
+    client,
+    createBlockingClient: () => new Redis(brokerUrl),
+    layout: { globalKeyprefix: '', prioritySteps: [0, 3, 6, 9], separator: SEP, fanoutPrefix: true, db: DB },
+  });
+  try {
+    const { replies } = await pidbox.broadcast(method, { queue }, { timeoutMs: 2000, destination: to });
+    return replies.map((r) => r.worker).sort();
+  } finally {
+    await pidbox.close();
+    client.disconnect();
+  }
+}
+
+/** Queues the named worker consumes right now, as it tells Celery's own `active_queues`. */
+async function consumedBy(zeus: QueueBackend, name: string): Promise<string[] | undefined> {
+  return (await zeus.workers()).find((w) => w.name === name)?.queues;
 }
 
 let redis: Redis;
@@ -248,10 +278,13 @@ describe('celery backend, workers over pidbox', () => {
     expect(await redis.keys('*reply.celery.pidbox*')).toEqual([]);
   });
 
-  it('marks a queue paused when live workers answered and none consumes it', async () => {
+  it('does not call a queue paused just because no worker consumes it', async () => {
     const status = await backend({ queues: ['celery', 'celery:ota_processing'] }).status();
     expect(status.queues.find((q) => q.name === 'celery')?.isPaused).toBe(false);
-    expect(status.queues.find((q) => q.name === 'celery:ota_processing')?.isPaused).toBe(true);
+    // Nobody paused it: it has no consumer, which the worker list says (and status flags as "no workers").
+    expect(status.queues.find((q) => q.name === 'celery:ota_processing')?.isPaused).toBe(false);
+    expect(status.workers.find((w) => w.name === worker.name)?.queues).not.toContain('celery:ota_processing');
+    expect(status.warnings).toEqual([]);
   });
 
   it('pauses a queue by cancelling its consumer on every worker, and resumes it', async () => {
@@ -276,6 +309,113 @@ describe('celery backend, workers over pidbox', () => {
     );
     expect(JSON.parse(result ?? '{}')).toMatchObject({ status: 'SUCCESS', result: 42 });
     expect((await zeus.status([queue])).queues[0]).toMatchObject({ waiting: 0, isPaused: false });
+  });
+
+  it('records a pause in the broker, so another replica sees it and can lift it', async () => {
+    const queue = 'celery:alarm_processing';
+    const before = Date.now();
+    await backend().pause!(queue);
+    const mark = JSON.parse((await redis.hget(PAUSE_MARKS, queue)) ?? 'null');
+    expect(mark).toEqual({ at: expect.any(String), workers: [worker.name] });
+    expect(Date.parse(mark.at)).toBeGreaterThanOrEqual(before - 1000);
+
+    // A fresh backend, as in another bot replica or the CLI: no memory of the pause but the record.
+    const replica = backend();
+    const status = await replica.status([queue, 'celery']);
+    expect(status.queues.map((q) => [q.name, q.isPaused])).toEqual([
+      [queue, true],
+      ['celery', false],
+    ]);
+    expect(status.warnings).toEqual([]);
+
+    expect(await replica.resume!(queue)).toEqual({ queue, isPaused: false, workersAnswered: [worker.name] });
+    expect(await redis.hexists(PAUSE_MARKS, queue)).toBe(0);
+    expect((await backend().status([queue])).queues[0]?.isPaused).toBe(false);
+    expect(await consumedBy(replica, worker.name)).toContain(queue);
+  });
+
+  it('keeps a queue paused but warns when a worker started later consumes it again', async () => {
+    const queue = 'celery:alarm_processing';
+    const zeus = backend();
+    await zeus.pause!(queue);
+    // A worker (re)started with its usual -Q subscribes to the queue whatever queue-ops recorded.
+    const restarted = await startCeleryWorker({ ...target, name: 'qo-restarted', queues: [queue] });
+    try {
+      const status = await zeus.status([queue]);
+      expect(status.queues[0]?.isPaused).toBe(true);
+      expect(status.warnings).toEqual([{ code: 'PausedButConsumed', params: { queue, consumers: 1 } }]);
+      const text = JSON.stringify(
+        statusMessage(
+          {
+            scope: 'zeus',
+            generatedAt: new Date(),
+            systems: [{ name: 'zeus', type: 'celery', ok: true, status }],
+          },
+          'en',
+        ),
+      );
+      expect(text).toContain('was paused through queue-ops, but 1 worker consumes it again');
+
+      // Resume restarts the worker that was paused; the restarted one already consumes.
+      const resumed = await zeus.resume!(queue);
+      expect(resumed.workersAnswered).toEqual([worker.name]);
+      const after = await zeus.status([queue]);
+      expect(after.queues[0]?.isPaused).toBe(false);
+      expect(after.warnings).toEqual([]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it('resumes only the workers that consumed the queue when it was paused', async () => {
+    const queue = 'celery:ota_processing';
+    const zeus = backend();
+    // Every live worker acknowledges the cancel, but none was consuming this queue.
+    expect((await zeus.pause!(queue)).workersAnswered).toEqual([worker.name]);
+    expect(JSON.parse((await redis.hget(PAUSE_MARKS, queue)) ?? 'null')?.workers).toEqual([]);
+    expect((await zeus.status([queue])).queues[0]?.isPaused).toBe(true);
+
+    expect(await zeus.resume!(queue)).toEqual({ queue, isPaused: false, workersAnswered: [] });
+    expect(await consumedBy(zeus, worker.name)).not.toContain(queue);
+    expect((await zeus.status([queue])).queues[0]?.isPaused).toBe(false);
+  });
+
+  it('resumes a queue without a pause record on every worker, as before', async () => {
+    const queue = 'celery:notification_sending';
+    const zeus = backend({ queues: ['celery', queue] });
+    try {
+      expect(await consumedBy(zeus, worker.name)).not.toContain(queue);
+      expect(await zeus.resume!(queue)).toEqual({ queue, isPaused: false, workersAnswered: [worker.name] });
+      expect(await consumedBy(zeus, worker.name)).toContain(queue);
+    } finally {
+      await control('cancel_consumer', queue, [worker.name]);
+      await waitFor(
+        () => consumedBy(zeus, worker.name),
+        (queues) => !queues?.includes(queue),
+      );
+    }
+  });
+
+  it('falls back to every worker when the workers it paused are gone', async () => {
+    const queue = 'celery:notification_sending';
+    const zeus = backend({ queues: ['celery', queue] });
+    await redis.hset(
+      PAUSE_MARKS,
+      queue,
+      JSON.stringify({ at: new Date().toISOString(), workers: ['celery@scaled-down'] }),
+    );
+    try {
+      expect((await zeus.status([queue])).queues[0]?.isPaused).toBe(true);
+      expect(await zeus.resume!(queue)).toEqual({ queue, isPaused: false, workersAnswered: [worker.name] });
+      expect(await redis.hexists(PAUSE_MARKS, queue)).toBe(0);
+    } finally {
+      await redis.hdel(PAUSE_MARKS, queue);
+      await control('cancel_consumer', queue, [worker.name]);
+      await waitFor(
+        () => consumedBy(zeus, worker.name),
+        (queues) => !queues?.includes(queue),
+      );
+    }
   });
 
   it('refuses to call a pause done when no worker answered', async () => {
@@ -315,6 +455,14 @@ describe('celery backend, kombu global_keyprefix', () => {
       expect(lengths['celery:ota_processing']).toBe(2);
       expect(status.queues.find((q) => q.name === 'celery')?.failed).toBe(1);
       expect(status.workers.map((w) => w.name)).toEqual([prefixWorker.name]);
+
+      // The pause record lives under the prefix too, beside the app's own keys.
+      await zeus.pause!('celery');
+      expect(await db.hexists('pfx:queue-ops:paused', 'celery')).toBe(1);
+      expect(await db.exists('queue-ops:paused')).toBe(0);
+      expect((await zeus.status(['celery'])).queues[0]?.isPaused).toBe(true);
+      await zeus.resume!('celery');
+      expect(await db.exists('pfx:queue-ops:paused')).toBe(0);
 
       const unprefixed = backend({ redis: prefixedUrl });
       expect(await unprefixed.listQueues()).toEqual([]);
