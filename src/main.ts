@@ -1,6 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import type { Receiver } from '@slack/bolt';
-import { retryPolicies, WebClient, type WebClientOptions } from '@slack/web-api';
+import { type Receiver, webApi } from '@slack/bolt';
 import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
@@ -55,7 +54,7 @@ export interface BotOptions {
   /** The bot's ids, so Bolt skips `auth.test`. */
   authorization?: { botId: string; botUserId: string };
   /** Web API client options for every client the bot builds; `SLACK_API_URL` still wins. */
-  clientOptions?: WebClientOptions;
+  clientOptions?: webApi.WebClientOptions;
   /** The clock of the whole runtime (ttl, expiry). */
   now?: () => Date;
   sweepIntervalMs?: number;
@@ -115,8 +114,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
 
   // Outside a listener (audit channel, in-place updates, the guards' lookups). Bounded, so a
   // Slack outage costs minutes of retries rather than WebClient's default half hour.
-  const web = new WebClient(settings.botToken, {
-    retryConfig: retryPolicies.fiveRetriesInFiveMinutes,
+  const web = new webApi.WebClient(settings.botToken, {
+    // Through Bolt's namespace: @slack/web-api is CommonJS and Node's ESM loader cannot see
+    // `retryPolicies` as a named export.
+    retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes,
     timeout: 10_000,
     logger: boltLogger(logger),
     ...options.clientOptions,

@@ -86,6 +86,7 @@ describe('npm start as a process', () => {
         '    type: bullmq',
         `    redis: ${url}`,
         `    prefix: ${randomId('main')}`,
+        `store: sqlite:${join(dir, 'process.db')}`,
       ].join('\n'),
     );
     const port = await new Promise<number>((resolve) => {
