@@ -5,7 +5,9 @@ import {
   baseActionId,
   wordsForAction,
 } from '../../blocks/action-ids.js';
+import { tokenize } from '../../commands/parse.js';
 import type { Request } from '../../commands/types.js';
+import { isOpsError } from '../../errors.js';
 import type { Locale } from '../../i18n/index.js';
 
 /** Buttons that re-render what they sit on, so their answer replaces that message in place. */
@@ -53,7 +55,7 @@ export function requestFromSlack(body: unknown, context: SlackRequestContext = {
       actor: withName(body.user_id, body.user_name),
       via: 'slack',
       channel: stringOr(body.channel_id),
-      words: splitWords(stringOr(body.text) ?? ''),
+      words: commandWords(stringOr(body.text) ?? ''),
       locale,
     };
   }
@@ -97,8 +99,24 @@ export function isFromEphemeral(body: unknown): boolean {
   return isRecord(body) && isRecord(body.container) && body.container.is_ephemeral === true;
 }
 
-function splitWords(text: string): string[] {
-  return text.trim().split(/\s+/).filter(Boolean);
+/**
+ * The words of a slash command, split by the same tokenizer as the CLI and the demo console, so
+ * `deny r-abc "wrong queue"` gives the reason `wrong queue` (curly quotes from macOS too).
+ *
+ * On an unclosed quote the plain whitespace words are used, quote characters kept, rather than a
+ * usage error: the commonest case is an apostrophe in a reason (`deny r-abc it's stale`), which
+ * should just work; this runs after `ack()` and must not throw; and a `Request` carries only words,
+ * so the tokenizer's error could not reach the dispatcher's answer anyway. The kept quote means a
+ * name like `"pushizo/x` never matches a real system or queue (the command answers "no system
+ * called …, did you mean"), so nothing is guessed into another target.
+ */
+function commandWords(text: string): string[] {
+  try {
+    return tokenize(text);
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return text.trim().split(/\s+/).filter(Boolean);
+  }
 }
 
 function withName(id: string, name: unknown): Request['actor'] {
