@@ -104,6 +104,8 @@ const QUEUES = [
   'q-self',
   'q-wrong',
   'q-nobot',
+  'q-typed',
+  'q-deny',
   'q-expire-click',
   'q-expire-sweep',
 ] as const;
@@ -301,6 +303,33 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
       expect(shown).toContain('pushizo/q-approve is paused.');
       expect(shown).not.toContain(ActionId.Approve);
     }
+  });
+
+  it('runs a typed /queue approve from another operator and updates the posted request in place', async () => {
+    const { id, ts } = await requestPause('q-typed');
+    const { responses: answered } = await slash(`approve ${id}`, 'bob');
+    await bot.idle();
+
+    expect(await isPaused('q-typed')).toBe(true);
+    expect(answered).toHaveLength(1);
+    expect(answered[0]?.response_type).toBe('in_channel');
+    expect(textOf(answered[0])).toContain('pushizo/q-typed is paused.');
+    const last = textOf(updatesOf(ts).at(-1)?.blocks);
+    expect(last).toContain('Approved by bob (U0BOB)');
+    expect(last).toContain('pushizo/q-typed is paused.');
+  });
+
+  it('closes a request from its Deny button without running it, replacing the message', async () => {
+    const { id, ts } = await requestPause('q-deny');
+    const denied = click(id, ts, 'bob', 'C0INCIDENT', ActionId.Deny);
+    await denied.run();
+    await bot.idle();
+
+    expect(denied.responses[0]).toMatchObject({ replace_original: true });
+    expect(textOf(denied.responses[0])).toContain('Denied by U0BOB');
+    expect(textOf(updatesOf(ts).at(-1)?.blocks)).toContain('Denied by U0BOB');
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Denied);
+    expect(await isPaused('q-deny')).toBe(false);
   });
 
   it('answers a viewer pressing Approve with an ephemeral Forbidden and runs nothing', async () => {
