@@ -13,6 +13,8 @@ export const DEMO_KEY_PATTERNS = [
   '_kombu.*',
   'unacked*',
   '*.reply.celery.pidbox*',
+  // The record a demo pause of a Celery queue leaves in the broker.
+  'queue-ops:*',
   DEMO_CLAIM_KEY,
 ];
 
