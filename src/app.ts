@@ -15,7 +15,7 @@ import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
 import { createAuthority } from './guards/guard.js';
-import { createGuardMiddleware } from './guards/middleware.js';
+import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
@@ -116,6 +116,12 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
   auditSink?: (entry: AuditEntry) => Promise<void>;
   /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
   store?: Store;
+  /**
+   * Where the guards run: as dispatcher middleware (the command line, the demo console), or at
+   * the transport (Slack installs them as Bolt middleware with `createBoltGuard`, built from the
+   * returned `guards`). Never both: a denial would be recorded twice.
+   */
+  guardsAt?: 'dispatcher' | 'transport';
 }
 
 /** The whole product: the read path plus guards, approvals, actions and the audit trail. */
@@ -123,6 +129,8 @@ export interface QueueOps extends App {
   store: Store;
   audit: Audit;
   approvals: Approvals;
+  /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
+  guards: GuardMiddlewareDeps;
 }
 
 /** The actions and what runs them, with parameters read back from the stored request. */
@@ -173,11 +181,13 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     }),
     now,
   });
+  const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
+  const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,
     now,
     middleware: [
-      createGuardMiddleware({ roles, directory, config, audit }),
+      ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [pauseCommand, resumeCommand, pendingCommand, approveCommand, denyCommand, auditCommand],
@@ -190,6 +200,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     store,
     audit,
     approvals,
+    guards,
     close() {
       closing ??= (async () => {
         await composed.close();

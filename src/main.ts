@@ -4,6 +4,7 @@ import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
@@ -17,6 +18,7 @@ import {
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
+import { requestFromSlack } from './transports/slack/request.js';
 import {
   createAuditChannelSink,
   createRequestDelivery,
@@ -133,6 +135,8 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       logger,
       now,
       directory: createSlackDirectory(web),
+      // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
+      guardsAt: 'transport',
       ...(auditChannel
         ? { auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }) }
         : {}),
@@ -173,6 +177,13 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       logger,
       locale,
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
+      middleware: [
+        createBoltGuard({
+          ...runtime.guards,
+          toRequest: (body, context) => requestFromSlack(body, { locale: context.locale ?? locale }),
+          commandFor: (verb) => runtime.commands.get(verb),
+        }),
+      ],
     });
     ({ port } = await slack.start());
   } catch (error) {
