@@ -48,11 +48,9 @@ const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
     issue.code === 'invalid_union' ? 'expected type: bullmq or celery' : (issue.message ?? 'invalid system'),
 });
 
-const principal = z.union([
-  z.literal('*'),
-  slackId('UW', 'user (U…) or user group (S…)'),
-  slackId('S', 'user group'),
-]);
+const principal = z
+  .string({ error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' })
+  .regex(/^(\*|[UWS][A-Z0-9]+)$/, { error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' });
 
 const role = z.enum(['viewer', 'operator', 'admin']);
 

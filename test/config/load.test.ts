@@ -147,6 +147,16 @@ ${twoSystems}`,
     expect(problems).toEqual(['systems[1].redis: expected a redis:// or rediss:// URL']);
   });
 
+  it('names a role entry that is neither "*", a user id nor a user group, saying what would be valid', () => {
+    const problems = problemsOf(`roles: { operator: [alice, U0ALICE, S0ONCALL, "*"] }
+systems:
+  - { name: a, type: bullmq, redis: "redis://h:1" }
+`);
+    expect(problems).toEqual([
+      'roles.operator[0]: expected "*", a Slack user id (U…/W…) or a user group id (S…)',
+    ]);
+  });
+
   it('reports every problem at once, not just the first', () => {
     const problems = problemsOf(`slack: { incidentChannel: "#incidents" }
 store: mysql://x
