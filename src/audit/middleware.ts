@@ -1,18 +1,34 @@
 import type { Middleware } from '../commands/dispatcher.js';
+import type { Reply } from '../commands/types.js';
+import { isOpsError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Audit } from './audit.js';
 
 /**
  * Records every command that ran (typed, clicked, or on the command line) as one audit entry,
- * written and awaited before the answer goes back. Denials never get here: the guards record
- * them. Actions also record their own request/approval/result entries.
+ * written and awaited before the answer goes back, also when the command failed (an unknown queue,
+ * a `deny` of a finished request). Denials never get here: the guards record them. Actions also
+ * record their own request/approval/result entries.
  */
 export function createCommandAuditMiddleware(deps: {
   audit: Pick<Audit, 'record'>;
   logger: Logger;
 }): Middleware {
   return async (request, next, { command }) => {
-    const reply = await next();
+    let reply: Reply | undefined;
+    let failure: unknown;
+    try {
+      reply = await next();
+    } catch (error) {
+      failure = error;
+    }
+    const errorCode = reply
+      ? reply.ok
+        ? undefined
+        : reply.error?.code
+      : isOpsError(failure)
+        ? failure.code
+        : 'Internal';
     const [, ...args] = request.words;
     try {
       await deps.audit.record({
@@ -26,8 +42,8 @@ export function createCommandAuditMiddleware(deps: {
           args,
           ...(request.action ? { button: request.action.actionId } : {}),
         },
-        outcome: reply.ok ? 'ok' : 'error',
-        error: reply.ok ? undefined : reply.error?.code,
+        outcome: errorCode === undefined ? 'ok' : 'error',
+        error: errorCode,
       });
     } catch (error) {
       // The command already ran; hiding its answer would not undo it. Say so loudly instead.
@@ -36,6 +52,7 @@ export function createCommandAuditMiddleware(deps: {
         'audit entry could not be written',
       );
     }
+    if (!reply) throw failure;
     return reply;
   };
 }

@@ -20,7 +20,8 @@ function requestId(args: string[], usage: string, locale: Request['locale']): st
 /** `approve <id>`: counts the caller's approval; the last one needed runs the action. */
 export const approveCommand: CommandDefinition = {
   verb: 'approve',
-  mutating: false,
+  // It runs the action: like the action itself, only in `slack.allowedChannels`.
+  mutating: true,
   describe: (locale) => messages(locale).actions.approve,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
@@ -35,7 +36,7 @@ export const approveCommand: CommandDefinition = {
 /** `deny <id> [reason]`: closes a pending request; the requester may withdraw their own. */
 export const denyCommand: CommandDefinition = {
   verb: 'deny',
-  mutating: false,
+  mutating: true,
   describe: (locale) => messages(locale).actions.deny,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
