@@ -133,6 +133,43 @@ export interface QueueOps extends App {
   guards: GuardMiddlewareDeps;
 }
 
+/** The verbs of issue 3, registered after the read path. */
+const ACTION_COMMANDS: readonly CommandDefinition[] = [
+  pauseCommand,
+  resumeCommand,
+  pendingCommand,
+  approveCommand,
+  denyCommand,
+  auditCommand,
+];
+
+function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
+  return createRoleResolver({
+    roles: config.roles,
+    directory,
+    now: () => now().getTime(),
+    onLookupError: (groupId, error) =>
+      logger.warn({ err: error, groupId }, 'user group lookup failed; it grants nothing'),
+  });
+}
+
+/**
+ * The read path when the bot's own store cannot be opened (the command line in an incident): the
+ * same guards, with nowhere to record a denial, and the action verbs answering that they need
+ * the store instead of being unknown.
+ */
+export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'>): App {
+  const now = deps.now ?? (() => new Date());
+  const directory = deps.directory ?? createOfflineDirectory();
+  const roles = createRoles(deps.config, directory, now, deps.logger);
+  return createApp({
+    ...deps,
+    now,
+    middleware: [createGuardMiddleware({ roles, directory, config: deps.config })],
+    commands: [...ACTION_COMMANDS],
+  });
+}
+
 /** The actions and what runs them, with parameters read back from the stored request. */
 function actionExecutors(backends: () => App['backends']): Partial<Record<ActionName, Executor>> {
   const pauseLike =
@@ -162,13 +199,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   await store.migrate();
   const audit = createAudit({ store, now, sink: deps.auditSink, logger });
   const directory = deps.directory ?? createOfflineDirectory();
-  const roles = createRoleResolver({
-    roles: config.roles,
-    directory,
-    now: () => now().getTime(),
-    onLookupError: (groupId, error) =>
-      logger.warn({ err: error, groupId }, 'user group lookup failed; it grants nothing'),
-  });
+  const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
   const approvals = createApprovals({
     store,
@@ -190,7 +221,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
       createCommandAuditMiddleware({ audit, logger }),
     ],
-    commands: [pauseCommand, resumeCommand, pendingCommand, approveCommand, denyCommand, auditCommand],
+    commands: [...ACTION_COMMANDS],
     services: { approvals, audit },
   });
   const composed = app;

@@ -1,7 +1,9 @@
 import { formatDistanceStrict } from 'date-fns';
 import { ActionId } from '../blocks/action-ids.js';
+import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
 
@@ -10,6 +12,24 @@ const destructive = new Set(['purge', 'scale', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
 const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+
+const errorCodes: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+
+/**
+ * Why a failed or interrupted request failed, as an error a reply can carry: the action's own
+ * coded failure (`NoWorkersAnswered`, `RedisUnavailable`…) when it had one, otherwise `Internal`
+ * with the stored text.
+ */
+export function requestFailure(
+  request: ActionRequest,
+): { code: ErrorCode; params: ErrorParams } | { code: 'Internal'; params: { message: string } } {
+  const result = request.result ?? {};
+  if (typeof result.code === 'string' && errorCodes.has(result.code)) {
+    const params = typeof result.params === 'object' && result.params !== null ? result.params : {};
+    return { code: result.code as ErrorCode, params: params as ErrorParams };
+  }
+  return { code: 'Internal', params: { message: request.error ?? request.status } };
+}
 
 /** Outcome line of a finished request, from the stored result. */
 function outcomeLine(request: ActionRequest, locale: Locale): string | undefined {
@@ -21,7 +41,12 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
     if (request.action === 'resume') return t.resultResumed(request.target, workers);
     return undefined;
   }
-  if (request.status === 'failed' && request.error) return t.error(request.error);
+  if (request.status === 'failed' && request.error) {
+    const failure = requestFailure(request);
+    return t.error(
+      failure.code === 'Internal' ? failure.params.message : messages(locale).errors.describe(failure),
+    );
+  }
   if (request.status === 'denied') return t.deniedBy(request.deniedBy ?? '?', request.denyReason);
   return undefined;
 }
@@ -63,7 +88,7 @@ export function requestMessage(request: ActionRequest, locale: Locale, now: Date
   const blocks: KnownBlock[] = [
     {
       type: 'header',
-      text: { type: 'plain_text', text: truncate(t.header(request.action, request.target), 150) },
+      text: { type: 'plain_text', text: fitEscaped(t.header(request.action, request.target), 150) },
     },
     { type: 'section', text: { type: 'mrkdwn', text: truncate(lines.join('\n'), 3000) } },
     {
@@ -86,7 +111,7 @@ export function requestMessage(request: ActionRequest, locale: Locale, now: Date
             ? {
                 confirm: {
                   title: { type: 'plain_text', text: t.confirmTitle },
-                  text: { type: 'plain_text', text: truncate(t.confirmText(request.preview), 300) },
+                  text: { type: 'plain_text', text: fitEscaped(t.confirmText(request.preview), 300) },
                   confirm: { type: 'plain_text', text: t.confirmYes },
                   deny: { type: 'plain_text', text: t.confirmNo },
                   style: 'danger' as const,
@@ -107,7 +132,8 @@ export function requestMessage(request: ActionRequest, locale: Locale, now: Date
       elements: [{ type: 'mrkdwn', text: escapeMrkdwn(t.howToApprove(request.id)) }],
     });
   }
-  const text = truncate(
+  // The notification text is mrkdwn too: a queue name from Redis must not form `<!channel>`.
+  const text = fitEscaped(
     `${t.header(request.action, request.target)}: ${t.status[request.status] ?? request.status}`,
     3000,
   );

@@ -23,7 +23,7 @@ export const auditCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.NotSupported, {
         system: 'queue-ops',
         type: 'read-only',
-        what: 'show the audit trail without a store',
+        what: t.actions.auditNeedsStore,
       });
     if (args[0] === 'verify') {
       const result = await audit.verify();

@@ -1,4 +1,4 @@
-import { requestData, requestMessage } from '../approvals/blocks.js';
+import { requestData, requestFailure, requestMessage } from '../approvals/blocks.js';
 import type { Approvals } from '../approvals/service.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
@@ -13,7 +13,7 @@ export function requireApprovals(ctx: CommandContext): Approvals {
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
       type: 'read-only',
-      what: 'run actions without a store',
+      what: messages('en').actions.needsStore,
     });
   return ctx.approvals;
 }
@@ -27,9 +27,7 @@ export function requestReply(request: ActionRequest, request_: Request, ctx: Com
     data: { request: requestData(request) },
     visibility: 'in_channel',
     replaceOriginal: request_.action !== undefined,
-    ...(failed
-      ? { error: { code: 'Internal' as const, params: { message: request.error ?? 'failed' } } }
-      : {}),
+    ...(failed ? { error: requestFailure(request) } : {}),
   };
 }
 

@@ -21,6 +21,10 @@ export const actions = {
   needsTarget: 'Name the queue as system/queue.',
   needsId: 'Name the request id, e.g. `r-7f3k9qab`.',
   tooMany: 'Too many words.',
+  /** Completes "`queue-ops` (read-only) cannot …" when the bot's store is not there. */
+  needsStore: 'run actions without a store',
+  auditNeedsStore: 'show the audit trail without a store',
+  exportNeedsStore: 'export the audit trail without a store',
   exportCliOnly: 'Export writes JSON lines and only runs on the command line.',
   auditCount: (value: string) => `\`${value}\` is not a valid number of entries.`,
 };

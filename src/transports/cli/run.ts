@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { type App, collectSecrets, createApp, createQueueOps, type QueueOps } from '../../app.js';
+import { type App, collectSecrets, createQueueOps, createReadOnlyApp, type QueueOps } from '../../app.js';
 import { wordsForAction } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
 import type { Message } from '../../blocks/message.js';
@@ -140,7 +140,7 @@ async function openRuntime(
     io.stderr(
       `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}\n`,
     );
-    return { app: createApp({ config, env: io.env, logger }) };
+    return { app: createReadOnlyApp({ config, env: io.env, logger }) };
   }
 }
 
@@ -152,11 +152,23 @@ async function exportAudit(
   actor: Actor,
   secrets: string[],
 ): Promise<number> {
-  if (!full) return ExitCode.Failed;
+  if (!full) {
+    // The store's own failure is already on stderr; a script reading --json still gets an object.
+    return failEarly(
+      io,
+      args.json,
+      new OpsError(ErrorCode.NotSupported, {
+        system: 'queue-ops',
+        type: 'read-only',
+        what: messages('en').actions.exportNeedsStore,
+      }),
+      'en',
+    );
+  }
   if (args.words.length > 2) {
     return failEarly(
       io,
-      false,
+      args.json,
       new OpsError(ErrorCode.UsageError, {
         message: messages('en').actions.tooMany,
         usage: 'queue-ops audit export [--since ISO]',
@@ -180,7 +192,7 @@ async function exportAudit(
     return ExitCode.Ok;
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, false, error, 'en');
+    return failEarly(io, args.json, error, 'en');
   }
 }
 
@@ -201,10 +213,13 @@ export function toCliJson(reply: Reply, locale: Locale): CliJson {
   if (!reply.ok && reply.error) {
     const t = messages(locale);
     const { code, params, ref } = reply.error;
+    // An `Internal` error with a message is a failed action's stored reason; without, a crash.
     const message =
-      code === 'Internal'
-        ? t.common.somethingWentWrong(ref ?? '?')
-        : t.errors.describe({ code, params: params ?? {} });
+      code !== 'Internal'
+        ? t.errors.describe({ code, params: params ?? {} })
+        : typeof params?.message === 'string'
+          ? params.message
+          : t.common.somethingWentWrong(ref ?? '?');
     out.error = ref ? { code, message, ref } : { code, message };
   }
   return out;
@@ -229,8 +244,9 @@ function shellWord(word: string): string {
 }
 
 /**
- * A failure before any command ran (bad flags, invalid config): every problem on stderr, and with
- * `--json` still exactly one JSON object on stdout so a script never has to parse stderr.
+ * A failure outside the dispatcher (bad flags, invalid config, `audit export` problems): every
+ * problem on stderr, and with `--json` still exactly one JSON object on stdout so a script never
+ * has to parse stderr. Exit 2 for usage and config errors, 1 for anything else.
  */
 function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): number {
   const t = messages(locale);
@@ -252,7 +268,7 @@ function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): n
     };
     io.stdout(`${JSON.stringify(body)}\n`);
   }
-  return ExitCode.Usage;
+  return isUsageError(error) || error.code === ErrorCode.ConfigInvalid ? ExitCode.Usage : ExitCode.Failed;
 }
 
 function logLevel(
