@@ -2,6 +2,9 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { RedisMemory } from './queue-backend.js';
 
+/** Longest pause between two background reconnect attempts. */
+const RETRY_CAP_MS = 500;
+
 export interface RedisClientOptions {
   /** Shown in CLIENT LIST, so operators can tell the bot's connections apart. */
   connectionName?: string;
@@ -21,8 +24,10 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
     connectTimeout: options.connectTimeoutMs ?? 2000,
     commandTimeout: options.commandTimeoutMs ?? 3000,
     maxRetriesPerRequest: 0,
-    // Keep trying in the background, but never hold a command hostage to it.
-    retryStrategy: (times) => Math.min(times * 200, 2000),
+    // Keep trying in the background, but never hold a command hostage to it. The cap is short
+    // because `ensureConnected` waits for the next attempt: a Redis that is back is used within
+    // half a second, and one that is still down answers that fast too.
+    retryStrategy: (times) => Math.min(times * 100, RETRY_CAP_MS),
     connectionName: options.connectionName,
   };
   const client = new Redis(url, redisOptions);
@@ -38,10 +43,12 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
  * ioredis' own `connectTimeout` only covers the TCP handshake: a Redis that accepts the
  * connection but never answers (SIGSTOPped, swapping, a proxy in front of a dead server) leaves
  * `connect()` waiting on the ready check with no deadline at all. So the wait here is raced
- * against one timer, whatever state the client is in. On failure the socket's own error
- * (ECONNREFUSED, ETIMEDOUT…) is thrown when one was seen, rather than ioredis' generic
- * "Connection is closed". A timed-out client keeps connecting in the background (its retry
- * strategy), so a Redis that comes back is used again by the next call.
+ * against one timer, whatever state the client is in. A client between reconnect attempts is not
+ * failed on its last error: the wait covers its next attempt, so the first call after Redis comes
+ * back succeeds instead of repeating an outdated "connection refused". An attempt that fails ends
+ * the wait at once. On failure the socket's own error (ECONNREFUSED, ETIMEDOUT…) is thrown when
+ * one was seen, rather than ioredis' generic "Connection is closed". A timed-out client keeps
+ * connecting in the background (its retry strategy), so a Redis that comes back is used again.
  */
 export function ensureConnected(client: Redis, timeoutMs?: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
@@ -55,18 +62,32 @@ export function ensureConnected(client: Redis, timeoutMs?: number): Promise<void
       clearTimeout(timer);
       client.off('ready', onReady);
       client.off('end', onEnd);
+      client.off('connecting', onConnecting);
+      client.off('reconnecting', onReconnecting);
       client.off('error', onError);
       if (error === undefined) resolve();
       else reject(error);
     };
     const onReady = () => finish();
     const onEnd = () => finish(lastError ?? new Error('connection closed'));
+    // A client found between attempts may still emit the 'reconnecting' of the attempt that
+    // failed before we came: only the end of an attempt we saw start counts.
+    let attempting = client.status === 'connecting' || client.status === 'connect';
+    const onConnecting = () => {
+      attempting = true;
+    };
+    const onReconnecting = () => {
+      if (attempting) onEnd();
+    };
     const onError = (error: unknown) => {
       lastError = error;
     };
     const timer = setTimeout(() => finish(lastError ?? new Error('connect timeout')), bound);
     client.on('ready', onReady);
     client.on('end', onEnd);
+    client.on('connecting', onConnecting);
+    // ioredis schedules the next attempt when one failed: this attempt is over.
+    client.on('reconnecting', onReconnecting);
     client.on('error', onError);
     if (client.status === 'wait' || client.status === 'end' || client.status === 'close') {
       client.connect().catch((error: unknown) => {

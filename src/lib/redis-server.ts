@@ -31,9 +31,15 @@ export async function freePort(): Promise<number> {
  * Starts a private redis-server (used by the tests, the demo and the benchmarks) so that nothing
  * ever touches the machine's shared Redis on 6379.
  */
-export async function startPrivateRedis(options: { binary?: string } = {}): Promise<PrivateRedis> {
+export async function startPrivateRedis(
+  options: {
+    binary?: string;
+    /** A port of an earlier private Redis, to start it again where its clients reconnect. */
+    port?: number;
+  } = {},
+): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-redis-'));
   const child: ChildProcess = spawn(
     binary,

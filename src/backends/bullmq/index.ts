@@ -139,9 +139,6 @@ export function createBullmqBackend(
    */
   async function withRedis<T>(work: () => Promise<T>): Promise<T> {
     if (closed) throw unavailable(new Error('backend closed'));
-    // Between reconnect attempts, answer with the last failure now rather than holding a
-    // multi-system status for the next attempt.
-    if (client.status === 'reconnecting' && lastConnectionError) throw unavailable(lastConnectionError);
     let timer: NodeJS.Timeout | undefined;
     let expire: () => void = () => {};
     const arm = () => {

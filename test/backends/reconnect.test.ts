@@ -1,0 +1,189 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { createCeleryBackend } from '../../src/backends/celery/index.js';
+import type { QueueBackend } from '../../src/backends/queue-backend.js';
+import { type BullmqSystemConfig, type CelerySystemConfig, configSchema } from '../../src/config/schema.js';
+import { OpsError } from '../../src/errors.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+
+// Every test here runs on redis-servers of its own, which it stops and starts again on the same
+// port; nothing touches the shared test Redis.
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!().catch(() => undefined);
+});
+
+async function privateRedis(port?: number): Promise<PrivateRedis> {
+  const redis = await startPrivateRedis(port === undefined ? {} : { port });
+  cleanups.push(() => redis.stop());
+  return redis;
+}
+
+function system<T>(entry: Record<string, unknown>): T {
+  return configSchema.parse({ systems: [entry] }).systems[0] as T;
+}
+
+async function unavailableWithin5s(call: () => Promise<unknown>): Promise<void> {
+  const started = Date.now();
+  const error = await call().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OpsError);
+  expect((error as OpsError).code).toBe('RedisUnavailable');
+  expect(Date.now() - started).toBeLessThan(5_000);
+}
+
+/** Calls `read` until `done` holds, for at most 5 seconds; returns the last value. */
+async function within5s<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What Celery's Redis result backend does for a failed task: SETEX the meta, PUBLISH it. */
+async function storeFailure(redis: Redis, id: string, queue: string): Promise<void> {
+  const meta = JSON.stringify({
+    status: 'FAILURE',
+    result: { exc_type: 'ValueError', exc_message: [`boom ${id}`], exc_module: 'builtins' },
+    traceback: 'Traceback…',
+    children: [],
+    date_done: new Date().toISOString().replace('Z', ''),
+    name: 'tasks.boom',
+    args: [],
+    kwargs: {},
+    worker: 'w1@lab',
+    retries: 0,
+    queue,
+    task_id: id,
+  });
+  await redis
+    .multi()
+    .setex(`celery-task-meta-${id}`, 86_400, meta)
+    .publish(`celery-task-meta-${id}`, meta)
+    .exec();
+}
+
+describe('a backend whose Redis went away and came back', () => {
+  const cases: [string, (url: string) => QueueBackend][] = [
+    [
+      'bullmq',
+      (url) =>
+        createBullmqBackend(
+          system<BullmqSystemConfig>({ name: 'pushizo', type: 'bullmq', redis: url, queues: ['sends'] }),
+        ),
+    ],
+    [
+      'celery',
+      (url) =>
+        createCeleryBackend(
+          system<CelerySystemConfig>({
+            name: 'zeus',
+            type: 'celery',
+            redis: url,
+            queues: ['celery'],
+            inspectTimeoutMs: 200,
+          }),
+        ),
+    ],
+  ];
+
+  for (const [type, make] of cases) {
+    it(`${type}: answers the first status call after Redis is back, not the last failure`, async () => {
+      const first = await privateRedis();
+      const backend = make(first.url);
+      cleanups.push(() => backend.close());
+      expect((await backend.status()).queues).toHaveLength(1);
+
+      await first.stop();
+      await unavailableWithin5s(() => backend.status());
+      // Long enough for the client to be between two background reconnect attempts.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await unavailableWithin5s(() => backend.status());
+
+      await privateRedis(first.port);
+      const status = await backend.status();
+      expect(status.queues.map((q) => q.name)).toHaveLength(1);
+    });
+  }
+
+  it('bullmq: counts the jobs of the restarted Redis, not those it saw before', async () => {
+    const first = await privateRedis();
+    const backend = make();
+    function make() {
+      const created = createBullmqBackend(
+        system<BullmqSystemConfig>({ name: 'pushizo', type: 'bullmq', redis: first.url, queues: ['sends'] }),
+      );
+      cleanups.push(() => created.close());
+      return created;
+    }
+    const add = async () => {
+      const connection = new Redis(first.url, { maxRetriesPerRequest: null });
+      const queue = new Queue('sends', { connection });
+      await queue.add('push', {});
+      await queue.close();
+      connection.disconnect();
+    };
+    await add();
+    await add();
+    expect((await backend.status()).queues[0]?.waiting).toBe(2);
+    await first.stop();
+    await unavailableWithin5s(() => backend.status());
+    await privateRedis(first.port);
+    await add();
+    expect((await backend.status()).queues[0]?.waiting).toBe(1);
+  });
+});
+
+describe('the Celery failure index across a Redis restart', () => {
+  it('rescans when its subscription reconnects and keeps following what Celery publishes', async () => {
+    const first = await privateRedis();
+    const writer = new Redis(first.url, { maxRetriesPerRequest: 1 });
+    writer.on('error', () => {});
+    cleanups.push(async () => writer.disconnect());
+    const backend = createCeleryBackend(
+      system<CelerySystemConfig>({
+        name: 'zeus',
+        type: 'celery',
+        redis: first.url,
+        queues: ['celery'],
+        inspectTimeoutMs: 200,
+      }),
+      // Only the reconnect may explain a rescan within this test.
+      { rescanIntervalMs: 3_600_000 },
+    );
+    cleanups.push(() => backend.close());
+    const failed = async () => (await backend.status()).queues[0]!.failed;
+
+    await storeFailure(writer, 'before-restart', 'celery');
+    expect(await within5s(failed, (n) => n === 1)).toBe(1);
+
+    await first.stop();
+    await unavailableWithin5s(() => backend.status());
+    await privateRedis(first.port);
+    // Stored before the subscriber is back (its next attempt is up to half a second away), so
+    // only a rescan can find it; the restarted Redis no longer holds the first failure.
+    await writer.set(
+      'celery-task-meta-while-away',
+      JSON.stringify({
+        status: 'FAILURE',
+        result: { exc_type: 'KeyError' },
+        queue: 'celery',
+        task_id: 'while-away',
+      }),
+    );
+    const ids = async () => (await backend.dlq('celery', 10)).jobs.map((j) => j.id).join(',');
+    expect(await within5s(ids, (v) => v === 'while-away')).toBe('while-away');
+    expect(await failed()).toBe(1);
+
+    // And the subscription itself came back: a published failure counts without any rescan.
+    await storeFailure(writer, 'after-restart', 'celery');
+    expect(await within5s(failed, (n) => n === 2)).toBe(2);
+  });
+});
