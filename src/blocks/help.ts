@@ -28,6 +28,9 @@ export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
     if (at >= 0) list[at] = extra;
     else list.push(extra);
   }
+  // `help` is the last line however many verbs were added after the defaults.
+  const helpAt = list.findIndex((v) => v.verb === 'help');
+  if (helpAt >= 0) list.push(...list.splice(helpAt, 1));
   const all = list.map((v) => t.line(inCode(v.usage, 200), fitEscaped(v.summary, 600)));
   const lines: string[] = [];
   let used = 0;

@@ -11,9 +11,13 @@ export function createHelpCommand(commands: () => CommandDefinition[]): CommandD
     mutating: false,
     async run(_ctx, _args: string[], request: Request): Promise<Reply> {
       const registered = commands();
-      const extra: HelpVerb[] = registered.flatMap((c) =>
-        c.describe ? [{ verb: c.verb, ...c.describe(request.locale) }] : [],
-      );
+      // A command's usage is written as typed (`/queue pause …`, also shown in usage errors);
+      // a help line adds `/queue` itself.
+      const extra: HelpVerb[] = registered.flatMap((c) => {
+        if (!c.describe) return [];
+        const { usage, summary } = c.describe(request.locale);
+        return [{ verb: c.verb, usage: usage.replace(/^\/queue\s+/, ''), summary }];
+      });
       return {
         ok: true,
         message: helpMessage(request.locale, extra),

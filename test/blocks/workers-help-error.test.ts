@@ -95,7 +95,7 @@ describe('helpMessage', () => {
     expect(out).toContain('`/queue pause <system>/<queue>` — Stop workers picking up jobs.');
     expect(out).toContain('`/queue help [verb]`');
     expect(out).not.toContain('`/queue help` —');
-    expect(m.text).toBe('/queue commands: status, dlq, workers, help, pause');
+    expect(m.text).toBe('/queue commands: status, dlq, workers, pause, help');
   });
 
   it('stays inside Slack limits with 200 verbs', () => {

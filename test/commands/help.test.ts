@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { renderText } from '../../src/blocks/render-text.js';
+import { pauseCommand, resumeCommand } from '../../src/commands/pause.js';
+import { createReadCommands } from '../../src/commands/registry.js';
+import { approveCommand, denyCommand, pendingCommand } from '../../src/commands/requests.js';
+import type { CommandContext } from '../../src/commands/types.js';
+
+describe('/queue help with the action verbs registered', () => {
+  it('shows each usage once after /queue, the actions after the read verbs and help itself last', async () => {
+    const registry = createReadCommands([
+      pauseCommand,
+      resumeCommand,
+      pendingCommand,
+      approveCommand,
+      denyCommand,
+    ]);
+    const reply = await registry
+      .resolve('help')
+      .run({} as CommandContext, [], { actor: { id: 'U0ALICE' }, via: 'cli', words: ['help'], locale: 'en' });
+    const text = renderText(reply.message).text;
+    expect(text).not.toContain('/queue /queue');
+    const order = ['status', 'dlq', 'workers', 'pause', 'resume', 'pending', 'approve', 'deny', 'help'].map(
+      (verb) => text.indexOf(`\`/queue ${verb}`),
+    );
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+});
