@@ -7,6 +7,7 @@ import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import { type BullmqSystemConfig, type CelerySystemConfig, configSchema } from '../../src/config/schema.js';
 import { OpsError } from '../../src/errors.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
 
 // Every test here runs on redis-servers of its own, which it stops and starts again on the same
 // port; nothing touches the shared test Redis.
@@ -185,5 +186,50 @@ describe('the Celery failure index across a Redis restart', () => {
     // And the subscription itself came back: a published failure counts without any rescan.
     await storeFailure(writer, 'after-restart', 'celery');
     expect(await within5s(failed, (n) => n === 2)).toBe(2);
+  });
+});
+
+describe('the Celery failure index next to another app on the same Redis', () => {
+  it("counts a real worker's failures only in the DB they were stored in, though Redis publishes them to every DB", async () => {
+    const redis = await privateRedis();
+    const ours = redisDbUrl(redis.url, 1);
+    const theirs = redisDbUrl(redis.url, 2);
+    const make = (url: string) => {
+      const backend = createCeleryBackend(
+        system<CelerySystemConfig>({
+          name: 'zeus',
+          type: 'celery',
+          redis: url,
+          queues: ['celery'],
+          inspectTimeoutMs: 200,
+        }),
+        { rescanIntervalMs: 3_600_000 },
+      );
+      cleanups.push(() => backend.close());
+      return backend;
+    };
+    const zeus = make(ours);
+    const neighbour = make(theirs);
+    // Both indexes are built (scanned and subscribed) before the failure happens.
+    expect((await zeus.status()).queues[0]?.failed).toBe(0);
+    expect((await neighbour.status()).queues[0]?.failed).toBe(0);
+
+    const worker = await startCeleryWorker({ brokerUrl: theirs, queues: ['celery'], name: 'w-neighbour' });
+    cleanups.push(() => worker.stop());
+    await publishCelery({ brokerUrl: theirs }, [
+      { task: 'tasks.boom', args: ['not ours'], queue: 'celery', wait: true },
+    ]);
+
+    const failed = async (backend: QueueBackend) => (await backend.status()).queues[0]!.failed;
+    expect(
+      await within5s(
+        () => failed(neighbour),
+        (n) => n === 1,
+      ),
+    ).toBe(1);
+    // Give a wrongly counted message the same time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await failed(zeus)).toBe(0);
+    expect((await zeus.dlq('celery', 10)).jobs).toEqual([]);
   });
 });

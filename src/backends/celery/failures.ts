@@ -53,10 +53,7 @@ export interface FailureIndexDeps {
   connectTimeoutMs?: number;
 }
 
-/**
- * Returns `key, value, pttl` for each given result key that looks like a FAILURE, so that
- * successes (the vast majority, and often large) never cross the network.
- */
+/** For each key given, `key, value, pttl` when its value looks like a FAILURE. */
 const FILTER_FAILURES_LUA = `
 local out = {}
 for _, key in ipairs(KEYS) do
@@ -91,15 +88,56 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   let subscribed = false;
   let closed = false;
 
+  /** Sets (or, with null, forgets) one failure, in the index and in a rescan that is under way. */
+  function apply(id: string, record: FailureRecord | null) {
+    if (record) records.set(id, record);
+    else records.delete(id);
+    duringScan?.set(id, record);
+  }
+
+  /** Published failures whose stored value is still to be read, and whether a read is under way. */
+  const toConfirm = new Set<string>();
+  let confirming = false;
+
+  /**
+   * Pub/sub channels are global to a Redis server while keys live in one DB: another Celery app on
+   * another DB of the same server publishes on the very same channel names. So a published FAILURE
+   * only counts once the key is found in our DB, read back in batches (a burst of failures is a
+   * few script calls, not one GET each), which also gives it the key's expiry.
+   */
+  async function confirm() {
+    if (confirming) return;
+    confirming = true;
+    try {
+      while (toConfirm.size > 0 && !closed) {
+        const ids = [...toConfirm].slice(0, GET_BATCH);
+        for (const id of ids) toConfirm.delete(id);
+        const found = new Map(
+          (await readFailures(ids.map((id) => RESULT_KEY_PREFIX + id))).map((r) => [r.key, r]),
+        );
+        for (const id of ids) apply(id, found.get(RESULT_KEY_PREFIX + id)?.record ?? null);
+        trim(records, evicted);
+      }
+    } catch {
+      // The result backend is unreachable; the rescan after it comes back catches up.
+      toConfirm.clear();
+    } finally {
+      confirming = false;
+    }
+  }
+
   const onMessage = (_pattern: string, channel: string, message: string) => {
     if (!channel.startsWith(RESULT_KEY_PREFIX)) return;
     const id = channel.slice(RESULT_KEY_PREFIX.length);
-    // Celery publishes every stored state; anything but FAILURE (a retry that later succeeded) clears it.
-    const record = parseFailure(id, message, null);
-    if (record) records.set(id, record);
-    else records.delete(id);
-    duringScan?.set(id, record ?? null);
-    trim(records, evicted);
+    // Celery publishes every stored state; anything but FAILURE (a retry that later succeeded)
+    // clears it. Ids are uuids, so clearing one another app published is harmless.
+    if (!message.includes('FAILURE')) {
+      toConfirm.delete(id);
+      apply(id, null);
+      return;
+    }
+    toConfirm.add(id);
+    void confirm();
   };
 
   function trim(map: Map<string, FailureRecord>, overflow: Map<string | null, number>) {
@@ -115,13 +153,44 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   async function subscribe() {
     if (subscribed) return;
     await ensureConnected(subscriber, connectTimeoutMs);
-    subscriber.on('pmessage', onMessage);
     await subscriber.psubscribe(pattern);
     subscribed = true;
-    // After a reconnect ioredis resubscribes, but what was published meanwhile is lost.
+    subscriber.on('pmessage', onMessage);
+    // After a reconnect ioredis resubscribes, but what was published meanwhile is lost, and a
+    // restarted Redis may have lost what we still hold.
     subscriber.on('ready', () => {
       if (!closed) void rescan().catch(() => undefined);
     });
+  }
+
+  /**
+   * `key, value, pttl` of each given result key that holds a FAILURE, read on the server so that
+   * successes (the vast majority, and often large) never cross the network.
+   */
+  async function readFailures(keys: string[]): Promise<{ key: string; record: FailureRecord }[]> {
+    const pipeline = client.pipeline();
+    for (let i = 0; i < keys.length; i += GET_BATCH) {
+      const batch = keys.slice(i, i + GET_BATCH);
+      pipeline.eval(FILTER_FAILURES_LUA, batch.length, ...batch);
+    }
+    const results = (await pipeline.exec()) ?? [];
+    const at = now();
+    const found: { key: string; record: FailureRecord }[] = [];
+    for (const [error, value] of results) {
+      if (error) throw error;
+      const flat = value as (string | number)[];
+      for (let i = 0; i + 2 < flat.length; i += 3) {
+        const key = String(flat[i]);
+        const pttl = Number(flat[i + 2]);
+        const record = parseFailure(
+          key.slice(RESULT_KEY_PREFIX.length),
+          String(flat[i + 1]),
+          pttl > 0 ? at + pttl : null,
+        );
+        if (record) found.push({ key, record });
+      }
+    }
+    return found;
   }
 
   async function scanAll(): Promise<{
@@ -136,27 +205,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
       const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', scanCount);
       cursor = next;
       if (keys.length === 0) continue;
-      const pipeline = client.pipeline();
-      for (let i = 0; i < keys.length; i += GET_BATCH) {
-        const batch = keys.slice(i, i + GET_BATCH);
-        pipeline.eval(FILTER_FAILURES_LUA, batch.length, ...batch);
-      }
-      const results = (await pipeline.exec()) ?? [];
-      const at = now();
-      for (const [error, value] of results) {
-        if (error) throw error;
-        const flat = value as (string | number)[];
-        for (let i = 0; i + 2 < flat.length; i += 3) {
-          const key = String(flat[i]);
-          const pttl = Number(flat[i + 2]);
-          const record = parseFailure(
-            key.slice(RESULT_KEY_PREFIX.length),
-            String(flat[i + 1]),
-            pttl > 0 ? at + pttl : null,
-          );
-          if (record) fresh.set(record.id, record);
-        }
-      }
+      for (const { record } of await readFailures(keys)) fresh.set(record.id, record);
       trim(fresh, overflow);
     } while (cursor !== '0' && !closed);
     return { fresh, overflow };
@@ -229,6 +278,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
       if (timer) clearInterval(timer);
       subscriber.off('pmessage', onMessage);
       records.clear();
+      toConfirm.clear();
     },
   };
 }
