@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { ActionRequest, AuditEntryInput, Store, TransitionCheck, Via } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
 import { isExpired, type Transition, transitions } from './state.js';
@@ -85,10 +86,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const now = deps.now ?? (() => new Date());
   const newId = deps.newId ?? newRequestId;
   const listeners: RequestListener[] = [];
+  // Stored with the request, which has no locale; shown as stored.
+  const t = messages('en').approvals;
 
   const policyFor = (action: string) => {
     const policy = deps.config.policies[action as ActionName];
-    if (!policy) throw new OpsError(ErrorCode.BadArgument, { message: `No policy for \`${action}\`.` });
+    if (!policy) throw new OpsError(ErrorCode.BadArgument, { message: t.noPolicy(action) });
     return policy;
   };
 
@@ -143,8 +146,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       throw new OpsError(ErrorCode.Forbidden, { role, action });
     }
     if (deps.config.approvals.require2fa && role === 'admin') {
-      if ((await deps.authority.has2fa(actor.id)) !== true)
-        throw new OpsError(ErrorCode.TwoFactorRequired, {});
+      const has2fa = await deps.authority.has2fa(actor.id);
+      if (has2fa !== true)
+        throw new OpsError(ErrorCode.TwoFactorRequired, {
+          action,
+          status: has2fa === false ? 'off' : 'unknown',
+        });
     }
   }
 
@@ -160,7 +167,11 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     try {
       await checkRole(requester, policy.role, approved.action);
     } catch (error) {
-      const reason = error instanceof OpsError ? `requester no longer allowed: ${error.code}` : String(error);
+      const who = approved.requestedByName ?? approved.requestedBy;
+      const reason =
+        error instanceof OpsError && error.code === ErrorCode.TwoFactorRequired
+          ? t.requesterNo2fa(who)
+          : t.requesterLostRole(who, policy.role);
       const refused = await move(approved, 'refuse', { error: reason, finishedAt: now().toISOString() });
       if (refused) {
         await audit(actor, refused, `action.${approved.action}`, 'failed', reason);
@@ -347,7 +358,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       const out: ActionRequest[] = [];
       for (const row of rows) {
         const moved = await move(row, 'interrupt', {
-          error: 'the bot stopped while this was running; check the queue before asking again',
+          error: t.interruptedError,
           finishedAt: now().toISOString(),
         });
         if (moved) {

@@ -51,7 +51,7 @@ export const auditCommand: CommandDefinition = {
     if (args[0] === 'export') {
       throw new OpsError(ErrorCode.UsageError, {
         message: t.actions.exportCliOnly,
-        usage: 'queue-ops audit export [--since ISO]',
+        usage: t.actions.exportUsage,
       });
     }
     if (args.length > 1) throw new OpsError(ErrorCode.UsageError, { message: t.actions.tooMany, usage });
@@ -61,7 +61,7 @@ export const auditCommand: CommandDefinition = {
       if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_MAX) {
         throw new OpsError(ErrorCode.BadArgument, {
           message: t.actions.auditCount(args[0]),
-          valid: `1..${AUDIT_MAX}, or \`verify\``,
+          valid: t.actions.auditCountValid(AUDIT_MAX),
         });
       }
     }

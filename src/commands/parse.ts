@@ -1,5 +1,6 @@
 import type { QueueBackend } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import { rankBySimilarity, suggest } from '../lib/suggest.js';
 import type { CommandContext } from './types.js';
 
@@ -31,7 +32,7 @@ export function tokenize(text: string): string[] {
         if (ch === '"' && text[end] === '\\' && end + 1 < text.length) end++;
       }
       if (end >= text.length)
-        throw new OpsError(ErrorCode.UsageError, { message: `A quote (${ch}) is not closed.` });
+        throw new OpsError(ErrorCode.UsageError, { message: messages().commands.quoteNotClosed(ch) });
       const quoted = text.slice(i + 1, end);
       current += ch === '"' ? quoted.replace(/\\(.)/g, '$1') : quoted;
       i = end;
@@ -68,15 +69,15 @@ export interface Target {
 export function parseTarget(text: string): Target {
   const slash = text.indexOf('/');
   if (slash === -1) {
-    if (!text) throw new OpsError(ErrorCode.BadArgument, { message: 'Name a system or system/queue.' });
+    if (!text) throw new OpsError(ErrorCode.BadArgument, { message: messages().commands.nameTarget });
     return { system: text };
   }
   const system = text.slice(0, slash);
   const queue = text.slice(slash + 1);
   if (!system || !queue) {
     throw new OpsError(ErrorCode.BadArgument, {
-      message: `\`${text}\` is not a system/queue.`,
-      valid: 'system or system/queue, e.g. pushizo/dispatch-ios',
+      message: messages().commands.notATarget(text),
+      valid: messages().commands.targetValid,
     });
   }
   return { system, queue };
@@ -95,7 +96,7 @@ const MAX_LISTED = 20;
 function listed(input: string, names: readonly string[]): string[] {
   if (names.length <= MAX_LISTED) return [...names];
   const closest = rankBySimilarity(input, names).slice(0, MAX_LISTED);
-  return [...closest, `…${names.length - MAX_LISTED} more`];
+  return [...closest, messages().commands.moreNames(names.length - MAX_LISTED)];
 }
 
 /**

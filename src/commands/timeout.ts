@@ -1,4 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 
 /**
  * Rejects with `RedisUnavailable` when `work` has not settled after `ms`. The backends already
@@ -13,7 +14,7 @@ export async function withSystemTimeout<T>(system: string, ms: number, work: Pro
         reject(
           new OpsError(ErrorCode.RedisUnavailable, {
             system,
-            reason: `no answer within ${Math.round(ms / 100) / 10} s`,
+            reason: messages().commands.statusTimedOut(Math.round(ms / 100) / 10),
           }),
         ),
       ms,

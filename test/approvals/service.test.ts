@@ -315,7 +315,7 @@ describe('two-person approval', () => {
       channel: 'C0INC',
     });
     expect(outcome.status).toBe('failed');
-    expect(outcome.error).toMatch(/TwoFactorRequired/);
+    expect(outcome.error).toMatch(/two-factor authentication for carol/);
     expect(h.executed).toHaveLength(0);
   });
 });

@@ -27,4 +27,6 @@ export const actions = {
   exportNeedsStore: 'export the audit trail without a store',
   exportCliOnly: 'Export writes JSON lines and only runs on the command line.',
   auditCount: (value: string) => `\`${value}\` is not a valid number of entries.`,
+  auditCountValid: (max: number) => `1..${max}, or \`verify\``,
+  exportUsage: 'queue-ops audit export [--since ISO]',
 };

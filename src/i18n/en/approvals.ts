@@ -51,4 +51,11 @@ export const approvals = {
     need: number,
   ) => `\`${id}\` ${action} ${target}: asked by ${who}, ${have}/${need} approvals, expires ${expires}`,
   error: (message: string) => `Error: ${message}`,
+  noPolicy: (action: string) => `No policy for \`${action}\`.`,
+  /** Stored as a failed request's error when the requester is checked again at execution. */
+  requesterLostRole: (who: string, role: string) =>
+    `requester no longer allowed: ${who} no longer holds the \`${role}\` role, so it did not run`,
+  requesterNo2fa: (who: string) =>
+    `requester no longer allowed: Slack did not confirm two-factor authentication for ${who}, so it did not run`,
+  interruptedError: 'the bot stopped while this was running; check the queue before asking again',
 };

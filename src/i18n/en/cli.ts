@@ -18,6 +18,7 @@ export const cli = {
   sinceOnlyExport: '--since only goes with `audit export`.',
   storeUnavailable: (reason: string) =>
     `${reason} Read-only commands still work; actions, approvals and the audit trail need the store.`,
+  unexpectedFailure: (reason: string) => `queue-ops: unexpected failure: ${reason}`,
   buttonsHeader: 'To press a button, run:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

@@ -13,4 +13,9 @@ export const commands = {
   everySystemDown: 'every system asked for',
   statusTimedOut: (seconds: number) => `no answer within ${seconds} s`,
   internalSystemError: (ref: string) => `internal error, ref ${ref}`,
+  quoteNotClosed: (quote: string) => `A quote (${quote}) is not closed.`,
+  nameTarget: 'Name a system or system/queue.',
+  notATarget: (text: string) => `\`${text}\` is not a system/queue.`,
+  targetValid: 'system or system/queue, e.g. pushizo/dispatch-ios',
+  moreNames: (count: number) => `…${count} more`,
 };

@@ -1,3 +1,4 @@
+import { messages } from '../../i18n/index.js';
 import { scrubSecrets } from '../../lib/logger.js';
 import { ExitCode, runCli } from './run.js';
 
@@ -19,9 +20,8 @@ main().then(
   (code) => exit(code),
   (error: unknown) => {
     // runCli answers every expected failure itself; reaching here is a bug. No stack on stdout.
-    process.stderr.write(
-      `queue-ops: unexpected failure: ${scrubSecrets(String((error as Error)?.message ?? error))}\n`,
-    );
+    const reason = String((error as Error)?.message ?? error);
+    process.stderr.write(`${scrubSecrets(messages('en').cli.unexpectedFailure(reason))}\n`);
     exit(ExitCode.Failed);
   },
 );

@@ -96,7 +96,7 @@ export async function runCli(io: CliIo): Promise<number> {
         json,
         new OpsError(ErrorCode.UsageError, {
           message: messages('en').cli.sinceOnlyExport,
-          usage: 'queue-ops audit export [--since ISO]',
+          usage: messages('en').actions.exportUsage,
         }),
         'en',
       );
@@ -171,7 +171,7 @@ async function exportAudit(
       args.json,
       new OpsError(ErrorCode.UsageError, {
         message: messages('en').actions.tooMany,
-        usage: 'queue-ops audit export [--since ISO]',
+        usage: messages('en').actions.exportUsage,
       }),
       'en',
     );
