@@ -21,15 +21,6 @@ export const transitions = {
 
 export type Transition = keyof typeof transitions;
 
-/** Statuses from which nothing more can happen. */
-export const finalStatuses: readonly RequestStatus[] = [
-  RequestStatus.Done,
-  RequestStatus.Failed,
-  RequestStatus.Denied,
-  RequestStatus.Expired,
-  RequestStatus.Interrupted,
-];
-
 export function isExpired(expiresAt: string, now: Date): boolean {
   return now.getTime() >= Date.parse(expiresAt);
 }

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApprovals } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import { configSchema } from '../../src/config/schema.js';
-import { createAuthority, createGuard } from '../../src/guards/guard.js';
+import { createAuthority } from '../../src/guards/guard.js';
 import { createRoleResolver } from '../../src/guards/roles.js';
 import { createOfflineDirectory, createSlackDirectory } from '../../src/guards/slack-directory.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
@@ -19,47 +19,9 @@ const config = configSchema.parse({
   systems: [{ name: 'pushizo', type: 'bullmq', redis: 'redis://127.0.0.1:1' }],
 });
 
-describe('the plain checks the approvals service uses', () => {
+describe('the Slack-backed authority the approvals service asks', () => {
   beforeEach(blockNetwork);
   afterEach(restoreNetwork);
-
-  function guardWithSlack() {
-    const directory = createSlackDirectory(slackClient());
-    const roles = createRoleResolver({ roles: config.roles, directory, now: Date.now });
-    return createGuard({ roles, directory, config });
-  }
-
-  it('checkRole answers Forbidden naming the role, or nothing when the actor holds it', async () => {
-    serveUsergroup('S0ONCALL', () => ['U0CAROL']);
-    const guard = guardWithSlack();
-    expect(await guard.checkRole('U0CAROL', 'operator', 'approve scale')).toBeUndefined();
-    expect(await guard.checkRole('U0ALICE', 'operator', 'approve scale')).toBeUndefined();
-    const refused = await guard.checkRole('U0ZED', 'operator', 'approve scale');
-    expect(refused?.code).toBe('Forbidden');
-    expect(refused?.params).toEqual({ role: 'operator', action: 'approve scale' });
-  });
-
-  it('checkTwoFactor only asks Slack for admin roles, and refuses when Slack does not confirm', async () => {
-    const bob = serveUserInfo('U0BOB', undefined);
-    const guard = guardWithSlack();
-    expect(await guard.checkTwoFactor('U0BOB', 'operator', 'pause')).toBeUndefined();
-    expect(bob.count).toBe(0);
-    expect((await guard.checkTwoFactor('U0BOB', 'admin', 'purge'))?.params).toEqual({
-      action: 'purge',
-      status: 'unknown',
-    });
-    expect(bob.count).toBe(1);
-  });
-
-  it('checkPolicy applies the policy’s role and 2FA for an action', async () => {
-    serveUserInfo('U0BOB', true);
-    serveUserInfo('U0ANN', false);
-    const guard = guardWithSlack();
-    expect(await guard.checkPolicy('U0BOB', 'purge')).toBeUndefined();
-    expect((await guard.checkPolicy('U0ANN', 'purge'))?.code).toBe('TwoFactorRequired');
-    expect((await guard.checkPolicy('U0ALICE', 'purge'))?.code).toBe('Forbidden');
-    expect(await guard.checkPolicy('U0ALICE', 'scale')).toBeUndefined();
-  });
 
   it('the authority never asks Slack about a command-line actor’s 2FA and treats it as unknown', async () => {
     const authority = createAuthority({
@@ -132,5 +94,42 @@ describe('approvals with the guards’ authority', () => {
     const done = await approvals.approve(request.id, actor('U0ALICE'));
     expect(done.status).toBe('done');
     expect(executed).toEqual([request.id]);
+  });
+
+  it('an admin approver is refused when Slack says 2FA is off, an operator for lacking the role', async () => {
+    serveUserInfo('U0BOB', true);
+    serveUserInfo('U0ANN', false);
+    const directory = createSlackDirectory(slackClient());
+    const roles = createRoleResolver({ roles: config.roles, directory, now: Date.now });
+    const executed: string[] = [];
+    const approvals = createApprovals({
+      store,
+      audit: createAudit({ store, now: () => new Date() }),
+      authority: createAuthority({ roles, directory }),
+      config,
+      executors: {
+        purge: async (request) => {
+          executed.push(request.id);
+          return {};
+        },
+      },
+    });
+    const actor = (id: string) => ({ id, via: 'slack' as const, channel: 'C0INCIDENT' });
+    const request = await approvals.submit({
+      actor: actor('U0BOB'),
+      action: 'purge',
+      target: 'pushizo/events',
+      params: {},
+      preview: 'purge pushizo/events',
+    });
+    await expect(approvals.approve(request.id, actor('U0ANN'))).rejects.toMatchObject({
+      code: 'TwoFactorRequired',
+      params: { status: 'off' },
+    });
+    await expect(approvals.approve(request.id, actor('U0ALICE'))).rejects.toMatchObject({
+      code: 'Forbidden',
+      params: { role: 'admin' },
+    });
+    expect(executed).toEqual([]);
   });
 });
