@@ -1,7 +1,6 @@
 import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
-import { suggest } from '../../lib/suggest.js';
 import type {
   BackendCaps,
   DlqSample,
@@ -13,6 +12,7 @@ import type {
   SystemWarning,
   WorkerInfo,
 } from '../queue-backend.js';
+import { createQueueNames } from '../queue-names.js';
 import {
   createRedisClient,
   ensureConnected,
@@ -57,14 +57,10 @@ export const DISCOVERY_TTL_MS = 30_000;
 /** Issue 2 §9: an answer, even a failure, within 5 s of Redis going silent. */
 const DEADLINE_MS = 4_500;
 const SCAN_COUNT = 1000;
-/** A name missing from the cache rescans, but typos in a loop must not SCAN the keyspace each time. */
-const RESCAN_AFTER_MS = 5_000;
 const MAX_LIMIT = 100;
 /** `topErrors` never reads more than this many failures. */
 export const GROUP_ERRORS_OVER = 500;
 const GROUP_BATCH = 100;
-/** An UnknownQueue answer names at most this many valid queues. */
-const VALID_LISTED = 20;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
@@ -125,8 +121,6 @@ export function createBullmqBackend(
     lastConnectionError = undefined;
   });
   const counters: BullmqCommandStats = { commands: 0, roundTrips: 0 };
-  let discovered: { at: number; queues: string[] } | undefined;
-  let discovering: Promise<string[]> | undefined;
   let closed = false;
   const scanProgress = new Set<() => void>();
 
@@ -204,40 +198,13 @@ export function createBullmqBackend(
     return [...found].sort();
   }
 
-  /** Discovered queues, from a cache of at most DISCOVERY_TTL_MS unless `fresh`. */
-  async function knownQueues(fresh = false): Promise<string[]> {
-    if (system.queues) return [...system.queues].sort();
-    if (!fresh && discovered && now() - discovered.at < DISCOVERY_TTL_MS) return discovered.queues;
-    if (!discovering) {
-      discovering = scanQueues()
-        .then((queues) => {
-          discovered = { at: now(), queues };
-          return queues;
-        })
-        .finally(() => {
-          discovering = undefined;
-        });
-    }
-    return await discovering;
-  }
-
-  /** The asked-for queues, each checked; a name not seen yet gets a fresh SCAN (if the cache is 5 s old). */
-  async function resolveQueues(asked: readonly string[]): Promise<string[]> {
-    let valid = await knownQueues();
-    const stale = !discovered || now() - discovered.at >= RESCAN_AFTER_MS;
-    if (!system.queues && stale && asked.some((q) => !valid.includes(q))) valid = await knownQueues(true);
-    for (const queue of asked) {
-      if (!valid.includes(queue)) {
-        throw new OpsError(ErrorCode.UnknownQueue, {
-          system: system.name,
-          queue,
-          valid: valid.slice(0, VALID_LISTED),
-          suggestion: suggest(queue, valid),
-        });
-      }
-    }
-    return [...new Set(asked)];
-  }
+  const queueNames = createQueueNames({
+    system: system.name,
+    configured: system.queues,
+    discover: scanQueues,
+    now,
+    ttlMs: DISCOVERY_TTL_MS,
+  });
 
   function queueSnapshot(name: string, reply: unknown[]): QueueCounts {
     const [wait, paused, active, prioritized, delayed, failed, completed, waitingChildren, isPaused, ts] =
@@ -273,13 +240,13 @@ export function createBullmqBackend(
     caps: CAPS,
 
     async listQueues() {
-      if (system.queues) return knownQueues();
-      return await withRedis(() => knownQueues());
+      if (system.queues) return queueNames.list();
+      return await withRedis(() => queueNames.list());
     },
 
     async status(queues?: string[]): Promise<SystemStatus> {
       return await withRedis(async () => {
-        const names = queues ? await resolveQueues(queues) : await knownQueues();
+        const names = queues ? await queueNames.resolve(queues) : await queueNames.list();
         const pipeline = client.pipeline();
         pipeline.info('memory');
         pipeline.client('LIST');
@@ -328,7 +295,7 @@ export function createBullmqBackend(
     async dlq(queue: string, limit: number): Promise<DlqSample> {
       const take = Math.min(MAX_LIMIT, Math.max(1, Math.floor(Number.isFinite(limit) ? limit : 10)));
       return await withRedis(async () => {
-        await resolveQueues([queue]);
+        await queueNames.resolve([queue]);
         const failedKey = `${prefix}:${queue}:failed`;
         const head = client.pipeline();
         head.zcard(failedKey);
@@ -407,7 +374,7 @@ export function createBullmqBackend(
 
     async workers(): Promise<WorkerInfo[]> {
       return await withRedis(async () => {
-        const names = await knownQueues();
+        const names = await queueNames.list();
         const list = await single((r) => r.client('LIST') as Promise<string>).catch((error: unknown) => {
           // Managed Redis services may refuse CLIENT LIST; that is a limit, not a fault.
           if (isReplyError(error) && !isUnavailableReply(error)) {
@@ -444,7 +411,7 @@ export function createBullmqBackend(
 
   async function setPaused(queue: string, paused: boolean): Promise<PauseOutcome> {
     const version = await withRedis(async () => {
-      await resolveQueues([queue]);
+      await queueNames.resolve([queue]);
       return await single((r) => r.hget(`${prefix}:${queue}:meta`, 'version'));
     });
     // BullMQ defines its scripts on the connection it is given: a separate, short-lived one keeps

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
-import { suggest } from '../../lib/suggest.js';
 import type {
   ActiveTask,
   DlqSample,
@@ -13,6 +12,7 @@ import type {
   SystemWarning,
   WorkerInfo,
 } from '../queue-backend.js';
+import { createQueueNames } from '../queue-names.js';
 import {
   createRedisClient,
   ensureConnected,
@@ -158,7 +158,6 @@ export function createCeleryBackend(
       }),
   });
 
-  let discovered: { queues: string[]; at: number } | undefined;
   /** Per queue, the message at its head and when this process first saw it there. */
   const heads = new Map<string, { tag: string; firstSeen: number }>();
   const pauseMarks = pausedKey(layout);
@@ -207,34 +206,19 @@ export function createCeleryBackend(
     return [...queues].sort();
   }
 
-  async function listQueues(fresh = false): Promise<string[]> {
-    if (system.queues) return [...system.queues].sort();
-    if (!fresh && discovered && now() - discovered.at < discoveryTtlMs) return discovered.queues;
-    try {
-      const queues = await discover();
-      discovered = { queues, at: now() };
-      return queues;
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-
-  /** Checks names against the known queues; a miss refreshes discovery once before it is an error. */
-  async function resolveQueues(names: readonly string[]): Promise<string[]> {
-    let known = await listQueues();
-    if (!system.queues && names.some((n) => !known.includes(n))) known = await listQueues(true);
-    for (const queue of names) {
-      if (!known.includes(queue)) {
-        throw new OpsError(ErrorCode.UnknownQueue, {
-          system: system.name,
-          queue,
-          valid: known,
-          suggestion: suggest(queue, known),
-        });
+  const queueNames = createQueueNames({
+    system: system.name,
+    configured: system.queues,
+    discover: async () => {
+      try {
+        return await discover();
+      } catch (error) {
+        throw unavailable(error);
       }
-    }
-    return [...new Set(names)];
-  }
+    },
+    now,
+    ttlMs: discoveryTtlMs,
+  });
 
   async function inspect(methods: readonly string[], timeoutMs = system.inspectTimeoutMs) {
     const results = await Promise.all(methods.map((method) => pidbox.broadcast(method, {}, { timeoutMs })));
@@ -307,7 +291,7 @@ export function createCeleryBackend(
   }
 
   async function status(only?: string[]): Promise<SystemStatus> {
-    const queues = only ? await resolveQueues(only) : await listQueues();
+    const queues = only ? await queueNames.resolve(only) : await queueNames.list();
     try {
       await ensureConnected(client, connectTimeoutMs);
     } catch (error) {
@@ -406,7 +390,7 @@ export function createCeleryBackend(
   }
 
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
-    await resolveQueues([queue]);
+    await queueNames.resolve([queue]);
     const index = failures();
     try {
       await index.ready();
@@ -516,12 +500,12 @@ export function createCeleryBackend(
     name: system.name,
     type: 'celery',
     caps: { pause: true, retry: false, purge: false },
-    listQueues: () => listQueues(),
+    listQueues: () => queueNames.list(),
     status,
     dlq,
     workers,
     async pause(queue) {
-      await resolveQueues([queue]);
+      await queueNames.resolve([queue]);
       // Every worker answers cancel_consumer, consumer or not; resume must only restart the
       // consumers, or every worker would take the queue afterwards.
       const consumers = await consumersOf(queue);
@@ -536,7 +520,7 @@ export function createCeleryBackend(
       return { queue, isPaused: settled, workersAnswered: answered };
     },
     async resume(queue) {
-      await resolveQueues([queue]);
+      await queueNames.resolve([queue]);
       let raw: string | null;
       try {
         await ensureConnected(client, connectTimeoutMs);

@@ -1,0 +1,73 @@
+import { ErrorCode, OpsError } from '../errors.js';
+import { suggest } from '../lib/suggest.js';
+
+/** An UnknownQueue answer names at most this many valid queues. */
+const VALID_LISTED = 20;
+const RESCAN_AFTER_MS = 5_000;
+
+export interface QueueNamesOptions {
+  system: string;
+  /** The queues from config; discovery is not used when they are given. */
+  configured?: readonly string[];
+  /** A full discovery (a SCAN of the keyspace): the expensive part this object rations. */
+  discover: () => Promise<string[]>;
+  now: () => number;
+  /** How long a discovery is reused. */
+  ttlMs: number;
+  /** A name missing from a discovery younger than this is unknown without scanning again. Default 5 s. */
+  rescanAfterMs?: number;
+}
+
+/** The queues of one system, discovered at most once per TTL, and checks of asked-for names. */
+export interface QueueNames {
+  /** Sorted; from config, or a cached discovery unless `fresh`. */
+  list(fresh?: boolean): Promise<string[]>;
+  /**
+   * The asked-for names without repeats, or UnknownQueue (with valid names and a did-you-mean)
+   * for the first one that does not exist. A name not seen yet is looked for again with a fresh
+   * discovery, but not more than once per `rescanAfterMs`, so that typos in a loop do not SCAN the
+   * keyspace each time.
+   */
+  resolve(asked: readonly string[]): Promise<string[]>;
+}
+
+export function createQueueNames(options: QueueNamesOptions): QueueNames {
+  const { configured, now } = options;
+  let discovered: { at: number; queues: string[] } | undefined;
+  let discovering: Promise<string[]> | undefined;
+
+  async function list(fresh = false): Promise<string[]> {
+    if (configured) return [...configured].sort();
+    if (!fresh && discovered && now() - discovered.at < options.ttlMs) return discovered.queues;
+    // Concurrent callers share one discovery instead of each scanning the keyspace.
+    discovering ??= options
+      .discover()
+      .then((queues) => {
+        discovered = { at: now(), queues: [...queues].sort() };
+        return discovered.queues;
+      })
+      .finally(() => {
+        discovering = undefined;
+      });
+    return await discovering;
+  }
+
+  async function resolve(asked: readonly string[]): Promise<string[]> {
+    let valid = await list();
+    const stale = !discovered || now() - discovered.at >= (options.rescanAfterMs ?? RESCAN_AFTER_MS);
+    if (!configured && stale && asked.some((q) => !valid.includes(q))) valid = await list(true);
+    for (const queue of asked) {
+      if (!valid.includes(queue)) {
+        throw new OpsError(ErrorCode.UnknownQueue, {
+          system: options.system,
+          queue,
+          valid: valid.slice(0, VALID_LISTED),
+          suggestion: suggest(queue, valid),
+        });
+      }
+    }
+    return [...new Set(asked)];
+  }
+
+  return { list, resolve };
+}
