@@ -43,6 +43,11 @@ const unavailableCodes = new Set([
   '08006',
 ]);
 
+// The server answered but will not let us in: a wrong role, password or database name. The bot
+// cannot use its store any more than if it were down, and PostgreSQL's message names the role or
+// database (never the password), which is what the operator needs to fix the URL.
+const refusedCodes = new Set(['28000', '28P01', '3D000']);
+
 async function wrap<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -50,6 +55,9 @@ async function wrap<T>(fn: () => Promise<T>): Promise<T> {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && unavailableCodes.has(code)) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: code });
+    }
+    if (typeof code === 'string' && refusedCodes.has(code) && error instanceof Error) {
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
     }
     if (
       error instanceof Error &&

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { OpsError } from '../../src/errors.js';
 import { createPostgresStore } from '../../src/store/postgres.js';
 import { describeStore, type StoreHarness } from './store-contract.js';
 
@@ -44,6 +45,36 @@ const unreachable = await probe();
 
 if (!unreachable) {
   describeStore(`postgres store (${shownUrl}, a fresh schema per test)`, makePostgresHarness);
+
+  describe('postgres store that refuses us', () => {
+    it('a wrong role or database is StoreUnavailable naming it, never the password', async () => {
+      for (const [change, named] of [
+        [
+          (u: URL) => {
+            u.username = 'qo_no_such_role';
+          },
+          'qo_no_such_role',
+        ],
+        [
+          (u: URL) => {
+            u.pathname = '/qo_no_such_db';
+          },
+          'qo_no_such_db',
+        ],
+      ] as const) {
+        const wrong = new URL(url);
+        wrong.password = 'hunter2-secret';
+        change(wrong);
+        const store = createPostgresStore(wrong.toString());
+        const error = await store.migrate().catch((e: unknown) => e);
+        await store.close();
+        expect(error).toBeInstanceOf(OpsError);
+        expect((error as OpsError).code).toBe('StoreUnavailable');
+        expect(String((error as OpsError).params.reason)).toContain(named);
+        expect(JSON.stringify(error) + String(error)).not.toContain('hunter2');
+      }
+    });
+  });
 } else if (required) {
   describe('postgres store', () => {
     it(`PostgreSQL is reachable at ${shownUrl} (required because CI or REQUIRE_POSTGRES=1 is set)`, () => {
