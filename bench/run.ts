@@ -61,11 +61,11 @@ async function counters(admin: Redis): Promise<{ commands: number; scripts: numb
 }
 
 /**
- * Runs `fn` once to warm up (script load, discovery cache, connection), then `runs` times for
- * latency, then once more between two INFO reads for the command count. The second INFO sees the
- * first one and the INFO commandstats between them: those two are subtracted.
+ * Latency (after one warm-up call: script load, discovery cache, connection), then, with `admin`,
+ * one more call between two INFO reads for the command count. The second INFO sees the first one
+ * and the INFO commandstats between them: those two are subtracted.
  */
-async function measure(admin: Redis, runs: number, fn: () => Promise<unknown>): Promise<Sample> {
+async function measure(admin: Redis | undefined, runs: number, fn: () => Promise<unknown>): Promise<Sample> {
   await fn();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -74,12 +74,13 @@ async function measure(admin: Redis, runs: number, fn: () => Promise<unknown>): 
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
+  const sample = { medianMs: percentile(times, 50), p95Ms: percentile(times, 95), commands: 0, scripts: 0 };
+  if (!admin) return sample;
   const before = await counters(admin);
   await fn();
   const after = await counters(admin);
   return {
-    medianMs: percentile(times, 50),
-    p95Ms: percentile(times, 95),
+    ...sample,
     commands: after.commands - before.commands - 2,
     scripts: after.scripts - before.scripts,
   };
@@ -209,18 +210,8 @@ function line(
   ]);
 }
 
-/** Latency only (the command count does not depend on the link). */
-async function timeOnly(runs: number, fn: () => Promise<unknown>): Promise<Sample> {
-  await fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return { medianMs: percentile(times, 50), p95Ms: percentile(times, 95), commands: 0, scripts: 0 };
-}
+/** Latency only: the command count does not depend on the link. */
+const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined, runs, fn);
 
 async function main() {
   const started = Date.now();
