@@ -89,7 +89,8 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     settings = slackSettingsFromEnv(env);
   } catch (error) {
     if (error instanceof SlackEnvError) {
-      io.stderr(error.message);
+      // It may quote SLACK_API_URL, which can carry a proxy's credentials.
+      io.stderr(scrubSecrets(error.message));
       return 1;
     }
     throw error;

@@ -31,6 +31,18 @@ describe('npm start (src/main.ts)', () => {
     expect(err).toEqual([expect.stringContaining('SLACK_BOT_TOKEN')]);
   });
 
+  it('never prints the credentials of a malformed SLACK_API_URL it refuses', async () => {
+    const { io, err } = capture();
+    const env = {
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_APP_TOKEN: 'xapp-1',
+      SLACK_API_URL: 'ftp://proxyuser:proxy-secret-99@proxy.example/api/',
+    };
+    expect(await main(env, io)).toBe(1);
+    expect(err).toEqual([expect.stringContaining('SLACK_API_URL')]);
+    expect(err.join('\n')).not.toContain('proxy-secret-99');
+  });
+
   it('refuses an invalid config before connecting anything, naming every problem by path', async () => {
     const file = join(dir, 'bad.yml');
     writeFileSync(
