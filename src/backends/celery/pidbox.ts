@@ -159,14 +159,22 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
       return { replies: [], receivers };
     }
 
-    // Without this binding the worker's reply is routed nowhere and silently dropped.
-    await client.sadd(bindingKey, member);
     let blocking: Redis | undefined;
     let healthy = true;
     const replies: PidboxReply[] = [];
     let receivers = 0;
     try {
-      receivers = await client.publish(channel, JSON.stringify(envelope));
+      // Without the binding the worker's reply is routed nowhere and silently dropped. One
+      // connection runs a pipeline in order, so the binding exists before the request goes out,
+      // and the two cost one round trip.
+      const sent =
+        (await client
+          .pipeline()
+          .sadd(bindingKey, member)
+          .publish(channel, JSON.stringify(envelope))
+          .exec()) ?? [];
+      for (const [error] of sent) if (error) throw error;
+      receivers = Number(sent[1]?.[1] ?? 0);
       const expected = options.destination?.length
         ? Math.min(options.destination.length, receivers)
         : receivers;
