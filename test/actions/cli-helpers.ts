@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { expect } from 'vitest';
+import { auditColumns } from '../../src/store/rows.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 
@@ -88,40 +88,9 @@ export function writeConfig(dir: string, store: string, body: string[]): string 
 }
 
 /** The audit columns whose contents a swap exchanges (everything but seq). */
-export const AUDIT_CONTENT_COLUMNS = [
-  'at',
-  'actor_id',
-  'actor_name',
-  'via',
-  'channel',
-  'action',
-  'target',
-  'params',
-  'outcome',
-  'error',
-  'prev_hash',
-  'hash',
-] as const;
+export const AUDIT_CONTENT_COLUMNS = auditColumns.filter((c) => c !== 'seq');
 
-/** The machine's PostgreSQL for tests: `TEST_POSTGRES_URL` or the local trust-auth one. */
-export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const POSTGRES_SHOWN = POSTGRES_URL.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
-/** Under CI, or with REQUIRE_POSTGRES=1, an unreachable PostgreSQL is a failure, not a skip. */
-export const POSTGRES_REQUIRED = Boolean(process.env.CI) || process.env.REQUIRE_POSTGRES === '1';
-
-/** Undefined when PostgreSQL answers; otherwise why not. */
-export async function probePostgres(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
+export { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 
 /** `url` with `?schema=<schema>` (or `&schema=`) added. */
 export function withSchema(url: string, schema: string): string {

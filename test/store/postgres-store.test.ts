@@ -3,24 +3,13 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { OpsError } from '../../src/errors.js';
 import { createPostgresStore } from '../../src/store/postgres.js';
+import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { describeStore, type StoreHarness } from './store-contract.js';
 
-const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const shownUrl = url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
-const required = Boolean(process.env.CI) || process.env.REQUIRE_POSTGRES === '1';
-
-async function probe(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
+const url = POSTGRES_URL;
+const shownUrl = POSTGRES_SHOWN;
+const required = POSTGRES_REQUIRED;
+const probe = probePostgres;
 
 /** Each test gets its own schema, dropped afterwards, so runs never see each other's rows. */
 async function makePostgresHarness(): Promise<StoreHarness> {

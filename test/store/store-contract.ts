@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
 import { canonicalJson } from '../../src/audit/hash.js';
 import { migrations } from '../../src/store/migrations.js';
+import { auditColumns } from '../../src/store/rows.js';
 import type { ActionRequest, AuditEntryInput, RequestStatus, Store } from '../../src/store/store.js';
 
 /** One database (a SQLite file, a Postgres schema) that several Store instances can open. */
@@ -55,20 +56,7 @@ function entry(i: number, overrides: Partial<AuditEntryInput> = {}): AuditEntryI
   };
 }
 
-const auditContentColumns = [
-  'at',
-  'actor_id',
-  'actor_name',
-  'via',
-  'channel',
-  'action',
-  'target',
-  'params',
-  'outcome',
-  'error',
-  'prev_hash',
-  'hash',
-];
+const auditContentColumns = auditColumns.filter((c) => c !== 'seq');
 
 /**
  * The behaviour every store must have, run against a fresh database per test. Both the SQLite and
