@@ -159,13 +159,6 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   let slack: SlackApp;
   let port: number | undefined;
   try {
-    const interrupted = await runtime.approvals.recoverInterrupted();
-    for (const request of interrupted) {
-      logger.warn(
-        { requestId: request.id, action: request.action, target: request.target },
-        'request was executing when the bot stopped; reported as interrupted, not retried',
-      );
-    }
     slack = createSlackApp({
       env,
       logger,
@@ -205,6 +198,13 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       try {
         const expired = await runtime.approvals.expireDue();
         if (expired.length > 0) logger.info({ requests: expired.map((r) => r.id) }, 'requests expired');
+        // Also on every tick, not only at start: another replica may have died mid-action.
+        for (const request of await runtime.approvals.recoverInterrupted()) {
+          logger.warn(
+            { requestId: request.id, action: request.action, target: request.target },
+            'request was executing when its bot stopped; reported as interrupted, not retried',
+          );
+        }
       } catch (error) {
         logger.warn({ err: error }, 'expiry sweep failed; it runs again on the next tick');
       } finally {
@@ -213,7 +213,8 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     })();
     return sweeping;
   };
-  // Requests whose ttl ran out while the bot was down are closed at once, not 30 s later.
+  // Requests whose ttl ran out (or whose bot died mid-action) while the bot was down are closed
+  // at once, not 30 s later.
   await sweep();
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? EXPIRY_SWEEP_MS);
   timer.unref();

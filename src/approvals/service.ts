@@ -54,8 +54,13 @@ export interface Approvals {
   get(id: string): Promise<ActionRequest | undefined>;
   /** Marks pending requests past their ttl as expired; returns them. */
   expireDue(): Promise<ActionRequest[]>;
-  /** At start: requests that were executing when the bot died become interrupted, not retried. */
-  recoverInterrupted(): Promise<ActionRequest[]>;
+  /**
+   * Requests that started executing more than `staleAfterMs` ago and never finished become
+   * interrupted, never retried. With several replicas on one PostgreSQL store, a replica that
+   * starts must not take another replica's execution in progress for a dead one: only stale
+   * executions count (pause and resume take seconds; default 2 minutes).
+   */
+  recoverInterrupted(options?: { staleAfterMs?: number }): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
   onChange(listener: RequestListener): void;
   /** Remembers the Slack message that shows the request, so later changes update it in place. */
@@ -71,6 +76,9 @@ export interface ApprovalsDeps {
   now?: () => Date;
   newId?: () => string;
 }
+
+/** An execution older than this with no outcome is taken for one whose bot died. */
+export const STALE_EXECUTION_MS = 2 * 60_000;
 
 const idAlphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
 
@@ -353,10 +361,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       return expired;
     },
 
-    async recoverInterrupted() {
+    async recoverInterrupted(options = {}) {
+      const cutoff = now().getTime() - (options.staleAfterMs ?? STALE_EXECUTION_MS);
       const rows = await deps.store.listRequests({ statuses: [RequestStatus.Executing] });
       const out: ActionRequest[] = [];
       for (const row of rows) {
+        if (Date.parse(row.startedAt ?? row.updatedAt) > cutoff) continue;
         const moved = await move(row, 'interrupt', {
           error: t.interruptedError,
           finishedAt: now().toISOString(),

@@ -275,8 +275,13 @@ describe('two-person approval', () => {
     const request = await submitPause(approvals);
     const stuck = approvals.approve(request.id, bob);
     await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
-    // The "new process" starts while the old one is still inside the executor.
+    // The "new process" starts while the old one is still inside the executor. Right away it
+    // could be another replica's action in progress: it is left alone.
     const afterRestart = h.make();
+    expect(await afterRestart.recoverInterrupted()).toEqual([]);
+    expect((await h.store.getRequest(request.id))?.status).toBe('executing');
+    // Past the stale mark it is taken for an execution whose bot died.
+    h.clock.now = new Date(h.clock.now.getTime() + 2 * 60_000 + 1);
     const interrupted = await afterRestart.recoverInterrupted();
     expect(interrupted.map((r) => r.status)).toEqual(['interrupted']);
     release();

@@ -537,7 +537,8 @@ describe('the bot at start', () => {
     const dbPath = join(dir, 'restart.db');
     const store = createSqliteStore(dbPath);
     await store.migrate();
-    const at = new Date().toISOString();
+    // Started three minutes ago and never finished: its bot died (a fresh one may be a replica's).
+    const at = new Date(Date.now() - 3 * 60_000).toISOString();
     await store.createRequest({
       id: 'r-interrupt',
       action: 'pause',
