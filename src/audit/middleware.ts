@@ -41,6 +41,7 @@ export function createCommandAuditMiddleware(deps: {
         params: {
           args,
           ...(request.action ? { button: request.action.actionId } : {}),
+          ...(request.actor.osUser ? { osUser: request.actor.osUser } : {}),
         },
         outcome: errorCode === undefined ? 'ok' : 'error',
         error: errorCode,

@@ -14,6 +14,11 @@ export interface Actor {
   id: string;
   /** Display name when known (Slack user name, OS user). */
   name?: string;
+  /**
+   * On the command line, the OS user who typed it. `--user` is not authenticated, so the audit
+   * keeps who really ran the command next to the Slack id they claimed.
+   */
+  osUser?: string;
 }
 
 /** One thing a user asked for, whatever transport it came through. */

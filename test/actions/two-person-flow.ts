@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
@@ -210,6 +211,14 @@ export function describeTwoPersonFlow(
           'U0ALICE request.approve',
           'U0DAVE request.approve',
         ]);
+        // `--user` is a claim, not a login: every command entry keeps the OS user who typed it.
+        const commandEntries = everything
+          .map((line) => JSON.parse(line) as Row)
+          .filter((e) => String(e.action).startsWith('command.'));
+        expect(commandEntries.length).toBeGreaterThan(0);
+        for (const entry of commandEntries) {
+          expect((entry.params as { osUser?: string }).osUser).toBe(userInfo().username);
+        }
       },
       STEP_MS,
     );

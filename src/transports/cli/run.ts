@@ -86,7 +86,9 @@ export async function runCli(io: CliIo): Promise<number> {
   try {
     await io.onApp?.(app);
     const osUser = io.osUser ?? safeOsUser(io.env);
-    const actor: Actor = args.user ? { id: args.user } : { id: `cli:${osUser}`, name: osUser };
+    const actor: Actor = args.user
+      ? { id: args.user, osUser }
+      : { id: `cli:${osUser}`, name: osUser, osUser };
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
       return await exportAudit(io, full, args, actor, secrets);
     }
@@ -186,7 +188,7 @@ async function exportAudit(
       via: 'cli',
       action: 'command.audit',
       target: 'export',
-      params: { since: args.since ?? null, count },
+      params: { since: args.since ?? null, count, ...(actor.osUser ? { osUser: actor.osUser } : {}) },
       outcome: 'ok',
     });
     return ExitCode.Ok;
