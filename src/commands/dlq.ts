@@ -3,8 +3,7 @@ import { dlqMessage } from '../blocks/dlq.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from './parse.js';
-import { systemTimeoutMs } from './status.js';
-import { withSystemTimeout } from './timeout.js';
+import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 export const DLQ_DEFAULT_LIMIT = 10;
@@ -69,13 +68,8 @@ export const dlqCommand: CommandDefinition = {
     if (target.queue === undefined) {
       throw new OpsError(ErrorCode.UsageError, { message: t.commands.dlqNeedsQueue, usage });
     }
-    const timeout = systemTimeoutMs(ctx.config.systems.find((s) => s.name === target.system));
-    const { system, backend, queue } = await withSystemTimeout(
-      target.system,
-      timeout,
-      resolveTarget(ctx, target),
-    );
-    const sample = await withSystemTimeout(system, timeout, backend.dlq(queue!, limit));
+    const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
+    const sample = await askSystem(ctx, system, backend.dlq(queue!, limit));
     return {
       ok: true,
       message: dlqMessage(

@@ -99,6 +99,11 @@ function listed(input: string, names: readonly string[]): string[] {
   return [...closest, messages().commands.moreNames(names.length - MAX_LISTED)];
 }
 
+/** Every configured system with its backend, in config order. */
+export function allSystems(ctx: CommandContext): { system: string; backend: QueueBackend }[] {
+  return ctx.backends.names().map((name) => ({ system: name, backend: ctx.backends.get(name)! }));
+}
+
 /**
  * Finds the backend for a system name (exact, else a unique case-insensitive match), or throws
  * `UnknownSystem` naming the valid systems and the likely one.

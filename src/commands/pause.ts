@@ -4,8 +4,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
 import { parseTarget, resolveTarget } from './parse.js';
-import { systemTimeoutMs } from './status.js';
-import { withSystemTimeout } from './timeout.js';
+import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 export function requireApprovals(ctx: CommandContext): Approvals {
@@ -45,17 +44,12 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
       if (target.queue === undefined)
         throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
       const approvals = requireApprovals(ctx);
-      const timeout = systemTimeoutMs(ctx.config.systems.find((s) => s.name === target.system));
-      const { system, backend, queue } = await withSystemTimeout(
-        target.system,
-        timeout,
-        resolveTarget(ctx, target),
-      );
+      const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
       if (!backend.pause || !backend.resume) {
         throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: action });
       }
       // The preview is computed now, from the live queue, so approvers see what will happen.
-      const status = await withSystemTimeout(system, timeout, backend.status([queue!]));
+      const status = await askSystem(ctx, system, backend.status([queue!]));
       const counts = status.queues[0];
       const name = `${system}/${queue}`;
       if (counts && counts.isPaused === (action === 'pause')) {

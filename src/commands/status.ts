@@ -1,11 +1,10 @@
 import type { QueueBackend, SystemStatus, SystemType } from '../backends/queue-backend.js';
 import { statusMessage } from '../blocks/status.js';
-import type { SystemConfig } from '../config/schema.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
+import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
 import { newRef } from './ref.js';
-import { withSystemTimeout } from './timeout.js';
+import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** `--json` data of `status`, exactly as README documents it. */
@@ -42,14 +41,7 @@ export type SystemOutcome =
   | { name: string; type: SystemType; ok: true; status: SystemStatus }
   | { name: string; type: SystemType; ok: false; error: string; cause?: OpsError };
 
-/** A system gets this long to answer before it is reported as not answering. */
-export const STATUS_TIMEOUT_MS = 4500;
-
-/** Celery's worker inspection waits `inspectTimeoutMs` on top of the Redis reads. */
-export function systemTimeoutMs(system: SystemConfig | undefined): number {
-  if (system?.type === 'celery') return Math.max(STATUS_TIMEOUT_MS, system.inspectTimeoutMs + 2000);
-  return STATUS_TIMEOUT_MS;
-}
+export { STATUS_TIMEOUT_MS, systemTimeoutMs } from './timeout.js';
 
 /**
  * Reads every backend in parallel; one that fails (down, hanging, unexpected error) becomes an
@@ -62,13 +54,7 @@ export async function readSystems(
 ): Promise<SystemOutcome[]> {
   const t = messages(request.locale);
   const settled = await Promise.allSettled(
-    targets.map(({ system, backend, queues }) =>
-      withSystemTimeout(
-        system,
-        systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
-        backend.status(queues),
-      ),
-    ),
+    targets.map(({ system, backend, queues }) => askSystem(ctx, system, backend.status(queues))),
   );
   return settled.map((result, index): SystemOutcome => {
     const { system, backend } = targets[index]!;
@@ -148,7 +134,7 @@ export const statusCommand: CommandDefinition = {
     let targets: { system: string; backend: QueueBackend; queues?: string[] }[];
     let earlyFailure: SystemOutcome | undefined;
     if (scope === undefined) {
-      targets = ctx.backends.names().map((name) => ({ system: name, backend: ctx.backends.get(name)! }));
+      targets = allSystems(ctx);
     } else {
       const target = parseTarget(scope);
       if (target.queue === undefined) {
@@ -156,11 +142,7 @@ export const statusCommand: CommandDefinition = {
       } else {
         const { system, backend } = resolveSystem(ctx, target.system);
         try {
-          const resolved = await withSystemTimeout(
-            system,
-            systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
-            resolveTarget(ctx, target),
-          );
+          const resolved = await askSystem(ctx, system, resolveTarget(ctx, target));
           targets = [{ system, backend, queues: [resolved.queue!] }];
         } catch (error) {
           // Discovering the queue list needs the Redis; when it is down, that is a system error.

@@ -1,3 +1,4 @@
+import type { Config, SystemConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 
@@ -25,4 +26,22 @@ export async function withSystemTimeout<T>(system: string, ms: number, work: Pro
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A system gets this long to answer before it is reported as not answering. */
+export const STATUS_TIMEOUT_MS = 4500;
+
+/** Celery's worker inspection waits `inspectTimeoutMs` on top of the Redis reads. */
+export function systemTimeoutMs(system: SystemConfig | undefined): number {
+  if (system?.type === 'celery') return Math.max(STATUS_TIMEOUT_MS, system.inspectTimeoutMs + 2000);
+  return STATUS_TIMEOUT_MS;
+}
+
+/** `work` against one system, under that system's deadline from config. */
+export function askSystem<T>(
+  ctx: { config: Pick<Config, 'systems'> },
+  system: string,
+  work: Promise<T>,
+): Promise<T> {
+  return withSystemTimeout(system, systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)), work);
 }

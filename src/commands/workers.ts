@@ -2,10 +2,9 @@ import type { SystemType, WorkerInfo } from '../backends/queue-backend.js';
 import { workersMessage } from '../blocks/workers.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { resolveSystem } from './parse.js';
+import { allSystems, resolveSystem } from './parse.js';
 import { newRef } from './ref.js';
-import { systemTimeoutMs } from './status.js';
-import { withSystemTimeout } from './timeout.js';
+import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. */
@@ -58,19 +57,10 @@ export const workersCommand: CommandDefinition = {
         usage: t.commands.usage.workers,
       });
     }
-    const targets =
-      args[0] === undefined
-        ? ctx.backends.names().map((name) => ({ system: name, backend: ctx.backends.get(name)! }))
-        : [resolveSystem(ctx, args[0])];
+    const targets = args[0] === undefined ? allSystems(ctx) : [resolveSystem(ctx, args[0])];
 
     const settled = await Promise.allSettled(
-      targets.map(({ system, backend }) =>
-        withSystemTimeout(
-          system,
-          systemTimeoutMs(ctx.config.systems.find((s) => s.name === system)),
-          backend.workers(),
-        ),
-      ),
+      targets.map(({ system, backend }) => askSystem(ctx, system, backend.workers())),
     );
     const causes: (OpsError | undefined)[] = [];
     const systems = settled.map((result, index) => {

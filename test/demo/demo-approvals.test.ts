@@ -1,26 +1,5 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-
-/** Runs `npm run demo` as a child on its own private redis-server (no REDIS_URL), like a user would. */
-function runDemo(args: string[]) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'src/demo/main.ts', ...args], {
-      cwd: process.cwd(),
-      env: { ...process.env, REDIS_URL: undefined },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { runDemo } from './run-demo.js';
 
 /** The answer to one scripted command: from its `> cmd` echo to the next echo. */
 function answer(output: string, command: string, occurrence = 0): string {

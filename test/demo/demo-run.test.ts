@@ -1,31 +1,11 @@
-import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { demoPlan } from '../../src/demo/plan.js';
 import { withDb } from '../../src/demo/redis.js';
+import { runDemo } from './run-demo.js';
 
 /** The database of the shared test Redis that only these tests use. */
 const DEMO_DB = 11;
-
-function runDemo(args: string[], env: Record<string, string | undefined>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn('npx', ['tsx', 'src/demo/main.ts', ...args], {
-      cwd: process.cwd(),
-      env: { ...process.env, REDIS_URL: undefined, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The table row of one queue in the rendered status. */
 function row(output: string, queue: string): string[] {
@@ -69,7 +49,7 @@ describe('npm run demo, non-interactive', () => {
         '--script',
         'dlq zeus/celery:alarm_processing',
       ],
-      { REDIS_URL: inject('redisUrl') },
+      { env: { REDIS_URL: inject('redisUrl') } },
     );
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(stdout).toContain(`database ${DEMO_DB}`);
@@ -103,20 +83,17 @@ describe('npm run demo, non-interactive', () => {
 
   it('without REDIS_URL starts its own redis-server, and with Celery simulated says so and still shows depth over the priority lists and the failures', async () => {
     const alarms = plan.zeus.queues.find((q) => q.name === 'celery:alarm_processing')!;
-    const { code, stdout } = await runDemo(
-      [
-        '--scale',
-        'small',
-        '--simulate-celery',
-        '--script',
-        'status zeus',
-        '--script',
-        'dlq zeus/celery:alarm_processing',
-        '--script',
-        'dlq nope/x',
-      ],
-      {},
-    );
+    const { code, stdout } = await runDemo([
+      '--scale',
+      'small',
+      '--simulate-celery',
+      '--script',
+      'status zeus',
+      '--script',
+      'dlq zeus/celery:alarm_processing',
+      '--script',
+      'dlq nope/x',
+    ]);
     expect(stdout).toContain('private redis-server');
     expect(stdout).toContain('SIMULATED');
     expect(row(answer(stdout, 'status zeus'), 'celery:alarm_processing')[1]).toBe(
@@ -132,30 +109,9 @@ describe('npm run demo, non-interactive', () => {
   }, 120_000);
 
   it('with neither a reachable REDIS_URL nor redis-server on the PATH, exits 1 with one line that names the redis-server package and no password', async () => {
-    const { code, stdout, stderr } = await new Promise<{
-      code: number | null;
-      stdout: string;
-      stderr: string;
-    }>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['node_modules/tsx/dist/cli.mjs', 'src/demo/main.ts', '--scale', 'small'],
-        {
-          cwd: process.cwd(),
-          env: { PATH: '/nonexistent', HOME: process.env.HOME, REDIS_URL: 'redis://:hunter22@127.0.0.1:1/0' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c) => {
-        out += String(c);
-      });
-      child.stderr.on('data', (c) => {
-        err += String(c);
-      });
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+    const { code, stdout, stderr } = await runDemo(['--scale', 'small'], {
+      inheritEnv: false,
+      env: { PATH: '/nonexistent', HOME: process.env.HOME, REDIS_URL: 'redis://:hunter22@127.0.0.1:1/0' },
     });
     expect(code).toBe(1);
     expect(stdout).toBe('');
@@ -166,7 +122,7 @@ describe('npm run demo, non-interactive', () => {
   }, 60_000);
 
   it('refuses a bad option in one line with exit code 2', async () => {
-    const { code, stdout, stderr } = await runDemo(['--scale', 'huge'], {});
+    const { code, stdout, stderr } = await runDemo(['--scale', 'huge']);
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
