@@ -234,6 +234,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     guards,
     close() {
       closing ??= (async () => {
+        approvals.abortExecutions();
         await composed.close();
         await audit.flush();
         await store.close();

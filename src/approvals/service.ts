@@ -21,8 +21,27 @@ export interface Authority {
   has2fa(userId: string): Promise<boolean | undefined>;
 }
 
+/** How far a long action has come (a purge of a million jobs, a big retry). */
+export interface ActionProgress {
+  done: number;
+  total: number;
+  /** What it is doing now, e.g. `archiving`, `deleting`; shown as is. */
+  phase?: string;
+}
+
+/** What an executor gets besides its request: a way to report progress, and to learn it should stop. */
+export interface ExecutionContext {
+  /** Cheap to call often: listeners are told, and they throttle their own updates. */
+  progress(update: ActionProgress): void;
+  /** Aborted when the process is shutting down; a long action stops at a safe point. */
+  signal: AbortSignal;
+}
+
 /** Runs an approved action with the parameters read back from the store. */
-export type Executor = (request: ActionRequest) => Promise<Record<string, unknown>>;
+export type Executor = (request: ActionRequest, run: ExecutionContext) => Promise<Record<string, unknown>>;
+
+/** Told of an executing request's progress. Never throws into the executor. */
+export type ProgressListener = (request: ActionRequest, progress: ActionProgress) => void;
 
 /** Something that records audit entries; written and awaited before the user sees the result. */
 export interface AuditRecorder {
@@ -63,6 +82,10 @@ export interface Approvals {
   recoverInterrupted(options?: { staleAfterMs?: number }): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
   onChange(listener: RequestListener): void;
+  /** Progress of executing requests (e.g. a Slack message or a terminal progress bar). */
+  onProgress(listener: ProgressListener): void;
+  /** The process is shutting down: running executors see their signal aborted. */
+  abortExecutions(): void;
   /** Remembers the Slack message that shows the request, so later changes update it in place. */
   attachMessage(id: string, messageTs: string): Promise<ActionRequest | undefined>;
 }
@@ -94,6 +117,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const now = deps.now ?? (() => new Date());
   const newId = deps.newId ?? newRequestId;
   const listeners: RequestListener[] = [];
+  const progressListeners: ProgressListener[] = [];
+  const shutdown = new AbortController();
   // Stored with the request, which has no locale; shown as stored.
   const t = messages('en').approvals;
 
@@ -198,7 +223,18 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     let finished: ActionRequest | undefined;
     try {
       if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
-      const result = await executor(started);
+      const result = await executor(started, {
+        progress(update) {
+          for (const listener of progressListeners) {
+            try {
+              listener(started, update);
+            } catch {
+              // A display that fails must not stop the action.
+            }
+          }
+        },
+        signal: shutdown.signal,
+      });
       finished = await move(started, 'finish', { result, finishedAt: now().toISOString() });
       if (finished) await audit(actor, finished, `action.${started.action}`, 'done');
     } catch (error) {
@@ -387,6 +423,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
 
     onChange(listener) {
       listeners.push(listener);
+    },
+
+    onProgress(listener) {
+      progressListeners.push(listener);
+    },
+
+    abortExecutions() {
+      shutdown.abort();
     },
 
     async attachMessage(id, messageTs) {

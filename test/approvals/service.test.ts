@@ -190,6 +190,32 @@ describe('two-person approval', () => {
     expect(h.executed).toHaveLength(1);
   });
 
+  it('tells progress listeners how far a running action has come, and aborts it on shutdown', async () => {
+    let signal: AbortSignal | undefined;
+    const approvals = h.make({
+      approvals: 0,
+      executor: async (_request, run) => {
+        run.progress({ done: 1, total: 3, phase: 'archiving' });
+        run.progress({ done: 3, total: 3, phase: 'deleting' });
+        signal = run.signal;
+        return { purged: 3 };
+      },
+    });
+    const seen: string[] = [];
+    approvals.onProgress((request, p) => {
+      seen.push(`${request.id}:${p.phase}:${p.done}/${p.total}`);
+    });
+    approvals.onProgress(() => {
+      throw new Error('a broken display');
+    });
+    const done = await submitPause(approvals);
+    expect(done.status).toBe('done');
+    expect(seen).toEqual([`${done.id}:archiving:1/3`, `${done.id}:deleting:3/3`]);
+    expect(signal?.aborted).toBe(false);
+    approvals.abortExecutions();
+    expect(signal?.aborted).toBe(true);
+  });
+
   it('expires a request after the ttl so it cannot be approved, and tells listeners', async () => {
     const approvals = h.make();
     const seen: string[] = [];
