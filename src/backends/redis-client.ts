@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { RedisMemory } from './queue-backend.js';
+import { endpointSecrets, type RedisEndpoint, resolveEndpoint } from './redis-endpoint.js';
 
 /** Longest pause between two background reconnect attempts. */
 const RETRY_CAP_MS = 500;
@@ -17,8 +18,10 @@ export interface RedisClientOptions {
  * connect and command timeouts, so a Redis that is down or hangs turns into an error for that
  * system within seconds while the other systems still report.
  */
-export function createRedisClient(url: string, options: RedisClientOptions = {}): Redis {
+export function createRedisClient(target: string | RedisEndpoint, options: RedisClientOptions = {}): Redis {
+  const endpoint = typeof target === 'string' ? { url: target } : target;
   const redisOptions: RedisOptions = {
+    ...resolveEndpoint(endpoint).options,
     lazyConnect: true,
     enableOfflineQueue: false,
     connectTimeout: options.connectTimeoutMs ?? 2000,
@@ -30,7 +33,7 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
     retryStrategy: (times) => Math.min(times * 100, RETRY_CAP_MS),
     connectionName: options.connectionName,
   };
-  const client = new Redis(url, redisOptions);
+  const client = new Redis(redisOptions);
   // ioredis emits 'error' on every failed reconnect; without a listener Node prints it with the URL.
   client.on('error', () => {});
   return client;
@@ -101,7 +104,7 @@ export function ensureConnected(client: Redis, timeoutMs?: number): Promise<void
 
 /** `redis://:pw@host:6379/0` → `redis://***@host:6379/0`: safe for logs and messages. */
 export function redactUrl(url: string): string {
-  return url.replace(/^(rediss?:\/\/)([^@/]*)@/i, (_m, scheme) => `${scheme}***@`);
+  return url.replace(/(rediss?:\/\/|sentinel:\/\/)([^@/;]*)@/gi, (_m, scheme) => `${scheme}***@`);
 }
 
 /**
@@ -118,18 +121,13 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   else if (/ECONNREFUSED/i.test(reason)) reason = 'connection refused';
   else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = 'not connected';
   for (const secret of secrets) if (secret) reason = reason.split(secret).join('***');
-  reason = reason.replace(/(rediss?:\/\/)[^@\s/]*@/gi, '$1***@');
+  reason = reason.replace(/(rediss?:\/\/|sentinel:\/\/)[^@\s/]*@/gi, '$1***@');
   return new OpsError(ErrorCode.RedisUnavailable, { system, reason });
 }
 
 /** The password in a Redis URL, so that it can be scrubbed from anything we print. */
 export function urlSecrets(url: string): string[] {
-  try {
-    const parsed = new URL(url);
-    return [decodeURIComponent(parsed.password), parsed.password].filter(Boolean);
-  } catch {
-    return [];
-  }
+  return endpointSecrets(url);
 }
 
 /** Parses the `INFO memory` reply. */

@@ -4,6 +4,38 @@ const redisUrl = z
   .string({ error: 'expected a redis:// or rediss:// URL' })
   .regex(/^rediss?:\/\/.+/, { error: 'expected a redis:// or rediss:// URL' });
 
+/** Also Celery's Sentinel broker form: `sentinel://h1:26379;sentinel://h2:26379/mymaster`. */
+const watchedRedisUrl = z
+  .string({ error: 'expected a redis://, rediss:// or sentinel:// URL' })
+  .regex(/^(rediss?|sentinel):\/\/.+/, { error: 'expected a redis://, rediss:// or sentinel:// URL' });
+
+/** Files for `rediss://`: a private CA, and a client certificate when Redis asks for one. */
+const redisTls = z
+  .object({
+    ca: z.string().min(1).optional(),
+    cert: z.string().min(1).optional(),
+    key: z.string().min(1).optional(),
+    /** The host name the server's certificate must carry, when it differs from the URL's. */
+    servername: z.string().min(1).optional(),
+  })
+  .strict();
+
+const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' });
+
+/** How a system's Redis is reached beyond its URL: TLS files, Sentinel. */
+const redisShape = {
+  redis: watchedRedisUrl,
+  tls: redisTls.optional(),
+  /**
+   * Sentinel, as ioredis names it: `sentinels` (`host:port` each) and the master's `name`
+   * (Celery's `master_name`). Either this, a `sentinel://` URL, or both (the hosts add up).
+   */
+  sentinel: z
+    .object({ sentinels: z.array(hostPort).min(1).optional(), name: z.string().min(1).optional() })
+    .strict()
+    .optional(),
+};
+
 const slackId = (prefixes: string, what: string) =>
   z.string().regex(new RegExp(`^[${prefixes}][A-Z0-9]+$`), { error: `expected a Slack ${what} id` });
 
@@ -18,7 +50,7 @@ const bullmqSystem = z
   .object({
     name: systemName,
     type: z.literal('bullmq'),
-    redis: redisUrl,
+    ...redisShape,
     prefix: z.string().min(1).default('bull'),
     queues: z.array(queueName).min(1).optional(),
   })
@@ -28,8 +60,8 @@ const celerySystem = z
   .object({
     name: systemName,
     type: z.literal('celery'),
-    redis: redisUrl,
-    resultBackend: redisUrl.optional(),
+    ...redisShape,
+    resultBackend: watchedRedisUrl.optional(),
     queues: z.array(queueName).min(1).optional(),
     globalKeyprefix: z.string().default(''),
     /** kombu's `priority_steps` transport option. */

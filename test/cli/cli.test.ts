@@ -228,7 +228,7 @@ describe('the queue-ops command line', () => {
       expect(run.stdout).toBe('');
       expect(run.stderr.split('\n')).toEqual([
         `queue-ops: the config in ${bad} is not valid:`,
-        '  systems[1].redis: expected a redis:// or rediss:// URL',
+        '  systems[1].redis: expected a redis://, rediss:// or sentinel:// URL',
         '  systems[1].resultBakend: unknown key',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's literal ${VAR}
         '  systems[2].redis: ${NOT_SET_ANYWHERE} is not set in the environment',

@@ -144,7 +144,7 @@ ${twoSystems}`,
   - { name: a, type: bullmq, redis: "redis://h:1" }
   - { name: b, type: celery, redis: "http://h:1" }
 `);
-    expect(problems).toEqual(['systems[1].redis: expected a redis:// or rediss:// URL']);
+    expect(problems).toEqual(['systems[1].redis: expected a redis://, rediss:// or sentinel:// URL']);
   });
 
   it('names a role entry that is neither "*", a user id nor a user group, saying what would be valid', () => {
@@ -170,7 +170,7 @@ systems:
         'slack.incidentChannel: expected a Slack channel id',
         'store: expected sqlite:<path> or postgres://…',
         expect.stringMatching(/^systems\[0\]\.prefix: /),
-        'systems[1].redis: expected a redis:// or rediss:// URL',
+        'systems[1].redis: expected a redis://, rediss:// or sentinel:// URL',
         'systems[2].type: expected type: bullmq or celery',
       ]),
     );
@@ -204,7 +204,7 @@ systems:
   - { name: a, type: celery, redis: "nope" }
 `);
     expect(withOthers).toEqual([
-      'systems[1].redis: expected a redis:// or rediss:// URL',
+      'systems[1].redis: expected a redis://, rediss:// or sentinel:// URL',
       'systems[1].name: duplicate system name "a" (also systems[0])',
     ]);
   });

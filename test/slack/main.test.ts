@@ -63,7 +63,7 @@ describe('npm start (src/main.ts)', () => {
     );
     expect(code).toBe(1);
     const text = err.join('\n');
-    expect(text).toContain('systems[0].redis: expected a redis:// or rediss:// URL');
+    expect(text).toContain('systems[0].redis: expected a redis://, rediss:// or sentinel:// URL');
     expect(text).toContain('systems[1]');
   });
 });

@@ -20,6 +20,7 @@ import {
   toRedisUnavailable,
   urlSecrets,
 } from '../redis-client.js';
+import { systemEndpoint } from '../redis-endpoint.js';
 import { workersFromClientList } from './client-list.js';
 import { majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
@@ -107,7 +108,8 @@ export function createBullmqBackend(
     connectTimeoutMs: options.connectTimeoutMs,
     commandTimeoutMs: options.commandTimeoutMs,
   };
-  const client = createRedisClient(system.redis, {
+  const endpoint = systemEndpoint(system);
+  const client = createRedisClient(endpoint, {
     ...clientOptions,
     connectionName: `queue-ops:${system.name}`,
   });
@@ -416,7 +418,7 @@ export function createBullmqBackend(
     });
     // BullMQ defines its scripts on the connection it is given: a separate, short-lived one keeps
     // 5.x and 6.x scripts (same names, different bodies) apart and off the read client.
-    const admin = createRedisClient(system.redis, {
+    const admin = createRedisClient(endpoint, {
       ...clientOptions,
       connectionName: `queue-ops:${system.name}:admin`,
     });

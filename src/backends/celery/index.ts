@@ -20,6 +20,7 @@ import {
   toRedisUnavailable,
   urlSecrets,
 } from '../redis-client.js';
+import { siblingEndpoint, systemEndpoint } from '../redis-endpoint.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -136,11 +137,13 @@ export function createCeleryBackend(
     db: dbFromUrl(system.redis),
   };
   const clientOptions = { connectTimeoutMs, commandTimeoutMs };
-  const client = createRedisClient(system.redis, { ...clientOptions, connectionName: 'queue-ops' });
-  client.defineCommand('celeryQueueState', { lua: QUEUE_STATE_LUA });
+  const broker = systemEndpoint(system);
   const separateResults = resultUrl !== system.redis;
+  const results = separateResults ? siblingEndpoint(resultUrl, broker) : broker;
+  const client = createRedisClient(broker, { ...clientOptions, connectionName: 'queue-ops' });
+  client.defineCommand('celeryQueueState', { lua: QUEUE_STATE_LUA });
   const resultClient = separateResults
-    ? createRedisClient(resultUrl, { ...clientOptions, connectionName: 'queue-ops' })
+    ? createRedisClient(results, { ...clientOptions, connectionName: 'queue-ops' })
     : client;
   let subscriber: Redis | undefined;
   let failureIndex: FailureIndex | undefined;
@@ -150,7 +153,7 @@ export function createCeleryBackend(
     // Deadlines run on the real clock: an injected `now` is for ages and dates only.
     connectTimeoutMs,
     createBlockingClient: () =>
-      createRedisClient(system.redis, {
+      createRedisClient(broker, {
         connectTimeoutMs,
         // A BRPOP here waits up to 1 s by design; the timeout is for a Redis that hangs.
         commandTimeoutMs: commandTimeoutMs + 1500,
@@ -166,7 +169,7 @@ export function createCeleryBackend(
 
   function failures(): FailureIndex {
     if (!failureIndex) {
-      subscriber = createRedisClient(resultUrl, { ...clientOptions, connectionName: 'queue-ops:results' });
+      subscriber = createRedisClient(results, { ...clientOptions, connectionName: 'queue-ops:results' });
       failureIndex = createFailureIndex({
         client: resultClient,
         subscriber,

@@ -1,3 +1,4 @@
+import { endpointDb } from '../redis-endpoint.js';
 /**
  * Key and channel names of kombu's Redis transport (kombu 5.2.4 `transport/redis.py`), so that
  * every other file in this folder agrees on them. See queue-wire-formats.md, A0–A4 and A9.
@@ -62,13 +63,7 @@ export function queueOfBindingMember(layout: KombuLayout, member: string): strin
 
 /** `redis://h:6379/3` → 3; kombu fills `{db}` in the fanout prefix with this number. */
 export function dbFromUrl(url: string): number {
-  try {
-    const path = new URL(url).pathname.replace(/^\//, '');
-    const db = Number.parseInt(path, 10);
-    return Number.isFinite(db) && db >= 0 ? db : 0;
-  } catch {
-    return 0;
-  }
+  return endpointDb(url);
 }
 
 /** The channel workers PSUBSCRIBE for remote control: `{P}/{db}.celery.pidbox` by default. */
