@@ -135,6 +135,10 @@ export function resolveEndpoint(
         sentinels,
         name,
         db: fromUrl.db,
+        // Follow +switch-master at once instead of reading from a demoted master until the
+        // connection happens to break; a write refused as READONLY reconnects to the new one.
+        failoverDetector: true,
+        reconnectOnError: (error: Error) => (/READONLY/.test(error.message) ? 2 : false),
         ...(fromUrl.username ? { username: fromUrl.username } : {}),
         ...(fromUrl.password ? { password: fromUrl.password } : {}),
         ...(tls ? { tls, enableTLSForSentinelMode: true, sentinelTLS: tls } : {}),

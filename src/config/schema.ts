@@ -150,6 +150,26 @@ export const configSchema = z
   .superRefine((config, ctx) => {
     const seen = new Map<string, number>();
     config.systems.forEach((s, index) => {
+      const sentinelUrl = /^sentinel:\/\//i.test(s.redis);
+      if (
+        (sentinelUrl || s.sentinel) &&
+        !s.sentinel?.name &&
+        !(sentinelUrl && sentinelMasterInUrl(s.redis))
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['systems', index, 'sentinel', 'name'],
+          message:
+            'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
+        });
+      }
+      if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['systems', index, 'sentinel', 'sentinels'],
+          message: 'expected sentinels: [host:port, …] (or a sentinel:// URL in redis)',
+        });
+      }
       const first = seen.get(s.name);
       if (first !== undefined) {
         ctx.addIssue({
@@ -162,6 +182,11 @@ export const configSchema = z
       }
     });
   });
+
+/** A non-numeric path segment in any part of a `sentinel://` URL names the master. */
+function sentinelMasterInUrl(url: string): boolean {
+  return url.split(';').some((part) => /^sentinel:\/\/[^/]*\/(.*\/)?[^/\d][^/]*$/i.test(part.trim()));
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type SystemConfig = Config['systems'][number];

@@ -1,0 +1,211 @@
+import { readFileSync } from 'node:fs';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { createCeleryBackend } from '../../src/backends/celery/index.js';
+import { redactUrl } from '../../src/backends/redis-client.js';
+import { parseSentinelUrl } from '../../src/backends/redis-endpoint.js';
+import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import { isOpsError } from '../../src/errors.js';
+import {
+  makeTestCa,
+  type RedisProcess,
+  type SentinelGroup,
+  startSentinelGroup,
+  startTlsRedis,
+  type TestCa,
+} from '../helpers/redis-shapes.js';
+import { randomName, waitFor } from './bullmq/helpers.js';
+
+const parseSystem = <T>(system: Record<string, unknown>): T =>
+  configSchema.parse({ systems: [system] }).systems[0] as T;
+
+describe('a watched Redis behind TLS with a private CA', () => {
+  let ca: TestCa;
+  let server: RedisProcess;
+  beforeAll(async () => {
+    ca = makeTestCa();
+    server = await startTlsRedis(ca);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    ca?.cleanup();
+  });
+
+  it('reads BullMQ depth over rediss:// with the CA file from config', async () => {
+    const prefix = randomName('tls');
+    const producer = new Queue('mail', {
+      prefix,
+      connection: { host: '127.0.0.1', port: server.port, tls: { ca: readFileSync(ca.ca) } },
+    });
+    await producer.addBulk([1, 2, 3].map((n) => ({ name: 'send', data: { n } })));
+    await producer.close();
+
+    const system = parseSystem<BullmqSystemConfig>({
+      name: 'pushizo',
+      type: 'bullmq',
+      redis: `rediss://127.0.0.1:${server.port}`,
+      prefix,
+      tls: { ca: ca.ca },
+    });
+    const backend = createBullmqBackend(system);
+    try {
+      const status = await backend.status();
+      expect(status.queues.find((q) => q.name === 'mail')?.waiting).toBe(3);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('refuses a server certificate it cannot verify, as an unavailable system and not a crash', async () => {
+    const backend = createBullmqBackend(
+      parseSystem<BullmqSystemConfig>({
+        name: 'pushizo',
+        type: 'bullmq',
+        redis: `rediss://127.0.0.1:${server.port}`,
+        prefix: 'none',
+      }),
+      { connectTimeoutMs: 1000 },
+    );
+    try {
+      const error = await backend.status().catch((e: unknown) => e);
+      expect(isOpsError(error) && error.code).toBe('RedisUnavailable');
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('reads Celery queues over rediss:// too', async () => {
+    const writer = new Redis({
+      host: '127.0.0.1',
+      port: server.port,
+      tls: { ca: readFileSync(ca.ca) },
+      db: 3,
+    });
+    await writer.lpush('alarm_processing', JSON.stringify({ headers: { id: 'a', task: 't' } }));
+    await writer.sadd('_kombu.binding.alarm_processing', 'alarm_processing\x06\x16\x06\x16alarm_processing');
+    writer.disconnect();
+    const backend = createCeleryBackend(
+      parseSystem<CelerySystemConfig>({
+        name: 'zeus',
+        type: 'celery',
+        redis: `rediss://127.0.0.1:${server.port}/3`,
+        tls: { ca: ca.ca },
+        inspectTimeoutMs: 100,
+      }),
+    );
+    try {
+      const status = await backend.status();
+      expect(status.queues.find((q) => q.name === 'alarm_processing')?.waiting).toBe(1);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe('a watched Redis behind Sentinel', () => {
+  let group: SentinelGroup;
+  beforeAll(async () => {
+    group = await startSentinelGroup('mymaster');
+  });
+  afterAll(async () => {
+    await group?.stop();
+  });
+
+  it('parses Celery’s sentinel:// broker form: hosts, master name, db, the master’s password', () => {
+    expect(parseSentinelUrl('sentinel://:pw@h1:26379;sentinel://h2:26380/mymaster')).toEqual({
+      sentinels: [
+        { host: 'h1', port: 26379 },
+        { host: 'h2', port: 26380 },
+      ],
+      name: 'mymaster',
+      db: 0,
+      password: 'pw',
+    });
+    expect(parseSentinelUrl('sentinel://h1:26379/2').db).toBe(2);
+    expect(redactUrl('sentinel://:pw@h1:26379;sentinel://:pw@h2:26379/m')).toBe(
+      'sentinel://***@h1:26379;sentinel://***@h2:26379/m',
+    );
+  });
+
+  it('keeps answering status through a failover, from the sentinel URL alone', async () => {
+    const prefix = randomName('sen');
+    const direct = new Queue('dispatch', {
+      prefix,
+      connection: { host: '127.0.0.1', port: group.master.port },
+    });
+    await direct.addBulk([1, 2].map((n) => ({ name: 'push', data: { n } })));
+    await direct.close();
+    const backend = createBullmqBackend(
+      parseSystem<BullmqSystemConfig>({
+        name: 'pushizo',
+        type: 'bullmq',
+        redis: `sentinel://127.0.0.1:${group.sentinel.port}/mymaster`,
+        prefix,
+      }),
+    );
+    const replica = new Redis({ host: '127.0.0.1', port: group.replica.port });
+    try {
+      expect((await backend.status()).queues.find((q) => q.name === 'dispatch')?.waiting).toBe(2);
+      await waitFor(
+        'the replica to catch up',
+        async () => (await replica.exists(`${prefix}:dispatch:wait`)) === 1,
+      );
+
+      const admin = new Redis({ host: '127.0.0.1', port: group.sentinel.port });
+      await admin.call('SENTINEL', 'FAILOVER', 'mymaster');
+      admin.disconnect();
+      await waitFor('the replica to become master', async () =>
+        (await replica.info('replication')).includes('role:master'),
+      );
+      // Status during and after the switch: it may fail for a moment, then answers from the new master.
+      let waiting: number | undefined;
+      const until = Date.now() + 15_000;
+      while (Date.now() < until) {
+        try {
+          const status = await backend.status();
+          waiting = status.queues.find((q) => q.name === 'dispatch')?.waiting;
+          const role = await replica.info('replication');
+          if (waiting === 2 && role.includes('role:master')) break;
+        } catch (error) {
+          expect(isOpsError(error) && error.code).toBe('RedisUnavailable');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(waiting).toBe(2);
+      // The backend now talks to the former replica: a write there shows in its next status.
+      const promoted = new Queue('dispatch', {
+        prefix,
+        connection: { host: '127.0.0.1', port: group.replica.port },
+      });
+      await promoted.add('push', { n: 3 });
+      await promoted.close();
+      await waitFor('status from the new master', async () => {
+        const status = await backend.status().catch(() => undefined);
+        return status?.queues.find((q) => q.name === 'dispatch')?.waiting === 3;
+      });
+    } finally {
+      replica.disconnect();
+      await backend.close();
+    }
+  }, 60_000);
+
+  it('takes the master name from config when the URL does not carry it, and refuses neither', async () => {
+    const system = parseSystem<CelerySystemConfig>({
+      name: 'zeus',
+      type: 'celery',
+      redis: `sentinel://127.0.0.1:${group.sentinel.port}`,
+      sentinel: { name: 'mymaster' },
+      inspectTimeoutMs: 100,
+    });
+    const backend = createCeleryBackend(system);
+    try {
+      const status = await backend.status();
+      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+    } finally {
+      await backend.close();
+    }
+  });
+});

@@ -1,0 +1,199 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../src/lib/redis-server.js';
+
+/** A redis-server (or sentinel) process started with arbitrary arguments, stopped by the test. */
+export interface RedisProcess {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startRedisProcess(
+  args: string[],
+  options: { port?: number; ready?: RegExp; dir?: string } = {},
+): Promise<RedisProcess> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'qo-redis-shape-'));
+  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += String(chunk);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const ready = options.ready ?? /Ready to accept connections/;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redis did not start:\n${output}`)), 10_000);
+    child.stdout.on('data', () => {
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis exited with ${code}:\n${output}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  return {
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGKILL');
+        await exited;
+      }
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A private CA and a server certificate for 127.0.0.1 / localhost, made with openssl. */
+export interface TestCa {
+  dir: string;
+  ca: string;
+  cert: string;
+  key: string;
+  cleanup(): void;
+}
+
+export function makeTestCa(): TestCa {
+  const dir = mkdtempSync(join(tmpdir(), 'qo-tls-'));
+  const file = (name: string) => join(dir, name);
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=queue-ops test CA',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+  ]);
+  writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  run([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    file('server.key'),
+    '-out',
+    file('server.csr'),
+  ]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    file('san.ext'),
+    '-out',
+    file('server.crt'),
+  ]);
+  return {
+    dir,
+    ca: file('ca.crt'),
+    cert: file('server.crt'),
+    key: file('server.key'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** redis-server speaking only TLS on a free port, with the CA's server certificate. */
+export async function startTlsRedis(ca: TestCa): Promise<RedisProcess> {
+  const port = await freePort();
+  return await startRedisProcess(
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--tls-cert-file',
+      ca.cert,
+      '--tls-key-file',
+      ca.key,
+      '--tls-ca-cert-file',
+      ca.ca,
+      '--tls-auth-clients',
+      'no',
+    ],
+    { port },
+  );
+}
+
+/** A master, one replica and one sentinel watching them as `name`. */
+export interface SentinelGroup {
+  name: string;
+  master: RedisProcess;
+  replica: RedisProcess;
+  sentinel: RedisProcess;
+  stop(): Promise<void>;
+}
+
+export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGroup> {
+  const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const masterPort = await freePort();
+  const master = await startRedisProcess(['--port', String(masterPort), ...base], { port: masterPort });
+  const replicaPort = await freePort();
+  const replica = await startRedisProcess(
+    ['--port', String(replicaPort), ...base, '--replicaof', '127.0.0.1', String(masterPort)],
+    { port: replicaPort },
+  );
+  const sentinelPort = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'qo-sentinel-'));
+  const conf = join(dir, 'sentinel.conf');
+  writeFileSync(
+    conf,
+    [
+      `port ${sentinelPort}`,
+      'bind 127.0.0.1',
+      `sentinel monitor ${name} 127.0.0.1 ${masterPort} 1`,
+      `sentinel down-after-milliseconds ${name} 1000`,
+      `sentinel failover-timeout ${name} 5000`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  const sentinel = await startRedisProcess([conf, '--sentinel'], {
+    port: sentinelPort,
+    dir,
+    ready: /Sentinel ID is|monitor master/,
+  });
+  return {
+    name,
+    master,
+    replica,
+    sentinel,
+    async stop() {
+      await sentinel.stop();
+      await replica.stop();
+      await master.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
