@@ -1,0 +1,42 @@
+# queue-ops: the Slack bot (HTTP mode on $PORT, or Socket Mode with health and metrics on
+# $METRICS_PORT). Multi-stage: compile with dev dependencies, ship production ones only.
+FROM node:20-slim AS build
+WORKDIR /app
+# better-sqlite3 builds from source when no prebuilt binary fits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3
+COPY tsconfig*.json ./
+COPY src ./src
+COPY bin ./bin
+RUN npm run build
+
+FROM node:20-slim AS deps
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# No lifecycle scripts (the build already ran above), except the native addon's own.
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3
+
+FROM node:20-slim
+ENV NODE_ENV=production \
+    PORT=3000 \
+    QUEUE_OPS_CONFIG=/etc/queue-ops/queue-ops.yml
+WORKDIR /app
+RUN groupadd --system --gid 10001 queueops \
+ && useradd --system --uid 10001 --gid queueops --home-dir /app --shell /usr/sbin/nologin queueops \
+ && mkdir -p /app/data \
+ && chown queueops:queueops /app/data
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+USER 10001:10001
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.METRICS_PORT||process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/main.js"]
