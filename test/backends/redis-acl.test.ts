@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { createCeleryBackend } from '../../src/backends/celery/index.js';
+import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { waitFor } from './bullmq/helpers.js';
+
+/**
+ * README's read-only ACL user, created from README's own line, must be enough for the whole read
+ * path: a NOPERM anywhere means the documentation lies to the operator who follows it.
+ */
+function readmeAclLine(user: string): string {
+  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  const line = readme.split('\n').find((l) => l.startsWith(`ACL SETUSER ${user} `));
+  if (!line) throw new Error(`README has no "ACL SETUSER ${user}" line`);
+  return line;
+}
+
+const PASSWORD = 'read-only-pw';
+
+describe("README's read-only Redis user", () => {
+  let redis: PrivateRedis;
+  let admin: Redis;
+  let worker: CeleryWorker | undefined;
+  let readUrl: string;
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    admin = new Redis(redis.url);
+    // Words as redis-cli splits them: a double-quoted selector is one argument.
+    const argsOf = (user: string) =>
+      [...readmeAclLine(user).matchAll(/"([^"]*)"|(\S+)/g)]
+        .map((m) => m[1] ?? m[2]!)
+        .slice(1)
+        .map((word) => (word === '>CHANGE-ME' ? `>${PASSWORD}` : word));
+    expect(await admin.call('ACL', ...argsOf('queue-ops-read'))).toBe('OK');
+    expect(await admin.call('ACL', ...argsOf('queue-ops-act'))).toBe('OK');
+    readUrl = `redis://queue-ops-read:${PASSWORD}@127.0.0.1:${redis.port}/0`;
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    admin?.disconnect();
+    await redis?.stop();
+  });
+
+  it('reads BullMQ status, dead letters and workers without a NOPERM', async () => {
+    const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+    const queue = new Queue('dispatch-ios', { prefix: 'hs', connection });
+    await queue.addBulk([1, 2, 3].map((n) => ({ name: 'push', data: { n }, opts: { attempts: 1 } })));
+    const failing = new Worker(
+      'dispatch-ios',
+      async () => {
+        throw new Error('APNs said no');
+      },
+      { prefix: 'hs', connection, name: 'ios-worker' },
+    );
+    await waitFor('three failures', async () => (await queue.getFailedCount()) === 3);
+    const system = configSchema.parse({
+      systems: [{ name: 'pushizo', type: 'bullmq', redis: readUrl, prefix: 'hs' }],
+    }).systems[0] as BullmqSystemConfig;
+    const backend = createBullmqBackend(system);
+    try {
+      const status = await backend.status();
+      expect(status.queues.find((q) => q.name === 'dispatch-ios')?.failed).toBe(3);
+      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+      expect(status.workers.map((w) => w.name)).toContain('ios-worker');
+      const dlq = await backend.dlq('dispatch-ios', 10);
+      expect(dlq.jobs[0]?.error).toBe('APNs said no');
+      expect((await backend.workers()).length).toBeGreaterThan(0);
+      // And it really is read-only: a write is refused.
+      const direct = new Redis(readUrl);
+      await expect(direct.set('hs:dispatch-ios:meta', 'x')).rejects.toThrow(/NOPERM/);
+      direct.disconnect();
+    } finally {
+      await backend.close();
+      await failing.close();
+      await queue.close();
+    }
+  });
+
+  it('reads Celery queues, failures and inspects a real worker without a NOPERM', async () => {
+    const target = { brokerUrl: `${redis.url}/0` };
+    worker = await startCeleryWorker({ ...target, name: 'qo-acl', queues: ['alarm_processing'] });
+    await publishCelery(target, [
+      { task: 'tasks.boom', args: ['no device'], queue: 'alarm_processing', wait: true },
+    ]);
+    const system = configSchema.parse({
+      systems: [{ name: 'zeus', type: 'celery', redis: readUrl, inspectTimeoutMs: 1000 }],
+    }).systems[0] as CelerySystemConfig;
+    const backend = createCeleryBackend(system);
+    try {
+      const status = await backend.status();
+      expect(status.warnings.filter((w) => w.code === 'WorkerInspectFailed')).toEqual([]);
+      expect(status.workers.map((w) => w.name)).toContain(worker.name);
+      expect(status.queues.find((q) => q.name === 'alarm_processing')?.failed).toBe(1);
+      const dlq = await backend.dlq('alarm_processing', 10);
+      expect(dlq.jobs[0]?.error).toMatch(/^ValueError: no device/);
+      const workers = await backend.workers();
+      expect(workers.map((w) => w.name)).toContain(worker.name);
+    } finally {
+      await backend.close();
+    }
+  }, 60_000);
+});
