@@ -3,6 +3,7 @@ import { type Audit, createAudit } from './audit/audit.js';
 import { createCommandAuditMiddleware } from './audit/middleware.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
+import { coalesceStatus } from './backends/coalesce.js';
 import type { QueueBackend } from './backends/queue-backend.js';
 import { urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
@@ -66,7 +67,8 @@ export function createBackend(system: SystemConfig): QueueBackend {
  */
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
-  const backends = createBackendRegistry(config.systems.map((s) => createBackend(s)));
+  // Concurrent status reads of one system (commands, scrapes, the monitor) share one round trip.
+  const backends = createBackendRegistry(config.systems.map((s) => coalesceStatus(createBackend(s))));
   const commands = createReadCommands(deps.commands);
   const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()), ...deps.services };
   const dispatcher = createDispatcher({ ctx, commands, logger, middleware: deps.middleware });

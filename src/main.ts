@@ -8,6 +8,8 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { operationalRoutes } from './transports/http/routes.js';
 import {
   boltLogger,
   createSlackApp,
@@ -62,6 +64,14 @@ export interface BotOptions {
   sweepIntervalMs?: number;
   /** Where logs go (tests read them); otherwise stdout at `LOG_LEVEL`. */
   logger?: Logger;
+  /** e.g. `{ processMetrics: false }` in tests that start many bots in one process. */
+  metricsOptions?: { processMetrics?: boolean };
+}
+
+/** A cheap read of the bot's own store, for `/readyz`. */
+async function pingStore(runtime: QueueOps): Promise<void> {
+  if (runtime.store.auditHead) await runtime.store.auditHead();
+  else await runtime.store.listAudit({ limit: 1 });
 }
 
 /**
@@ -127,6 +137,11 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     ...slackClientOptions(settings),
   });
   const auditChannel = config.slack.auditChannel;
+  const channelSink = auditChannel
+    ? createAuditChannelSink({ client: web, channel: auditChannel, logger, locale })
+    : undefined;
+  // Built once the backends exist; entries written before that (none in practice) go uncounted.
+  let metrics: Metrics | undefined;
 
   let runtime: QueueOps;
   try {
@@ -138,9 +153,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       directory: createSlackDirectory(web),
       // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
       guardsAt: 'transport',
-      ...(auditChannel
-        ? { auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }) }
-        : {}),
+      auditSink: async (entry) => {
+        metrics?.observeAudit(entry);
+        await channelSink?.(entry);
+      },
     });
   } catch (error) {
     const reason = isOpsError(error)
@@ -155,13 +171,32 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);
+  const liveMetrics = createMetrics({
+    backends: runtime.backends,
+    cacheSeconds: config.metrics.cacheSeconds,
+    ...options.metricsOptions,
+  });
+  metrics = liveMetrics;
+  runtime.dispatcher.use(async (_request, next, { command }) => {
+    const started = performance.now();
+    try {
+      return await next();
+    } finally {
+      liveMetrics.observeCommand(command.verb, (performance.now() - started) / 1000);
+    }
+  });
 
-  let slack: SlackApp;
+  let slack: SlackApp | undefined;
   let port: number | undefined;
   try {
     slack = createSlackApp({
       env,
       logger,
+      routes: operationalRoutes({
+        metrics: liveMetrics,
+        pingStore: () => pingStore(runtime),
+        slackConnected: () => slack?.connected() ?? false,
+      }),
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       ...(options.authorization ? { authorization: options.authorization } : {}),
       ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),

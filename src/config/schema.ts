@@ -144,6 +144,13 @@ export const configSchema = z
       .strict()
       .default({ ttlMinutes: 15, require2fa: false }),
     locale: z.enum(['en']).default('en'),
+    metrics: z
+      .object({
+        /** How long one read of a system serves `/metrics` scrapes. */
+        cacheSeconds: z.number().min(0).max(300).default(10),
+      })
+      .strict()
+      .default({ cacheSeconds: 10 }),
     systems: z.array(system).min(1, { error: 'expected at least one system' }),
   })
   .strict()

@@ -17,6 +17,8 @@ export interface SlackEnv {
   SLACK_SIGNING_SECRET?: string;
   SLACK_API_URL?: string;
   PORT?: string;
+  /** Socket Mode: where `/healthz`, `/readyz` and `/metrics` listen (default: `PORT`, then 3000). */
+  METRICS_PORT?: string;
   [name: string]: string | undefined;
 }
 
@@ -27,7 +29,7 @@ export interface SlackSettings {
   botToken: string;
   appToken?: string;
   signingSecret?: string;
-  /** HTTP: where `/slack/events` and `/healthz` listen. Socket Mode: `/healthz` only. */
+  /** HTTP: where `/slack/events` and the health and metrics routes listen. Socket Mode: those routes only. */
   port: number;
   /** Web API base URL ending in `/` (GovSlack, a proxy); Slack's own when undefined. */
   apiUrl?: string;
@@ -58,7 +60,7 @@ export function slackSettingsFromEnv(env: SlackEnv): SlackSettings {
   if (!hasSlackTransport(env)) missing.push('SLACK_APP_TOKEN or SLACK_SIGNING_SECRET');
   if (missing.length > 0) throw new SlackEnvError(t.missingEnv(missing), missing);
 
-  const portText = env.PORT ?? '3000';
+  const portText = (env.SLACK_APP_TOKEN ? env.METRICS_PORT : undefined) ?? env.PORT ?? '3000';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65_535) throw new SlackEnvError(t.badPort(portText), []);
 
@@ -106,6 +108,8 @@ export interface CreateSlackAppOptions {
   authorization?: { botId: string; botUserId: string };
   /** Extra Web API client options (retry policy in tests); `SLACK_API_URL` still wins. */
   clientOptions?: WebClientOptions;
+  /** Served beside `/healthz` in both modes (`/readyz`, `/metrics`). */
+  routes?: CustomRoute[];
 }
 
 /** A Bolt app built from the environment, with start/stop that report where it listens. */
@@ -115,6 +119,11 @@ export interface SlackApp {
   /** Starts the receiver; for HTTP, resolves with the port actually bound (useful with PORT=0). */
   start(): Promise<{ port?: number }>;
   stop(): Promise<void>;
+  /**
+   * Whether Slack can reach the bot now: Socket Mode's websocket is open, or the HTTP receiver
+   * is listening. For `/readyz`.
+   */
+  connected(): boolean;
 }
 
 /** `GET /healthz`: a liveness answer that needs neither Slack nor Redis. */
@@ -146,6 +155,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
     clientOptions,
   };
 
+  const customRoutes = [healthRoute, ...(options.routes ?? [])];
   let app: App;
   if (options.receiverOverride) {
     app = new App({ ...common, receiver: options.receiverOverride });
@@ -156,7 +166,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       appToken: settings.appToken as string,
       // Socket Mode only opens a port for custom routes: this is the health check.
       port: settings.port,
-      customRoutes: [healthRoute],
+      customRoutes,
     });
   } else {
     app = new App({
@@ -164,24 +174,48 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       signingSecret: settings.signingSecret as string,
       endpoints: '/slack/events',
       port: settings.port,
-      customRoutes: [healthRoute],
+      customRoutes,
       // ack() goes back as soon as the listener calls it; the answer follows via response_url.
       processBeforeResponse: false,
     });
   }
 
+  let listening = false;
+  let socketOpen = false;
+  // Bolt keeps its Socket Mode receiver private; its client reports the websocket's state.
+  const socketClient = (app as unknown as { receiver?: { client?: SocketEvents } }).receiver?.client;
+  if (settings.mode === 'socket' && !options.receiverOverride && socketClient?.on) {
+    socketClient.on('connected', () => {
+      socketOpen = true;
+    });
+    for (const event of ['disconnected', 'reconnecting', 'disconnecting']) {
+      socketClient.on(event, () => {
+        socketOpen = false;
+      });
+    }
+  }
   return {
     app,
     settings,
+    connected() {
+      if (!listening) return false;
+      return settings.mode === 'socket' && !options.receiverOverride ? socketOpen : true;
+    },
     async start() {
       const started: unknown = await app.start();
+      listening = true;
       const address = isServer(started) ? started.address() : null;
       return typeof address === 'object' && address ? { port: (address as AddressInfo).port } : {};
     },
     async stop() {
+      listening = false;
       await app.stop();
     },
   };
+}
+
+interface SocketEvents {
+  on(event: string, listener: () => void): unknown;
 }
 
 type WebClientOptions = webApi.WebClientOptions;

@@ -1,0 +1,21 @@
+import type { QueueBackend, SystemStatus } from './queue-backend.js';
+
+/**
+ * The same backend, except that concurrent `status()` calls asking for the same queues share one
+ * Redis read in flight: ten scrapes and ten `/queue status` typed during an incident cost one
+ * pipelined round trip, not twenty. Nothing is cached past the read itself; `metrics` adds its own
+ * short cache on top.
+ */
+export function coalesceStatus<B extends QueueBackend>(backend: B): B {
+  const inFlight = new Map<string, Promise<SystemStatus>>();
+  const wrapper = Object.create(backend) as B;
+  wrapper.status = (queues?: string[]) => {
+    const key = queues ? JSON.stringify([...queues].sort()) : '*';
+    const running = inFlight.get(key);
+    if (running) return running;
+    const read = backend.status(queues).finally(() => inFlight.delete(key));
+    inFlight.set(key, read);
+    return read;
+  };
+  return wrapper;
+}

@@ -1,0 +1,261 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { SystemStatus } from '../backends/queue-backend.js';
+import type { BackendRegistry } from '../commands/types.js';
+import type { AuditEntry } from '../store/store.js';
+
+/** The queue states exported as `queue_ops_queue_jobs{state}`. */
+export const EXPORTED_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'prioritized',
+  'failed',
+  'completed',
+] as const;
+
+export interface MetricsDeps {
+  backends: Pick<BackendRegistry, 'names' | 'get'>;
+  /** How long one read of a system serves scrapes (`metrics.cacheSeconds`). */
+  cacheSeconds: number;
+  now?: () => number;
+  /** Open alerts by severity, when the escalation monitor runs in this process. */
+  openAlerts?: () => Promise<Record<string, number>>;
+  /** Posts waiting in the outbox, when there is one. */
+  outboxDepth?: () => Promise<number>;
+  /** Node's own process metrics (off in tests that build many registries). */
+  processMetrics?: boolean;
+}
+
+/** What the rest of the bot tells the metrics, and what `/metrics` serves. */
+export interface Metrics {
+  registry: Registry;
+  /** Prometheus text format. */
+  render(): Promise<string>;
+  contentType: string;
+  /** One command answered: its verb and how long it took. */
+  observeCommand(verb: string, seconds: number): void;
+  /** Every audit entry: actions and approvals are counted from the trail itself. */
+  observeAudit(entry: Pick<AuditEntry, 'action' | 'outcome' | 'params'>): void;
+  /** Whether each system's Redis answered the last read (for `/readyz`'s body). */
+  systemsUp(): Promise<Record<string, boolean>>;
+}
+
+interface Snapshot {
+  at: number;
+  systems: { name: string; status?: SystemStatus }[];
+}
+
+/**
+ * Queue gauges come from the same pipelined read as `status` (one round trip per system), cached
+ * for `cacheSeconds` and shared by concurrent scrapes, so queue-ops doubles as a BullMQ and
+ * Celery exporter without becoming one more load on the Redis it watches.
+ */
+export function createMetrics(deps: MetricsDeps): Metrics {
+  const now = deps.now ?? Date.now;
+  const registry = new Registry();
+  if (deps.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  let snapshot: Snapshot | undefined;
+  let reading: Promise<Snapshot> | undefined;
+
+  async function read(): Promise<Snapshot> {
+    const names = deps.backends.names();
+    const systems = await Promise.all(
+      names.map(async (name) => {
+        try {
+          return { name, status: await deps.backends.get(name)!.status() };
+        } catch {
+          // A system that is down is exported as down, never as a failed scrape.
+          return { name };
+        }
+      }),
+    );
+    return { at: now(), systems };
+  }
+
+  function current(): Promise<Snapshot> {
+    if (snapshot && now() - snapshot.at < deps.cacheSeconds * 1000) return Promise.resolve(snapshot);
+    reading ??= read()
+      .then((fresh) => {
+        snapshot = fresh;
+        return fresh;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  }
+
+  const queueJobs = new Gauge({
+    name: 'queue_ops_queue_jobs',
+    help: 'Jobs in a queue by state, from the same read as /queue status',
+    labelNames: ['system', 'queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems) {
+        for (const queue of status?.queues ?? []) {
+          for (const state of EXPORTED_STATES) {
+            this.set({ system: name, queue: queue.name, state }, queue[state]);
+          }
+        }
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_queue_oldest_waiting_seconds',
+    help: 'Age of the next job to be picked up (absent when nothing waits or the age is unknown)',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems) {
+        for (const queue of status?.queues ?? []) {
+          if (queue.oldestWaitingSeconds !== null) {
+            this.set({ system: name, queue: queue.name }, queue.oldestWaitingSeconds);
+          }
+        }
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_queue_paused',
+    help: '1 when the queue is paused',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems) {
+        for (const queue of status?.queues ?? [])
+          this.set({ system: name, queue: queue.name }, queue.isPaused ? 1 : 0);
+      }
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_workers',
+    help: 'Live workers seen on the system',
+    labelNames: ['system'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems) if (status) this.set({ system: name }, status.workers.length);
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_redis_memory_used_bytes',
+    help: 'INFO memory used_memory of the system’s Redis',
+    labelNames: ['system'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems)
+        if (status) this.set({ system: name }, status.redis.usedMemoryBytes);
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_redis_memory_max_bytes',
+    help: 'INFO memory maxmemory of the system’s Redis (0: no limit)',
+    labelNames: ['system'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems)
+        if (status) this.set({ system: name }, status.redis.maxMemoryBytes);
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_system_up',
+    help: '1 when the system’s Redis answered the last read, 0 when it did not',
+    labelNames: ['system'] as const,
+    registers: [registry],
+    async collect() {
+      const { systems } = await current();
+      this.reset();
+      for (const { name, status } of systems) this.set({ system: name }, status ? 1 : 0);
+    },
+  });
+
+  const commandSeconds = new Histogram({
+    name: 'queue_ops_command_duration_seconds',
+    help: 'Time from a command arriving to its answer, by verb',
+    labelNames: ['verb'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  const actions = new Counter({
+    name: 'queue_ops_actions_total',
+    help: 'Actions run, by action and outcome (done, failed, interrupted)',
+    labelNames: ['action', 'outcome'] as const,
+    registers: [registry],
+  });
+
+  const approvals = new Counter({
+    name: 'queue_ops_approvals_total',
+    help: 'Approval request steps, by action and outcome (requested, approved, rejected, expired…)',
+    labelNames: ['action', 'outcome'] as const,
+    registers: [registry],
+  });
+
+  const auditEntries = new Counter({
+    name: 'queue_ops_audit_entries_total',
+    help: 'Audit entries written by this process',
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'queue_ops_alerts_open',
+    help: 'Escalation alerts open now, by severity',
+    labelNames: ['severity'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const open = (await deps.openAlerts?.().catch(() => undefined)) ?? {};
+      for (const severity of ['critical', 'warning', 'info']) this.set({ severity }, open[severity] ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'queue_ops_outbox_depth',
+    help: 'Slack posts waiting in the outbox for Slack to answer again',
+    registers: [registry],
+    async collect() {
+      this.set((await deps.outboxDepth?.().catch(() => undefined)) ?? 0);
+    },
+  });
+
+  void queueJobs;
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    observeCommand(verb, seconds) {
+      commandSeconds.observe({ verb }, seconds);
+    },
+    observeAudit(entry) {
+      auditEntries.inc();
+      const requestAction = typeof entry.params?.action === 'string' ? entry.params.action : undefined;
+      if (entry.action.startsWith('action.')) {
+        actions.inc({ action: entry.action.slice('action.'.length), outcome: entry.outcome });
+      } else if (entry.action.startsWith('request.') && requestAction) {
+        approvals.inc({ action: requestAction, outcome: entry.outcome });
+      }
+    },
+    async systemsUp() {
+      const { systems } = await current();
+      return Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
+    },
+  };
+}

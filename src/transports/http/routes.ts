@@ -1,0 +1,71 @@
+import type { CustomRoute } from '@slack/bolt';
+import type { Metrics } from '../../metrics/metrics.js';
+
+export interface ReadinessDeps {
+  /** Resolves when the bot's own store answers a cheap read; rejects otherwise. */
+  pingStore(): Promise<void>;
+  /** Socket Mode's websocket is open, or the HTTP receiver listens. */
+  slackConnected(): boolean;
+  metrics: Pick<Metrics, 'systemsUp'>;
+}
+
+/** What `/readyz` answers: which part is not ready, never a credential. */
+export interface Readiness {
+  ready: boolean;
+  store: 'ok' | 'unreachable';
+  slack: 'connected' | 'disconnected';
+  /**
+   * Each watched system's Redis, for the operator's eye only: a system that is down does not fail
+   * readiness, since the bot is needed most exactly then.
+   */
+  systems: Record<string, 'up' | 'down'>;
+}
+
+export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
+  const [store, systems] = await Promise.all([
+    deps.pingStore().then(
+      () => 'ok' as const,
+      () => 'unreachable' as const,
+    ),
+    deps.metrics.systemsUp().catch(() => ({}) as Record<string, boolean>),
+  ]);
+  const slack = deps.slackConnected() ? ('connected' as const) : ('disconnected' as const);
+  return {
+    ready: store === 'ok' && slack === 'connected',
+    store,
+    slack,
+    systems: Object.fromEntries(Object.entries(systems).map(([name, up]) => [name, up ? 'up' : 'down'])),
+  };
+}
+
+/** `/readyz` and `/metrics`, served beside Slack's endpoint (HTTP) or on `METRICS_PORT` (Socket Mode). */
+export function operationalRoutes(deps: ReadinessDeps & { metrics: Metrics }): CustomRoute[] {
+  return [
+    {
+      path: '/readyz',
+      method: ['GET'],
+      handler: (_req, res) => {
+        void readiness(deps).then((body) => {
+          res.writeHead(body.ready ? 200 : 503, { 'Content-Type': 'application/json; charset=utf-8' });
+          res.end(`${JSON.stringify(body)}\n`);
+        });
+      },
+    },
+    {
+      path: '/metrics',
+      method: ['GET'],
+      handler: (_req, res) => {
+        deps.metrics.render().then(
+          (text) => {
+            res.writeHead(200, { 'Content-Type': deps.metrics.contentType });
+            res.end(text);
+          },
+          () => {
+            res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+            res.end('metrics failed\n');
+          },
+        );
+      },
+    },
+  ];
+}

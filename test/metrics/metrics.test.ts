@@ -1,0 +1,186 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
+import { type RunningBot, startBot } from '../../src/main.js';
+import { jsonOf, runCli } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { parsePrometheusText } from '../helpers/prom-text.js';
+import { memoryLogger } from '../slack/harness.js';
+
+const url = inject('redisUrl');
+const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));
+const prefix = randomName('met');
+
+let fakeSlack: Server;
+let bot: RunningBot;
+let base: string;
+let configFile: string;
+
+async function get(path: string): Promise<{ status: number; body: string; type: string | null }> {
+  const res = await fetch(`${base}${path}`);
+  return { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
+}
+
+beforeAll(async () => {
+  fakeSlack = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok: true, user_id: 'U0BOT', bot_id: 'B0BOT', team_id: 'T0TEAM' }));
+  });
+  await new Promise<void>((resolve) => fakeSlack.listen(0, '127.0.0.1', resolve));
+  const apiUrl = `http://127.0.0.1:${(fakeSlack.address() as AddressInfo).port}/api/`;
+
+  const connection = connectionFor(url);
+  const dispatch = new Queue('dispatch-ios', { prefix, connection });
+  await dispatch.addBulk([1, 2, 3, 4, 5].map((n) => ({ name: 'push', data: { n } })));
+  await dispatch.add('later', {}, { delay: 3_600_000 });
+  await dispatch.close();
+  const events = new Queue('events', { prefix, connection });
+  await events.add('track', {});
+  await events.pause();
+  await events.close();
+
+  configFile = join(dir, 'queue-ops.yml');
+  writeFileSync(
+    configFile,
+    [
+      `store: sqlite:${join(dir, 'store.db')}`,
+      'metrics: { cacheSeconds: 0 }',
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${url}`,
+      `    prefix: ${prefix}`,
+      '  - name: down',
+      '    type: bullmq',
+      '    redis: redis://127.0.0.1:1',
+    ].join('\n'),
+  );
+  const started = await startBot(
+    {
+      SLACK_BOT_TOKEN: 'xoxb-metrics',
+      SLACK_SIGNING_SECRET: 'metrics-secret',
+      SLACK_API_URL: apiUrl,
+      PORT: '0',
+      QUEUE_OPS_CONFIG: configFile,
+    },
+    { stderr: () => {}, stdout: () => {} },
+    { logger: memoryLogger().logger, metricsOptions: { processMetrics: true } },
+  );
+  if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
+  bot = started;
+  base = `http://127.0.0.1:${bot.port}`;
+});
+
+afterAll(async () => {
+  await bot?.stop();
+  await new Promise((resolve) => fakeSlack?.close(resolve));
+  await deletePrefix(url, prefix);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('/metrics, /readyz and /healthz', () => {
+  it('exports queue depth that agrees with --json status, in Prometheus text format', async () => {
+    const scraped = await get('/metrics');
+    expect(scraped.status).toBe(200);
+    expect(scraped.type).toContain('text/plain');
+    const families = parsePrometheusText(scraped.body);
+
+    const cli = jsonOf(await runCli(['--config', configFile, '--json', 'status', 'pushizo']));
+    const system = (cli.data as { systems: { name: string; queues: Record<string, unknown>[] }[] })
+      .systems[0]!;
+    const jobs = families.get('queue_ops_queue_jobs');
+    expect(jobs?.type).toBe('gauge');
+    for (const queue of system.queues) {
+      for (const state of ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed']) {
+        const sample = jobs?.samples.find(
+          (s) => s.labels.system === 'pushizo' && s.labels.queue === queue.name && s.labels.state === state,
+        );
+        expect(sample?.value, `${queue.name} ${state}`).toBe(queue[state]);
+      }
+    }
+    const waiting = (q: string) =>
+      jobs?.samples.find((s) => s.labels.queue === q && s.labels.state === 'waiting')?.value;
+    expect(waiting('dispatch-ios')).toBe(5);
+    expect(
+      jobs?.samples.find((s) => s.labels.queue === 'dispatch-ios' && s.labels.state === 'delayed')?.value,
+    ).toBe(1);
+    expect(
+      families.get('queue_ops_queue_paused')?.samples.find((s) => s.labels.queue === 'events')?.value,
+    ).toBe(1);
+    expect(
+      families
+        .get('queue_ops_queue_oldest_waiting_seconds')
+        ?.samples.find((s) => s.labels.queue === 'dispatch-ios')?.value,
+    ).toBeGreaterThanOrEqual(0);
+    expect(families.get('queue_ops_redis_memory_used_bytes')?.samples[0]?.value).toBeGreaterThan(0);
+    // A system whose Redis is down is exported as down, and the scrape still succeeds.
+    const up = families.get('queue_ops_system_up')?.samples ?? [];
+    expect(Object.fromEntries(up.map((s) => [s.labels.system, s.value]))).toEqual({ pushizo: 1, down: 0 });
+    // Node's own process metrics.
+    expect(families.has('process_cpu_user_seconds_total')).toBe(true);
+    expect(families.has('nodejs_eventloop_lag_seconds')).toBe(true);
+    // Conventions: the prefix, base units, _total counters.
+    for (const name of families.keys()) {
+      if (name.startsWith('queue_ops_')) expect(name).not.toMatch(/_(ms|milliseconds|kb|mb)\b/);
+    }
+  });
+
+  it('counts commands by verb in a latency histogram, and audit entries written', async () => {
+    const res = await fetch(`${base}/slack/events`, { method: 'POST' });
+    expect(res.status).toBeGreaterThanOrEqual(400); // unsigned: refused, not counted
+    await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0VIEW', name: 'vic' },
+      via: 'cli',
+      words: ['status', 'pushizo'],
+      locale: 'en',
+    });
+    await bot.runtime.audit.flush();
+    const families = parsePrometheusText((await get('/metrics')).body);
+    const histogram = families.get('queue_ops_command_duration_seconds');
+    expect(histogram?.type).toBe('histogram');
+    expect(
+      histogram?.samples.find((s) => s.name.endsWith('_count') && s.labels.verb === 'status')?.value,
+    ).toBe(1);
+    expect(families.get('queue_ops_audit_entries_total')?.samples[0]?.value).toBeGreaterThanOrEqual(1);
+  });
+
+  it('shares one Redis read among concurrent scrapes and status calls', async () => {
+    const backend = bot.runtime.backends.get('pushizo') as BullmqBackend;
+    const before = backend.stats().roundTrips;
+    await Promise.all([
+      ...Array.from({ length: 10 }, () => get('/metrics')),
+      ...Array.from({ length: 10 }, () => backend.status()),
+    ]);
+    const spent = backend.stats().roundTrips - before;
+    // Alone, twenty reads would be twenty round trips; shared, one or two (a scrape that starts
+    // after the first read finished begins the next).
+    expect(spent).toBeGreaterThanOrEqual(1);
+    expect(spent).toBeLessThanOrEqual(3);
+  });
+
+  it('is ready with the store reachable and Slack listening, even though a watched Redis is down', async () => {
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toEqual({
+      ready: true,
+      store: 'ok',
+      slack: 'connected',
+      systems: { pushizo: 'up', down: 'down' },
+    });
+    expect((await get('/healthz')).status).toBe(200);
+  });
+
+  it('is not ready when its store is unreachable, and says which part, without credentials', async () => {
+    await bot.runtime.store.close();
+    await waitFor('readyz to fail', async () => (await get('/readyz')).status === 503);
+    const body = (await get('/readyz')).body;
+    expect(JSON.parse(body)).toMatchObject({ ready: false, store: 'unreachable', slack: 'connected' });
+    expect(body).not.toContain('xoxb');
+    expect(body).not.toContain(dir);
+  });
+});
