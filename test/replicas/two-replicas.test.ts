@@ -1,0 +1,221 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ActionId } from '../../src/blocks/action-ids.js';
+import { freePort } from '../../src/lib/redis-server.js';
+import { jsonOf, runCli } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+import { buttonClick, slackSignature, slashCommand } from '../slack/harness.js';
+
+/**
+ * Two real bot processes in HTTP mode behind "one URL", on one PostgreSQL store: a command
+ * arrives at one and its approval at the other, and the audit entries both write form one chain.
+ */
+const unreachable = await probePostgres();
+const SECRET = 'replica-signing-secret';
+
+if (unreachable && POSTGRES_REQUIRED) {
+  describe('two replicas on PostgreSQL', () => {
+    it('needs PostgreSQL', () => {
+      throw new Error(
+        `PostgreSQL is required here (CI or REQUIRE_POSTGRES=1) but ${POSTGRES_SHOWN}: ${unreachable}`,
+      );
+    });
+  });
+} else if (unreachable) {
+  describe.skip(`two replicas — SKIPPED: PostgreSQL not reachable at ${POSTGRES_SHOWN}`, () => {
+    it('runs two bot processes on one store', () => {});
+  });
+} else {
+  describe('two bot replicas in HTTP mode on one PostgreSQL store', () => {
+    const redisUrl = inject('redisUrl');
+    const prefix = randomName('rep');
+    const schema = `qo_replicas_${randomBytes(5).toString('hex')}`;
+    const dir = mkdtempSync(join(tmpdir(), 'qo-replicas-'));
+    const configFile = join(dir, 'queue-ops.yml');
+    const posted: { path: string; body: Record<string, unknown> }[] = [];
+    let slack: Server;
+    const replicas: { child: ChildProcess; port: number; output: () => string }[] = [];
+
+    async function startReplica(apiUrl: string) {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          SLACK_BOT_TOKEN: 'xoxb-replica',
+          SLACK_SIGNING_SECRET: SECRET,
+          SLACK_API_URL: apiUrl,
+          PORT: String(port),
+          QUEUE_OPS_CONFIG: configFile,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout?.on('data', (c) => {
+        output += String(c);
+      });
+      child.stderr?.on('data', (c) => {
+        output += String(c);
+      });
+      replicas.push({ child, port, output: () => output });
+      const until = Date.now() + 30_000;
+      while (!output.includes(`port ${port}`)) {
+        if (Date.now() > until || child.exitCode !== null)
+          throw new Error(`replica did not start:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return port;
+    }
+
+    async function send(port: number, body: string, contentType: string) {
+      const timestamp = Math.floor(Date.now() / 1000);
+      const res = await fetch(`http://127.0.0.1:${port}/slack/events`, {
+        method: 'POST',
+        headers: {
+          'content-type': contentType,
+          'x-slack-request-timestamp': String(timestamp),
+          'x-slack-signature': slackSignature(SECRET, timestamp, body),
+        },
+        body,
+      });
+      expect(res.status).toBe(200);
+    }
+
+    beforeAll(async () => {
+      slack = createServer((req, res) => {
+        let raw = '';
+        req.on('data', (c) => {
+          raw += String(c);
+        });
+        req.on('end', () => {
+          let body: Record<string, unknown> = {};
+          try {
+            body = raw.startsWith('{') ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
+          } catch {
+            body = { raw };
+          }
+          posted.push({ path: req.url ?? '', body });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              ok: true,
+              user_id: 'U0BOT',
+              bot_id: 'B0BOT',
+              team_id: 'T0TEAM',
+              ts: `1700000000.${String(posted.length).padStart(6, '0')}`,
+              channel: 'C0INCIDENT',
+              user: { id: body.user, is_admin: false, has_2fa: true },
+            }),
+          );
+        });
+      });
+      await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+      const apiUrl = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`;
+
+      const queue = new Queue('dispatch', { prefix, connection: connectionFor(redisUrl) });
+      await queue.add('push', { n: 1 });
+      await queue.close();
+
+      writeFileSync(
+        configFile,
+        [
+          `store: ${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
+          'slack:',
+          '  incidentChannel: C0INCIDENT',
+          '  allowedChannels: [C0INCIDENT]',
+          'roles:',
+          '  viewer: ["*"]',
+          '  operator: [U0ALICE, U0BOB]',
+          'policies:',
+          '  pause: { role: operator, approvals: 1 }',
+          'systems:',
+          '  - name: pushizo',
+          '    type: bullmq',
+          `    redis: ${redisUrl}`,
+          `    prefix: ${prefix}`,
+        ].join('\n'),
+      );
+      // The second replica starts while the first runs: both migrate the same schema safely.
+      await Promise.all([startReplica(apiUrl), startReplica(apiUrl)]);
+    }, 90_000);
+
+    afterAll(async () => {
+      for (const { child } of replicas) {
+        if (child.exitCode === null) {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGTERM');
+          await exited;
+        }
+      }
+      await new Promise((resolve) => slack?.close(resolve));
+      await deletePrefix(redisUrl, prefix);
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('takes a command at one replica and its approval at the other; one audit chain verifies', async () => {
+      const [a, b] = replicas.map((r) => r.port) as [number, number];
+      const hooks = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/hooks`;
+      const command = slashCommand('pause pushizo/dispatch', '/cmd', { response_url: `${hooks}/cmd` });
+      await send(
+        a,
+        new URLSearchParams(command as Record<string, string>).toString(),
+        'application/x-www-form-urlencoded',
+      );
+
+      let requestId: string | undefined;
+      await waitFor('the request to be posted', async () => {
+        requestId = JSON.stringify(posted).match(/r-[a-hj-km-np-z2-9]{8}/)?.[0];
+        return requestId !== undefined;
+      });
+
+      const click = buttonClick(ActionId.Approve, requestId!, '/click', {
+        user: { id: 'U0BOB', username: 'bob', name: 'bob', team_id: 'T0TEAM' },
+        response_url: `${hooks}/click`,
+      });
+      await send(
+        b,
+        new URLSearchParams({ payload: JSON.stringify(click) }).toString(),
+        'application/x-www-form-urlencoded',
+      );
+
+      const meta = `${prefix}:dispatch:meta`;
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(redisUrl);
+      try {
+        await waitFor(
+          'the queue to be paused by the approving replica',
+          async () => (await redis.hexists(meta, 'paused')) === 1,
+        );
+      } finally {
+        redis.disconnect();
+      }
+
+      const cli = (args: string[]) => runCli(['--config', configFile, '--user', 'U0ALICE', ...args]);
+      const shown = jsonOf(await cli(['--json', 'pending']));
+      expect(JSON.stringify(shown.data)).not.toContain(requestId!);
+      const verify = await cli(['audit', 'verify']);
+      expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+      const exported = await cli(['audit', 'export']);
+      const entries = exported.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { action: string; actorId: string });
+      // The command at replica A, the approval and the action at replica B, in one chain.
+      expect(entries.some((e) => e.actorId === 'U0ALICE' && e.action === 'request.created')).toBe(true);
+      expect(entries.some((e) => e.actorId === 'U0BOB' && e.action === 'request.approved')).toBe(true);
+      expect(entries.some((e) => e.action === 'action.pause')).toBe(true);
+    }, 90_000);
+  });
+}
