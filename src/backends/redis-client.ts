@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { RedisMemory } from './queue-backend.js';
 import { endpointSecrets, type RedisEndpoint, resolveEndpoint } from './redis-endpoint.js';
@@ -40,6 +40,38 @@ export function createRedisClient(target: string | RedisEndpoint, options: Redis
 }
 
 /**
+ * A Redis Cluster client with the same fail-fast behaviour, from startup nodes (the system's
+ * `redis` URL plus `nodes`). Credentials and TLS come from the first URL and apply to every node.
+ */
+export function createRedisCluster(
+  endpoint: RedisEndpoint,
+  nodes: readonly string[],
+  options: RedisClientOptions = {},
+): Cluster {
+  const { options: first } = resolveEndpoint(endpoint);
+  const startup = [endpoint.url, ...nodes].map((url) => {
+    const parsed = new URL(url);
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  });
+  const cluster = new Cluster(startup, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    clusterRetryStrategy: (times) => Math.min(times * 100, RETRY_CAP_MS),
+    redisOptions: {
+      connectTimeout: options.connectTimeoutMs ?? 2000,
+      commandTimeout: options.commandTimeoutMs ?? 3000,
+      maxRetriesPerRequest: 0,
+      connectionName: options.connectionName,
+      ...(first.username ? { username: first.username } : {}),
+      ...(first.password ? { password: first.password } : {}),
+      ...(first.tls ? { tls: first.tls } : {}),
+    },
+  });
+  cluster.on('error', () => {});
+  return cluster;
+}
+
+/**
  * Connects if needed and waits until the client is ready, for at most `timeoutMs` (default: the
  * client's `connectTimeout`) in every case. A no-op on a ready client.
  *
@@ -53,9 +85,14 @@ export function createRedisClient(target: string | RedisEndpoint, options: Redis
  * one was seen, rather than ioredis' generic "Connection is closed". A timed-out client keeps
  * connecting in the background (its retry strategy), so a Redis that comes back is used again.
  */
-export function ensureConnected(client: Redis, timeoutMs?: number): Promise<void> {
+export function ensureConnected(client: Redis | Cluster, timeoutMs?: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
-  const bound = timeoutMs ?? client.options.connectTimeout ?? 2000;
+  const bound =
+    timeoutMs ??
+    (client instanceof Cluster
+      ? client.options.redisOptions?.connectTimeout
+      : client.options.connectTimeout) ??
+    2000;
   return new Promise<void>((resolve, reject) => {
     let lastError: unknown;
     let settled = false;

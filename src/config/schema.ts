@@ -51,6 +51,12 @@ const bullmqSystem = z
     name: systemName,
     type: z.literal('bullmq'),
     ...redisShape,
+    /**
+     * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
+     * there, so every key of every queue lives in one slot.
+     */
+    cluster: z.boolean().optional(),
+    nodes: z.array(redisUrl).min(1).optional(),
     prefix: z.string().min(1).default('bull'),
     queues: z.array(queueName).min(1).optional(),
   })
@@ -168,6 +174,13 @@ export const configSchema = z
           path: ['systems', index, 'sentinel', 'name'],
           message:
             'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
+        });
+      }
+      if (s.type === 'bullmq' && s.cluster && !/^\{[^}]+\}$/.test(s.prefix)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['systems', index, 'prefix'],
+          message: `expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{${s.prefix}}")`,
         });
       }
       if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {

@@ -197,3 +197,66 @@ export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGro
     },
   };
 }
+
+/** Three masters started with `--cluster-enabled yes` and joined by `redis-cli --cluster create`. */
+export interface RedisClusterProcesses {
+  ports: number[];
+  stop(): Promise<void>;
+}
+
+export async function startRedisCluster(): Promise<RedisClusterProcesses> {
+  const nodes: RedisProcess[] = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    nodes.push(
+      await startRedisProcess(
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '2000',
+        ],
+        { port },
+      ),
+    );
+  }
+  const ports = nodes.map((n) => n.port);
+  execFileSync(
+    'redis-cli',
+    [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ],
+    { stdio: 'pipe' },
+  );
+  // Every node must agree the cluster is up before clients are pointed at it.
+  const until = Date.now() + 20_000;
+  for (const port of ports) {
+    for (;;) {
+      const info = execFileSync('redis-cli', ['-p', String(port), 'cluster', 'info'], { encoding: 'utf8' });
+      if (info.includes('cluster_state:ok')) break;
+      if (Date.now() > until) throw new Error(`cluster did not come up:\n${info}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return {
+    ports,
+    async stop() {
+      for (const node of nodes) await node.stop();
+    },
+  };
+}

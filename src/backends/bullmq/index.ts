@@ -1,4 +1,4 @@
-import { type ChainableCommander, type Redis, ReplyError } from 'ioredis';
+import { type ChainableCommander, Cluster, type Redis, ReplyError } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
 import type {
@@ -15,6 +15,7 @@ import type {
 import { createQueueNames } from '../queue-names.js';
 import {
   createRedisClient,
+  createRedisCluster,
   ensureConnected,
   parseMemoryInfo,
   toRedisUnavailable,
@@ -109,10 +110,16 @@ export function createBullmqBackend(
     commandTimeoutMs: options.commandTimeoutMs,
   };
   const endpoint = systemEndpoint(system);
-  const client = createRedisClient(endpoint, {
-    ...clientOptions,
-    connectionName: `queue-ops:${system.name}`,
-  });
+  const connect = (connectionName: string): Redis =>
+    system.cluster
+      ? // Everything a queue needs lives in its `{hash-tag}` slot, where a Cluster client speaks the
+        // same commands as a plain one; only SCAN has to visit every master (scanQueues).
+        (createRedisCluster(endpoint, system.nodes ?? [], {
+          ...clientOptions,
+          connectionName,
+        }) as unknown as Redis)
+      : createRedisClient(endpoint, { ...clientOptions, connectionName });
+  const client = connect(`queue-ops:${system.name}`);
   // ioredis reports why a connection failed only as an 'error' event; the promise just says
   // "closed" or times out, which tells the on-call engineer less than "connection refused".
   let lastConnectionError: unknown;
@@ -186,17 +193,22 @@ export function createBullmqBackend(
     const pattern = `${escapeGlob(prefix)}:*:meta`;
     const head = prefix.length + 1;
     const found = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await single((r) => r.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
-      cursor = next;
-      for (const onProgress of scanProgress) onProgress();
-      for (const key of keys) {
-        const name = key.slice(head, -':meta'.length);
-        // BullMQ refuses ':' in queue names; such a key belongs to a longer prefix or is not a queue.
-        if (name && !name.includes(':')) found.add(name);
-      }
-    } while (cursor !== '0');
+    // A cluster's keys are spread over its masters: each is scanned on its own.
+    const asCluster: unknown = client;
+    const nodes: Redis[] = asCluster instanceof Cluster ? asCluster.nodes('master') : [client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await single(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT));
+        cursor = next;
+        for (const onProgress of scanProgress) onProgress();
+        for (const key of keys) {
+          const name = key.slice(head, -':meta'.length);
+          // BullMQ refuses ':' in queue names; such a key belongs to a longer prefix or is not a queue.
+          if (name && !name.includes(':')) found.add(name);
+        }
+      } while (cursor !== '0');
+    }
     return [...found].sort();
   }
 
@@ -418,10 +430,7 @@ export function createBullmqBackend(
     });
     // BullMQ defines its scripts on the connection it is given: a separate, short-lived one keeps
     // 5.x and 6.x scripts (same names, different bodies) apart and off the read client.
-    const admin = createRedisClient(endpoint, {
-      ...clientOptions,
-      connectionName: `queue-ops:${system.name}:admin`,
-    });
+    const admin = connect(`queue-ops:${system.name}:admin`);
     try {
       await ensureConnected(admin);
       await setPausedWithBullmq(admin, prefix, queue, majorOfVersion(version), paused);

@@ -1,0 +1,85 @@
+import { Queue, Worker } from 'bullmq';
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import type { BullmqSystemConfig } from '../../src/config/schema.js';
+import { configSchema } from '../../src/config/schema.js';
+import { type RedisClusterProcesses, startRedisCluster } from '../helpers/redis-shapes.js';
+import { waitFor } from './bullmq/helpers.js';
+
+describe('BullMQ on a three-master Redis Cluster', () => {
+  let cluster: RedisClusterProcesses;
+  let connection: Cluster;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    connection = new Cluster(
+      cluster.ports.map((port) => ({ host: '127.0.0.1', port })),
+      { redisOptions: { maxRetriesPerRequest: null } },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    connection?.disconnect();
+    await cluster?.stop();
+  });
+
+  const system = (extra: Record<string, unknown> = {}) =>
+    configSchema.parse({
+      systems: [
+        {
+          name: 'pushizo',
+          type: 'bullmq',
+          redis: `redis://127.0.0.1:${cluster.ports[0]}`,
+          nodes: cluster.ports.slice(1).map((p) => `redis://127.0.0.1:${p}`),
+          cluster: true,
+          prefix: '{hs}',
+          ...extra,
+        },
+      ],
+    }).systems[0] as BullmqSystemConfig;
+
+  it('refuses a prefix without a {hash-tag}, naming the fix', () => {
+    const result = configSchema.safeParse({
+      systems: [{ name: 'p', type: 'bullmq', redis: 'redis://h:7000', cluster: true, prefix: 'hs' }],
+    });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual([
+      'systems.0.prefix: expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{hs}")',
+    ]);
+  });
+
+  it('discovers queues on every master and reads status, dead letters and workers; pause works', async () => {
+    const dispatch = new Queue('dispatch-ios', { prefix: '{hs}', connection });
+    const events = new Queue('events', { prefix: '{hs}', connection });
+    await dispatch.addBulk([1, 2, 3, 4].map((n) => ({ name: 'push', data: { n } })));
+    await events.add('track', {}, { attempts: 1 });
+    const failing = new Worker(
+      'events',
+      async () => {
+        throw new Error('webhook 500');
+      },
+      { prefix: '{hs}', connection, name: 'events-worker' },
+    );
+    await waitFor('a failure', async () => (await events.getFailedCount()) === 1);
+
+    const backend = createBullmqBackend(system());
+    try {
+      expect(await backend.listQueues()).toEqual(['dispatch-ios', 'events']);
+      const status = await backend.status();
+      const byName = Object.fromEntries(status.queues.map((q) => [q.name, q]));
+      expect(byName['dispatch-ios']?.waiting).toBe(4);
+      expect(byName.events?.failed).toBe(1);
+      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+      expect(status.workers.map((w) => w.name)).toContain('events-worker');
+      expect((await backend.dlq('events', 5)).jobs[0]?.error).toBe('webhook 500');
+
+      expect(await backend.pause('dispatch-ios')).toMatchObject({ isPaused: true });
+      expect(await dispatch.isPaused()).toBe(true);
+      expect(await backend.resume('dispatch-ios')).toMatchObject({ isPaused: false });
+    } finally {
+      await backend.close();
+      await failing.close();
+      await dispatch.close();
+      await events.close();
+    }
+  }, 60_000);
+});
