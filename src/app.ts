@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { type Approvals, createApprovals, type Executor } from './approvals/service.js';
 import { type Audit, createAudit } from './audit/audit.js';
+import { loadAuditKeys } from './audit/keys.js';
 import { createCommandAuditMiddleware } from './audit/middleware.js';
+import { type AuditWitness, createWitnessFile } from './audit/witness.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import type { QueueBackend } from './backends/queue-backend.js';
@@ -94,7 +97,13 @@ export function collectSecrets(
   env: Record<string, string | undefined>,
 ): string[] {
   const secrets = new Set<string>();
-  for (const name of ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_SECRET']) {
+  for (const name of [
+    'SLACK_BOT_TOKEN',
+    'SLACK_APP_TOKEN',
+    'SLACK_SIGNING_SECRET',
+    'SLACK_CLIENT_SECRET',
+    'QUEUE_OPS_AUDIT_KEY',
+  ]) {
     const value = env[name];
     if (value) secrets.add(value);
   }
@@ -114,6 +123,11 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
   directory?: SlackDirectory;
   /** Receives each audit entry after it is written (e.g. posts it to `slack.auditChannel`). */
   auditSink?: (entry: AuditEntry) => Promise<void>;
+  /**
+   * Witnesses beyond `audit.witnessFile`, which is built here: the audit channel read back through
+   * Slack's history, when the entry point has a Slack client.
+   */
+  auditWitnesses?: AuditWitness[];
   /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
   store?: Store;
   /**
@@ -195,9 +209,22 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
 export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const { config, logger } = deps;
   const now = deps.now ?? (() => new Date());
+  // Before the store: a missing key file is a config problem, and nothing should be opened for it.
+  const keys = loadAuditKeys(
+    {
+      envKey: deps.env.QUEUE_OPS_AUDIT_KEY,
+      keyFile: config.audit.keyFile,
+      previousKeyFiles: config.audit.previousKeyFiles,
+    },
+    (path) => readFileSync(path, 'utf8'),
+  );
+  const witnesses = [
+    ...(config.audit.witnessFile ? [createWitnessFile(config.audit.witnessFile)] : []),
+    ...(deps.auditWitnesses ?? []),
+  ];
   const store = deps.store ?? openStore(config.store);
   await store.migrate();
-  const audit = createAudit({ store, now, sink: deps.auditSink, logger });
+  const audit = createAudit({ store, now, sink: deps.auditSink, logger, keys, witnesses });
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
