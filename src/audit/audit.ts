@@ -221,7 +221,8 @@ export function createAudit(deps: AuditDeps): Audit {
       }
     }
     for (const { witness, head: w } of seen) {
-      if (w && w.seq > lastSeq) return bad(lastSeq + 1, reasons.witnessAhead(label(witness), lastSeq + 1, w.seq));
+      if (w && w.seq > lastSeq)
+        return bad(lastSeq + 1, reasons.witnessAhead(label(witness), lastSeq + 1, w.seq));
     }
     if (keys.current && lastSeq > 0 && !keyedSeen) {
       count = 0;

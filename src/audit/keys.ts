@@ -54,10 +54,14 @@ export function loadAuditKeys(sources: AuditKeySources, readFile: (path: string)
   };
 
   const fromEnv =
-    sources.envKey !== undefined && sources.envKey !== '' ? checked(sources.envKey, 'QUEUE_OPS_AUDIT_KEY') : undefined;
+    sources.envKey !== undefined && sources.envKey !== ''
+      ? checked(sources.envKey, 'QUEUE_OPS_AUDIT_KEY')
+      : undefined;
   const fromFile = sources.keyFile !== undefined ? read(sources.keyFile, 'audit.keyFile') : undefined;
   if (fromEnv && fromFile && !fromEnv.equals(fromFile)) problems.push(t.twoKeys);
-  const previous = (sources.previousKeyFiles ?? []).map((path, i) => read(path, `audit.previousKeyFiles[${i}]`));
+  const previous = (sources.previousKeyFiles ?? []).map((path, i) =>
+    read(path, `audit.previousKeyFiles[${i}]`),
+  );
   if (problems.length > 0) throw new OpsError(ErrorCode.ConfigInvalid, { source: t.source, problems });
 
   const secret = fromEnv ?? fromFile;

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { AuditKey } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { migrations } from './migrations.js';
 import {
@@ -14,7 +15,6 @@ import {
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { AuditKey } from '../audit/hash.js';
 import type { ActionRequest, AuditEntry, AuditEntryInput, Store } from './store.js';
 
 type Row = Record<string, unknown>;

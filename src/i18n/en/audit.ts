@@ -67,7 +67,8 @@ export const audit = {
     witnessesChecked: 'Checked against the witnesses outside the store:',
     witnessChecked: (witness: string, seq: number) => `${witness}: newest entry #${seq} matches`,
     witnessEmpty: (witness: string) => `${witness}: holds no entry yet, nothing to compare`,
-    witnessUnreadable: (witness: string, error: string) => `${witness}: could not be read (${error}), not checked`,
+    witnessUnreadable: (witness: string, error: string) =>
+      `${witness}: could not be read (${error}), not checked`,
     noWitnesses:
       'No witness outside the store is configured (`audit.witnessFile`, `slack.auditChannel`): entries removed from the end together with the head row would not be noticed.',
   },
