@@ -8,6 +8,7 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
+import { createAuditChannelWitness } from './transports/slack/audit-witness.js';
 import {
   boltLogger,
   createSlackApp,
@@ -139,7 +140,16 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
       guardsAt: 'transport',
       ...(auditChannel
-        ? { auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }) }
+        ? {
+            auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }),
+            auditWitnesses: [
+              createAuditChannelWitness({
+                client: web,
+                channel: auditChannel,
+                ...(options.authorization ? { botId: options.authorization.botId } : {}),
+              }),
+            ],
+          }
         : {}),
     });
   } catch (error) {
@@ -152,6 +162,9 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     logger.error({ err: error }, 'store did not open');
     return 1;
   }
+
+  // Once per start: without a key, anyone who can write to the database can rewrite the chain.
+  if (!runtime.audit.keyId) logger.warn(messages().audit.unkeyedAtStart);
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);
