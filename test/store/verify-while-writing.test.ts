@@ -43,7 +43,8 @@ async function verifyWhileWriting(spec: string, dir: string): Promise<void> {
       finished = true;
     });
     // Wait for the writer to be running (tsx takes a moment to start).
-    while (!finished && ((await store.auditHead?.())?.seq ?? 0) < 20) await new Promise((r) => setTimeout(r, 20));
+    while (!finished && ((await store.auditHead?.())?.seq ?? 0) < 20)
+      await new Promise((r) => setTimeout(r, 20));
     const results: AuditVerifyResult[] = [];
     const heads = new Set<number>();
     while (!finished) {
