@@ -21,6 +21,7 @@ import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
+import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
@@ -224,6 +225,19 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   ];
   const store = deps.store ?? openStore(config.store);
   await store.migrate();
+  if (!keys.current) {
+    // A process without the key would append unkeyed entries after keyed ones, and verify fails
+    // on those for good: refuse to run rather than break the chain (a CLI missing the env key).
+    const [newest] = await store.listAudit({ newestFirst: true, limit: 1 });
+    if (newest?.keyId) {
+      if (!deps.store) await store.close();
+      const t = messages('en').audit.keys;
+      throw new OpsError(ErrorCode.ConfigInvalid, {
+        source: t.source,
+        problems: [t.keyedChainNoKey(newest.keyId, newest.seq)],
+      });
+    }
+  }
   const audit = createAudit({ store, now, sink: deps.auditSink, logger, keys, witnesses });
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);

@@ -103,12 +103,19 @@ systems:
     expect(
       (await runCli(['--config', other, 'audit', 'verify'], { env: { QUEUE_OPS_AUDIT_KEY: KEY } })).code,
     ).toBe(0);
+    // Without the key nothing runs (its entry would break the chain for good), and nothing is written.
     const noKey = await runCli(['--config', other, 'audit', 'verify']);
-    expect(noKey.code).toBe(1);
-    expect(noKey.stdout).toMatch(
-      /entry #1: it is sealed with audit key [0-9a-f]{8}, but no audit key is configured/,
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(
+      /the audit chain is sealed with audit key [0-9a-f]{8} \(entry #1\) but no audit key is configured here/,
     );
-    expect(noKey.stdout).toContain('No witness outside the store is configured');
+    const again = await runCli(['--config', other, '--json', 'audit', 'verify'], {
+      env: { QUEUE_OPS_AUDIT_KEY: KEY },
+    });
+    expect(jsonOf(again).data).toMatchObject({ ok: true, count: 1, witnesses: [] });
+    expect(
+      (await runCli(['--config', other, 'audit', 'verify'], { env: { QUEUE_OPS_AUDIT_KEY: KEY } })).stdout,
+    ).toContain('No witness outside the store is configured');
   }, 60_000);
 
   it('a key file that cannot be read is a config error naming it, exit 2, and nothing runs', async () => {

@@ -77,6 +77,8 @@ export const audit = {
     unreadable: (where: string, path: string, code: string) => `${where}: cannot read ${path} (${code})`,
     tooShort: (where: string, min: number) =>
       `${where}: the audit key must be at least ${min} characters (for example \`openssl rand -hex 32\`)`,
+    keyedChainNoKey: (keyId: string, seq: number) =>
+      `the audit chain is sealed with audit key ${keyId} (entry #${seq}) but no audit key is configured here: set QUEUE_OPS_AUDIT_KEY or audit.keyFile (an entry written without it would break the chain for good)`,
     twoKeys:
       'QUEUE_OPS_AUDIT_KEY and audit.keyFile hold different keys: set one of them (the other key may go in audit.previousKeyFiles)',
   },
