@@ -20,7 +20,9 @@ import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schema.js';
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
+import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { benchMetricsCoalescing } from './metrics-coalescing.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -357,4 +359,15 @@ async function main() {
   }
 }
 
-await main();
+// `npm run bench` runs every section; `npm run bench -- audit` (or `status`) runs only those named.
+const SECTIONS = ['status', 'audit', 'metrics'] as const;
+const asked = process.argv.slice(2);
+const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown bench section ${unknown.join(', ')}; valid: ${SECTIONS.join(', ')}\n`);
+  process.exit(2);
+}
+const wanted = (name: (typeof SECTIONS)[number]) => asked.length === 0 || asked.includes(name);
+if (wanted('status')) await main();
+if (wanted('audit')) console.log(`\n${await benchAuditVerify((text) => process.stderr.write(`${text}\n`))}`);
+if (wanted('metrics')) await benchMetricsCoalescing();

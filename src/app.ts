@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { type Approvals, createApprovals, type Executor } from './approvals/service.js';
 import { type Audit, createAudit } from './audit/audit.js';
+import { loadAuditKeys } from './audit/keys.js';
 import { createCommandAuditMiddleware } from './audit/middleware.js';
+import { type AuditWitness, createWitnessFile } from './audit/witness.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import { coalesceStatus } from './backends/coalesce.js';
@@ -19,6 +22,7 @@ import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
+import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
@@ -96,7 +100,13 @@ export function collectSecrets(
   env: Record<string, string | undefined>,
 ): string[] {
   const secrets = new Set<string>();
-  for (const name of ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_SECRET']) {
+  for (const name of [
+    'SLACK_BOT_TOKEN',
+    'SLACK_APP_TOKEN',
+    'SLACK_SIGNING_SECRET',
+    'SLACK_CLIENT_SECRET',
+    'QUEUE_OPS_AUDIT_KEY',
+  ]) {
     const value = env[name];
     if (value) secrets.add(value);
   }
@@ -116,6 +126,11 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
   directory?: SlackDirectory;
   /** Receives each audit entry after it is written (e.g. posts it to `slack.auditChannel`). */
   auditSink?: (entry: AuditEntry) => Promise<void>;
+  /**
+   * Witnesses beyond `audit.witnessFile`, which is built here: the audit channel read back through
+   * Slack's history, when the entry point has a Slack client.
+   */
+  auditWitnesses?: AuditWitness[];
   /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
   store?: Store;
   /**
@@ -197,9 +212,35 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
 export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const { config, logger } = deps;
   const now = deps.now ?? (() => new Date());
+  // Before the store: a missing key file is a config problem, and nothing should be opened for it.
+  const keys = loadAuditKeys(
+    {
+      envKey: deps.env.QUEUE_OPS_AUDIT_KEY,
+      keyFile: config.audit.keyFile,
+      previousKeyFiles: config.audit.previousKeyFiles,
+    },
+    (path) => readFileSync(path, 'utf8'),
+  );
+  const witnesses = [
+    ...(config.audit.witnessFile ? [createWitnessFile(config.audit.witnessFile)] : []),
+    ...(deps.auditWitnesses ?? []),
+  ];
   const store = deps.store ?? openStore(config.store);
   await store.migrate();
-  const audit = createAudit({ store, now, sink: deps.auditSink, logger });
+  if (!keys.current) {
+    // A process without the key would append unkeyed entries after keyed ones, and verify fails
+    // on those for good: refuse to run rather than break the chain (a CLI missing the env key).
+    const [newest] = await store.listAudit({ newestFirst: true, limit: 1 });
+    if (newest?.keyId) {
+      if (!deps.store) await store.close();
+      const t = messages('en').audit.keys;
+      throw new OpsError(ErrorCode.ConfigInvalid, {
+        source: t.source,
+        problems: [t.keyedChainNoKey(newest.keyId, newest.seq)],
+      });
+    }
+  }
+  const audit = createAudit({ store, now, sink: deps.auditSink, logger, keys, witnesses });
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;

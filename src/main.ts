@@ -10,6 +10,7 @@ import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
+import { createAuditChannelWitness } from './transports/slack/audit-witness.js';
 import {
   boltLogger,
   createSlackApp,
@@ -157,6 +158,17 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
         metrics?.observeAudit(entry);
         await channelSink?.(entry);
       },
+      ...(auditChannel
+        ? {
+            auditWitnesses: [
+              createAuditChannelWitness({
+                client: web,
+                channel: auditChannel,
+                ...(options.authorization ? { botId: options.authorization.botId } : {}),
+              }),
+            ],
+          }
+        : {}),
     });
   } catch (error) {
     const reason = isOpsError(error)
@@ -168,6 +180,9 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     logger.error({ err: error }, 'store did not open');
     return 1;
   }
+
+  // Once per start: without a key, anyone who can write to the database can rewrite the chain.
+  if (!runtime.audit.keyId) logger.warn(messages().audit.unkeyedAtStart);
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);

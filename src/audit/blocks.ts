@@ -4,6 +4,7 @@ import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { AuditEntry } from '../store/store.js';
+import type { AuditVerifyReport } from './audit.js';
 
 const time = (iso: string) => iso.slice(11, 16);
 const day = (iso: string) => iso.slice(0, 10);
@@ -108,10 +109,59 @@ export function auditEntryMessage(entry: AuditEntry, locale: Locale): Message {
   const blocks: KnownBlock[] = [
     section(`*\`${inCode(entry.action, 100)}\`* → *${inline(entry.outcome, 80)}* · ${utc(entry.at)}`),
     { type: 'section', fields },
-    context(t.entryFooter(entry.seq, entry.hash.slice(0, 12))),
+    context(t.entryFooter(entry.seq, entry.hash, entry.keyId)),
   ];
   return {
     text: truncate(t.entryText(entry.seq, escapeMrkdwn(entry.action), escapeMrkdwn(entry.outcome)), 300),
     blocks,
+  };
+}
+
+/**
+ * The lines of `audit verify` after the verdict: what the check rested on (keyed or not, and each
+ * witness outside the store with what was found in it). Plain text; the builder escapes it.
+ */
+export function auditVerifyNotes(report: AuditVerifyReport, locale: Locale): string[] {
+  const t = messages(locale).audit.verify;
+  const lines = [
+    report.keyId
+      ? t.keyed(
+          report.keyId,
+          report.knownKeyIds.filter((id) => id !== report.keyId),
+        )
+      : t.unkeyed,
+  ];
+  if (report.witnesses.length === 0) return [...lines, t.noWitnesses];
+  lines.push(t.witnessesChecked);
+  for (const w of report.witnesses) {
+    const label = t.reasons.witness[w.kind](w.where);
+    lines.push(
+      `• ${
+        w.status === 'checked'
+          ? t.witnessChecked(label, w.seq ?? 0)
+          : w.status === 'empty'
+            ? t.witnessEmpty(label)
+            : t.witnessUnreadable(label, w.error ?? '?')
+      }`,
+    );
+  }
+  return lines;
+}
+
+/** `audit verify`: the verdict, then what it rested on. */
+export function auditVerifyMessage(report: AuditVerifyReport, locale: Locale): Message {
+  const t = messages(locale).audit.verify;
+  const { result } = report;
+  const verdict = result.ok
+    ? t.ok(result.count)
+    : t.bad(result.firstBad.seq, result.firstBad.reason, result.count);
+  const notes = auditVerifyNotes(report, locale);
+  const icon = result.ok ? ':white_check_mark:' : ':warning:';
+  return {
+    text: truncate([verdict, ...notes].join('\n'), SlackLimits.messageText),
+    blocks: [
+      section(`${icon} ${fitEscaped(verdict, SlackLimits.sectionText - 20)}`),
+      context(...notes.map((line) => fitEscaped(line, 1000)).slice(0, 10)),
+    ],
   };
 }

@@ -1,5 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { AuditEntry } from '../store/store.js';
+
+/**
+ * A key the chain is sealed with. `id` is stored on every entry it sealed, so that after a rotation
+ * `verify` knows which of the configured keys to check each entry with.
+ */
+export interface AuditKey {
+  id: string;
+  secret: Buffer;
+}
 
 /**
  * JSON with object keys sorted at every depth and `undefined` members left out, so the same entry
@@ -25,10 +34,22 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
 }
 
-/** `sha256(prevHash + canonicalJson(entry without hash))`, hex. */
-export function auditEntryHash(entry: Omit<AuditEntry, 'hash'>): string {
+/**
+ * The id stored with each keyed entry: the first 8 hex digits of sha256(key). Enough to tell a
+ * handful of rotated keys apart; far too little to learn anything about the key.
+ */
+export function auditKeyId(secret: Buffer): string {
+  return createHash('sha256').update(secret).digest('hex').slice(0, 8);
+}
+
+/**
+ * `sha256(prevHash + canonicalJson(entry without hash))`, hex; with `secret`, HMAC-SHA256 under it
+ * instead, so that only a holder of the key can produce a hash that verifies. A keyed entry carries
+ * its `keyId`, which the canonical JSON covers; an unkeyed one has none, so entries written before
+ * keys existed hash exactly as they always did.
+ */
+export function auditEntryHash(entry: Omit<AuditEntry, 'hash'>, secret?: Buffer): string {
   const { hash: _ignored, ...rest } = entry as AuditEntry;
-  return createHash('sha256')
-    .update(entry.prevHash + canonicalJson(rest))
-    .digest('hex');
+  const data = entry.prevHash + canonicalJson(rest);
+  return (secret ? createHmac('sha256', secret) : createHash('sha256')).update(data).digest('hex');
 }

@@ -1,5 +1,4 @@
-import { auditMessage } from '../audit/blocks.js';
-import { errorMessage } from '../blocks/error.js';
+import { auditMessage, auditVerifyMessage } from '../audit/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from './types.js';
@@ -26,24 +25,21 @@ export const auditCommand: CommandDefinition = {
         what: t.actions.auditNeedsStore,
       });
     if (args[0] === 'verify') {
-      const result = await audit.verify();
-      if (result.ok) {
-        const line = t.audit.verify.ok(result.count);
-        return {
-          ok: true,
-          message: {
-            text: line,
-            blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `:white_check_mark: ${line}` } }],
-          },
-          data: { ok: true, count: result.count },
-          visibility: 'ephemeral',
-        };
-      }
+      const report = await audit.verifyReport();
+      const { result } = report;
+      const data = {
+        ...result,
+        keyed: report.keyId !== undefined,
+        ...(report.keyId ? { keyId: report.keyId } : {}),
+        witnesses: report.witnesses,
+      };
+      const message = auditVerifyMessage(report, request.locale);
+      if (result.ok) return { ok: true, message, data, visibility: 'ephemeral' };
       const line = t.audit.verify.bad(result.firstBad.seq, result.firstBad.reason, result.count);
       return {
         ok: false,
-        message: errorMessage(line),
-        data: { ok: false, count: result.count, firstBad: result.firstBad },
+        message,
+        data,
         visibility: 'ephemeral',
         error: { code: ErrorCode.AuditChainBroken, params: { message: line } },
       };

@@ -149,6 +149,17 @@ export const configSchema = z
       })
       .strict()
       .default({ ttlMinutes: 15, require2fa: false }),
+    audit: z
+      .object({
+        /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */
+        keyFile: z.string().min(1).optional(),
+        /** Keys that sealed older entries, so they still verify after a rotation. */
+        previousKeyFiles: z.array(z.string().min(1)).default([]),
+        /** An append-only JSON-lines file, one line per entry, outside the store. */
+        witnessFile: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({ previousKeyFiles: [] }),
     locale: z.enum(['en']).default('en'),
     metrics: z
       .object({

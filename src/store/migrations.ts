@@ -75,4 +75,11 @@ export const migrations: readonly Migration[] = [
     sqlite: requestsTable('TEXT') + auditTables('INTEGER'),
     postgres: requestsTable('JSONB') + auditTables('BIGINT'),
   },
+  {
+    version: 2,
+    name: 'audit key id per entry (keyed chain, key rotation)',
+    // NULL on entries written without a key, including every entry from before this migration.
+    sqlite: 'ALTER TABLE audit_log ADD COLUMN key_id TEXT;',
+    postgres: 'ALTER TABLE audit_log ADD COLUMN key_id TEXT;',
+  },
 ];

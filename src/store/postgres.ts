@@ -2,6 +2,7 @@ import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import { migrations } from './migrations.js';
 import {
+  AUDIT_HEAD_SQL,
   approvalRefusal,
   auditColumns,
   auditValues,
@@ -151,14 +152,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   return {
     migrate: () => wrap(migrate),
 
-    appendAudit: (entry) =>
+    appendAudit: (entry, key) =>
       wrap(() =>
         inTransaction(async (client): Promise<AuditEntry> => {
           // The head row is the chain's lock: a second replica waits here until this append commits.
           const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE'))
             .rows[0] as { seq: string | number; hash: string } | undefined;
           if (!head) throw new Error('audit_head row is missing: was migrate() run?');
-          const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash });
+          const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash }, key);
           await client.query(
             `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
             auditValues(next),
@@ -170,10 +171,13 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
 
     auditHead: () =>
       wrap(async () => {
-        const head = (await pool.query('SELECT seq, hash FROM audit_head WHERE id = 1')).rows[0] as
-          | { seq: string | number; hash: string }
+        // One statement, one snapshot: the head and the highest seq are from the same moment.
+        const head = (await pool.query(AUDIT_HEAD_SQL)).rows[0] as
+          | { seq: string | number; hash: string; max_seq: string | number | null }
           | undefined;
-        return head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: '' };
+        return head
+          ? { seq: Number(head.seq), hash: head.hash, maxSeq: Number(head.max_seq ?? 0) }
+          : { seq: 0, hash: '', maxSeq: 0 };
       }),
 
     listAudit: (opts = {}) =>

@@ -1,4 +1,4 @@
-import { auditEntryHash } from '../audit/hash.js';
+import { type AuditKey, auditEntryHash } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { ActionRequest, AuditEntry, AuditEntryInput, RequestStatus, Via } from './store.js';
 
@@ -96,6 +96,7 @@ export function rowToAudit(row: Record<string, unknown>): AuditEntry {
   if (row.target !== null && row.target !== undefined) entry.target = row.target;
   if (row.params !== null && row.params !== undefined) entry.params = parseJson(row.params);
   if (row.error !== null && row.error !== undefined) entry.error = row.error;
+  if (row.key_id !== null && row.key_id !== undefined) entry.keyId = row.key_id;
   return entry as unknown as AuditEntry;
 }
 
@@ -123,11 +124,27 @@ export function normaliseAuditInput(input: AuditEntryInput): AuditEntryInput {
   return entry;
 }
 
-/** The next link of the chain after `(seq, hash)`. */
-export function chainEntry(input: AuditEntryInput, head: { seq: number; hash: string }): AuditEntry {
-  const unhashed = { ...normaliseAuditInput(input), seq: head.seq + 1, prevHash: head.hash };
-  return { ...unhashed, hash: auditEntryHash(unhashed) };
+/** The next link of the chain after `(seq, hash)`, sealed with `key` when there is one. */
+export function chainEntry(
+  input: AuditEntryInput,
+  head: { seq: number; hash: string },
+  key?: AuditKey,
+): AuditEntry {
+  const unhashed: Omit<AuditEntry, 'hash'> = {
+    ...normaliseAuditInput(input),
+    seq: head.seq + 1,
+    prevHash: head.hash,
+    ...(key ? { keyId: key.id } : {}),
+  };
+  return { ...unhashed, hash: auditEntryHash(unhashed, key?.secret) };
 }
+
+/**
+ * The chain head and the highest seq in the log in one statement (valid in both dialects), so they
+ * come from one snapshot: an append moves both in one transaction.
+ */
+export const AUDIT_HEAD_SQL =
+  'SELECT h.seq AS seq, h.hash AS hash, (SELECT max(l.seq) FROM audit_log l) AS max_seq FROM audit_head h WHERE h.id = 1';
 
 /** Column values of an audit entry, in `auditColumns` order. */
 export const auditColumns = [
@@ -144,6 +161,7 @@ export const auditColumns = [
   'error',
   'prev_hash',
   'hash',
+  'key_id',
 ] as const;
 
 export function auditValues(entry: AuditEntry): unknown[] {
@@ -161,6 +179,7 @@ export function auditValues(entry: AuditEntry): unknown[] {
     entry.error ?? null,
     entry.prevHash,
     entry.hash,
+    entry.keyId ?? null,
   ];
 }
 

@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { AuditKey } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { migrations } from './migrations.js';
 import {
+  AUDIT_HEAD_SQL,
   approvalRefusal,
   auditColumns,
   auditValues,
@@ -13,7 +15,7 @@ import {
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { ActionRequest, AuditEntry, Store } from './store.js';
+import type { ActionRequest, AuditEntry, AuditEntryInput, Store } from './store.js';
 
 type Row = Record<string, unknown>;
 
@@ -87,12 +89,12 @@ export function createSqliteStore(path: string): SqliteStore {
   const getRow = (id: string) =>
     db.prepare('SELECT * FROM approval_requests WHERE id = ?').get(id) as Row | undefined;
 
-  const append = db.transaction((entry: Parameters<Store['appendAudit']>[0]): AuditEntry => {
+  const append = db.transaction((entry: AuditEntryInput, key: AuditKey | undefined): AuditEntry => {
     const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as {
       seq: number;
       hash: string;
     };
-    const next = chainEntry(entry, head);
+    const next = chainEntry(entry, head, key);
     db.prepare(
       `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
     ).run(...auditValues(next));
@@ -120,14 +122,16 @@ export function createSqliteStore(path: string): SqliteStore {
     }),
     migrate: () => wrap(migrate),
 
-    appendAudit: (entry) => wrap(() => append.immediate(entry)),
+    appendAudit: (entry, key) => wrap(() => append.immediate(entry, key)),
 
     auditHead: () =>
       wrap(() => {
-        const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as
-          | { seq: number; hash: string }
+        const head = db.prepare(AUDIT_HEAD_SQL).get() as
+          | { seq: number; hash: string; max_seq: number | null }
           | undefined;
-        return head ? { seq: Number(head.seq), hash: head.hash } : { seq: 0, hash: '' };
+        return head
+          ? { seq: Number(head.seq), hash: head.hash, maxSeq: Number(head.max_seq ?? 0) }
+          : { seq: 0, hash: '', maxSeq: 0 };
       }),
 
     listAudit: (options = {}) =>

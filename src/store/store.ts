@@ -4,6 +4,8 @@
  * replicas; both pass `test/store/store-contract.ts`.
  */
 
+import type { AuditKey } from '../audit/hash.js';
+
 export type Via = 'slack' | 'cli' | 'console';
 
 /** What the caller supplies for one audit entry; the store adds seq, prevHash and hash. */
@@ -29,8 +31,10 @@ export interface AuditEntry extends AuditEntryInput {
   seq: number;
   /** Hash of the previous entry ("" for the first). */
   prevHash: string;
-  /** sha256 over prevHash and this entry's canonical JSON. */
+  /** sha256 over prevHash and this entry's canonical JSON; HMAC-SHA256 under the key when keyed. */
   hash: string;
+  /** Which audit key sealed this entry (`auditKeyId`); absent on unkeyed entries. */
+  keyId?: string;
 }
 
 export const RequestStatus = {
@@ -98,9 +102,10 @@ export interface Store {
 
   /**
    * Appends one entry, chaining it to the last one inside one transaction so that concurrent
-   * appends (several replicas) cannot fork the chain.
+   * appends (several replicas) cannot fork the chain. With `key`, the entry's hash is an HMAC under
+   * it and the entry records the key's id.
    */
-  appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  appendAudit(entry: AuditEntryInput, key?: AuditKey): Promise<AuditEntry>;
   /** Entries in seq order. */
   listAudit(options?: {
     sinceAt?: string;
@@ -111,10 +116,12 @@ export interface Store {
 
   /**
    * The chain head kept next to the log: the last appended seq and hash ({ seq: 0, hash: '' }
-   * when empty). Lets `verify` notice entries removed from the end. Optional so test doubles need not
-   * have it; both real stores do.
+   * when empty), and the highest seq in the log, read in one statement so both come from the same
+   * moment (an append moves them together). Lets `verify` notice entries removed from the end and
+   * rows inserted past the head, and verify only up to the head while others keep appending.
+   * Optional so test doubles need not have it; both real stores do.
    */
-  auditHead?(): Promise<{ seq: number; hash: string }>;
+  auditHead?(): Promise<{ seq: number; hash: string; maxSeq: number }>;
 
   createRequest(request: ActionRequest): Promise<void>;
   getRequest(id: string): Promise<ActionRequest | undefined>;

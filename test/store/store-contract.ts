@@ -1,10 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
-import { canonicalJson } from '../../src/audit/hash.js';
+import { type AuditKey, auditEntryHash, auditKeyId, canonicalJson } from '../../src/audit/hash.js';
+import type { AuditKeyring } from '../../src/audit/keys.js';
+import { type AuditWitness, createWitnessFile } from '../../src/audit/witness.js';
 import { migrations } from '../../src/store/migrations.js';
 import { auditColumns } from '../../src/store/rows.js';
-import type { ActionRequest, AuditEntryInput, RequestStatus, Store } from '../../src/store/store.js';
+import type {
+  ActionRequest,
+  AuditEntry,
+  AuditEntryInput,
+  RequestStatus,
+  Store,
+} from '../../src/store/store.js';
 
 /** One database (a SQLite file, a Postgres schema) that several Store instances can open. */
 export interface StoreHarness {
@@ -58,6 +69,15 @@ function entry(i: number, overrides: Partial<AuditEntryInput> = {}): AuditEntryI
 
 const auditContentColumns = auditColumns.filter((c) => c !== 'seq');
 
+const keyOf = (text: string): AuditKey => {
+  const secret = Buffer.from(text.padEnd(40, '.'));
+  return { id: auditKeyId(secret), secret };
+};
+const ringOf = (current: AuditKey | undefined, ...older: AuditKey[]): AuditKeyring => ({
+  ...(current ? { current } : {}),
+  known: new Map([...older, ...(current ? [current] : [])].map((k) => [k.id, k.secret])),
+});
+
 /**
  * The behaviour every store must have, run against a fresh database per test. Both the SQLite and
  * the PostgreSQL store run it: `describeStore('sqlite', makeSqliteHarness)`.
@@ -73,8 +93,46 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
       await s.migrate();
       return s;
     };
-    const auditOf = (s: Store, pageSize?: number) =>
-      createAudit({ store: s, now: () => new Date(t0), ...(pageSize ? { pageSize } : {}) });
+    const auditOf = (
+      s: Store,
+      pageSize?: number,
+      extra: { keys?: AuditKeyring; witnesses?: AuditWitness[] } = {},
+    ) => createAudit({ store: s, now: () => new Date(t0), ...(pageSize ? { pageSize } : {}), ...extra });
+    /**
+     * What a database writer without the key can do: change entry `editSeq`'s outcome and recompute
+     * every hash from `fromSeq` on with plain sha256 (no key id), chain head included.
+     */
+    const rewriteWithoutKey = async (fromSeq: number, editSeq: number) => {
+      const all = await store.listAudit();
+      let prevHash = fromSeq > 1 ? all[fromSeq - 2]!.hash : '';
+      for (const original of all.filter((e) => e.seq >= fromSeq)) {
+        const { hash: _hash, keyId: _keyId, ...rest } = original;
+        const unhashed: Omit<AuditEntry, 'hash'> = {
+          ...rest,
+          prevHash,
+          ...(original.seq === editSeq ? { outcome: 'denied' } : {}),
+        };
+        const hash = auditEntryHash(unhashed);
+        await harness.sql(
+          'UPDATE audit_log SET outcome = ?, prev_hash = ?, hash = ?, key_id = NULL WHERE seq = ?',
+          [unhashed.outcome, prevHash, hash, original.seq],
+        );
+        prevHash = hash;
+      }
+      await harness.sql('UPDATE audit_head SET hash = ? WHERE id = 1', [prevHash]);
+    };
+    /** Deletes the last `n` rows and rewinds the head to the entry before them, as a writer would. */
+    const trimEnd = async (n: number) => {
+      const all = await store.listAudit();
+      const keep = all[all.length - n - 1]!;
+      await harness.sql('DELETE FROM audit_log WHERE seq > ?', [keep.seq]);
+      await harness.sql('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1', [keep.seq, keep.hash]);
+    };
+    let witnessDir: string | undefined;
+    const witnessFile = () => {
+      witnessDir ??= mkdtempSync(join(tmpdir(), 'queue-ops-witness-'));
+      return createWitnessFile(join(witnessDir, 'audit-witness.jsonl'));
+    };
     const appendMany = async (s: Store, count: number) => {
       for (let i = 1; i <= count; i++) await s.appendAudit(entry(i));
     };
@@ -86,6 +144,8 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
     afterEach(async () => {
       for (const s of opened.splice(0)) await s.close();
       await harness.destroy();
+      if (witnessDir) rmSync(witnessDir, { recursive: true, force: true });
+      witnessDir = undefined;
     });
 
     describe('migrations', () => {
@@ -390,6 +450,97 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         const all = await store.listAudit();
         expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
         expect(await auditOf(other).verify()).toEqual({ ok: true, count: 40 });
+      });
+
+      it('a keyed chain verifies with its keys after a rotation, and names the first entry whose key is not configured', async () => {
+        const [oldKey, newKey] = [keyOf('old key'), keyOf('new key')];
+        for (let i = 1; i <= 3; i++) await store.appendAudit(entry(i), oldKey);
+        for (let i = 4; i <= 6; i++) await store.appendAudit(entry(i), newKey);
+        const stored = await store.listAudit();
+        expect(stored.map((e) => e.keyId)).toEqual([
+          oldKey.id,
+          oldKey.id,
+          oldKey.id,
+          newKey.id,
+          newKey.id,
+          newKey.id,
+        ]);
+        // The hash is an HMAC under the key, not sha256: recomputing without the key gives another value.
+        const { hash, ...unhashed } = stored[3]!;
+        expect(auditEntryHash(unhashed)).not.toBe(hash);
+        expect(auditEntryHash(unhashed, newKey.secret)).toBe(hash);
+
+        const report = await auditOf(store, 2, { keys: ringOf(newKey, oldKey) }).verifyReport();
+        expect(report).toMatchObject({ result: { ok: true, count: 6 }, keyId: newKey.id });
+        const withoutOld = await auditOf(store, 2, { keys: ringOf(newKey) }).verify();
+        expect(withoutOld).toMatchObject({ ok: false, count: 0, firstBad: { seq: 1 } });
+        if (!withoutOld.ok) expect(withoutOld.firstBad.reason).toContain(`audit key ${oldKey.id}`);
+        const keyless = await auditOf(store, 2).verify();
+        expect(keyless).toMatchObject({ ok: false, firstBad: { seq: 1 } });
+        if (!keyless.ok) expect(keyless.firstBad.reason).toMatch(/no audit key is configured/);
+      });
+
+      it('unkeyed entries from before the key still verify once a keyed entry follows them', async () => {
+        const key = keyOf('the key');
+        await appendMany(store, 3);
+        for (let i = 4; i <= 5; i++) await store.appendAudit(entry(i), key);
+        expect(await auditOf(store, 2, { keys: ringOf(key) }).verify()).toEqual({ ok: true, count: 5 });
+      });
+
+      it('recomputing every hash without the key after an edit fails verify, from the edit or from the start', async () => {
+        const key = keyOf('the key');
+        for (let i = 1; i <= 6; i++) await store.appendAudit(entry(i), key);
+        const keys = ringOf(key);
+        await rewriteWithoutKey(4, 4);
+        const fromEdit = await auditOf(store, 2, { keys }).verify();
+        expect(fromEdit).toMatchObject({ ok: false, count: 3, firstBad: { seq: 4 } });
+        if (!fromEdit.ok) expect(fromEdit.firstBad.reason).toMatch(/not keyed/);
+
+        await rewriteWithoutKey(1, 4);
+        // The whole chain now passes as plain sha256: only the key tells it should not be.
+        expect(await auditOf(store, 2).verify()).toEqual({ ok: true, count: 6 });
+        const whole = await auditOf(store, 2, { keys }).verify();
+        expect(whole).toMatchObject({ ok: false, firstBad: { seq: 1 } });
+        if (!whole.ok) expect(whole.firstBad.reason).toMatch(/#1–#6 are not keyed/);
+      });
+
+      it('a witness file gets one line per entry and catches the last two rows deleted with the head rewound', async () => {
+        const key = keyOf('the key');
+        const witness = witnessFile();
+        const audit = auditOf(store, 2, { keys: ringOf(key), witnesses: [witness] });
+        for (let i = 1; i <= 6; i++) await audit.record(entry(i));
+        const newest = (await store.listAudit({ newestFirst: true, limit: 1 }))[0]!;
+        expect(await witness.newestHead()).toEqual({
+          seq: 6,
+          hash: newest.hash,
+          at: newest.at,
+          keyId: key.id,
+        });
+        expect(await audit.verifyReport()).toMatchObject({
+          result: { ok: true, count: 6 },
+          witnesses: [{ kind: 'file', status: 'checked', seq: 6 }],
+        });
+
+        await trimEnd(2);
+        // Without the witness the shortened chain is consistent: the key cannot tell.
+        expect(await auditOf(store, 2, { keys: ringOf(key) }).verify()).toEqual({ ok: true, count: 4 });
+        const report = await audit.verifyReport();
+        expect(report.result).toMatchObject({ ok: false, count: 4, firstBad: { seq: 5 } });
+        if (!report.result.ok) {
+          expect(report.result.firstBad.reason).toMatch(/#5–#6 are missing/);
+          expect(report.result.firstBad.reason).toContain('audit-witness.jsonl');
+        }
+      });
+
+      it('a witness file catches an unkeyed chain recomputed after an edit, at the entry it recorded', async () => {
+        const witness = witnessFile();
+        const audit = auditOf(store, 2, { witnesses: [witness] });
+        for (let i = 1; i <= 6; i++) await audit.record(entry(i));
+        await rewriteWithoutKey(3, 3);
+        expect(await auditOf(store, 2).verify()).toEqual({ ok: true, count: 6 });
+        const result = await audit.verify();
+        expect(result).toMatchObject({ ok: false, count: 5, firstBad: { seq: 6 } });
+        if (!result.ok) expect(result.firstBad.reason).toMatch(/differs from the one the witness file/);
       });
 
       it('export --since writes one JSON line per entry at or after that time, in seq order', async () => {

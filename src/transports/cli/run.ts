@@ -11,6 +11,7 @@ import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
+import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
 
 /** Exit codes scripts rely on (README documents them). */
@@ -129,7 +130,12 @@ async function openRuntime(
   json: boolean,
 ): Promise<{ app: App; full?: QueueOps } | number> {
   try {
-    const full = await createQueueOps({ config, env: io.env, logger });
+    const full = await createQueueOps({
+      config,
+      env: io.env,
+      logger,
+      auditWitnesses: auditChannelWitnessFromEnv(io.env, config.slack.auditChannel, logger),
+    });
     return { app: full, full };
   } catch (error) {
     if (

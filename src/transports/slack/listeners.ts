@@ -275,6 +275,8 @@ export interface SendOptions {
   locale?: Locale;
   /** Post as a reply in this thread. */
   threadTs?: string;
+  /** Slack message metadata, for other apps and for reading back (the audit channel witness). */
+  metadata?: { event_type: string; event_payload: Record<string, string | number | boolean> };
 }
 
 /** The outcome of `postMessage` / `updateMessage`. */
@@ -302,6 +304,7 @@ export async function postMessage(
     text: checked.message.text,
     blocks: checked.message.blocks,
     ...(options.threadTs ? { thread_ts: options.threadTs } : {}),
+    ...(options.metadata ? { metadata: options.metadata } : {}),
   });
   return { ok: checked.ok, channel: res.channel, ts: res.ts, ...(checked.ok ? {} : { ref: checked.ref }) };
 }

@@ -6,6 +6,7 @@ import type { Reply } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ActionRequest, AuditEntry } from '../../store/store.js';
+import { auditWitnessMetadata } from './audit-witness.js';
 import { postMessage, type ReplyDelivery, updateMessage } from './listeners.js';
 
 type WebClient = webApi.WebClient;
@@ -176,7 +177,12 @@ export function createAuditChannelSink(deps: AuditChannelSinkDeps): (entry: Audi
   const log = deps.logger.child({ component: 'slack-audit' });
   return async (entry) => {
     try {
-      await postMessage(deps.client, deps.channel, auditEntryMessage(entry, locale), { logger: log, locale });
+      await postMessage(deps.client, deps.channel, auditEntryMessage(entry, locale), {
+        logger: log,
+        locale,
+        // Read back by `audit verify` (createAuditChannelWitness): the full hash, not the shown text.
+        metadata: auditWitnessMetadata([entry]),
+      });
     } catch (error) {
       log.warn(
         { err: error, seq: entry.seq, action: entry.action, slackError: slackErrorCode(error) },
