@@ -8,7 +8,7 @@ export const cli = {
     '  --json          print one JSON object {ok, message: {text, blocks}, data}',
     '  -h, --help      this text',
     '',
-    'Options go before the command; the words after it are the command\'s own, flags included',
+    "Options go before the command; the words after it are the command's own, flags included",
     '(`queue-ops audit export --since ISO`). `--json` also works at the end.',
     '',
     'Examples: queue-ops status   queue-ops dlq pushizo/dispatch-ios 20   queue-ops --json workers zeus',
