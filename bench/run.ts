@@ -21,6 +21,7 @@ import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schem
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { benchRetry } from './retry.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -349,6 +350,7 @@ async function main() {
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all.`,
     );
+    out.push('', ...(await benchRetry({ url, port: redis.port }, log)));
     console.log(out.join('\n'));
   } finally {
     admin.disconnect();
