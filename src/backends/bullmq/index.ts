@@ -178,6 +178,9 @@ export function createBullmqBackend(
     counters.commands += pipeline.length;
     counters.roundTrips += 1;
     const results = (await pipeline.exec()) ?? [];
+    // A reply proves Redis alive: work of several pipelines (a retry's batches) is bounded by
+    // silence, like a long SCAN, not by its total time.
+    for (const onProgress of scanProgress) onProgress();
     for (const [error] of results) if (error && !isReplyError(error)) throw error;
     return results;
   }
