@@ -3,6 +3,12 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /** A TCP proxy on 127.0.0.1 that holds every chunk `delayMs` in each direction. */
 export interface LatencyProxy {
   port: number;
+  /**
+   * Round trips so far, over all connections: a request burst from the client that follows an
+   * answer (or starts the connection) counts one. A pipeline split into many TCP chunks is still
+   * one; a command awaited after another's reply is one more.
+   */
+  roundTrips(): number;
   close(): Promise<void>;
 }
 
@@ -16,8 +22,10 @@ export async function startLatencyProxy(
   delayMs: number,
 ): Promise<LatencyProxy> {
   const sockets = new Set<Socket>();
-  const pipe = (from: Socket, to: Socket) => {
+  let trips = 0;
+  const pipe = (from: Socket, to: Socket, onData: () => void) => {
     from.on('data', (chunk) => {
+      onData();
       setTimeout(() => {
         if (!to.destroyed) to.write(chunk);
       }, delayMs);
@@ -34,14 +42,22 @@ export async function startLatencyProxy(
     sockets.add(upstream);
     client.on('close', () => sockets.delete(client));
     upstream.on('close', () => sockets.delete(upstream));
-    pipe(client, upstream);
-    pipe(upstream, client);
+    // Between two answers, the client's chunks are one request burst.
+    let answered = true;
+    pipe(client, upstream, () => {
+      if (answered) trips++;
+      answered = false;
+    });
+    pipe(upstream, client, () => {
+      answered = true;
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
     port,
+    roundTrips: () => trips,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -23,6 +23,7 @@ import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
+import { benchRetry } from './retry.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -351,6 +352,7 @@ async function main() {
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all.`,
     );
+    out.push('', ...(await benchRetry({ url, port: redis.port }, log)));
     console.log(out.join('\n'));
   } finally {
     admin.disconnect();

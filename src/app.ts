@@ -15,6 +15,7 @@ import { createDispatcher, type Dispatcher, type Middleware } from './commands/d
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
+import { retryCommand } from './commands/retry.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -154,6 +155,7 @@ export interface QueueOps extends App {
 const ACTION_COMMANDS: readonly CommandDefinition[] = [
   pauseCommand,
   resumeCommand,
+  retryCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -201,7 +203,22 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
       const outcome = await run.call(backend, queue);
       return { ...outcome };
     };
-  return { pause: pauseLike('pause'), resume: pauseLike('resume') };
+  // Reads the selection back from the stored ids; the jobs themselves are read when it runs.
+  const retry: Executor = async (request, run) => {
+    const system = String(request.params.system);
+    const queue = String(request.params.queue);
+    const backend = backends().get(system);
+    if (!backend?.retry) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
+    const selection =
+      typeof request.params.jobId === 'string'
+        ? { jobId: request.params.jobId }
+        : { all: true as const, limit: Number(request.params.limit) };
+    const outcome = await backend.retry(queue, selection, (done, total) =>
+      run.progress({ done, total, phase: 'retrying' }),
+    );
+    return { ...outcome };
+  };
+  return { pause: pauseLike('pause'), resume: pauseLike('resume'), retry };
 }
 
 /**

@@ -24,6 +24,12 @@ export const ErrorCode = {
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',
+  /** A job id that is not a failed job of the queue named (retry). */
+  UnknownJob: 'UnknownJob',
+  /** A retry of a queue with no failed jobs. */
+  NothingToRetry: 'NothingToRetry',
+  /** A Celery retry whose failures lack the task name, arguments and queue (`result_extended`). */
+  NeedsResultExtended: 'NeedsResultExtended',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

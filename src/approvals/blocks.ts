@@ -39,6 +39,16 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
     const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
     if (request.action === 'pause') return t.resultPaused(request.target, workers);
     if (request.action === 'resume') return t.resultResumed(request.target, workers);
+    if (request.action === 'retry') {
+      const ids = (result.ids ?? {}) as Record<string, string>;
+      const renamed = Object.entries(ids).some(([from, to]) => from !== to);
+      return t.resultRetried(
+        request.target,
+        Number(result.retried ?? 0),
+        Number(result.skipped ?? 0),
+        renamed,
+      );
+    }
     return undefined;
   }
   if (request.status === 'failed' && request.error) {

@@ -144,6 +144,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     action: string,
     outcome: string,
     error?: string,
+    extra?: Record<string, unknown>,
   ) {
     await deps.audit.record({
       at: now().toISOString(),
@@ -153,7 +154,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       channel: actor.channel,
       action,
       target: request.target,
-      params: { request: request.id, action: request.action, ...request.params },
+      params: { request: request.id, action: request.action, ...request.params, ...extra },
       outcome,
       error,
     });
@@ -236,7 +237,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         signal: shutdown.signal,
       });
       finished = await move(started, 'finish', { result, finishedAt: now().toISOString() });
-      if (finished) await audit(actor, finished, `action.${started.action}`, 'done');
+      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else.
+      if (finished) await audit(actor, finished, `action.${started.action}`, 'done', undefined, { result });
     } catch (error) {
       const message = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
       finished = await move(started, 'fail', {

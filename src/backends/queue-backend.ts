@@ -111,6 +111,40 @@ export interface PauseOutcome {
   workersAnswered?: string[];
 }
 
+/** The most failed jobs one retry takes: the runbooks' "at most 1000 at a time". */
+export const RETRY_MAX = 1000;
+
+/** Which failed jobs a retry takes: one by id, or the newest `limit` (1..RETRY_MAX). */
+export type RetrySelection = { jobId: string } | { all: true; limit: number };
+
+/** What a retry would do, read now for the approvers. Never carries job data or arguments. */
+export interface RetryPreview {
+  queue: string;
+  /** Jobs the retry would take. */
+  count: number;
+  /** Failures the queue holds in total. */
+  failed: number;
+  /** The selected jobs' errors (first line), most frequent first, at most 5. */
+  topErrors: { error: string; count: number }[];
+}
+
+/** What a retry did. */
+export interface RetryOutcome {
+  queue: string;
+  /** Jobs put back to be run. */
+  retried: number;
+  /**
+   * Old id → id it runs under now: BullMQ retries a job in place (each id maps to itself);
+   * Celery's retry is a new task with a new id.
+   */
+  ids: Record<string, string>;
+  /** Selected but no longer failed when the retry reached them (retried or removed meanwhile). */
+  skipped: number;
+}
+
+/** Told how far a retry has come; cheap to call. */
+export type RetryProgress = (done: number, total: number) => void;
+
 /** Optional abilities; commands check these instead of the backend's class. */
 export interface BackendCaps {
   pause: boolean;
@@ -134,5 +168,15 @@ export interface QueueBackend {
   workers(): Promise<WorkerInfo[]>;
   pause?(queue: string): Promise<PauseOutcome>;
   resume?(queue: string): Promise<PauseOutcome>;
+  /**
+   * Counts and groups what `retry` would take, without changing anything. Throws `UnknownJob`
+   * for an id that is not a failed job of the queue, `NothingToRetry` when it has none.
+   */
+  previewRetry?(queue: string, selection: RetrySelection): Promise<RetryPreview>;
+  /**
+   * Puts failed jobs back to be run, newest failure first, with the system's own retry semantics
+   * (attempts start again), in bounded batches: never one round trip per job.
+   */
+  retry?(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
   close(): Promise<void>;
 }

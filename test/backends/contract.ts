@@ -112,6 +112,47 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       }
     });
 
+    it('with caps.retry: previews without changing anything, refuses what is not a failed job, retries the newest up to the limit', async () => {
+      const fx = await makeFixture();
+      try {
+        await fx.seed(scenario);
+        const { backend } = fx;
+        if (!backend.caps.retry) {
+          expect(backend.retry).toBeUndefined();
+          return;
+        }
+        const newest = (await backend.dlq('beta', 2)).jobs.map((job) => job.id);
+        const waitingBefore = (await backend.status(['beta'])).queues[0]!;
+        const preview = await backend.previewRetry!('beta', { all: true, limit: 2 });
+        expect(preview).toMatchObject({ queue: 'beta', count: 2, failed: 3 });
+        expect(preview.topErrors.map((e) => e.error).sort()).toEqual([
+          'ConnectionError: provider timed out',
+          'RenderError: <b>bad</b> & @channel',
+        ]);
+        expect((await backend.dlq('beta', 10)).total).toBe(3);
+        await expect(backend.previewRetry!('alpha', { all: true, limit: 10 })).rejects.toMatchObject({
+          code: 'NothingToRetry',
+        });
+        await expect(backend.retry!('beta', { jobId: 'no-such-job' })).rejects.toMatchObject({
+          code: 'UnknownJob',
+        });
+
+        const progress: [number, number][] = [];
+        const outcome = await backend.retry!('beta', { all: true, limit: 2 }, (done, total) =>
+          progress.push([done, total]),
+        );
+        expect(outcome.retried).toBe(2);
+        expect(outcome.skipped).toBe(0);
+        expect(Object.keys(outcome.ids).sort()).toEqual([...newest].sort());
+        expect(progress.at(-1)).toEqual([2, 2]);
+        expect((await backend.dlq('beta', 10)).total).toBe(1);
+        const after = (await backend.status(['beta'])).queues[0]!;
+        expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
+      } finally {
+        await fx.cleanup();
+      }
+    });
+
     it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
       const fx = await makeFixture();
       const down = fx.unreachableBackend();

@@ -113,22 +113,48 @@ describe('the queue-ops command line', () => {
     expect(run.stdout).toMatch(/\[\d+\] queue-ops dlq pushizo\/events|\[\d+\] queue-ops status/);
   });
 
-  it('accepts the options after the words too', async () => {
-    const run = await cli(['help', '--json', '--config', config], { env: env() });
+  it("takes --json after the words too; every other word after the verb is the command's", async () => {
+    const run = await cli(['--config', config, 'help', '--json'], { env: env() });
     expect(run.code).toBe(0);
     expect(onlyJson(run)).toMatchObject({
       ok: true,
       data: {
-        verbs: ['status', 'dlq', 'workers', 'pause', 'resume', 'pending', 'approve', 'deny', 'audit', 'help'],
+        verbs: [
+          'status',
+          'dlq',
+          'workers',
+          'pause',
+          'resume',
+          'retry',
+          'pending',
+          'approve',
+          'deny',
+          'audit',
+          'help',
+        ],
       },
     });
+    // a flag after the verb reaches the command (dlq, which names the limits it takes), not the
+    // CLI's option parser
+    const flagged = onlyJson(
+      await cli(['--config', config, '--json', 'dlq', 'pushizo/webhooks', '--all'], { env: env() }),
+    );
+    expect(flagged).toMatchObject({
+      ok: false,
+      error: {
+        code: 'BadArgument',
+        message: '`--all` is not a valid limit. Valid: a whole number from 1 to 100.',
+      },
+    });
+    const monitor = onlyJson(await cli(['--config', config, '--json', 'monitor', '--once'], { env: env() }));
+    expect(monitor).toMatchObject({ ok: false, error: { code: 'UnknownVerb' } });
   });
 
   it('an unknown verb is a usage error: one line naming the valid verbs, exit 2', async () => {
     const run = await cli(['--config', config, 'purgeall'], { env: env() });
     expect(run.code).toBe(2);
     expect(run.stdout.trim().split('\n')).toEqual([
-      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `pending`, `approve`, `deny`, `audit`, `help`.',
+      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `retry`, `pending`, `approve`, `deny`, `audit`, `help`.',
     ]);
     const json = onlyJson(await cli(['--config', config, '--json', 'stauts'], { env: env() }));
     expect(json).toMatchObject({ ok: false, data: null, error: { code: 'UnknownVerb' } });

@@ -3,6 +3,7 @@ import { renderText } from '../../src/blocks/render-text.js';
 import { pauseCommand, resumeCommand } from '../../src/commands/pause.js';
 import { createReadCommands } from '../../src/commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from '../../src/commands/requests.js';
+import { retryCommand } from '../../src/commands/retry.js';
 import type { CommandContext } from '../../src/commands/types.js';
 
 describe('/queue help with the action verbs registered', () => {
@@ -10,6 +11,7 @@ describe('/queue help with the action verbs registered', () => {
     const registry = createReadCommands([
       pauseCommand,
       resumeCommand,
+      retryCommand,
       pendingCommand,
       approveCommand,
       denyCommand,
@@ -19,9 +21,18 @@ describe('/queue help with the action verbs registered', () => {
       .run({} as CommandContext, [], { actor: { id: 'U0ALICE' }, via: 'cli', words: ['help'], locale: 'en' });
     const text = renderText(reply.message).text;
     expect(text).not.toContain('/queue /queue');
-    const order = ['status', 'dlq', 'workers', 'pause', 'resume', 'pending', 'approve', 'deny', 'help'].map(
-      (verb) => text.indexOf(`\`/queue ${verb}`),
-    );
+    const order = [
+      'status',
+      'dlq',
+      'workers',
+      'pause',
+      'resume',
+      'retry',
+      'pending',
+      'approve',
+      'deny',
+      'help',
+    ].map((verb) => text.indexOf(`\`/queue ${verb}`));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });

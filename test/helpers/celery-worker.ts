@@ -43,6 +43,8 @@ export interface CeleryWorkerOptions extends CeleryTarget {
   concurrency?: number;
   pool?: 'prefork' | 'solo' | 'threads';
   startTimeoutMs?: number;
+  /** false: the app stores results without `result_extended` (no task name, arguments or queue). */
+  resultExtended?: boolean;
 }
 
 export interface CeleryWorker {
@@ -93,7 +95,7 @@ export async function startCeleryWorker(options: CeleryWorkerOptions): Promise<C
   ];
   const child: ChildProcess = spawn(PYTHON, args, {
     cwd: CELERY_FIXTURE_DIR,
-    env: celeryEnv(options),
+    env: { ...celeryEnv(options), QO_RESULT_EXTENDED: options.resultExtended === false ? '0' : '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so that a kill also reaches the prefork children.
     detached: true,

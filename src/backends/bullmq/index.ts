@@ -8,6 +8,10 @@ import type {
   PauseOutcome,
   QueueBackend,
   QueueCounts,
+  RetryOutcome,
+  RetryPreview,
+  RetryProgress,
+  RetrySelection,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -24,6 +28,7 @@ import {
 import { systemEndpoint } from '../redis-endpoint.js';
 import { workersFromClientList } from './client-list.js';
 import { majorOfVersion, setPausedWithBullmq } from './pause.js';
+import { createBullmqRetry } from './retry.js';
 import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
@@ -50,6 +55,9 @@ export interface BullmqBackend extends QueueBackend {
   /** Through BullMQ's own `Queue.pause()`, of the major the queue was written by. */
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
+  /** BullMQ's own `reprocessJob` of the queue's major, pipelined (see retry.ts). */
+  previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
+  retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -66,7 +74,7 @@ const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
-const CAPS: BackendCaps = { pause: true, retry: false, purge: false };
+const CAPS: BackendCaps = { pause: true, retry: true, purge: false };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -179,6 +187,9 @@ export function createBullmqBackend(
     counters.commands += pipeline.length;
     counters.roundTrips += 1;
     const results = (await pipeline.exec()) ?? [];
+    // A reply proves Redis alive: work of several pipelines (a retry's batches) is bounded by
+    // silence, like a long SCAN, not by its total time.
+    for (const onProgress of scanProgress) onProgress();
     for (const [error] of results) if (error && !isReplyError(error)) throw error;
     return results;
   }
@@ -247,6 +258,17 @@ export function createBullmqBackend(
     if (useEval) pipeline.eval(QUEUE_SNAPSHOT_LUA, keys.length, ...keys, base);
     else pipeline.evalsha(QUEUE_SNAPSHOT_SHA, keys.length, ...keys, base);
   }
+
+  const retries = createBullmqRetry({
+    system: system.name,
+    prefix,
+    client,
+    exec,
+    withRedis,
+    resolveQueue: async (queue) => {
+      await queueNames.resolve([queue]);
+    },
+  });
 
   const backend: BullmqBackend = {
     name: system.name,
@@ -411,6 +433,9 @@ export function createBullmqBackend(
     async resume(queue: string): Promise<PauseOutcome> {
       return await setPaused(queue, false);
     },
+
+    previewRetry: retries.previewRetry,
+    retry: retries.retry,
 
     async close() {
       closed = true;

@@ -68,3 +68,38 @@ export function snapshotKeys(prefix: string, queue: string): string[] {
     'meta',
   ].map((suffix) => base + suffix);
 }
+
+/** A Lua script and the SHA1 that EVALSHA calls it by. */
+export interface LuaScript {
+  lua: string;
+  sha: string;
+  /** How many of a call's arguments are keys. */
+  keys: number;
+}
+
+export function luaScript(lua: string, keys: number): LuaScript {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex'), keys };
+}
+
+/**
+ * BullMQ's own `reprocessJob` script (what `Job.retry()` runs), exactly as the major that wrote
+ * the queue ships it, includes resolved: 9 keys in 6.x (it re-adds a job with a priority to
+ * `prioritized`), 8 in 5.x (it knows the `paused` list). Read from the package, not copied, so it
+ * stays the library's code.
+ */
+const reprocessScripts = new Map<5 | 6, Promise<LuaScript>>();
+export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
+  let script = reprocessScripts.get(major);
+  if (!script) {
+    // A variable specifier: the packages ship no types for their script modules.
+    const specifier =
+      major === 5
+        ? 'bullmq5/dist/cjs/scripts/reprocessJob-8.js'
+        : 'bullmq/dist/cjs/scripts/reprocessJob-9.js';
+    script = (import(specifier) as Promise<{ reprocessJob: { content: string; keys: number } }>).then((m) =>
+      luaScript(m.reprocessJob.content, m.reprocessJob.keys),
+    );
+    reprocessScripts.set(major, script);
+  }
+  return script;
+}

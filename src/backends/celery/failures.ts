@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ensureConnected } from '../redis-client.js';
-import { RESULT_KEY_PREFIX } from './keys.js';
+import { RESULT_KEY_PREFIX, RETRIED_AS_FIELD } from './keys.js';
 
 /** One FAILURE stored by Celery's Redis result backend, reduced to what may be shown. */
 export interface FailureRecord {
@@ -32,6 +32,8 @@ export interface FailureIndex {
   counts(): Map<string | null, number>;
   /** A queue's failures, newest first, at most `limit`. */
   newest(queue: string | null, limit: number): FailureRecord[];
+  /** Drops these ids at once (retried by queue-ops: their stored failure is marked as such). */
+  forget(ids: readonly string[]): void;
   /** Runs a full rescan now; the index keeps serving the old data until it is done. */
   rescan(): Promise<void>;
   close(): Promise<void>;
@@ -273,6 +275,12 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
       matching.sort((a, b) => (b.failedAt ?? 0) - (a.failedAt ?? 0) || (a.id < b.id ? -1 : 1));
       return matching.slice(0, Math.max(0, limit));
     },
+    forget(ids) {
+      for (const id of ids) {
+        toConfirm.delete(id);
+        apply(id, null);
+      }
+    },
     async close() {
       closed = true;
       if (timer) clearInterval(timer);
@@ -296,6 +304,8 @@ export function parseFailure(id: string, raw: string, expiresAt: number | null):
     return undefined;
   }
   if (!meta || typeof meta !== 'object' || meta.status !== 'FAILURE') return undefined;
+  // Retried by queue-ops: the task runs again under a new id, so this is no dead letter any more.
+  if (meta[RETRIED_AS_FIELD] !== undefined) return undefined;
   const retries = Number(meta.retries);
   return {
     id: typeof meta.task_id === 'string' && meta.task_id ? meta.task_id : id,

@@ -8,6 +8,10 @@ import type {
   QueueBackend,
   QueueCounts,
   RedisMemory,
+  RetryOutcome,
+  RetryPreview,
+  RetryProgress,
+  RetrySelection,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -35,6 +39,7 @@ import {
   unackedKey,
 } from './keys.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
+import { createCeleryRetry } from './retry.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -122,6 +127,8 @@ export function createCeleryBackend(
 ): QueueBackend & {
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
+  previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
+  retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
 } {
   const now = options.now ?? Date.now;
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
@@ -499,10 +506,25 @@ export function createCeleryBackend(
     }
   }
 
+  const retries = createCeleryRetry({
+    system: system.name,
+    layout,
+    client,
+    resultClient,
+    failures,
+    resolveQueue: async (queue) => {
+      await queueNames.resolve([queue]);
+    },
+    unavailable,
+    connectTimeoutMs,
+  });
+
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: false, purge: false },
+    caps: { pause: true, retry: true, purge: false },
+    previewRetry: retries.previewRetry,
+    retry: retries.retry,
     listQueues: () => queueNames.list(),
     status,
     dlq,

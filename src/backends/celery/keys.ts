@@ -104,6 +104,27 @@ export function pausedKey(layout: KombuLayout): string {
 /** Celery's result key prefix. 5.2.6 ignores global_keyprefix for the result backend. */
 export const RESULT_KEY_PREFIX = 'celery-task-meta-';
 
+/**
+ * The member queue-ops appends to a FAILURE it retried, naming the new task id. Celery ignores
+ * members it does not know; the failure and its traceback stay readable until `result_expires`,
+ * and the failure index no longer counts it as a dead letter.
+ */
+export const RETRIED_AS_FIELD = 'queue_ops_retried_as';
+
+/**
+ * The list a message of `priority` goes to: kombu's `_q_for_pri` over `Channel.priority(n)`,
+ * i.e. the highest step not above the priority (0–2 → 0, 3–5 → 3…), clamped to 0..9.
+ */
+export function priorityListFor(layout: KombuLayout, queue: string, priority: number): string {
+  const steps = [...new Set(layout.prioritySteps)].sort((a, b) => a - b);
+  const clamped = Math.min(9, Math.max(0, Math.floor(Number.isFinite(priority) ? priority : 0)));
+  let step = steps[0] ?? 0;
+  for (const s of steps) if (s <= clamped) step = s;
+  return step === 0
+    ? `${layout.globalKeyprefix}${queue}`
+    : `${layout.globalKeyprefix}${queue}${layout.separator}${step}`;
+}
+
 function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }

@@ -8,6 +8,14 @@ export const actions = {
     usage: '/queue resume <system>/<queue>',
     summary: 'let workers pick up jobs from a paused queue again',
   },
+  retry: {
+    usage: '/queue retry <system>/<queue> <job-id|all> [limit]',
+    summary: 'run failed jobs again: one by id, or the newest failures up to limit (default and most 1000)',
+  },
+  retryNeedsWhat: 'Name a failed job id, or `all`.',
+  retryLimitOnlyAll: 'A limit only goes with `all`.',
+  retryLimit: (value: string) => `\`${value}\` is not a valid limit.`,
+  retryLimitValid: (max: number) => `a whole number from 1 to ${max}`,
   approve: { usage: '/queue approve <request-id>', summary: 'approve someone else’s pending request' },
   deny: {
     usage: '/queue deny <request-id> [reason]',

@@ -7,6 +7,22 @@ export const approvals = {
     '; jobs already running finish.',
   previewResume: (target: string, waiting: number) =>
     `resume ${target}: ${n(waiting)} waiting job${waiting === 1 ? '' : 's'} will be picked up again.`,
+  /** `retry pushizo/events: 37 failed jobs (of 40), newest first. Errors: 30× APNs 429; 7× …` */
+  previewRetry: (
+    target: string,
+    count: number,
+    failed: number,
+    topErrors: { error: string; count: number }[],
+    jobId?: string,
+  ) =>
+    `retry ${target}: ${jobId ? `failed job ${jobId}` : `${n(count)} failed job${count === 1 ? '' : 's'}${failed > count ? ` of ${n(failed)}, newest first` : ''}`}, run again with their attempts reset.` +
+    (topErrors.length > 0
+      ? ` Errors: ${topErrors.map((e) => `${n(e.count)}× ${e.error || '(no message)'}`).join('; ')}.`
+      : ''),
+  resultRetried: (target: string, retried: number, skipped: number, newIds: boolean) =>
+    `${n(retried)} job${retried === 1 ? '' : 's'} of ${target} ${newIds ? 'sent again as new tasks (old → new ids in the audit trail)' : 'back in the queue'}` +
+    (skipped > 0 ? `; ${n(skipped)} no longer failed, left alone` : '') +
+    '.',
   alreadyPaused: (target: string) => `${target} is already paused; nothing to do.`,
   notPaused: (target: string) => `${target} is not paused; nothing to do.`,
   header: (action: string, target: string) => `Request: ${action} ${target}`,

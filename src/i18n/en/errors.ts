@@ -38,6 +38,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  UnknownJob: (p) =>
+    `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`,
+  NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
+  NeedsResultExtended: (p) =>
+    `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,
 };
 
 export const errors = {

@@ -7,30 +7,32 @@ export interface CliArgs {
   user?: string;
   json: boolean;
   help: boolean;
-  /** `audit export --since ISO`. */
-  since?: string;
-  /** The words after `/queue`. */
+  /** The words after `/queue`: the verb and everything after it, flags included. */
   words: string[];
 }
 
+/** The CLI's own options that take a value (`--config F`, `-c F`, `--config=F`). */
+const VALUE_FLAGS = new Set(['--config', '-c', '--user', '-u']);
+
 /**
- * `[--config F] [--user U] [--json] <words>`. Options may also follow the words
- * (`queue-ops status --json`), since that is how people type; `--` ends the options for words
- * that really start with a dash. An unknown option is a usage error, never a word.
+ * `[--config F] [--user U] [--json] <verb> <words…>`. The CLI's own options are read only before
+ * the verb: everything after it belongs to the command, flags included, exactly as in Slack
+ * (`queue-ops revoke zeus <id> --terminate` reaches `revoke`). The one exception is `--json`,
+ * which scripts append after the words (`queue-ops status --json`) and no command uses: it is
+ * taken as the output format wherever it stands. `--` before the verb ends the options; what
+ * follows is the command's, even a `--json`. An unknown option before the verb is a usage error.
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   const t = messages('en').cli;
   const out: CliArgs = { json: false, help: false, words: [] };
-  for (let i = 0; i < argv.length; i++) {
+  let i = 0;
+  for (; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') {
       out.words.push(...argv.slice(i + 1));
-      break;
+      return out;
     }
-    if (!arg.startsWith('-') || arg === '-') {
-      out.words.push(arg);
-      continue;
-    }
+    if (!arg.startsWith('-') || arg === '-') break;
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
     const takeValue = (): string => {
@@ -59,18 +61,56 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       case '-u':
         out.user = takeValue();
         break;
-      case '--since':
-        out.since = takeValue();
-        break;
       default:
         throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(flag), usage: 'queue-ops --help' });
     }
   }
+  for (const word of argv.slice(i)) {
+    if (word === '--json') out.json = true;
+    else out.words.push(word);
+  }
   return out;
 }
 
-/** `--json` anywhere before `--`, found even when the rest of the line does not parse. */
+/**
+ * Whether the line asks for `--json`, read the way `parseCliArgs` reads it but without failing,
+ * so that a line that does not parse still answers in JSON.
+ */
 export function wantsJson(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return false;
+    if (!arg.startsWith('-') || arg === '-') break;
+    if (arg === '--json') return true;
+    if (VALUE_FLAGS.has(arg)) i++;
+  }
+  return argv.slice(i).includes('--json');
+}
+
+/**
+ * `audit export [--since ISO]`: the export's own option, read from the words after `export`
+ * (the command line runs the export itself; it streams JSON lines, not one message).
+ */
+export function parseExportWords(words: readonly string[]): { since?: string } {
+  const t = messages('en');
+  const usage = t.actions.exportUsage;
+  let since: string | undefined;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === '--since' || word.startsWith('--since=')) {
+      const value = word === '--since' ? words[++i] : word.slice('--since='.length);
+      if (value === undefined || value === '')
+        throw new OpsError(ErrorCode.UsageError, { message: t.cli.flagNeedsValue('--since'), usage });
+      if (since !== undefined)
+        throw new OpsError(ErrorCode.UsageError, { message: t.actions.tooMany, usage });
+      since = value;
+      continue;
+    }
+    throw new OpsError(ErrorCode.UsageError, {
+      message: word.startsWith('-') ? t.cli.unknownFlag(word) : t.actions.tooMany,
+      usage,
+    });
+  }
+  return since === undefined ? {} : { since };
 }

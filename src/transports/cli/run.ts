@@ -12,7 +12,7 @@ import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
-import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
+import { type CliArgs, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 
 /** Exit codes scripts rely on (README documents them). */
 export const ExitCode = {
@@ -93,17 +93,6 @@ export async function runCli(io: CliIo): Promise<number> {
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
       return await exportAudit(io, full, args, actor, secrets);
     }
-    if (args.since !== undefined) {
-      return failEarly(
-        io,
-        json,
-        new OpsError(ErrorCode.UsageError, {
-          message: messages('en').cli.sinceOnlyExport,
-          usage: messages('en').actions.exportUsage,
-        }),
-        'en',
-      );
-    }
     const reply = await app.dispatcher.handle({
       actor,
       via: 'cli',
@@ -173,28 +162,22 @@ async function exportAudit(
       'en',
     );
   }
-  if (args.words.length > 2) {
-    return failEarly(
-      io,
-      args.json,
-      new OpsError(ErrorCode.UsageError, {
-        message: messages('en').actions.tooMany,
-        usage: messages('en').actions.exportUsage,
-      }),
-      'en',
-    );
+  let since: string | undefined;
+  try {
+    ({ since } = parseExportWords(args.words.slice(2)));
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return failEarly(io, args.json, error, 'en');
   }
   try {
-    const count = await full.audit.export({ since: args.since }, (line) =>
-      io.stdout(scrubSecrets(`${line}\n`, secrets)),
-    );
+    const count = await full.audit.export({ since }, (line) => io.stdout(scrubSecrets(`${line}\n`, secrets)));
     await full.audit.record({
       actorId: actor.id,
       actorName: actor.name,
       via: 'cli',
       action: 'command.audit',
       target: 'export',
-      params: { since: args.since ?? null, count, ...(actor.osUser ? { osUser: actor.osUser } : {}) },
+      params: { since: since ?? null, count, ...(actor.osUser ? { osUser: actor.osUser } : {}) },
       outcome: 'ok',
     });
     return ExitCode.Ok;

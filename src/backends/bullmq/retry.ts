@@ -1,0 +1,224 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import { ErrorCode, OpsError } from '../../errors.js';
+import {
+  RETRY_MAX,
+  type RetryOutcome,
+  type RetryPreview,
+  type RetryProgress,
+  type RetrySelection,
+} from '../queue-backend.js';
+import { majorOfVersion } from './pause.js';
+import { type LuaScript, reprocessJobScript } from './scripts.js';
+
+/** What the retry needs from the backend that owns the connection. */
+export interface BullmqRetryDeps {
+  system: string;
+  prefix: string;
+  client: Redis;
+  /** Sends a pipeline (one round trip, counted) and returns its replies. */
+  exec(pipeline: ChainableCommander): Promise<[Error | null, unknown][]>;
+  /** Runs work against a connected client within the backend's deadline. */
+  withRedis<T>(work: () => Promise<T>): Promise<T>;
+  /** Throws `UnknownQueue` for a queue the system does not have. */
+  resolveQueue(queue: string): Promise<void>;
+}
+
+/**
+ * Jobs per pipeline of `reprocessJob` calls. Each call is O(1) inside Redis (a ZREM, a few HDELs,
+ * a push and an XADD), so a batch holds Redis for well under a millisecond and 1,000 retries are
+ * a handful of round trips, with progress between them.
+ */
+export const RETRY_BATCH = 250;
+
+/** `reprocessJob` answers 1 when done, -1 for a job that no longer exists, -3 when it is not failed any more. */
+const REPROCESSED = 1;
+
+function firstLine(text: string | null | undefined): string {
+  const line = (text ?? '').split(/\r?\n/, 1)[0]!.trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+function checkSelection(selection: RetrySelection): void {
+  if (
+    'all' in selection &&
+    !(Number.isInteger(selection.limit) && selection.limit >= 1 && selection.limit <= RETRY_MAX)
+  )
+    throw new OpsError(ErrorCode.BadArgument, { value: String(selection.limit), valid: `1..${RETRY_MAX}` });
+}
+
+/** Errors grouped by first line, most frequent first, at most 5. */
+export function groupErrors(reasons: Iterable<string>): { error: string; count: number }[] {
+  const groups = new Map<string, number>();
+  for (const reason of reasons) {
+    const key = firstLine(reason);
+    groups.set(key, (groups.get(key) ?? 0) + 1);
+  }
+  return [...groups]
+    .map(([error, count]) => ({ error, count }))
+    .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
+    .slice(0, 5);
+}
+
+/**
+ * Retry for BullMQ: which failed jobs (ZREVRANGE of the failed set bounded by the limit, newest
+ * first, or one id checked with ZSCORE), then BullMQ's own `reprocessJob` script of the queue's
+ * major for each, pipelined. That is `Job.retry('failed', { resetAttemptsMade: true,
+ * resetAttemptsStarted: true })`: the job keeps its id, data and options, leaves the failed set,
+ * and goes back to `wait` (or `prioritized` / the 5.x `paused` list, as BullMQ decides) with
+ * `atm`/`ats` cleared, so it gets all its attempts again. `Queue.retryJobs()` is not used: it
+ * takes the oldest first, keeps attempts, and ignores priorities.
+ */
+export function createBullmqRetry(deps: BullmqRetryDeps) {
+  const { client, prefix, exec } = deps;
+  const keyOf = (queue: string, suffix: string) => `${prefix}:${queue}:${suffix}`;
+
+  /** The selected ids, newest failure first, and the failed set's size. */
+  async function select(
+    queue: string,
+    selection: RetrySelection,
+  ): Promise<{ ids: string[]; failed: number; version: string | null }> {
+    const failedKey = keyOf(queue, 'failed');
+    const head = client.pipeline();
+    head.zcard(failedKey);
+    head.hget(keyOf(queue, 'meta'), 'version');
+    if ('jobId' in selection) head.zscore(failedKey, selection.jobId);
+    else head.zrevrange(failedKey, 0, selection.limit - 1);
+    const replies = await exec(head);
+    for (const [error] of replies) if (error) throw error;
+    const failed = Number(replies[0]![1]);
+    const version = (replies[1]![1] as string | null) ?? null;
+    const target = `${deps.system}/${queue}`;
+    let ids: string[];
+    if ('jobId' in selection) {
+      if (replies[2]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
+      ids = [selection.jobId];
+    } else {
+      ids = replies[2]![1] as string[];
+      if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
+    }
+    return { ids, failed, version };
+  }
+
+  /** One field of each job hash, pipelined in one round trip. */
+  async function fieldOf(queue: string, ids: string[], field: string): Promise<(string | null)[]> {
+    const pipeline = client.pipeline();
+    for (const id of ids) pipeline.hget(keyOf(queue, id), field);
+    return (await exec(pipeline)).map(([error, value]) => {
+      if (error) throw error;
+      return value as string | null;
+    });
+  }
+
+  function reprocessKeys(queue: string, id: string, major: 5 | 6): string[] {
+    const k = (suffix: string) => keyOf(queue, suffix);
+    // The KEYS order of each major's reprocessJob (redis-queue-backend.js / scripts.js).
+    return major === 6
+      ? [
+          k(id),
+          k('events'),
+          k('failed'),
+          k('wait'),
+          k('meta'),
+          k('active'),
+          k('marker'),
+          k('prioritized'),
+          k('pc'),
+        ]
+      : [k(id), k('events'), k('failed'), k('wait'), k('meta'), k('paused'), k('active'), k('marker')];
+  }
+
+  /** Runs one batch of reprocessJob calls: EVALSHA, and EVAL for any the server had not cached. */
+  async function reprocess(
+    script: LuaScript,
+    calls: { keys: string[]; args: string[] }[],
+  ): Promise<unknown[]> {
+    const send = (indexes: number[], byBody: boolean) => {
+      const pipeline = client.pipeline();
+      for (const i of indexes) {
+        const { keys, args } = calls[i]!;
+        if (byBody) pipeline.eval(script.lua, keys.length, ...keys, ...args);
+        else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+      }
+      return exec(pipeline);
+    };
+    const all = calls.map((_, i) => i);
+    const replies = await send(all, false);
+    const out: unknown[] = [];
+    const missing: number[] = [];
+    replies.forEach(([error, value], i) => {
+      if (error && /NOSCRIPT/.test(error.message)) missing.push(i);
+      else if (error) throw error;
+      else out[i] = value;
+    });
+    if (missing.length > 0) {
+      // A script that did not run (NOSCRIPT) changed nothing: running it by body is safe.
+      const retried = await send(missing, true);
+      retried.forEach(([error, value], j) => {
+        if (error) throw error;
+        out[missing[j]!] = value;
+      });
+    }
+    return out;
+  }
+
+  return {
+    async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
+      checkSelection(selection);
+      return await deps.withRedis(async () => {
+        await deps.resolveQueue(queue);
+        const { ids, failed } = await select(queue, selection);
+        // Only the failure reason of each: never data, options or stack traces.
+        const reasons = await fieldOf(queue, ids, 'failedReason');
+        return { queue, count: ids.length, failed, topErrors: groupErrors(reasons.map((r) => r ?? '')) };
+      });
+    },
+
+    async retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome> {
+      checkSelection(selection);
+      return await deps.withRedis(async () => {
+        await deps.resolveQueue(queue);
+        const { ids, version } = await select(queue, selection);
+        const major = majorOfVersion(version);
+        const script = await reprocessJobScript(major);
+        // `lifo` decides LPUSH or RPUSH, as Job.retry reads it from job.opts.
+        const opts = await fieldOf(queue, ids, 'opts');
+        const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
+        progress?.(0, ids.length);
+        for (let start = 0; start < ids.length; start += RETRY_BATCH) {
+          const batch = ids.slice(start, start + RETRY_BATCH);
+          const calls = batch.map((id, i) => ({
+            keys: reprocessKeys(queue, id, major),
+            args: [
+              id,
+              isLifo(opts[start + i] ?? null) ? 'RPUSH' : 'LPUSH',
+              'failedReason',
+              'failed',
+              '1',
+              '1',
+            ],
+          }));
+          const replies = await reprocess(script, calls);
+          replies.forEach((reply, i) => {
+            if (Number(reply) === REPROCESSED) {
+              outcome.retried++;
+              outcome.ids[batch[i]!] = batch[i]!;
+            } else {
+              outcome.skipped++;
+            }
+          });
+          progress?.(Math.min(ids.length, start + batch.length), ids.length);
+        }
+        return outcome;
+      });
+    },
+  };
+}
+
+function isLifo(opts: string | null): boolean {
+  if (!opts) return false;
+  try {
+    return (JSON.parse(opts) as { lifo?: unknown })?.lifo === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,209 @@
+import type { Redis } from 'ioredis';
+import { ErrorCode, OpsError } from '../../errors.js';
+import {
+  RETRY_MAX,
+  type RetryOutcome,
+  type RetryPreview,
+  type RetryProgress,
+  type RetrySelection,
+} from '../queue-backend.js';
+import { ensureConnected } from '../redis-client.js';
+import { storedTask, taskEnvelope } from './envelope.js';
+import { type FailureIndex, parseFailure } from './failures.js';
+import { type KombuLayout, priorityListFor, RESULT_KEY_PREFIX, RETRIED_AS_FIELD } from './keys.js';
+
+export interface CeleryRetryDeps {
+  system: string;
+  layout: KombuLayout;
+  /** The broker, where messages are published. */
+  client: Redis;
+  /** The result backend (may be the broker's client). */
+  resultClient: Redis;
+  failures(): FailureIndex;
+  resolveQueue(queue: string): Promise<void>;
+  /** Turns a connection failure into `RedisUnavailable` for this system. */
+  unavailable(error: unknown): OpsError;
+  connectTimeoutMs: number;
+}
+
+/** Tasks per batch: one MGET of their stored results, then one pipeline of LPUSHes and marks. */
+export const CELERY_RETRY_BATCH = 250;
+/** `origin` of the messages queue-ops publishes, as Celery's `<pid>@<host>` names a producer. */
+const ORIGIN = 'queue-ops';
+
+/**
+ * Marks each stored FAILURE as retried, naming the new task id, unless it already is. The member
+ * is appended to the JSON text (never re-encoded: cjson would rewrite the stored arguments), and
+ * the key keeps its expiry. Plain EVAL, no shebang: it must run like Celery's own writes do.
+ *
+ * KEYS: result keys; ARGV: the new task id of each. Returns 1 per key marked, 0 if it was not.
+ */
+const MARK_RETRIED_LUA = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local value = redis.call('GET', key)
+  out[i] = 0
+  if type(value) == 'string' and string.sub(value, -1) == '}'
+    and not string.find(value, '"${RETRIED_AS_FIELD}"', 1, true) then
+    local marked = string.sub(value, 1, -2) .. ', "${RETRIED_AS_FIELD}": "' .. ARGV[i] .. '"}'
+    local ttl = redis.call('PTTL', key)
+    if ttl > 0 then
+      redis.call('SET', key, marked, 'PX', ttl)
+    else
+      redis.call('SET', key, marked)
+    end
+    out[i] = 1
+  end
+end
+return out`;
+
+type Pipelined = { markRetried(n: number, ...keysAndArgs: string[]): unknown };
+
+/**
+ * Retry for Celery: Celery has no "retry from the result backend", so each failed task is
+ * published again as a new task (protocol 2, json, a new id) with the name, arguments and queue
+ * the result backend stored, which it does only with `result_extended=True`. The stored failure
+ * is then marked with the new id (`RETRIED_AS_FIELD`), so it leaves the dead letters and a second
+ * retry does not send it twice. Publishing comes before marking: a crash in between can at worst
+ * send a task again on a later retry, never lose it.
+ */
+export function createCeleryRetry(deps: CeleryRetryDeps) {
+  const { client, resultClient, layout } = deps;
+  const sameRedis = client === resultClient;
+  for (const redis of sameRedis ? [client] : [client, resultClient])
+    redis.defineCommand('markRetried', { lua: MARK_RETRIED_LUA });
+
+  const target = (queue: string) => `${deps.system}/${queue}`;
+
+  function checkSelection(selection: RetrySelection): void {
+    if (
+      'all' in selection &&
+      !(Number.isInteger(selection.limit) && selection.limit >= 1 && selection.limit <= RETRY_MAX)
+    )
+      throw new OpsError(ErrorCode.BadArgument, { value: String(selection.limit), valid: `1..${RETRY_MAX}` });
+  }
+
+  async function indexReady(): Promise<FailureIndex> {
+    const index = deps.failures();
+    try {
+      await index.ready();
+    } catch (error) {
+      throw deps.unavailable(error);
+    }
+    return index;
+  }
+
+  async function read(keys: string[]): Promise<(string | null)[]> {
+    try {
+      return await resultClient.mget(...keys);
+    } catch (error) {
+      throw deps.unavailable(error);
+    }
+  }
+
+  /** One stored failure, checked: a FAILURE of this queue with everything needed to send it again. */
+  async function one(queue: string, id: string): Promise<{ error: string }> {
+    const [raw] = await read([RESULT_KEY_PREFIX + id]);
+    const failure = raw ? parseFailure(id, raw, null) : undefined;
+    if (!raw || !failure) throw new OpsError(ErrorCode.UnknownJob, { target: target(queue), id });
+    const task = storedTask(raw);
+    if (!task) throw new OpsError(ErrorCode.NeedsResultExtended, { target: target(queue), id });
+    if (task.queue !== queue) throw new OpsError(ErrorCode.UnknownJob, { target: target(queue), id });
+    return { error: failure.error };
+  }
+
+  /** The ids a selection takes, newest failure first, with their errors and the queue's total. */
+  async function select(
+    queue: string,
+    selection: RetrySelection,
+  ): Promise<{ ids: string[]; errors: string[]; failed: number }> {
+    const index = await indexReady();
+    const counts = index.counts();
+    const failed = counts.get(queue) ?? 0;
+    if ('jobId' in selection) {
+      const { error } = await one(queue, selection.jobId);
+      return { ids: [selection.jobId], errors: [error], failed: Math.max(failed, 1) };
+    }
+    const newest = index.newest(queue, selection.limit);
+    if (newest.length === 0) {
+      const unnamed = counts.get(null) ?? 0;
+      if (unnamed > 0)
+        throw new OpsError(ErrorCode.NeedsResultExtended, {
+          target: target(queue),
+          system: deps.system,
+          unnamed,
+        });
+      throw new OpsError(ErrorCode.NothingToRetry, { target: target(queue) });
+    }
+    return { ids: newest.map((f) => f.id), errors: newest.map((f) => f.error), failed };
+  }
+
+  async function publishBatch(queue: string, ids: string[], outcome: RetryOutcome): Promise<void> {
+    const raws = await read(ids.map((id) => RESULT_KEY_PREFIX + id));
+    const sends: { oldId: string; newId: string; list: string; message: string }[] = [];
+    raws.forEach((raw, i) => {
+      const oldId = ids[i]!;
+      const task = raw && parseFailure(oldId, raw, null) ? storedTask(raw) : undefined;
+      // Gone (expired, deleted), retried meanwhile, or not this queue's: not ours to send.
+      if (!task || task.queue !== queue) {
+        outcome.skipped++;
+        return;
+      }
+      const priority = task.priority ?? 0;
+      const { id, message } = taskEnvelope(task, { origin: ORIGIN, priority });
+      sends.push({ oldId, newId: id, list: priorityListFor(layout, queue, priority), message });
+    });
+    if (sends.length === 0) return;
+    const markArgs = [...sends.map((s) => RESULT_KEY_PREFIX + s.oldId), ...sends.map((s) => s.newId)];
+    try {
+      const publish = client.pipeline();
+      // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
+      for (const send of sends) publish.lpush(send.list, send.message);
+      if (sameRedis) (publish as unknown as Pipelined).markRetried(sends.length, ...markArgs);
+      const results = (await publish.exec()) ?? [];
+      for (const [error] of results) if (error) throw error;
+      if (!sameRedis) await (resultClient as unknown as Pipelined).markRetried(sends.length, ...markArgs);
+    } catch (error) {
+      throw deps.unavailable(error);
+    }
+    for (const send of sends) {
+      outcome.ids[send.oldId] = send.newId;
+      outcome.retried++;
+    }
+    deps.failures().forget(sends.map((s) => s.oldId));
+  }
+
+  return {
+    async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
+      checkSelection(selection);
+      await deps.resolveQueue(queue);
+      const { ids, errors, failed } = await select(queue, selection);
+      const groups = new Map<string, number>();
+      for (const error of errors) groups.set(error, (groups.get(error) ?? 0) + 1);
+      const topErrors = [...groups]
+        .map(([error, count]) => ({ error, count }))
+        .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
+        .slice(0, 5);
+      return { queue, count: ids.length, failed, topErrors };
+    },
+
+    async retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome> {
+      checkSelection(selection);
+      await deps.resolveQueue(queue);
+      const { ids } = await select(queue, selection);
+      try {
+        await ensureConnected(client, deps.connectTimeoutMs);
+      } catch (error) {
+        throw deps.unavailable(error);
+      }
+      const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
+      progress?.(0, ids.length);
+      for (let start = 0; start < ids.length; start += CELERY_RETRY_BATCH) {
+        const batch = ids.slice(start, start + CELERY_RETRY_BATCH);
+        await publishBatch(queue, batch, outcome);
+        progress?.(start + batch.length, ids.length);
+      }
+      return outcome;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { type Locale, messages } from '../i18n/index.js';
+import { scrubSecrets } from '../lib/logger.js';
+import { parseTarget, resolveTarget } from './parse.js';
+import { requestReply, requireApprovals } from './pause.js';
+import { askSystem } from './timeout.js';
+import type { CommandDefinition } from './types.js';
+
+/** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
+function previewError(error: string): string {
+  const line = scrubSecrets(error.split(/\r?\n/, 1)[0] ?? '').trim();
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/**
+ * `retry <id|all> [limit]` words → a selection. The limit is checked before anything else: it
+ * needs no Redis, and a typo there should not cost a round trip.
+ */
+export function parseRetrySelection(words: readonly string[], locale: Locale): RetrySelection {
+  const t = messages(locale).actions;
+  const [what, limitText] = words;
+  if (what === undefined || what === '')
+    throw new OpsError(ErrorCode.UsageError, { message: t.retryNeedsWhat, usage: t.retry.usage });
+  if (what.toLowerCase() !== 'all') {
+    if (limitText !== undefined)
+      throw new OpsError(ErrorCode.UsageError, { message: t.retryLimitOnlyAll, usage: t.retry.usage });
+    return { jobId: what };
+  }
+  if (limitText === undefined) return { all: true, limit: RETRY_MAX };
+  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : Number.NaN;
+  if (!(limit >= 1 && limit <= RETRY_MAX))
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: t.retryLimit(limitText),
+      valid: t.retryLimitValid(RETRY_MAX),
+    });
+  return { all: true, limit };
+}
+
+/**
+ * `retry <system>/<queue> <job-id|all> [limit]`: failed jobs run again, newest failure first, at
+ * most 1000 per request. Goes through the `retry` policy, approval and audit like pause; the
+ * preview (how many, which errors) is read from the live queue when it is asked.
+ */
+export const retryCommand: CommandDefinition = {
+  verb: 'retry',
+  mutating: true,
+  describe: (locale) => messages(locale).actions.retry,
+  async run(ctx, args, request) {
+    const t = messages(request.locale);
+    const usage = t.actions.retry.usage;
+    if (args.length < 2 || args.length > 3)
+      throw new OpsError(ErrorCode.UsageError, {
+        message:
+          args.length > 3
+            ? t.actions.tooMany
+            : args.length === 0
+              ? t.actions.needsTarget
+              : t.actions.retryNeedsWhat,
+        usage,
+      });
+    const target = parseTarget(args[0]!);
+    if (target.queue === undefined)
+      throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+    const selection = parseRetrySelection(args.slice(1), request.locale);
+    const approvals = requireApprovals(ctx);
+    const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
+    if (!backend.caps.retry || !backend.retry || !backend.previewRetry)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
+    const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
+    const name = `${system}/${queue}`;
+    const created = await approvals.submit({
+      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      action: 'retry',
+      target: name,
+      // Ids only: the executor reads everything else from the live queue when it runs.
+      params: {
+        system,
+        queue,
+        ...('jobId' in selection ? { jobId: selection.jobId } : { limit: selection.limit }),
+      },
+      preview: t.approvals.previewRetry(
+        name,
+        preview.count,
+        preview.failed,
+        preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
+        'jobId' in selection ? selection.jobId : undefined,
+      ),
+    });
+    return requestReply(created, request, ctx);
+  },
+};

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { tokenize } from '../../src/commands/parse.js';
+import { parseCliArgs, parseExportWords, wantsJson } from '../../src/transports/cli/args.js';
+
+describe('the command line splits its own options from the command words', () => {
+  it('reads --config, --user and --json before the verb', () => {
+    expect(parseCliArgs(['--config', 'q.yml', '-u', 'U0ALICE', '--json', 'status', 'pushizo'])).toEqual({
+      config: 'q.yml',
+      user: 'U0ALICE',
+      json: true,
+      help: false,
+      words: ['status', 'pushizo'],
+    });
+  });
+
+  it('gives every word after the verb to the command, flags included, as Slack does', () => {
+    expect(parseCliArgs(['revoke', 'zeus', 'abc-123', '--terminate']).words).toEqual([
+      'revoke',
+      'zeus',
+      'abc-123',
+      '--terminate',
+    ]);
+    expect(parseCliArgs(['monitor', '--once']).words).toEqual(['monitor', '--once']);
+    // an option of the CLI itself after the verb is the command's word too
+    expect(parseCliArgs(['help', '--config', 'x.yml'])).toMatchObject({
+      words: ['help', '--config', 'x.yml'],
+    });
+    expect(parseCliArgs(['help', '--config', 'x.yml']).config).toBeUndefined();
+    // Slack's words: the same list for the same line
+    expect(tokenize('revoke zeus abc-123 --terminate')).toEqual(['revoke', 'zeus', 'abc-123', '--terminate']);
+  });
+
+  it('still takes --json at the end of the line, where scripts put it, unless after --', () => {
+    expect(parseCliArgs(['status', '--json'])).toMatchObject({ json: true, words: ['status'] });
+    expect(wantsJson(['status', 'pushizo', '--json'])).toBe(true);
+    expect(parseCliArgs(['--', 'deny', 'r-1', '--json'])).toMatchObject({
+      json: false,
+      words: ['deny', 'r-1', '--json'],
+    });
+    expect(wantsJson(['--', 'deny', 'r-1', '--json'])).toBe(false);
+    expect(wantsJson(['--config', '--json'])).toBe(false);
+  });
+
+  it('refuses an unknown option before the verb, naming it', () => {
+    expect(() => parseCliArgs(['--jsno', 'status'])).toThrow(/Unknown option --jsno/);
+    expect(() => parseCliArgs(['--since', 'x', 'audit', 'export'])).toThrow(/Unknown option --since/);
+  });
+
+  it('audit export reads its own --since from its words', () => {
+    expect(parseExportWords(['--since', '2026-11-01T00:00:00Z'])).toEqual({ since: '2026-11-01T00:00:00Z' });
+    expect(parseExportWords(['--since=2026-11-01T00:00:00Z'])).toEqual({ since: '2026-11-01T00:00:00Z' });
+    expect(parseExportWords([])).toEqual({});
+    expect(() => parseExportWords(['--since'])).toThrow(/needs a value/);
+    expect(() => parseExportWords(['--until', 'x'])).toThrow(/Unknown option --until/);
+  });
+});
