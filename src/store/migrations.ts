@@ -66,6 +66,16 @@ CREATE TABLE audit_head (
 INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 `;
 
+// The lease replaces a fixed staleness: an execution is only taken for dead once the replica
+// running it stopped renewing `lease_until`. Executions already running when this is applied have
+// no lease and are judged by `started_at`, as before.
+const leaseAndOrigin = `
+ALTER TABLE approval_requests ADD COLUMN lease_until TEXT;
+ALTER TABLE approval_requests ADD COLUMN lease_owner TEXT;
+ALTER TABLE approval_requests ADD COLUMN requested_by_os_user TEXT;
+ALTER TABLE approval_requests ADD COLUMN requested_on_host TEXT;
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -74,5 +84,11 @@ export const migrations: readonly Migration[] = [
     // Audit params stay TEXT in both: the hash is over what was written, byte for byte.
     sqlite: requestsTable('TEXT') + auditTables('INTEGER'),
     postgres: requestsTable('JSONB') + auditTables('BIGINT'),
+  },
+  {
+    version: 3,
+    name: 'execution lease (heartbeat) and the OS user and host behind command-line requests',
+    sqlite: leaseAndOrigin,
+    postgres: leaseAndOrigin,
   },
 ];
