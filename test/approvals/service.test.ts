@@ -13,9 +13,10 @@ import {
 } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import type { Role } from '../../src/config/schema.js';
-import { ErrorCode, OpsError } from '../../src/errors.js';
+import { OpsError } from '../../src/errors.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { ActionRequest, Store } from '../../src/store/store.js';
+import { withFaults } from '../helpers/faulty-store.js';
 
 const roles: Record<string, Role> = {
   U0ALICE: 'operator',
@@ -113,37 +114,6 @@ async function harness(): Promise<Harness> {
   };
   await h.store.migrate();
   return h;
-}
-
-/**
- * The real store, except that chosen writes fail the way the database does when it is busy or
- * gone (SQLITE_BUSY, a PostgreSQL failover): fault injection, everything else is the real thing.
- */
-function withFaults(store: Store) {
-  const faults = { failStart: 0, failFinish: 0, dead: false };
-  const busy = () => Promise.reject(new OpsError(ErrorCode.StoreUnavailable, { reason: 'SQLITE_BUSY' }));
-  const wrapped = new Proxy(store, {
-    get(target, property) {
-      const value = Reflect.get(target, property) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        if (faults.dead) return busy();
-        if (property === 'transitionRequest') {
-          const status = (args[2] as Partial<ActionRequest>).status;
-          if (status === 'executing' && faults.failStart > 0) {
-            faults.failStart -= 1;
-            return busy();
-          }
-          if ((status === 'done' || status === 'failed') && faults.failFinish > 0) {
-            faults.failFinish -= 1;
-            return busy();
-          }
-        }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store: wrapped, faults };
 }
 
 const alice = { id: 'U0ALICE', name: 'alice', via: 'slack' as const, channel: 'C0INC' };
