@@ -232,8 +232,13 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
    * the request no longer executing under this owner means a sweep took it for dead (the store was
    * out of reach for a whole lease): the executor's signal tells it to stop at a safe point.
    */
-  function keepLease(request: ActionRequest): { lost: AbortSignal; stop(): Promise<void> } {
+  function keepLease(request: ActionRequest): {
+    lost: AbortSignal;
+    executorReturned(): void;
+    stop(): Promise<void>;
+  } {
     const lost = new AbortController();
+    let executorRunning = true;
     let renewing: Promise<void> | undefined;
     const renew = async () => {
       try {
@@ -243,7 +248,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
           { leaseUntil: leaseEnd() },
           { leaseOwner },
         );
-        if (!renewed) lost.abort();
+        // Once the executor returned there is nothing left to stop; a renewal that races the
+        // outcome write (which moves the status on) must not abort a finished action's signal.
+        if (!renewed && executorRunning) lost.abort();
       } catch {
         // A blip: the next beat tries again, and the lease has room for a missed beat or two.
       }
@@ -256,6 +263,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     timer.unref?.();
     return {
       lost: lost.signal,
+      executorReturned() {
+        executorRunning = false;
+      },
       async stop() {
         clearInterval(timer);
         await renewing;
@@ -356,8 +366,10 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         },
         signal: AbortSignal.any([shutdown.signal, heartbeat.lost]),
       });
+      heartbeat.executorReturned();
       patch = { status: RequestStatus.Done, result, finishedAt: now().toISOString() };
     } catch (error) {
+      heartbeat.executorReturned();
       failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
       patch = {
         status: RequestStatus.Failed,

@@ -387,6 +387,29 @@ describe('two-person approval', () => {
     expect(h.executed).toHaveLength(0);
   });
 
+  it('tells a running executor to stop when its lease was lost to a sweep (its store was out of reach for a whole lease)', async () => {
+    const flaky = withFaults(h.store);
+    let aborted = false;
+    const approvals = h.make({
+      store: flaky.store,
+      lease: { ttlMs: 30_000, renewEveryMs: 5 },
+      executor: async (_request, run) => {
+        await new Promise<void>((resolve) => run.signal.addEventListener('abort', () => resolve()));
+        aborted = true;
+        return {};
+      },
+    });
+    const request = await submitPause(approvals);
+    flaky.faults.renewDown = true;
+    const running = approvals.approve(request.id, bob);
+    await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
+    h.clock.now = new Date(h.clock.now.getTime() + 31_000);
+    expect((await h.make().recoverInterrupted()).map((r) => r.id)).toEqual([request.id]);
+    flaky.faults.renewDown = false;
+    await expect.poll(() => aborted).toBe(true);
+    expect((await running).status).toBe('interrupted');
+  });
+
   it('keeps an execution longer than the old two-minute limit running while its replica renews the lease', async () => {
     let release: () => void = () => {};
     const hanging = new Promise<void>((resolve) => {

@@ -6,7 +6,7 @@ import type { ActionRequest, Store } from '../../src/store/store.js';
  * gone (SQLITE_BUSY, a PostgreSQL failover): fault injection, everything else is the real thing.
  */
 export function withFaults(store: Store) {
-  const faults = { failStart: 0, failFinish: 0, dead: false };
+  const faults = { failStart: 0, failFinish: 0, renewDown: false, dead: false };
   const busy = () => Promise.reject(new OpsError(ErrorCode.StoreUnavailable, { reason: 'SQLITE_BUSY' }));
   const wrapped = new Proxy(store, {
     get(target, property) {
@@ -15,7 +15,9 @@ export function withFaults(store: Store) {
       return (...args: unknown[]) => {
         if (faults.dead) return busy();
         if (property === 'transitionRequest') {
-          const status = (args[2] as Partial<ActionRequest>).status;
+          const patch = args[2] as Partial<ActionRequest>;
+          const status = patch.status;
+          if (status === undefined && patch.leaseUntil !== undefined && faults.renewDown) return busy();
           if (status === 'executing' && faults.failStart > 0) {
             faults.failStart -= 1;
             return busy();
