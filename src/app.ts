@@ -271,6 +271,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       return app.backends;
     }),
     now,
+    logger,
   });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';

@@ -252,7 +252,9 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
         for (const request of await runtime.approvals.recoverInterrupted()) {
           logger.warn(
             { requestId: request.id, action: request.action, target: request.target },
-            'request was executing when its bot stopped; reported as interrupted, not retried',
+            request.startedAt
+              ? 'request was executing when its bot stopped (its lease ran out); reported as interrupted, not retried'
+              : 'request was approved but never started; reported as interrupted, not run',
           );
         }
       } catch (error) {

@@ -11,6 +11,19 @@ import type { ActionRequest } from '../store/store.js';
 const destructive = new Set(['purge', 'scale', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
+
+/** A person, and for one typing on the command line the OS account behind the id they claimed. */
+const whoFrom = (locale: Locale, id: string, name?: string, osUser?: string) =>
+  osUser === undefined
+    ? who(id, name)
+    : `${who(id, name)} ${messages(locale).approvals.viaCommandLine(osUser)}`;
+
+/** The headline: an interrupted request that never started did not run at all, and says so. */
+function statusLine(request: ActionRequest, locale: Locale): string {
+  const t = messages(locale).approvals;
+  if (request.status === 'interrupted' && !request.startedAt) return t.interruptedBeforeStart;
+  return t.status[request.status] ?? request.status;
+}
 const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
 const errorCodes: ReadonlySet<string> = new Set(Object.values(ErrorCode));
@@ -68,19 +81,28 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
  */
 export function requestMessage(request: ActionRequest, locale: Locale, now: Date = new Date()): Message {
   const t = messages(locale).approvals;
-  const lines: string[] = [`*${escapeMrkdwn(t.status[request.status] ?? request.status)}*`];
+  const lines: string[] = [`*${escapeMrkdwn(statusLine(request, locale))}*`];
   lines.push(escapeMrkdwn(request.preview));
   const outcome = outcomeLine(request, locale);
   if (outcome) lines.push(escapeMrkdwn(outcome));
   const context: string[] = [
     `\`${escapeMrkdwn(request.id)}\``,
-    escapeMrkdwn(t.requestedBy(who(request.requestedBy, request.requestedByName), utc(request.createdAt))),
+    escapeMrkdwn(
+      t.requestedBy(
+        whoFrom(locale, request.requestedBy, request.requestedByName, request.requestedByOsUser),
+        utc(request.createdAt),
+      ),
+    ),
   ];
   if (request.requiredApprovals > 0)
     context.push(escapeMrkdwn(t.needs(request.approvals.length, request.requiredApprovals)));
   if (request.approvals.length > 0) {
     context.push(
-      escapeMrkdwn(t.approvedBy(request.approvals.map((a) => who(a.userId, a.userName)).join(', '))),
+      escapeMrkdwn(
+        t.approvedBy(
+          request.approvals.map((a) => whoFrom(locale, a.userId, a.userName, a.osUser)).join(', '),
+        ),
+      ),
     );
   }
   if (request.status === 'pending') {

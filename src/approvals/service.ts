@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import type { ActionRequest, AuditEntryInput, Store, TransitionCheck, Via } from '../store/store.js';
+import type { Logger } from '../lib/logger.js';
+import type {
+  ActionRequest,
+  Approval,
+  AuditEntryInput,
+  Store,
+  TransitionCheck,
+  Via,
+} from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
 import { isExpired, type Transition, transitions } from './state.js';
 
@@ -12,6 +20,10 @@ export interface Actor {
   name?: string;
   via: Via;
   channel?: string;
+  /** On the command line: the OS account that typed it, read by the CLI entry. */
+  osUser?: string;
+  /** On the command line: the host it was typed on. */
+  host?: string;
 }
 
 /** Role checks, asked at the moment each step runs (never remembered from an earlier step). */
@@ -74,10 +86,11 @@ export interface Approvals {
   /** Marks pending requests past their ttl as expired; returns them. */
   expireDue(): Promise<ActionRequest[]>;
   /**
-   * Requests that started executing more than `staleAfterMs` ago and never finished become
-   * interrupted, never retried. With several replicas on one PostgreSQL store, a replica that
-   * starts must not take another replica's execution in progress for a dead one: only stale
-   * executions count (pause and resume take seconds; default 2 minutes).
+   * Executions whose lease ran out (the replica running them stopped renewing it: it died) become
+   * interrupted, never retried, however long the action itself takes; so do approved requests no
+   * replica started within a lease's length. A replica that starts never takes another replica's
+   * execution in progress for a dead one, since that replica keeps renewing its lease.
+   * `staleAfterMs` only judges executions started before leases existed (default 2 minutes).
    */
   recoverInterrupted(options?: { staleAfterMs?: number }): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
@@ -98,10 +111,35 @@ export interface ApprovalsDeps {
   executors: Partial<Record<ActionName, Executor>>;
   now?: () => Date;
   newId?: () => string;
+  /** The execution lease; {@link DEFAULT_LEASE} unless a test shortens it. */
+  lease?: LeaseOptions;
+  /** Names this replica as a lease holder; unique per instance by default. */
+  leaseOwner?: string;
+  /** How the bookkeeping write after an action is retried while the store is unavailable. */
+  bookkeepingRetry?: { attempts: number; backoffMs: number };
+  /** For what no user can be told: an action that ran but whose outcome could not be stored. */
+  logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
-/** An execution older than this with no outcome is taken for one whose bot died. */
+/** How long an execution's lease lasts after each renewal, and how often the running replica renews it. */
+export interface LeaseOptions {
+  ttlMs: number;
+  renewEveryMs: number;
+}
+
+/** Three renewals fit in one lease: a missed beat or two (a store blip) does not lose it. */
+export const DEFAULT_LEASE: LeaseOptions = { ttlMs: 30_000, renewEveryMs: 10_000 };
+
+/** About 4 s in all: a SQLITE_BUSY or a PostgreSQL failover is usually over by then. */
+export const DEFAULT_BOOKKEEPING_RETRY = { attempts: 5, backoffMs: 250 };
+
+/** Executions started before leases existed have none: older than this with no outcome, they count as dead. */
 export const STALE_EXECUTION_MS = 2 * 60_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const isStoreUnavailable = (error: unknown) =>
+  error instanceof OpsError && error.code === ErrorCode.StoreUnavailable;
 
 const idAlphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
 
@@ -119,6 +157,10 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const listeners: RequestListener[] = [];
   const progressListeners: ProgressListener[] = [];
   const shutdown = new AbortController();
+  const lease = deps.lease ?? DEFAULT_LEASE;
+  const leaseOwner = deps.leaseOwner ?? `replica-${randomBytes(6).toString('hex')}`;
+  const retry = deps.bookkeepingRetry ?? DEFAULT_BOOKKEEPING_RETRY;
+  const leaseEnd = () => new Date(now().getTime() + lease.ttlMs).toISOString();
   // Stored with the request, which has no locale; shown as stored.
   const t = messages('en').approvals;
 
@@ -154,10 +196,88 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       channel: actor.channel,
       action,
       target: request.target,
-      params: { request: request.id, action: request.action, ...request.params, ...extra },
+      params: {
+        request: request.id,
+        action: request.action,
+        ...request.params,
+        ...originOf(actor),
+        ...extra,
+      },
       outcome,
       error,
     });
+  }
+
+  /** `--user` is a claim: the audit keeps the OS account and host that typed the command too. */
+  function originOf(actor: Actor): Record<string, string> {
+    if (actor.via !== 'cli' || actor.osUser === undefined) return {};
+    return {
+      origin: t.viaCommandLine(actor.osUser),
+      osUser: actor.osUser,
+      ...(actor.host !== undefined ? { host: actor.host } : {}),
+    };
+  }
+
+  /**
+   * A bookkeeping write retried while the store is briefly unavailable (SQLITE_BUSY past its
+   * timeout, a PostgreSQL failover). Only conditional writes and appends go through here, so a
+   * retry of a write that did land finds its condition gone instead of writing twice.
+   */
+  async function persistently<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= retry.attempts || !isStoreUnavailable(error)) throw error;
+        await sleep(retry.backoffMs * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  /**
+   * Renews the execution's lease every `renewEveryMs` while the executor runs. A renewal that finds
+   * the request no longer executing under this owner means a sweep took it for dead (the store was
+   * out of reach for a whole lease): the executor's signal tells it to stop at a safe point.
+   */
+  function keepLease(request: ActionRequest): {
+    lost: AbortSignal;
+    executorReturned(): void;
+    stop(): Promise<void>;
+  } {
+    const lost = new AbortController();
+    let executorRunning = true;
+    let renewing: Promise<void> | undefined;
+    const renew = async () => {
+      try {
+        const renewed = await deps.store.transitionRequest(
+          request.id,
+          [RequestStatus.Executing],
+          { leaseUntil: leaseEnd() },
+          { leaseOwner },
+        );
+        // Once the executor returned there is nothing left to stop; a renewal that races the
+        // outcome write (which moves the status on) must not abort a finished action's signal.
+        if (!renewed && executorRunning) lost.abort();
+      } catch {
+        // A blip: the next beat tries again, and the lease has room for a missed beat or two.
+      }
+    };
+    const timer = setInterval(() => {
+      renewing ??= renew().finally(() => {
+        renewing = undefined;
+      });
+    }, lease.renewEveryMs);
+    timer.unref?.();
+    return {
+      lost: lost.signal,
+      executorReturned() {
+        executorRunning = false;
+      },
+      async stop() {
+        clearInterval(timer);
+        await renewing;
+      },
+    };
   }
 
   async function move(
@@ -189,23 +309,34 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     }
   }
 
+  /**
+   * Why the action may not run now, in words, or undefined: the requester and every stored approver
+   * are checked again (role, and 2FA where required). An approver removed from the role since they
+   * approved no longer counts, and the approvals were exactly enough, so it does not run.
+   */
+  async function refusalAtExecution(request: ActionRequest, role: Role): Promise<string | undefined> {
+    const people = [
+      { id: request.requestedBy, name: request.requestedByName, requester: true },
+      ...request.approvals.map((a) => ({ id: a.userId, name: a.userName, requester: false })),
+    ];
+    for (const person of people) {
+      try {
+        await checkRole(person, role, request.action);
+      } catch (error) {
+        const who = person.name ?? person.id;
+        const no2fa = error instanceof OpsError && error.code === ErrorCode.TwoFactorRequired;
+        if (person.requester) return no2fa ? t.requesterNo2fa(who) : t.requesterLostRole(who, role);
+        return no2fa ? t.approverNo2fa(who) : t.approverLostRole(who, role);
+      }
+    }
+    return undefined;
+  }
+
   /** approved → executing → done | failed, each step conditional, so it runs at most once. */
   async function execute(approved: ActionRequest, actor: Actor): Promise<ActionRequest> {
     const policy = policyFor(approved.action);
-    const requester: Actor = {
-      id: approved.requestedBy,
-      name: approved.requestedByName,
-      via: approved.via,
-      channel: approved.channel,
-    };
-    try {
-      await checkRole(requester, policy.role, approved.action);
-    } catch (error) {
-      const who = approved.requestedByName ?? approved.requestedBy;
-      const reason =
-        error instanceof OpsError && error.code === ErrorCode.TwoFactorRequired
-          ? t.requesterNo2fa(who)
-          : t.requesterLostRole(who, policy.role);
+    const reason = await refusalAtExecution(approved, policy.role);
+    if (reason) {
       const refused = await move(approved, 'refuse', { error: reason, finishedAt: now().toISOString() });
       if (refused) {
         await audit(actor, refused, `action.${approved.action}`, 'failed', reason);
@@ -214,14 +345,20 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       }
       return (await deps.store.getRequest(approved.id)) ?? approved;
     }
-    const started = await move(approved, 'start', { startedAt: now().toISOString() });
+    const started = await move(approved, 'start', {
+      startedAt: now().toISOString(),
+      leaseUntil: leaseEnd(),
+      leaseOwner,
+    });
     if (!started) {
       // Someone else's click got there first; show what the store says now.
       return (await deps.store.getRequest(approved.id)) ?? approved;
     }
     await notify(started);
     const executor = deps.executors[started.action as ActionName];
-    let finished: ActionRequest | undefined;
+    const heartbeat = keepLease(started);
+    let patch: Partial<ActionRequest>;
+    let failure: string | undefined;
     try {
       if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
       const result = await executor(started, {
@@ -234,21 +371,58 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
             }
           }
         },
-        signal: shutdown.signal,
+        signal: AbortSignal.any([shutdown.signal, heartbeat.lost]),
       });
-      finished = await move(started, 'finish', { result, finishedAt: now().toISOString() });
-      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else.
-      if (finished) await audit(actor, finished, `action.${started.action}`, 'done', undefined, { result });
+      heartbeat.executorReturned();
+      patch = { status: RequestStatus.Done, result, finishedAt: now().toISOString() };
     } catch (error) {
-      const message = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
-      finished = await move(started, 'fail', {
-        error: message,
+      heartbeat.executorReturned();
+      failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
+      patch = {
+        status: RequestStatus.Failed,
+        error: failure,
         result: error instanceof OpsError ? { code: error.code, params: error.params } : undefined,
         finishedAt: now().toISOString(),
-      });
-      if (finished) await audit(actor, finished, `action.${started.action}`, 'failed', message);
+      };
     }
-    const final = finished ?? (await deps.store.getRequest(started.id)) ?? started;
+    // What really happened is recorded first: the bookkeeping write below may fail (SQLITE_BUSY, a
+    // PostgreSQL blip), and a queue that really is paused must never be recorded as a failure.
+    try {
+      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else.
+      await persistently(() =>
+        audit(
+          actor,
+          started,
+          `action.${started.action}`,
+          failure === undefined ? 'done' : 'failed',
+          failure,
+          failure === undefined ? { result: patch.result } : undefined,
+        ),
+      );
+    } catch (error) {
+      deps.logger?.error(
+        { err: error, requestId: started.id, action: started.action, outcome: failure ?? 'done' },
+        'the action ran but its audit entry could not be written',
+      );
+    }
+    let finished: ActionRequest | undefined;
+    let stored = true;
+    try {
+      finished = await persistently(() => move(started, failure === undefined ? 'finish' : 'fail', patch));
+    } catch (error) {
+      stored = false;
+      // The outcome is in the audit (or the log above); the request stays `executing` and, once its
+      // lease runs out, is reported interrupted: "check the queue", which is the honest advice.
+      deps.logger?.error(
+        { err: error, requestId: started.id, action: started.action, outcome: failure ?? 'done' },
+        'the action ran but its outcome could not be stored',
+      );
+    } finally {
+      await heartbeat.stop();
+    }
+    const final = stored
+      ? (finished ?? (await deps.store.getRequest(started.id)) ?? started)
+      : ({ ...started, ...patch } as ActionRequest);
     await notify(final);
     return final;
   }
@@ -290,6 +464,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         requestedByName: input.actor.name,
         via: input.actor.via,
         channel: input.actor.channel,
+        ...(input.actor.via === 'cli' && input.actor.osUser !== undefined
+          ? { requestedByOsUser: input.actor.osUser, requestedOnHost: input.actor.host }
+          : {}),
         requiredApprovals: policy.approvals,
         approvals: [],
         preview: input.preview,
@@ -322,13 +499,21 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         await audit(actor, request, 'request.approve', 'denied', (error as OpsError).code);
         throw error;
       }
-      const added = await deps.store.addApproval(id, {
-        userId: actor.id,
-        userName: actor.name,
-        at: now().toISOString(),
-      });
+      const approval: Approval = { userId: actor.id, userName: actor.name, at: now().toISOString() };
+      if (actor.via === 'cli') {
+        approval.via = 'cli';
+        if (actor.osUser !== undefined) approval.osUser = actor.osUser;
+        if (actor.host !== undefined) approval.host = actor.host;
+      }
+      // One OS account typing `--user U0BOB approve` after `--user U0ALICE pause` is one person.
+      const distinctOsUser = actor.via === 'cli' && deps.config.approvals.cliSameOsUser !== 'allow';
+      const added = await deps.store.addApproval(id, approval, { distinctOsUser });
       if (!added.ok) {
         if (added.reason === 'self') throw new OpsError(ErrorCode.SelfApproval, { id });
+        if (added.reason === 'same-os-user') {
+          await audit(actor, added.request ?? request, 'request.approve', 'rejected', t.sameOsUserRejected);
+          throw new OpsError(ErrorCode.SelfApproval, { id });
+        }
         if (added.reason === 'duplicate') throw new OpsError(ErrorCode.AlreadyApproved, { id });
         if (added.reason === 'missing') throw new OpsError(ErrorCode.UnknownRequest, { id });
         const current = added.request ?? request;
@@ -400,21 +585,39 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     },
 
     async recoverInterrupted(options = {}) {
-      const cutoff = now().getTime() - (options.staleAfterMs ?? STALE_EXECUTION_MS);
-      const rows = await deps.store.listRequests({ statuses: [RequestStatus.Executing] });
+      const rows = await deps.store.listRequests({
+        statuses: [RequestStatus.Approved, RequestStatus.Executing],
+      });
       const out: ActionRequest[] = [];
       for (const row of rows) {
-        if (Date.parse(row.startedAt ?? row.updatedAt) > cutoff) continue;
-        const moved = await move(row, 'interrupt', {
-          error: t.interruptedError,
-          finishedAt: now().toISOString(),
-        });
+        const at = now();
+        let moved: ActionRequest | undefined;
+        if (row.status === RequestStatus.Executing) {
+          // The lease's own end when it has one; executions from before leases, by their start.
+          const deadline = row.leaseUntil
+            ? at
+            : new Date(at.getTime() - (options.staleAfterMs ?? STALE_EXECUTION_MS));
+          if (Date.parse(row.leaseUntil ?? row.startedAt ?? row.updatedAt) > deadline.getTime()) continue;
+          // Conditional on the lease still being out: a renewal that lands first keeps it running.
+          moved = await move(
+            row,
+            'interrupt',
+            { error: t.interruptedError, finishedAt: at.toISOString() },
+            { leaseExpiredAt: deadline.toISOString() },
+          );
+        } else {
+          // Approved, but its `approved → executing` write failed or its bot died before it: no
+          // replica picked it up within a lease's length, and none will. It never ran.
+          if (Date.parse(row.updatedAt) > at.getTime() - lease.ttlMs) continue;
+          moved = await move(row, 'abandon', { error: t.neverStartedError, finishedAt: at.toISOString() });
+        }
         if (moved) {
           await audit(
             { id: 'queue-ops', name: 'queue-ops', via: row.via, channel: row.channel },
             moved,
             'request.interrupted',
             'interrupted',
+            moved.error,
           );
           await notify(moved);
           out.push(moved);

@@ -5,8 +5,9 @@ import { RequestStatus } from '../store/store.js';
  * is the old state, so a replayed or concurrent click can take an arrow at most once.
  *
  *   pending ──approve×N──▶ approved ──start──▶ executing ──▶ done | failed
- *      │ deny ▶ denied        │ requester lost role ▶ failed     │ bot restarted ▶ interrupted
- *      └ ttl  ▶ expired
+ *      │ deny ▶ denied        │ requester or an approver lost     │ lease ran out (its bot died)
+ *      └ ttl  ▶ expired       │ the role ▶ failed                 └──▶ interrupted
+ *                             └ never started within a lease ▶ interrupted
  */
 export const transitions = {
   approve: { from: [RequestStatus.Pending], to: RequestStatus.Approved },
@@ -14,6 +15,7 @@ export const transitions = {
   expire: { from: [RequestStatus.Pending], to: RequestStatus.Expired },
   start: { from: [RequestStatus.Approved], to: RequestStatus.Executing },
   refuse: { from: [RequestStatus.Approved], to: RequestStatus.Failed },
+  abandon: { from: [RequestStatus.Approved], to: RequestStatus.Interrupted },
   finish: { from: [RequestStatus.Executing], to: RequestStatus.Done },
   fail: { from: [RequestStatus.Executing], to: RequestStatus.Failed },
   interrupt: { from: [RequestStatus.Executing], to: RequestStatus.Interrupted },

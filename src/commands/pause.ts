@@ -65,7 +65,14 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
           ? t.approvals.previewPause(name, waiting, consumers)
           : t.approvals.previewResume(name, waiting);
       const created = await approvals.submit({
-        actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+        actor: {
+          id: request.actor.id,
+          name: request.actor.name,
+          via: request.via,
+          channel: request.channel,
+          osUser: request.actor.osUser,
+          host: request.actor.host,
+        },
         action,
         target: name,
         params: { system, queue },

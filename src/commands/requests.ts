@@ -9,6 +9,8 @@ const actorOf = (request: Request) => ({
   name: request.actor.name,
   via: request.via,
   channel: request.channel,
+  osUser: request.actor.osUser,
+  host: request.actor.host,
 });
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {

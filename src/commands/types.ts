@@ -19,6 +19,8 @@ export interface Actor {
    * keeps who really ran the command next to the Slack id they claimed.
    */
   osUser?: string;
+  /** On the command line, the host it was typed on (with `osUser`, who really typed it). */
+  host?: string;
 }
 
 /** One thing a user asked for, whatever transport it came through. */

@@ -146,9 +146,15 @@ export const configSchema = z
           .max(24 * 60)
           .default(15),
         require2fa: z.boolean().default(false),
+        /**
+         * An approval typed on the command line by the OS user (on the same host) who made the
+         * request, or gave an earlier approval of it: refused as a self-approval, since `--user` is
+         * only a claim. `allow` is for demos and tests that play two people from one shell.
+         */
+        cliSameOsUser: z.enum(['allow', 'refuse']).default('refuse'),
       })
       .strict()
-      .default({ ttlMinutes: 15, require2fa: false }),
+      .default({ ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' }),
     audit: z
       .object({
         /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */

@@ -28,6 +28,9 @@ export function writeDemoConfig(dir: string, redisUrl: string, plan: DemoPlan): 
     'policies:',
     '  pause: { role: operator, approvals: 1 }',
     '  resume: { role: operator, approvals: 0 }',
+    // One person plays every user from one shell; the CLI pointed at the demo must allow that.
+    'approvals:',
+    '  cliSameOsUser: allow',
     'systems:',
     `  - name: ${plan.pushizo.name}`,
     '    type: bullmq',

@@ -66,6 +66,16 @@ CREATE TABLE audit_head (
 INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 `;
 
+// The lease replaces a fixed staleness: an execution is only taken for dead once the replica
+// running it stopped renewing `lease_until`. Executions already running when this is applied have
+// no lease and are judged by `started_at`, as before.
+const leaseAndOrigin = `
+ALTER TABLE approval_requests ADD COLUMN lease_until TEXT;
+ALTER TABLE approval_requests ADD COLUMN lease_owner TEXT;
+ALTER TABLE approval_requests ADD COLUMN requested_by_os_user TEXT;
+ALTER TABLE approval_requests ADD COLUMN requested_on_host TEXT;
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -81,5 +91,11 @@ export const migrations: readonly Migration[] = [
     // NULL on entries written without a key, including every entry from before this migration.
     sqlite: 'ALTER TABLE audit_log ADD COLUMN key_id TEXT;',
     postgres: 'ALTER TABLE audit_log ADD COLUMN key_id TEXT;',
+  },
+  {
+    version: 3,
+    name: 'execution lease (heartbeat) and the OS user and host behind command-line requests',
+    sqlite: leaseAndOrigin,
+    postgres: leaseAndOrigin,
   },
 ];

@@ -245,6 +245,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           where.push(`expires_at <= $${params.length}`);
         }
         if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
+        if (check?.leaseOwner !== undefined) {
+          params.push(check.leaseOwner);
+          where.push(`lease_owner = $${params.length}`);
+        }
+        if (check?.leaseExpiredAt !== undefined) {
+          params.push(new Date(check.leaseExpiredAt).toISOString());
+          where.push(`COALESCE(lease_until, started_at, updated_at) <= $${params.length}`);
+        }
         // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
         // against the committed row: the second click finds the status already moved on.
         const row = (
@@ -256,16 +264,28 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         return row ? rowToRequest(row) : undefined;
       }),
 
-    addApproval: (id, approval) =>
+    addApproval: (id, approval, check = {}) =>
       wrap(async () => {
+        const params: unknown[] = [id, json(approval), approval.at, approval.userId];
+        let sameOsUser = '';
+        if (check.distinctOsUser && approval.osUser !== undefined) {
+          // Re-checked on the committed row when two approvals race (READ COMMITTED re-evaluates
+          // the WHERE after waiting), so two terminals of one OS user cannot both get in.
+          params.push(approval.osUser, approval.host ?? null);
+          sameOsUser = `
+                AND NOT (requested_by_os_user IS NOT DISTINCT FROM $5::text
+                         AND requested_on_host IS NOT DISTINCT FROM $6::text)
+                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a
+                                 WHERE a->>'osUser' = $5::text AND (a->>'host') IS NOT DISTINCT FROM $6::text)`;
+        }
         const updated = (
           await pool.query(
             `UPDATE approval_requests
                 SET approvals = approvals || jsonb_build_array($2::jsonb), updated_at = $3
               WHERE id = $1 AND status = 'pending' AND requested_by <> $4
-                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)
+                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)${sameOsUser}
               RETURNING *`,
-            [id, json(approval), approval.at, approval.userId],
+            params,
           )
         ).rows[0] as Row | undefined;
         if (updated) return { ok: true as const, request: rowToRequest(updated) };
@@ -276,7 +296,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
         return {
           ok: false as const,
-          reason: approvalRefusal(request, approval.userId) ?? 'not-pending',
+          reason: approvalRefusal(request, approval, check) ?? 'not-pending',
           request,
         };
       }),

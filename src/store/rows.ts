@@ -1,6 +1,15 @@
 import { type AuditKey, auditEntryHash } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import type { ActionRequest, AuditEntry, AuditEntryInput, RequestStatus, Via } from './store.js';
+import type {
+  ActionRequest,
+  Approval,
+  ApprovalCheck,
+  ApprovalRefusal,
+  AuditEntry,
+  AuditEntryInput,
+  RequestStatus,
+  Via,
+} from './store.js';
 
 type RequestField = Exclude<keyof ActionRequest, 'id'>;
 
@@ -27,6 +36,10 @@ export const requestColumns: Record<RequestField, { column: string; json?: true 
   error: { column: 'error' },
   startedAt: { column: 'started_at' },
   finishedAt: { column: 'finished_at' },
+  requestedByOsUser: { column: 'requested_by_os_user' },
+  requestedOnHost: { column: 'requested_on_host' },
+  leaseUntil: { column: 'lease_until' },
+  leaseOwner: { column: 'lease_owner' },
 };
 
 /** The columns a patch sets, in a stable order, with values ready for the driver. */
@@ -186,11 +199,20 @@ export function auditValues(entry: AuditEntry): unknown[] {
 /** Which reason `addApproval` gives when its conditional write changed nothing. */
 export function approvalRefusal(
   request: ActionRequest | undefined,
-  userId: string,
-): 'missing' | 'not-pending' | 'self' | 'duplicate' | undefined {
+  approval: Pick<Approval, 'userId' | 'osUser' | 'host'>,
+  check: ApprovalCheck = {},
+): ApprovalRefusal | undefined {
   if (!request) return 'missing';
   if (request.status !== ('pending' satisfies RequestStatus)) return 'not-pending';
-  if (request.requestedBy === userId) return 'self';
-  if (request.approvals.some((a) => a.userId === userId)) return 'duplicate';
+  if (request.requestedBy === approval.userId) return 'self';
+  if (request.approvals.some((a) => a.userId === approval.userId)) return 'duplicate';
+  if (check.distinctOsUser && approval.osUser !== undefined) {
+    const same = (osUser?: string, host?: string) => osUser === approval.osUser && host === approval.host;
+    if (
+      same(request.requestedByOsUser, request.requestedOnHost) ||
+      request.approvals.some((a) => same(a.osUser, a.host))
+    )
+      return 'same-os-user';
+  }
   return undefined;
 }

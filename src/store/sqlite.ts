@@ -15,7 +15,7 @@ import {
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { ActionRequest, AuditEntry, AuditEntryInput, Store } from './store.js';
+import type { ActionRequest, ApprovalCheck, AuditEntry, AuditEntryInput, Store } from './store.js';
 
 type Row = Record<string, unknown>;
 
@@ -102,17 +102,19 @@ export function createSqliteStore(path: string): SqliteStore {
     return next;
   });
 
-  const approve = db.transaction((id: string, approval: Parameters<Store['addApproval']>[1]) => {
-    const row = getRow(id);
-    const request = row ? rowToRequest(row) : undefined;
-    const refusal = approvalRefusal(request, approval.userId);
-    if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
-    const approvals = [...request.approvals, approval];
-    const updated = db
-      .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
-      .get(json(approvals), approval.at, id) as Row;
-    return { ok: true as const, request: rowToRequest(updated) };
-  });
+  const approve = db.transaction(
+    (id: string, approval: Parameters<Store['addApproval']>[1], check: ApprovalCheck = {}) => {
+      const row = getRow(id);
+      const request = row ? rowToRequest(row) : undefined;
+      const refusal = approvalRefusal(request, approval, check);
+      if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
+      const approvals = [...request.approvals, approval];
+      const updated = db
+        .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
+        .get(json(approvals), approval.at, id) as Row;
+      return { ok: true as const, request: rowToRequest(updated) };
+    },
+  );
 
   return {
     path,
@@ -196,13 +198,21 @@ export function createSqliteStore(path: string): SqliteStore {
           params.push(new Date(check.expiredAt).toISOString());
         }
         if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
+        if (check?.leaseOwner !== undefined) {
+          where.push('lease_owner = ?');
+          params.push(check.leaseOwner);
+        }
+        if (check?.leaseExpiredAt !== undefined) {
+          where.push('COALESCE(lease_until, started_at, updated_at) <= ?');
+          params.push(new Date(check.leaseExpiredAt).toISOString());
+        }
         const row = db
           .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
           .get(...params) as Row | undefined;
         return row ? rowToRequest(row) : undefined;
       }),
 
-    addApproval: (id, approval) => wrap(() => approve.immediate(id, approval)),
+    addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
 
     close: () =>
       wrap(() => {

@@ -54,6 +54,12 @@ export interface Approval {
   userName?: string;
   /** ISO 8601 UTC. */
   at: string;
+  /** Where it was given; absent on approvals stored before it was recorded. */
+  via?: Via;
+  /** On the command line, the OS account that typed it (`--user` is a claim, this is not). */
+  osUser?: string;
+  /** On the command line, the host it was typed on. */
+  host?: string;
 }
 
 /** A request for an action that needs approval. Everything that runs is read back from here. */
@@ -84,6 +90,17 @@ export interface ActionRequest {
   error?: string;
   startedAt?: string;
   finishedAt?: string;
+  /** Made on the command line: the OS account that typed it. */
+  requestedByOsUser?: string;
+  /** Made on the command line: the host it was typed on. */
+  requestedOnHost?: string;
+  /**
+   * While executing: the replica running it renews this (a heartbeat). An execution whose lease
+   * ran out is taken for one whose process died, however long the action itself takes.
+   */
+  leaseUntil?: string;
+  /** The replica holding the lease; only it may renew it. */
+  leaseOwner?: string;
 }
 
 /** Extra conditions for {@link Store.transitionRequest}, checked in the same conditional write. */
@@ -94,7 +111,26 @@ export interface TransitionCheck {
   expiredAt?: string;
   /** Only if the request holds at least `requiredApprovals` approvals. */
   approvalsComplete?: boolean;
+  /** Only if this replica holds the lease (a renewal never revives a lease another took over). */
+  leaseOwner?: string;
+  /**
+   * Only if the lease had run out by this instant; a row without a lease (started before leases
+   * existed) counts from `startedAt`.
+   */
+  leaseExpiredAt?: string;
 }
+
+/** Extra conditions for {@link Store.addApproval}, checked in the same atomic write. */
+export interface ApprovalCheck {
+  /**
+   * Refuse (`same-os-user`) when `approval.osUser` and `approval.host` match the OS user and host
+   * that made the request, or that gave an earlier approval: one terminal is one person.
+   */
+  distinctOsUser?: boolean;
+}
+
+/** Why {@link Store.addApproval} changed nothing. */
+export type ApprovalRefusal = 'missing' | 'not-pending' | 'self' | 'duplicate' | 'same-os-user';
 
 export interface Store {
   /** Applies versioned migrations; safe to call on every start. */
@@ -144,9 +180,9 @@ export interface Store {
   addApproval(
     id: string,
     approval: Approval,
+    check?: ApprovalCheck,
   ): Promise<
-    | { ok: true; request: ActionRequest }
-    | { ok: false; reason: 'missing' | 'not-pending' | 'self' | 'duplicate'; request?: ActionRequest }
+    { ok: true; request: ActionRequest } | { ok: false; reason: ApprovalRefusal; request?: ActionRequest }
   >;
 
   close(): Promise<void>;

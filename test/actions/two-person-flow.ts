@@ -77,6 +77,9 @@ export function describeTwoPersonFlow(
         'policies:',
         '  pause: { role: operator, approvals: 1 }',
         '  resume: { role: operator, approvals: 1 }',
+        // Both people are played from this one shell (one OS user): allowed here on purpose.
+        'approvals:',
+        '  cliSameOsUser: allow',
         'systems:',
         '  - name: pushizo',
         '    type: bullmq',

@@ -40,7 +40,7 @@ describe('the answer to a request whose action failed', () => {
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
         },
-        approvals: { ttlMinutes: 15, require2fa: false },
+        approvals: { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
       },
       executors: {
         pause: async () => {

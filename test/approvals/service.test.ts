@@ -3,12 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Actor, type Authority, createApprovals, type Executor } from '../../src/approvals/service.js';
+import { requestMessage } from '../../src/approvals/blocks.js';
+import {
+  type Actor,
+  type Authority,
+  createApprovals,
+  type Executor,
+  type LeaseOptions,
+} from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import type { Role } from '../../src/config/schema.js';
 import { OpsError } from '../../src/errors.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { ActionRequest, Store } from '../../src/store/store.js';
+import { withFaults } from '../helpers/faulty-store.js';
 
 const roles: Record<string, Role> = {
   U0ALICE: 'operator',
@@ -42,6 +50,11 @@ interface Harness {
     executor?: Executor;
     require2fa?: boolean;
     twoFactor?: Record<string, boolean>;
+    cliSameOsUser?: 'allow' | 'refuse';
+    purgeApprovals?: number;
+    lease?: LeaseOptions;
+    /** The store this instance writes through (a fault-injecting wrapper); the harness's otherwise. */
+    store?: Store;
   }): ReturnType<typeof createApprovals>;
   reopen(): Promise<void>;
   close(): Promise<void>;
@@ -56,7 +69,7 @@ async function harness(): Promise<Harness> {
     clock: { now: new Date('2026-11-29T08:00:00.000Z') },
     executed: [],
     make(opts = {}) {
-      const store = h.store;
+      const store = opts.store ?? h.store;
       const now = () => new Date(h.clock.now);
       const audit = createAudit({ store, now });
       const executor: Executor =
@@ -75,12 +88,18 @@ async function harness(): Promise<Harness> {
             resume: { role: 'operator', approvals: 0 },
             retry: { role: 'operator', approvals: 0 },
             scale: { role: 'operator', approvals: 1 },
-            purge: { role: 'admin', approvals: 1 },
+            purge: { role: 'admin', approvals: opts.purgeApprovals ?? 1 },
           },
-          approvals: { ttlMinutes: 15, require2fa: opts.require2fa ?? false },
+          approvals: {
+            ttlMinutes: 15,
+            require2fa: opts.require2fa ?? false,
+            cliSameOsUser: opts.cliSameOsUser ?? 'refuse',
+          },
         },
         executors: { pause: executor, resume: executor, purge: executor },
         now,
+        ...(opts.lease ? { lease: opts.lease } : {}),
+        bookkeepingRetry: { attempts: 3, backoffMs: 5 },
       });
     },
     async reopen() {
@@ -176,6 +195,52 @@ describe('two-person approval', () => {
     const outcome = await approvals.approve(request.id, bob);
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatch(/requester no longer allowed/);
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('checks every earlier approver again when the action executes: one removed from the role no longer counts', async () => {
+    const table = { ...roles, U0DAVE: 'operator' as Role };
+    const approvals = h.make({ approvals: 2, table });
+    const request = await submitPause(approvals);
+    expect((await approvals.approve(request.id, bob)).status).toBe('pending');
+    // Bob leaves on-call after approving; Carol's approval completes the count.
+    delete (table as Record<string, Role>).U0BOB;
+    const outcome = await approvals.approve(request.id, carol);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toBe(
+      'approval by bob no longer counts: bob no longer holds the `operator` role, so it did not run',
+    );
+    expect(JSON.stringify(requestMessage(outcome, 'en').blocks)).toContain(
+      'approval by bob no longer counts',
+    );
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('checks every earlier approver for two-factor again when an admin action executes', async () => {
+    const twoFactor: Record<string, boolean> = { U0CAROL: true, U0DAVE: true, U0ERIN: true };
+    const approvals = h.make({
+      require2fa: true,
+      purgeApprovals: 2,
+      table: { ...roles, U0DAVE: 'admin', U0ERIN: 'admin' },
+      twoFactor,
+    });
+    const request = await approvals.submit({
+      actor: carol,
+      action: 'purge',
+      target: 'pushizo/events',
+      params: { system: 'pushizo', queue: 'events' },
+      preview: 'purge',
+    });
+    await approvals.approve(request.id, { id: 'U0DAVE', name: 'dave', via: 'slack', channel: 'C0INC' });
+    twoFactor.U0DAVE = false;
+    const outcome = await approvals.approve(request.id, {
+      id: 'U0ERIN',
+      name: 'erin',
+      via: 'slack',
+      channel: 'C0INC',
+    });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatch(/approval by dave no longer counts: .*two-factor authentication for dave/);
     expect(h.executed).toHaveLength(0);
   });
 
@@ -287,12 +352,15 @@ describe('two-person approval', () => {
     expect((await approvals.approve(request.id, bob)).status).toBe('done');
   });
 
-  it('reports a request that was executing when the bot died as interrupted, and never runs it again', async () => {
+  it('reports a request whose replica died mid-execution as interrupted once its lease runs out, and never runs it again', async () => {
     let release: () => void = () => {};
     const hanging = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const dying = withFaults(h.store);
     const approvals = h.make({
+      store: dying.store,
+      lease: { ttlMs: 30_000, renewEveryMs: 5 },
       executor: async () => {
         await hanging;
         return {};
@@ -301,20 +369,128 @@ describe('two-person approval', () => {
     const request = await submitPause(approvals);
     const stuck = approvals.approve(request.id, bob);
     await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
-    // The "new process" starts while the old one is still inside the executor. Right away it
-    // could be another replica's action in progress: it is left alone.
+    // The process dies: from now on nothing it does reaches the store, its heartbeat included.
+    dying.faults.dead = true;
+    const startedAt = h.clock.now.getTime();
     const afterRestart = h.make();
+    h.clock.now = new Date(startedAt + 29_000);
     expect(await afterRestart.recoverInterrupted()).toEqual([]);
     expect((await h.store.getRequest(request.id))?.status).toBe('executing');
-    // Past the stale mark it is taken for an execution whose bot died.
-    h.clock.now = new Date(h.clock.now.getTime() + 2 * 60_000 + 1);
+    h.clock.now = new Date(startedAt + 30_000);
     const interrupted = await afterRestart.recoverInterrupted();
     expect(interrupted.map((r) => r.status)).toEqual(['interrupted']);
+    expect(requestMessage(interrupted[0]!, 'en').text).toContain('Interrupted');
     release();
-    const late = await stuck;
-    expect(late.status).toBe('interrupted');
+    await stuck;
+    expect((await h.store.getRequest(request.id))?.status).toBe('interrupted');
     expect(await codeOf(afterRestart.approve(request.id, carol))).toBe('RequestNotPending');
     expect(h.executed).toHaveLength(0);
+  });
+
+  it('tells a running executor to stop when its lease was lost to a sweep (its store was out of reach for a whole lease)', async () => {
+    const flaky = withFaults(h.store);
+    let aborted = false;
+    const approvals = h.make({
+      store: flaky.store,
+      lease: { ttlMs: 30_000, renewEveryMs: 5 },
+      executor: async (_request, run) => {
+        await new Promise<void>((resolve) => run.signal.addEventListener('abort', () => resolve()));
+        aborted = true;
+        return {};
+      },
+    });
+    const request = await submitPause(approvals);
+    flaky.faults.renewDown = true;
+    const running = approvals.approve(request.id, bob);
+    await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
+    h.clock.now = new Date(h.clock.now.getTime() + 31_000);
+    expect((await h.make().recoverInterrupted()).map((r) => r.id)).toEqual([request.id]);
+    flaky.faults.renewDown = false;
+    await expect.poll(() => aborted).toBe(true);
+    expect((await running).status).toBe('interrupted');
+  });
+
+  it('keeps an execution longer than the old two-minute limit running while its replica renews the lease', async () => {
+    let release: () => void = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const lease = { ttlMs: 30_000, renewEveryMs: 5 };
+    const approvals = h.make({
+      lease,
+      executor: async (r) => {
+        await hanging;
+        h.executed.push(r);
+        return { queue: r.params.queue, isPaused: true };
+      },
+    });
+    const request = await submitPause(approvals);
+    const running = approvals.approve(request.id, bob);
+    await expect.poll(async () => (await h.store.getRequest(request.id))?.status).toBe('executing');
+    const sweeper = h.make({ lease });
+    const startedAt = h.clock.now.getTime();
+    // Five minutes of the fake clock, ten seconds at a time; after each step the heartbeat (real
+    // timers, every 5 ms) pushes the lease 30 s past the new time, and the sweep leaves it alone.
+    for (let elapsed = 10_000; elapsed <= 5 * 60_000; elapsed += 10_000) {
+      h.clock.now = new Date(startedAt + elapsed);
+      const renewedPast = startedAt + elapsed + lease.ttlMs;
+      await expect
+        .poll(async () => Date.parse((await h.store.getRequest(request.id))?.leaseUntil ?? ''))
+        .toBeGreaterThanOrEqual(renewedPast);
+      expect(await sweeper.recoverInterrupted()).toEqual([]);
+    }
+    release();
+    const done = await running;
+    expect(done.status).toBe('done');
+    expect(Date.parse(done.finishedAt!) - Date.parse(done.startedAt!)).toBe(5 * 60_000);
+    expect(h.executed).toHaveLength(1);
+    expect(requestMessage(done, 'en').text).toContain('Done');
+  });
+
+  it('sweeps a request left approved when its start was never recorded to interrupted, saying it did not run', async () => {
+    const flaky = withFaults(h.store);
+    const approvals = h.make({ store: flaky.store });
+    const seen: ActionRequest[] = [];
+    approvals.onChange(async (r) => {
+      seen.push(r);
+    });
+    const request = await submitPause(approvals);
+    flaky.faults.failStart = 1;
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('StoreUnavailable');
+    expect((await h.store.getRequest(request.id))?.status).toBe('approved');
+    // Within a lease's length a replica may still be about to start it.
+    h.clock.now = new Date(h.clock.now.getTime() + 10_000);
+    expect(await approvals.recoverInterrupted()).toEqual([]);
+    h.clock.now = new Date(h.clock.now.getTime() + 25_000);
+    const swept = await approvals.recoverInterrupted();
+    expect(swept.map((r) => r.status)).toEqual(['interrupted']);
+    expect(swept[0]!.error).toMatch(/never started/);
+    // The Slack message updated in place says so, and no longer "Approved, starting".
+    const shown = JSON.stringify(requestMessage(seen.at(-1)!, 'en').blocks);
+    expect(shown).toContain('Interrupted before it started');
+    expect(shown).toContain('It did not run');
+    expect(shown).not.toContain('starting');
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    const last = (await audit.recent(1))[0]!;
+    expect(`${last.action} ${last.outcome} ${last.error}`).toMatch(
+      /request\.interrupted interrupted approved, but never started/,
+    );
+    expect(await codeOf(approvals.approve(request.id, carol))).toBe('RequestNotPending');
+    expect(h.executed).toHaveLength(0);
+  });
+
+  it('records the real outcome when the action succeeded but the first writes of its outcome failed, and stores it on retry', async () => {
+    const flaky = withFaults(h.store);
+    const approvals = h.make({ store: flaky.store });
+    const request = await submitPause(approvals);
+    flaky.faults.failFinish = 2;
+    const done = await approvals.approve(request.id, bob);
+    expect(done.status).toBe('done');
+    expect((await h.store.getRequest(request.id))?.status).toBe('done');
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    const actions = (await audit.recent(10)).map((e) => `${e.action} ${e.outcome}`).reverse();
+    expect(actions).toEqual(['request.created requested', 'request.approved approved', 'action.pause done']);
+    expect(h.executed).toHaveLength(1);
   });
 
   it('runs an action at once when its policy needs no approval, still through the audit', async () => {

@@ -120,7 +120,7 @@ ${twoSystems}`,
     expect(config.roles).toEqual({ viewer: ['*'], operator: [], admin: [] });
     expect(config.slack.allowedChannels).toEqual([]);
     expect(config.policies.purge).toEqual({ role: 'admin', approvals: 1 });
-    expect(config.approvals).toEqual({ ttlMinutes: 15, require2fa: false });
+    expect(config.approvals).toEqual({ ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' });
     expect(config.locale).toBe('en');
   });
 

@@ -349,6 +349,154 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(stored?.approvals.map((a) => a.userId).sort()).toEqual([...users, 'U0DAN'].sort());
       });
 
+      it('the OS user and host of a command-line request, and an execution lease, read back as written', async () => {
+        const request = sampleRequest({
+          via: 'cli',
+          requestedByOsUser: 'ayse',
+          requestedOnHost: 'ops-bastion-1',
+          status: 'executing',
+          startedAt: iso(1),
+          leaseUntil: iso(31),
+          leaseOwner: 'replica-a',
+          approvals: [{ userId: 'U0BOB', at: iso(1), via: 'cli', osUser: 'bob', host: 'ops-bastion-1' }],
+        });
+        await store.createRequest(request);
+        expect(await store.getRequest(request.id)).toEqual(request);
+      });
+
+      it('only the replica holding the lease renews it, and only an execution whose lease ran out can be taken for dead', async () => {
+        const request = sampleRequest({
+          status: 'executing',
+          startedAt: iso(0),
+          leaseUntil: iso(30),
+          leaseOwner: 'replica-a',
+        });
+        await store.createRequest(request);
+        const other = await open();
+        expect(
+          await other.transitionRequest(
+            request.id,
+            ['executing'],
+            { leaseUntil: iso(90) },
+            { leaseOwner: 'replica-b' },
+          ),
+        ).toBeUndefined();
+        const renewed = await other.transitionRequest(
+          request.id,
+          ['executing'],
+          { leaseUntil: iso(60) },
+          { leaseOwner: 'replica-a' },
+        );
+        expect(renewed?.leaseUntil).toBe(iso(60));
+        // At 45 s the renewed lease still holds; the one it replaced would have run out.
+        expect(
+          await store.transitionRequest(
+            request.id,
+            ['executing'],
+            { status: 'interrupted' },
+            { leaseExpiredAt: iso(45) },
+          ),
+        ).toBeUndefined();
+        const dead = await store.transitionRequest(
+          request.id,
+          ['executing'],
+          { status: 'interrupted' },
+          { leaseExpiredAt: iso(60) },
+        );
+        expect(dead?.status).toBe('interrupted');
+        // A renewal racing the sweep finds the status moved on: the lease is not revived.
+        expect(
+          await other.transitionRequest(
+            request.id,
+            ['executing'],
+            { leaseUntil: iso(90) },
+            { leaseOwner: 'replica-a' },
+          ),
+        ).toBeUndefined();
+
+        // An execution from before leases existed is judged by when it started.
+        const legacy = sampleRequest({ status: 'executing', startedAt: iso(100) });
+        await store.createRequest(legacy);
+        expect(
+          await store.transitionRequest(
+            legacy.id,
+            ['executing'],
+            { status: 'interrupted' },
+            { leaseExpiredAt: iso(99) },
+          ),
+        ).toBeUndefined();
+        expect(
+          (
+            await store.transitionRequest(
+              legacy.id,
+              ['executing'],
+              { status: 'interrupted' },
+              { leaseExpiredAt: iso(100) },
+            )
+          )?.status,
+        ).toBe('interrupted');
+      });
+
+      it('addApproval with distinctOsUser refuses the OS user and host that made the request or gave an earlier approval', async () => {
+        const request = sampleRequest({
+          requiredApprovals: 3,
+          via: 'cli',
+          requestedByOsUser: 'ayse',
+          requestedOnHost: 'bastion',
+        });
+        await store.createRequest(request);
+        const check = { distinctOsUser: true };
+        const asRequester = await store.addApproval(
+          request.id,
+          { userId: 'U0BOB', at: iso(1), via: 'cli', osUser: 'ayse', host: 'bastion' },
+          check,
+        );
+        expect(asRequester).toMatchObject({ ok: false, reason: 'same-os-user' });
+        // The same account name on another machine is another person's terminal.
+        const elsewhere = await store.addApproval(
+          request.id,
+          { userId: 'U0BOB', at: iso(2), via: 'cli', osUser: 'ayse', host: 'laptop' },
+          check,
+        );
+        expect(elsewhere.ok).toBe(true);
+        const sameAsApprover = await store.addApproval(
+          request.id,
+          { userId: 'U0CAROL', at: iso(3), via: 'cli', osUser: 'ayse', host: 'laptop' },
+          check,
+        );
+        expect(sameAsApprover).toMatchObject({ ok: false, reason: 'same-os-user' });
+        // Without the check (cliSameOsUser: allow) only the Slack ids count.
+        const allowed = await store.addApproval(request.id, {
+          userId: 'U0CAROL',
+          at: iso(4),
+          via: 'cli',
+          osUser: 'ayse',
+          host: 'bastion',
+        });
+        expect(allowed.ok).toBe(true);
+        expect((await store.getRequest(request.id))?.approvals.map((a) => a.userId)).toEqual([
+          'U0BOB',
+          'U0CAROL',
+        ]);
+      });
+
+      it('simultaneous command-line approvals by one OS user under different ids count once', async () => {
+        const request = sampleRequest({ requiredApprovals: 5 });
+        await store.createRequest(request);
+        const other = await open();
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 ? other : store).addApproval(
+              request.id,
+              { userId: `U0CLAIM${i}`, at: iso(i), via: 'cli', osUser: 'mallory', host: 'bastion' },
+              { distinctOsUser: true },
+            ),
+          ),
+        );
+        expect(results.filter((r) => r.ok)).toHaveLength(1);
+        expect(results.filter((r) => !r.ok && r.reason === 'same-os-user')).toHaveLength(7);
+      });
+
       it('a pending request, and one caught executing, are still there after the store is closed and reopened', async () => {
         const pending = sampleRequest();
         const executing = sampleRequest({ status: 'executing', startedAt: iso(3) });

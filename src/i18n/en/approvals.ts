@@ -74,4 +74,19 @@ export const approvals = {
   requesterNo2fa: (who: string) =>
     `requester no longer allowed: Slack did not confirm two-factor authentication for ${who}, so it did not run`,
   interruptedError: 'the bot stopped while this was running; check the queue before asking again',
+  /** Status line of a request that was approved but never started (its bot stopped first). */
+  interruptedBeforeStart:
+    ':warning: Interrupted before it started: it was approved, but the bot stopped (or could not record the start) before running it. It did not run; ask again if it is still needed.',
+  /** Stored as the error of an approved request that no bot ever started. */
+  neverStartedError: 'approved, but never started: the bot stopped before running it, so it did not run',
+  /** Stored as a failed request's error when an earlier approver is checked again at execution. */
+  approverLostRole: (who: string, role: string) =>
+    `approval by ${who} no longer counts: ${who} no longer holds the \`${role}\` role, so it did not run`,
+  approverNo2fa: (who: string) =>
+    `approval by ${who} no longer counts: Slack did not confirm two-factor authentication for ${who}, so it did not run`,
+  /** Where an approval or request typed on the command line came from (`--user` is only a claim). */
+  viaCommandLine: (osUser: string) => `via command line, OS user ${osUser}`,
+  /** The audit's reason when one OS account tries to be two people. */
+  sameOsUserRejected:
+    'self-approval: the same OS user on the same host made the request or approved it already',
 };

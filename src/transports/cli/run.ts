@@ -1,4 +1,4 @@
-import { userInfo } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { type App, collectSecrets, createQueueOps, createReadOnlyApp, type QueueOps } from '../../app.js';
 import { wordsForAction } from '../../blocks/action-ids.js';
@@ -32,6 +32,8 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** OS user name for the default actor `cli:<user>`. */
   osUser?: string;
+  /** Host name, kept with the OS user on requests and approvals (one terminal is one person). */
+  osHost?: string;
   /** Logger override (tests); otherwise pino on stderr with the config's secrets scrubbed. */
   logger?: Logger;
   /** Called with the app before the command runs (the composition hook for middleware). */
@@ -87,9 +89,10 @@ export async function runCli(io: CliIo): Promise<number> {
   try {
     await io.onApp?.(app);
     const osUser = io.osUser ?? safeOsUser(io.env);
+    const host = io.osHost ?? safeHostname();
     const actor: Actor = args.user
-      ? { id: args.user, osUser }
-      : { id: `cli:${osUser}`, name: osUser, osUser };
+      ? { id: args.user, osUser, host }
+      : { id: `cli:${osUser}`, name: osUser, osUser, host };
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
       return await exportAudit(io, full, args, actor, secrets);
     }
@@ -268,6 +271,14 @@ function logLevel(
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
   // The command line is for people and scripts: only warnings and worse unless asked.
   return levels.find((l) => l === value) ?? 'warn';
+}
+
+function safeHostname(): string | undefined {
+  try {
+    return hostname();
+  } catch {
+    return undefined;
+  }
 }
 
 function safeOsUser(env: Record<string, string | undefined>): string {

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
+import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { type CliJsonOut, jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
+
+/** One terminal: an OS account on a host. `--user` on top of it is only a claim. */
+interface Terminal {
+  osUser: string;
+  host: string;
+}
+
+describe('two-person approval from the command line counts OS accounts, not claimed ids', () => {
+  const redisUrl = inject('redisUrl');
+  const queueName = 'dispatch-ios';
+  const target = `pushizo/${queueName}`;
+  let prefix: string;
+  let queue: Queue;
+  let tmp: ReturnType<typeof tempDir>;
+
+  beforeEach(async () => {
+    prefix = `qo${randomBytes(5).toString('hex')}`;
+    queue = new Queue(queueName, { connection: connectionFor(redisUrl), prefix });
+    await queue.add('deliver.apns', { n: 1 });
+    tmp = tempDir('os-user');
+  });
+
+  afterEach(async () => {
+    await queue?.close();
+    await deletePrefix(redisUrl, prefix);
+    tmp?.remove();
+  });
+
+  const configWith = (extra: string[] = []) =>
+    writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      ...ROLES,
+      'policies:',
+      '  pause: { role: operator, approvals: 1 }',
+      ...extra,
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+      `    queues: [${queueName}]`,
+    ]);
+
+  /** The command line in this process, as typed by `terminal`. */
+  async function typed(config: string, terminal: Terminal, user: string, ...words: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const code = await runCliInProcess({
+      argv: ['--config', config, '--user', user, '--json', ...words],
+      env: {},
+      cwd: tmp.dir,
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+      osUser: terminal.osUser,
+      osHost: terminal.host,
+      logger: createLogger({ level: 'silent' }),
+    });
+    return { code, stdout, stderr };
+  }
+
+  const shown = (out: CliJsonOut) => `${out.message.text}\n${JSON.stringify(out.message.blocks)}`;
+
+  async function auditTrail() {
+    const store = createSqliteStore(`${tmp.dir}/queue-ops.db`);
+    try {
+      return await store.listAudit();
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('refuses an approval typed by the OS user who asked, whatever --user says, and shows who really approved', async () => {
+    const config = configWith();
+    const ayse = { osUser: 'ayse', host: 'ops-bastion' };
+    const asked = await typed(config, ayse, 'U0ALICE', 'pause', target);
+    expect(asked.code, asked.stderr).toBe(0);
+    const request = requestOf(asked);
+    expect(shown(jsonOf(asked))).toContain('Requested by U0ALICE via command line, OS user ayse');
+
+    const self = await typed(config, ayse, 'U0CAROL', 'approve', request.id);
+    expect(self.code).toBe(1);
+    const refused = jsonOf(self);
+    // The same answer Slack gives a requester pressing their own Approve.
+    expect(refused.error).toEqual({
+      code: 'SelfApproval',
+      message: `You asked for \`${request.id}\` yourself; someone else has to approve it.`,
+    });
+    expect(await queue.isPaused()).toBe(false);
+
+    const bora = { osUser: 'bora', host: 'ops-bastion' };
+    const approved = await typed(config, bora, 'U0CAROL', 'approve', request.id);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(requestOf(approved)).toMatchObject({ status: 'done', approvals: ['U0CAROL'] });
+    expect(await queue.isPaused()).toBe(true);
+    // The reply is the request message Slack shows and updates in place.
+    expect(shown(jsonOf(approved))).toContain('Approved by U0CAROL via command line, OS user bora');
+
+    const entries = await auditTrail();
+    const rejected = entries.find((e) => e.action === 'request.approve' && e.outcome === 'rejected');
+    expect(rejected).toMatchObject({
+      actorId: 'U0CAROL',
+      via: 'cli',
+      error: expect.stringContaining('the same OS user on the same host'),
+      params: { origin: 'via command line, OS user ayse', osUser: 'ayse', host: 'ops-bastion' },
+    });
+    const approval = entries.find((e) => e.action === 'request.approved');
+    expect(approval).toMatchObject({
+      actorId: 'U0CAROL',
+      params: { origin: 'via command line, OS user bora', osUser: 'bora' },
+    });
+  });
+
+  it('with approvals.cliSameOsUser: allow, one OS user may play both people (demos, tests)', async () => {
+    const config = configWith(['approvals:', '  cliSameOsUser: allow']);
+    const ayse = { osUser: 'ayse', host: 'ops-bastion' };
+    const request = requestOf(await typed(config, ayse, 'U0ALICE', 'pause', target));
+    const approved = await typed(config, ayse, 'U0CAROL', 'approve', request.id);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(requestOf(approved).status).toBe('done');
+    expect(await queue.isPaused()).toBe(true);
+  });
+
+  it('the real command line reads the OS user itself: two --user ids from one shell are refused by default', async () => {
+    const config = configWith();
+    const request = requestOf(
+      await runCli(['--config', config, '--user', 'U0ALICE', '--json', 'pause', target]),
+    );
+    const run = await runCli(['--config', config, '--user', 'U0CAROL', '--json', 'approve', request.id]);
+    expect(run.code).toBe(1);
+    expect(jsonOf(run).error?.code).toBe('SelfApproval');
+    expect(await queue.isPaused()).toBe(false);
+  });
+});
