@@ -5,6 +5,7 @@ import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { scrubSecrets } from '../lib/logger.js';
 import type { ActionRequest } from '../store/store.js';
 
 /** Actions whose confirm dialog warns before approving. */
@@ -43,8 +44,11 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
   }
   if (request.status === 'failed' && request.error) {
     const failure = requestFailure(request);
+    // An action's failure may quote a Redis URL or an HTTP error: scrubbed like a job error.
     return t.error(
-      failure.code === 'Internal' ? failure.params.message : messages(locale).errors.describe(failure),
+      scrubSecrets(
+        failure.code === 'Internal' ? failure.params.message : messages(locale).errors.describe(failure),
+      ),
     );
   }
   if (request.status === 'denied') return t.deniedBy(request.deniedBy ?? '?', request.denyReason);
