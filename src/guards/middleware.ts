@@ -1,3 +1,4 @@
+import { auditTarget } from '../audit/target.js';
 import { parseWords } from '../commands/parse.js';
 import type { CommandDefinition, Reply, Request } from '../commands/types.js';
 import type { Locale } from '../i18n/index.js';
@@ -118,7 +119,7 @@ async function deny(
 ): Promise<Reply> {
   const lines = denialLines(verdict.error, verdict, request.actor.id, request.locale);
   if (audit) {
-    const target = request.words[1];
+    const target = auditTarget(request.words);
     await audit.record({
       actorId: request.actor.id,
       ...(request.actor.name ? { actorName: request.actor.name } : {}),
