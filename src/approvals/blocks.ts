@@ -38,8 +38,18 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
   const result = request.result ?? {};
   if (request.status === 'done') {
     const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
-    if (request.action === 'pause') return t.resultPaused(request.target, workers);
-    if (request.action === 'resume') return t.resultResumed(request.target, workers);
+    // The outcome says what the queue is now; a Celery pause whose workers had not all stopped
+    // consuming when the settle wait ran out is sent, not done, and must not read as "paused".
+    const isPaused = typeof result.isPaused === 'boolean' ? result.isPaused : undefined;
+    const system = String(request.params.system ?? request.target.split('/')[0] ?? '');
+    if (request.action === 'pause')
+      return isPaused === false
+        ? t.resultPauseUnsettled(request.target, system, workers)
+        : t.resultPaused(request.target, workers);
+    if (request.action === 'resume')
+      return isPaused === true
+        ? t.resultResumeUnsettled(request.target, system, workers)
+        : t.resultResumed(request.target, workers);
     return undefined;
   }
   if (request.status === 'failed' && request.error) {
