@@ -16,6 +16,7 @@ import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
+import { createRateLimiter } from './guards/rate-limit.js';
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
@@ -212,7 +213,11 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     }),
     now,
   });
-  const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
+  const rateLimit = createRateLimiter({
+    perUserPerMinute: config.rateLimit.perUserPerMinute,
+    now: () => now().getTime(),
+  });
+  const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,

@@ -24,6 +24,8 @@ export const ErrorCode = {
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',
+  /** Too many mutating commands from one user in the last minute (`rateLimit.perUserPerMinute`). */
+  RateLimited: 'RateLimited',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -111,6 +111,13 @@ export const configSchema = z
       })
       .strict()
       .default({ ttlMinutes: 15, require2fa: false }),
+    rateLimit: z
+      .object({
+        /** Mutating commands (pause, approve, deny…) one user may run per minute. */
+        perUserPerMinute: z.number().int().min(1).max(10_000).default(10),
+      })
+      .strict()
+      .default({ perUserPerMinute: 10 }),
     locale: z.enum(['en']).default('en'),
     systems: z.array(system).min(1, { error: 'expected at least one system' }),
   })

@@ -38,6 +38,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  RateLimited: (p) =>
+    `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
 };
 
 export const errors = {
