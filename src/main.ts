@@ -8,6 +8,7 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
+import { createAuditChannelSink } from './transports/slack/audit-channel.js';
 import {
   boltLogger,
   createSlackApp,
@@ -19,11 +20,7 @@ import {
 } from './transports/slack/create-app.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
 import { requestFromSlack } from './transports/slack/request.js';
-import {
-  createAuditChannelSink,
-  createRequestDelivery,
-  createRequestMessageUpdater,
-} from './transports/slack/requests.js';
+import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -41,7 +38,7 @@ export interface RunningBot {
   runtime: QueueOps;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
-  /** Resolves when every queued update of a request message has been tried. */
+  /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -62,7 +59,12 @@ export interface BotOptions {
   sweepIntervalMs?: number;
   /** Where logs go (tests read them); otherwise stdout at `LOG_LEVEL`. */
   logger?: Logger;
+  /** Pause between audit-channel posts (default 1000 ms, Slack's pace for one channel). */
+  auditChannelIntervalMs?: number;
 }
+
+/** How long `stop()` waits for the audit channel to catch up; the rest is in the store anyway. */
+const AUDIT_POST_DRAIN_MS = 5_000;
 
 /**
  * `npm start`. Checks the environment and the config before connecting to anything, then builds
@@ -127,6 +129,17 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     ...slackClientOptions(settings),
   });
   const auditChannel = config.slack.auditChannel;
+  const auditPoster = auditChannel
+    ? createAuditChannelSink({
+        client: web,
+        channel: auditChannel,
+        logger,
+        locale,
+        ...(options.auditChannelIntervalMs === undefined
+          ? {}
+          : { minIntervalMs: options.auditChannelIntervalMs }),
+      })
+    : undefined;
 
   let runtime: QueueOps;
   try {
@@ -138,9 +151,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       directory: createSlackDirectory(web),
       // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
       guardsAt: 'transport',
-      ...(auditChannel
-        ? { auditSink: createAuditChannelSink({ client: web, channel: auditChannel, logger, locale }) }
-        : {}),
+      ...(auditPoster ? { auditSink: auditPoster.sink } : {}),
     });
   } catch (error) {
     const reason = isOpsError(error)
@@ -231,6 +242,16 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       await sweeping;
       await updater.idle();
       await runtime.close();
+      if (auditPoster) {
+        let drain: NodeJS.Timeout | undefined;
+        await Promise.race([
+          auditPoster.idle(),
+          new Promise((resolve) => {
+            drain = setTimeout(resolve, AUDIT_POST_DRAIN_MS);
+          }),
+        ]);
+        clearTimeout(drain);
+      }
     })();
     return stopping;
   };
@@ -239,7 +260,11 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     ...(port === undefined ? {} : { port }),
     runtime,
     sweep,
-    idle: () => updater.idle(),
+    idle: async () => {
+      await updater.idle();
+      await runtime.audit.flush();
+      await auditPoster?.idle();
+    },
     stop,
   };
 }

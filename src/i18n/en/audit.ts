@@ -10,6 +10,10 @@ export const audit = {
   sinceValid: 'an ISO 8601 time such as `2024-05-01T00:00:00Z`',
   entryText: (seq: number, action: string, outcome: string) => `Audit #${seq}: ${action} → ${outcome}`,
   entryFooter: (seq: number, hash: string) => `#${seq} · chain ${hash}`,
+  batchText: (firstSeq: number, lastSeq: number, count: number) =>
+    count === 1 ? `Audit #${firstSeq}` : `Audit #${firstSeq}–#${lastSeq} (${count} entries)`,
+  notPosted: (count: number, firstSeq: number, lastSeq: number) =>
+    `${count} ${count === 1 ? 'entry was' : 'entries were'} not posted here (${firstSeq === lastSeq ? `#${firstSeq}` : `between #${firstSeq} and #${lastSeq}`}); ${count === 1 ? 'it is' : 'they are'} in the store: \`/queue audit\` or \`queue-ops audit export\` shows ${count === 1 ? 'it' : 'them'}.`,
   fields: {
     actor: 'Who',
     via: 'Via',
