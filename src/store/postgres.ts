@@ -197,6 +197,19 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         return (await pool.query(sql, params)).rows.map(rowToAudit);
       }),
 
+    rememberSignature: (signature, seenAt, forgetBefore) =>
+      wrap(async () => {
+        await pool.query('DELETE FROM seen_signatures WHERE seen_at < $1', [
+          new Date(forgetBefore).toISOString(),
+        ]);
+        // Under concurrency the second INSERT waits for the first to commit, then does nothing.
+        const inserted = await pool.query(
+          'INSERT INTO seen_signatures (signature, seen_at) VALUES ($1, $2) ON CONFLICT (signature) DO NOTHING',
+          [signature, new Date(seenAt).toISOString()],
+        );
+        return inserted.rowCount === 1;
+      }),
+
     createRequest: (request) =>
       wrap(async () => {
         const { columns, values } = insertValues(request, json);

@@ -151,6 +151,15 @@ export function createSqliteStore(path: string): SqliteStore {
         return (db.prepare(sql).all(...params) as Row[]).map(rowToAudit);
       }),
 
+    rememberSignature: (signature, seenAt, forgetBefore) =>
+      wrap(() => {
+        db.prepare('DELETE FROM seen_signatures WHERE seen_at < ?').run(new Date(forgetBefore).toISOString());
+        const inserted = db
+          .prepare('INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+          .run(signature, new Date(seenAt).toISOString());
+        return inserted.changes === 1;
+      }),
+
     createRequest: (request) =>
       wrap(() => {
         const { columns, values } = insertValues(request, json);

@@ -116,6 +116,14 @@ export interface Store {
    */
   auditHead?(): Promise<{ seq: number; hash: string }>;
 
+  /**
+   * Remembers a signed Slack request's signature: true when it was not there yet (first
+   * delivery), false when it was (a replay, here or on another replica). Insert-if-absent, one
+   * atomic statement. Also forgets signatures seen before `forgetBefore`, which keeps the table
+   * as small as the replay window.
+   */
+  rememberSignature(signature: string, seenAt: string, forgetBefore: string): Promise<boolean>;
+
   createRequest(request: ActionRequest): Promise<void>;
   getRequest(id: string): Promise<ActionRequest | undefined>;
   listRequests(options?: { statuses?: RequestStatus[] }): Promise<ActionRequest[]>;
