@@ -19,6 +19,7 @@ import {
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
+import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
 
@@ -176,6 +177,8 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       ...(options.authorization ? { authorization: options.authorization } : {}),
       ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+      // Shared through the store, so a request replayed to another replica is refused too.
+      seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
     registerSlackListeners(slack.app, {
       dispatcher: runtime.dispatcher,

@@ -3,12 +3,14 @@ import {
   App,
   type Logger as BoltLogger,
   type CustomRoute,
+  HTTPReceiver,
   LogLevel,
   type Receiver,
   type webApi,
 } from '@slack/bolt';
 import { messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
+import { createSeenSignatures, refuseReplays, type SeenSignatures, signatureProperties } from './replay.js';
 
 /** The Slack part of the environment; only the entry point reads `process.env`. */
 export interface SlackEnv {
@@ -106,6 +108,11 @@ export interface CreateSlackAppOptions {
   authorization?: { botId: string; botUserId: string };
   /** Extra Web API client options (retry policy in tests); `SLACK_API_URL` still wins. */
   clientOptions?: WebClientOptions;
+  /**
+   * HTTP mode: signatures already handled, so a replayed request is refused. The bot shares them
+   * through its store; without this, each process remembers its own.
+   */
+  seenSignatures?: SeenSignatures;
 }
 
 /** A Bolt app built from the environment, with start/stop that report where it listens. */
@@ -159,15 +166,21 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       customRoutes: [healthRoute],
     });
   } else {
-    app = new App({
-      ...common,
+    // Bolt's own receiver, built here only to hand it `customPropertiesExtractor`: the signature
+    // headers reach the context after verification, and `refuseReplays` turns a replay away.
+    const receiver = new HTTPReceiver({
       signingSecret: settings.signingSecret as string,
       endpoints: '/slack/events',
       port: settings.port,
       customRoutes: [healthRoute],
+      logger: common.logger,
+      logLevel: common.logLevel,
       // ack() goes back as soon as the listener calls it; the answer follows via response_url.
       processBeforeResponse: false,
+      customPropertiesExtractor: signatureProperties,
     });
+    app = new App({ ...common, receiver });
+    app.use(refuseReplays(options.seenSignatures ?? createSeenSignatures(), options.logger));
   }
 
   return {
