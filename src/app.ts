@@ -36,7 +36,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -202,10 +202,11 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
+  const authority = createAuthority({ roles, directory });
   const approvals = createApprovals({
     store,
     audit,
-    authority: createAuthority({ roles, directory }),
+    authority,
     config,
     executors: actionExecutors(() => {
       if (!app) throw new Error('actions ran before the app was composed');
@@ -227,7 +228,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit },
+    services: { approvals, audit, roles: authority },
   });
   const composed = app;
   let closing: Promise<void> | undefined;

@@ -3,6 +3,7 @@ import { errorMessage } from '../blocks/error.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from './types.js';
+import { visibilityFor } from './visibility.js';
 
 export const AUDIT_DEFAULT = 20;
 export const AUDIT_MAX = 100;
@@ -65,7 +66,8 @@ export const auditCommand: CommandDefinition = {
         });
       }
     }
-    const entries = await audit.recent(limit);
+    const visibility = await visibilityFor(ctx, request);
+    const entries = await audit.recent(limit, visibility.all ? {} : { visibleIn: visibility.channel });
     return {
       ok: true,
       message: auditMessage(entries, request.locale),

@@ -188,6 +188,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           params.push(opts.afterSeq);
           where.push(`seq > $${params.length}`);
         }
+        if (opts.visibleIn !== undefined) {
+          params.push(opts.visibleIn);
+          where.push(`(via <> 'slack' OR channel = $${params.length})`);
+        }
         let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
         sql += ` ORDER BY seq ${opts.newestFirst ? 'DESC' : 'ASC'}`;
         if (opts.limit !== undefined) {

@@ -142,6 +142,10 @@ export function createSqliteStore(path: string): SqliteStore {
           where.push('seq > ?');
           params.push(options.afterSeq);
         }
+        if (options.visibleIn !== undefined) {
+          where.push("(via <> 'slack' OR channel = ?)");
+          params.push(options.visibleIn);
+        }
         let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
         sql += ` ORDER BY seq ${options.newestFirst ? 'DESC' : 'ASC'}`;
         if (options.limit !== undefined) {

@@ -107,6 +107,11 @@ export interface Store {
     afterSeq?: number;
     limit?: number;
     newestFirst?: boolean;
+    /**
+     * Only entries a Slack viewer in this channel may see: asked in it, or not through Slack at
+     * all (the command line, the demo console).
+     */
+    visibleIn?: string;
   }): Promise<AuditEntry[]>;
 
   /**

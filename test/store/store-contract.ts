@@ -406,6 +406,21 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
       });
     });
 
+    describe('audit visibility', () => {
+      it('visibleIn keeps entries asked in that channel or not through Slack, still newest first and limited', async () => {
+        await store.appendAudit(entry(1, { via: 'slack', channel: 'C0PRIVATE' }));
+        await store.appendAudit(entry(2, { via: 'cli', channel: undefined }));
+        await store.appendAudit(entry(3, { via: 'slack', channel: 'C0INCIDENT' }));
+        await store.appendAudit(entry(4, { via: 'slack', channel: 'C0PRIVATE' }));
+        await store.appendAudit(entry(5, { via: 'console', channel: undefined }));
+        const seqs = async (o: Parameters<Store['listAudit']>[0]) =>
+          (await store.listAudit(o)).map((e) => e.seq);
+        expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true })).toEqual([5, 3, 2]);
+        expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true, limit: 2 })).toEqual([5, 3]);
+        expect(await seqs({ visibleIn: 'C0PRIVATE' })).toEqual([1, 2, 4, 5]);
+      });
+    });
+
     describe('seen Slack signatures', () => {
       const sig = (n: number) => `v0=${n.toString(16).padStart(64, '0')}`;
 
