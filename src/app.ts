@@ -21,6 +21,7 @@ import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
+import { createRateLimiter } from './guards/rate-limit.js';
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
@@ -41,7 +42,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -261,10 +262,11 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
+  const authority = createAuthority({ roles, directory });
   const approvals = createApprovals({
     store,
     audit,
-    authority: createAuthority({ roles, directory }),
+    authority,
     config,
     executors: actionExecutors(() => {
       if (!app) throw new Error('actions ran before the app was composed');
@@ -273,7 +275,11 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     logger,
   });
-  const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
+  const rateLimit = createRateLimiter({
+    perUserPerMinute: config.rateLimit.perUserPerMinute,
+    now: () => now().getTime(),
+  });
+  const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,
@@ -283,7 +289,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit },
+    services: { approvals, audit, roles: authority },
   });
   const composed = app;
   let closing: Promise<void> | undefined;

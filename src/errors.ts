@@ -30,6 +30,8 @@ export const ErrorCode = {
   NothingToRetry: 'NothingToRetry',
   /** A Celery retry whose failures lack the task name, arguments and queue (`result_extended`). */
   NeedsResultExtended: 'NeedsResultExtended',
+  /** Too many mutating commands from one user in the last minute (`rateLimit.perUserPerMinute`). */
+  RateLimited: 'RateLimited',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -10,6 +10,7 @@ import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
+import { createAuditChannelSink } from './transports/slack/audit-channel.js';
 import { createAuditChannelWitness } from './transports/slack/audit-witness.js';
 import {
   boltLogger,
@@ -21,12 +22,9 @@ import {
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
+import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
-import {
-  createAuditChannelSink,
-  createRequestDelivery,
-  createRequestMessageUpdater,
-} from './transports/slack/requests.js';
+import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -44,7 +42,7 @@ export interface RunningBot {
   runtime: QueueOps;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
-  /** Resolves when every queued update of a request message has been tried. */
+  /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -65,6 +63,8 @@ export interface BotOptions {
   sweepIntervalMs?: number;
   /** Where logs go (tests read them); otherwise stdout at `LOG_LEVEL`. */
   logger?: Logger;
+  /** Pause between audit-channel posts (default 1000 ms, Slack's pace for one channel). */
+  auditChannelIntervalMs?: number;
   /** e.g. `{ processMetrics: false }` in tests that start many bots in one process. */
   metricsOptions?: { processMetrics?: boolean };
 }
@@ -74,6 +74,9 @@ async function pingStore(runtime: QueueOps): Promise<void> {
   if (runtime.store.auditHead) await runtime.store.auditHead();
   else await runtime.store.listAudit({ limit: 1 });
 }
+
+/** How long `stop()` waits for the audit channel to catch up; the rest is in the store anyway. */
+const AUDIT_POST_DRAIN_MS = 5_000;
 
 /**
  * `npm start`. Checks the environment and the config before connecting to anything, then builds
@@ -138,8 +141,16 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     ...slackClientOptions(settings),
   });
   const auditChannel = config.slack.auditChannel;
-  const channelSink = auditChannel
-    ? createAuditChannelSink({ client: web, channel: auditChannel, logger, locale })
+  const auditPoster = auditChannel
+    ? createAuditChannelSink({
+        client: web,
+        channel: auditChannel,
+        logger,
+        locale,
+        ...(options.auditChannelIntervalMs === undefined
+          ? {}
+          : { minIntervalMs: options.auditChannelIntervalMs }),
+      })
     : undefined;
   // Built once the backends exist; entries written before that (none in practice) go uncounted.
   let metrics: Metrics | undefined;
@@ -156,7 +167,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       guardsAt: 'transport',
       auditSink: async (entry) => {
         metrics?.observeAudit(entry);
-        await channelSink?.(entry);
+        await auditPoster?.sink(entry);
       },
       ...(auditChannel
         ? {
@@ -215,6 +226,8 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       ...(options.authorization ? { authorization: options.authorization } : {}),
       ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+      // Shared through the store, so a request replayed to another replica is refused too.
+      seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
     registerSlackListeners(slack.app, {
       dispatcher: runtime.dispatcher,
@@ -283,6 +296,16 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       await sweeping;
       await updater.idle();
       await runtime.close();
+      if (auditPoster) {
+        let drain: NodeJS.Timeout | undefined;
+        await Promise.race([
+          auditPoster.idle(),
+          new Promise((resolve) => {
+            drain = setTimeout(resolve, AUDIT_POST_DRAIN_MS);
+          }),
+        ]);
+        clearTimeout(drain);
+      }
     })();
     return stopping;
   };
@@ -291,7 +314,11 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     ...(port === undefined ? {} : { port }),
     runtime,
     sweep,
-    idle: () => updater.idle(),
+    idle: async () => {
+      await updater.idle();
+      await runtime.audit.flush();
+      await auditPoster?.idle();
+    },
     stop,
   };
 }

@@ -5,6 +5,7 @@ import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { scrubSecrets } from '../lib/logger.js';
 import type { ActionRequest } from '../store/store.js';
 
 /** Actions whose confirm dialog warns before approving. */
@@ -50,8 +51,18 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
   const result = request.result ?? {};
   if (request.status === 'done') {
     const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
-    if (request.action === 'pause') return t.resultPaused(request.target, workers);
-    if (request.action === 'resume') return t.resultResumed(request.target, workers);
+    // The outcome says what the queue is now; a Celery pause whose workers had not all stopped
+    // consuming when the settle wait ran out is sent, not done, and must not read as "paused".
+    const isPaused = typeof result.isPaused === 'boolean' ? result.isPaused : undefined;
+    const system = String(request.params.system ?? request.target.split('/')[0] ?? '');
+    if (request.action === 'pause')
+      return isPaused === false
+        ? t.resultPauseUnsettled(request.target, system, workers)
+        : t.resultPaused(request.target, workers);
+    if (request.action === 'resume')
+      return isPaused === true
+        ? t.resultResumeUnsettled(request.target, system, workers)
+        : t.resultResumed(request.target, workers);
     if (request.action === 'retry') {
       const ids = (result.ids ?? {}) as Record<string, string>;
       const renamed = Object.entries(ids).some(([from, to]) => from !== to);
@@ -66,8 +77,11 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
   }
   if (request.status === 'failed' && request.error) {
     const failure = requestFailure(request);
+    // An action's failure may quote a Redis URL or an HTTP error: scrubbed like a job error.
     return t.error(
-      failure.code === 'Internal' ? failure.params.message : messages(locale).errors.describe(failure),
+      scrubSecrets(
+        failure.code === 'Internal' ? failure.params.message : messages(locale).errors.describe(failure),
+      ),
     );
   }
   if (request.status === 'denied') return t.deniedBy(request.deniedBy ?? '?', request.denyReason);

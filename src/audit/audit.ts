@@ -60,8 +60,8 @@ export interface Audit {
    * sorted, no trailing newline — in seq order. Resolves to the number of lines written.
    */
   export(options: { since?: string }, write: (line: string) => void): Promise<number>;
-  /** The newest `n` entries, newest first. */
-  recent(n: number): Promise<AuditEntry[]>;
+  /** The newest `n` entries, newest first; with `visibleIn`, only those a viewer there may see. */
+  recent(n: number, options?: { visibleIn?: string }): Promise<AuditEntry[]>;
   /** Resolves when every entry recorded so far has been offered to the sink (for shutdown and tests). */
   flush(): Promise<void>;
 }
@@ -271,9 +271,13 @@ export function createAudit(deps: AuditDeps): Audit {
       return written;
     },
 
-    async recent(n) {
+    async recent(n, options = {}) {
       if (!Number.isFinite(n) || n <= 0) return [];
-      return await store.listAudit({ limit: Math.floor(n), newestFirst: true });
+      return await store.listAudit({
+        limit: Math.floor(n),
+        newestFirst: true,
+        ...(options.visibleIn === undefined ? {} : { visibleIn: options.visibleIn }),
+      });
     },
 
     flush: () => deliveries,

@@ -165,3 +165,55 @@ export function auditVerifyMessage(report: AuditVerifyReport, locale: Locale): M
     ],
   };
 }
+
+/**
+ * One entry as a line of a batched audit-channel post. Kept apart from the batch layout so the
+ * way an entry (and its place in the chain) is written can change in this one place.
+ */
+export function auditChannelLine(entry: AuditEntry, locale: Locale): string {
+  const t = messages(locale).audit;
+  const parts = [
+    `*\`${inCode(entry.action, 60)}\`* → *${inline(entry.outcome, 20)}*`,
+    inline(entry.actorName ?? entry.actorId, 30),
+  ];
+  if (entry.target) parts.push(inline(entry.target, 60));
+  if (entry.channel) parts.push(channelRef(entry.channel));
+  if (entry.error) parts.push(`(${fitEscaped(entry.error.split(/\r?\n/, 1)[0] ?? '', 80)})`);
+  parts.push(`${time(entry.at)} · ${t.entryFooter(entry.seq, entry.hash, entry.keyId)}`);
+  return parts.join(' · ');
+}
+
+/** Entries the audit channel could not show, to be mentioned in the next post. */
+export interface NotPosted {
+  count: number;
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/**
+ * Several entries in one audit-channel post (Slack allows about one post per second per
+ * channel), in chain order, with a note first when earlier entries had to be left out.
+ */
+export function auditBatchMessage(
+  entries: readonly AuditEntry[],
+  notPosted: NotPosted | undefined,
+  locale: Locale,
+): Message {
+  const t = messages(locale).audit;
+  const blocks: KnownBlock[] = [];
+  if (notPosted && notPosted.count > 0) {
+    blocks.push(context(t.notPosted(notPosted.count, notPosted.firstSeq, notPosted.lastSeq)));
+  }
+  const lines = entries.map((e) => auditChannelLine(e, locale));
+  const maxSections = SlackLimits.messageBlocks - blocks.length;
+  for (const text of packSections(lines, SlackLimits.sectionText - 100).slice(0, maxSections)) {
+    blocks.push(section(text));
+  }
+  const first = entries[0];
+  const last = entries[entries.length - 1];
+  const text =
+    first && last
+      ? t.batchText(first.seq, last.seq, entries.length)
+      : t.notPosted(notPosted?.count ?? 0, notPosted?.firstSeq ?? 0, notPosted?.lastSeq ?? 0);
+  return { text: truncate(text, 300), blocks };
+}

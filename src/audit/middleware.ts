@@ -3,6 +3,7 @@ import type { Reply } from '../commands/types.js';
 import { isOpsError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Audit } from './audit.js';
+import { auditArgs, auditTarget } from './target.js';
 
 /**
  * Records every command that ran (typed, clicked, or on the command line) as one audit entry,
@@ -29,7 +30,8 @@ export function createCommandAuditMiddleware(deps: {
       : isOpsError(failure)
         ? failure.code
         : 'Internal';
-    const [, ...args] = request.words;
+    const args = auditArgs(request.words);
+    const target = auditTarget(request.words);
     try {
       await deps.audit.record({
         actorId: request.actor.id,
@@ -37,7 +39,7 @@ export function createCommandAuditMiddleware(deps: {
         via: request.via,
         channel: request.channel,
         action: `command.${command.verb}`,
-        target: args[0],
+        ...(target === undefined ? {} : { target }),
         params: {
           args,
           ...(request.action ? { button: request.action.actionId } : {}),

@@ -1,4 +1,5 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, SectionBlock } from '@slack/types';
+import { scrubSecrets } from '../lib/logger.js';
 import { SlackLimits } from './limits.js';
 import { truncate as cutText, escapeInline, escapeMrkdwn } from './mrkdwn.js';
 
@@ -35,10 +36,13 @@ export function inCode(raw: string, max = 200): string {
   return fitEscaped(raw.replace(/`/g, "'"), max);
 }
 
-/** The first line of an error, escaped and cut to `max`. */
+/**
+ * The first line of an error, scrubbed of credentials, escaped and cut to `max`. Job errors are
+ * shown to the whole channel, and HTTP clients put `?api_key=…` or `user:password@` in theirs.
+ */
 export function errorLine(raw: string, max: number): string {
   const first = raw.split(/\r?\n/, 1)[0] ?? '';
-  return fitEscaped(first.trim(), max);
+  return fitEscaped(scrubSecrets(first.trim()), max);
 }
 
 export function header(text: string): HeaderBlock {

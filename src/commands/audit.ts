@@ -2,6 +2,7 @@ import { auditMessage, auditVerifyMessage } from '../audit/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from './types.js';
+import { visibilityFor } from './visibility.js';
 
 export const AUDIT_DEFAULT = 20;
 export const AUDIT_MAX = 100;
@@ -61,7 +62,8 @@ export const auditCommand: CommandDefinition = {
         });
       }
     }
-    const entries = await audit.recent(limit);
+    const visibility = await visibilityFor(ctx, request);
+    const entries = await audit.recent(limit, visibility.all ? {} : { visibleIn: visibility.channel });
     return {
       ok: true,
       message: auditMessage(entries, request.locale),

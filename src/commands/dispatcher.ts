@@ -3,7 +3,7 @@ import { assertValidMessage } from '../blocks/validate.js';
 import { isOpsError, type OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
-import { parseWords } from './parse.js';
+import { assertWordLengths, parseWords } from './parse.js';
 import { newRef } from './ref.js';
 import type { CommandRegistry } from './registry.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
@@ -45,6 +45,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const log = deps.logger.child({ ref, via: request.via, actor: request.actor.id, verb });
     let reply: Reply;
     try {
+      // Before the verb is looked up: an unknown verb is ranked against every verb.
+      assertWordLengths(request.words);
       const command = deps.commands.resolve(verb);
       const ctx: CommandContext = { ...deps.ctx, logger: log };
       const run = (index: number): Promise<Reply> => {

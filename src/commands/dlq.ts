@@ -2,6 +2,7 @@ import type { DlqSample } from '../backends/queue-backend.js';
 import { dlqMessage } from '../blocks/dlq.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { scrubSecrets } from '../lib/logger.js';
 import { parseTarget, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
@@ -26,12 +27,13 @@ export function toDlqData(system: string, sample: DlqSample): DlqData {
     jobs: sample.jobs.map((j) => ({
       id: j.id,
       name: j.name,
-      error: j.error,
+      // The same scrubbing as the message: `--json` output is pasted into tickets too.
+      error: scrubSecrets(j.error),
       attempts: j.attempts,
       failedAt:
         j.failedAt === null || !Number.isFinite(j.failedAt) ? null : new Date(j.failedAt).toISOString(),
     })),
-    topErrors: sample.topErrors.map((e) => ({ error: e.error, count: e.count })),
+    topErrors: sample.topErrors.map((e) => ({ error: scrubSecrets(e.error), count: e.count })),
   };
 }
 

@@ -49,6 +49,23 @@ export function tokenize(text: string): string[] {
   return words;
 }
 
+/**
+ * The longest word any command takes. Nothing real is longer (a queue name, a request id, a
+ * reason's word), and every lookup and "did you mean" ranking costs more the longer the word, so
+ * a longer word is refused before any of them runs.
+ */
+export const MAX_WORD_LENGTH = 256;
+
+/** Throws `BadArgument` naming the limit when a word is longer than {@link MAX_WORD_LENGTH}. */
+export function assertWordLengths(words: readonly string[]): void {
+  const long = words.find((w) => w.length > MAX_WORD_LENGTH);
+  if (long === undefined) return;
+  throw new OpsError(ErrorCode.BadArgument, {
+    message: messages().commands.wordTooLong(long.length),
+    valid: messages().commands.wordLengthValid(MAX_WORD_LENGTH),
+  });
+}
+
 /** Words → verb and arguments. No words at all means `help`. */
 export function parseWords(words: readonly string[]): ParsedCommand {
   const [first, ...rest] = words.filter((w) => w !== '');

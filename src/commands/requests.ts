@@ -3,6 +3,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { requestReply, requireApprovals } from './pause.js';
 import type { CommandDefinition, Request } from './types.js';
+import { isVisible, visibilityFor } from './visibility.js';
 
 const actorOf = (request: Request) => ({
   id: request.actor.id,
@@ -60,7 +61,8 @@ export const pendingCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.UsageError, { message: t.tooMany, usage: t.pending.usage });
     const approvals = requireApprovals(ctx);
     await approvals.expireDue();
-    const rows = await approvals.pending();
+    const visibility = await visibilityFor(ctx, request);
+    const rows = (await approvals.pending()).filter((r) => isVisible(visibility, r));
     return {
       ok: true,
       message: pendingMessage(rows, request.locale),

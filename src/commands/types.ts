@@ -2,7 +2,7 @@ import type { Approvals } from '../approvals/service.js';
 import type { Audit } from '../audit/audit.js';
 import type { QueueBackend } from '../backends/queue-backend.js';
 import type { Message } from '../blocks/message.js';
-import type { Config } from '../config/schema.js';
+import type { Config, Role } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -68,6 +68,8 @@ export interface CommandContext {
   approvals?: Approvals;
   /** The hash-chained audit trail (issue 3); absent in read-only setups. */
   audit?: Audit;
+  /** Who holds which role now (admins see requests and entries from every channel). */
+  roles?: { has(userId: string, role: Role): Promise<boolean> };
 }
 
 export interface CommandDefinition {

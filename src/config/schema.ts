@@ -166,6 +166,13 @@ export const configSchema = z
       })
       .strict()
       .default({ previousKeyFiles: [] }),
+    rateLimit: z
+      .object({
+        /** Mutating commands (pause, approve, deny…) one user may run per minute. */
+        perUserPerMinute: z.number().int().min(1).max(10_000).default(10),
+      })
+      .strict()
+      .default({ perUserPerMinute: 10 }),
     locale: z.enum(['en']).default('en'),
     metrics: z
       .object({

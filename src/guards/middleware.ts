@@ -1,9 +1,12 @@
+import { auditTarget } from '../audit/target.js';
 import { parseWords } from '../commands/parse.js';
 import type { CommandDefinition, Reply, Request } from '../commands/types.js';
+import { ErrorCode, OpsError } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
 import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
 import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { RoleResolver } from './roles.js';
 import type { SlackDirectory } from './slack-directory.js';
 
@@ -17,6 +20,33 @@ export interface GuardMiddlewareDeps {
   directory: SlackDirectory;
   config: GuardConfig;
   audit?: DenialAudit;
+  /** Mutating commands per user per minute; none when absent. */
+  rateLimit?: RateLimiter;
+}
+
+/**
+ * The rate limit, after every other check passed: only a command that would run counts, so a
+ * refused one never uses up someone's allowance. Read-only commands are not limited.
+ */
+async function withinRate(
+  deps: GuardMiddlewareDeps,
+  request: Request,
+  command: Pick<CommandDefinition, 'verb' | 'mutating'>,
+  verdict: GuardVerdict,
+): Promise<GuardVerdict> {
+  if (!verdict.allow || !command.mutating || !deps.rateLimit) return verdict;
+  const decision = await deps.rateLimit.take(request.actor.id);
+  if (decision.allow) return verdict;
+  return {
+    allow: false,
+    error: new OpsError(ErrorCode.RateLimited, {
+      action: command.verb,
+      limit: decision.limit,
+      retryAfterSeconds: decision.retryAfterSeconds,
+    }),
+    role: verdict.role,
+    unresolvedGroups: verdict.unresolvedGroups,
+  };
 }
 
 /** The dispatcher's middleware shape, narrowed to what the guards read. */
@@ -34,13 +64,14 @@ export type GuardMiddleware = (
 export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddleware {
   const guard = createGuard(deps);
   return async (request, next, { command }) => {
-    const verdict = await guard.check({
+    const checked = await guard.check({
       actorId: request.actor.id,
       via: request.via,
       channel: request.channel,
       verb: command.verb,
       mutating: command.mutating,
     });
+    const verdict = await withinRate(deps, request, command, checked);
     if (verdict.allow) return next();
     return deny(deps.audit, request, command.verb, verdict);
   };
@@ -88,13 +119,14 @@ export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => P
     if (!request) return next();
     const { verb } = parseWords(request.words);
     const command = deps.commandFor(verb);
-    const verdict = await guard.check({
+    const checked = await guard.check({
       actorId: request.actor.id,
       via: request.via,
       channel: request.channel,
       verb: command?.verb ?? verb,
       mutating: command?.mutating ?? false,
     });
+    const verdict = command ? await withinRate(deps, request, command, checked) : checked;
     if (verdict.allow) {
       context[GUARD_CONTEXT_KEY] = verdict;
       return next();
@@ -118,7 +150,7 @@ async function deny(
 ): Promise<Reply> {
   const lines = denialLines(verdict.error, verdict, request.actor.id, request.locale);
   if (audit) {
-    const target = request.words[1];
+    const target = auditTarget(request.words);
     await audit.record({
       actorId: request.actor.id,
       ...(request.actor.name ? { actorName: request.actor.name } : {}),

@@ -98,4 +98,17 @@ export const migrations: readonly Migration[] = [
     sqlite: leaseAndOrigin,
     postgres: leaseAndOrigin,
   },
+  {
+    version: 4,
+    name: 'signatures of Slack requests already handled (replay refusal, shared by replicas)',
+    // seen_at is ISO text like every other time here; the index serves the cleanup.
+    sqlite: `
+CREATE TABLE seen_signatures (signature TEXT PRIMARY KEY, seen_at TEXT NOT NULL);
+CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
+`,
+    postgres: `
+CREATE TABLE seen_signatures (signature TEXT PRIMARY KEY, seen_at TEXT NOT NULL);
+CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
+`,
+  },
 ];

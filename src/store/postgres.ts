@@ -192,6 +192,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           params.push(opts.afterSeq);
           where.push(`seq > $${params.length}`);
         }
+        if (opts.visibleIn !== undefined) {
+          params.push(opts.visibleIn);
+          where.push(`(via <> 'slack' OR channel = $${params.length})`);
+        }
         let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
         sql += ` ORDER BY seq ${opts.newestFirst ? 'DESC' : 'ASC'}`;
         if (opts.limit !== undefined) {
@@ -199,6 +203,19 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           sql += ` LIMIT $${params.length}`;
         }
         return (await pool.query(sql, params)).rows.map(rowToAudit);
+      }),
+
+    rememberSignature: (signature, seenAt, forgetBefore) =>
+      wrap(async () => {
+        await pool.query('DELETE FROM seen_signatures WHERE seen_at < $1', [
+          new Date(forgetBefore).toISOString(),
+        ]);
+        // Under concurrency the second INSERT waits for the first to commit, then does nothing.
+        const inserted = await pool.query(
+          'INSERT INTO seen_signatures (signature, seen_at) VALUES ($1, $2) ON CONFLICT (signature) DO NOTHING',
+          [signature, new Date(seenAt).toISOString()],
+        );
+        return inserted.rowCount === 1;
       }),
 
     createRequest: (request) =>

@@ -148,6 +148,10 @@ export function createSqliteStore(path: string): SqliteStore {
           where.push('seq > ?');
           params.push(options.afterSeq);
         }
+        if (options.visibleIn !== undefined) {
+          where.push("(via <> 'slack' OR channel = ?)");
+          params.push(options.visibleIn);
+        }
         let sql = `SELECT * FROM audit_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
         sql += ` ORDER BY seq ${options.newestFirst ? 'DESC' : 'ASC'}`;
         if (options.limit !== undefined) {
@@ -155,6 +159,15 @@ export function createSqliteStore(path: string): SqliteStore {
           params.push(options.limit);
         }
         return (db.prepare(sql).all(...params) as Row[]).map(rowToAudit);
+      }),
+
+    rememberSignature: (signature, seenAt, forgetBefore) =>
+      wrap(() => {
+        db.prepare('DELETE FROM seen_signatures WHERE seen_at < ?').run(new Date(forgetBefore).toISOString());
+        const inserted = db
+          .prepare('INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+          .run(signature, new Date(seenAt).toISOString());
+        return inserted.changes === 1;
       }),
 
     createRequest: (request) =>

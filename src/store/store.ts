@@ -148,6 +148,11 @@ export interface Store {
     afterSeq?: number;
     limit?: number;
     newestFirst?: boolean;
+    /**
+     * Only entries a Slack viewer in this channel may see: asked in it, or not through Slack at
+     * all (the command line, the demo console).
+     */
+    visibleIn?: string;
   }): Promise<AuditEntry[]>;
 
   /**
@@ -158,6 +163,14 @@ export interface Store {
    * Optional so test doubles need not have it; both real stores do.
    */
   auditHead?(): Promise<{ seq: number; hash: string; maxSeq: number }>;
+
+  /**
+   * Remembers a signed Slack request's signature: true when it was not there yet (first
+   * delivery), false when it was (a replay, here or on another replica). Insert-if-absent, one
+   * atomic statement. Also forgets signatures seen before `forgetBefore`, which keeps the table
+   * as small as the replay window.
+   */
+  rememberSignature(signature: string, seenAt: string, forgetBefore: string): Promise<boolean>;
 
   createRequest(request: ActionRequest): Promise<void>;
   getRequest(id: string): Promise<ActionRequest | undefined>;

@@ -76,4 +76,48 @@ describe('the answer to a request whose action failed', () => {
     expect(json.error?.message).toContain('No worker of `zeus` answered');
     expect(exitCodeOf(reply)).toBe(1);
   });
+
+  it('says the pause was sent but the queue is not paused when the outcome reports isPaused: false', async () => {
+    const now = () => new Date('2026-11-29T08:00:00.000Z');
+    const outcomes = [
+      { queue: 'celery', isPaused: false, workersAnswered: ['celery@w1'] },
+      { queue: 'celery', isPaused: true, workersAnswered: ['celery@w1'] },
+    ];
+    const approvals = createApprovals({
+      store,
+      audit: createAudit({ store, now }),
+      authority: { has: async () => true, has2fa: async () => undefined },
+      config: {
+        policies: {
+          pause: { role: 'operator', approvals: 0 },
+          resume: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0 },
+          scale: { role: 'operator', approvals: 1 },
+          purge: { role: 'admin', approvals: 1 },
+        },
+        approvals: { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
+      },
+      // A Celery pause whose settle wait ran out, then one that settled.
+      executors: { pause: async () => ({ ...outcomes.shift()! }) },
+      now,
+    });
+    const asked: Request = { actor: { id: 'U0ALICE' }, via: 'cli', words: [], locale: 'en' };
+    const shownFor = async () => {
+      const submitted = await approvals.submit({
+        actor: { id: 'U0ALICE', via: 'cli' },
+        action: 'pause',
+        target: 'zeus/celery',
+        params: { system: 'zeus', queue: 'celery' },
+        preview: 'pause zeus/celery',
+      });
+      const stored = await approvals.get(submitted.id);
+      return JSON.stringify(requestReply(stored!, asked, { now } as CommandContext).message.blocks);
+    };
+
+    const unsettled = await shownFor();
+    expect(unsettled).not.toContain('zeus/celery is paused');
+    expect(unsettled).toContain('the queue is not paused yet');
+    expect(unsettled).toContain('/queue workers zeus');
+    expect(await shownFor()).toContain('zeus/celery is paused');
+  });
 });

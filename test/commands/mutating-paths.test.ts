@@ -98,4 +98,21 @@ systems:
     expect(asked.message.text).toContain('evil&lt;!channel&gt;');
     expect(shown(asked)).not.toContain('<!channel>');
   });
+
+  it('records the parsed target, not the raw words, in the command audit and in the denial audit', async () => {
+    const app = await start();
+    await scene.queue('dispatch-ios').add('send', {});
+    // An empty word before the target, as `/queue pause "" pushizo/dispatch-ios` gives it.
+    const asked = await app.dispatcher.handle(ask(['pause', '', 'pushizo/dispatch-ios'], 'U0ALICE'));
+    expect(asked.ok).toBe(true);
+    const refused = await app.dispatcher.handle(ask(['pause', '', 'pushizo/dispatch-ios'], 'U0VIC'));
+    expect(refused.error?.code).toBe('Forbidden');
+
+    const entries = await app.audit.recent(50);
+    const command = entries.find((e) => e.action === 'command.pause');
+    const denial = entries.find((e) => e.action === 'denied');
+    expect(command?.target).toBe('pushizo/dispatch-ios');
+    expect(command?.params).toMatchObject({ args: ['pushizo/dispatch-ios'] });
+    expect(denial?.target).toBe('pushizo/dispatch-ios');
+  });
 });

@@ -30,3 +30,34 @@ describe('suggest', () => {
     expect(rankBySimilarity('evnts', ['webhooks', 'events', 'journeys'])[0]).toBe('events');
   });
 });
+
+describe('bounded edit distance', () => {
+  it('with a bound, answers bound + 1 for anything farther, without filling the whole table', () => {
+    expect(editDistance('a'.repeat(5000), 'b'.repeat(5000), 3)).toBe(4);
+    expect(editDistance('short', 'x'.repeat(4000), 2)).toBe(3);
+  });
+
+  it('with a bound, distances within it are exact', () => {
+    expect(editDistance('dispach-ios', 'dispatch-ios', 3)).toBe(1);
+    expect(editDistance('stauts', 'status', 1)).toBe(1);
+    expect(editDistance('kitten', 'sitting', 3)).toBe(3);
+    expect(editDistance('kitten', 'sitting', 2)).toBe(3);
+  });
+
+  it('agrees with the unbounded distance whenever that is within the bound', () => {
+    const words = ['events', 'evnets', 'webhooks', 'journeys', 'dispatch-ios', 'dispatch-android', 'x', ''];
+    for (const a of words)
+      for (const b of words) {
+        const exact = editDistance(a, b);
+        for (const bound of [0, 1, 2, 5, 20]) {
+          expect(editDistance(a, b, bound)).toBe(exact <= bound ? exact : bound + 1);
+        }
+      }
+  });
+
+  it('still suggests and ranks as before for ordinary typos', () => {
+    const queues = Array.from({ length: 100 }, (_, i) => `q-${i}`);
+    expect(suggest('q-9x9', queues)).toBe('q-99');
+    expect(rankBySimilarity('q-99x', queues)[0]).toBe('q-99');
+  });
+});

@@ -704,5 +704,52 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(lines.every((l) => !l.includes('\n'))).toBe(true);
       });
     });
+
+    describe('audit visibility', () => {
+      it('visibleIn keeps entries asked in that channel or not through Slack, still newest first and limited', async () => {
+        await store.appendAudit(entry(1, { via: 'slack', channel: 'C0PRIVATE' }));
+        await store.appendAudit(entry(2, { via: 'cli', channel: undefined }));
+        await store.appendAudit(entry(3, { via: 'slack', channel: 'C0INCIDENT' }));
+        await store.appendAudit(entry(4, { via: 'slack', channel: 'C0PRIVATE' }));
+        await store.appendAudit(entry(5, { via: 'console', channel: undefined }));
+        const seqs = async (o: Parameters<Store['listAudit']>[0]) =>
+          (await store.listAudit(o)).map((e) => e.seq);
+        expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true })).toEqual([5, 3, 2]);
+        expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true, limit: 2 })).toEqual([5, 3]);
+        expect(await seqs({ visibleIn: 'C0PRIVATE' })).toEqual([1, 2, 4, 5]);
+      });
+    });
+
+    describe('seen Slack signatures', () => {
+      const sig = (n: number) => `v0=${n.toString(16).padStart(64, '0')}`;
+
+      it('remembers a signature once: the same one again, from this or another instance, is a replay', async () => {
+        const other = await open();
+        expect(await store.rememberSignature(sig(1), iso(0), iso(-600))).toBe(true);
+        expect(await store.rememberSignature(sig(1), iso(1), iso(-599))).toBe(false);
+        expect(await other.rememberSignature(sig(1), iso(2), iso(-598))).toBe(false);
+        expect(await other.rememberSignature(sig(2), iso(2), iso(-598))).toBe(true);
+      });
+
+      it('forgets signatures seen before the cutoff, so the table only holds the replay window', async () => {
+        await store.rememberSignature(sig(1), iso(0), iso(-600));
+        await store.rememberSignature(sig(2), iso(300), iso(-300));
+        // Ten minutes later: the first is past the window and gone; the second is kept.
+        expect(await store.rememberSignature(sig(3), iso(600), iso(1))).toBe(true);
+        const rows = await harness.sql('SELECT signature FROM seen_signatures ORDER BY signature');
+        expect(rows.map((r) => r.signature)).toEqual([sig(2), sig(3)]);
+        expect(await store.rememberSignature(sig(2), iso(601), iso(1))).toBe(false);
+      });
+
+      it('the same signature arriving at two instances at once is first-seen exactly once', async () => {
+        const other = await open();
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? other : store).rememberSignature(sig(7), iso(0), iso(-600)),
+          ),
+        );
+        expect(answers.filter(Boolean)).toHaveLength(1);
+      });
+    });
   });
 }

@@ -47,6 +47,14 @@ export const approvals = {
     `${target} is paused${workers?.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
   resultResumed: (target: string, workers?: string[]) =>
     `${target} is resumed${workers?.length ? ` (workers that answered: ${workers.join(', ')})` : ''}.`,
+  resultPauseUnsettled: (target: string, system: string, workers?: string[]) =>
+    `The pause of ${target} was sent${workers?.length ? ` and answered by ${workers.join(', ')}` : ''}, ` +
+    `but the queue is not paused yet: a worker was still consuming it when the bot stopped waiting. ` +
+    `Check \`/queue status ${target}\` and \`/queue workers ${system}\`.`,
+  resultResumeUnsettled: (target: string, system: string, workers?: string[]) =>
+    `The resume of ${target} was sent${workers?.length ? ` and answered by ${workers.join(', ')}` : ''}, ` +
+    `but the queue is still paused: no worker had started consuming it when the bot stopped waiting. ` +
+    `Check \`/queue status ${target}\` and \`/queue workers ${system}\`.`,
   approveButton: 'Approve',
   denyButton: 'Deny',
   confirmTitle: 'Approve this action?',

@@ -12,6 +12,10 @@ export const audit = {
   /** `hash` is the full hash: the channel is a witness `audit verify` compares the store with. */
   entryFooter: (seq: number, hash: string, keyId?: string) =>
     `#${seq} · chain ${hash}${keyId ? ` · key ${keyId}` : ''}`,
+  batchText: (firstSeq: number, lastSeq: number, count: number) =>
+    count === 1 ? `Audit #${firstSeq}` : `Audit #${firstSeq}–#${lastSeq} (${count} entries)`,
+  notPosted: (count: number, firstSeq: number, lastSeq: number) =>
+    `${count} ${count === 1 ? 'entry was' : 'entries were'} not posted here (${firstSeq === lastSeq ? `#${firstSeq}` : `between #${firstSeq} and #${lastSeq}`}); ${count === 1 ? 'it is' : 'they are'} in the store: \`/queue audit\` or \`queue-ops audit export\` shows ${count === 1 ? 'it' : 'them'}.`,
   fields: {
     actor: 'Who',
     via: 'Via',

@@ -17,5 +17,7 @@ export const commands = {
   nameTarget: 'Name a system or system/queue.',
   notATarget: (text: string) => `\`${text}\` is not a system/queue.`,
   targetValid: 'system or system/queue, e.g. pushizo/dispatch-ios',
+  wordTooLong: (length: number) => `A word of ${length} characters is longer than any name or id.`,
+  wordLengthValid: (max: number) => `words of at most ${max} characters`,
   moreNames: (count: number) => `…${count} more`,
 };

@@ -43,6 +43,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,
+  RateLimited: (p) =>
+    `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
 };
 
 export const errors = {

@@ -3,12 +3,14 @@ import {
   App,
   type Logger as BoltLogger,
   type CustomRoute,
+  HTTPReceiver,
   LogLevel,
   type Receiver,
   type webApi,
 } from '@slack/bolt';
 import { messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
+import { createSeenSignatures, refuseReplays, type SeenSignatures, signatureProperties } from './replay.js';
 
 /** The Slack part of the environment; only the entry point reads `process.env`. */
 export interface SlackEnv {
@@ -110,6 +112,11 @@ export interface CreateSlackAppOptions {
   clientOptions?: WebClientOptions;
   /** Served beside `/healthz` in both modes (`/readyz`, `/metrics`). */
   routes?: CustomRoute[];
+  /**
+   * HTTP mode: signatures already handled, so a replayed request is refused. The bot shares them
+   * through its store; without this, each process remembers its own.
+   */
+  seenSignatures?: SeenSignatures;
 }
 
 /** A Bolt app built from the environment, with start/stop that report where it listens. */
@@ -169,15 +176,21 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       customRoutes,
     });
   } else {
-    app = new App({
-      ...common,
+    // Bolt's own receiver, built here only to hand it `customPropertiesExtractor`: the signature
+    // headers reach the context after verification, and `refuseReplays` turns a replay away.
+    const receiver = new HTTPReceiver({
       signingSecret: settings.signingSecret as string,
       endpoints: '/slack/events',
       port: settings.port,
       customRoutes,
+      logger: common.logger,
+      logLevel: common.logLevel,
       // ack() goes back as soon as the listener calls it; the answer follows via response_url.
       processBeforeResponse: false,
+      customPropertiesExtractor: signatureProperties,
     });
+    app = new App({ ...common, receiver });
+    app.use(refuseReplays(options.seenSignatures ?? createSeenSignatures(), options.logger));
   }
 
   let listening = false;

@@ -1,12 +1,10 @@
 import type { RespondArguments, RespondFn, webApi } from '@slack/bolt';
 import { requestMessage } from '../../approvals/blocks.js';
 import type { Approvals, RequestListener } from '../../approvals/service.js';
-import { auditEntryMessage } from '../../audit/blocks.js';
 import type { Reply } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
-import type { ActionRequest, AuditEntry } from '../../store/store.js';
-import { auditWitnessMetadata } from './audit-witness.js';
+import type { ActionRequest } from '../../store/store.js';
 import { postMessage, type ReplyDelivery, updateMessage } from './listeners.js';
 
 type WebClient = webApi.WebClient;
@@ -157,37 +155,5 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
     async idle() {
       while (chains.size > 0) await Promise.all([...chains.values()]);
     },
-  };
-}
-
-export interface AuditChannelSinkDeps {
-  client: WebClient;
-  /** `slack.auditChannel`. */
-  channel: string;
-  logger: Logger;
-  locale?: Locale;
-}
-
-/**
- * The audit trail's sink for `slack.auditChannel`: each entry as its own message. A failure is
- * logged and dropped; the entry is already stored and `/queue audit` still shows it.
- */
-export function createAuditChannelSink(deps: AuditChannelSinkDeps): (entry: AuditEntry) => Promise<void> {
-  const locale = deps.locale ?? 'en';
-  const log = deps.logger.child({ component: 'slack-audit' });
-  return async (entry) => {
-    try {
-      await postMessage(deps.client, deps.channel, auditEntryMessage(entry, locale), {
-        logger: log,
-        locale,
-        // Read back by `audit verify` (createAuditChannelWitness): the full hash, not the shown text.
-        metadata: auditWitnessMetadata([entry]),
-      });
-    } catch (error) {
-      log.warn(
-        { err: error, seq: entry.seq, action: entry.action, slackError: slackErrorCode(error) },
-        'audit entry not posted to the audit channel; it is stored',
-      );
-    }
   };
 }

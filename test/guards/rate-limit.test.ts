@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from '@slack/bolt';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createQueueOps, type QueueOps } from '../../src/app.js';
+import type { Request } from '../../src/commands/types.js';
+import { parseConfig } from '../../src/config/load.js';
+import { createBoltGuard } from '../../src/guards/middleware.js';
+import { silentLogger } from '../../src/lib/logger.js';
+import { requestFromSlack } from '../../src/transports/slack/request.js';
+import { blockNetwork, restoreNetwork } from './slack-api.js';
+
+const configYaml = (dir: string, extra = '') => `slack: { allowedChannels: [C0INCIDENT] }
+store: sqlite:${dir}/store.db
+roles: { viewer: ["*"], operator: [U0ALICE, U0BOB] }
+systems:
+  - name: pushizo
+    type: bullmq
+    redis: redis://127.0.0.1:1
+${extra}`;
+
+describe('the rate limit on commands that change things', () => {
+  let dir: string;
+  let ops: QueueOps | undefined;
+  let clock: number;
+
+  beforeEach(() => {
+    blockNetwork();
+    dir = mkdtempSync(join(tmpdir(), 'queue-ops-rate-'));
+    clock = Date.parse('2030-01-01T10:00:00.000Z');
+  });
+  afterEach(async () => {
+    await ops?.close();
+    ops = undefined;
+    restoreNetwork();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function start(extra: string, guardsAt: 'dispatcher' | 'transport' = 'dispatcher') {
+    const config = parseConfig(configYaml(dir, extra), {});
+    ops = await createQueueOps({
+      config,
+      env: {},
+      logger: silentLogger(),
+      now: () => new Date(clock),
+      guardsAt,
+    });
+    return ops;
+  }
+
+  const cli = (actor: string, words: string[]): Request => ({
+    actor: { id: actor },
+    via: 'cli',
+    words,
+    locale: 'en',
+  });
+
+  it('is 10 a minute unless rateLimit.perUserPerMinute says otherwise', async () => {
+    expect(parseConfig(configYaml(dir), {}).rateLimit.perUserPerMinute).toBe(10);
+    expect(parseConfig(configYaml(dir, 'rateLimit: { perUserPerMinute: 3 }'), {}).rateLimit).toEqual({
+      perUserPerMinute: 3,
+    });
+  });
+
+  it('on the command line, refuses the next mutating command in one line, audits it as a denial, and lets it run again a minute later', async () => {
+    const app = await start('rateLimit: { perUserPerMinute: 3 }');
+    for (let i = 0; i < 3; i++) {
+      const reply = await app.dispatcher.handle(cli('U0ALICE', ['deny', `r-nope${i}`]));
+      expect(reply.error?.code).toBe('UnknownRequest');
+    }
+    const refused = await app.dispatcher.handle(cli('U0ALICE', ['deny', 'r-nope9']));
+    expect(refused.ok).toBe(false);
+    expect(refused.error?.code).toBe('RateLimited');
+    expect(refused.message.text).toBe(
+      'You ran 3 commands that change things in the last minute, the most allowed; `deny` did not run. Try again in 60 s.',
+    );
+    const [denial] = await app.audit.recent(1);
+    expect(denial).toMatchObject({
+      actorId: 'U0ALICE',
+      action: 'denied',
+      outcome: 'denied',
+      target: 'r-nope9',
+      params: { command: 'deny', code: 'RateLimited' },
+    });
+    // The command itself never ran: no command.deny entry for r-nope9.
+    expect((await app.audit.recent(20)).filter((e) => e.action === 'command.deny')).toHaveLength(3);
+
+    // Someone else, and read-only commands, are not held back.
+    expect((await app.dispatcher.handle(cli('U0BOB', ['deny', 'r-x']))).error?.code).toBe('UnknownRequest');
+    expect((await app.dispatcher.handle(cli('U0ALICE', ['pending']))).ok).toBe(true);
+
+    clock += 60_001;
+    expect((await app.dispatcher.handle(cli('U0ALICE', ['deny', 'r-later']))).error?.code).toBe(
+      'UnknownRequest',
+    );
+  });
+
+  it('in Slack, the Bolt guard refuses the next one before the listener runs, answers ephemerally and audits it', async () => {
+    const app = await start('rateLimit: { perUserPerMinute: 2 }', 'transport');
+    const responses: Record<string, unknown>[] = [];
+    nock('https://hooks.slack.com')
+      .persist()
+      .post(/.*/)
+      .reply(200, (_uri, body) => {
+        responses.push(body as Record<string, unknown>);
+        return { ok: true };
+      });
+    const receiver = { init() {}, start: async () => {}, stop: async () => {} };
+    const bolt = new App({ token: 'xoxb-test', botId: 'B0BOT', botUserId: 'U0BOT', receiver });
+    bolt.use(
+      createBoltGuard({
+        ...app.guards,
+        toRequest: requestFromSlack,
+        commandFor: (verb) => app.commands.get(verb),
+      }),
+    );
+    const ran: string[] = [];
+    bolt.command('/queue', async ({ ack, command }) => {
+      await ack();
+      ran.push(command.text);
+    });
+    const slash = (text: string) =>
+      bolt.processEvent({
+        body: {
+          command: '/queue',
+          text,
+          user_id: 'U0ALICE',
+          user_name: 'alice',
+          channel_id: 'C0INCIDENT',
+          team_id: 'T0TEAM',
+          response_url: 'https://hooks.slack.com/commands/T0TEAM/1/rate',
+          trigger_id: '1.2.3',
+        },
+        ack: async () => {},
+      });
+
+    await slash('approve r-one');
+    await slash('status');
+    await slash('deny r-two');
+    await slash('approve r-three');
+    expect(ran).toEqual(['approve r-one', 'status', 'deny r-two']);
+    expect(responses).toHaveLength(1);
+    expect(responses[0]).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(responses[0]?.text)).toContain('`approve` did not run');
+    const [denial] = await app.audit.recent(1);
+    expect(denial).toMatchObject({ action: 'denied', target: 'r-three', params: { code: 'RateLimited' } });
+  });
+});

@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nock from 'nock';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/store.js';
+import { createSlackApp, type SlackApp } from '../../src/transports/slack/create-app.js';
+import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
+import { createSeenSignatures } from '../../src/transports/slack/replay.js';
+import { captureResponses, memoryLogger, randomId, slackSignature, slashCommand } from './harness.js';
+
+const secret = 'replay-signing-secret-0123456789';
+
+/**
+ * Two replicas of the HTTP bot on one SQLite store, each a real Bolt HTTP receiver on its own
+ * port, verifying signatures with the signing secret.
+ */
+describe('a signed Slack request sent again within the five-minute window', () => {
+  const url = inject('redisUrl');
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-replay-'));
+  const replicas: { slack: SlackApp; base: string; logLines: Record<string, unknown>[] }[] = [];
+  const stores: Store[] = [];
+  const closers: (() => Promise<void>)[] = [];
+
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      const { logger, lines } = memoryLogger();
+      const config = parseConfig(
+        `systems:\n  - name: pushizo\n    type: bullmq\n    redis: ${url}\n    prefix: ${randomId('replay')}\n`,
+        {},
+      );
+      const services = createApp({ config, env: {}, logger });
+      const store = createSqliteStore(join(dir, 'shared.db'));
+      await store.migrate();
+      stores.push(store);
+      const slack = createSlackApp({
+        env: { SLACK_BOT_TOKEN: 'xoxb-replay', SLACK_SIGNING_SECRET: secret, PORT: '0' },
+        logger,
+        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+        seenSignatures: createSeenSignatures({ store, logger }),
+      });
+      registerSlackListeners(slack.app, { dispatcher: services.dispatcher, logger });
+      const { port } = await slack.start();
+      replicas.push({ slack, base: `http://127.0.0.1:${port}`, logLines: lines });
+      closers.push(async () => {
+        await slack.stop();
+        await services.close();
+        await store.close();
+      });
+    }
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+    nock.cleanAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const post = (base: string, raw: string, timestamp: number) =>
+    fetch(`${base}/slack/events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-slack-request-timestamp': String(timestamp),
+        'x-slack-signature': slackSignature(secret, timestamp, raw),
+      },
+      body: raw,
+    });
+  const answered = (lines: Record<string, unknown>[]) =>
+    lines.filter((l) => l.msg === 'command answered').length;
+
+  it('runs the first delivery and refuses the identical second one, to the same replica or another', async () => {
+    const path = `/commands/T0TEAM/${randomId('')}/replayed`;
+    const { bodies } = captureResponses(path);
+    const raw = new URLSearchParams(slashCommand('help', path) as Record<string, string>).toString();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+
+    expect((await post(a.base, raw, timestamp)).status).toBe(200);
+    await expect.poll(() => bodies.length, { timeout: 5_000 }).toBe(1);
+    expect(answered(a.logLines)).toBe(1);
+
+    // The same bytes, same headers: acknowledged (so nothing retries it) but not run again.
+    expect((await post(a.base, raw, timestamp)).status).toBe(200);
+    expect((await post(b.base, raw, timestamp)).status).toBe(200);
+    await expect
+      .poll(
+        () =>
+          [...a.logLines, ...b.logLines].filter((l) => String(l.msg).startsWith('replayed Slack request'))
+            .length,
+      )
+      .toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(bodies).toHaveLength(1);
+    expect(answered(a.logLines) + answered(b.logLines)).toBe(1);
+  });
+
+  it('still runs a new request with the same text (a new timestamp is a new signature)', async () => {
+    const path = `/commands/T0TEAM/${randomId('')}/again`;
+    const { bodies } = captureResponses(path);
+    const raw = new URLSearchParams(slashCommand('help', path) as Record<string, string>).toString();
+    const now = Math.floor(Date.now() / 1000);
+    await post(replicas[0]!.base, raw, now - 1);
+    await post(replicas[1]!.base, raw, now);
+    await expect.poll(() => bodies.length, { timeout: 5_000 }).toBe(2);
+  });
+});
