@@ -6,6 +6,7 @@ import { createCeleryBackend } from './backends/celery/index.js';
 import type { QueueBackend } from './backends/queue-backend.js';
 import { urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
+import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
@@ -14,6 +15,7 @@ import { approveCommand, denyCommand, pendingCommand } from './commands/requests
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
+import { type AlertService, createAlertService } from './escalation/alerts.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRoleResolver } from './guards/roles.js';
@@ -35,7 +37,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'alerts'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -129,6 +131,8 @@ export interface QueueOps extends App {
   store: Store;
   audit: Audit;
   approvals: Approvals;
+  /** Issue 8: open alerts, ack and snooze over the store. */
+  alerts: AlertService;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
 }
@@ -141,6 +145,9 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   approveCommand,
   denyCommand,
   auditCommand,
+  alertsCommand,
+  ackCommand,
+  snoozeCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
@@ -212,6 +219,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     }),
     now,
   });
+  const alerts = createAlertService({ store, now });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
@@ -222,7 +230,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit },
+    services: { approvals, audit, alerts },
   });
   const composed = app;
   let closing: Promise<void> | undefined;
@@ -231,6 +239,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     store,
     audit,
     approvals,
+    alerts,
     guards,
     close() {
       closing ??= (async () => {

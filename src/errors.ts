@@ -24,6 +24,8 @@ export const ErrorCode = {
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',
+  UnknownAlert: 'UnknownAlert',
+  AlertNotFiring: 'AlertNotFiring',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

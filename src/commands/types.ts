@@ -4,6 +4,7 @@ import type { QueueBackend } from '../backends/queue-backend.js';
 import type { Message } from '../blocks/message.js';
 import type { Config } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
+import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -66,6 +67,8 @@ export interface CommandContext {
   approvals?: Approvals;
   /** The hash-chained audit trail (issue 3); absent in read-only setups. */
   audit?: Audit;
+  /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
+  alerts?: AlertService;
 }
 
 export interface CommandDefinition {

@@ -139,7 +139,7 @@ export function metricAt(
       for (let k = j + 1; k <= i; k++) {
         const a = samples[k - 1]!.systems.get(s.system)?.system;
         const b = samples[k]!.systems.get(s.system)?.system;
-        if (!a?.ok || !b?.ok) continue;
+        if (!a?.ok || !b?.ok || !a.workers || !b.workers) continue;
         const before = new Set(a.workers);
         const after = new Set(b.workers);
         for (const w of after) if (!before.has(w)) churn++;
@@ -163,7 +163,7 @@ export function metricAt(
     case 'failed':
       return q.failed;
     case 'workers':
-      return q.workers;
+      return q.workers ?? undefined;
     case 'oldestWaitingSeconds':
       return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
     case 'failedIncrease': {

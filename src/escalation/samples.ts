@@ -21,9 +21,10 @@ export interface SystemSample {
   memory?: { used: number; max: number; policy: string };
   /**
    * One identity per connected worker (name, plus the connection address when known, so a worker
-   * that restarts under the same name still counts as one leaving and one arriving).
+   * that restarts under the same name still counts as one leaving and one arriving). Null when
+   * the workers could not be asked (Celery inspection timed out, CLIENT LIST refused).
    */
-  workers: string[];
+  workers: string[] | null;
   queues: QueueSample[];
 }
 
@@ -35,8 +36,8 @@ export interface QueueSample {
   failed: number;
   /** Null when nothing waits or the age is not known. */
   oldestWaitingSeconds: number | null;
-  /** Workers consuming this queue. */
-  workers: number;
+  /** Workers consuming this queue; null when unknown (see `SystemSample.workers`). */
+  workers: number | null;
   /**
    * The message at the head of the queue and when the monitor first saw it there (Celery, whose
    * messages carry no enqueue time); carried from sample to sample while the head stays the same.

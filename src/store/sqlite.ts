@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
+import { createSqliteEscalation } from './escalation-sqlite.js';
 import { migrations } from './migrations.js';
 import {
   approvalRefusal,
@@ -199,6 +200,8 @@ export function createSqliteStore(path: string): SqliteStore {
       }),
 
     addApproval: (id, approval) => wrap(() => approve.immediate(id, approval)),
+
+    escalation: createSqliteEscalation(db, wrap),
 
     close: () =>
       wrap(() => {

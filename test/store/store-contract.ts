@@ -5,6 +5,7 @@ import { canonicalJson } from '../../src/audit/hash.js';
 import { migrations } from '../../src/store/migrations.js';
 import { auditColumns } from '../../src/store/rows.js';
 import type { ActionRequest, AuditEntryInput, RequestStatus, Store } from '../../src/store/store.js';
+import { describeEscalationStore } from './escalation-contract.js';
 
 /** One database (a SQLite file, a Postgres schema) that several Store instances can open. */
 export interface StoreHarness {
@@ -405,5 +406,8 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(lines.every((l) => !l.includes('\n'))).toBe(true);
       });
     });
+
+    // Issue 8: samples, alerts, outbox and the leader lease, on both stores.
+    describeEscalationStore(() => store, open);
   });
 }

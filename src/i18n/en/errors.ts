@@ -38,6 +38,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  UnknownAlert: (p) => `There is no alert \`${p.id}\`. Valid: an id from \`/queue alerts\`.`,
+  AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
 };
 
 export const errors = {
