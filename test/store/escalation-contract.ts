@@ -62,10 +62,15 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       const stored = (await e.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]))!;
       const next = (await e.writeAlert({ ...stored, value: 200 }, [{ kind: 'update', payload: {} }]))!;
       expect(next.version).toBe(2);
-      expect(await e.writeAlert({ ...stored, value: 300 }, [{ kind: 'update', payload: {} }])).toBeUndefined();
+      expect(
+        await e.writeAlert({ ...stored, value: 300 }, [{ kind: 'update', payload: {} }]),
+      ).toBeUndefined();
       expect((await e.getAlert(stored.id))?.value).toBe(200);
       // A second update while one waits is not queued: the waiting one renders the latest state.
-      await e.writeAlert({ ...next, value: 250 }, [{ kind: 'update', payload: {} }, { kind: 'thread', payload: { r: 1 } }]);
+      await e.writeAlert({ ...next, value: 250 }, [
+        { kind: 'update', payload: {} },
+        { kind: 'thread', payload: { r: 1 } },
+      ]);
       const kinds: string[] = [];
       for (let item = await e.nextOutbox(); item; item = await e.nextOutbox()) {
         kinds.push(item.kind);
@@ -96,7 +101,11 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       const again = (await other.nextOutbox())!;
       expect(again).toMatchObject({ seq: item.seq, attempts: 1, lastError: 'HTTP 500', notBefore: iso(20) });
       expect(await other.claimOutbox(item.seq, 'you', iso(60), iso(25))).toBe(true);
-      await other.completeOutbox(item.seq, iso(26), 'sent', { alertId: alert.id, channel: 'C0INC', ts: '1.2' });
+      await other.completeOutbox(item.seq, iso(26), 'sent', {
+        alertId: alert.id,
+        channel: 'C0INC',
+        ts: '1.2',
+      });
       expect(await e.nextOutbox()).toBeUndefined();
       expect(await e.getAlert(alert.id)).toMatchObject({ channel: 'C0INC', messageTs: '1.2', version: 2 });
     });
