@@ -4,10 +4,12 @@ import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
+import { createAlertWebClient, createSlackSender } from './transports/slack/alerts.js';
 import {
   boltLogger,
   createSlackApp,
@@ -39,6 +41,8 @@ export interface RunningBot {
   port?: number;
   /** The store, audit, approvals and dispatcher the bot runs on. */
   runtime: QueueOps;
+  /** The monitor and its outbox (issue 8); running when `slack.incidentChannel` is set. */
+  escalation: Escalation;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
   /** Resolves when every queued update of a request message has been tried. */
@@ -219,10 +223,29 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? EXPIRY_SWEEP_MS);
   timer.unref();
 
+  // The monitor: every replica runs the loop, the lease in the store lets exactly one of them
+  // sample and post (see escalation/monitor.ts).
+  const escalation = createEscalation({
+    runtime,
+    logger,
+    label: 'bot',
+    slack: createSlackSender(
+      createAlertWebClient(settings.botToken, {
+        ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+        logger: boltLogger(logger),
+      }),
+      logger,
+      locale,
+    ),
+  });
+  if (config.slack.incidentChannel) escalation.monitor.start();
+  else logger.info('slack.incidentChannel is not set: the monitor does not run');
+
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(timer);
+      await escalation.monitor.stop();
       try {
         await slack.stop();
       } catch (error) {
@@ -238,6 +261,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     slack,
     ...(port === undefined ? {} : { port }),
     runtime,
+    escalation,
     sweep,
     idle: () => updater.idle(),
     stop,
