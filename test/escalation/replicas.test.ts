@@ -156,7 +156,8 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .poll(
         () =>
           calls.some(
-            (c) => c.method === 'chat.update' && c.body.ts === post.ts && c.body.text.includes('is 80'),
+            (c) =>
+              c.method === 'chat.update' && c.body.ts === post.ts && (c.body.text ?? '').includes('is 80'),
           ),
         {
           timeout: 20_000,
@@ -168,7 +169,10 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
     await queue.drain(true);
     await expect
       .poll(
-        () => calls.some((c) => c.method === 'chat.update' && c.body.text.startsWith('Resolved: backlog')),
+        () =>
+          calls.some(
+            (c) => c.method === 'chat.update' && (c.body.text ?? '').startsWith('Resolved: backlog'),
+          ),
         {
           timeout: 20_000,
           message: dump(),

@@ -13,7 +13,6 @@ import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
-import { createAlertWebClient, createSlackSender } from '../slack/alerts.js';
 import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
 
 /** Exit codes scripts rely on (README documents them). */
@@ -233,6 +232,8 @@ async function monitorOnce(
     );
   }
   const token = io.env.SLACK_BOT_TOKEN;
+  // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
+  const { createAlertWebClient, createSlackSender } = await import('../slack/alerts.js');
   const slack = token
     ? createSlackSender(
         createAlertWebClient(token, io.env.SLACK_API_URL ? { apiUrl: io.env.SLACK_API_URL } : {}),
