@@ -10,16 +10,28 @@
  *     runbook's per-key LLEN loop.
  * Each is timed on loopback and through a proxy that adds 1 ms each way (a Redis one hop away),
  * where round trips, not Redis, dominate. Figures only: no assertions. Not part of `npm test`.
+ * For the same BullMQ queues it also times one escalation monitor tick (the same status() reads,
+ * plus storing the sample in a real SQLite store and evaluating the default rules over the stored
+ * history), with its Redis commands next to status().
  * Runs on a private redis-server.
  */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../src/backends/celery/index.js';
+import { createBackendRegistry } from '../src/backends/registry.js';
 import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schema.js';
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
+import { createMonitor } from '../src/escalation/monitor.js';
+import { createOutbox } from '../src/escalation/outbox.js';
+import { createLogger } from '../src/lib/logger.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
+import { createSqliteStore } from '../src/store/sqlite.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
@@ -186,6 +198,40 @@ async function seedCelery(admin: Redis): Promise<void> {
   await pipeline.exec();
 }
 
+/**
+ * One monitor tick as the bot runs it: status() of the system, the sample appended to a real
+ * SQLite store, the default rules evaluated over the stored history (it grows with each run, as
+ * in production), alerts written. No Slack: the outbox only queues.
+ */
+async function monitorTick(url: string, admin: Redis, runs: number): Promise<Sample> {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-'));
+  const config = parseConfig(
+    `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
+    {},
+  );
+  const store = createSqliteStore(join(dir, 'bench.db'));
+  await store.migrate();
+  const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
+  const logger = createLogger({ level: 'silent' });
+  const now = () => new Date();
+  const outbox = createOutbox({
+    store: store.escalation,
+    settings: config.escalation,
+    owner: 'bench',
+    now,
+    logger,
+    locale: 'en',
+  });
+  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  try {
+    return await measure(admin, runs, () => monitor.tick());
+  } finally {
+    await backends.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 const WIDTHS = [36, 9, 10, 8, 12, 9, 8, 8];
 
@@ -254,6 +300,8 @@ async function main() {
         local: await measure(admin, runs, () => local.status()),
         linked: await timeOnly(linkRuns, () => linked.status()),
       };
+      log(`measuring one monitor tick over ${queues} queues…`);
+      const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
       const names = await local.listQueues();
       const localConnection = new Redis(url, { maxRetriesPerRequest: null });
       const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
@@ -282,6 +330,16 @@ async function main() {
       await linked.close();
       out.push(
         line('queue-ops status()', String(queues), ours.local, ours.linked),
+        row([
+          'queue-ops monitor tick()',
+          String(queues),
+          fmt(tick.medianMs),
+          fmt(tick.p95Ms),
+          '-',
+          String(tick.commands),
+          String(tick.scripts),
+          `${fmt(tick.medianMs / ours.local.medianMs)}× local`,
+        ]),
         line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
         `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
       );
@@ -349,6 +407,8 @@ async function main() {
       'reads Redis memory, the paused flag and oldest waiting job of every queue and the workers',
       '(CLIENT LIST; for Celery a pidbox PUBLISH, no worker runs here); getJobCounts reads counts only.',
       'The runbook loop reads only the base list of each Celery queue and misses the priority lists.',
+      'monitor tick(): the same status() reads plus the stored sample and the default rules over the',
+      'stored history (SQLite); its Redis commands are those of status().',
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all.`,
     );

@@ -10,6 +10,7 @@ import { coalesceStatus } from './backends/coalesce.js';
 import type { QueueBackend } from './backends/queue-backend.js';
 import { urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
+import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
@@ -19,6 +20,7 @@ import { retryCommand } from './commands/retry.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
+import { type AlertService, createAlertService } from './escalation/alerts.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRateLimiter } from './guards/rate-limit.js';
@@ -42,7 +44,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -148,6 +150,8 @@ export interface QueueOps extends App {
   store: Store;
   audit: Audit;
   approvals: Approvals;
+  /** Issue 8: open alerts, ack and snooze over the store. */
+  alerts: AlertService;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
 }
@@ -161,6 +165,9 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   approveCommand,
   denyCommand,
   auditCommand,
+  alertsCommand,
+  ackCommand,
+  snoozeCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
@@ -279,6 +286,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     perUserPerMinute: config.rateLimit.perUserPerMinute,
     now: () => now().getTime(),
   });
+  const alerts = createAlertService({ store, now });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
@@ -289,7 +297,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit, roles: authority },
+    services: { approvals, audit, roles: authority, alerts },
   });
   const composed = app;
   let closing: Promise<void> | undefined;
@@ -298,6 +306,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     store,
     audit,
     approvals,
+    alerts,
     guards,
     close() {
       closing ??= (async () => {

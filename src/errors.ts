@@ -32,6 +32,8 @@ export const ErrorCode = {
   NeedsResultExtended: 'NeedsResultExtended',
   /** Too many mutating commands from one user in the last minute (`rateLimit.perUserPerMinute`). */
   RateLimited: 'RateLimited',
+  UnknownAlert: 'UnknownAlert',
+  AlertNotFiring: 'AlertNotFiring',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

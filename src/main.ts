@@ -4,12 +4,14 @@ import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
+import { createAlertWebClient, createSlackSender } from './transports/slack/alerts.js';
 import { createAuditChannelSink } from './transports/slack/audit-channel.js';
 import { createAuditChannelWitness } from './transports/slack/audit-witness.js';
 import {
@@ -40,6 +42,8 @@ export interface RunningBot {
   port?: number;
   /** The store, audit, approvals and dispatcher the bot runs on. */
   runtime: QueueOps;
+  /** The monitor and its outbox (issue 8); running when `slack.incidentChannel` is set. */
+  escalation: Escalation;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
   /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
@@ -200,6 +204,14 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   const liveMetrics = createMetrics({
     backends: runtime.backends,
     cacheSeconds: config.metrics.cacheSeconds,
+    openAlerts: async () => {
+      const bySeverity: Record<string, number> = {};
+      for (const alert of await runtime.store.escalation.listAlerts({ status: 'firing' })) {
+        bySeverity[alert.severity] = (bySeverity[alert.severity] ?? 0) + 1;
+      }
+      return bySeverity;
+    },
+    outboxDepth: () => runtime.store.escalation.pendingOutbox(),
     ...options.metricsOptions,
   });
   metrics = liveMetrics;
@@ -284,10 +296,29 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? EXPIRY_SWEEP_MS);
   timer.unref();
 
+  // The monitor: every replica runs the loop, the lease in the store lets exactly one of them
+  // sample and post (see escalation/monitor.ts).
+  const escalation = createEscalation({
+    runtime,
+    logger,
+    label: 'bot',
+    slack: createSlackSender(
+      createAlertWebClient(settings.botToken, {
+        ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+        logger: boltLogger(logger),
+      }),
+      logger,
+      locale,
+    ),
+  });
+  if (config.slack.incidentChannel) escalation.monitor.start();
+  else logger.info('slack.incidentChannel is not set: the monitor does not run');
+
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(timer);
+      await escalation.monitor.stop();
       try {
         await slack.stop();
       } catch (error) {
@@ -313,6 +344,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     slack,
     ...(port === undefined ? {} : { port }),
     runtime,
+    escalation,
     sweep,
     idle: async () => {
       await updater.idle();

@@ -29,6 +29,12 @@ export interface QueueCounts {
   isPaused: boolean;
   /** Age of the next job to be picked up, or null when nothing waits or the age is unknown. */
   oldestWaitingSeconds: number | null;
+  /**
+   * An id of the message a worker would take next, when the system's messages carry no enqueue
+   * time (Celery's delivery tag), so a caller that outlives this process (the monitor, through
+   * its stored samples) can measure how long the same message has been at the head.
+   */
+  headId?: string;
 }
 
 /** A task a worker is running right now. Never carries the task's arguments. */

@@ -15,6 +15,16 @@ export const ActionId = {
   Approve: 'queue_ops.request.approve',
   /** value: an approval request id. */
   Deny: 'queue_ops.request.deny',
+  /** value: an alert id. */
+  AlertAck: 'queue_ops.alert.ack',
+  /** value: an alert id; the duration is in the action id, never in the value. */
+  AlertSnooze30m: 'queue_ops.alert.snooze_half_hour',
+  /** value: an alert id. */
+  AlertSnooze2h: 'queue_ops.alert.snooze_two_hours',
+  /** value: `system/queue`; answers with a new message, the alert stays. */
+  AlertDlq: 'queue_ops.alert.dlq',
+  /** value: `system/queue`; runs `scale <system/queue>` (its usage or preview). */
+  AlertScale: 'queue_ops.alert.scale',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -36,6 +46,16 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return ['approve', scope];
     case ActionId.Deny:
       return ['deny', scope];
+    case ActionId.AlertAck:
+      return ['ack', scope];
+    case ActionId.AlertSnooze30m:
+      return ['snooze', scope, '30m'];
+    case ActionId.AlertSnooze2h:
+      return ['snooze', scope, '2h'];
+    case ActionId.AlertDlq:
+      return ['dlq', scope];
+    case ActionId.AlertScale:
+      return ['scale', scope];
     default:
       return undefined;
   }

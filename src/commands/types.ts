@@ -4,6 +4,7 @@ import type { QueueBackend } from '../backends/queue-backend.js';
 import type { Message } from '../blocks/message.js';
 import type { Config, Role } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
+import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -70,6 +71,8 @@ export interface CommandContext {
   audit?: Audit;
   /** Who holds which role now (admins see requests and entries from every channel). */
   roles?: { has(userId: string, role: Role): Promise<boolean> };
+  /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
+  alerts?: AlertService;
 }
 
 export interface CommandDefinition {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from '../escalation/duration.js';
 
 const redisUrl = z
   .string({ error: 'expected a redis:// or rediss:// URL' })
@@ -99,6 +100,125 @@ const policy = z
   })
   .strict();
 
+/** What a rule can watch; README lists what each one means. */
+export const QUEUE_METRICS = [
+  'waiting',
+  'active',
+  'delayed',
+  'failed',
+  'failedIncrease',
+  'oldestWaitingSeconds',
+  'drainRate',
+  'minutesToDrain',
+  'workers',
+] as const;
+export const SYSTEM_METRICS = [
+  'redisMemoryRatio',
+  'evictionPolicy',
+  'workerChurn',
+  'unreachableSamples',
+] as const;
+
+const duration = z
+  .string({ error: 'expected a duration like 30s, 2m or 1h' })
+  .refine((text) => parseDuration(text) !== undefined, { error: 'expected a duration like 30s, 2m or 1h' })
+  .transform((text) => parseDuration(text) as number);
+
+/** `system/queue` with `*` as a wildcard (`pushizo/dispatch-*`, `*`). */
+const queuePattern = z
+  .string()
+  .regex(/^[^\s]+$/, { error: 'expected a pattern like "system/queue-*" or "*"' });
+
+const rule = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+      error: 'expected a name of letters, digits, "-", "_" or "."',
+    }),
+    queues: z.array(queuePattern).min(1).optional(),
+    metric: z.enum([...QUEUE_METRICS, ...SYSTEM_METRICS], {
+      error: `expected one of: ${[...QUEUE_METRICS, ...SYSTEM_METRICS].join(', ')}`,
+    }),
+    above: z.number().optional(),
+    below: z.number().optional(),
+    for: duration.optional(),
+    within: duration.optional(),
+    severity: z.enum(['critical', 'warning', 'info']).default('warning'),
+  })
+  .strict()
+  .refine((r) => (r.above === undefined) !== (r.below === undefined), {
+    error: 'expected exactly one of `above` or `below`',
+  });
+
+/**
+ * The seeds' escalation criteria (Zeus: Redis out of memory, a queue over 100,000, alarms more than
+ * 30 minutes late, a worker crash loop, no capacity to keep a queue empty; Pushizo: the 60 s
+ * campaign-start SLO on `scheduler`, the failed set growing), used when `rules` is not given.
+ */
+export const DEFAULT_ESCALATION_RULES: readonly z.input<typeof rule>[] = [
+  { name: 'backlog', queues: ['*'], metric: 'waiting', above: 100_000, for: '2m', severity: 'critical' },
+  {
+    name: 'alarm-latency',
+    queues: ['*/celery:alarm_processing'],
+    metric: 'oldestWaitingSeconds',
+    above: 1800,
+    severity: 'critical',
+  },
+  {
+    name: 'campaign-start',
+    queues: ['*/scheduler'],
+    metric: 'oldestWaitingSeconds',
+    above: 60,
+    for: '1m',
+    severity: 'warning',
+  },
+  {
+    name: 'dlq-growth',
+    queues: ['*'],
+    metric: 'failedIncrease',
+    above: 100,
+    within: '5m',
+    severity: 'warning',
+  },
+  { name: 'no-capacity', queues: ['*'], metric: 'minutesToDrain', above: 60, for: '5m', severity: 'warning' },
+  { name: 'no-workers', queues: ['*'], metric: 'workers', below: 1, for: '1m', severity: 'critical' },
+  { name: 'redis-memory', metric: 'redisMemoryRatio', above: 0.9, severity: 'critical' },
+  { name: 'eviction-policy', metric: 'evictionPolicy', above: 0, severity: 'warning' },
+  { name: 'worker-crash-loop', metric: 'workerChurn', above: 3, within: '5m', severity: 'critical' },
+  { name: 'redis-unreachable', metric: 'unreachableSamples', above: 2, severity: 'critical' },
+];
+
+const escalation = z
+  .object({
+    intervalSeconds: z.number().int().min(1).max(3600).default(30),
+    renotifyMinutes: z
+      .number()
+      .min(1)
+      .max(24 * 60)
+      .default(30),
+    escalateAfterMinutes: z
+      .number()
+      .min(0)
+      .max(24 * 60)
+      .default(15),
+    escalateTo: z.array(principal).default([]),
+    clearAfterSamples: z.number().int().min(1).max(100).default(2),
+    // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
+    rules: z.array(rule).prefault(() => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    const seen = new Set<string>();
+    value.rules.forEach((r, index) => {
+      if (seen.has(r.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rules', index, 'name'],
+          message: `duplicate rule name "${r.name}"`,
+        });
+      seen.add(r.name);
+    });
+  });
+
 export const configSchema = z
   .object({
     slack: z
@@ -181,6 +301,7 @@ export const configSchema = z
       })
       .strict()
       .default({ cacheSeconds: 10 }),
+    escalation: escalation.prefault({}),
     systems: z.array(system).min(1, { error: 'expected at least one system' }),
   })
   .strict()
@@ -238,3 +359,6 @@ export type BullmqSystemConfig = Extract<SystemConfig, { type: 'bullmq' }>;
 export type CelerySystemConfig = Extract<SystemConfig, { type: 'celery' }>;
 export type Role = z.infer<typeof role>;
 export type ActionName = keyof Config['policies'];
+export type EscalationConfig = Config['escalation'];
+export type EscalationRule = EscalationConfig['rules'][number];
+export type RuleMetric = EscalationRule['metric'];

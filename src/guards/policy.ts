@@ -10,6 +10,15 @@ export function isPolicyAction(verb: string): verb is ActionName {
   return (POLICY_ACTIONS as readonly string[]).includes(verb);
 }
 
+/**
+ * Verbs with a fixed requirement and no `policies:` entry: acknowledging or snoozing an alert
+ * silences reminders for everyone, so it takes an operator (issue 8); never an approval.
+ */
+const FIXED_REQUIREMENTS: Readonly<Record<string, { role: Role; approvals: number }>> = {
+  ack: { role: 'operator', approvals: 0 },
+  snooze: { role: 'operator', approvals: 0 },
+};
+
 export interface Requirement {
   /** The weakest role that may run it. */
   role: Role;
@@ -27,6 +36,7 @@ export function requirementFor(action: string, policies: Config['policies']): Re
     const policy = policies[action];
     return { role: policy.role, approvals: policy.approvals };
   }
+  if (Object.hasOwn(FIXED_REQUIREMENTS, action)) return FIXED_REQUIREMENTS[action]!;
   return { role: 'viewer', approvals: 0 };
 }
 

@@ -76,6 +76,50 @@ ALTER TABLE approval_requests ADD COLUMN requested_by_os_user TEXT;
 ALTER TABLE approval_requests ADD COLUMN requested_on_host TEXT;
 `;
 
+// Issue 8 (escalation): the monitor's sample history, alerts, the Slack outbox and the leader
+// lease. Alerts keep their record as JSON text; `open_key` is the alert's key while it fires and
+// NULL once resolved, so a UNIQUE index allows one firing alert per key even with two monitors.
+const escalationTables = (serial: string) => `
+CREATE TABLE escalation_samples (
+  id ${serial},
+  at TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX escalation_samples_at ON escalation_samples (at);
+CREATE TABLE escalation_alerts (
+  id TEXT PRIMARY KEY,
+  alert_key TEXT NOT NULL,
+  open_key TEXT UNIQUE,
+  status TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  opened_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX escalation_alerts_key ON escalation_alerts (alert_key, updated_at);
+CREATE INDEX escalation_alerts_status ON escalation_alerts (status, opened_at);
+CREATE TABLE escalation_outbox (
+  seq ${serial},
+  alert_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  not_before TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  claimed_by TEXT,
+  claimed_until TEXT,
+  done_at TEXT,
+  outcome TEXT
+);
+CREATE INDEX escalation_outbox_pending ON escalation_outbox (done_at, seq);
+CREATE TABLE escalation_lease (
+  name TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  expires_at TEXT NOT NULL
+);
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -110,5 +154,11 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
 CREATE TABLE seen_signatures (signature TEXT PRIMARY KEY, seen_at TEXT NOT NULL);
 CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
 `,
+  },
+  {
+    version: 6,
+    name: 'escalation: samples, alerts, outbox, leader lease',
+    sqlite: escalationTables('INTEGER PRIMARY KEY AUTOINCREMENT'),
+    postgres: escalationTables('BIGSERIAL PRIMARY KEY'),
   },
 ];

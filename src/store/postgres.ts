@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
+import { createPostgresEscalation } from './escalation-postgres.js';
 import { migrations } from './migrations.js';
 import {
   AUDIT_HEAD_SQL,
@@ -317,6 +318,8 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           request,
         };
       }),
+
+    escalation: createPostgresEscalation(pool, wrap, inTransaction),
 
     close: async () => {
       if (!pool.ended) await pool.end();

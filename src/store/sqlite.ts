@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AuditKey } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { createSqliteEscalation } from './escalation-sqlite.js';
 import { migrations } from './migrations.js';
 import {
   AUDIT_HEAD_SQL,
@@ -226,6 +227,8 @@ export function createSqliteStore(path: string): SqliteStore {
       }),
 
     addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
+
+    escalation: createSqliteEscalation(db, wrap),
 
     close: () =>
       wrap(() => {

@@ -5,6 +5,7 @@
  */
 
 import type { AuditKey } from '../audit/hash.js';
+import type { Alert } from '../escalation/lifecycle.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -198,5 +199,79 @@ export interface Store {
     { ok: true; request: ActionRequest } | { ok: false; reason: ApprovalRefusal; request?: ActionRequest }
   >;
 
+  /** Escalation (issue 8): samples, alerts, the outbox and the leader lease. */
+  escalation: EscalationStore;
+
   close(): Promise<void>;
+}
+
+/** One message waiting for Slack. Posts and updates render the alert as stored when sent. */
+export interface OutboxItem {
+  seq: number;
+  alertId: string;
+  kind: 'post' | 'update' | 'thread';
+  /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
+  payload: Record<string, unknown>;
+  createdAt: string;
+  /** Not sent before this (a 429's Retry-After); the items after it wait too, to keep order. */
+  notBefore: string;
+  attempts: number;
+  lastError?: string;
+}
+
+export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;
+
+/**
+ * The monitor's memory. Every write that changes an alert is conditional on its version and
+ * carries the outbox items it causes in the same transaction, so a message is queued exactly when
+ * the state that calls for it is stored.
+ */
+export interface EscalationStore {
+  appendSample(at: string, data: string): Promise<void>;
+  /** Samples at or after `sinceAt`, oldest first. */
+  listSamples(sinceAt: string): Promise<{ at: string; data: string }[]>;
+  /** Drops samples older than `beforeAt`; returns how many. */
+  pruneSamples(beforeAt: string): Promise<number>;
+
+  getAlert(id: string): Promise<Alert | undefined>;
+  /** Firing alerts (oldest first), or the newest resolved alert per key in `resolvedKeys`. */
+  listAlerts(
+    options: { status: 'firing' } | { status: 'resolved'; keys: readonly string[] },
+  ): Promise<Alert[]>;
+  /**
+   * Stores a new firing alert (version 1) and its outbox items, unless an alert with the same key
+   * is firing already. Returns the stored alert, or undefined when another one was first.
+   */
+  insertAlert(alert: Alert, outbox: readonly OutboxInput[]): Promise<Alert | undefined>;
+  /**
+   * Writes `alert` if the stored version is still `alert.version`, with its outbox items (an
+   * `update` is skipped when one for the same alert is already waiting: it renders the latest
+   * state anyway). Returns the alert as stored (version + 1), or undefined when it changed since.
+   */
+  writeAlert(alert: Alert, outbox: readonly OutboxInput[]): Promise<Alert | undefined>;
+
+  /** The oldest undelivered item, or undefined when the outbox is empty. */
+  nextOutbox(): Promise<OutboxItem | undefined>;
+  /** Takes an item for delivery until `until`, unless someone else holds it. */
+  claimOutbox(seq: number, owner: string, until: string, now: string): Promise<boolean>;
+  /**
+   * Marks an item delivered (or given up, `outcome: 'dropped'`); for a post, records where the
+   * message is on the alert (bumping its version) in the same transaction.
+   */
+  completeOutbox(
+    seq: number,
+    at: string,
+    outcome: 'sent' | 'dropped',
+    message?: { alertId: string; channel: string; ts: string },
+    error?: string,
+  ): Promise<void>;
+  /** A failed attempt: not before `notBefore` again, claim released. */
+  retryOutbox(seq: number, error: string, notBefore: string): Promise<void>;
+  /** Items not yet delivered. */
+  pendingOutbox(): Promise<number>;
+
+  /** Takes or renews the lease `name` until `until` if it is free, expired or already ours. */
+  acquireLease(name: string, owner: string, until: string, now: string): Promise<boolean>;
+  releaseLease(name: string, owner: string): Promise<void>;
+  getLease(name: string): Promise<{ owner: string; expiresAt: string } | undefined>;
 }

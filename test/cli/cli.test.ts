@@ -130,6 +130,9 @@ describe('the queue-ops command line', () => {
           'approve',
           'deny',
           'audit',
+          'alerts',
+          'ack',
+          'snooze',
           'help',
         ],
       },
@@ -154,7 +157,7 @@ describe('the queue-ops command line', () => {
     const run = await cli(['--config', config, 'purgeall'], { env: env() });
     expect(run.code).toBe(2);
     expect(run.stdout.trim().split('\n')).toEqual([
-      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `retry`, `pending`, `approve`, `deny`, `audit`, `help`.',
+      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `retry`, `pending`, `approve`, `deny`, `audit`, `alerts`, `ack`, `snooze`, `help`.',
     ]);
     const json = onlyJson(await cli(['--config', config, '--json', 'stauts'], { env: env() }));
     expect(json).toMatchObject({ ok: false, data: null, error: { code: 'UnknownVerb' } });

@@ -16,6 +16,7 @@ import type {
   RequestStatus,
   Store,
 } from '../../src/store/store.js';
+import { describeEscalationStore } from './escalation-contract.js';
 
 /** One database (a SQLite file, a Postgres schema) that several Store instances can open. */
 export interface StoreHarness {
@@ -751,5 +752,8 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(answers.filter(Boolean)).toHaveLength(1);
       });
     });
+
+    // Issue 8: samples, alerts, outbox and the leader lease, on both stores.
+    describeEscalationStore(() => store, open);
   });
 }

@@ -365,7 +365,9 @@ export function createCeleryBackend(
     const counts: QueueCounts[] = queues.map((name, i) => {
       const state = replies[1 + i] as (number | string)[];
       const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
+      const headId = waiting > 0 ? String(state[steps] ?? '') : '';
       return {
+        ...(headId ? { headId } : {}),
         name,
         waiting,
         active: seen?.activeByQueue.get(name) ?? 0,

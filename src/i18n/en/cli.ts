@@ -12,6 +12,7 @@ export const cli = {
     '(`queue-ops audit export --since ISO`). `--json` also works at the end.',
     '',
     'Examples: queue-ops status   queue-ops dlq pushizo/dispatch-ios 20   queue-ops --json workers zeus',
+    '          queue-ops monitor --once   (one escalation tick: sample, alert, post; for cron)',
     'Exit codes: 0 success, 1 the command failed (unknown queue, Redis down), 2 usage or config error.',
   ].join('\n'),
   unknownFlag: (flag: string) => `Unknown option ${flag}.`,

@@ -45,6 +45,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,
   RateLimited: (p) =>
     `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
+  UnknownAlert: (p) => `There is no alert \`${p.id}\`. Valid: an id from \`/queue alerts\`.`,
+  AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
 };
 
 export const errors = {

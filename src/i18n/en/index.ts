@@ -7,6 +7,7 @@ import { common } from './common.js';
 import { demo } from './demo.js';
 import { dlq } from './dlq.js';
 import { errors } from './errors.js';
+import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
 import { slack } from './slack.js';
@@ -27,6 +28,7 @@ export const en = {
   demo,
   dlq,
   errors,
+  escalation,
   guards,
   help,
   slack,

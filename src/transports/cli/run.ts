@@ -9,6 +9,8 @@ import type { Actor, Reply } from '../../commands/types.js';
 import { loadConfigFile } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
+import { runMonitorOnce } from '../../escalation/once.js';
+import { createEscalation } from '../../escalation/runtime.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
@@ -95,6 +97,9 @@ export async function runCli(io: CliIo): Promise<number> {
       : { id: `cli:${osUser}`, name: osUser, osUser, host };
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
       return await exportAudit(io, full, args, actor, secrets);
+    }
+    if (args.words[0] === 'monitor') {
+      return await monitorOnce(io, full, args, logger, secrets);
     }
     const reply = await app.dispatcher.handle({
       actor,
@@ -183,6 +188,65 @@ async function exportAudit(
       params: { since: since ?? null, count, ...(actor.osUser ? { osUser: actor.osUser } : {}) },
       outcome: 'ok',
     });
+    return ExitCode.Ok;
+  } catch (error) {
+    if (!isOpsError(error)) throw error;
+    return failEarly(io, args.json, error, 'en');
+  }
+}
+
+/**
+ * `monitor --once`: one tick of the monitor (cron, tests). Posts through the Web API when
+ * `SLACK_BOT_TOKEN` is set (at `SLACK_API_URL` when given); otherwise messages wait in the outbox.
+ */
+async function monitorOnce(
+  io: CliIo,
+  full: QueueOps | undefined,
+  args: CliArgs,
+  logger: Logger,
+  secrets: string[],
+): Promise<number> {
+  const t = messages('en').escalation;
+  if (args.words.length !== 2 || args.words[1] !== '--once') {
+    return failEarly(
+      io,
+      args.json,
+      new OpsError(ErrorCode.UsageError, { message: t.monitor.onceOnly, usage: t.monitor.usage }),
+      'en',
+    );
+  }
+  if (!full) {
+    return failEarly(
+      io,
+      args.json,
+      new OpsError(ErrorCode.NotSupported, { system: 'queue-ops', type: 'read-only', what: t.needsStore }),
+      'en',
+    );
+  }
+  const token = io.env.SLACK_BOT_TOKEN;
+  // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
+  const { createAlertWebClient, createSlackSender } = await import('../slack/alerts.js');
+  const slack = token
+    ? createSlackSender(
+        createAlertWebClient(token, io.env.SLACK_API_URL ? { apiUrl: io.env.SLACK_API_URL } : {}),
+        logger,
+        full.config.locale,
+      )
+    : undefined;
+  try {
+    const escalation = createEscalation({ runtime: full, logger, label: 'cli', ...(slack ? { slack } : {}) });
+    const result = await runMonitorOnce({
+      escalation,
+      store: full.store.escalation,
+      locale: full.config.locale,
+      hasToken: Boolean(token),
+      hasChannel: Boolean(full.config.slack.incidentChannel),
+    });
+    const reply: Reply = { ...result, visibility: 'in_channel' };
+    const out = args.json
+      ? `${JSON.stringify(toCliJson(reply, full.config.locale))}\n`
+      : textOf(reply.message);
+    io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {
     if (!isOpsError(error)) throw error;

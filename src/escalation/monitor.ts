@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto';
+import type { BackendRegistry } from '../commands/types.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../lib/logger.js';
+import type { OutboxInput, Store } from '../store/store.js';
+import { type Alert, type AlertEffect, advanceAlert, type Transition } from './lifecycle.js';
+import type { Outbox } from './outbox.js';
+import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
+import { takeSample } from './sampler.js';
+import type { Sample } from './samples.js';
+
+/** The lease every monitor competes for; exactly one holder samples and posts. */
+export const MONITOR_LEASE = 'monitor';
+
+export interface MonitorDeps {
+  config: Config;
+  backends: BackendRegistry;
+  store: Store;
+  outbox: Outbox;
+  logger: Logger;
+  now: () => Date;
+  /** This process's name for the lease and outbox claims. */
+  owner: string;
+}
+
+export type TickOutcome =
+  | { leader: false; holder?: { owner: string; expiresAt: string } }
+  | {
+      leader: true;
+      sample: Sample;
+      firing: Alert[];
+      opened: Alert[];
+      resolved: Alert[];
+    };
+
+export function newAlertId(): string {
+  return `a-${randomBytes(5).toString('hex').slice(0, 8)}`;
+}
+
+export function newOwnerId(label: string): string {
+  return `${label}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+const toOutbox = (effects: readonly AlertEffect[]): OutboxInput[] =>
+  effects.map((effect) =>
+    effect.kind === 'thread'
+      ? {
+          kind: 'thread',
+          payload: {
+            reason: effect.reason,
+            value: effect.value,
+            ...(effect.mention ? { mention: effect.mention } : {}),
+          },
+        }
+      : { kind: effect.kind, payload: {} },
+  );
+
+/**
+ * The monitor: one tick samples every system (the reads of `status`), stores the sample,
+ * evaluates the rules over the stored history, and moves each alert on, storing the new state and
+ * the Slack messages it calls for in one conditional write. Slack itself is the outbox's business:
+ * a tick never waits on it.
+ */
+export function createMonitor(deps: MonitorDeps) {
+  const { config, store, logger } = deps;
+  const settings = config.escalation;
+  const intervalMs = settings.intervalSeconds * 1000;
+  // Held for one and a half intervals, renewed every tick: a follower checking every half
+  // interval takes over within two intervals of the leader's last renewal.
+  const leaseMs = Math.round(intervalMs * 1.5);
+  const longestWindow = Math.max(0, ...settings.rules.map((r) => Math.max(r.for ?? 0, r.within ?? 0)));
+  const retentionMs = longestWindow + (SERIES_LENGTH + 2) * intervalMs;
+
+  async function acquire(now: Date): Promise<boolean> {
+    return await store.escalation.acquireLease(
+      MONITOR_LEASE,
+      deps.owner,
+      new Date(now.getTime() + leaseMs).toISOString(),
+      now.toISOString(),
+    );
+  }
+
+  async function history(now: Date): Promise<Sample[]> {
+    const rows = await store.escalation.listSamples(new Date(now.getTime() - retentionMs).toISOString());
+    return rows.map((row) => JSON.parse(row.data) as Sample);
+  }
+
+  /** Applies one transition; on a lost race (an ack landed meanwhile) re-reads and redoes it once. */
+  async function apply(
+    result: RuleResult,
+    open: Alert | undefined,
+    lastResolved: Alert | undefined,
+    now: number,
+  ): Promise<Alert | undefined> {
+    let current = open;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const step: Transition = advanceAlert(current, lastResolved, result, now, settings, newAlertId);
+      if (!step.changed || !step.alert) return step.alert;
+      const outbox = toOutbox(step.effects);
+      const isNew = !current && step.alert.id !== lastResolved?.id;
+      const stored = isNew
+        ? await store.escalation.insertAlert(step.alert, outbox)
+        : await store.escalation.writeAlert(step.alert, outbox);
+      if (stored) return stored;
+      // Someone else wrote first (a user's ack, another monitor during a handover): start again
+      // from what is stored now, so nothing is posted twice.
+      const firing = await store.escalation.listAlerts({ status: 'firing' });
+      current = firing.find((a) => a.key === result.key);
+      if (!current && isNew) return undefined;
+    }
+    logger.warn({ key: result.key }, 'alert kept changing under the monitor; left for the next tick');
+    return current;
+  }
+
+  async function tick(): Promise<TickOutcome> {
+    const now = deps.now();
+    if (!(await acquire(now))) {
+      const holder = await store.escalation.getLease(MONITOR_LEASE);
+      return holder ? { leader: false, holder } : { leader: false };
+    }
+    const past = await history(now);
+    const sample = await takeSample(deps, past, now.getTime());
+    await store.escalation.appendSample(now.toISOString(), JSON.stringify(sample));
+    await store.escalation.pruneSamples(new Date(now.getTime() - retentionMs).toISOString());
+
+    const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
+    const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
+    const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
+    const resolvedBefore = new Map(
+      (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
+    );
+    const opened: Alert[] = [];
+    const resolved: Alert[] = [];
+    const stillFiring: Alert[] = [];
+    for (const result of results) {
+      const open = firing.get(result.key);
+      const after = await apply(
+        result,
+        open,
+        open ? undefined : resolvedBefore.get(result.key),
+        now.getTime(),
+      );
+      firing.delete(result.key);
+      if (!after) continue;
+      if (after.status === 'resolved' && open) resolved.push(after);
+      if (after.status === 'firing') {
+        stillFiring.push(after);
+        if (!open) opened.push(after);
+      }
+    }
+    // Alerts whose subject was not evaluated this tick (its system unreachable, a rule removed)
+    // stay as they are: not seeing a problem is not its end.
+    stillFiring.push(...firing.values());
+    return { leader: true, sample, firing: stillFiring, opened, resolved };
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let lastTick = 0;
+  let ticking: Promise<unknown> | undefined;
+  let stopped = false;
+
+  /** One step of the loop: renew or take the lease, and tick when an interval has passed. */
+  async function step(): Promise<void> {
+    if (ticking) return;
+    const run = (async () => {
+      try {
+        const now = deps.now().getTime();
+        if (now - lastTick >= intervalMs * 0.9) {
+          const outcome = await tick();
+          if (outcome.leader) {
+            lastTick = now;
+            if (outcome.opened.length || outcome.resolved.length) {
+              logger.info(
+                { opened: outcome.opened.map((a) => a.id), resolved: outcome.resolved.map((a) => a.id) },
+                'monitor tick changed alerts',
+              );
+            }
+            // Not awaited: Slack being slow or down never holds the next tick.
+            void deps.outbox
+              .drain()
+              .catch((error: unknown) => logger.warn({ err: error }, 'outbox drain failed'));
+          }
+        } else {
+          await acquire(deps.now());
+        }
+      } catch (error) {
+        logger.warn({ err: error }, 'monitor tick failed; it runs again on the next interval');
+      }
+    })();
+    ticking = run;
+    await run;
+    ticking = undefined;
+  }
+
+  return {
+    tick,
+    /** Starts the loop: a step every half interval (see `leaseMs`). */
+    start(): void {
+      if (timer || stopped) return;
+      void step();
+      timer = setInterval(() => void step(), Math.max(250, Math.round(intervalMs / 2)));
+      timer.unref();
+    },
+    /** Stops the loop, waits for a tick in progress, and gives the lease back for a quick handover. */
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await ticking;
+      await deps.outbox.idle();
+      await store.escalation.releaseLease(MONITOR_LEASE, deps.owner).catch(() => undefined);
+    },
+  };
+}
+
+export type Monitor = ReturnType<typeof createMonitor>;

@@ -1,0 +1,184 @@
+import type { Message } from '../blocks/message.js';
+import type { EscalationConfig } from '../config/schema.js';
+import type { Locale } from '../i18n/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { EscalationStore, OutboxItem } from '../store/store.js';
+import { alertMessage, threadMessage } from './blocks.js';
+
+/** A Slack call that failed; whether to try again, and not before when. */
+export class DeliveryError extends Error {
+  constructor(
+    readonly reason: string,
+    /** Slack said no for good (channel_not_found, message_not_found, invalid_auth…). */
+    readonly permanent: boolean,
+    /** A 429's Retry-After, in milliseconds. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(reason);
+    this.name = 'DeliveryError';
+  }
+}
+
+/** What the outbox needs from Slack; the transport implements it with the Web API. */
+export interface SlackSender {
+  post(channel: string, message: Message, threadTs?: string): Promise<{ channel: string; ts: string }>;
+  update(channel: string, ts: string, message: Message): Promise<void>;
+}
+
+export interface OutboxDeps {
+  store: EscalationStore;
+  /** Undefined when no bot token is configured: items wait. */
+  slack?: SlackSender;
+  /** `slack.incidentChannel`. */
+  channel?: string;
+  settings: Pick<EscalationConfig, 'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes'>;
+  /** Who claims items (a replica, a `monitor --once` process). */
+  owner: string;
+  now: () => Date;
+  logger: Logger;
+  locale: Locale;
+  /** How long a claim holds while a Slack call is in flight. Default 60 s. */
+  claimMs?: number;
+}
+
+export interface DrainResult {
+  sent: number;
+  dropped: number;
+  /** Items still waiting. */
+  pending: number;
+  /** Why it stopped before the outbox was empty, if it did. */
+  stoppedBy?: 'retry' | 'not-before' | 'claimed' | 'deadline' | 'no-slack';
+}
+
+/** Back-off after a failure with no Retry-After: 2, 4, 8… s, at most a minute. */
+const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(attempts, 5));
+
+/**
+ * Delivers the outbox strictly in order: the oldest item first, and nothing after an item that
+ * failed until it goes through (a thread reply must not land before its post, an update before
+ * the post it updates). Posts and updates render the alert as it is when sent, so a message
+ * delivered late says what is true then. One drain at a time per process (`drain` shares it).
+ */
+export function createOutbox(deps: OutboxDeps) {
+  const { store, logger } = deps;
+  const claimMs = deps.claimMs ?? 60_000;
+  let running: Promise<DrainResult> | undefined;
+
+  async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
+    const alert = await store.getAlert(item.alertId);
+    if (!alert) return 'dropped';
+    const now = deps.now();
+    const iso = now.toISOString();
+    if (item.kind === 'post') {
+      // Delivered before (the claim lapsed after Slack answered): never a second message.
+      if (alert.messageTs) {
+        await store.completeOutbox(item.seq, iso, 'sent');
+        return 'sent';
+      }
+      const posted = await slack.post(channel, alertMessage(alert, deps.locale, now, deps.settings));
+      await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, ...posted });
+      return 'sent';
+    }
+    if (!alert.messageTs || !alert.channel) {
+      // Its post was given up for good: there is no message to update or reply to.
+      await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no message to update');
+      return 'dropped';
+    }
+    if (item.kind === 'update') {
+      await slack.update(
+        alert.channel,
+        alert.messageTs,
+        alertMessage(alert, deps.locale, now, deps.settings),
+      );
+    } else {
+      await slack.post(
+        alert.channel,
+        threadMessage(alert, item.payload, deps.locale, deps.settings),
+        alert.messageTs,
+      );
+    }
+    await store.completeOutbox(item.seq, iso, 'sent');
+    return 'sent';
+  }
+
+  async function run(deadline: number): Promise<DrainResult> {
+    const result: DrainResult = { sent: 0, dropped: 0, pending: 0 };
+    const { slack, channel } = deps;
+    for (;;) {
+      if (!slack || !channel) {
+        result.stoppedBy = 'no-slack';
+        break;
+      }
+      if (Date.now() >= deadline) {
+        result.stoppedBy = 'deadline';
+        break;
+      }
+      const item = await store.nextOutbox();
+      if (!item) break;
+      const now = deps.now();
+      if (Date.parse(item.notBefore) > now.getTime()) {
+        result.stoppedBy = 'not-before';
+        break;
+      }
+      const claimed = await store.claimOutbox(
+        item.seq,
+        deps.owner,
+        new Date(now.getTime() + claimMs).toISOString(),
+        now.toISOString(),
+      );
+      if (!claimed) {
+        result.stoppedBy = 'claimed';
+        break;
+      }
+      try {
+        const outcome = await deliver(item, slack, channel);
+        if (outcome === 'sent') result.sent++;
+        else result.dropped++;
+      } catch (error) {
+        const failure =
+          error instanceof DeliveryError
+            ? error
+            : new DeliveryError(error instanceof Error ? error.message : String(error), false);
+        const at = deps.now();
+        if (failure.permanent) {
+          logger.error(
+            { seq: item.seq, alertId: item.alertId, kind: item.kind, reason: failure.reason },
+            'Slack refused an alert message for good; dropped from the outbox',
+          );
+          await store.completeOutbox(item.seq, at.toISOString(), 'dropped', undefined, failure.reason);
+          result.dropped++;
+          continue;
+        }
+        const wait = failure.retryAfterMs ?? backoffMs(item.attempts);
+        await store.retryOutbox(item.seq, failure.reason, new Date(at.getTime() + wait).toISOString());
+        logger.warn(
+          { seq: item.seq, alertId: item.alertId, kind: item.kind, reason: failure.reason, retryInMs: wait },
+          'Slack did not take an alert message; it stays in the outbox, in order',
+        );
+        result.stoppedBy = 'retry';
+        break;
+      }
+    }
+    result.pending = await store.pendingOutbox();
+    return result;
+  }
+
+  return {
+    /**
+     * Sends what is due, until the outbox is empty, an item must wait, or `deadlineMs` has passed.
+     * A drain already running is shared, not doubled.
+     */
+    drain(deadlineMs = 20_000): Promise<DrainResult> {
+      running ??= run(Date.now() + deadlineMs).finally(() => {
+        running = undefined;
+      });
+      return running;
+    },
+    /** Resolves when the drain in progress, if any, is over. */
+    async idle(): Promise<void> {
+      await running?.catch(() => undefined);
+    },
+  };
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;

@@ -1,0 +1,279 @@
+import { type EscalationRule, QUEUE_METRICS, type RuleMetric, SYSTEM_METRICS } from '../config/schema.js';
+import type { QueueSample, Sample, SystemSample } from './samples.js';
+
+/**
+ * Rule evaluation: a pure function of the samples and a clock. No I/O, no Date.now(): the same
+ * history and `now` always give the same results, which is what the tests pin down.
+ */
+
+/** How many of the latest samples the sparkline shows. */
+export const SERIES_LENGTH = 12;
+
+/** One rule applied to one subject (`system/queue`, or `system` for system metrics). */
+export interface RuleResult {
+  /** `rule|subject`: at most one open alert per key. */
+  key: string;
+  rule: EscalationRule;
+  subject: string;
+  system: string;
+  queue?: string;
+  /** The latest value; undefined when it cannot be known (system unreachable, no earlier sample). */
+  value: number | undefined;
+  comparator: 'above' | 'below';
+  threshold: number;
+  /** The latest sample is over (or under) the threshold. */
+  breachNow: boolean;
+  /** The rule fires: the latest sample breaches and, with `for`, has done so for that long. */
+  firing: boolean;
+  /** Latest samples in a row that are known and not breaching (what `clearAfterSamples` counts). */
+  cleanRun: number;
+  /** The last values, oldest first, for the sparkline; null where unknown. */
+  series: (number | null)[];
+  /** For queue subjects: minutes to drain at the current rate (Infinity: not draining). */
+  minutesToDrain?: number;
+}
+
+const isQueueMetric = (metric: RuleMetric): boolean => (QUEUE_METRICS as readonly string[]).includes(metric);
+export const isSystemMetric = (metric: RuleMetric): boolean =>
+  (SYSTEM_METRICS as readonly string[]).includes(metric);
+
+/** `pushizo/dispatch-*` → a RegExp over `system/queue`; `*` is the only wildcard. */
+export function patternRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${body}$`);
+}
+
+/** Whether a rule watches `system/queue` (queue metrics) or `system` (system metrics). */
+export function ruleMatches(rule: EscalationRule, system: string, queue?: string): boolean {
+  if (!rule.queues) return true;
+  return rule.queues.some((pattern) => {
+    if (queue !== undefined) return patternRegExp(pattern).test(`${system}/${queue}`);
+    // A system metric is watched on every system a pattern names: `pushizo/*` watches `pushizo`.
+    const slash = pattern.indexOf('/');
+    return patternRegExp(slash === -1 ? pattern : pattern.slice(0, slash)).test(system);
+  });
+}
+
+/** Per sample, its systems and queues by name, so each lookup is O(1). */
+interface Indexed {
+  at: number;
+  systems: Map<string, { system: SystemSample; queues: Map<string, QueueSample> }>;
+}
+
+function index(history: readonly Sample[]): Indexed[] {
+  return history.map((sample) => ({
+    at: sample.at,
+    systems: new Map(
+      sample.systems.map((system) => [
+        system.name,
+        { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
+      ]),
+    ),
+  }));
+}
+
+/** The earliest sample at or after `at(i) − window` (without a window: the one before), before i. */
+function windowStart(samples: readonly Indexed[], i: number, within: number | undefined): number | undefined {
+  if (i === 0) return undefined;
+  if (within === undefined) return i - 1;
+  const from = samples[i]!.at - within;
+  for (let j = 0; j < i; j++) if (samples[j]!.at >= from) return j;
+  return i - 1;
+}
+
+type Subject = { system: string; queue?: string };
+
+function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | undefined {
+  const entry = samples[i]?.systems.get(s.system);
+  if (!entry?.system.ok || s.queue === undefined) return undefined;
+  return entry.queues.get(s.queue);
+}
+
+function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: number): number | undefined {
+  const q = queueAt(samples, i, s);
+  const j = windowStart(samples, i, within);
+  const before = j === undefined ? undefined : queueAt(samples, j, s);
+  if (!q || !before || j === undefined) return undefined;
+  const minutes = (samples[i]!.at - samples[j]!.at) / 60_000;
+  if (minutes <= 0) return undefined;
+  return (before.waiting - q.waiting) / minutes;
+}
+
+/** The value of `metric` for `subject` at sample `i`, or undefined when it cannot be known. */
+export function metricAt(
+  samples: readonly Indexed[],
+  i: number,
+  metric: RuleMetric,
+  s: Subject,
+  within?: number,
+): number | undefined {
+  const entry = samples[i]?.systems.get(s.system);
+  if (!entry) return undefined;
+  const { system } = entry;
+  switch (metric) {
+    case 'unreachableSamples': {
+      let run = 0;
+      for (let k = i; k >= 0; k--) {
+        const at = samples[k]!.systems.get(s.system);
+        if (!at || at.system.ok) break;
+        run++;
+      }
+      return run;
+    }
+    case 'redisMemoryRatio':
+      return system.ok && system.memory && system.memory.max > 0
+        ? system.memory.used / system.memory.max
+        : undefined;
+    case 'evictionPolicy':
+      // BullMQ needs every key kept; Celery's broker is not held to it.
+      if (!system.ok || !system.memory) return undefined;
+      return system.type === 'bullmq' && system.memory.policy !== 'noeviction' ? 1 : 0;
+    case 'workerChurn': {
+      const j = windowStart(samples, i, within);
+      if (j === undefined || !system.ok) return undefined;
+      let churn = 0;
+      let pairs = 0;
+      for (let k = j + 1; k <= i; k++) {
+        const a = samples[k - 1]!.systems.get(s.system)?.system;
+        const b = samples[k]!.systems.get(s.system)?.system;
+        if (!a?.ok || !b?.ok || !a.workers || !b.workers) continue;
+        const before = new Set(a.workers);
+        const after = new Set(b.workers);
+        for (const w of after) if (!before.has(w)) churn++;
+        for (const w of before) if (!after.has(w)) churn++;
+        pairs++;
+      }
+      return pairs === 0 ? undefined : churn;
+    }
+    default:
+      break;
+  }
+  const q = queueAt(samples, i, s);
+  if (!q) return undefined;
+  switch (metric) {
+    case 'waiting':
+      return q.waiting;
+    case 'active':
+      return q.active;
+    case 'delayed':
+      return q.delayed;
+    case 'failed':
+      return q.failed;
+    case 'workers':
+      return q.workers ?? undefined;
+    case 'oldestWaitingSeconds':
+      return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
+    case 'failedIncrease': {
+      const j = windowStart(samples, i, within);
+      const before = j === undefined ? undefined : queueAt(samples, j, s);
+      // A failed set trimmed or retried shrinks; that is not a negative number of failures.
+      return before ? Math.max(0, q.failed - before.failed) : undefined;
+    }
+    case 'drainRate':
+      return drainRate(samples, i, s, within);
+    case 'minutesToDrain': {
+      if (q.waiting === 0) return 0;
+      const rate = drainRate(samples, i, s, within);
+      if (rate === undefined) return undefined;
+      return rate > 0 ? q.waiting / rate : Number.POSITIVE_INFINITY;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function breaches(
+  rule: EscalationRule,
+  value: number | undefined,
+  samples: readonly Indexed[],
+  i: number,
+  s: Subject,
+): boolean {
+  if (value === undefined) return false;
+  const over = rule.above !== undefined ? value > rule.above : value < (rule.below as number);
+  if (!over) return false;
+  // "No workers" only matters while jobs wait: an idle queue nobody consumes is not an incident.
+  if (rule.metric === 'workers') return (queueAt(samples, i, s)?.waiting ?? 0) > 0;
+  return true;
+}
+
+function subjectsOf(rule: EscalationRule, latest: Indexed | undefined): Subject[] {
+  if (!latest) return [];
+  const out: Subject[] = [];
+  for (const [name, { system, queues }] of latest.systems) {
+    if (isSystemMetric(rule.metric)) {
+      if (ruleMatches(rule, name)) out.push({ system: name });
+      continue;
+    }
+    if (!system.ok) continue;
+    for (const queue of queues.keys()) if (ruleMatches(rule, name, queue)) out.push({ system: name, queue });
+  }
+  return out;
+}
+
+/**
+ * Every rule against every subject it watches in the latest sample. `history` is oldest first;
+ * `now` is the clock `for` windows are measured against.
+ */
+export function evaluateRules(
+  rules: readonly EscalationRule[],
+  history: readonly Sample[],
+  now: number,
+): RuleResult[] {
+  const samples = index(history);
+  const last = samples.length - 1;
+  const results: RuleResult[] = [];
+  for (const rule of rules) {
+    for (const s of subjectsOf(rule, samples[last])) {
+      const valueAt = (i: number) => metricAt(samples, i, rule.metric, s, rule.within);
+      const value = valueAt(last);
+      const breachNow = breaches(rule, value, samples, last, s);
+      let firing = breachNow;
+      if (breachNow && rule.for !== undefined) {
+        let start = last;
+        while (start > 0 && breaches(rule, valueAt(start - 1), samples, start - 1, s)) start--;
+        firing = now - samples[start]!.at >= rule.for;
+      }
+      let cleanRun = 0;
+      for (let i = last; i >= 0; i--) {
+        const v = valueAt(i);
+        if (v === undefined || breaches(rule, v, samples, i, s)) break;
+        cleanRun++;
+      }
+      const series: (number | null)[] = [];
+      for (let i = Math.max(0, last - SERIES_LENGTH + 1); i <= last; i++) {
+        const v = valueAt(i);
+        series.push(v === undefined || !Number.isFinite(v) ? null : v);
+      }
+      const subject = s.queue === undefined ? s.system : `${s.system}/${s.queue}`;
+      const result: RuleResult = {
+        key: `${rule.name}|${subject}`,
+        rule,
+        subject,
+        system: s.system,
+        value,
+        comparator: rule.above !== undefined ? 'above' : 'below',
+        threshold: (rule.above ?? rule.below) as number,
+        breachNow,
+        firing,
+        cleanRun,
+        series,
+      };
+      if (s.queue !== undefined) {
+        result.queue = s.queue;
+        const minutes = metricAt(samples, last, 'minutesToDrain', s);
+        if (minutes !== undefined) result.minutesToDrain = minutes;
+      }
+      results.push(result);
+    }
+  }
+  return results;
+}
+
+/** Queue metrics are watched per `system/queue`; the rest per system. */
+export function metricScope(metric: RuleMetric): 'queue' | 'system' {
+  return isQueueMetric(metric) ? 'queue' : 'system';
+}

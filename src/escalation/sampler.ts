@@ -1,0 +1,103 @@
+import type { QueueBackend, SystemStatus } from '../backends/queue-backend.js';
+import { askSystem } from '../commands/timeout.js';
+import type { BackendRegistry } from '../commands/types.js';
+import type { Config } from '../config/schema.js';
+import { isOpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { QueueSample, Sample, SystemSample } from './samples.js';
+
+export interface SamplerDeps {
+  config: Pick<Config, 'systems'>;
+  backends: BackendRegistry;
+}
+
+/**
+ * One sample of every system: exactly the reads `status` makes (`QueueBackend.status()`: one
+ * pipelined round trip per system, plus Celery's worker inspection), in parallel, each under the
+ * system's deadline. A system that fails is a sample with `ok: false`, never a failed tick.
+ * `history` (oldest first) carries the Celery head sightings forward.
+ */
+export async function takeSample(
+  deps: SamplerDeps,
+  history: readonly Sample[],
+  now: number,
+): Promise<Sample> {
+  const backends = deps.backends.all();
+  const settled = await Promise.allSettled(
+    backends.map((backend) => askSystem(deps, backend.name, backend.status())),
+  );
+  const systems = settled.map((result, i): SystemSample => {
+    const backend = backends[i]!;
+    if (result.status === 'fulfilled')
+      return toSystemSample(result.value, lastOk(history, backend.name), now);
+    return failedSample(backend, result.reason);
+  });
+  return { at: now, systems };
+}
+
+function lastOk(history: readonly Sample[], system: string): SystemSample | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const found = history[i]!.systems.find((s) => s.name === system);
+    if (found?.ok) return found;
+  }
+  return undefined;
+}
+
+function failedSample(backend: QueueBackend, reason: unknown): SystemSample {
+  const error = isOpsError(reason)
+    ? messages().errors.describe(reason)
+    : reason instanceof Error
+      ? reason.message
+      : String(reason);
+  return { name: backend.name, type: backend.type, ok: false, error, workers: null, queues: [] };
+}
+
+/** What one `status()` says, reduced to the numbers rules look at. */
+export function toSystemSample(
+  status: SystemStatus,
+  previous: SystemSample | undefined,
+  now: number,
+): SystemSample {
+  const inspected = !status.warnings.some((w) => w.code === 'WorkerInspectFailed');
+  const heads = new Map(previous?.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])));
+  const queues = status.queues.map((q): QueueSample => {
+    const sample: QueueSample = {
+      name: q.name,
+      // Prioritized BullMQ jobs wait too; Celery reports 0 there.
+      waiting: q.waiting + q.prioritized,
+      active: q.active,
+      delayed: q.delayed,
+      failed: q.failed,
+      oldestWaitingSeconds: q.oldestWaitingSeconds,
+      workers: inspected ? status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length : null,
+    };
+    if (q.headId !== undefined && q.waiting > 0) {
+      // The same message still at the head: it has waited since the monitor first saw it there,
+      // across restarts and `monitor --once` runs, because the sighting is in the stored samples.
+      const seen = heads.get(q.name);
+      const firstSeen = seen && seen.id === q.headId ? seen.firstSeen : now;
+      sample.head = { id: q.headId, firstSeen };
+      const held = Math.max(0, Math.floor((now - firstSeen) / 1000));
+      sample.oldestWaitingSeconds = Math.max(q.oldestWaitingSeconds ?? 0, held);
+    }
+    return sample;
+  });
+  return {
+    name: status.name,
+    type: status.type,
+    ok: true,
+    memory: {
+      used: status.redis.usedMemoryBytes,
+      max: status.redis.maxMemoryBytes,
+      policy: status.redis.maxMemoryPolicy,
+    },
+    workers: inspected ? status.workers.map(workerIdentity).sort() : null,
+    queues,
+  };
+}
+
+/** Name plus connection address when known: a worker restarting under its name still shows. */
+function workerIdentity(worker: SystemStatus['workers'][number]): string {
+  const addr = worker.details?.addr;
+  return addr === undefined ? worker.name : `${worker.name}|${addr}`;
+}

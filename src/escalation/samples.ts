@@ -1,0 +1,46 @@
+import type { SystemType } from '../backends/queue-backend.js';
+
+/**
+ * What one monitor tick saw, kept (a short history) in the bot's store so that windows (`for`,
+ * `within`), rates and the sparkline survive restarts and work for `monitor --once` from cron.
+ * Only numbers and names: never job data.
+ */
+export interface Sample {
+  /** Epoch milliseconds. */
+  at: number;
+  systems: SystemSample[];
+}
+
+export interface SystemSample {
+  name: string;
+  type: SystemType;
+  /** False when the system's Redis could not be read this tick. */
+  ok: boolean;
+  /** One line, when not ok. */
+  error?: string;
+  memory?: { used: number; max: number; policy: string };
+  /**
+   * One identity per connected worker (name, plus the connection address when known, so a worker
+   * that restarts under the same name still counts as one leaving and one arriving). Null when
+   * the workers could not be asked (Celery inspection timed out, CLIENT LIST refused).
+   */
+  workers: string[] | null;
+  queues: QueueSample[];
+}
+
+export interface QueueSample {
+  name: string;
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  /** Null when nothing waits or the age is not known. */
+  oldestWaitingSeconds: number | null;
+  /** Workers consuming this queue; null when unknown (see `SystemSample.workers`). */
+  workers: number | null;
+  /**
+   * The message at the head of the queue and when the monitor first saw it there (Celery, whose
+   * messages carry no enqueue time); carried from sample to sample while the head stays the same.
+   */
+  head?: { id: string; firstSeen: number };
+}

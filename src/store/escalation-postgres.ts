@@ -1,0 +1,197 @@
+import type pg from 'pg';
+import type { Alert } from '../escalation/lifecycle.js';
+import { alertColumns, alertData, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import type { EscalationStore, OutboxInput } from './store.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The escalation tables on PostgreSQL: each alert write is one conditional UPDATE (or an INSERT
+ * that yields to the UNIQUE open key) in a transaction with its outbox rows, so two monitors
+ * during a handover can never both open, or both post, the same alert.
+ */
+export function createPostgresEscalation(
+  pool: pg.Pool,
+  wrap: <T>(fn: () => Promise<T>) => Promise<T>,
+  inTransaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
+): EscalationStore {
+  const enqueue = async (
+    client: pg.PoolClient,
+    alertId: string,
+    items: readonly OutboxInput[],
+    at: string,
+  ) => {
+    for (const item of items) {
+      if (item.kind === 'update') {
+        // The caller's write holds the alert row, so two writers cannot both decide "none waiting".
+        const waiting = await client.query(
+          `SELECT 1 FROM escalation_outbox WHERE alert_id = $1 AND kind = 'update'
+             AND done_at IS NULL AND claimed_by IS NULL LIMIT 1`,
+          [alertId],
+        );
+        if (waiting.rowCount) continue;
+      }
+      await client.query(
+        `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
+         VALUES ($1, $2, $3, $4, $4)`,
+        [alertId, item.kind, JSON.stringify(item.payload), at],
+      );
+    }
+  };
+
+  return {
+    appendSample: (at, data) =>
+      wrap(async () => {
+        await pool.query('INSERT INTO escalation_samples (at, data) VALUES ($1, $2)', [at, data]);
+      }),
+    listSamples: (sinceAt) =>
+      wrap(
+        async () =>
+          (
+            await pool.query('SELECT at, data FROM escalation_samples WHERE at >= $1 ORDER BY at, id', [
+              sinceAt,
+            ])
+          ).rows as { at: string; data: string }[],
+      ),
+    pruneSamples: (beforeAt) =>
+      wrap(
+        async () =>
+          (await pool.query('DELETE FROM escalation_samples WHERE at < $1', [beforeAt])).rowCount ?? 0,
+      ),
+
+    getAlert: (id) =>
+      wrap(async () => {
+        const row = (await pool.query('SELECT * FROM escalation_alerts WHERE id = $1', [id])).rows[0] as
+          | Row
+          | undefined;
+        return row ? rowToAlert(row) : undefined;
+      }),
+    listAlerts: (options) =>
+      wrap(async () => {
+        if (options.status === 'firing') {
+          return (
+            await pool.query("SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id")
+          ).rows.map(rowToAlert);
+        }
+        if (options.keys.length === 0) return [];
+        return (
+          await pool.query(
+            `SELECT DISTINCT ON (alert_key) * FROM escalation_alerts
+              WHERE status = 'resolved' AND alert_key = ANY($1) ORDER BY alert_key, updated_at DESC`,
+            [[...options.keys]],
+          )
+        ).rows.map(rowToAlert);
+      }),
+    insertAlert: (alert, outbox) =>
+      wrap(() =>
+        inTransaction(async (client): Promise<Alert | undefined> => {
+          const c = alertColumns(alert);
+          const done = await client.query(
+            `INSERT INTO escalation_alerts (id, alert_key, open_key, status, version, opened_at, updated_at, data)
+             VALUES ($1, $2, $3, $4, 1, $5, $6, $7) ON CONFLICT DO NOTHING`,
+            [c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert)],
+          );
+          if (!done.rowCount) return undefined;
+          await enqueue(client, alert.id, outbox, alert.updatedAt);
+          return { ...alert, version: 1 };
+        }),
+      ),
+    writeAlert: (alert, outbox) =>
+      wrap(async () => {
+        try {
+          return await inTransaction(async (client): Promise<Alert | undefined> => {
+            const c = alertColumns(alert);
+            const done = await client.query(
+              `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
+                 updated_at = $3, data = $4 WHERE id = $5 AND version = $6`,
+              [c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version],
+            );
+            if (!done.rowCount) return undefined;
+            await enqueue(client, alert.id, outbox, alert.updatedAt);
+            return { ...alert, version: alert.version + 1 };
+          });
+        } catch (error) {
+          // Reopening while a newer alert with the same key fires: that one stands.
+          if ((error as { code?: unknown }).code === '23505') return undefined;
+          throw error;
+        }
+      }),
+
+    nextOutbox: () =>
+      wrap(async () => {
+        const row = (
+          await pool.query('SELECT * FROM escalation_outbox WHERE done_at IS NULL ORDER BY seq LIMIT 1')
+        ).rows[0] as Row | undefined;
+        return row ? rowToOutbox(row) : undefined;
+      }),
+    claimOutbox: (seq, owner, until, now) =>
+      wrap(
+        async () =>
+          (
+            await pool.query(
+              `UPDATE escalation_outbox SET claimed_by = $1, claimed_until = $2
+                WHERE seq = $3 AND done_at IS NULL
+                  AND (claimed_until IS NULL OR claimed_until < $4 OR claimed_by = $1)`,
+              [owner, until, seq, now],
+            )
+          ).rowCount === 1,
+      ),
+    completeOutbox: (seq, at, outcome, message, error) =>
+      wrap(() =>
+        inTransaction(async (client) => {
+          await client.query(
+            'UPDATE escalation_outbox SET done_at = $1, outcome = $2, last_error = $3, claimed_until = NULL WHERE seq = $4',
+            [at, outcome, error ?? null, seq],
+          );
+          if (!message) return;
+          const row = (
+            await client.query('SELECT * FROM escalation_alerts WHERE id = $1 FOR UPDATE', [message.alertId])
+          ).rows[0] as Row | undefined;
+          if (!row) return;
+          const alert = rowToAlert(row);
+          await client.query('UPDATE escalation_alerts SET data = $1, version = version + 1 WHERE id = $2', [
+            alertData({ ...alert, channel: message.channel, messageTs: message.ts }),
+            message.alertId,
+          ]);
+        }),
+      ),
+    retryOutbox: (seq, error, notBefore) =>
+      wrap(async () => {
+        await pool.query(
+          `UPDATE escalation_outbox SET attempts = attempts + 1, last_error = $1, not_before = $2,
+             claimed_by = NULL, claimed_until = NULL WHERE seq = $3`,
+          [error, notBefore, seq],
+        );
+      }),
+    pendingOutbox: () =>
+      wrap(async () =>
+        Number(
+          (await pool.query('SELECT COUNT(*) AS n FROM escalation_outbox WHERE done_at IS NULL')).rows[0]
+            ?.n ?? 0,
+        ),
+      ),
+
+    acquireLease: (name, owner, until, now) =>
+      wrap(async () => {
+        const result = await pool.query(
+          `INSERT INTO escalation_lease (name, owner, expires_at) VALUES ($1, $2, $3)
+           ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+           WHERE escalation_lease.owner = EXCLUDED.owner OR escalation_lease.expires_at < $4
+           RETURNING owner`,
+          [name, owner, until, now],
+        );
+        return result.rowCount === 1;
+      }),
+    releaseLease: (name, owner) =>
+      wrap(async () => {
+        await pool.query('DELETE FROM escalation_lease WHERE name = $1 AND owner = $2', [name, owner]);
+      }),
+    getLease: (name) =>
+      wrap(async () => {
+        const row = (
+          await pool.query('SELECT owner, expires_at FROM escalation_lease WHERE name = $1', [name])
+        ).rows[0] as { owner: string; expires_at: string } | undefined;
+        return row ? { owner: row.owner, expiresAt: row.expires_at } : undefined;
+      }),
+  };
+}

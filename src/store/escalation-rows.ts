@@ -1,0 +1,38 @@
+import type { Alert } from '../escalation/lifecycle.js';
+import type { OutboxItem } from './store.js';
+
+/** The columns an alert is kept under, beside its JSON record. */
+export function alertColumns(alert: Alert) {
+  return {
+    id: alert.id,
+    alert_key: alert.key,
+    open_key: alert.status === 'firing' ? alert.key : null,
+    status: alert.status,
+    opened_at: alert.openedAt,
+    updated_at: alert.updatedAt,
+  };
+}
+
+/** The record without `version`, which lives in its own column (the condition of every write). */
+export function alertData(alert: Alert): string {
+  const { version: _version, ...rest } = alert;
+  return JSON.stringify(rest);
+}
+
+export function rowToAlert(row: Record<string, unknown>): Alert {
+  return { ...(JSON.parse(String(row.data)) as Omit<Alert, 'version'>), version: Number(row.version) };
+}
+
+export function rowToOutbox(row: Record<string, unknown>): OutboxItem {
+  const item: OutboxItem = {
+    seq: Number(row.seq),
+    alertId: String(row.alert_id),
+    kind: row.kind as OutboxItem['kind'],
+    payload: JSON.parse(String(row.payload)) as Record<string, unknown>,
+    createdAt: String(row.created_at),
+    notBefore: String(row.not_before),
+    attempts: Number(row.attempts),
+  };
+  if (row.last_error !== null && row.last_error !== undefined) item.lastError = String(row.last_error);
+  return item;
+}

@@ -1,0 +1,197 @@
+import type Database from 'better-sqlite3';
+import type { Alert } from '../escalation/lifecycle.js';
+import { alertColumns, alertData, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import type { EscalationStore, OutboxInput } from './store.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The escalation tables on SQLite. Writes that read first run in `BEGIN IMMEDIATE`, so two
+ * processes on one file (the bot and a `monitor --once`) take turns.
+ */
+export function createSqliteEscalation(
+  db: Database.Database,
+  wrap: <T>(fn: () => T) => Promise<T>,
+): EscalationStore {
+  const enqueue = (alertId: string, items: readonly OutboxInput[], at: string) => {
+    for (const item of items) {
+      if (item.kind === 'update') {
+        const waiting = db
+          .prepare(
+            `SELECT 1 FROM escalation_outbox WHERE alert_id = ? AND kind = 'update'
+               AND done_at IS NULL AND claimed_by IS NULL`,
+          )
+          .get(alertId);
+        if (waiting) continue;
+      }
+      db.prepare(
+        `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
+         VALUES (?, ?, ?, ?, ?)`,
+      ).run(alertId, item.kind, JSON.stringify(item.payload), at, at);
+    }
+  };
+
+  const insert = db.transaction((alert: Alert, outbox: readonly OutboxInput[]): Alert | undefined => {
+    const c = alertColumns(alert);
+    const done = db
+      .prepare(
+        `INSERT OR IGNORE INTO escalation_alerts
+           (id, alert_key, open_key, status, version, opened_at, updated_at, data)
+         VALUES (?, ?, ?, ?, 1, ?, ?, ?)`,
+      )
+      .run(c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert));
+    if (done.changes === 0) return undefined;
+    enqueue(alert.id, outbox, alert.updatedAt);
+    return { ...alert, version: 1 };
+  });
+
+  const write = db.transaction((alert: Alert, outbox: readonly OutboxInput[]): Alert | undefined => {
+    const c = alertColumns(alert);
+    let changes: number;
+    try {
+      changes = db
+        .prepare(
+          `UPDATE escalation_alerts SET open_key = ?, status = ?, version = version + 1,
+             updated_at = ?, data = ? WHERE id = ? AND version = ?`,
+        )
+        .run(c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version).changes;
+    } catch (error) {
+      // Reopening while a newer alert with the same key fires: that one stands.
+      if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) return undefined;
+      throw error;
+    }
+    if (changes === 0) return undefined;
+    enqueue(alert.id, outbox, alert.updatedAt);
+    return { ...alert, version: alert.version + 1 };
+  });
+
+  const complete = db.transaction(
+    (
+      seq: number,
+      at: string,
+      outcome: string,
+      message: { alertId: string; channel: string; ts: string } | undefined,
+      error: string | undefined,
+    ) => {
+      db.prepare(
+        'UPDATE escalation_outbox SET done_at = ?, outcome = ?, last_error = ?, claimed_until = NULL WHERE seq = ?',
+      ).run(at, outcome, error ?? null, seq);
+      if (!message) return;
+      const row = db.prepare('SELECT * FROM escalation_alerts WHERE id = ?').get(message.alertId) as
+        | Row
+        | undefined;
+      if (!row) return;
+      const alert = rowToAlert(row);
+      db.prepare('UPDATE escalation_alerts SET data = ?, version = version + 1 WHERE id = ?').run(
+        alertData({ ...alert, channel: message.channel, messageTs: message.ts }),
+        message.alertId,
+      );
+    },
+  );
+
+  const lease = db.transaction((name: string, owner: string, until: string, now: string): boolean => {
+    const row = db
+      .prepare(
+        `INSERT INTO escalation_lease (name, owner, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE escalation_lease.owner = excluded.owner OR escalation_lease.expires_at < ?
+         RETURNING owner`,
+      )
+      .get(name, owner, until, now);
+    return row !== undefined;
+  });
+
+  return {
+    appendSample: (at, data) =>
+      wrap(() => {
+        db.prepare('INSERT INTO escalation_samples (at, data) VALUES (?, ?)').run(at, data);
+      }),
+    listSamples: (sinceAt) =>
+      wrap(
+        () =>
+          db
+            .prepare('SELECT at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id')
+            .all(sinceAt) as { at: string; data: string }[],
+      ),
+    pruneSamples: (beforeAt) =>
+      wrap(() => db.prepare('DELETE FROM escalation_samples WHERE at < ?').run(beforeAt).changes),
+
+    getAlert: (id) =>
+      wrap(() => {
+        const row = db.prepare('SELECT * FROM escalation_alerts WHERE id = ?').get(id) as Row | undefined;
+        return row ? rowToAlert(row) : undefined;
+      }),
+    listAlerts: (options) =>
+      wrap(() => {
+        if (options.status === 'firing') {
+          return (
+            db
+              .prepare("SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id")
+              .all() as Row[]
+          ).map(rowToAlert);
+        }
+        const out: Alert[] = [];
+        const newest = db.prepare(
+          `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
+           ORDER BY updated_at DESC LIMIT 1`,
+        );
+        for (const key of options.keys) {
+          const row = newest.get(key) as Row | undefined;
+          if (row) out.push(rowToAlert(row));
+        }
+        return out;
+      }),
+    insertAlert: (alert, outbox) => wrap(() => insert.immediate(alert, outbox)),
+    writeAlert: (alert, outbox) => wrap(() => write.immediate(alert, outbox)),
+
+    nextOutbox: () =>
+      wrap(() => {
+        const row = db
+          .prepare('SELECT * FROM escalation_outbox WHERE done_at IS NULL ORDER BY seq LIMIT 1')
+          .get() as Row | undefined;
+        return row ? rowToOutbox(row) : undefined;
+      }),
+    claimOutbox: (seq, owner, until, now) =>
+      wrap(
+        () =>
+          db
+            .prepare(
+              `UPDATE escalation_outbox SET claimed_by = ?, claimed_until = ?
+               WHERE seq = ? AND done_at IS NULL
+                 AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)`,
+            )
+            .run(owner, until, seq, now, owner).changes === 1,
+      ),
+    completeOutbox: (seq, at, outcome, message, error) =>
+      wrap(() => complete.immediate(seq, at, outcome, message, error)),
+    retryOutbox: (seq, error, notBefore) =>
+      wrap(() => {
+        db.prepare(
+          `UPDATE escalation_outbox SET attempts = attempts + 1, last_error = ?, not_before = ?,
+             claimed_by = NULL, claimed_until = NULL WHERE seq = ?`,
+        ).run(error, notBefore, seq);
+      }),
+    pendingOutbox: () =>
+      wrap(
+        () =>
+          (
+            db.prepare('SELECT COUNT(*) AS n FROM escalation_outbox WHERE done_at IS NULL').get() as {
+              n: number;
+            }
+          ).n,
+      ),
+
+    acquireLease: (name, owner, until, now) => wrap(() => lease.immediate(name, owner, until, now)),
+    releaseLease: (name, owner) =>
+      wrap(() => {
+        db.prepare('DELETE FROM escalation_lease WHERE name = ? AND owner = ?').run(name, owner);
+      }),
+    getLease: (name) =>
+      wrap(() => {
+        const row = db.prepare('SELECT owner, expires_at FROM escalation_lease WHERE name = ?').get(name) as
+          | { owner: string; expires_at: string }
+          | undefined;
+        return row ? { owner: row.owner, expiresAt: row.expires_at } : undefined;
+      }),
+  };
+}

@@ -1,0 +1,305 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { createQueueOps, type QueueOps } from '../../src/app.js';
+import { configSchema } from '../../src/config/schema.js';
+import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
+import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { fakeSlack, kindOf } from './fake-slack.js';
+
+const redisUrl = inject('redisUrl');
+const SLACK = 'https://slack.escalation.test';
+const T0 = Date.parse('2030-03-01T09:00:00.000Z');
+const logger = createLogger({ level: 'silent' });
+
+describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web API', () => {
+  let dir: string;
+  let prefix: string;
+  let queue: Queue;
+  let clock: number;
+  let slack: ReturnType<typeof fakeSlack>;
+  const running: QueueOps[] = [];
+
+  beforeAll(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  afterAll(() => {
+    nock.enableNetConnect();
+  });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'queue-ops-escalation-'));
+    prefix = randomName('esc');
+    queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
+    await queue.waitUntilReady();
+    clock = T0;
+    slack = fakeSlack(SLACK);
+  });
+
+  afterEach(async () => {
+    for (const runtime of running.splice(0)) await runtime.close();
+    await queue.close();
+    await deletePrefix(redisUrl, prefix);
+    nock.cleanAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const config = () =>
+    configSchema.parse({
+      slack: { incidentChannel: 'C0INCIDENT', allowedChannels: ['C0INCIDENT'] },
+      store: `sqlite:${join(dir, 'queue-ops.db')}`,
+      roles: { viewer: ['*'], operator: ['U0ALICE'] },
+      systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: ['dispatch-ios'] }],
+      escalation: {
+        intervalSeconds: 30,
+        renotifyMinutes: 2,
+        escalateAfterMinutes: 3,
+        escalateTo: ['S0PLATFORM'],
+        clearAfterSamples: 2,
+        rules: [
+          {
+            name: 'backlog',
+            queues: ['pushizo/dispatch-*'],
+            metric: 'waiting',
+            above: 50,
+            severity: 'critical',
+          },
+        ],
+      },
+    });
+
+  /** A bot process: its own runtime and monitor on the shared SQLite file. */
+  async function start(): Promise<{ runtime: QueueOps; escalation: Escalation }> {
+    const runtime = await createQueueOps({ config: config(), env: {}, logger, now: () => new Date(clock) });
+    running.push(runtime);
+    const sender = createSlackSender(
+      createAlertWebClient('xoxb-test', { apiUrl: `${SLACK}/api/` }),
+      logger,
+      'en',
+    );
+    const escalation = createEscalation({ runtime, logger, slack: sender, label: 'test' });
+    return { runtime, escalation };
+  }
+
+  async function tick(escalation: Escalation, at: number) {
+    clock = at;
+    const outcome = await escalation.monitor.tick();
+    const drained = await escalation.outbox.drain();
+    return { outcome, drained };
+  }
+
+  const add = (n: number) =>
+    queue.addBulk(
+      Array.from({ length: n }, (_, i) => ({ name: 'send-push', data: { secret: `payload-${i}` } })),
+    );
+  const s = (seconds: number) => T0 + seconds * 1000;
+  const textOf = (value: unknown) => JSON.stringify(value);
+  const alertIdOf = (call: { blocks: Record<string, unknown>[] }) =>
+    (call.blocks.find((b) => b.type === 'actions') as { elements: { value: string }[] }).elements[0]!.value;
+
+  it('fire → update → renotify → escalate → resolve: one message, updated in place, across a restart', async () => {
+    let bot = await start();
+    await tick(bot.escalation, s(0));
+    expect(slack.calls).toHaveLength(0);
+
+    await add(60);
+    await tick(bot.escalation, s(30));
+    expect(slack.calls.map(kindOf)).toEqual(['post']);
+    const post = slack.calls[0]!;
+    expect(post.body.channel).toBe('C0INCIDENT');
+    const blocks = textOf(post.blocks);
+    expect(blocks).toContain('CRITICAL · backlog · pushizo/dispatch-ios');
+    expect(blocks).toContain('*waiting jobs*: *60* (above 50)');
+    expect(blocks).toContain('Trend `');
+    // Buttons carry ids only: the alert id, or system/queue.
+    const buttons = (
+      post.blocks.find((b) => b.type === 'actions') as { elements: { action_id: string; value: string }[] }
+    ).elements;
+    const alertId = buttons[0]!.value;
+    expect(alertId).toMatch(/^a-[0-9a-f]{8}$/);
+    expect(buttons.map((b) => [b.action_id, b.value])).toEqual([
+      ['queue_ops.alert.ack', alertId],
+      ['queue_ops.alert.snooze_half_hour', alertId],
+      ['queue_ops.alert.snooze_two_hours', alertId],
+      ['queue_ops.alert.dlq', 'pushizo/dispatch-ios'],
+      ['queue_ops.alert.scale', 'pushizo/dispatch-ios'],
+    ]);
+    expect(textOf(slack.calls)).not.toContain('payload-');
+    const ts = post.ts!;
+
+    await add(20);
+    await tick(bot.escalation, s(60));
+    expect(slack.calls.map(kindOf)).toEqual(['post', 'update']);
+    expect(slack.calls[1]!.body.ts).toBe(ts);
+    expect(textOf(slack.calls[1]!.blocks)).toContain('*waiting jobs*: *80* (above 50)');
+
+    // Same value: nothing to say.
+    await tick(bot.escalation, s(90));
+    expect(slack.calls).toHaveLength(2);
+
+    // A restart: a new process on the same store neither re-posts nor forgets the alert.
+    await bot.escalation.monitor.stop();
+    await bot.runtime.close();
+    bot = await start();
+    const restarted = await tick(bot.escalation, s(120));
+    expect(restarted.outcome).toMatchObject({ leader: true, opened: [], firing: [{ id: alertIdOf(post) }] });
+    expect(slack.calls).toHaveLength(2);
+
+    // renotifyMinutes (2) after the post, unacknowledged: a reminder in the thread.
+    await tick(bot.escalation, s(150));
+    expect(slack.calls.map(kindOf)).toEqual(['post', 'update', 'thread']);
+    expect(slack.calls[2]!.body.thread_ts).toBe(ts);
+    expect(slack.calls[2]!.body.text).toContain('Still firing and not acknowledged (now 80)');
+
+    // escalateAfterMinutes (3) after opening: escalateTo is mentioned once, and the message says so.
+    await tick(bot.escalation, s(210));
+    expect(slack.calls.slice(3).map(kindOf)).toEqual(['update', 'thread']);
+    expect(textOf(slack.calls[3]!.blocks)).toContain('Escalated to <!subteam^S0PLATFORM>');
+    expect(slack.calls[4]!.body.text).toContain('<!subteam^S0PLATFORM>: not acknowledged after 3 min');
+
+    // Drained: one sample under the threshold is "clearing", the second resolves it.
+    await queue.drain(true);
+    await tick(bot.escalation, s(240));
+    expect(textOf(slack.calls.at(-1)!.blocks)).toContain('back under the threshold: 1 of 2 samples');
+    await tick(bot.escalation, s(270));
+    const resolved = slack.calls.at(-1)!;
+    expect(kindOf(resolved)).toBe('update');
+    expect(resolved.body.ts).toBe(ts);
+    expect(textOf(resolved.blocks)).toContain('RESOLVED · backlog · pushizo/dispatch-ios');
+    expect(textOf(resolved.blocks)).toContain('Lasted 4m');
+    expect(resolved.blocks.some((b) => b.type === 'actions')).toBe(false);
+
+    // Exactly one alert message was ever posted.
+    expect(slack.calls.filter((c) => kindOf(c) === 'post')).toHaveLength(1);
+    const answer = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'cli',
+      words: ['alerts'],
+      locale: 'en',
+    });
+    expect(answer.data).toEqual({ alerts: [] });
+  });
+
+  it('a second monitor --once style process during a firing alert posts nothing new', async () => {
+    const first = await start();
+    await add(60);
+    await tick(first.escalation, s(0));
+    const second = await start();
+    // The first still holds the lease: the second samples nothing and posts nothing.
+    const { outcome } = await tick(second.escalation, s(10));
+    expect(outcome.leader).toBe(false);
+    await first.escalation.monitor.stop();
+    const again = await tick(second.escalation, s(30));
+    expect(again.outcome.leader).toBe(true);
+    expect(slack.calls.filter((c) => kindOf(c) === 'post')).toHaveLength(1);
+    if (again.outcome.leader)
+      expect(again.outcome.firing.map((a) => a.subject)).toEqual(['pushizo/dispatch-ios']);
+  });
+
+  it('the outbox delivers in order after a 500 and a 429 with Retry-After, and the tick never waits on Slack', async () => {
+    const bot = await start();
+    await add(60);
+    slack.failNext(500);
+    const first = await tick(bot.escalation, s(0));
+    expect(first.drained).toMatchObject({ sent: 0, pending: 1, stoppedBy: 'retry' });
+
+    // Meanwhile the value changes and a reminder falls due: queued behind the post, not before it.
+    await add(20);
+    clock = s(1);
+    await bot.escalation.monitor.tick();
+    expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(2);
+
+    // Not yet due (2 s back-off): nothing is tried.
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'not-before' });
+    expect(slack.calls).toHaveLength(1);
+
+    clock = s(3);
+    slack.failNext(429, { retryAfter: 7 });
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
+    clock = s(9);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'not-before' });
+    expect(slack.calls.map((c) => c.status)).toEqual([500, 429]);
+
+    // Slack answers again: post first, then its update, each once.
+    clock = s(11);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 2, pending: 0 });
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'update']);
+    expect(slack.delivered()[1]!.body.ts).toBe(slack.delivered()[0]!.ts);
+    expect(textOf(slack.delivered()[1]!.blocks)).toContain('*80*');
+
+    // Slack hanging does not hold a tick: the tick only queues.
+    nock.cleanAll();
+    nock(SLACK).post(/.*/).delay(8000).reply(200, { ok: true }).persist();
+    await add(30);
+    clock = s(40);
+    const started = Date.now();
+    await bot.escalation.monitor.tick();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
+  });
+
+  it('ack through the command (operator role, audited) stops the reminders and updates the message', async () => {
+    const bot = await start();
+    await add(60);
+    await tick(bot.escalation, s(0));
+    const alertId = (
+      slack.calls[0]!.blocks.find((b) => b.type === 'actions') as { elements: { value: string }[] }
+    ).elements[0]!.value;
+
+    const viewer = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0BOB' },
+      via: 'cli',
+      words: ['ack', alertId],
+      locale: 'en',
+    });
+    expect(viewer.ok).toBe(false);
+    expect(viewer.message.text).toContain('You need the `operator` role');
+
+    const acked = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'cli',
+      words: ['ack', alertId],
+      locale: 'en',
+    });
+    expect(acked.ok).toBe(true);
+    expect(acked.data).toMatchObject({ alert: { id: alertId, ackedBy: 'U0ALICE' } });
+    await bot.escalation.outbox.drain();
+    const update = slack.calls.at(-1)!;
+    expect(kindOf(update)).toBe('update');
+    expect(textOf(update.blocks)).toContain('Acknowledged by <@U0ALICE>');
+    const audit = await bot.runtime.audit.recent(5);
+    expect(audit.map((e) => [e.action, e.actorId, e.outcome])).toContainEqual([
+      'command.ack',
+      'U0ALICE',
+      'ok',
+    ]);
+
+    // Past renotify and escalation times: acknowledged, so no reminder and no mention.
+    const before = slack.calls.length;
+    await tick(bot.escalation, s(400));
+    expect(slack.calls.slice(before).filter((c) => kindOf(c) === 'thread')).toEqual([]);
+
+    const snoozed = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'cli',
+      words: ['snooze', alertId, 'forever'],
+      locale: 'en',
+    });
+    expect(snoozed.message.text).toContain(
+      '`forever` is not a duration. Valid: a duration like 30m, 2h or 1d',
+    );
+    const unknown = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'cli',
+      words: ['ack', 'a-00000000'],
+      locale: 'en',
+    });
+    expect(unknown.message.text).toContain('There is no alert `a-00000000`');
+  });
+});

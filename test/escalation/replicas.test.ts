@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../src/lib/redis-server.js';
+import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+
+const redisUrl = inject('redisUrl');
+const unreachable = await probePostgres();
+if (unreachable && POSTGRES_REQUIRED) throw new Error(`PostgreSQL is required: ${unreachable}`);
+
+interface Call {
+  method: string;
+  body: Record<string, string>;
+  ts?: string;
+}
+
+/** Two real bot processes (`src/main.ts`) on one PostgreSQL schema, Slack's Web API on loopback. */
+describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-replicas-'));
+  const schema = `qo_esc_${randomBytes(5).toString('hex')}`;
+  const prefix = randomName('rep');
+  const calls: Call[] = [];
+  const bots = new Map<number, { child: ChildProcess; output: () => string }>();
+  let slack: Server;
+  let apiUrl: string;
+  let queue: Queue;
+  let db: pg.Client;
+  let counter = 0;
+
+  beforeAll(async () => {
+    slack = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk) => {
+        raw += String(chunk);
+      });
+      req.on('end', () => {
+        const method = (req.url ?? '').replace(/^\/api\//, '');
+        const body = Object.fromEntries(new URLSearchParams(raw));
+        const call: Call = { method, body };
+        calls.push(call);
+        let answer: Record<string, unknown> = {
+          ok: true,
+          user_id: 'U0BOT',
+          bot_id: 'B0BOT',
+          team_id: 'T0TEAM',
+        };
+        if (method === 'chat.postMessage') {
+          call.ts = `1700000300.${String(++counter).padStart(6, '0')}`;
+          answer = { ok: true, channel: body.channel, ts: call.ts };
+        } else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => slack.listen(0, '127.0.0.1', resolve));
+    apiUrl = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`;
+    queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
+    await queue.waitUntilReady();
+    db = new pg.Client({ connectionString: POSTGRES_URL });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    for (const { child } of bots.values()) child.kill('SIGKILL');
+    await queue.close();
+    await deletePrefix(redisUrl, prefix);
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.end();
+    await new Promise((resolve) => slack.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function startBot(config: string): Promise<number> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        SLACK_BOT_TOKEN: 'xoxb-replica',
+        SLACK_SIGNING_SECRET: 'replica-secret',
+        SLACK_API_URL: apiUrl,
+        PORT: String(await freePort()),
+        QUEUE_OPS_CONFIG: config,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout?.on('data', (c) => {
+      output += String(c);
+    });
+    child.stderr?.on('data', (c) => {
+      output += String(c);
+    });
+    bots.set(child.pid!, { child, output: () => output });
+    return child.pid!;
+  }
+
+  const leaseOwner = async () =>
+    (await db.query(`SELECT owner, expires_at FROM "${schema}".escalation_lease WHERE name = 'monitor'`))
+      .rows[0] as { owner: string; expires_at: string } | undefined;
+  const pidOf = (owner: string | undefined) => Number(owner?.split(':')[1]);
+  const posts = () => calls.filter((c) => c.method === 'chat.postMessage' && !c.body.thread_ts);
+
+  it('exactly one runs the monitor; when it is killed the other takes over without posting the alert twice', async () => {
+    const config = join(dir, 'queue-ops.yml');
+    writeFileSync(
+      config,
+      [
+        'slack:',
+        '  incidentChannel: C0INCIDENT',
+        `store: ${POSTGRES_URL}?schema=${schema}`,
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${redisUrl}`,
+        `    prefix: ${prefix}`,
+        '    queues: [dispatch-ios]',
+        'escalation:',
+        '  intervalSeconds: 1',
+        '  renotifyMinutes: 60',
+        '  rules:',
+        '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
+      ].join('\n'),
+    );
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
+    const a = await startBot(config);
+    const b = await startBot(config);
+    const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');
+
+    await expect.poll(() => posts().length, { timeout: 40_000, message: dump() }).toBe(1);
+    const post = posts()[0]!;
+    expect(post.body.text).toContain('CRITICAL: backlog on pushizo/dispatch-ios is 60');
+    const leader = pidOf((await leaseOwner())?.owner);
+    expect([a, b]).toContain(leader);
+    const follower = leader === a ? b : a;
+    // The lease runs one and a half intervals past its last renewal: a follower checking every
+    // half interval takes over within two.
+    const lease = (await leaseOwner())!;
+    expect(Date.parse(lease.expires_at) - Date.now()).toBeLessThanOrEqual(1500);
+
+    bots.get(leader)!.child.kill('SIGKILL');
+    await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
+
+    // The survivor takes the lease and updates the same message in place.
+    await expect
+      .poll(async () => pidOf((await leaseOwner())?.owner), { timeout: 20_000, message: dump() })
+      .toBe(follower);
+    await expect
+      .poll(
+        () =>
+          calls.some(
+            (c) =>
+              c.method === 'chat.update' && c.body.ts === post.ts && (c.body.text ?? '').includes('is 80'),
+          ),
+        {
+          timeout: 20_000,
+          message: dump(),
+        },
+      )
+      .toBe(true);
+
+    await queue.drain(true);
+    await expect
+      .poll(
+        () =>
+          calls.some(
+            (c) => c.method === 'chat.update' && (c.body.text ?? '').startsWith('Resolved: backlog'),
+          ),
+        {
+          timeout: 20_000,
+          message: dump(),
+        },
+      )
+      .toBe(true);
+    expect(posts()).toHaveLength(1);
+    expect(calls.every((c) => c.method !== 'chat.update' || c.body.ts === post.ts)).toBe(true);
+
+    const survivor = bots.get(follower)!.child;
+    const exited = new Promise((resolve) => survivor.once('exit', resolve));
+    survivor.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // A clean stop gives the lease back for the next replica.
+    expect(await leaseOwner()).toBeUndefined();
+    bots.clear();
+  }, 120_000);
+});

@@ -1,0 +1,300 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema, type EscalationRule } from '../../src/config/schema.js';
+import {
+  type Alert,
+  type AlertEffect,
+  ackAlert,
+  advanceAlert,
+  type LifecycleSettings,
+  snoozeAlert,
+} from '../../src/escalation/lifecycle.js';
+import { evaluateRules } from '../../src/escalation/rules.js';
+import type { QueueSample, Sample, SystemSample } from '../../src/escalation/samples.js';
+
+const T0 = Date.parse('2030-01-01T10:00:00.000Z');
+const STEP = 30_000;
+
+function parseRules(rules: unknown[]): EscalationRule[] {
+  return configSchema.parse({
+    systems: [{ name: 'pushizo', type: 'bullmq', redis: 'redis://x' }],
+    escalation: { rules },
+  }).escalation.rules;
+}
+
+function queue(name: string, fields: Partial<QueueSample> = {}): QueueSample {
+  return {
+    name,
+    waiting: 0,
+    active: 0,
+    delayed: 0,
+    failed: 0,
+    oldestWaitingSeconds: null,
+    workers: 1,
+    ...fields,
+  };
+}
+
+function system(name: string, fields: Partial<SystemSample> = {}): SystemSample {
+  return {
+    name,
+    type: 'bullmq',
+    ok: true,
+    memory: { used: 100, max: 1000, policy: 'noeviction' },
+    workers: ['w1'],
+    queues: [],
+    ...fields,
+  };
+}
+
+/** One sample per tick of 30 s, built from a function of the tick number. */
+function history(ticks: number, build: (tick: number) => SystemSample[]): Sample[] {
+  return Array.from({ length: ticks }, (_, tick) => ({ at: T0 + tick * STEP, systems: build(tick) }));
+}
+
+const at = (tick: number) => T0 + tick * STEP;
+
+describe('rule evaluation (pure, controlled clock)', () => {
+  it('a rule without `for` fires on the first sample over its threshold; patterns match system/queue', () => {
+    const rules = parseRules([
+      { name: 'dlq', queues: ['pushizo/dispatch-*'], metric: 'failed', above: 10, severity: 'warning' },
+    ]);
+    const samples = history(1, () => [
+      system('pushizo', { queues: [queue('dispatch-ios', { failed: 11 }), queue('events', { failed: 99 })] }),
+    ]);
+    const results = evaluateRules(rules, samples, at(0));
+    expect(results.map((r) => [r.subject, r.firing])).toEqual([['pushizo/dispatch-ios', true]]);
+  });
+
+  it('`for: 2m` fires only once the breach has lasted two minutes, and a dip restarts the window', () => {
+    const rules = parseRules([
+      { name: 'backlog', metric: 'waiting', above: 100, for: '2m', severity: 'critical' },
+    ]);
+    // Over from tick 1; one dip at tick 3; over again from tick 4.
+    const waiting = [0, 500, 500, 50, 500, 500, 500, 500, 500];
+    const samples = history(waiting.length, (t) => [
+      system('pushizo', { queues: [queue('q', { waiting: waiting[t]! })] }),
+    ]);
+    const firingAt = waiting.map((_, t) => evaluateRules(rules, samples.slice(0, t + 1), at(t))[0]!.firing);
+    // Tick 4 + 4 samples of 30 s = 2 minutes: first fires at tick 8.
+    expect(firingAt).toEqual([false, false, false, false, false, false, false, false, true]);
+  });
+
+  it('`within: 5m` counts failures added over the last five minutes, not since the beginning', () => {
+    const rules = parseRules([
+      { name: 'dlq-growth', metric: 'failedIncrease', above: 100, within: '5m', severity: 'warning' },
+    ]);
+    // +30 per tick: 10 ticks (5 min) add 300; a burst of 200 at tick 12.
+    const failed = (t: number) => (t <= 11 ? t * 5 : 55 + 200);
+    const samples = history(14, (t) => [system('pushizo', { queues: [queue('q', { failed: failed(t) })] })]);
+    const value = (t: number) => evaluateRules(rules, samples.slice(0, t + 1), at(t))[0]!.value;
+    expect(value(11)).toBe(50);
+    expect(evaluateRules(rules, samples.slice(0, 12), at(11))[0]!.firing).toBe(false);
+    expect(value(12)).toBe(255 - 5 * 2);
+    expect(evaluateRules(rules, samples.slice(0, 13), at(12))[0]!.firing).toBe(true);
+    expect(value(0)).toBeUndefined();
+  });
+
+  it('drainRate and minutesToDrain come from successive samples', () => {
+    const rules = parseRules([{ name: 'drain', metric: 'minutesToDrain', above: 30, severity: 'warning' }]);
+    const samples = history(3, (t) => [
+      system('pushizo', { queues: [queue('q', { waiting: [1000, 900, 900][t]! })] }),
+    ]);
+    // 100 jobs in 30 s = 200/min: 900 left is 4.5 minutes.
+    expect(evaluateRules(rules, samples.slice(0, 2), at(1))[0]!.value).toBeCloseTo(4.5);
+    const stuck = evaluateRules(rules, samples, at(2))[0]!;
+    expect(stuck.value).toBe(Number.POSITIVE_INFINITY);
+    expect(stuck.firing).toBe(true);
+    expect(stuck.minutesToDrain).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('worker churn: workers appearing and disappearing between samples (a crash loop) fires', () => {
+    const rules = parseRules([{ name: 'crash-loop', metric: 'workerChurn', above: 3, within: '2m' }]);
+    const steady = history(6, () => [system('zeus', { type: 'celery', workers: ['w1@a', 'w2@a'] })]);
+    expect(evaluateRules(rules, steady, at(5))[0]!).toMatchObject({
+      subject: 'zeus',
+      value: 0,
+      firing: false,
+    });
+    // w2 dies and comes back every other sample.
+    const looping = history(6, (t) => [
+      system('zeus', { type: 'celery', workers: t % 2 ? ['w1@a'] : ['w1@a', 'w2@a'] }),
+    ]);
+    expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ value: 4, firing: true });
+  });
+
+  it('no workers only fires while jobs wait; unreachable counts samples in a row; eviction policy', () => {
+    const rules = parseRules([
+      { name: 'no-workers', metric: 'workers', below: 1 },
+      { name: 'down', metric: 'unreachableSamples', above: 2 },
+      { name: 'evict', metric: 'evictionPolicy', above: 0 },
+      { name: 'mem', metric: 'redisMemoryRatio', above: 0.9 },
+    ]);
+    const samples = history(1, () => [
+      system('pushizo', {
+        memory: { used: 950, max: 1000, policy: 'allkeys-lru' },
+        queues: [queue('idle', { workers: 0 }), queue('stuck', { workers: 0, waiting: 5 })],
+      }),
+    ]);
+    const firing = evaluateRules(rules, samples, at(0))
+      .filter((r) => r.firing)
+      .map((r) => r.key);
+    expect(firing.sort()).toEqual(['evict|pushizo', 'mem|pushizo', 'no-workers|pushizo/stuck']);
+    const down = history(4, (t) => [system('pushizo', t === 0 ? {} : { ok: false, queues: [] })]);
+    expect(evaluateRules(rules, down.slice(0, 3), at(2)).find((r) => r.rule.name === 'down')!.firing).toBe(
+      false,
+    );
+    expect(evaluateRules(rules, down, at(3)).find((r) => r.rule.name === 'down')!).toMatchObject({
+      value: 3,
+      firing: true,
+    });
+  });
+
+  it('the defaults come from the seeds: backlog over 100,000, alarms 30 min late, Redis memory', () => {
+    const rules = configSchema.parse({ systems: [{ name: 'zeus', type: 'celery', redis: 'redis://x' }] })
+      .escalation.rules;
+    expect(rules.find((r) => r.name === 'backlog')).toMatchObject({
+      metric: 'waiting',
+      above: 100_000,
+      for: 120_000,
+    });
+    expect(rules.find((r) => r.name === 'alarm-latency')).toMatchObject({
+      queues: ['*/celery:alarm_processing'],
+      above: 1800,
+    });
+    expect(rules.find((r) => r.name === 'redis-memory')).toMatchObject({ above: 0.9 });
+  });
+
+  it('a bad rule is named by its path with what would be valid', () => {
+    const parsed = configSchema.safeParse({
+      systems: [{ name: 'zeus', type: 'celery', redis: 'redis://x' }],
+      escalation: { rules: [{ name: 'x', metric: 'depth', above: 1, for: '2 minutes' }] },
+    });
+    const lines = parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+    expect(lines).toContain('escalation.rules.0.for: expected a duration like 30s, 2m or 1h');
+    expect(lines.some((l) => l.startsWith('escalation.rules.0.metric: expected one of: waiting'))).toBe(true);
+  });
+});
+
+/** Runs rules + lifecycle tick by tick over a history, as the monitor does, collecting effects. */
+function simulate(
+  rulesInput: unknown[],
+  samples: Sample[],
+  settings: LifecycleSettings,
+  between: (tick: number, alert: Alert | undefined) => Alert | undefined = (_, a) => a,
+) {
+  const rules = parseRules(rulesInput);
+  let open: Alert | undefined;
+  let resolved: Alert | undefined;
+  let ids = 0;
+  const log: { tick: number; effects: AlertEffect[]; alert?: Alert }[] = [];
+  samples.forEach((_, tick) => {
+    open = between(tick, open);
+    const [result] = evaluateRules(rules, samples.slice(0, tick + 1), samples[tick]!.at);
+    if (!result) return;
+    const step = advanceAlert(open, resolved, result, samples[tick]!.at, settings, () => `a-${++ids}`);
+    if (step.alert?.status === 'resolved') {
+      resolved = step.alert;
+      open = undefined;
+    } else open = step.alert;
+    if (step.effects.length) log.push({ tick, effects: step.effects, alert: step.alert });
+  });
+  return { log, open, resolved };
+}
+
+const kinds = (effects: AlertEffect[]) =>
+  effects.map((e) => (e.kind === 'thread' ? `thread:${e.reason}` : e.kind));
+const settings: LifecycleSettings = {
+  renotifyMinutes: 2,
+  escalateAfterMinutes: 3,
+  escalateTo: ['S0PLATFORM'],
+  clearAfterSamples: 2,
+};
+
+describe('alert lifecycle (pure, controlled clock)', () => {
+  const backlog = [{ name: 'backlog', metric: 'waiting', above: 100, severity: 'critical' }];
+  const series = (values: number[]) =>
+    history(values.length, (t) => [system('pushizo', { queues: [queue('q', { waiting: values[t]! })] })]);
+
+  it('fires once, updates as values change, reminds every renotifyMinutes, escalates once, resolves after clearAfterSamples', () => {
+    const values = [0, 200, 300, 300, 300, 300, 300, 300, 300, 300, 50, 50, 50];
+    const { log, resolved } = simulate(backlog, series(values), settings);
+    expect(log.map((l) => [l.tick, kinds(l.effects)])).toEqual([
+      [1, ['post']],
+      [2, ['update']],
+      // 2 minutes (4 ticks) after the post: a reminder in the thread.
+      [5, ['thread:renotify']],
+      // 3 minutes after opening: escalateTo is mentioned, once; the message shows it.
+      [7, ['update', 'thread:escalate']],
+      [9, ['thread:renotify']],
+      // One sample back under: "clearing 1/2" shown; the second resolves it.
+      [10, ['update']],
+      [11, ['update']],
+    ]);
+    expect(resolved).toMatchObject({
+      id: 'a-1',
+      status: 'resolved',
+      worst: 300,
+      openedAt: new Date(at(1)).toISOString(),
+    });
+    const escalate = log.find((l) => l.tick === 7)!.effects[1];
+    expect(escalate).toMatchObject({ mention: ['S0PLATFORM'] });
+  });
+
+  it('a value flapping at the threshold keeps one message: it never clears, and a re-breach soon after reopens it', () => {
+    const flapping = Array.from({ length: 12 }, (_, t) => (t % 2 ? 101 : 99));
+    const { log } = simulate(backlog, series([0, ...flapping]), { ...settings, renotifyMinutes: 30 });
+    expect(log.filter((l) => l.effects.some((e) => e.kind === 'post'))).toHaveLength(1);
+    // Slower flapping, crossing out and back within renotifyMinutes, reopens the same alert.
+    const slow = [200, 50, 50, 200, 50, 50, 200];
+    const again = simulate(backlog, series(slow), { ...settings, renotifyMinutes: 30 });
+    expect(again.log.map((l) => kinds(l.effects))).toEqual([
+      ['post'],
+      ['update'],
+      ['update'],
+      ['update', 'thread:reopened'],
+      ['update'],
+      ['update'],
+      ['update', 'thread:reopened'],
+    ]);
+    expect(new Set(again.log.map((l) => l.alert?.id))).toEqual(new Set(['a-1']));
+  });
+
+  it('an acknowledged alert neither reminds nor escalates, but still resolves', () => {
+    const values = [200, 200, 200, 200, 200, 200, 200, 200, 200, 0, 0];
+    const { log } = simulate(backlog, series(values), settings, (tick, alert) =>
+      tick === 1 && alert ? ackAlert(alert, 'U0ALICE', at(1)).alert : alert,
+    );
+    // Post; then only the clearing and resolved updates (the ack's own update is the command's).
+    expect(log.map((l) => [l.tick, kinds(l.effects)])).toEqual([
+      [0, ['post']],
+      [9, ['update']],
+      [10, ['update']],
+    ]);
+  });
+
+  it('a snooze silences reminders until it expires, then the thread hears it is still firing', () => {
+    const values = Array.from({ length: 14 }, () => 200);
+    const { log } = simulate(backlog, series(values), { ...settings, escalateTo: [] }, (tick, alert) =>
+      tick === 1 && alert ? snoozeAlert(alert, 'U0ALICE', at(1) + 4 * 60_000, at(1)).alert : alert,
+    );
+    // Snoozed at tick 1 for 4 minutes (8 ticks; the snooze's own update is the command's): no
+    // reminder at tick 4; at tick 9 the snooze ends, and reminders run from there.
+    expect(log.map((l) => [l.tick, kinds(l.effects)])).toEqual([
+      [0, ['post']],
+      [9, ['update', 'thread:snooze-over']],
+      [13, ['thread:renotify']],
+    ]);
+  });
+
+  it('an unreachable system changes nothing: an open alert neither updates nor resolves', () => {
+    const rules = [{ name: 'backlog', metric: 'waiting', above: 100 }];
+    const samples = history(6, (t) => [
+      t < 2
+        ? system('pushizo', { queues: [queue('q', { waiting: 500 })] })
+        : system('pushizo', { ok: false, queues: [] }),
+    ]);
+    const { log, open } = simulate(rules, samples, settings);
+    expect(log.map((l) => kinds(l.effects))).toEqual([['post']]);
+    expect(open?.status).toBe('firing');
+  });
+});

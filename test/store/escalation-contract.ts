@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import type { Alert } from '../../src/escalation/lifecycle.js';
+import type { Store } from '../../src/store/store.js';
+
+const t0 = Date.parse('2030-01-01T10:00:00.000Z');
+const iso = (seconds: number) => new Date(t0 + seconds * 1000).toISOString();
+
+export function sampleAlert(overrides: Partial<Alert> = {}): Alert {
+  return {
+    id: `a-${Math.random().toString(36).slice(2, 10)}`,
+    key: 'backlog|pushizo/dispatch-ios',
+    rule: 'backlog',
+    metric: 'waiting',
+    severity: 'critical',
+    subject: 'pushizo/dispatch-ios',
+    system: 'pushizo',
+    queue: 'dispatch-ios',
+    comparator: 'above',
+    threshold: 100,
+    status: 'firing',
+    value: 150,
+    worst: 150,
+    series: [1, null, 150],
+    minutesToDrain: null,
+    clearing: 0,
+    openedAt: iso(0),
+    updatedAt: iso(0),
+    lastNotifiedAt: iso(0),
+    version: 0,
+    ...overrides,
+  };
+}
+
+/** The escalation half of the store contract (called from `describeStore`). */
+export function describeEscalationStore(store: () => Store, open: () => Promise<Store>): void {
+  describe('escalation', () => {
+    it('samples come back oldest first from a time on, and pruning drops the older ones', async () => {
+      const e = store().escalation;
+      for (const s of [2, 0, 1]) await e.appendSample(iso(s), JSON.stringify({ n: s }));
+      expect((await e.listSamples(iso(1))).map((r) => JSON.parse(r.data).n)).toEqual([1, 2]);
+      expect(await e.pruneSamples(iso(2))).toBe(2);
+      expect((await e.listSamples(iso(0))).map((r) => r.at)).toEqual([iso(2)]);
+    });
+
+    it('one firing alert per key, even from two instances; the loser gets undefined and queues nothing', async () => {
+      const other = (await open()).escalation;
+      const a = sampleAlert();
+      const b = sampleAlert();
+      const [x, y] = await Promise.all([
+        store().escalation.insertAlert(a, [{ kind: 'post', payload: {} }]),
+        other.insertAlert(b, [{ kind: 'post', payload: {} }]),
+      ]);
+      expect([x, y].filter(Boolean)).toHaveLength(1);
+      expect(await store().escalation.pendingOutbox()).toBe(1);
+      const firing = await other.listAlerts({ status: 'firing' });
+      expect(firing).toHaveLength(1);
+      expect(firing[0]).toEqual({ ...(x ?? y), version: 1 });
+    });
+
+    it('writes are conditional on the version; a stale write changes nothing and queues nothing', async () => {
+      const e = store().escalation;
+      const stored = (await e.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]))!;
+      const next = (await e.writeAlert({ ...stored, value: 200 }, [{ kind: 'update', payload: {} }]))!;
+      expect(next.version).toBe(2);
+      expect(
+        await e.writeAlert({ ...stored, value: 300 }, [{ kind: 'update', payload: {} }]),
+      ).toBeUndefined();
+      expect((await e.getAlert(stored.id))?.value).toBe(200);
+      // A second update while one waits is not queued: the waiting one renders the latest state.
+      await e.writeAlert({ ...next, value: 250 }, [
+        { kind: 'update', payload: {} },
+        { kind: 'thread', payload: { r: 1 } },
+      ]);
+      const kinds: string[] = [];
+      for (let item = await e.nextOutbox(); item; item = await e.nextOutbox()) {
+        kinds.push(item.kind);
+        await e.completeOutbox(item.seq, iso(5), 'sent');
+      }
+      expect(kinds).toEqual(['post', 'update', 'thread']);
+    });
+
+    it('resolved alerts free the key; the newest resolved one per key is found', async () => {
+      const e = store().escalation;
+      const first = (await e.insertAlert(sampleAlert(), []))!;
+      await e.writeAlert({ ...first, status: 'resolved', resolvedAt: iso(60), updatedAt: iso(60) }, []);
+      const second = await e.insertAlert(sampleAlert({ openedAt: iso(120), updatedAt: iso(120) }), []);
+      expect(second).toBeDefined();
+      expect(await e.listAlerts({ status: 'resolved', keys: [first.key, 'other|x'] })).toEqual([
+        expect.objectContaining({ id: first.id, status: 'resolved' }),
+      ]);
+    });
+
+    it('the outbox: claims exclude others until they lapse; a post records where the message is', async () => {
+      const e = store().escalation;
+      const other = (await open()).escalation;
+      const alert = (await e.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]))!;
+      const item = (await e.nextOutbox())!;
+      expect(await e.claimOutbox(item.seq, 'me', iso(30), iso(0))).toBe(true);
+      expect(await other.claimOutbox(item.seq, 'you', iso(30), iso(10))).toBe(false);
+      await e.retryOutbox(item.seq, 'HTTP 500', iso(20));
+      const again = (await other.nextOutbox())!;
+      expect(again).toMatchObject({ seq: item.seq, attempts: 1, lastError: 'HTTP 500', notBefore: iso(20) });
+      expect(await other.claimOutbox(item.seq, 'you', iso(60), iso(25))).toBe(true);
+      await other.completeOutbox(item.seq, iso(26), 'sent', {
+        alertId: alert.id,
+        channel: 'C0INC',
+        ts: '1.2',
+      });
+      expect(await e.nextOutbox()).toBeUndefined();
+      expect(await e.getAlert(alert.id)).toMatchObject({ channel: 'C0INC', messageTs: '1.2', version: 2 });
+    });
+
+    it('the lease: one owner at a time, renewable by its owner, taken over once expired', async () => {
+      const e = store().escalation;
+      const other = (await open()).escalation;
+      expect(await e.acquireLease('monitor', 'A', iso(45), iso(0))).toBe(true);
+      expect(await other.acquireLease('monitor', 'B', iso(55), iso(10))).toBe(false);
+      expect(await e.acquireLease('monitor', 'A', iso(75), iso(30))).toBe(true);
+      expect(await other.acquireLease('monitor', 'B', iso(100), iso(60))).toBe(false);
+      expect(await other.acquireLease('monitor', 'B', iso(120), iso(76))).toBe(true);
+      expect(await e.getLease('monitor')).toEqual({ owner: 'B', expiresAt: iso(120) });
+      await e.releaseLease('monitor', 'A');
+      expect((await e.getLease('monitor'))?.owner).toBe('B');
+      await other.releaseLease('monitor', 'B');
+      expect(await e.getLease('monitor')).toBeUndefined();
+    });
+  });
+}
