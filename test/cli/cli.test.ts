@@ -150,7 +150,8 @@ describe('the queue-ops command line', () => {
       },
     });
     const monitor = onlyJson(await cli(['--config', config, '--json', 'monitor', '--once'], { env: env() }));
-    expect(monitor).toMatchObject({ ok: false, error: { code: 'UnknownVerb' } });
+    // `--once` reaches the monitor (one tick), not the CLI's option parser.
+    expect(monitor).toMatchObject({ ok: true });
   });
 
   it('an unknown verb is a usage error: one line naming the valid verbs, exit 2', async () => {
