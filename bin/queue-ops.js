@@ -1,6 +1,15 @@
 #!/usr/bin/env node
-// A plain-JS shim so `npx queue-ops …` runs the TypeScript entry without a build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/transports/cli/main.ts');
+// Runs the compiled command line in dist/ (`npm run build`; `npm ci` and `npm link` build it
+// through the `prepare` script). No TypeScript compiler at run time: it starts in a blink.
+try {
+  await import('../dist/transports/cli/main.js');
+} catch (error) {
+  if (
+    error?.code !== 'ERR_MODULE_NOT_FOUND' ||
+    !String(error.message).includes('dist/transports/cli/main.js')
+  )
+    throw error;
+  const root = new URL('..', import.meta.url).pathname;
+  process.stderr.write(`queue-ops is not built yet: run \`npm run build\` in ${root}\n`);
+  process.exitCode = 1;
+}

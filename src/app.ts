@@ -195,7 +195,7 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
 export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const { config, logger } = deps;
   const now = deps.now ?? (() => new Date());
-  const store = deps.store ?? openStore(config.store);
+  const store = deps.store ?? (await openStore(config.store));
   await store.migrate();
   const audit = createAudit({ store, now, sink: deps.auditSink, logger });
   const directory = deps.directory ?? createOfflineDirectory();
