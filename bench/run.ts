@@ -1,5 +1,7 @@
 /**
- * `npm run bench`: what one `status` costs, next to what people do today.
+ * `npm run bench [-- section…]`: every section, or those named (`status`, `startup`).
+ *
+ * status: what one `status` costs, next to what people do today.
  *
  * For 12, 100 and 1,000 BullMQ queues holding 1,000,000 jobs in total, and for 1,000,000 Celery
  * messages over the six Zeus queues and their priority lists, it prints the latency (median and
@@ -21,6 +23,7 @@ import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schem
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { startupBench } from './startup.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -213,7 +216,7 @@ function line(
 /** Latency only: the command count does not depend on the link. */
 const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined, runs, fn);
 
-async function main() {
+async function statusBench() {
   const started = Date.now();
   const redis = await startPrivateRedis();
   const url = `${redis.url}/0`;
@@ -357,4 +360,17 @@ async function main() {
   }
 }
 
-await main();
+/** `startup` (bench/startup.ts): the command line's cold start and the bot's memory. */
+const SECTIONS: Record<string, () => Promise<void>> = {
+  status: statusBench,
+  startup: async () => console.log((await startupBench()).join('\n')),
+};
+
+const asked = process.argv.slice(2).filter((a) => a !== '--');
+const unknown = asked.filter((name) => !(name in SECTIONS));
+if (unknown.length > 0) {
+  console.error(`unknown bench section ${unknown.join(', ')}; valid: ${Object.keys(SECTIONS).join(', ')}`);
+  process.exitCode = 2;
+} else {
+  for (const name of asked.length > 0 ? asked : Object.keys(SECTIONS)) await SECTIONS[name]!();
+}
