@@ -241,9 +241,15 @@ async function until(what: string, check: () => boolean, timeoutMs = 60_000): Pr
 async function botRss(config: string): Promise<string[]> {
   const slack = await fakeSlack();
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
+  // As `npm start` runs it: the same node flags, without npm in between (its RSS is the bot's).
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
+  const [, ...args] = start.split(/\s+/);
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
+      ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
       SLACK_BOT_TOKEN: 'xoxb-bench',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
       SLACK_API_URL: `${slack.url}/api/`,
