@@ -242,8 +242,9 @@ async function botRss(config: string): Promise<string[]> {
   const slack = await fakeSlack();
   const port = await freePort();
   // As `npm start` runs it: the same node flags, without npm in between (its RSS is the bot's).
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } })
-    .scripts.start;
+  const start = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
   const [, ...args] = start.split(/\s+/);
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
