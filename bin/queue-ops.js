@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // Runs the compiled command line in dist/ (`npm run build`; `npm ci` and `npm link` build it
 // through the `prepare` script). No TypeScript compiler at run time: it starts in a blink.
+import module from 'node:module';
+
+// Node ≥ 22.1 keeps V8's compiled code on disk between runs; most of a cold start is compiling
+// the modules this loads. Older Node has no such API and simply compiles them each time.
+module.enableCompileCache?.();
+
 try {
   await import('../dist/transports/cli/main.js');
 } catch (error) {
