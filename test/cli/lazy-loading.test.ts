@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Queue as Queue6 } from 'bullmq';
 import { Queue as Queue5 } from 'bullmq5';
@@ -182,6 +183,41 @@ describe('what the command line loads', () => {
     const six = await probed(['--config', config, '--user', 'U0ALICE', '--json', 'pause', 'pushizo/events']);
     expect(six.code, six.stdout + six.stderr).toBe(0);
     expect(heavyIn(six)).toEqual(['bullmq']);
+  });
+});
+
+describe('no work before the answer', () => {
+  const redisUrl = inject('redisUrl');
+
+  it('status of one system never connects to another one, even one that would hang', async () => {
+    // Accepts connections and never answers: a Redis that is SIGSTOPped, or a dead proxy.
+    const sockets: Socket[] = [];
+    const hanging = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((done) => hanging.listen(0, '127.0.0.1', done));
+    const port = (hanging.address() as { port: number }).port;
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/two.db`, [
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      '    prefix: qlazy-two',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: "redis://127.0.0.1:${port}/0"`,
+    ]);
+    try {
+      const one = await probed(['--config', config, '--json', 'status', 'pushizo']);
+      expect(one.code, one.stderr).toBe(0);
+      expect(JSON.parse(one.stdout).data.systems.map((s: { name: string }) => s.name)).toEqual(['pushizo']);
+      expect(sockets).toHaveLength(0);
+      // The same config asked about zeus does go there (and reports it down).
+      const all = await probed(['--config', config, '--json', 'status', 'zeus']);
+      expect(JSON.parse(all.stdout).data.systems[0]).toMatchObject({ name: 'zeus', ok: false });
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => hanging.close(done));
+    }
   });
 });
 
