@@ -1,5 +1,7 @@
 /**
- * `npm run bench`: what one `status` costs, next to what people do today.
+ * `npm run bench [-- section…]`: every section, or those named (`status`, `startup`).
+ *
+ * status: what one `status` costs, next to what people do today.
  *
  * For 12, 100 and 1,000 BullMQ queues holding 1,000,000 jobs in total, and for 1,000,000 Celery
  * messages over the six Zeus queues and their priority lists, it prints the latency (median and
@@ -36,6 +38,7 @@ import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { benchRetry } from './retry.js';
+import { startupBench } from './startup.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -262,7 +265,7 @@ function line(
 /** Latency only: the command count does not depend on the link. */
 const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined, runs, fn);
 
-async function main() {
+async function statusBench() {
   const started = Date.now();
   const redis = await startPrivateRedis();
   const url = `${redis.url}/0`;
@@ -421,15 +424,20 @@ async function main() {
   }
 }
 
-// `npm run bench` runs every section; `npm run bench -- audit` (or `status`) runs only those named.
-const SECTIONS = ['status', 'audit', 'metrics'] as const;
-const asked = process.argv.slice(2);
-const unknown = asked.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+// `npm run bench` runs every section; `npm run bench -- audit` (or `status`, `startup`, `metrics`)
+// runs only those named.
+const SECTIONS: Record<string, () => Promise<void>> = {
+  status: statusBench,
+  audit: async () => console.log(`\n${await benchAuditVerify((text) => process.stderr.write(`${text}\n`))}`),
+  metrics: benchMetricsCoalescing,
+  startup: async () => console.log((await startupBench()).join('\n')),
+};
+
+const asked = process.argv.slice(2).filter((a) => a !== '--');
+const unknown = asked.filter((name) => !(name in SECTIONS));
 if (unknown.length > 0) {
-  process.stderr.write(`unknown bench section ${unknown.join(', ')}; valid: ${SECTIONS.join(', ')}\n`);
-  process.exit(2);
+  console.error(`unknown bench section ${unknown.join(', ')}; valid: ${Object.keys(SECTIONS).join(', ')}`);
+  process.exitCode = 2;
+} else {
+  for (const name of asked.length > 0 ? asked : Object.keys(SECTIONS)) await SECTIONS[name]!();
 }
-const wanted = (name: (typeof SECTIONS)[number]) => asked.length === 0 || asked.includes(name);
-if (wanted('status')) await main();
-if (wanted('audit')) console.log(`\n${await benchAuditVerify((text) => process.stderr.write(`${text}\n`))}`);
-if (wanted('metrics')) await benchMetricsCoalescing();

@@ -1,6 +1,29 @@
 #!/usr/bin/env node
-// A plain-JS shim so `npx queue-ops …` runs the TypeScript entry without a build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled command line in dist/ (`npm run build`; `npm ci` and `npm link` build it
+// through the `prepare` script). No TypeScript compiler at run time: it starts in a blink.
+import module from 'node:module';
+import v8 from 'node:v8';
 
-register();
-await import('../src/transports/cli/main.ts');
+// Node ≥ 22.1 keeps V8's compiled code on disk between runs; most of a cold start is compiling
+// the modules this loads. Older Node has no such API and simply compiles them each time.
+module.enableCompileCache?.();
+
+// A command line lives half a second: keep V8's young generation at its starting size rather than
+// growing it for a throughput it never needs (about 8 MB less peak RSS, no measurable time). The
+// flag is read whenever the young generation would grow, so setting it here takes effect; only on
+// the V8 versions known to have it (Node 20–24), since V8 prints an error for an unknown flag.
+const v8Major = Number(process.versions.v8.split('.')[0]);
+if (v8Major >= 11 && v8Major <= 13) v8.setFlagsFromString('--semi-space-growth-factor=1');
+
+try {
+  await import('../dist/transports/cli/main.js');
+} catch (error) {
+  if (
+    error?.code !== 'ERR_MODULE_NOT_FOUND' ||
+    !String(error.message).includes('dist/transports/cli/main.js')
+  )
+    throw error;
+  const root = new URL('..', import.meta.url).pathname;
+  process.stderr.write(`queue-ops is not built yet: run \`npm run build\` in ${root}\n`);
+  process.exitCode = 1;
+}

@@ -250,7 +250,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     ...(config.audit.witnessFile ? [createWitnessFile(config.audit.witnessFile)] : []),
     ...(deps.auditWitnesses ?? []),
   ];
-  const store = deps.store ?? openStore(config.store);
+  const store = deps.store ?? (await openStore(config.store));
   await store.migrate();
   if (!keys.current) {
     // A process without the key would append unkeyed entries after keyed ones, and verify fails

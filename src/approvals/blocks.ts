@@ -1,4 +1,5 @@
-import { formatDistanceStrict } from 'date-fns';
+// The function's own module: the package root loads every one of date-fns' ~300 modules.
+import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
 import { ActionId } from '../blocks/action-ids.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';

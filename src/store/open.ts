@@ -1,6 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
-import { createPostgresStore } from './postgres.js';
-import { createSqliteStore } from './sqlite.js';
+import { loadPostgresStore, loadSqliteStore } from '../lib/lazy.js';
 import type { Store } from './store.js';
 
 /**
@@ -9,16 +8,19 @@ import type { Store } from './store.js';
  * A PostgreSQL URL may name the schema to keep the tables in with `?schema=<name>` (created if
  * missing), so several bots, or test runs, can share one database; without it the connection's
  * default search_path applies. Call `migrate()` on the result before use.
+ *
+ * Async because only the driver the spec names is loaded (src/lib/lazy.ts): the command line with
+ * a SQLite store never loads `pg`, and the other way round.
  */
-export function openStore(spec: string): Store {
+export async function openStore(spec: string): Promise<Store> {
   if (spec.startsWith('sqlite:')) {
     const path = spec.slice('sqlite:'.length);
     if (!path) throw new OpsError(ErrorCode.BadArgument, { message: '`store: sqlite:` needs a file path' });
-    return createSqliteStore(path);
+    return (await loadSqliteStore()).createSqliteStore(path);
   }
   if (/^postgres(ql)?:\/\//.test(spec)) {
     const { url, schema } = splitSchema(spec);
-    return createPostgresStore(url, schema === undefined ? {} : { schema });
+    return (await loadPostgresStore()).createPostgresStore(url, schema === undefined ? {} : { schema });
   }
   throw new OpsError(ErrorCode.BadArgument, {
     message: 'The `store` setting is not valid.',

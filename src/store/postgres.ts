@@ -50,6 +50,9 @@ const unavailableCodes = new Set([
 // database (never the password), which is what the operator needs to fix the URL.
 const refusedCodes = new Set(['28000', '28P01', '3D000']);
 
+/** `relation … does not exist`: the store's tables (or its schema) have not been created yet. */
+const UNDEFINED_TABLE = '42P01';
+
 async function wrap<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -112,7 +115,24 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     }
   }
 
+  /**
+   * Every command line run opens the store: when the schema is current, one read of the applied
+   * versions is all it costs (no advisory lock, no DDL). A missing table (or schema) means a first
+   * start: the locked path below creates it.
+   */
+  async function isCurrent(): Promise<boolean> {
+    try {
+      const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const applied = new Set(rows.map((r) => Number(r.version)));
+      return migrations.every((m) => applied.has(m.version));
+    } catch (error) {
+      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
+      throw error;
+    }
+  }
+
   async function migrate(): Promise<void> {
+    if (await isCurrent()) return;
     const client = await pool.connect();
     const lockKey = `queue-ops.migrate:${schema ?? ''}`;
     try {

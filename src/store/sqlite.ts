@@ -69,7 +69,25 @@ export function createSqliteStore(path: string): SqliteStore {
 
   const json = (value: unknown) => JSON.stringify(value);
 
+  /**
+   * Every command line run opens the store: when the schema is current, one read of the applied
+   * versions is all it costs (no write lock, no fsync). Anything unexpected takes the full path.
+   */
+  const isCurrent = () => {
+    try {
+      const applied = new Set(
+        (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) =>
+          Number(r.version),
+        ),
+      );
+      return migrations.every((m) => applied.has(m.version));
+    } catch {
+      return false;
+    }
+  };
+
   const migrate = () => {
+    if (isCurrent()) return;
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
     for (const migration of migrations) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { main } from '../../src/main.js';
 import { randomId } from './harness.js';
@@ -68,7 +68,7 @@ describe('npm start (src/main.ts)', () => {
   });
 });
 
-describe('npm start as a process', () => {
+describe('npm start as a process (the built dist/main.js)', () => {
   const url = inject('redisUrl');
   let fakeSlack: Server;
   let apiUrl: string;
@@ -108,7 +108,7 @@ describe('npm start as a process', () => {
         s.close(() => resolve(p));
       });
     });
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         SLACK_BOT_TOKEN: 'xoxb-process-token',

@@ -20,7 +20,7 @@ afterEach(() => {
 
 it('the default sqlite:./data/queue-ops.db creates ./data and a WAL database with synchronous=FULL', async () => {
   process.chdir(dir);
-  const store = openStore('sqlite:./data/queue-ops.db');
+  const store = await openStore('sqlite:./data/queue-ops.db');
   await store.migrate();
   await store.appendAudit({
     at: new Date().toISOString(),
@@ -46,13 +46,13 @@ it('a sqlite store runs its connection in WAL mode with synchronous=FULL', async
 
 it('a postgres:// or postgresql:// value opens a PostgreSQL store without connecting yet', async () => {
   for (const spec of ['postgres://postgres@127.0.0.1:1/none', 'postgresql://postgres@127.0.0.1:1/none']) {
-    const store = openStore(spec);
+    const store = await openStore(spec);
     await expect(store.migrate()).rejects.toMatchObject({ code: 'StoreUnavailable' });
     await store.close();
   }
 });
 
-it('any other value is a BadArgument naming the accepted forms', () => {
-  expect(() => openStore('mysql://x')).toThrow(OpsError);
-  expect(() => openStore('sqlite:')).toThrow(OpsError);
+it('any other value is a BadArgument naming the accepted forms', async () => {
+  await expect(openStore('mysql://x')).rejects.toThrow(OpsError);
+  await expect(openStore('sqlite:')).rejects.toThrow(OpsError);
 });

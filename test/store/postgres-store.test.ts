@@ -23,6 +23,14 @@ async function makePostgresHarness(): Promise<StoreHarness> {
       const text = query.replace(/\?/g, () => `$${++n}`);
       return (await raw.query(text, params)).rows;
     },
+    async holdMigrationLock() {
+      // The key src/store/postgres.ts migrates under.
+      const key = `queue-ops.migrate:${schema}`;
+      await raw.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      return async () => {
+        await raw.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+      };
+    },
     async destroy() {
       await raw.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await raw.end();

@@ -20,6 +20,14 @@ async function makeSqliteHarness(): Promise<StoreHarness> {
       statement.run(...params);
       return [];
     },
+    async holdMigrationLock() {
+      const holder = new Database(path);
+      holder.exec('BEGIN IMMEDIATE');
+      return async () => {
+        holder.exec('ROLLBACK');
+        holder.close();
+      };
+    },
     async destroy() {
       raw?.close();
       rmSync(dir, { recursive: true, force: true });

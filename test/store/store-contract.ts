@@ -24,6 +24,11 @@ export interface StoreHarness {
   open(): Store;
   /** Raw SQL on the same database, bypassing the Store (to tamper with it); `?` placeholders. */
   sql(query: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Holds, on another connection, what applying a migration has to wait for (SQLite's write lock,
+   * PostgreSQL's migration lock) until the returned function releases it.
+   */
+  holdMigrationLock(): Promise<() => Promise<void>>;
   /** Closes the raw connection and removes the database. */
   destroy(): Promise<void>;
 }
@@ -159,6 +164,20 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(rows.map((r) => Number(r.version))).toEqual(migrations.map((m) => m.version));
         expect(await store.getRequest(request.id)).toEqual(request);
       });
+
+      it('migrate on a current schema only reads: it answers while another connection holds the migration lock', async () => {
+        const release = await harness.holdMigrationLock();
+        let other: Store;
+        try {
+          // Before: a write transaction per migration (SQLite waited for the lock, then failed)
+          // or the advisory lock (PostgreSQL waited for ever) on every command line run.
+          other = await open();
+        } finally {
+          await release();
+        }
+        await other.createRequest(sampleRequest({ id: 'r-after-lock' }));
+        expect((await store.getRequest('r-after-lock'))?.id).toBe('r-after-lock');
+      }, 15_000);
 
       it('several instances migrating a fresh database at the same moment all succeed, applying each version once', async () => {
         const fresh = await makeHarness();

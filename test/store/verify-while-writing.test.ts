@@ -26,7 +26,7 @@ const WRITE_MS = 4000;
  */
 async function verifyWhileWriting(spec: string, dir: string): Promise<void> {
   const witnessPath = join(dir, 'witness.jsonl');
-  const store: Store = openStore(spec);
+  const store: Store = await openStore(spec);
   await store.migrate();
   const secret = Buffer.from(KEY);
   const audit = createAudit({

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { loadBullmq5, loadBullmq6 } from '../../lib/lazy.js';
 
 /** Which BullMQ layout a queue uses, and so which major of the library may change it. */
 export type BullmqMajor = 5 | 6;
@@ -40,9 +41,7 @@ export async function setPausedWithBullmq(
 ): Promise<void> {
   const opts = { connection, prefix, skipMetasUpdate: true, skipVersionCheck: true };
   const instance: MinimalQueue =
-    major === 5
-      ? new (await import('bullmq5')).Queue(queue, opts)
-      : new (await import('bullmq')).Queue(queue, opts);
+    major === 5 ? new (await loadBullmq5()).Queue(queue, opts) : new (await loadBullmq6()).Queue(queue, opts);
   instance.on('error', () => {});
   try {
     if (paused) await instance.pause();

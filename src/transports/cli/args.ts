@@ -1,6 +1,15 @@
 import { ErrorCode, OpsError } from '../../errors.js';
 import { messages } from '../../i18n/index.js';
 
+/** Exit codes scripts rely on (README documents them). */
+export const ExitCode = {
+  Ok: 0,
+  /** The command ran and failed: unknown system or queue, Redis down. */
+  Failed: 1,
+  /** The invocation was wrong: bad flags, unknown verb, bad argument, or an invalid config file. */
+  Usage: 2,
+} as const;
+
 /** What the command line asked for, before any config is read. */
 export interface CliArgs {
   config?: string;

@@ -1,19 +1,36 @@
 import { messages } from '../../i18n/index.js';
-import { scrubSecrets } from '../../lib/logger.js';
-import { ExitCode, runCli } from './run.js';
+import { loadCliRuntime } from '../../lib/lazy.js';
+import { scrubSecrets } from '../../lib/scrub.js';
+import { ExitCode, parseCliArgs } from './args.js';
 
 /**
  * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
- * command line touches `process`.
+ * command line touches `process`. It imports only the argument parser and the message catalog:
+ * `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
  */
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  if (asksForHelp(argv)) {
+    process.stdout.write(`${messages('en').cli.usage}\n`);
+    return ExitCode.Ok;
+  }
+  const { runCli } = await loadCliRuntime();
   return runCli({
-    argv: process.argv.slice(2),
+    argv,
     env: process.env,
     cwd: process.cwd(),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   });
+}
+
+/** As `runCli` decides it; a command line it would refuse is left to it, to answer in full. */
+function asksForHelp(argv: readonly string[]): boolean {
+  try {
+    return parseCliArgs(argv).help;
+  } catch {
+    return false;
+  }
 }
 
 main().then(

@@ -14,16 +14,10 @@ import { createEscalation } from '../../escalation/runtime.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
-import { type CliArgs, parseCliArgs, parseExportWords, wantsJson } from './args.js';
+import { type CliArgs, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 
-/** Exit codes scripts rely on (README documents them). */
-export const ExitCode = {
-  Ok: 0,
-  /** The command ran and failed: unknown system or queue, Redis down. */
-  Failed: 1,
-  /** The invocation was wrong: bad flags, unknown verb, bad argument, or an invalid config file. */
-  Usage: 2,
-} as const;
+// In args.ts so the entry point can use them before this module is loaded.
+export { ExitCode } from './args.js';
 
 /** Where the CLI reads and writes; the real process, or buffers in tests. */
 export interface CliIo {

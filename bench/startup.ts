@@ -1,0 +1,399 @@
+/**
+ * `npm run bench -- startup`: how fast the command line answers and how light the bot runs.
+ *
+ * Every figure is taken in the same run as `node -e ''` (the floor: a Node process that does
+ * nothing) and `redis-cli llen` (the peer: what the runbook types today), so a busy machine shows
+ * up in all three alike. The command lines are the installed binary (`bin/queue-ops.js` on the
+ * compiled dist/, what `npm link` puts on PATH), each run a fresh process, round-robin so noise
+ * spreads evenly:
+ *   - `queue-ops --json status` against one BullMQ system of 12 queues, and against one Celery
+ *     system (6 queues, no worker running: the pidbox inspection answer is "nobody");
+ *   - `queue-ops --help`;
+ *   - the same status through tsx on src/ (how every run started before the build), for reference.
+ * Wall time (median, p90), CPU time (user + sys, median) and peak RSS (median of ru_maxrss, via
+ * GNU time) of each. Then the bot (`node dist/main.js`, HTTP mode, against a stand-in for Slack on
+ * loopback): its RSS after start-up and after 100 and 1,000 signed `/queue status` commands.
+ * Figures only, no assertions.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
+import { freePort, startPrivateRedis } from '../src/lib/redis-server.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin', 'queue-ops.js');
+const GNU_TIME = '/usr/bin/time';
+const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
+const BOT_COMMANDS = 1000;
+const BOT_CONCURRENCY = 4;
+const CELERY_QUEUES = [
+  'celery',
+  'celery:default',
+  'celery:alarm_processing',
+  'celery:notification_sending',
+  'celery:ota_processing',
+  'celery:measurement_processing',
+];
+const SIGNING_SECRET = 'bench-signing-secret';
+
+interface Timed {
+  wallMs: number;
+  cpuMs: number;
+  /** Peak resident set, MB; NaN without GNU time. */
+  peakMb: number;
+}
+
+interface Command {
+  label: string;
+  argv: string[];
+}
+
+const median = (xs: number[]) => percentile(xs, 50);
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+/** One fresh process to completion: wall time here, CPU and peak RSS from GNU time. */
+function timeOnce(argv: string[], outFile: string): Timed {
+  const withTime = existsSync(GNU_TIME);
+  const [cmd, ...args] = withTime ? [GNU_TIME, '-f', '%U %S %M', '-o', outFile, ...argv] : argv;
+  const started = performance.now();
+  const run = spawnSync(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const wallMs = performance.now() - started;
+  if (run.status !== 0) {
+    throw new Error(`${argv.join(' ')} exited ${run.status}: ${String(run.stderr).slice(0, 400)}`);
+  }
+  if (!withTime) return { wallMs, cpuMs: Number.NaN, peakMb: Number.NaN };
+  const [user, sys, maxKb] = readFileSync(outFile, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
+  return { wallMs, cpuMs: ((user ?? 0) + (sys ?? 0)) * 1000, peakMb: (maxKb ?? 0) / 1024 };
+}
+
+/** Each command `RUNS` times, interleaved, after one warm-up each (the file cache, not the process). */
+function timeAll(commands: Command[], dir: string): Map<string, Timed[]> {
+  const out = join(dir, 'time.txt');
+  const results = new Map<string, Timed[]>(commands.map((c) => [c.label, []]));
+  for (const command of commands) timeOnce(command.argv, out);
+  for (let i = 0; i < RUNS; i++) {
+    for (const command of commands) results.get(command.label)!.push(timeOnce(command.argv, out));
+  }
+  return results;
+}
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+function table(results: Map<string, Timed[]>, floor: string, target: Map<string, string>): string[] {
+  const floorWall = median(results.get(floor)!.map((r) => r.wallMs));
+  const widths = [52, 10, 8, 8, 8, 10, 12];
+  const row = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join('  ');
+  const lines = [
+    row([
+      'command (fresh process each run)',
+      'median ms',
+      'p90 ms',
+      '× floor',
+      'cpu ms',
+      'peak MB',
+      'target',
+    ]),
+  ];
+  lines.push('-'.repeat(lines[0]!.length));
+  for (const [label, runs] of results) {
+    const wall = runs.map((r) => r.wallMs);
+    lines.push(
+      row([
+        label,
+        fmt(median(wall)),
+        fmt(percentile(wall, 90)),
+        `${fmt(median(wall) / floorWall, 1)}×`,
+        fmt(median(runs.map((r) => r.cpuMs))),
+        fmt(median(runs.map((r) => r.peakMb)), 1),
+        target.get(label) ?? '',
+      ]),
+    );
+  }
+  return lines;
+}
+
+/** 12 BullMQ queues written by BullMQ itself, a few jobs each in several states. */
+async function seedBullmq(url: string): Promise<void> {
+  const connection = new Redis(url, { maxRetriesPerRequest: null });
+  const now = Date.now();
+  for (let q = 0; q < 12; q++) {
+    const queue = new Queue(`q${String(q).padStart(2, '0')}`, { connection, prefix: 'hs' });
+    await queue.addBulk(
+      Array.from({ length: 20 }, (_, i) => ({
+        name: 'send',
+        data: { i },
+        opts: i % 5 === 0 ? { delay: 60_000 } : i % 7 === 0 ? { priority: 3 } : { timestamp: now - i * 1000 },
+      })),
+    );
+    await queue.close();
+  }
+  await connection.quit();
+}
+
+/** The six Zeus queues with a few messages on each priority list, bound as kombu binds them. */
+async function seedCelery(url: string): Promise<void> {
+  const client = new Redis(url);
+  const pipeline = client.pipeline();
+  for (const queue of CELERY_QUEUES) {
+    pipeline.sadd(`_kombu.binding.${queue}`, `${queue}\x06\x16\x06\x16${queue}`);
+    for (const step of [0, 3, 6, 9]) {
+      for (let i = 0; i < 5; i++) {
+        pipeline.lpush(
+          priorityKey(queue, step),
+          celeryEnvelope({ queue, task: 'zeus.task', args: [i], priority: step }),
+        );
+      }
+    }
+  }
+  await pipeline.exec();
+  client.disconnect();
+}
+
+function writeConfigs(dir: string, bullmqUrl: string, celeryUrl: string) {
+  const store = `store: sqlite:${join(dir, 'queue-ops.db')}`;
+  const roles = 'roles:\n  viewer: ["*"]';
+  const bullmq = `  - { name: pushizo, type: bullmq, redis: "${bullmqUrl}", prefix: hs }`;
+  const celery = `  - { name: zeus, type: celery, redis: "${celeryUrl}" }`;
+  const write = (name: string, systems: string[]) => {
+    const path = join(dir, name);
+    writeFileSync(path, [store, roles, 'systems:', ...systems, ''].join('\n'));
+    return path;
+  };
+  return {
+    bullmq: write('bullmq.yml', [bullmq]),
+    celery: write('celery.yml', [celery]),
+    both: write('both.yml', [bullmq, celery]),
+  };
+}
+
+/** Linux: the resident set of a running process, MB. */
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+/** Stands in for Slack: answers the Web API (auth.test) and counts what arrives on response_url. */
+async function fakeSlack(): Promise<{ server: Server; url: string; responses: () => number }> {
+  let responses = 0;
+  const server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url?.startsWith('/respond/')) responses++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, user_id: 'U0BOT', bot_id: 'B0BOT', team_id: 'T0TEAM' }));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { server, url, responses: () => responses };
+}
+
+/** One `/queue status` as Slack sends it, signed. */
+async function slash(port: number, slackUrl: string, n: number): Promise<void> {
+  const body = new URLSearchParams({
+    token: 'unused',
+    team_id: 'T0TEAM',
+    channel_id: 'C0INCIDENT',
+    user_id: 'U0BENCH',
+    user_name: 'bench',
+    command: '/queue',
+    text: 'status',
+    api_app_id: 'A0QUEUEOPS',
+    response_url: `${slackUrl}/respond/${n}`,
+    trigger_id: `${n}.1.1`,
+  }).toString();
+  const ts = Math.floor(Date.now() / 1000);
+  const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${ts}:${body}`).digest('hex')}`;
+  const res = await fetch(`http://127.0.0.1:${port}/slack/events`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signature,
+    },
+    body,
+  });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`slash command ${n} answered ${res.status}`);
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The bot's RSS after start-up and as status commands go by. */
+async function botRss(config: string): Promise<string[]> {
+  const slack = await fakeSlack();
+  const port = await freePort();
+  // As `npm start` runs it: the same node flags, without npm in between (its RSS is the bot's).
+  const start = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
+  const [, ...args] = start.split(/\s+/);
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+      SLACK_BOT_TOKEN: 'xoxb-bench',
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: `${slack.url}/api/`,
+      PORT: String(port),
+      QUEUE_OPS_CONFIG: config,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c) => {
+    output += String(c);
+  });
+  child.stderr?.on('data', (c) => {
+    output += String(c);
+  });
+  const pid = child.pid!;
+  try {
+    // Ready when /healthz answers (the listener is up, the store open, the sweep done).
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the bot exited: ${output}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const marks: [string, number][] = [['after start-up', rssOf(pid)]];
+    let sent = 0;
+    const started = performance.now();
+    const sendUpTo = async (total: number) => {
+      const workers = Array.from({ length: BOT_CONCURRENCY }, async () => {
+        while (sent < total) {
+          const n = ++sent;
+          await slash(port, slack.url, n);
+        }
+      });
+      await Promise.all(workers);
+      await until(`${total} answers`, () => slack.responses() >= total);
+    };
+    await sendUpTo(100);
+    marks.push(['after 100 status commands', rssOf(pid)]);
+    await sendUpTo(BOT_COMMANDS);
+    const seconds = (performance.now() - started) / 1000;
+    marks.push([`after ${BOT_COMMANDS.toLocaleString('en-US')} status commands`, rssOf(pid)]);
+    const base = marks[0]![1];
+    const warm = marks[1]![1];
+    return [
+      ...marks.map(([label, mb]) => `  bot RSS ${label.padEnd(32)} ${fmt(mb, 1).padStart(7)} MB`),
+      `  growth over ${BOT_COMMANDS.toLocaleString('en-US')} commands: ${fmt((marks[2]![1] / base - 1) * 100, 1)} % from start-up, ` +
+        `${fmt((marks[2]![1] / warm - 1) * 100, 1)} % from after 100 (target: within 10 %)`,
+      `  (${BOT_COMMANDS.toLocaleString('en-US')} signed slash commands over HTTP, ${BOT_CONCURRENCY} at a time, ` +
+        `each answered on its response_url: ${fmt(seconds, 1)} s)`,
+    ];
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await new Promise((r) => slack.server.close(r));
+  }
+}
+
+export async function startupBench(): Promise<string[]> {
+  const log = (text: string) => process.stderr.write(`${text}\n`);
+  log('startup: building dist/ if stale…');
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  const redis = await startPrivateRedis();
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-startup-'));
+  try {
+    const bullmqUrl = `${redis.url}/0`;
+    const celeryUrl = `${redis.url}/1`;
+    log('startup: seeding 12 BullMQ queues and 6 Celery queues…');
+    await seedBullmq(bullmqUrl);
+    await seedCelery(celeryUrl);
+    const configs = writeConfigs(dir, bullmqUrl, celeryUrl);
+    // The first run creates the store; every measured run finds it current, as users do.
+    execFileSync(process.execPath, [BIN, '--config', configs.both, '--json', 'status'], { stdio: 'ignore' });
+
+    const node = process.execPath;
+    const redisCli = (key: string) => [
+      'redis-cli',
+      '-p',
+      String(redis.port),
+      '-n',
+      key.split('|')[0]!,
+      'llen',
+      key.split('|')[1]!,
+    ];
+    const commands: Command[] = [
+      { label: "floor: node -e ''", argv: [node, '-e', ''] },
+      { label: 'peer: redis-cli llen hs:q00:wait', argv: redisCli('0|hs:q00:wait') },
+      { label: 'peer: redis-cli llen celery', argv: redisCli('1|celery') },
+      { label: 'queue-ops --help', argv: [node, BIN, '--help'] },
+      {
+        label: 'queue-ops --json status (BullMQ, 12 queues)',
+        argv: [node, BIN, '--config', configs.bullmq, '--json', 'status'],
+      },
+      {
+        label: 'queue-ops --json status (Celery, 6 queues)',
+        argv: [node, BIN, '--config', configs.celery, '--json', 'status'],
+      },
+      {
+        label: 'before: tsx src/…/cli/main.ts --json status (BullMQ)',
+        argv: [
+          node,
+          '--import',
+          'tsx',
+          join(ROOT, 'src/transports/cli/main.ts'),
+          '--config',
+          configs.bullmq,
+          '--json',
+          'status',
+        ],
+      },
+    ];
+    log(`startup: ${RUNS} runs of ${commands.length} command lines, interleaved…`);
+    const results = timeAll(commands, dir);
+    const targets = new Map([
+      ['queue-ops --help', '≤ 200 ms'],
+      ['queue-ops --json status (BullMQ, 12 queues)', '≤ 350 ms, 80 MB'],
+      ['queue-ops --json status (Celery, 6 queues)', '≤ 350 ms, 80 MB'],
+    ]);
+    const lines = table(results, "floor: node -e ''", targets);
+
+    log(`startup: the bot, ${BOT_COMMANDS} status commands…`);
+    const bot = await botRss(configs.both);
+    const peerRss = median(results.get('peer: redis-cli llen hs:q00:wait')!.map((r) => r.peakMb));
+    const floorRss = median(results.get("floor: node -e ''")!.map((r) => r.peakMb));
+    return [
+      ...lines,
+      '',
+      ...bot,
+      `  (floor: node -e '' peaks at ${fmt(floorRss, 1)} MB; peer: redis-cli at ${fmt(peerRss, 1)} MB)`,
+      '',
+      `wall: spawn to exit as seen by the bench, ${RUNS} runs each after a warm-up, interleaved; cpu: user + sys;`,
+      'peak: ru_maxrss (GNU time). "× floor" is the median over the floor\'s median in this same run, so a busy',
+      `machine shows in every line alike (load average now: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}).`,
+    ];
+  } finally {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The seams: the only places queue-ops loads code with `import()` rather than at start.
+ *
+ * Why: the command line is run by people in an incident and by scripts every few seconds, and
+ * most of its start-up time is spent loading modules. A command must load only what it uses, so
+ * these libraries stay behind a seam:
+ *   - the bot's store driver: `pg` only when `store:` is PostgreSQL, `better-sqlite3` only for SQLite;
+ *   - each BullMQ major: `bullmq` (6) or `bullmq5`, only when an action runs BullMQ's own code on a
+ *     queue of that layout (status, dlq and workers read Redis directly and need neither);
+ *   - the command line's runtime (config, store, backends, commands), so `--help` and bad flags
+ *     answer without it.
+ * Bolt and the Slack Web API are loaded only by `src/main.ts` (the bot), which posts to Slack.
+ *
+ * The rule for new code: a heavy library (Bolt or `@slack/web-api`, `pg`, BullMQ,
+ * `@kubernetes/client-node`, echarts, resvg, prom-client…) that some verbs or some configs do not
+ * need is not imported at the top of a module the command line reaches. Add a `load…()` here and
+ * call it where the library is used; import only types statically (`import type`). Do not write
+ * `import()` anywhere else: test/cli/lazy-loading.test.ts runs the built command line and fails
+ * when `--help` or `--json status` loads one of these libraries.
+ */
+
+/** The PostgreSQL store (and `pg`), for `store: postgres://…`. */
+export const loadPostgresStore = () => import('../store/postgres.js');
+
+/** The SQLite store (and `better-sqlite3`), for `store: sqlite:…`. */
+export const loadSqliteStore = () => import('../store/sqlite.js');
+
+/** BullMQ 5.x, for queues written by BullMQ ≤ 5 (or BullMQ Pro ≤ 7). */
+export const loadBullmq5 = () => import('bullmq5');
+
+/** BullMQ 6.x, for queues written by BullMQ 6. */
+export const loadBullmq6 = () => import('bullmq');
+
+/** Everything the command line needs after its arguments have been read. */
+export const loadCliRuntime = () => import('../transports/cli/run.js');

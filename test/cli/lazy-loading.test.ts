@@ -1,0 +1,252 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Queue as Queue6 } from 'bullmq';
+import { Queue as Queue5 } from 'bullmq5';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { ROLES, tempDir, withSchema, writeConfig } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+
+/**
+ * The command line loads only what the verb needs (the seams are src/lib/lazy.ts). Each test runs
+ * the built `bin/queue-ops.js` as a user does, under a probe that records every module the process
+ * loads, and names the packages it must not have loaded.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
+const PROBE = resolve(import.meta.dirname, '../fixtures/load-probe/register.mjs');
+
+/** Libraries no read-only command needs: the bot's Slack side, other stores, actions' libraries. */
+const HEAVY = [
+  '@slack/bolt',
+  '@slack/web-api',
+  '@slack/socket-mode',
+  'pg',
+  'bullmq',
+  'bullmq5',
+  '@kubernetes/client-node',
+  'echarts',
+  '@resvg/resvg-js',
+  'prom-client',
+  'tsx',
+  'esbuild',
+  'typescript',
+];
+
+interface ProbedRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Every package any loaded file belongs to (`node_modules/<name>/…`, scoped names whole). */
+  packages: Set<string>;
+  files: string[];
+}
+
+function packagesIn(files: readonly string[]): Set<string> {
+  const names = new Set<string>();
+  for (const file of files) {
+    for (const match of file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)) names.add(match[1]!);
+  }
+  return names;
+}
+
+let dir: ReturnType<typeof tempDir>;
+beforeAll(() => {
+  dir = tempDir('lazy');
+});
+afterAll(() => dir.remove());
+
+function probed(args: string[]): Promise<ProbedRun> {
+  const out = join(dir.dir, `loaded-${randomBytes(4).toString('hex')}.txt`);
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ['--import', PROBE, BIN, ...args],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOAD_PROBE_OUT: out },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) => {
+        const files = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+        rmSync(out, { force: true });
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        done({ code, stdout, stderr, files, packages: packagesIn(files) });
+      },
+    );
+  });
+}
+
+/** The heavy packages a run loaded; `[]` is the answer every read-only command must give. */
+const heavyIn = (run: ProbedRun, except: string[] = []) =>
+  HEAVY.filter((name) => run.packages.has(name) && !except.includes(name));
+
+describe('what the command line loads', () => {
+  const redisUrl = inject('redisUrl');
+  let prefix: string;
+
+  beforeEach(() => {
+    prefix = `qlazy${randomBytes(5).toString('hex')}`;
+  });
+  afterEach(async () => {
+    await deletePrefix(redisUrl, prefix);
+  });
+
+  it('--help answers from the argument parser and the message catalog alone: no package, no runtime', async () => {
+    const run = await probed(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Usage: queue-ops');
+    // the probe works: it saw the entry point
+    expect(run.files.some((f) => f.endsWith('/dist/transports/cli/main.js'))).toBe(true);
+    expect([...run.packages]).toEqual([]);
+    expect(run.files.filter((f) => /\/dist\/(app|store|backends|transports\/cli\/run)/.test(f))).toEqual([]);
+  });
+
+  it('--json status of a BullMQ system loads ioredis and SQLite, and neither BullMQ, Bolt, the Web API nor pg', async () => {
+    const queue = new Queue6('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
+    await queue.add('send', { n: 1 });
+    await queue.close();
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/status.db`, [
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+    ]);
+    const run = await probed(['--config', config, '--json', 'status']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).data.systems[0].queues[0]).toMatchObject({
+      name: 'dispatch-ios',
+      waiting: 1,
+    });
+    expect(run.packages).toContain('ioredis');
+    expect(run.packages).toContain('better-sqlite3');
+    expect(heavyIn(run)).toEqual([]);
+  });
+
+  it('--json status of a Celery system loads none of them either', async () => {
+    const db = 9;
+    const admin = new Redis(`${redisUrl}/${db}`);
+    const queue = `lazy${randomBytes(4).toString('hex')}`;
+    await admin.lpush(queue, 'not-a-real-message-but-counted');
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/celery.db`, [
+      'systems:',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: ${JSON.stringify(`${redisUrl}/${db}`)}`,
+      `    queues: [${queue}]`,
+      '    inspectTimeoutMs: 50',
+    ]);
+    try {
+      const run = await probed(['--config', config, '--json', 'status']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).data.systems[0].queues[0]).toMatchObject({ name: queue, waiting: 1 });
+      expect(heavyIn(run)).toEqual([]);
+    } finally {
+      await admin.del(queue);
+      admin.disconnect();
+    }
+  });
+
+  it('pause loads the BullMQ major that wrote the queue, and only that one', async () => {
+    const connection = connectionFor(redisUrl);
+    const legacy = new Queue5('legacy-events', { connection, prefix });
+    const current = new Queue6('events', { connection, prefix });
+    await legacy.add('e', {});
+    await current.add('e', {});
+    await Promise.all([legacy.close(), current.close()]);
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/pause.db`, [
+      ...ROLES,
+      'policies:',
+      '  pause: { role: operator, approvals: 0 }',
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+    ]);
+    const five = await probed([
+      '--config',
+      config,
+      '--user',
+      'U0ALICE',
+      '--json',
+      'pause',
+      'pushizo/legacy-events',
+    ]);
+    expect(five.code, five.stdout + five.stderr).toBe(0);
+    expect(heavyIn(five)).toEqual(['bullmq5']);
+    const six = await probed(['--config', config, '--user', 'U0ALICE', '--json', 'pause', 'pushizo/events']);
+    expect(six.code, six.stdout + six.stderr).toBe(0);
+    expect(heavyIn(six)).toEqual(['bullmq']);
+  });
+});
+
+describe('no work before the answer', () => {
+  const redisUrl = inject('redisUrl');
+
+  it('status of one system never connects to another one, even one that would hang', async () => {
+    // Accepts connections and never answers: a Redis that is SIGSTOPped, or a dead proxy.
+    const sockets: Socket[] = [];
+    const hanging = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((done) => hanging.listen(0, '127.0.0.1', done));
+    const port = (hanging.address() as { port: number }).port;
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/two.db`, [
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      '    prefix: qlazy-two',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: "redis://127.0.0.1:${port}/0"`,
+    ]);
+    try {
+      const one = await probed(['--config', config, '--json', 'status', 'pushizo']);
+      expect(one.code, one.stderr).toBe(0);
+      expect(JSON.parse(one.stdout).data.systems.map((s: { name: string }) => s.name)).toEqual(['pushizo']);
+      expect(sockets).toHaveLength(0);
+      // The same config asked about zeus does go there (and reports it down).
+      const all = await probed(['--config', config, '--json', 'status', 'zeus']);
+      expect(JSON.parse(all.stdout).data.systems[0]).toMatchObject({ name: 'zeus', ok: false });
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => hanging.close(done));
+    }
+  });
+});
+
+describe('what the command line loads with a PostgreSQL store', async () => {
+  const unreachable = await probePostgres();
+  if (unreachable && POSTGRES_REQUIRED) throw new Error(`PostgreSQL is required here: ${unreachable}`);
+  const redisUrl = inject('redisUrl');
+  const schema = `qo_lazy_${randomBytes(5).toString('hex')}`;
+
+  afterAll(async () => {
+    if (unreachable) return;
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  });
+
+  it.skipIf(Boolean(unreachable))('loads pg and not better-sqlite3', async () => {
+    const config = writeConfig(dir.dir, withSchema(POSTGRES_URL, schema), [
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      '    prefix: qlazy-empty',
+    ]);
+    const run = await probed(['--config', config, '--json', 'status']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.packages).toContain('pg');
+    expect(run.packages).not.toContain('better-sqlite3');
+    expect(heavyIn(run, ['pg'])).toEqual([]);
+  });
+});
