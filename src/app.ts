@@ -19,6 +19,8 @@ import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middle
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
+import { createScalerRegistry } from './scalers/index.js';
+import { kubeApisFrom, loadKubeConfig } from './scalers/kubernetes.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
 
@@ -59,6 +61,19 @@ export function createBackend(system: SystemConfig): QueueBackend {
   }
 }
 
+/** Kubernetes clients from KUBECONFIG or the in-cluster service account; a bad file is an answer. */
+function kubernetesFrom(env: Record<string, string | undefined>) {
+  try {
+    const kc = loadKubeConfig(env);
+    return kc ? kubeApisFrom(kc) : undefined;
+  } catch (error) {
+    throw new OpsError(ErrorCode.ScaleFailed, {
+      target: 'kubernetes',
+      reason: `the kubeconfig could not be read (${(error as Error)?.message ?? error})`,
+    });
+  }
+}
+
 /**
  * The composition root: config → backends → commands → dispatcher. Builds clients but does not
  * connect them: backends connect lazily on first use, so a Redis that is down at start only
@@ -68,7 +83,19 @@ export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const backends = createBackendRegistry(config.systems.map((s) => createBackend(s)));
   const commands = createReadCommands(deps.commands);
-  const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()), ...deps.services };
+  const scalers = createScalerRegistry({
+    config,
+    backends,
+    kubernetes: () => kubernetesFrom(deps.env),
+    compose: { env: deps.env },
+  });
+  const ctx: CommandContext = {
+    config,
+    backends,
+    scalers,
+    now: deps.now ?? (() => new Date()),
+    ...deps.services,
+  };
   const dispatcher = createDispatcher({ ctx, commands, logger, middleware: deps.middleware });
   logger.debug({ systems: backends.names() }, 'app composed');
   let closing: Promise<void> | undefined;

@@ -24,6 +24,16 @@ export const ErrorCode = {
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',
+  /** A job id that names no job in the queue. */
+  UnknownJob: 'UnknownJob',
+  /** `fail` of a job that is not active (waiting, completed, already failed…). */
+  JobNotActive: 'JobNotActive',
+  /** Kubernetes answered 403: the bot's service account lacks an RBAC verb on a resource. */
+  KubernetesForbidden: 'KubernetesForbidden',
+  /** Kubernetes answered 404: the named deployment (or namespace) does not exist. */
+  KubernetesNotFound: 'KubernetesNotFound',
+  /** A scaler could not do its work (Compose exited non-zero, no Kubernetes credentials…). */
+  ScaleFailed: 'ScaleFailed',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

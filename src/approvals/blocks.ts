@@ -3,6 +3,7 @@ import { ActionId } from '../blocks/action-ids.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { actionOutcome } from '../blocks/scale.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
@@ -39,7 +40,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
     const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
     if (request.action === 'pause') return t.resultPaused(request.target, workers);
     if (request.action === 'resume') return t.resultResumed(request.target, workers);
-    return undefined;
+    return actionOutcome(request.action, result, locale);
   }
   if (request.status === 'failed' && request.error) {
     const failure = requestFailure(request);

@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { ScalerRegistry } from '../scalers/index.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -66,6 +67,8 @@ export interface CommandContext {
   approvals?: Approvals;
   /** The hash-chained audit trail (issue 3); absent in read-only setups. */
   audit?: Audit;
+  /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
+  scalers?: ScalerRegistry;
 }
 
 export interface CommandDefinition {

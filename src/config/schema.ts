@@ -18,11 +18,9 @@ const systemName = z
 const replicas = z.number().int().min(0).max(1000);
 
 /** A Kubernetes object name (RFC 1123 label/subdomain, as `kubectl` accepts). */
-const kubeName = z
-  .string()
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
-    error: 'expected a Kubernetes name (lower-case, digits, "-")',
-  });
+const kubeName = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+  error: 'expected a Kubernetes name (lower-case, digits, "-")',
+});
 
 const kubernetesGroup = z
   .object({

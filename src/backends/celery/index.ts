@@ -4,7 +4,6 @@ import { ErrorCode, OpsError } from '../../errors.js';
 import type {
   ActiveTask,
   DlqSample,
-  PauseOutcome,
   QueueBackend,
   QueueCounts,
   RedisMemory,
@@ -20,6 +19,7 @@ import {
   toRedisUnavailable,
   urlSecrets,
 } from '../redis-client.js';
+import { createCeleryControl } from './control.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -118,10 +118,8 @@ interface Inspection {
 export function createCeleryBackend(
   system: CelerySystemConfig,
   options: CeleryBackendOptions = {},
-): QueueBackend & {
-  pause(queue: string): Promise<PauseOutcome>;
-  resume(queue: string): Promise<PauseOutcome>;
-} {
+): QueueBackend &
+  Required<Pick<QueueBackend, 'pause' | 'resume' | 'running' | 'pool' | 'resizePool' | 'revoke'>> {
   const now = options.now ?? Date.now;
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 3000;
@@ -496,14 +494,25 @@ export function createCeleryBackend(
     }
   }
 
+  const control = createCeleryControl({
+    pidbox,
+    listQueues: () => queueNames.list(),
+    timeoutMs: system.inspectTimeoutMs,
+    unavailable,
+  });
+
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: false, purge: false },
+    caps: { pause: true, retry: false, purge: false, running: true, pool: true, revoke: true },
     listQueues: () => queueNames.list(),
     status,
     dlq,
     workers,
+    running: control.running,
+    pool: control.pool,
+    resizePool: control.resizePool,
+    revoke: control.revoke,
     async pause(queue) {
       await queueNames.resolve([queue]);
       // Every worker answers cancel_consumer, consumer or not; resume must only restart the

@@ -38,6 +38,13 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  UnknownJob: (p) => `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.`,
+  JobNotActive: (p) =>
+    `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,
+  KubernetesForbidden: (p) =>
+    `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (README: "Kubernetes RBAC").`,
+  KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
+  ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
 };
 
 export const errors = {
