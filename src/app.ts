@@ -11,6 +11,9 @@ import { createDispatcher, type Dispatcher, type Middleware } from './commands/d
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
+import { failCommand, revokeCommand } from './commands/revoke.js';
+import { checkScale, scaleCommand } from './commands/scale.js';
+import { stuckCommand } from './commands/stuck.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -168,6 +171,10 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   approveCommand,
   denyCommand,
   auditCommand,
+  scaleCommand,
+  stuckCommand,
+  revokeCommand,
+  failCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
@@ -198,7 +205,16 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
 }
 
 /** The actions and what runs them, with parameters read back from the stored request. */
-function actionExecutors(backends: () => App['backends']): Partial<Record<ActionName, Executor>> {
+function actionExecutors(
+  backends: () => App['backends'],
+  scalers: () => App['ctx']['scalers'],
+): Partial<Record<ActionName, Executor>> {
+  const backendOf = (request: Parameters<Executor>[0]) => {
+    const system = String(request.params.system);
+    const backend = backends().get(system);
+    if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
+    return { system, backend };
+  };
   const pauseLike =
     (action: 'pause' | 'resume'): Executor =>
     async (request) => {
@@ -211,7 +227,34 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
       const outcome = await run.call(backend, queue);
       return { ...outcome };
     };
-  return { pause: pauseLike('pause'), resume: pauseLike('resume') };
+  return {
+    pause: pauseLike('pause'),
+    resume: pauseLike('resume'),
+    async scale(request) {
+      // Bounds are checked again against config: the stored request is data, not a promise.
+      const { scaler, replicas } = checkScale(
+        { backends: backends(), scalers: scalers() },
+        `${request.params.system}/${request.params.group}`,
+        String(request.params.replicas),
+      );
+      return { ...(await scaler.scale(replicas)) };
+    },
+    async revoke(request) {
+      const { system, backend } = backendOf(request);
+      if (!backend.revoke)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'revoke' });
+      const ids = (request.params.ids as unknown[]).map(String);
+      const signal = request.params.signal === 'KILL' ? 'KILL' : 'TERM';
+      return { ...(await backend.revoke(ids, { terminate: request.params.terminate === true, signal })) };
+    },
+    async fail(request) {
+      const { system, backend } = backendOf(request);
+      if (!backend.failJob)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
+      const { queue, id, reason } = request.params;
+      return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
+    },
+  };
 }
 
 /**
@@ -233,10 +276,13 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     authority: createAuthority({ roles, directory }),
     config,
-    executors: actionExecutors(() => {
-      if (!app) throw new Error('actions ran before the app was composed');
-      return app.backends;
-    }),
+    executors: actionExecutors(
+      () => {
+        if (!app) throw new Error('actions ran before the app was composed');
+        return app.backends;
+      },
+      () => app?.ctx.scalers,
+    ),
     now,
   });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit };

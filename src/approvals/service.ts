@@ -119,6 +119,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     action: string,
     outcome: string,
     error?: string,
+    extra: Record<string, unknown> = {},
   ) {
     await deps.audit.record({
       at: now().toISOString(),
@@ -128,7 +129,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       channel: actor.channel,
       action,
       target: request.target,
-      params: { request: request.id, action: request.action, ...request.params },
+      params: { request: request.id, action: request.action, ...request.params, ...extra },
       outcome,
       error,
     });
@@ -200,7 +201,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
       const result = await executor(started);
       finished = await move(started, 'finish', { result, finishedAt: now().toISOString() });
-      if (finished) await audit(actor, finished, `action.${started.action}`, 'done');
+      // The result goes into the audit too: a scale records what it found before and left after.
+      if (finished) await audit(actor, finished, `action.${started.action}`, 'done', undefined, { result });
     } catch (error) {
       const message = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
       finished = await move(started, 'fail', {

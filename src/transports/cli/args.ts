@@ -13,10 +13,14 @@ export interface CliArgs {
   words: string[];
 }
 
+/** The command line's own options; anything else after the verb belongs to the command. */
+const CLI_OPTIONS = new Set(['--json', '--help', '-h', '--config', '-c', '--user', '-u', '--since']);
+
 /**
  * `[--config F] [--user U] [--json] <words>`. Options may also follow the words
  * (`queue-ops status --json`), since that is how people type; `--` ends the options for words
- * that really start with a dash. An unknown option is a usage error, never a word.
+ * that really start with a dash. Before the verb an unknown option is a usage error; after it,
+ * an option the command line does not know is the command's (`revoke zeus <id> --terminate`).
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   const t = messages('en').cli;
@@ -33,6 +37,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     }
     const eq = arg.indexOf('=');
     const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (out.words.length > 0 && !CLI_OPTIONS.has(flag)) {
+      out.words.push(arg);
+      continue;
+    }
     const takeValue = (): string => {
       const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
       if (value === undefined || value === '' || (eq === -1 && value.startsWith('--'))) {
