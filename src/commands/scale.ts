@@ -94,11 +94,11 @@ export const scaleCommand: CommandDefinition = {
     const state = await withSystemTimeout(system, SCALE_READ_TIMEOUT_MS, scaler.state());
     const plan = planScale(state, replicas);
     const name = `${system}/${group}`;
-    const unchanged =
-      plan.targets.length > 0 &&
-      (plan.autoscaler
-        ? plan.autoscaler.before.min === replicas
-        : plan.targets.every((c) => (c.autoscale ? c.autoscale.before.min : c.before) === replicas));
+    if (plan.targets.length === 0)
+      throw new OpsError(ErrorCode.ScaleFailed, { target: name, reason: t.noTargets(name) });
+    const unchanged = plan.autoscaler
+      ? plan.autoscaler.before.min === replicas
+      : plan.targets.every((c) => (c.autoscale ? c.autoscale.before.min : c.before) === replicas);
     if (unchanged) throw new OpsError(ErrorCode.AlreadyInState, { target: name, state: `at ${replicas}` });
     const created = await approvals.submit({
       actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
