@@ -23,7 +23,7 @@ import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
 import { createScalerRegistry } from './scalers/index.js';
-import { kubeApisFrom, loadKubeConfig } from './scalers/kubernetes.js';
+import { loadKubeApis } from './scalers/kubernetes.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
 
@@ -65,10 +65,9 @@ export function createBackend(system: SystemConfig): QueueBackend {
 }
 
 /** Kubernetes clients from KUBECONFIG or the in-cluster service account; a bad file is an answer. */
-function kubernetesFrom(env: Record<string, string | undefined>) {
+async function kubernetesFrom(env: Record<string, string | undefined>) {
   try {
-    const kc = loadKubeConfig(env);
-    return kc ? kubeApisFrom(kc) : undefined;
+    return await loadKubeApis(env);
   } catch (error) {
     throw new OpsError(ErrorCode.ScaleFailed, {
       target: 'kubernetes',

@@ -21,7 +21,7 @@ export interface ScalerRegistryDeps {
   config: Pick<Config, 'systems'>;
   backends: BackendRegistry;
   /** Kubernetes clients, built on first use (from KUBECONFIG or the in-cluster service account). */
-  kubernetes: () => KubeApis | undefined;
+  kubernetes: () => Promise<KubeApis | undefined>;
   compose: ComposeRunnerDeps;
 }
 
@@ -29,13 +29,13 @@ export function createScalerRegistry(deps: ScalerRegistryDeps): ScalerRegistry {
   const scalers = new Map<string, Scaler>();
   const specs = new Map<string, WorkerGroupConfig>();
   const key = (system: string, group: string) => `${system}\u0000${group}`;
-  let kube: KubeApis | undefined;
-  let kubeBuilt = false;
+  let kube: Promise<KubeApis | undefined> | undefined;
   const kubernetes = () => {
-    if (!kubeBuilt) {
-      kube = deps.kubernetes();
-      kubeBuilt = true;
-    }
+    // One set of clients per process; a failed load (a bad kubeconfig) is tried again next time.
+    kube ??= deps.kubernetes().catch((error: unknown) => {
+      kube = undefined;
+      throw error;
+    });
     return kube;
   };
   for (const system of deps.config.systems) {

@@ -1,12 +1,4 @@
-import {
-  ApiException,
-  AppsV1Api,
-  AutoscalingV2Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import type { AppsV1Api, AutoscalingV2Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubernetesGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import {
@@ -17,42 +9,49 @@ import {
   type Scaler,
 } from './types.js';
 
-/** The three APIs a Kubernetes group needs, built from one KubeConfig. */
+type ClientNode = typeof import('@kubernetes/client-node');
+
+let clientNode: Promise<ClientNode> | undefined;
+/**
+ * The client library, loaded on first use: it is large, and every command line run (most of
+ * which never touch Kubernetes) would otherwise pay for loading it.
+ */
+function loadClientNode(): Promise<ClientNode> {
+  clientNode ??= import('@kubernetes/client-node');
+  return clientNode;
+}
+
+/** The three APIs a Kubernetes group needs, built from one KubeConfig, plus the library's helpers. */
 export interface KubeApis {
   apps: AppsV1Api;
   autoscaling: AutoscalingV2Api;
   custom: CustomObjectsApi;
-}
-
-export function kubeApisFrom(kc: KubeConfig): KubeApis {
-  return {
-    apps: kc.makeApiClient(AppsV1Api),
-    autoscaling: kc.makeApiClient(AutoscalingV2Api),
-    custom: kc.makeApiClient(CustomObjectsApi),
-  };
+  lib: Pick<ClientNode, 'ApiException' | 'PatchStrategy' | 'setHeaderOptions'>;
 }
 
 /**
- * Credentials as `kubectl` finds them, from the environment the composition root hands in:
- * the first file of `KUBECONFIG`, else the pod's service account when running in a cluster.
- * Undefined when there is neither; the group then answers `ScaleFailed` naming both.
+ * Clients with credentials as `kubectl` finds them, from the environment the composition root
+ * hands in: the first file of `KUBECONFIG`, else the pod's service account when running in a
+ * cluster. Undefined when there is neither; the group then answers `ScaleFailed` naming both.
  */
-export function loadKubeConfig(env: Record<string, string | undefined>): KubeConfig | undefined {
-  const kc = new KubeConfig();
+export async function loadKubeApis(env: Record<string, string | undefined>): Promise<KubeApis | undefined> {
   const file = env.KUBECONFIG?.split(':').find((p) => p !== '');
-  if (file) {
-    kc.loadFromFile(file);
-    return kc;
-  }
-  if (env.KUBERNETES_SERVICE_HOST) {
-    kc.loadFromCluster();
-    return kc;
-  }
-  return undefined;
+  if (!file && !env.KUBERNETES_SERVICE_HOST) return undefined;
+  const lib = await loadClientNode();
+  const kc = new lib.KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromCluster();
+  return {
+    apps: kc.makeApiClient(lib.AppsV1Api),
+    autoscaling: kc.makeApiClient(lib.AutoscalingV2Api),
+    custom: kc.makeApiClient(lib.CustomObjectsApi),
+    lib,
+  };
 }
 
 const KEDA = { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects' } as const;
-const mergePatch = () => setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const mergePatch = (lib: KubeApis['lib']) =>
+  lib.setHeaderOptions('Content-Type', lib.PatchStrategy.MergePatch);
 
 interface HpaLike {
   metadata?: { name?: string };
@@ -77,7 +76,7 @@ export interface KubernetesScalerDeps {
   group: string;
   spec: KubernetesGroupConfig;
   /** Built on first use, so a missing kubeconfig only affects Kubernetes groups. */
-  apis: () => KubeApis | undefined;
+  apis: () => Promise<KubeApis | undefined>;
 }
 
 /**
@@ -91,8 +90,8 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
   const { namespace, deployment } = spec;
   const target = `${namespace}/${deployment}`;
 
-  function apis(): KubeApis {
-    const built = deps.apis();
+  async function apis(): Promise<KubeApis> {
+    const built = await deps.apis();
     if (!built)
       throw new OpsError(ErrorCode.ScaleFailed, {
         target: `${system}/${group}`,
@@ -108,12 +107,13 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     resource: string,
     kind: string,
     name: string,
-    send: () => Promise<T>,
+    send: (api: KubeApis) => Promise<T>,
   ): Promise<T> {
+    const api = await apis();
     try {
-      return await send();
+      return await send(api);
     } catch (error) {
-      if (error instanceof ApiException) {
+      if (error instanceof api.lib.ApiException) {
         if (error.code === 403)
           throw new OpsError(ErrorCode.KubernetesForbidden, { verb, resource, namespace });
         if (error.code === 404) throw new OpsError(ErrorCode.KubernetesNotFound, { kind, name, namespace });
@@ -130,8 +130,8 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
   }
 
   async function readScale() {
-    const scale = await call('get', 'deployments/scale', 'deployment', deployment, () =>
-      apis().apps.readNamespacedDeploymentScale({ name: deployment, namespace }),
+    const scale = await call('get', 'deployments/scale', 'deployment', deployment, (api) =>
+      api.apps.readNamespacedDeploymentScale({ name: deployment, namespace }),
     );
     return { desired: scale.spec?.replicas ?? 0, current: scale.status?.replicas ?? 0 };
   }
@@ -139,8 +139,8 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
   async function findScaledObject(): Promise<AutoscalerState | undefined> {
     let list: { items?: ScaledObjectLike[] };
     try {
-      list = (await call('list', 'scaledobjects.keda.sh', 'ScaledObject list', namespace, () =>
-        apis().custom.listNamespacedCustomObject({ ...KEDA, namespace }),
+      list = (await call('list', 'scaledobjects.keda.sh', 'ScaledObject list', namespace, (api) =>
+        api.custom.listNamespacedCustomObject({ ...KEDA, namespace }),
       )) as { items?: ScaledObjectLike[] };
     } catch (error) {
       // No KEDA in this cluster: its API is simply not there.
@@ -167,7 +167,7 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
       'horizontalpodautoscalers',
       'HorizontalPodAutoscaler list',
       namespace,
-      () => apis().autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace }),
+      (api) => api.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace }),
     );
     const owner = (list.items as HpaLike[]).find(
       (hpa) => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === deployment,
@@ -203,15 +203,15 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     if (owner) {
       const change = autoscalerChange(owner, replicas);
       if (owner.kind === 'ScaledObject') {
-        const patched = (await call('patch', 'scaledobjects.keda.sh', 'ScaledObject', owner.name, () =>
-          apis().custom.patchNamespacedCustomObject(
+        const patched = (await call('patch', 'scaledobjects.keda.sh', 'ScaledObject', owner.name, (api) =>
+          api.custom.patchNamespacedCustomObject(
             {
               ...KEDA,
               namespace,
               name: owner.name,
               body: { spec: { minReplicaCount: change.after.min, maxReplicaCount: change.after.max } },
             },
-            mergePatch(),
+            mergePatch(api.lib),
           ),
         )) as ScaledObjectLike;
         change.after = {
@@ -224,14 +224,14 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
           'horizontalpodautoscalers',
           'HorizontalPodAutoscaler',
           owner.name,
-          () =>
-            apis().autoscaling.patchNamespacedHorizontalPodAutoscaler(
+          (api) =>
+            api.autoscaling.patchNamespacedHorizontalPodAutoscaler(
               {
                 namespace,
                 name: owner.name,
                 body: { spec: { minReplicas: change.after.min, maxReplicas: change.after.max } },
               },
-              mergePatch(),
+              mergePatch(api.lib),
             ),
         );
         change.after = {
@@ -245,10 +245,10 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
       report.targets.push({ name: target, before: before.targets[0]!.desired, after: now.desired, ok: true });
       return report;
     }
-    const patched = await call('patch', 'deployments/scale', 'deployment', deployment, () =>
-      apis().apps.patchNamespacedDeploymentScale(
+    const patched = await call('patch', 'deployments/scale', 'deployment', deployment, (api) =>
+      api.apps.patchNamespacedDeploymentScale(
         { name: deployment, namespace, body: { spec: { replicas } } },
-        mergePatch(),
+        mergePatch(api.lib),
       ),
     );
     report.targets.push({
