@@ -8,7 +8,7 @@ export interface ComposeRunnerDeps {
   command?: string;
   /** The environment the CLI runs with (PATH, DOCKER_HOST…), handed in by the composition root. */
   env: Record<string, string | undefined>;
-  /** `up` may pull images and start containers; default 120 s. */
+  /** `up` may pull images and start containers; default 90 s, under the 2 minutes after which an execution counts as interrupted. */
   upTimeoutMs?: number;
   /** `ps` only reads; default 15 s. */
   psTimeoutMs?: number;
@@ -139,7 +139,7 @@ export function createComposeScaler(deps: ComposeScalerDeps): Scaler {
       `${spec.service}=${replicas}`,
       spec.service,
     ];
-    const result = await run(command, args, deps.env, deps.upTimeoutMs ?? 120_000);
+    const result = await run(command, args, deps.env, deps.upTimeoutMs ?? 90_000);
     if (result.code !== 0) throw failed('docker compose up', result);
     const after = await running();
     return {
