@@ -22,14 +22,18 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
     queueOps(['--config', config, '--user', user, '--json', ...words], env);
 
   /** Starts the holding worker and resolves with the id of the job it started. */
-  async function holdOneJob(): Promise<string> {
-    const job = await queue.add('send-push', { token: 'device-token-secret' }, { attempts: 5 });
+  async function holdOneJob(
+    into: { name: string; add(name: string, data: unknown, opts: unknown): Promise<{ id?: string }> } = queue,
+    library = 'bullmq',
+  ): Promise<string> {
+    const job = await into.add('send-push', { token: 'device-token-secret' }, { attempts: 5 });
     child = spawn(process.execPath, [HOLDER], {
       env: {
         ...process.env,
+        QO_BULLMQ: library,
         QO_REDIS_URL: redisUrl,
         QO_PREFIX: prefix,
-        QO_QUEUE: QUEUE,
+        QO_QUEUE: into.name,
         QO_WORKER_NAME: 'dispatch-worker-1',
         QO_LOCK_MS: String(LOCK_MS),
       },
@@ -45,6 +49,29 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
       });
     });
     return job.id!;
+  }
+
+  /** A stopped worker no longer renews its lock: after lockDuration Redis drops it. */
+  async function lockGone(id: string, queueName: string): Promise<void> {
+    const redis = new Redis(redisUrl);
+    try {
+      const until = Date.now() + 10_000;
+      while ((await redis.exists(`${prefix}:${queueName}:${id}:lock`)) === 1) {
+        if (Date.now() > until) throw new Error('the lock never expired');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  async function redisHget(key: string, field: string): Promise<string | null> {
+    const redis = new Redis(redisUrl);
+    try {
+      return await redis.hget(key, field);
+    } finally {
+      redis.disconnect();
+    }
   }
 
   beforeEach(() => {
@@ -75,14 +102,7 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
   it('a worker stopped mid-job shows as stalled in stuck (lock expired, its worker named), and fail moves the job to failed', async () => {
     const id = await holdOneJob();
     child!.kill('SIGSTOP');
-    // Its lock is no longer renewed: after lockDuration Redis drops it.
-    const redis = new Redis(redisUrl);
-    const until = Date.now() + 10_000;
-    while ((await redis.exists(`${prefix}:${QUEUE}:${id}:lock`)) === 1) {
-      if (Date.now() > until) throw new Error('the lock never expired');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    redis.disconnect();
+    await lockGone(id, QUEUE);
 
     // Seconds old, not 30 minutes: listed because no worker holds it any more.
     const stuck = await as('U0DAVE', 'stuck', 'pushizo');
@@ -134,6 +154,40 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
     expect(request.result).toMatchObject({ state: 'failed', lockWasHeld: true });
     expect(shown(failed)).toContain('the lock a worker still held was taken from it');
     expect(await (await queue.getJob(id))!.getState()).toBe('failed');
+  }, 60_000);
+
+  it('fails a stalled job of a queue written by BullMQ 5 with BullMQ 5’s own moveToFailed', async () => {
+    const url = new URL(redisUrl);
+    const { Queue: Queue5 } = await import('bullmq5');
+    const queue5 = new Queue5('legacy', {
+      connection: { host: url.hostname, port: Number(url.port) },
+      prefix,
+    });
+    try {
+      const id = await holdOneJob(queue5, 'bullmq5');
+      child!.kill('SIGSTOP');
+      await lockGone(id, 'legacy');
+      config = writeConfig(tmp.dir, [
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${JSON.stringify(redisUrl)}`,
+        `    prefix: ${prefix}`,
+        '    queues: [legacy]',
+      ]);
+      const failed = await as('U0ALICE', 'fail', 'pushizo/legacy', id, 'stuck on v5');
+      expect(requestOf(failed)).toMatchObject({
+        status: 'done',
+        result: { state: 'failed', lockWasHeld: false },
+      });
+      expect(await redisHget(`${prefix}:legacy:meta`, 'version')).toMatch(/^bullmq:5\./);
+      const job = (await queue5.getJob(id))!;
+      expect(await job.getState()).toBe('failed');
+      expect(job.failedReason).toBe('stuck on v5');
+    } finally {
+      await queue5.obliterate({ force: true });
+      await queue5.close();
+    }
   }, 60_000);
 
   it('names an unknown job id', async () => {
