@@ -17,6 +17,9 @@ import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
 import { retryCommand } from './commands/retry.js';
+import { failCommand, revokeCommand } from './commands/revoke.js';
+import { checkScale, scaleCommand } from './commands/scale.js';
+import { stuckCommand } from './commands/stuck.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -28,6 +31,8 @@ import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
+import { createScalerRegistry } from './scalers/index.js';
+import { loadKubeApis } from './scalers/kubernetes.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
 
@@ -68,6 +73,18 @@ export function createBackend(system: SystemConfig): QueueBackend {
   }
 }
 
+/** Kubernetes clients from KUBECONFIG or the in-cluster service account; a bad file is an answer. */
+async function kubernetesFrom(env: Record<string, string | undefined>) {
+  try {
+    return await loadKubeApis(env);
+  } catch (error) {
+    throw new OpsError(ErrorCode.ScaleFailed, {
+      target: 'kubernetes',
+      reason: `the kubeconfig could not be read (${(error as Error)?.message ?? error})`,
+    });
+  }
+}
+
 /**
  * The composition root: config → backends → commands → dispatcher. Builds clients but does not
  * connect them: backends connect lazily on first use, so a Redis that is down at start only
@@ -78,7 +95,19 @@ export function createApp(deps: AppDeps): App {
   // Concurrent status reads of one system (commands, scrapes, the monitor) share one round trip.
   const backends = createBackendRegistry(config.systems.map((s) => coalesceStatus(createBackend(s))));
   const commands = createReadCommands(deps.commands);
-  const ctx: CommandContext = { config, backends, now: deps.now ?? (() => new Date()), ...deps.services };
+  const scalers = createScalerRegistry({
+    config,
+    backends,
+    kubernetes: () => kubernetesFrom(deps.env),
+    compose: { env: deps.env },
+  });
+  const ctx: CommandContext = {
+    config,
+    backends,
+    scalers,
+    now: deps.now ?? (() => new Date()),
+    ...deps.services,
+  };
   const dispatcher = createDispatcher({ ctx, commands, logger, middleware: deps.middleware });
   logger.debug({ systems: backends.names() }, 'app composed');
   let closing: Promise<void> | undefined;
@@ -168,6 +197,10 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   alertsCommand,
   ackCommand,
   snoozeCommand,
+  scaleCommand,
+  stuckCommand,
+  revokeCommand,
+  failCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
@@ -198,7 +231,16 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
 }
 
 /** The actions and what runs them, with parameters read back from the stored request. */
-function actionExecutors(backends: () => App['backends']): Partial<Record<ActionName, Executor>> {
+function actionExecutors(
+  backends: () => App['backends'],
+  scalers: () => App['ctx']['scalers'],
+): Partial<Record<ActionName, Executor>> {
+  const backendOf = (request: Parameters<Executor>[0]) => {
+    const system = String(request.params.system);
+    const backend = backends().get(system);
+    if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
+    return { system, backend };
+  };
   const pauseLike =
     (action: 'pause' | 'resume'): Executor =>
     async (request) => {
@@ -226,7 +268,35 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
     );
     return { ...outcome };
   };
-  return { pause: pauseLike('pause'), resume: pauseLike('resume'), retry };
+  return {
+    pause: pauseLike('pause'),
+    resume: pauseLike('resume'),
+    retry,
+    async scale(request) {
+      // Bounds are checked again against config: the stored request is data, not a promise.
+      const { scaler, replicas } = checkScale(
+        { backends: backends(), scalers: scalers() },
+        `${request.params.system}/${request.params.group}`,
+        String(request.params.replicas),
+      );
+      return { ...(await scaler.scale(replicas)) };
+    },
+    async revoke(request) {
+      const { system, backend } = backendOf(request);
+      if (!backend.revoke)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'revoke' });
+      const ids = (request.params.ids as unknown[]).map(String);
+      const signal = request.params.signal === 'KILL' ? 'KILL' : 'TERM';
+      return { ...(await backend.revoke(ids, { terminate: request.params.terminate === true, signal })) };
+    },
+    async fail(request) {
+      const { system, backend } = backendOf(request);
+      if (!backend.failJob)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
+      const { queue, id, reason } = request.params;
+      return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
+    },
+  };
 }
 
 /**
@@ -275,10 +345,13 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     authority,
     config,
-    executors: actionExecutors(() => {
-      if (!app) throw new Error('actions ran before the app was composed');
-      return app.backends;
-    }),
+    executors: actionExecutors(
+      () => {
+        if (!app) throw new Error('actions ran before the app was composed');
+        return app.backends;
+      },
+      () => app?.ctx.scalers,
+    ),
     now,
     logger,
   });

@@ -24,7 +24,7 @@ export const ErrorCode = {
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',
-  /** A job id that is not a failed job of the queue named (retry). */
+  /** A job id that names no job (fail), or no failed job (retry), of the queue. */
   UnknownJob: 'UnknownJob',
   /** A retry of a queue with no failed jobs. */
   NothingToRetry: 'NothingToRetry',
@@ -34,6 +34,14 @@ export const ErrorCode = {
   RateLimited: 'RateLimited',
   UnknownAlert: 'UnknownAlert',
   AlertNotFiring: 'AlertNotFiring',
+  /** `fail` of a job that is not active (waiting, completed, already failed…). */
+  JobNotActive: 'JobNotActive',
+  /** Kubernetes answered 403: the bot's service account lacks an RBAC verb on a resource. */
+  KubernetesForbidden: 'KubernetesForbidden',
+  /** Kubernetes answered 404: the named deployment (or namespace) does not exist. */
+  KubernetesNotFound: 'KubernetesNotFound',
+  /** A scaler could not do its work (Compose exited non-zero, no Kubernetes credentials…). */
+  ScaleFailed: 'ScaleFailed',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -4,6 +4,7 @@ import { ActionId } from '../blocks/action-ids.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { actionOutcome } from '../blocks/scale.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
@@ -74,7 +75,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         renamed,
       );
     }
-    return undefined;
+    return actionOutcome(request.action, result, locale);
   }
   if (request.status === 'failed' && request.error) {
     const failure = requestFailure(request);

@@ -151,11 +151,89 @@ export interface RetryOutcome {
 /** Told how far a retry has come; cheap to call. */
 export type RetryProgress = (done: number, total: number) => void;
 
+/**
+ * Work that is running now (`stuck`). Never carries the job's data or the task's arguments.
+ */
+export interface RunningWork {
+  id: string;
+  name: string;
+  /** Celery: the delivery's routing key; BullMQ: the queue. */
+  queue?: string;
+  /** Celery: the node name; BullMQ: the Worker's name (`pb`), when it had one. */
+  worker?: string;
+  /** Epoch milliseconds, when known. */
+  startedAt?: number;
+  /** BullMQ: still active but its lock is gone, so no live worker holds it (a stalled candidate). */
+  lockExpired?: boolean;
+}
+
+/** One Celery worker's pool (`stats`), for `workers` and the `celery-pool` scaler. */
+export interface WorkerPool {
+  worker: string;
+  /** Pool processes now (`stats.pool.processes`). */
+  processes: number;
+  /** Present when the worker runs `--autoscale max,min`. */
+  autoscale?: { min: number; max: number };
+}
+
+/** What one worker answered to a pool change, and its pool afterwards. */
+export interface PoolChange {
+  worker: string;
+  before: number;
+  /** Pool processes after the change settled; null when the worker stopped answering. */
+  after: number | null;
+  /** The worker's own words (`pool will grow`, `autoscale now max=8 min=4`, an error). */
+  answer: string;
+  ok: boolean;
+  autoscale?: { before: { min: number; max: number }; after: { min: number; max: number } | null };
+}
+
+/** Outcome of a Celery revoke broadcast. */
+export interface RevokeOutcome {
+  ids: string[];
+  terminate: boolean;
+  signal?: 'TERM' | 'KILL';
+  /** Every worker that answered, with its answer (`terminate: <id>`, `tasks … flagged as revoked`). */
+  answers: { worker: string; answer: string }[];
+  /** Ids still in some worker's `active` list after a terminate settled (none, normally). */
+  stillRunning: string[];
+}
+
+/** A BullMQ job as `fail` sees it, before and after. Never carries its data. */
+export interface JobLockInfo {
+  queue: string;
+  id: string;
+  name: string;
+  /** BullMQ's own `Job.getState()`: active, waiting, failed, … or `unknown` when there is no job. */
+  state: string;
+  worker?: string;
+  startedAt?: number;
+  /** Milliseconds left on the job's lock; null when no lock is held (expired or never taken). */
+  lockTtlMs: number | null;
+}
+
+/** Outcome of `fail`. */
+export interface FailOutcome extends JobLockInfo {
+  /** The state before the move (active). */
+  before: string;
+  reason: string;
+  /** A live worker held the lock when the job was failed; its own result will be refused. */
+  lockWasHeld: boolean;
+}
+
 /** Optional abilities; commands check these instead of the backend's class. */
 export interface BackendCaps {
   pause: boolean;
   retry: boolean;
   purge: boolean;
+  /** `running()`: what runs now, for `stuck`. */
+  running?: boolean;
+  /** Celery `pool()`/`resizePool()`. */
+  pool?: boolean;
+  /** Celery `revoke()`. */
+  revoke?: boolean;
+  /** BullMQ `jobLock()`/`failJob()`. */
+  fail?: boolean;
 }
 
 export interface QueueBackend {
@@ -184,5 +262,20 @@ export interface QueueBackend {
    * (attempts start again), in bounded batches: never one round trip per job.
    */
   retry?(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
+  /** What runs now, at most 1000 per queue (BullMQ) or what the workers answered (Celery). */
+  running?(): Promise<RunningWork[]>;
+  /** Celery: the pool of every worker consuming this system's queues. */
+  pool?(): Promise<WorkerPool[]>;
+  /** Celery: `pool_grow`/`pool_shrink` (or `autoscale`) so that every such worker has `processes`. */
+  resizePool?(processes: number): Promise<PoolChange[]>;
+  /** Celery: `revoke` broadcast, like `celery control revoke [--terminate]`. */
+  revoke?(
+    ids: readonly string[],
+    options: { terminate: boolean; signal?: 'TERM' | 'KILL' },
+  ): Promise<RevokeOutcome>;
+  /** BullMQ: the job's state and lock, for the preview of `fail`. */
+  jobLock?(queue: string, id: string): Promise<JobLockInfo>;
+  /** BullMQ: moves an active job to failed with `reason`, the way `Job.moveToFailed` does. */
+  failJob?(queue: string, id: string, reason: string): Promise<FailOutcome>;
   close(): Promise<void>;
 }

@@ -6,11 +6,16 @@ import { formatDuration, formatUtc } from './format.js';
 import { actions, button, context, errorLine, header, inCode, inline, packSections, section } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
+import { type GroupView, groupLines } from './scale.js';
 
-/** One system's part of a workers answer. `error` is a one-line reason, not yet escaped. */
-export type WorkersSystem =
+/**
+ * One system's part of a workers answer. `error` is a one-line reason, not yet escaped. `groups`
+ * are the system's configured worker groups (issue 9), shown whether or not its Redis answered.
+ */
+export type WorkersSystem = (
   | { name: string; type: SystemType; ok: true; workers: WorkerInfo[] }
-  | { name: string; type: SystemType; ok: false; error: string };
+  | { name: string; type: SystemType; ok: false; error: string }
+) & { groups?: GroupView[] };
 
 /** What `/queue workers` shows. */
 export interface WorkersView {
@@ -85,9 +90,10 @@ export function workersMessage(view: WorkersView, locale: Locale): Message {
 function prepare(sys: WorkersSystem, now: Date, locale: Locale): Prepared {
   const t = messages(locale).workers;
   const type = messages(locale).status.typeLabel[sys.type] ?? sys.type;
+  const groups = groupLines(sys.groups ?? [], locale);
   if (!sys.ok)
     return {
-      head: t.systemError(inline(sys.name, 100), type, errorLine(sys.error, 500)),
+      head: [t.systemError(inline(sys.name, 100), type, errorLine(sys.error, 500)), ...groups].join('\n'),
       lines: [],
       byBusy: [],
     };
@@ -95,6 +101,7 @@ function prepare(sys: WorkersSystem, now: Date, locale: Locale): Prepared {
   const running = known.length > 0 ? known.reduce((sum, w) => sum + runningCount(w), 0) : null;
   const head = [t.systemLine(inline(sys.name, 100), type, sys.workers.length, running)];
   if (sys.workers.length === 0) head.push(t.none);
+  head.push(...groups);
   const lines = sys.workers.map((w) => workerLine(w, now, locale));
   const byBusy = sys.workers
     .map((w, i) => ({ i, running: runningCount(w), oldest: oldestStart(w) ?? Number.POSITIVE_INFINITY }))

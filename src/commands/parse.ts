@@ -125,7 +125,10 @@ export function allSystems(ctx: CommandContext): { system: string; backend: Queu
  * Finds the backend for a system name (exact, else a unique case-insensitive match), or throws
  * `UnknownSystem` naming the valid systems and the likely one.
  */
-export function resolveSystem(ctx: CommandContext, name: string): { system: string; backend: QueueBackend } {
+export function resolveSystem(
+  ctx: Pick<CommandContext, 'backends'>,
+  name: string,
+): { system: string; backend: QueueBackend } {
   const names = ctx.backends.names();
   const exact = ctx.backends.get(name);
   if (exact) return { system: name, backend: exact };

@@ -7,6 +7,7 @@ import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { ScalerRegistry } from '../scalers/index.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -73,6 +74,8 @@ export interface CommandContext {
   roles?: { has(userId: string, role: Role): Promise<boolean> };
   /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
   alerts?: AlertService;
+  /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
+  scalers?: ScalerRegistry;
 }
 
 export interface CommandDefinition {

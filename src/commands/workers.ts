@@ -1,16 +1,27 @@
 import type { SystemType, WorkerInfo } from '../backends/queue-backend.js';
-import { workersMessage } from '../blocks/workers.js';
+import type { GroupView } from '../blocks/scale.js';
+import { type WorkersSystem, workersMessage } from '../blocks/workers.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
+import type { GroupState, GroupType } from '../scalers/types.js';
 import { allSystems, resolveSystem } from './parse.js';
 import { newRef } from './ref.js';
-import { askSystem } from './timeout.js';
+import { askSystem, withSystemTimeout } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
-/** One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. */
-export type WorkersSystemData =
+/**
+ * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present
+ * when the system has `workers:` in config) are the worker groups' live state (issue 9).
+ */
+export type WorkersSystemData = (
   | { name: string; type: SystemType; ok: true; workers: WorkerData[] }
-  | { name: string; type: SystemType; ok: false; error: string; workers: [] };
+  | { name: string; type: SystemType; ok: false; error: string; workers: [] }
+) & { groups?: GroupData[] };
+
+/** A worker group in `workers --json`: its state, or why it could not be read. */
+export type GroupData =
+  | ({ ok: true } & GroupState)
+  | { ok: false; system: string; group: string; type: GroupType; error: string };
 
 export interface WorkerData {
   name: string;
@@ -59,9 +70,10 @@ export const workersCommand: CommandDefinition = {
     }
     const targets = args[0] === undefined ? allSystems(ctx) : [resolveSystem(ctx, args[0])];
 
-    const settled = await Promise.allSettled(
-      targets.map(({ system, backend }) => askSystem(ctx, system, backend.workers())),
-    );
+    const [settled, groups] = await Promise.all([
+      Promise.allSettled(targets.map(({ system, backend }) => askSystem(ctx, system, backend.workers()))),
+      Promise.all(targets.map(({ system }) => readGroups(ctx, system, request.locale))),
+    ]);
     const causes: (OpsError | undefined)[] = [];
     const systems = settled.map((result, index) => {
       const { system, backend } = targets[index]!;
@@ -85,14 +97,22 @@ export const workersCommand: CommandDefinition = {
       };
     });
 
+    const withGroups: WorkersSystem[] = systems.map((s, i) =>
+      groups[i]!.length > 0 ? { ...s, groups: groups[i]! } : s,
+    );
     const data: WorkersData = {
-      systems: systems.map((s) =>
-        s.ok
+      systems: withGroups.map((s) => {
+        const base: WorkersSystemData = s.ok
           ? { name: s.name, type: s.type, ok: true, workers: s.workers.map(toWorkerData) }
-          : { name: s.name, type: s.type, ok: false, error: s.error, workers: [] },
-      ),
+          : { name: s.name, type: s.type, ok: false, error: s.error, workers: [] };
+        if (s.groups) base.groups = s.groups.map((g) => groupData(s.name, g));
+        return base;
+      }),
     };
-    const message = workersMessage({ generatedAt: ctx.now(), systems, scope: args[0] ?? '' }, request.locale);
+    const message = workersMessage(
+      { generatedAt: ctx.now(), systems: withGroups, scope: args[0] ?? '' },
+      request.locale,
+    );
     const down = systems.filter((s) => !s.ok);
     if (systems.length > 0 && down.length === systems.length) {
       return {
@@ -109,3 +129,33 @@ export const workersCommand: CommandDefinition = {
     return { ok: true, message, data, visibility: 'in_channel' };
   },
 };
+
+/** A group gets this long to answer `workers` (a Compose `ps` or three Kubernetes reads). */
+const GROUP_TIMEOUT_MS = 8000;
+
+/** The live state of every worker group of `system`, each failure one line of its own. */
+async function readGroups(ctx: CommandContext, system: string, locale: Locale): Promise<GroupView[]> {
+  const scalers = ctx.scalers;
+  if (!scalers) return [];
+  const t = messages(locale);
+  return await Promise.all(
+    scalers.groups(system).map(async (group): Promise<GroupView> => {
+      const scaler = scalers.get(system, group);
+      const type = scalers.spec(system, group)!.type;
+      if (!scaler) return { ok: false, group, type, error: t.scale.noTargets(`${system}/${group}`) };
+      try {
+        return { ok: true, state: await withSystemTimeout(system, GROUP_TIMEOUT_MS, scaler.state()) };
+      } catch (error) {
+        if (isOpsError(error)) return { ok: false, group, type, error: t.errors.describe(error) };
+        const ref = newRef();
+        ctx.logger?.error({ err: error, ref, system, group }, 'worker group state failed unexpectedly');
+        return { ok: false, group, type, error: t.common.somethingWentWrong(ref) };
+      }
+    }),
+  );
+}
+
+function groupData(system: string, view: GroupView): GroupData {
+  if (view.ok) return { ok: true, ...view.state };
+  return { ok: false, system, group: view.group, type: view.type, error: view.error };
+}

@@ -47,6 +47,56 @@ const systemName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'expected a name of letters, digits, "-", "_" or "."' });
 
+/** A count of replicas, containers or pool processes. */
+const replicas = z.number().int().min(0).max(1000);
+
+/** A Kubernetes object name (RFC 1123 label/subdomain, as `kubectl` accepts). */
+const kubeName = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+  error: 'expected a Kubernetes name (lower-case, digits, "-")',
+});
+
+const kubernetesGroup = z
+  .object({
+    type: z.literal('kubernetes'),
+    namespace: kubeName,
+    deployment: kubeName,
+    min: replicas,
+    max: replicas,
+  })
+  .strict();
+
+const composeGroup = z
+  .object({
+    type: z.literal('compose'),
+    project: z.string().min(1),
+    file: z.string().min(1),
+    service: z.string().min(1),
+    min: replicas,
+    max: replicas,
+  })
+  .strict();
+
+const celeryPoolGroup = z
+  .object({ type: z.literal('celery-pool'), min: replicas.min(1), max: replicas.min(1) })
+  .strict();
+
+const workerGroup = z
+  .discriminatedUnion('type', [kubernetesGroup, composeGroup, celeryPoolGroup], {
+    error: (issue) =>
+      issue.code === 'invalid_union'
+        ? 'expected type: kubernetes, compose or celery-pool'
+        : (issue.message ?? 'invalid worker group'),
+  })
+  .refine((group) => group.min <= group.max, { error: 'expected min <= max', path: ['max'] });
+
+/** `workers:` of a system: group name → how its capacity is changed (issue 9). */
+const workerGroups = z.record(
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+    error: 'expected a group name of letters, digits, "-", "_" or "."',
+  }),
+  workerGroup,
+);
+
 const bullmqSystem = z
   .object({
     name: systemName,
@@ -60,6 +110,7 @@ const bullmqSystem = z
     nodes: z.array(redisUrl).min(1).optional(),
     prefix: z.string().min(1).default('bull'),
     queues: z.array(queueName).min(1).optional(),
+    workers: workerGroups.optional(),
   })
   .strict();
 
@@ -79,6 +130,7 @@ const celerySystem = z
     fanoutPrefix: z.union([z.boolean(), z.string()]).default(true),
     /** How long worker inspection waits for pidbox replies. */
     inspectTimeoutMs: z.number().int().min(50).max(10_000).default(1000),
+    workers: workerGroups.optional(),
   })
   .strict();
 
@@ -248,6 +300,8 @@ export const configSchema = z
         retry: policy.default({ role: 'operator', approvals: 0 }),
         scale: policy.default({ role: 'operator', approvals: 1 }),
         purge: policy.default({ role: 'admin', approvals: 1 }),
+        revoke: policy.default({ role: 'operator', approvals: 0 }),
+        fail: policy.default({ role: 'operator', approvals: 0 }),
       })
       .strict()
       .default({
@@ -256,6 +310,8 @@ export const configSchema = z
         retry: { role: 'operator', approvals: 0 },
         scale: { role: 'operator', approvals: 1 },
         purge: { role: 'admin', approvals: 1 },
+        revoke: { role: 'operator', approvals: 0 },
+        fail: { role: 'operator', approvals: 0 },
       }),
     approvals: z
       .object({
@@ -345,6 +401,16 @@ export const configSchema = z
       } else {
         seen.set(s.name, index);
       }
+      // A Celery pool is resized over pidbox, which only Celery workers answer.
+      for (const [group, spec] of Object.entries(s.workers ?? {})) {
+        if (spec.type === 'celery-pool' && s.type !== 'celery') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['systems', index, 'workers', group, 'type'],
+            message: 'celery-pool groups only exist on celery systems; expected kubernetes or compose',
+          });
+        }
+      }
     });
   });
 
@@ -362,3 +428,7 @@ export type ActionName = keyof Config['policies'];
 export type EscalationConfig = Config['escalation'];
 export type EscalationRule = EscalationConfig['rules'][number];
 export type RuleMetric = EscalationRule['metric'];
+export type WorkerGroupConfig = z.infer<typeof workerGroup>;
+export type KubernetesGroupConfig = z.infer<typeof kubernetesGroup>;
+export type ComposeGroupConfig = z.infer<typeof composeGroup>;
+export type CeleryPoolGroupConfig = z.infer<typeof celeryPoolGroup>;

@@ -89,6 +89,8 @@ async function harness(): Promise<Harness> {
             retry: { role: 'operator', approvals: 0 },
             scale: { role: 'operator', approvals: 1 },
             purge: { role: 'admin', approvals: opts.purgeApprovals ?? 1 },
+            revoke: { role: 'operator', approvals: 0 },
+            fail: { role: 'operator', approvals: 0 },
           },
           approvals: {
             ttlMinutes: 15,

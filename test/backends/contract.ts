@@ -168,5 +168,20 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         await fx.cleanup();
       }
     });
+
+    it('lists running work when caps.running says it can: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
+      const fx = await makeFixture();
+      const down = fx.unreachableBackend();
+      try {
+        expect(typeof fx.backend.running === 'function').toBe(fx.backend.caps.running === true);
+        if (!fx.backend.running || !down.running) return;
+        expect(await fx.backend.running()).toEqual([]);
+        const error = await down.running().catch((e: unknown) => e);
+        expect((error as OpsError).code).toBe('RedisUnavailable');
+      } finally {
+        await down.close();
+        await fx.cleanup();
+      }
+    });
   });
 }

@@ -5,6 +5,8 @@ import type {
   BackendCaps,
   DlqSample,
   FailedJob,
+  FailOutcome,
+  JobLockInfo,
   PauseOutcome,
   QueueBackend,
   QueueCounts,
@@ -12,6 +14,7 @@ import type {
   RetryPreview,
   RetryProgress,
   RetrySelection,
+  RunningWork,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -27,8 +30,10 @@ import {
 } from '../redis-client.js';
 import { systemEndpoint } from '../redis-endpoint.js';
 import { workersFromClientList } from './client-list.js';
-import { majorOfVersion, setPausedWithBullmq } from './pause.js';
+import { failWithBullmq, jobLockWithBullmq } from './fail.js';
+import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqRetry } from './retry.js';
+import { readRunning } from './running.js';
 import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
@@ -58,6 +63,9 @@ export interface BullmqBackend extends QueueBackend {
   /** BullMQ's own `reprocessJob` of the queue's major, pipelined (see retry.ts). */
   previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
   retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
+  running(): Promise<RunningWork[]>;
+  jobLock(queue: string, id: string): Promise<JobLockInfo>;
+  failJob(queue: string, id: string, reason: string): Promise<FailOutcome>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -74,7 +82,7 @@ const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
-const CAPS: BackendCaps = { pause: true, retry: true, purge: false };
+const CAPS: BackendCaps = { pause: true, retry: true, purge: false, running: true, fail: true };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -437,6 +445,20 @@ export function createBullmqBackend(
     previewRetry: retries.previewRetry,
     retry: retries.retry,
 
+    async running(): Promise<RunningWork[]> {
+      return await withRedis(async () => readRunning(client, prefix, await queueNames.list()));
+    },
+
+    async jobLock(queue: string, id: string): Promise<JobLockInfo> {
+      return await withAdmin(queue, (admin, major) => jobLockWithBullmq(admin, prefix, queue, id, major));
+    },
+
+    async failJob(queue: string, id: string, reason: string): Promise<FailOutcome> {
+      return await withAdmin(queue, (admin, major) =>
+        failWithBullmq(admin, prefix, queue, id, major, reason, system.name),
+      );
+    },
+
     async close() {
       closed = true;
       // disconnect, not quit: QUIT would wait on a Redis that hangs.
@@ -447,6 +469,34 @@ export function createBullmqBackend(
       return { ...counters };
     },
   };
+
+  /**
+   * Runs `work` with BullMQ's own classes of the queue's major on a short-lived connection of its
+   * own (see setPaused), mapping connection failures to `RedisUnavailable`.
+   */
+  async function withAdmin<T>(
+    queue: string,
+    work: (admin: Redis, major: BullmqMajor) => Promise<T>,
+  ): Promise<T> {
+    const version = await withRedis(async () => {
+      await queueNames.resolve([queue]);
+      return await single((r) => r.hget(`${prefix}:${queue}:meta`, 'version'));
+    });
+    const admin = createRedisClient(system.redis, {
+      ...clientOptions,
+      connectionName: `queue-ops:${system.name}:admin`,
+    });
+    try {
+      await ensureConnected(admin);
+      return await work(admin, majorOfVersion(version));
+    } catch (error) {
+      if (error instanceof OpsError) throw error;
+      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
+      throw unavailable(error);
+    } finally {
+      admin.disconnect();
+    }
+  }
 
   async function setPaused(queue: string, paused: boolean): Promise<PauseOutcome> {
     const version = await withRedis(async () => {

@@ -4,7 +4,6 @@ import { ErrorCode, OpsError } from '../../errors.js';
 import type {
   ActiveTask,
   DlqSample,
-  PauseOutcome,
   QueueBackend,
   QueueCounts,
   RedisMemory,
@@ -25,6 +24,7 @@ import {
   urlSecrets,
 } from '../redis-client.js';
 import { siblingEndpoint, systemEndpoint } from '../redis-endpoint.js';
+import { createCeleryControl } from './control.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -124,12 +124,13 @@ interface Inspection {
 export function createCeleryBackend(
   system: CelerySystemConfig,
   options: CeleryBackendOptions = {},
-): QueueBackend & {
-  pause(queue: string): Promise<PauseOutcome>;
-  resume(queue: string): Promise<PauseOutcome>;
-  previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
-  retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
-} {
+): QueueBackend &
+  Required<
+    Pick<
+      QueueBackend,
+      'pause' | 'resume' | 'running' | 'pool' | 'resizePool' | 'revoke' | 'previewRetry' | 'retry'
+    >
+  > {
   const now = options.now ?? Date.now;
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 3000;
@@ -521,16 +522,27 @@ export function createCeleryBackend(
     connectTimeoutMs,
   });
 
+  const control = createCeleryControl({
+    pidbox,
+    listQueues: () => queueNames.list(),
+    timeoutMs: system.inspectTimeoutMs,
+    unavailable,
+  });
+
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: true, purge: false },
+    caps: { pause: true, retry: true, purge: false, running: true, pool: true, revoke: true },
     previewRetry: retries.previewRetry,
     retry: retries.retry,
     listQueues: () => queueNames.list(),
     status,
     dlq,
     workers,
+    running: control.running,
+    pool: control.pool,
+    resizePool: control.resizePool,
+    revoke: control.revoke,
     async pause(queue) {
       await queueNames.resolve([queue]);
       // Every worker answers cancel_consumer, consumer or not; resume must only restart the

@@ -39,7 +39,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
   UnknownJob: (p) =>
-    `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`,
+    p.target
+      ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`
+      : `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.`,
   NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,
@@ -47,6 +49,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
   UnknownAlert: (p) => `There is no alert \`${p.id}\`. Valid: an id from \`/queue alerts\`.`,
   AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
+  JobNotActive: (p) =>
+    `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,
+  KubernetesForbidden: (p) =>
+    `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (README: "Kubernetes RBAC").`,
+  KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
+  ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
 };
 
 export const errors = {

@@ -10,6 +10,7 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
 import { workers } from './workers.js';
@@ -31,6 +32,7 @@ export const en = {
   escalation,
   guards,
   help,
+  scale,
   slack,
   status,
   workers,

@@ -71,12 +71,6 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         out.user = takeValue();
         break;
       default:
-        // Words after the verb belong to the command (`monitor --once`); before it, an unknown
-        // option is a usage error, never a word.
-        if (out.words.length > 0) {
-          out.words.push(arg);
-          break;
-        }
         throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(flag), usage: 'queue-ops --help' });
     }
   }

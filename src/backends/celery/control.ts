@@ -1,0 +1,202 @@
+import type { OpsError } from '../../errors.js';
+import type { PoolChange, RevokeOutcome, RunningWork, WorkerPool } from '../queue-backend.js';
+import type { BroadcastResult, PidboxClient } from './pidbox.js';
+
+/**
+ * Celery's remote control beyond inspection: the pool (`stats`, `pool_grow`, `pool_shrink`,
+ * `autoscale`), running tasks (`active`) and `revoke`, as `celery control …` sends them.
+ */
+export interface CeleryControl {
+  pool(): Promise<WorkerPool[]>;
+  resizePool(processes: number): Promise<PoolChange[]>;
+  running(): Promise<RunningWork[]>;
+  revoke(
+    ids: readonly string[],
+    options: { terminate: boolean; signal?: 'TERM' | 'KILL' },
+  ): Promise<RevokeOutcome>;
+}
+
+export interface CeleryControlDeps {
+  pidbox: PidboxClient;
+  /** The system's queues: only workers consuming one of them belong to its pool. */
+  listQueues: () => Promise<string[]>;
+  timeoutMs: number;
+  /** Turns a Redis failure into the system's `RedisUnavailable`. */
+  unavailable: (error: unknown) => OpsError;
+  /** How long a pool change may take to show in `stats`; default 5 s. */
+  settleMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  !!value && typeof value === 'object' && !Array.isArray(value);
+
+/** The text of a control reply: `{ok: "…"}` or `{error: "…"}`. */
+export function replyText(reply: unknown): { ok: boolean; text: string } {
+  if (isObject(reply) && 'ok' in reply) return { ok: true, text: String(reply.ok) };
+  if (isObject(reply) && 'error' in reply) return { ok: false, text: String(reply.error) };
+  return { ok: false, text: JSON.stringify(reply) ?? 'no answer' };
+}
+
+/** A worker's pool from its `stats` reply; undefined when the reply is not one. */
+export function poolOfStats(worker: string, stats: unknown): WorkerPool | undefined {
+  if (!isObject(stats)) return undefined;
+  const pool = isObject(stats.pool) ? stats.pool : {};
+  const processes = Array.isArray(pool.processes)
+    ? pool.processes.length
+    : Number(pool['max-concurrency'] ?? Number.NaN);
+  if (!Number.isFinite(processes)) return undefined;
+  const out: WorkerPool = { worker, processes };
+  const auto = isObject(stats.autoscaler) ? stats.autoscaler : undefined;
+  if (auto && Number.isFinite(Number(auto.max)) && Number.isFinite(Number(auto.min)))
+    out.autoscale = { max: Number(auto.max), min: Number(auto.min) };
+  return out;
+}
+
+/** Running tasks from `active` replies: id, name, worker, queue, start; never args or kwargs. */
+export function runningOfActive(result: BroadcastResult): RunningWork[] {
+  const out: RunningWork[] = [];
+  for (const { worker, reply } of result.replies) {
+    if (!Array.isArray(reply)) continue;
+    for (const request of reply as Record<string, unknown>[]) {
+      const work: RunningWork = { id: String(request?.id ?? ''), name: String(request?.name ?? ''), worker };
+      const routingKey = (request?.delivery_info as { routing_key?: unknown } | undefined)?.routing_key;
+      if (typeof routingKey === 'string') work.queue = routingKey;
+      // Celery 5 converts the pool's monotonic accept time to epoch seconds (Request.on_accepted).
+      const started = Number(request?.time_start);
+      if (Number.isFinite(started) && started > 0) work.startedAt = Math.round(started * 1000);
+      out.push(work);
+    }
+  }
+  return out;
+}
+
+export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
+  const { pidbox, timeoutMs } = deps;
+  const settleMs = deps.settleMs ?? 5000;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
+  async function broadcast(
+    method: string,
+    args: Record<string, unknown>,
+    destination?: readonly string[],
+  ): Promise<BroadcastResult> {
+    try {
+      return await pidbox.broadcast(method, args, { timeoutMs, destination });
+    } catch (error) {
+      throw deps.unavailable(error);
+    }
+  }
+
+  /** Workers consuming any of the system's queues, with their pools. */
+  async function pool(): Promise<WorkerPool[]> {
+    const [queues, consuming, stats] = await Promise.all([
+      deps.listQueues(),
+      broadcast('active_queues', {}),
+      broadcast('stats', {}),
+    ]);
+    const wanted = new Set(queues);
+    const members = new Set<string>();
+    for (const { worker, reply } of consuming.replies) {
+      if (!Array.isArray(reply)) continue;
+      if ((reply as { name?: unknown }[]).some((q) => typeof q?.name === 'string' && wanted.has(q.name)))
+        members.add(worker);
+    }
+    return stats.replies
+      .filter(({ worker }) => members.has(worker))
+      .map(({ worker, reply }) => poolOfStats(worker, reply))
+      .filter((p): p is WorkerPool => p !== undefined)
+      .sort((a, b) => a.worker.localeCompare(b.worker));
+  }
+
+  /** One worker's change: grow, shrink, or for an autoscaling worker a new min (and max). */
+  async function change(current: WorkerPool, processes: number): Promise<Omit<PoolChange, 'after'>> {
+    const base = { worker: current.worker, before: current.processes };
+    let method: string;
+    let args: Record<string, unknown>;
+    if (current.autoscale) {
+      // Like an HPA: the new count becomes the floor, and the ceiling rises to meet it if needed.
+      method = 'autoscale';
+      args = { max: Math.max(current.autoscale.max, processes), min: processes };
+    } else if (processes > current.processes) {
+      method = 'pool_grow';
+      args = { n: processes - current.processes };
+    } else if (processes < current.processes) {
+      method = 'pool_shrink';
+      args = { n: current.processes - processes };
+    } else {
+      return { ...base, answer: 'unchanged', ok: true };
+    }
+    const result = await broadcast(method, args, [current.worker]);
+    const reply = result.replies.find((r) => r.worker === current.worker);
+    if (!reply) return { ...base, answer: 'no answer', ok: false };
+    const { ok, text } = replyText(reply.reply);
+    return { ...base, answer: text, ok };
+  }
+
+  async function resizePool(processes: number): Promise<PoolChange[]> {
+    const before = await pool();
+    const answers = await Promise.all(before.map((p) => change(p, processes)));
+    // A worker answers before its pool has changed (processes start and stop asynchronously):
+    // read `stats` until every worker that said yes shows the new size, so the outcome is true.
+    const names = before.map((p) => p.worker);
+    const want = (p: WorkerPool | undefined, prior: WorkerPool) =>
+      p !== undefined && (prior.autoscale ? p.autoscale?.min === processes : p.processes === processes);
+    const deadline = Date.now() + settleMs;
+    let after = new Map<string, WorkerPool>();
+    for (;;) {
+      const stats = names.length > 0 ? await broadcast('stats', {}, names) : { replies: [], receivers: 0 };
+      after = new Map(
+        stats.replies
+          .map(({ worker, reply }) => poolOfStats(worker, reply))
+          .filter((p): p is WorkerPool => p !== undefined)
+          .map((p) => [p.worker, p]),
+      );
+      const settled = before.every((prior, i) => !answers[i]!.ok || want(after.get(prior.worker), prior));
+      if (settled || Date.now() >= deadline) break;
+      await sleep(200);
+    }
+    return before.map((prior, i) => {
+      const now = after.get(prior.worker);
+      const out: PoolChange = { ...answers[i]!, after: now?.processes ?? null };
+      if (prior.autoscale) out.autoscale = { before: prior.autoscale, after: now?.autoscale ?? null };
+      return out;
+    });
+  }
+
+  async function running(): Promise<RunningWork[]> {
+    return runningOfActive(await broadcast('active', {}));
+  }
+
+  async function revoke(
+    ids: readonly string[],
+    options: { terminate: boolean; signal?: 'TERM' | 'KILL' },
+  ): Promise<RevokeOutcome> {
+    const args: Record<string, unknown> = { task_id: [...ids], terminate: options.terminate };
+    if (options.terminate) args.signal = `SIG${options.signal ?? 'TERM'}`;
+    const result = await broadcast('revoke', args);
+    const answers = result.replies
+      .map(({ worker, reply }) => ({ worker, answer: replyText(reply).text }))
+      .sort((a, b) => a.worker.localeCompare(b.worker));
+    let stillRunning: string[] = [];
+    if (options.terminate) {
+      // The pool kills the process asynchronously; wait until `active` no longer lists the ids.
+      const deadline = Date.now() + settleMs;
+      for (;;) {
+        const active = new Set((await running()).map((w) => w.id));
+        stillRunning = ids.filter((id) => active.has(id));
+        if (stillRunning.length === 0 || Date.now() >= deadline) break;
+        await sleep(200);
+      }
+    }
+    return {
+      ids: [...ids],
+      terminate: options.terminate,
+      ...(options.terminate ? { signal: options.signal ?? 'TERM' } : {}),
+      answers,
+      stillRunning,
+    };
+  }
+
+  return { pool, resizePool, running, revoke };
+}

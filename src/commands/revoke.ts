@@ -1,0 +1,144 @@
+import { formatDuration } from '../blocks/format.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
+import { requestReply, requireApprovals } from './pause.js';
+import { askSystem } from './timeout.js';
+import type { CommandDefinition } from './types.js';
+
+/** Ids one revoke may name: enough for an incident, few enough to preview on one line. */
+const MAX_IDS = 20;
+/** A task id as Celery makes them (uuid) or as apps set them; never a second word. */
+const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,199}$/;
+
+export interface RevokeArgs {
+  system: string;
+  ids: string[];
+  terminate: boolean;
+  signal: 'TERM' | 'KILL';
+}
+
+/** `<system> <task-id…> [--terminate] [--signal TERM|KILL]`, flags anywhere after the system. */
+export function parseRevokeArgs(args: readonly string[]): RevokeArgs {
+  const t = messages().scale;
+  const usage = t.usage.revoke;
+  let terminate = false;
+  let signal: string | undefined;
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--terminate') terminate = true;
+    else if (arg === '--signal' || arg.startsWith('--signal=')) {
+      signal = arg === '--signal' ? args[++i] : arg.slice('--signal='.length);
+      if (!signal) throw new OpsError(ErrorCode.UsageError, { message: t.signalValid, usage });
+    } else if (arg.startsWith('-'))
+      throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(arg), usage });
+    else words.push(arg);
+  }
+  const [system, ...ids] = words;
+  if (!system) throw new OpsError(ErrorCode.UsageError, { message: messages().commands.nameTarget, usage });
+  if (ids.length === 0) throw new OpsError(ErrorCode.UsageError, { message: t.needsTaskIds, usage });
+  if (ids.length > MAX_IDS)
+    throw new OpsError(ErrorCode.UsageError, {
+      message: messages().commands.tooManyArguments(ids[MAX_IDS]!),
+      usage,
+    });
+  for (const id of ids)
+    if (!TASK_ID.test(id))
+      throw new OpsError(ErrorCode.BadArgument, { message: `\`${id}\` is not a task id.` });
+  const name = signal?.toUpperCase().replace(/^SIG/, '');
+  if (signal !== undefined && name !== 'TERM' && name !== 'KILL')
+    throw new OpsError(ErrorCode.BadArgument, { message: t.signalInvalid(signal), valid: t.signalValid });
+  if (signal !== undefined && !terminate)
+    throw new OpsError(ErrorCode.UsageError, { message: t.signalNeedsTerminate, usage });
+  return {
+    system,
+    ids: [...new Set(ids)],
+    terminate,
+    signal: (name as 'TERM' | 'KILL' | undefined) ?? 'TERM',
+  };
+}
+
+/**
+ * `revoke <system> <task-id…> [--terminate] [--signal TERM|KILL]`, as `celery control revoke`:
+ * previewed with where each task runs now, under policy `revoke`.
+ */
+export const revokeCommand: CommandDefinition = {
+  verb: 'revoke',
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.revoke,
+    summary: messages(locale).scale.summary.revoke,
+  }),
+  async run(ctx, args, request) {
+    const t = messages(request.locale).scale;
+    const parsed = parseRevokeArgs(args);
+    const { system, backend } = resolveSystem(ctx, parsed.system);
+    if (!backend.revoke || !backend.running)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: t.notBullmqFail });
+    const approvals = requireApprovals(ctx);
+    const running = await askSystem(ctx, system, backend.running());
+    const now = ctx.now().getTime();
+    const tasks = parsed.ids.map((id) => {
+      const where = running.find((w) => w.id === id);
+      if (!where) return t.taskNotRunning(id);
+      const runtime =
+        where.startedAt === undefined ? '?' : formatDuration((now - where.startedAt) / 1000, request.locale);
+      return t.taskRunsOn(id, where.name, where.worker ?? '?', runtime);
+    });
+    const created = await approvals.submit({
+      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      action: 'revoke',
+      target: `${system}/${parsed.ids.join(',')}`.slice(0, 200),
+      params: { system, ids: parsed.ids, terminate: parsed.terminate, signal: parsed.signal },
+      preview: t.previewRevoke(system, tasks, parsed.terminate, parsed.signal),
+    });
+    return requestReply(created, request, ctx);
+  },
+};
+
+/**
+ * `fail <system>/<queue> <job-id> [reason…]`: BullMQ has no revoke; an active or stalled job is
+ * moved to failed the way BullMQ's own `Job.moveToFailed` does, under policy `fail`.
+ */
+export const failCommand: CommandDefinition = {
+  verb: 'fail',
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.fail,
+    summary: messages(locale).scale.summary.fail,
+  }),
+  async run(ctx, args, request) {
+    const t = messages(request.locale).scale;
+    if (args.length < 2)
+      throw new OpsError(ErrorCode.UsageError, { message: t.needsJob, usage: t.usage.fail });
+    const target = parseTarget(args[0]!);
+    if (target.queue === undefined)
+      throw new OpsError(ErrorCode.UsageError, { message: t.needsJob, usage: t.usage.fail });
+    const { system, backend } = resolveSystem(ctx, target.system);
+    if (!backend.failJob || !backend.jobLock)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: t.notCeleryRevoke });
+    const approvals = requireApprovals(ctx);
+    const { queue } = await askSystem(ctx, system, resolveTarget(ctx, target));
+    const id = args[1]!;
+    const who = request.actor.name ?? request.actor.id;
+    const reason = (args.slice(2).join(' ') || t.defaultReason(who)).slice(0, 500);
+    const job = await askSystem(ctx, system, backend.jobLock(queue!, id));
+    if (job.state === 'unknown') throw new OpsError(ErrorCode.UnknownJob, { system, queue, id });
+    if (job.state !== 'active')
+      throw new OpsError(ErrorCode.JobNotActive, { system, queue, id, state: job.state });
+    const lock =
+      job.lockTtlMs === null
+        ? t.lockExpired(job.worker)
+        : t.lockHeld(job.worker, Math.ceil(job.lockTtlMs / 1000));
+    const name = `${system}/${queue}`;
+    const created = await approvals.submit({
+      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      action: 'fail',
+      target: `${name}/${id}`,
+      params: { system, queue, id, reason, lockHeld: job.lockTtlMs !== null },
+      preview: `${t.previewFail(name, id, job.name, job.state, reason)}; ${lock}.`,
+    });
+    return requestReply(created, request, ctx);
+  },
+};

@@ -1,0 +1,264 @@
+import type { AppsV1Api, AutoscalingV2Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubernetesGroupConfig } from '../config/schema.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import {
+  type AutoscalerState,
+  autoscalerChange,
+  type GroupState,
+  type ScaleReport,
+  type Scaler,
+} from './types.js';
+
+type ClientNode = typeof import('@kubernetes/client-node');
+
+let clientNode: Promise<ClientNode> | undefined;
+/**
+ * The client library, loaded on first use: it is large, and every command line run (most of
+ * which never touch Kubernetes) would otherwise pay for loading it.
+ */
+function loadClientNode(): Promise<ClientNode> {
+  clientNode ??= import('@kubernetes/client-node');
+  return clientNode;
+}
+
+/** The three APIs a Kubernetes group needs, built from one KubeConfig, plus the library's helpers. */
+export interface KubeApis {
+  apps: AppsV1Api;
+  autoscaling: AutoscalingV2Api;
+  custom: CustomObjectsApi;
+  lib: Pick<ClientNode, 'ApiException' | 'PatchStrategy' | 'setHeaderOptions'>;
+}
+
+/**
+ * Clients with credentials as `kubectl` finds them, from the environment the composition root
+ * hands in: the first file of `KUBECONFIG`, else the pod's service account when running in a
+ * cluster. Undefined when there is neither; the group then answers `ScaleFailed` naming both.
+ */
+export async function loadKubeApis(env: Record<string, string | undefined>): Promise<KubeApis | undefined> {
+  const file = env.KUBECONFIG?.split(':').find((p) => p !== '');
+  if (!file && !env.KUBERNETES_SERVICE_HOST) return undefined;
+  const lib = await loadClientNode();
+  const kc = new lib.KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromCluster();
+  return {
+    apps: kc.makeApiClient(lib.AppsV1Api),
+    autoscaling: kc.makeApiClient(lib.AutoscalingV2Api),
+    custom: kc.makeApiClient(lib.CustomObjectsApi),
+    lib,
+  };
+}
+
+const KEDA = { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects' } as const;
+const mergePatch = (lib: KubeApis['lib']) =>
+  lib.setHeaderOptions('Content-Type', lib.PatchStrategy.MergePatch);
+
+interface HpaLike {
+  metadata?: { name?: string };
+  spec?: { scaleTargetRef?: { kind?: string; name?: string }; minReplicas?: number; maxReplicas?: number };
+}
+
+interface ScaledObjectLike {
+  metadata?: { name?: string };
+  spec?: {
+    scaleTargetRef?: { kind?: string; name?: string };
+    minReplicaCount?: number;
+    maxReplicaCount?: number;
+  };
+}
+
+/** KEDA's defaults when a ScaledObject leaves the counts out. */
+const KEDA_DEFAULT_MIN = 0;
+const KEDA_DEFAULT_MAX = 100;
+
+export interface KubernetesScalerDeps {
+  system: string;
+  group: string;
+  spec: KubernetesGroupConfig;
+  /** Built on first use, so a missing kubeconfig only affects Kubernetes groups. */
+  apis: () => Promise<KubeApis | undefined>;
+}
+
+/**
+ * A deployment scaled through its `scale` subresource, or — when a HorizontalPodAutoscaler or a
+ * KEDA ScaledObject targets it — through that autoscaler's minimum (a replica count would be
+ * overwritten by the autoscaler at once). KEDA drives its own HPA (`keda-hpa-<name>`), so a
+ * ScaledObject wins over the HPA it made.
+ */
+export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
+  const { spec, system, group } = deps;
+  const { namespace, deployment } = spec;
+  const target = `${namespace}/${deployment}`;
+
+  async function apis(): Promise<KubeApis> {
+    const built = await deps.apis();
+    if (!built)
+      throw new OpsError(ErrorCode.ScaleFailed, {
+        target: `${system}/${group}`,
+        reason:
+          'no Kubernetes credentials: set KUBECONFIG, or run the bot in the cluster with a service account',
+      });
+    return built;
+  }
+
+  /** Runs one API call; 403 and 404 become answers that name what is missing. */
+  async function call<T>(
+    verb: string,
+    resource: string,
+    kind: string,
+    name: string,
+    send: (api: KubeApis) => Promise<T>,
+  ): Promise<T> {
+    const api = await apis();
+    try {
+      return await send(api);
+    } catch (error) {
+      if (error instanceof api.lib.ApiException) {
+        if (error.code === 403)
+          throw new OpsError(ErrorCode.KubernetesForbidden, { verb, resource, namespace });
+        if (error.code === 404) throw new OpsError(ErrorCode.KubernetesNotFound, { kind, name, namespace });
+        const body = error.body as { message?: unknown } | string | undefined;
+        const message =
+          typeof body === 'object' && body?.message ? String(body.message) : `HTTP ${error.code}`;
+        throw new OpsError(ErrorCode.ScaleFailed, { target: `${system}/${group}`, reason: message });
+      }
+      throw new OpsError(ErrorCode.ScaleFailed, {
+        target: `${system}/${group}`,
+        reason: (error as Error)?.message ?? String(error),
+      });
+    }
+  }
+
+  async function readScale() {
+    const scale = await call('get', 'deployments/scale', 'deployment', deployment, (api) =>
+      api.apps.readNamespacedDeploymentScale({ name: deployment, namespace }),
+    );
+    return { desired: scale.spec?.replicas ?? 0, current: scale.status?.replicas ?? 0 };
+  }
+
+  async function findScaledObject(): Promise<AutoscalerState | undefined> {
+    let list: { items?: ScaledObjectLike[] };
+    try {
+      list = (await call('list', 'scaledobjects.keda.sh', 'ScaledObject list', namespace, (api) =>
+        api.custom.listNamespacedCustomObject({ ...KEDA, namespace }),
+      )) as { items?: ScaledObjectLike[] };
+    } catch (error) {
+      // No KEDA in this cluster: its API is simply not there.
+      if (error instanceof OpsError && error.code === ErrorCode.KubernetesNotFound) return undefined;
+      throw error;
+    }
+    const owner = (list.items ?? []).find(
+      (so) =>
+        so.spec?.scaleTargetRef?.name === deployment &&
+        (so.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment',
+    );
+    if (!owner?.metadata?.name) return undefined;
+    return {
+      kind: 'ScaledObject',
+      name: owner.metadata.name,
+      min: owner.spec?.minReplicaCount ?? KEDA_DEFAULT_MIN,
+      max: owner.spec?.maxReplicaCount ?? KEDA_DEFAULT_MAX,
+    };
+  }
+
+  async function findHpa(): Promise<AutoscalerState | undefined> {
+    const list = await call(
+      'list',
+      'horizontalpodautoscalers',
+      'HorizontalPodAutoscaler list',
+      namespace,
+      (api) => api.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace }),
+    );
+    const owner = (list.items as HpaLike[]).find(
+      (hpa) => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === deployment,
+    );
+    if (!owner?.metadata?.name) return undefined;
+    return {
+      kind: 'HorizontalPodAutoscaler',
+      name: owner.metadata.name,
+      min: owner.spec?.minReplicas ?? 1,
+      max: owner.spec?.maxReplicas ?? 1,
+    };
+  }
+
+  async function state(): Promise<GroupState> {
+    const [scale, scaledObject, hpa] = await Promise.all([readScale(), findScaledObject(), findHpa()]);
+    const out: GroupState = {
+      system,
+      group,
+      type: 'kubernetes',
+      min: spec.min,
+      max: spec.max,
+      targets: [{ name: target, desired: scale.desired, current: scale.current }],
+    };
+    const autoscaler = scaledObject ?? hpa;
+    if (autoscaler) out.autoscaler = autoscaler;
+    return out;
+  }
+
+  async function scale(replicas: number): Promise<ScaleReport> {
+    const before = await state();
+    const report: ScaleReport = { system, group, type: 'kubernetes', replicas, targets: [] };
+    const owner = before.autoscaler;
+    if (owner) {
+      const change = autoscalerChange(owner, replicas);
+      if (owner.kind === 'ScaledObject') {
+        const patched = (await call('patch', 'scaledobjects.keda.sh', 'ScaledObject', owner.name, (api) =>
+          api.custom.patchNamespacedCustomObject(
+            {
+              ...KEDA,
+              namespace,
+              name: owner.name,
+              body: { spec: { minReplicaCount: change.after.min, maxReplicaCount: change.after.max } },
+            },
+            mergePatch(api.lib),
+          ),
+        )) as ScaledObjectLike;
+        change.after = {
+          min: patched.spec?.minReplicaCount ?? change.after.min,
+          max: patched.spec?.maxReplicaCount ?? change.after.max,
+        };
+      } else {
+        const patched = await call(
+          'patch',
+          'horizontalpodautoscalers',
+          'HorizontalPodAutoscaler',
+          owner.name,
+          (api) =>
+            api.autoscaling.patchNamespacedHorizontalPodAutoscaler(
+              {
+                namespace,
+                name: owner.name,
+                body: { spec: { minReplicas: change.after.min, maxReplicas: change.after.max } },
+              },
+              mergePatch(api.lib),
+            ),
+        );
+        change.after = {
+          min: patched.spec?.minReplicas ?? change.after.min,
+          max: patched.spec?.maxReplicas ?? change.after.max,
+        };
+      }
+      report.autoscaler = change;
+      // The autoscaler moves the replicas on its next sync; report the count as it is now.
+      const now = await readScale();
+      report.targets.push({ name: target, before: before.targets[0]!.desired, after: now.desired, ok: true });
+      return report;
+    }
+    const patched = await call('patch', 'deployments/scale', 'deployment', deployment, (api) =>
+      api.apps.patchNamespacedDeploymentScale(
+        { name: deployment, namespace, body: { spec: { replicas } } },
+        mergePatch(api.lib),
+      ),
+    );
+    report.targets.push({
+      name: target,
+      before: before.targets[0]!.desired,
+      after: patched.spec?.replicas ?? null,
+      ok: patched.spec?.replicas === replicas,
+    });
+    return report;
+  }
+
+  return { type: 'kubernetes', state, scale };
+}

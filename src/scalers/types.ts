@@ -1,0 +1,114 @@
+/**
+ * Scalers change how much capacity a worker group has (`scale <system>/<group> <n>`): a Kubernetes
+ * deployment, a Compose service, or the pool of every Celery worker of a system. Commands see
+ * only this interface; each kind lives in its own file.
+ */
+
+export type GroupType = 'kubernetes' | 'compose' | 'celery-pool';
+
+/** One thing a group's size is made of: a deployment, a Compose service, one Celery worker's pool. */
+export interface TargetState {
+  /** `pushizo/pushizo-worker-dispatch` (namespace/deployment), `celery-worker`, `celery@host`. */
+  name: string;
+  /** Kubernetes: spec.replicas; Compose: running containers; Celery: pool processes. */
+  desired: number | null;
+  /** Kubernetes: status.replicas (pods the deployment has now); Compose, Celery: as `desired`. */
+  current: number | null;
+  /** Celery `--autoscale` range of this worker. */
+  autoscale?: Range;
+}
+
+export interface Range {
+  min: number;
+  max: number;
+}
+
+/** An autoscaler that owns the replica count, so a plain count would be overwritten at once. */
+export interface AutoscalerState {
+  kind: 'HorizontalPodAutoscaler' | 'ScaledObject';
+  name: string;
+  min: number;
+  max: number;
+}
+
+/** What `workers` shows for a group, and what a preview is computed from. */
+export interface GroupState {
+  system: string;
+  group: string;
+  type: GroupType;
+  /** Bounds from config. */
+  min: number;
+  max: number;
+  targets: TargetState[];
+  autoscaler?: AutoscalerState;
+}
+
+/** One target's change: planned (preview) or done (outcome). */
+export interface TargetChange {
+  name: string;
+  before: number | null;
+  after: number | null;
+  /** Celery: the worker's answer; Compose: nothing; Kubernetes: nothing. */
+  answer?: string;
+  ok?: boolean;
+  autoscale?: { before: Range; after: Range | null };
+}
+
+export interface AutoscalerChange {
+  kind: AutoscalerState['kind'];
+  name: string;
+  before: Range;
+  after: Range;
+}
+
+/** The preview (planned) or the outcome (done) of one scale; stored as the request's result. */
+export interface ScaleReport {
+  system: string;
+  group: string;
+  type: GroupType;
+  replicas: number;
+  targets: TargetChange[];
+  /** Set when an autoscaler owns the count: it is patched instead of the replica count. */
+  autoscaler?: AutoscalerChange;
+}
+
+export interface Scaler {
+  readonly type: GroupType;
+  /** Reads the group's live state. */
+  state(): Promise<GroupState>;
+  /** Changes the group to `replicas` and answers with what really happened. */
+  scale(replicas: number): Promise<ScaleReport>;
+}
+
+/**
+ * What scaling to `replicas` would do, from the live state: every target goes to `replicas`;
+ * an autoscaler's minimum becomes `replicas` and its maximum rises to meet it if it is lower.
+ */
+export function planScale(state: GroupState, replicas: number): ScaleReport {
+  const report: ScaleReport = {
+    system: state.system,
+    group: state.group,
+    type: state.type,
+    replicas,
+    targets: state.targets.map((t) => {
+      const change: TargetChange = { name: t.name, before: t.desired, after: replicas };
+      if (t.autoscale)
+        change.autoscale = {
+          before: t.autoscale,
+          after: { min: replicas, max: Math.max(t.autoscale.max, replicas) },
+        };
+      return change;
+    }),
+  };
+  if (state.autoscaler) report.autoscaler = autoscalerChange(state.autoscaler, replicas);
+  return report;
+}
+
+export function autoscalerChange(autoscaler: AutoscalerState, replicas: number): AutoscalerChange {
+  return {
+    kind: autoscaler.kind,
+    name: autoscaler.name,
+    before: { min: autoscaler.min, max: autoscaler.max },
+    after: { min: replicas, max: Math.max(autoscaler.max, replicas) },
+  };
+}

@@ -1,0 +1,162 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
+
+const QUEUE = 'celery:alarm_processing';
+
+interface WorkersJson {
+  systems: {
+    workers: { name: string; details?: { processes?: number } }[];
+    groups: { targets: { name: string; desired: number }[] }[];
+  }[];
+}
+
+describe('Celery pool scale, stuck and revoke against a real worker started with -c 2', () => {
+  // A Redis of its own: no other file's worker can answer these broadcasts.
+  let server: PrivateRedis;
+  let redis: Redis;
+  let worker: CeleryWorker;
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+  const env = { HOME: '/tmp', PATH: process.env.PATH };
+  const as = (user: string, ...words: string[]) =>
+    queueOps(['--config', config, '--user', user, '--json', ...words], env);
+  const processes = async () => {
+    const run = await as('U0DAVE', 'workers', 'zeus');
+    const system = (json(run).data as unknown as WorkersJson).systems[0]!;
+    return {
+      stats: system.workers.find((w) => w.name === worker.name)?.details?.processes,
+      group: system.groups[0]!.targets.find((t) => t.name === worker.name)?.desired,
+    };
+  };
+
+  beforeAll(async () => {
+    server = await startPrivateRedis();
+    redis = new Redis(server.url);
+    worker = await startCeleryWorker({
+      brokerUrl: server.url,
+      queues: [QUEUE],
+      name: 'zeus-pool',
+      concurrency: 2,
+    });
+    tmp = tempDir('celery');
+    config = writeConfig(tmp.dir, [
+      'policies:',
+      '  scale: { role: operator, approvals: 0 }',
+      'systems:',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: ${JSON.stringify(server.url)}`,
+      `    queues: [${JSON.stringify(QUEUE)}]`,
+      '    inspectTimeoutMs: 2000',
+      '    workers:',
+      '      pool: { type: celery-pool, min: 2, max: 16 }',
+    ]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await worker?.stop();
+    redis?.disconnect();
+    await server?.stop();
+    tmp?.remove();
+  });
+
+  it('scale zeus/pool 4 grows the worker to 4 processes (its stats show it), and 2 shrinks it back', async () => {
+    expect(await processes()).toEqual({ stats: 2, group: 2 });
+
+    const grow = await as('U0ALICE', 'scale', 'zeus/pool', '4');
+    expect(grow.code, grow.stdout + grow.stderr).toBe(0);
+    const grown = requestOf(grow);
+    expect(grown.preview).toBe(`scale zeus/pool (Celery pool): ${worker.name} 2 → 4 processes.`);
+    expect(grown).toMatchObject({
+      status: 'done',
+      result: { targets: [{ name: worker.name, before: 2, after: 4, answer: 'pool will grow', ok: true }] },
+    });
+    expect(shown(grow)).toContain(`${worker.name} 2 → 4 processes (answered “pool will grow”)`);
+    expect(await processes()).toEqual({ stats: 4, group: 4 });
+
+    const shrink = await as('U0ALICE', 'scale', 'zeus/pool', '2');
+    expect(requestOf(shrink)).toMatchObject({
+      status: 'done',
+      result: { targets: [{ before: 4, after: 2, answer: 'pool will shrink' }] },
+    });
+    expect(await processes()).toEqual({ stats: 2, group: 2 });
+
+    const again = await as('U0ALICE', 'scale', 'zeus/pool', '2');
+    expect(json(again).error?.message).toBe('`zeus/pool` is already at 2; nothing was changed.');
+    const low = await as('U0ALICE', 'scale', 'zeus/pool', '1');
+    expect(json(low).error?.message).toBe('1 is outside the bounds of `zeus/pool`. Valid: 2..16.');
+
+    const entries = (await auditEntries(config, env)).filter((e) => e.action === 'action.scale');
+    expect(
+      entries.map((e) => (e.params.result as { targets: { after: number }[] }).targets[0]!.after),
+    ).toEqual([2, 4]);
+  }, 60_000);
+
+  it('a long task shows in stuck (ids, never arguments) and revoke --terminate kills it; the result backend says REVOKED', async () => {
+    const { ids } = await publishCelery({ brokerUrl: server.url }, [
+      { task: 'tasks.sleepy', args: [97.3125], kwargs: {}, queue: QUEUE },
+    ]);
+    const id = ids[0]!;
+    let listed: { id: string; worker?: string; name: string }[] = [];
+    const until = Date.now() + 20_000;
+    while (!listed.some((w) => w.id === id)) {
+      if (Date.now() > until) throw new Error(`the task never started:\n${worker.output()}`);
+      const run = await as('U0DAVE', 'stuck', 'zeus', '0');
+      listed = (json(run).data as { work: typeof listed }).work;
+    }
+    expect(listed.find((w) => w.id === id)).toMatchObject({
+      name: 'tasks.sleepy',
+      worker: worker.name,
+      queue: QUEUE,
+    });
+    const stuck = await as('U0DAVE', 'stuck', 'zeus', '0');
+    expect(shown(stuck)).toContain(id);
+    expect(JSON.stringify(json(stuck))).not.toContain('97.3125');
+    // It has run for seconds, not the default 30 minutes.
+    const recent = await as('U0DAVE', 'stuck', 'zeus');
+    expect((json(recent).data as { work: unknown[] }).work).toEqual([]);
+    expect(shown(recent)).toContain('Nothing has run longer than 30 minutes.');
+
+    const revoke = await as('U0ALICE', 'revoke', 'zeus', id, '--terminate', '--signal', 'KILL');
+    expect(revoke.code, revoke.stdout + revoke.stderr).toBe(0);
+    const request = requestOf(revoke);
+    expect(request.preview).toMatch(
+      new RegExp(
+        `^revoke on zeus: ${id} \\(tasks.sleepy\\) runs on ${worker.name} for \\d+s; running ones are killed with SIGKILL\\.$`,
+      ),
+    );
+    expect(request).toMatchObject({
+      status: 'done',
+      result: {
+        ids: [id],
+        terminate: true,
+        signal: 'KILL',
+        answers: [{ worker: worker.name, answer: `terminate: ${id}` }],
+        stillRunning: [],
+      },
+    });
+    expect(shown(revoke)).toContain(`workers that answered: ${worker.name}: terminate: ${id}`);
+
+    const recorded = Date.now() + 15_000;
+    let meta: { status?: string } = {};
+    while (meta.status !== 'REVOKED') {
+      if (Date.now() > recorded)
+        throw new Error(`no REVOKED result: ${JSON.stringify(meta)}\n${worker.output()}`);
+      meta = JSON.parse((await redis.get(`celery-task-meta-${id}`)) ?? '{}');
+      if (meta.status !== 'REVOKED') await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(meta.status).toBe('REVOKED');
+  }, 60_000);
+
+  it('refuses revoke of a BullMQ-style flag it does not know, and a signal without --terminate', async () => {
+    const flag = await as('U0ALICE', 'revoke', 'zeus', 'abc', '--force');
+    expect(json(flag).error?.message).toBe(
+      '`--force` is not an option of this command. Usage: `/queue revoke <system> <task-id…> [--terminate] [--signal TERM|KILL]`',
+    );
+    const signal = await as('U0ALICE', 'revoke', 'zeus', 'abc', '--signal', 'HUP', '--terminate');
+    expect(json(signal).error?.message).toBe('`HUP` is not a signal revoke can send. Valid: TERM or KILL.');
+  });
+});
