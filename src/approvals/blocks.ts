@@ -8,7 +8,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
 
 /** Actions whose confirm dialog warns before approving. */
-const destructive = new Set(['purge', 'scale', 'pause']);
+const destructive = new Set(['purge', 'undo', 'scale', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
 const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;

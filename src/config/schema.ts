@@ -90,6 +90,8 @@ export const configSchema = z
         retry: policy.default({ role: 'operator', approvals: 0 }),
         scale: policy.default({ role: 'operator', approvals: 1 }),
         purge: policy.default({ role: 'admin', approvals: 1 }),
+        /** Restoring a purge from its archive: as strict as purge unless configured. */
+        undo: policy.default({ role: 'admin', approvals: 1 }),
       })
       .strict()
       .default({
@@ -98,7 +100,16 @@ export const configSchema = z
         retry: { role: 'operator', approvals: 0 },
         scale: { role: 'operator', approvals: 1 },
         purge: { role: 'admin', approvals: 1 },
+        undo: { role: 'admin', approvals: 1 },
       }),
+    /** Where purged jobs are written before they leave Redis, and how long they are kept. */
+    archive: z
+      .object({
+        dir: z.string().min(1).default('./data/archive'),
+        retentionDays: z.number().int().min(1).max(3650).default(7),
+      })
+      .strict()
+      .default({ dir: './data/archive', retentionDays: 7 }),
     approvals: z
       .object({
         ttlMinutes: z

@@ -4,7 +4,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { roleIncludes } from './roles.js';
 
 /** The verbs whose permission comes from `policies:` in the config. */
-export const POLICY_ACTIONS: readonly ActionName[] = ['pause', 'resume', 'retry', 'scale', 'purge'];
+export const POLICY_ACTIONS: readonly ActionName[] = ['pause', 'resume', 'retry', 'scale', 'purge', 'undo'];
 
 export function isPolicyAction(verb: string): verb is ActionName {
   return (POLICY_ACTIONS as readonly string[]).includes(verb);

@@ -39,6 +39,7 @@ describe('the answer to a request whose action failed', () => {
           retry: { role: 'operator', approvals: 0 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
+          undo: { role: 'admin', approvals: 1 },
         },
         approvals: { ttlMinutes: 15, require2fa: false },
       },

@@ -76,6 +76,7 @@ async function harness(): Promise<Harness> {
             retry: { role: 'operator', approvals: 0 },
             scale: { role: 'operator', approvals: 1 },
             purge: { role: 'admin', approvals: 1 },
+            undo: { role: 'admin', approvals: 1 },
           },
           approvals: { ttlMinutes: 15, require2fa: opts.require2fa ?? false },
         },

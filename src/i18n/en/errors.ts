@@ -38,6 +38,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
   AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  ArchiveInvalid: (p) =>
+    `The archive ${p.path} cannot be trusted: \`${p.file}\` is ${p.problem === 'checksum' ? 'not what its manifest says (sha256 mismatch)' : p.problem}; nothing was restored.`,
+  UndoConflict: (p) =>
+    `Undo refused: ${p.count} job id${p.count === 1 ? '' : 's'} exist${p.count === 1 ? 's' : ''} again (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); nothing was overwritten or restored.`,
+  NotUndoable: (p) => `\`${p.id}\` cannot be undone: ${p.reason}.`,
 };
 
 export const errors = {
