@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import { migrations } from './migrations.js';
+import { purgeMethods } from './purges.js';
 import {
   approvalRefusal,
   auditColumns,
@@ -276,6 +277,17 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           request,
         };
       }),
+
+    ...purgeMethods((sql, params) =>
+      wrap(async () => {
+        let n = 0;
+        const result = await pool.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        );
+        return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+      }),
+    ),
 
     close: async () => {
       if (!pool.ended) await pool.end();

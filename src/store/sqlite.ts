@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
 import { migrations } from './migrations.js';
+import { purgeMethods } from './purges.js';
 import {
   approvalRefusal,
   auditColumns,
@@ -199,6 +200,14 @@ export function createSqliteStore(path: string): SqliteStore {
       }),
 
     addApproval: (id, approval) => wrap(() => approve.immediate(id, approval)),
+
+    ...purgeMethods((sql, params) =>
+      wrap(() => {
+        const statement = db.prepare(sql);
+        if (statement.reader) return { rows: statement.all(...params) as Row[], changes: 0 };
+        return { rows: [], changes: statement.run(...params).changes };
+      }),
+    ),
 
     close: () =>
       wrap(() => {
