@@ -9,6 +9,7 @@ import { type ClosableBackendRegistry, createBackendRegistry } from './backends/
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
+import { purgeCommand, undoCommand } from './commands/purge.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
@@ -19,6 +20,7 @@ import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middle
 import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import type { Logger } from './lib/logger.js';
+import { createPurges, type Purges } from './purge/service.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
 
@@ -35,7 +37,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'purges'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -129,6 +131,8 @@ export interface QueueOps extends App {
   store: Store;
   audit: Audit;
   approvals: Approvals;
+  /** Purge, undo, crash recovery and archive retention (issue 7). */
+  purges: Purges;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
 }
@@ -137,6 +141,8 @@ export interface QueueOps extends App {
 const ACTION_COMMANDS: readonly CommandDefinition[] = [
   pauseCommand,
   resumeCommand,
+  purgeCommand,
+  undoCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -171,7 +177,10 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
 }
 
 /** The actions and what runs them, with parameters read back from the stored request. */
-function actionExecutors(backends: () => App['backends']): Partial<Record<ActionName, Executor>> {
+function actionExecutors(
+  backends: () => App['backends'],
+  purges: Purges,
+): Partial<Record<ActionName, Executor>> {
   const pauseLike =
     (action: 'pause' | 'resume'): Executor =>
     async (request) => {
@@ -184,7 +193,12 @@ function actionExecutors(backends: () => App['backends']): Partial<Record<Action
       const outcome = await run.call(backend, queue);
       return { ...outcome };
     };
-  return { pause: pauseLike('pause'), resume: pauseLike('resume') };
+  return {
+    pause: pauseLike('pause'),
+    resume: pauseLike('resume'),
+    purge: async (request, run) => ({ ...(await purges.execute(request, run)) }),
+    undo: async (request, run) => ({ ...(await purges.undo(request, run)) }),
+  };
 }
 
 /**
@@ -201,15 +215,17 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
+  const backendsOfApp = () => {
+    if (!app) throw new Error('actions ran before the app was composed');
+    return app.backends;
+  };
+  const purges = createPurges({ store, audit, config, backends: backendsOfApp, logger, now });
   const approvals = createApprovals({
     store,
     audit,
     authority: createAuthority({ roles, directory }),
     config,
-    executors: actionExecutors(() => {
-      if (!app) throw new Error('actions ran before the app was composed');
-      return app.backends;
-    }),
+    executors: actionExecutors(backendsOfApp, purges),
     now,
   });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit };
@@ -222,15 +238,28 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit },
+    services: { approvals, audit, purges },
   });
   const composed = app;
+  // A purge whose process was killed is finished before anything else runs (bot or command
+  // line), and old archives go once a day; neither may stop the app from answering.
+  try {
+    await purges.recover();
+  } catch (error) {
+    logger.error({ err: error }, 'purge recovery failed; it is tried again on the next start');
+  }
+  try {
+    await purges.sweepRetention();
+  } catch (error) {
+    logger.warn({ err: error }, 'archive retention sweep failed; it is tried again on the next run');
+  }
   let closing: Promise<void> | undefined;
   return {
     ...composed,
     store,
     audit,
     approvals,
+    purges,
     guards,
     close() {
       closing ??= (async () => {

@@ -5,6 +5,7 @@ import type { Message } from '../blocks/message.js';
 import type { Config } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
+import type { Purges } from '../purge/service.js';
 import type { Logger } from '../lib/logger.js';
 
 export type Via = 'slack' | 'cli' | 'console';
@@ -66,6 +67,8 @@ export interface CommandContext {
   approvals?: Approvals;
   /** The hash-chained audit trail (issue 3); absent in read-only setups. */
   audit?: Audit;
+  /** Purge previews, undo checks (issue 7); absent in read-only setups. */
+  purges?: Purges;
 }
 
 export interface CommandDefinition {

@@ -8,6 +8,7 @@ import type {
   PauseOutcome,
   QueueBackend,
   QueueCounts,
+  QueuePurger,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -22,6 +23,7 @@ import {
 } from '../redis-client.js';
 import { workersFromClientList } from './client-list.js';
 import { majorOfVersion, setPausedWithBullmq } from './pause.js';
+import { createBullmqPurger } from './purge.js';
 import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
@@ -48,6 +50,8 @@ export interface BullmqBackend extends QueueBackend {
   /** Through BullMQ's own `Queue.pause()`, of the major the queue was written by. */
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
+  /** Purge and undo of one queue, on a connection of its own (see purge.ts). */
+  purger(queue: string): Promise<QueuePurger>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -64,7 +68,7 @@ const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
-const CAPS: BackendCaps = { pause: true, retry: false, purge: false };
+const CAPS: BackendCaps = { pause: true, retry: false, purge: true };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -396,6 +400,24 @@ export function createBullmqBackend(
 
     async resume(queue: string): Promise<PauseOutcome> {
       return await setPaused(queue, false);
+    },
+
+    async purger(queue: string): Promise<QueuePurger> {
+      await withRedis(() => queueNames.resolve([queue]));
+      // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
+      // ahead of) the status reads, and its calls may take longer than the read deadline.
+      const connection = createRedisClient(system.redis, {
+        connectTimeoutMs: options.connectTimeoutMs,
+        commandTimeoutMs: 30_000,
+        connectionName: `queue-ops:${system.name}:purge`,
+      });
+      try {
+        await ensureConnected(connection);
+      } catch (error) {
+        connection.disconnect();
+        throw unavailable(error);
+      }
+      return createBullmqPurger({ client: connection, prefix, queue, now });
     },
 
     async close() {

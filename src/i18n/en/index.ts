@@ -9,6 +9,7 @@ import { dlq } from './dlq.js';
 import { errors } from './errors.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { purge } from './purge.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
 import { workers } from './workers.js';
@@ -29,6 +30,7 @@ export const en = {
   errors,
   guards,
   help,
+  purge,
   slack,
   status,
   workers,
