@@ -5,8 +5,8 @@ import type { Message } from '../blocks/message.js';
 import type { Config } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
-import type { Purges } from '../purge/service.js';
 import type { Logger } from '../lib/logger.js';
+import type { Purges } from '../purge/service.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 

@@ -67,7 +67,6 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const path = purge.archivePath;
 
   let archived = purge.archived;
-  let purged = 0;
   let resolved = 0;
   let seq = purge.chunks;
   const report = () =>
@@ -79,7 +78,6 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   for (const file of await listChunkFiles(path)) if (!known.has(file)) await removeFile(path, file);
   for (const chunk of recorded) {
     if (chunk.deleted) {
-      purged += chunk.purged;
       resolved += chunk.records;
       continue;
     }
@@ -113,7 +111,6 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const reallySkipped = skipped.filter((id) => stillThere.has(id));
     chunkPurged = chunk.records - reallySkipped.length;
     await store.markPurgeChunk(purge.id, chunk.seq, { purged: chunkPurged, skipped: reallySkipped });
-    purged += chunkPurged;
     resolved += chunk.records;
   }
   report();
@@ -177,7 +174,6 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         report();
       }
       await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
-      purged += chunkPurged;
     });
     deleteChain = done.catch((error: unknown) => {
       failure ??= error;
