@@ -155,6 +155,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);
+  runtime.approvals.onProgress(updater.progress);
 
   let slack: SlackApp;
   let port: number | undefined;

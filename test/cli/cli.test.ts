@@ -119,7 +119,20 @@ describe('the queue-ops command line', () => {
     expect(onlyJson(run)).toMatchObject({
       ok: true,
       data: {
-        verbs: ['status', 'dlq', 'workers', 'pause', 'resume', 'pending', 'approve', 'deny', 'audit', 'help'],
+        verbs: [
+          'status',
+          'dlq',
+          'workers',
+          'pause',
+          'resume',
+          'purge',
+          'undo',
+          'pending',
+          'approve',
+          'deny',
+          'audit',
+          'help',
+        ],
       },
     });
   });
@@ -128,7 +141,7 @@ describe('the queue-ops command line', () => {
     const run = await cli(['--config', config, 'purgeall'], { env: env() });
     expect(run.code).toBe(2);
     expect(run.stdout.trim().split('\n')).toEqual([
-      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `pending`, `approve`, `deny`, `audit`, `help`.',
+      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `purge`, `undo`, `pending`, `approve`, `deny`, `audit`, `help`.',
     ]);
     const json = onlyJson(await cli(['--config', config, '--json', 'stauts'], { env: env() }));
     expect(json).toMatchObject({ ok: false, data: null, error: { code: 'UnknownVerb' } });

@@ -12,6 +12,7 @@ import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { type CliArgs, parseCliArgs, wantsJson } from './args.js';
+import { createProgressBar } from './progress.js';
 
 /** Exit codes scripts rely on (README documents them). */
 export const ExitCode = {
@@ -29,6 +30,8 @@ export interface CliIo {
   cwd: string;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** stderr is a terminal: long actions (purge, undo) draw a progress bar there. */
+  stderrIsTTY?: boolean;
   /** OS user name for the default actor `cli:<user>`. */
   osUser?: string;
   /** Logger override (tests); otherwise pino on stderr with the config's secrets scrubbed. */
@@ -103,12 +106,17 @@ export async function runCli(io: CliIo): Promise<number> {
         'en',
       );
     }
-    const reply = await app.dispatcher.handle({
-      actor,
-      via: 'cli',
-      words: args.words,
-      locale: config.locale,
-    });
+    const bar =
+      io.stderrIsTTY && full ? createProgressBar({ write: io.stderr, locale: config.locale }) : undefined;
+    if (bar && full) full.approvals.onProgress(bar.listener);
+    const reply = await app.dispatcher
+      .handle({
+        actor,
+        via: 'cli',
+        words: args.words,
+        locale: config.locale,
+      })
+      .finally(() => bar?.end());
     const out = json ? `${JSON.stringify(toCliJson(reply, config.locale))}\n` : textOf(reply.message);
     io.stdout(scrubSecrets(out, secrets));
     return exitCodeOf(reply);
