@@ -169,7 +169,7 @@ export interface PurgePreview {
   sample: { name: string; ageSeconds: number | null }[];
   /** Estimated gzip size of the archive, from a sample. */
   estimatedBytes: number;
-  /** States asked for that this system does not have, with why (Celery `delayed`). */
+  /** States asked for that this system does not have, with a reason code (Celery `delayed`: `EtaTasksLiveInWorkers`). */
   unsupported?: Partial<Record<PurgeState, string>>;
 }
 
@@ -196,5 +196,7 @@ export interface QueuePurger {
   restore(lines: string[]): Promise<{ restored: number; existing: string[] }>;
   /** Facts the archive manifest keeps (prefix, layout). */
   meta(): Record<string, unknown>;
+  /** Entries per read and per delete call when the system needs other sizes than the defaults. */
+  batch?: { read: number; delete: number };
   close(): Promise<void>;
 }

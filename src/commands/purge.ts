@@ -67,7 +67,7 @@ export const purgeCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.NotSupported, {
         system,
         type: ctx.backends.get(system)?.type ?? '?',
-        what: `purge ${stateWord}: ${unsupported.map(([, why]) => why).join('; ')}`,
+        what: `purge ${stateWord}: ${unsupported.map(([, why]) => t.purge.why(why ?? '')).join('; ')}`,
       });
     const states = asked.filter((s) => !preview.unsupported?.[s]);
     if (preview.total === 0)
@@ -75,7 +75,7 @@ export const purgeCommand: CommandDefinition = {
     const byState = Object.entries(preview.byState)
       .filter(([, count]) => (count ?? 0) > 0)
       .map(([state, count]) => t.purge.byState(state, count ?? 0))
-      .concat(unsupported.map(([state, why]) => t.purge.unsupported(state, why)))
+      .concat(unsupported.map(([state, why]) => t.purge.unsupported(state, t.purge.why(why ?? ''))))
       .join(', ');
     const created = await approvals.submit({
       id,

@@ -61,8 +61,8 @@ export interface PurgeOutcome {
 export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<PurgeOutcome> {
   const { store, purger, owner } = deps;
   const now = deps.now ?? (() => new Date());
-  const readBatch = deps.readBatch ?? 500;
-  const deleteBatch = deps.deleteBatch ?? 1000;
+  const readBatch = deps.readBatch ?? purger.batch?.read ?? 500;
+  const deleteBatch = deps.deleteBatch ?? purger.batch?.delete ?? 1000;
   const chunkSize = deps.chunkSize ?? 10_000;
   const path = purge.archivePath;
 
@@ -189,6 +189,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const counter = { outstanding: 0 };
     let buffer: PurgeItem[] = [];
     let taken = 0;
+    // Result keys are a list fixed at the start: walked by position, whatever each read finds.
+    let keysCursor = 0;
     const drain = async () => {
       if (buffer.length > 0) {
         flush(place, counter, buffer);
@@ -199,13 +201,16 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     for (;;) {
       if (failure) throw failure;
       if (deps.signal?.aborted) break;
-      const want = Math.min(readBatch, place.size - taken, purge.total - readTotal);
+      const consumed = place.kind === 'keys' ? keysCursor : taken;
+      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal);
       if (want <= 0) break;
-      const offset = place.kind === 'keys' ? taken : counter.outstanding;
+      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding;
       const items = await purger.read(place, offset, want);
+      if (place.kind === 'keys') keysCursor += want;
       const fresh = items.filter((i) => !seen.has(i.identity));
       if (fresh.length === 0) {
-        if (counter.outstanding === 0 || place.kind === 'keys') break;
+        if (place.kind === 'keys') continue;
+        if (counter.outstanding === 0) break;
         // Everything there is already on its way out: let the deletes catch up, read again.
         await drain();
         continue;

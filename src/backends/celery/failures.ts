@@ -34,6 +34,8 @@ export interface FailureIndex {
   newest(queue: string | null, limit: number): FailureRecord[];
   /** Runs a full rescan now; the index keeps serving the old data until it is done. */
   rescan(): Promise<void>;
+  /** Drops results deleted by queue-ops itself (a purge), so counts follow at once. */
+  forget(ids: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -260,6 +262,9 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   return {
     ready,
     rescan,
+    forget(ids) {
+      for (const id of ids) apply(id, null);
+    },
     counts() {
       dropExpired();
       const counts = new Map<string | null, number>(evicted);

@@ -7,6 +7,7 @@ import type {
   PauseOutcome,
   QueueBackend,
   QueueCounts,
+  QueuePurger,
   RedisMemory,
   SystemStatus,
   SystemWarning,
@@ -34,6 +35,7 @@ import {
   unackedKey,
 } from './keys.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
+import { createCeleryPurger } from './purge.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -121,6 +123,7 @@ export function createCeleryBackend(
 ): QueueBackend & {
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
+  purger(queue: string): Promise<QueuePurger>;
 } {
   const now = options.now ?? Date.now;
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
@@ -499,7 +502,7 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: false, purge: false },
+    caps: { pause: true, retry: false, purge: true },
     listQueues: () => queueNames.list(),
     status,
     dlq,
@@ -546,6 +549,46 @@ export function createCeleryBackend(
       await dropMark(queue);
       const settled = await settle(queue, answered, true);
       return { queue, isPaused: !settled, workersAnswered: answered };
+    },
+    async purger(queue) {
+      await queueNames.resolve([queue]);
+      // Connections of its own: thousands of pipelined calls must not queue behind status reads.
+      const connect = async (url: string) => {
+        const connection = createRedisClient(url, {
+          connectTimeoutMs,
+          commandTimeoutMs: 30_000,
+          connectionName: 'queue-ops:purge',
+        });
+        try {
+          await ensureConnected(connection, connectTimeoutMs);
+        } catch (error) {
+          connection.disconnect();
+          throw unavailable(error);
+        }
+        return connection;
+      };
+      const broker = await connect(system.redis);
+      const results = separateResults ? await connect(resultUrl) : broker;
+      return createCeleryPurger({
+        broker,
+        results,
+        queue,
+        lists: priorityKeys(layout, queue),
+        failureIds: async () => {
+          const index = failures();
+          try {
+            await index.ready();
+          } catch (error) {
+            throw unavailable(error);
+          }
+          return index.newest(queue, Number.MAX_SAFE_INTEGER).map((f) => f.id);
+        },
+        onResultsChanged: (purged, restored) => {
+          failureIndex?.forget(purged);
+          if (restored) void failureIndex?.rescan().catch(() => undefined);
+        },
+        now,
+      });
     },
     async close() {
       await failureIndex?.close();

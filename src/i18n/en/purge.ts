@@ -58,6 +58,9 @@ export const purge = {
     }. Archive: ${archivePath}. Undo: \`/queue undo ${id}\`.`,
   resultRestored: (restored: number, purgeId: string) =>
     `Restored ${n(restored)} job${restored === 1 ? '' : 's'} of purge ${purgeId}.`,
-  celeryDelayed:
-    'Celery keeps ETA/countdown tasks inside the workers that prefetched them (and in `unacked`), not in a Redis list, so there is nothing delayed to purge',
+  /** Why a state cannot be purged, by the backend's reason code. */
+  why: (code: string) =>
+    code === 'EtaTasksLiveInWorkers'
+      ? 'Celery keeps ETA/countdown tasks inside the workers that prefetched them (and in `unacked`), not in a Redis list, so there is nothing delayed to purge'
+      : code,
 };
