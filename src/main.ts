@@ -206,6 +206,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
             'request was executing when its bot stopped; reported as interrupted, not retried',
           );
         }
+        // A purge another replica was running when it died is finished here; archives past
+        // `archive.retentionDays` go (at most once a day across replicas: the store decides).
+        await runtime.purges.recover();
+        await runtime.purges.sweepRetention();
       } catch (error) {
         logger.warn({ err: error }, 'expiry sweep failed; it runs again on the next tick');
       } finally {
