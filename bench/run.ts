@@ -21,6 +21,7 @@ import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schem
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { purgeBench } from './purge.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -216,6 +217,15 @@ const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined
 async function main() {
   const started = Date.now();
   const redis = await startPrivateRedis();
+  if (process.argv.includes('purge')) {
+    // `npm run bench -- purge`: only the purge figures.
+    try {
+      console.log((await purgeBench(`${redis.url}/0`, (t) => process.stderr.write(`${t}\n`))).join('\n'));
+    } finally {
+      await redis.stop();
+    }
+    return;
+  }
   const url = `${redis.url}/0`;
   const proxy = await startLatencyProxy({ host: '127.0.0.1', port: redis.port }, LINK_DELAY_MS);
   const linkedUrl = `redis://127.0.0.1:${proxy.port}/0`;
@@ -349,6 +359,7 @@ async function main() {
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all.`,
     );
+    out.push(...(await purgeBench(url, log)));
     console.log(out.join('\n'));
   } finally {
     admin.disconnect();

@@ -71,62 +71,72 @@ export function snapshotKeys(prefix: string, queue: string): string[] {
 }
 
 /**
- * A purge's read of one batch: `count` job ids from where workers take next (the tail of a list,
- * the lowest scores of a zset), skipping `offset` already read and not yet deleted, and for each
- * job its hash and its logs, encoded as JSON on the server so a million jobs cross the network as
- * a million strings instead of twenty million fields. Read-only.
- *
- * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base `<prefix>:<queue>:`.
- * Returns flat triples `id, score ('' for lists), {"hash":{…},"logs":[…]}`; ids without a hash
- * (a legacy `0:` marker, a job removed meanwhile) are left out.
- */
-export const PURGE_READ = luaScript(`
-local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local ids, scores = {}, {}
-if kind == 'list' then
-  local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
-  for i = #got, 1, -1 do ids[#ids + 1] = got[i] end
-else
-  local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
-  for i = 1, #got, 2 do
-    ids[#ids + 1] = got[i]
-    scores[#ids] = got[i + 1]
-  end
-end
-local out = {}
-for i, id in ipairs(ids) do
-  local flat = redis.call('HGETALL', base .. id)
-  if #flat > 0 then
-    local hash = {}
-    for j = 1, #flat, 2 do hash[flat[j]] = flat[j + 1] end
-    out[#out + 1] = id
-    out[#out + 1] = scores[i] or ''
-    out[#out + 1] = cjson.encode({ hash = hash, logs = redis.call('LRANGE', base .. id .. ':logs', 0, -1) })
-  end
-end
-return out`);
-
-/**
  * Deletes jobs of one batch only where they still are: a job a worker took meanwhile (no longer
- * in this list or zset) keeps its hash and is reported 0. LREM counts from the tail, where the
- * batch sits, so each removal finds its job in a step or two. Only LREM, ZREM and UNLINK: none
- * needs memory, so this runs on a Redis at maxmemory.
+ * in this list or zset) keeps its hash and is reported 0. Every Redis call inside a script costs
+ * far more than the same command pipelined, so the common case is a handful of calls per batch:
+ * - list: the batch was read from the tail and producers push at the head, so it is still the
+ *   tail, minus what workers took from it meanwhile; one LRANGE checks exactly that and one
+ *   LTRIM removes it. Anything else (a LIFO job pushed on the tail since) falls back to LREM from
+ *   the tail, id by id.
+ * - zset: ZMSCORE says which are still there; one ZREM removes them.
+ * Then one UNLINK of their hashes and logs. LRANGE/LTRIM/LREM/ZREM/UNLINK need no memory, so
+ * this runs on a Redis at maxmemory.
  *
- * KEYS[1]: the list or zset. ARGV: kind, key base, then the ids. Returns 1/0 per id.
+ * KEYS[1]: the list or zset. ARGV: kind, key base, then the ids (list: tail first). Returns 1/0
+ * per id.
  */
 export const PURGE_DELETE = luaScript(`
 local kind, base = ARGV[1], ARGV[2]
-local out = {}
-for i = 3, #ARGV do
-  local id = ARGV[i]
-  local removed
-  if kind == 'list' then
-    removed = redis.call('LREM', KEYS[1], -1, id)
-  else
-    removed = redis.call('ZREM', KEYS[1], id)
+local n = #ARGV - 2
+local out, gone = {}, {}
+for i = 1, n do out[i] = 0 end
+if kind == 'list' then
+  local tail = redis.call('LRANGE', KEYS[1], -n, -1)
+  local m = #tail
+  local first = nil
+  if m > 0 then
+    for i = 1, n do
+      if ARGV[i + 2] == tail[m] then first = i break end
+    end
   end
-  if removed > 0 then redis.call('UNLINK', base .. id, base .. id .. ':logs') end
-  out[#out + 1] = removed
+  local whole = false
+  if first ~= nil then
+    local k = n - first + 1
+    whole = k <= m
+    if whole then
+      for x = 0, k - 1 do
+        if tail[m - x] ~= ARGV[first + x + 2] then whole = false break end
+      end
+    end
+    if whole then
+      redis.call('LTRIM', KEYS[1], 0, -(k + 1))
+      for i = first, n do out[i] = 1 end
+    end
+  end
+  if not whole then
+    for i = 1, n do out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i + 2]) end
+  end
+else
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3))
+  local present = {}
+  for i = 1, n do
+    if scores[i] then
+      out[i] = 1
+      present[#present + 1] = ARGV[i + 2]
+    end
+  end
+  for s = 1, #present, 500 do
+    redis.call('ZREM', KEYS[1], unpack(present, s, math.min(s + 499, #present)))
+  end
+end
+for i = 1, n do
+  if out[i] == 1 then
+    gone[#gone + 1] = base .. ARGV[i + 2]
+    gone[#gone + 1] = base .. ARGV[i + 2] .. ':logs'
+  end
+end
+for s = 1, #gone, 1000 do
+  redis.call('UNLINK', unpack(gone, s, math.min(s + 999, #gone)))
 end
 return out`);
 
