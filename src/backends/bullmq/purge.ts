@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { runScript } from '../lua.js';
 import type { PurgeItem, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
-import { PURGE_DELETE, PURGE_EXISTING, PURGE_RESTORE } from './scripts.js';
+import { PURGE_DELETE, PURGE_EXISTING, PURGE_IDS, PURGE_RESTORE } from './scripts.js';
 
 /**
  * Where each state's jobs sit, in the order a purge walks them: delayed first, so that a delayed
@@ -52,41 +52,43 @@ export function createBullmqPurger(options: {
     });
   }
 
-  /**
-   * One batch: ids from where workers take next (the tail of a list, the lowest scores of a zset),
-   * skipping `offset` read and not yet deleted; then each job's hash and logs, pipelined. Plain
-   * commands, not a script: Redis serves a pipelined HGETALL several times faster than the same
-   * call from Lua, and other clients are served between the pipeline's commands.
-   */
+  /** One batch: ids, scores and which have logs (one script), then the hashes and logs, pipelined. */
   async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]> {
-    const key = base + place.name;
-    let ids: string[];
+    const flat = (await runScript(
+      client,
+      PURGE_IDS,
+      [base + place.name],
+      [place.kind, offset, limit, base],
+    )) as (string | number)[];
+    if (flat.length === 0) return [];
+    const ids: string[] = [];
     const scores: string[] = [];
-    if (place.kind === 'list') {
-      ids = (await client.lrange(key, -(offset + limit), -(offset + 1))).reverse();
-    } else {
-      const flat = await client.zrange(key, offset, offset + limit - 1, 'WITHSCORES');
-      ids = [];
-      for (let i = 0; i < flat.length; i += 2) {
-        ids.push(flat[i]!);
-        scores.push(flat[i + 1]!);
+    const pipeline = client.pipeline();
+    const logsAt = new Map<number, number>();
+    let replies = 0;
+    for (let i = 0; i < flat.length; i += 3) {
+      const id = String(flat[i]);
+      ids.push(id);
+      scores.push(String(flat[i + 1]));
+      pipeline.call('HGETALL', base + id);
+      replies += 1;
+      if (Number(flat[i + 2]) === 1) {
+        pipeline.lrange(`${base + id}:logs`, 0, -1);
+        logsAt.set(ids.length - 1, replies);
+        replies += 1;
       }
     }
-    if (ids.length === 0) return [];
-    const pipeline = client.pipeline();
-    for (const id of ids) {
-      pipeline.call('HGETALL', base + id);
-      pipeline.lrange(`${base + id}:logs`, 0, -1);
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
     const items: PurgeItem[] = [];
+    let at = 0;
     ids.forEach((id, i) => {
-      const [hashError, flat] = replies[2 * i]!;
-      const [logsError, logs] = replies[2 * i + 1]!;
-      if (hashError) throw hashError;
-      if (logsError) throw logsError;
-      const fields = flat as string[];
-      // No hash: a legacy `0:` marker in the wait list, or a job removed since the range was read.
+      const fields = results[at]![1] as string[];
+      at += 1;
+      const logIndex = logsAt.get(i);
+      const logs = logIndex === undefined ? [] : (results[logIndex]![1] as string[]);
+      if (logIndex !== undefined) at += 1;
+      // No hash: a legacy `0:` marker in the wait list, or a job removed since the ids were read.
       if (fields.length === 0) return;
       const hash: Record<string, string> = {};
       for (let f = 0; f < fields.length; f += 2) hash[fields[f]!] = fields[f + 1]!;

@@ -71,6 +71,32 @@ export function snapshotKeys(prefix: string, queue: string): string[] {
 }
 
 /**
+ * The ids of a purge's next batch, from where workers take next (the tail of a list, the lowest
+ * scores of a zset), skipping `offset` read and not yet deleted, each with its score and whether
+ * it has logs: the job hashes are then read with pipelined HGETALL (Redis serves those several
+ * times cheaper than from Lua), and logs only for the few jobs that have any. Read-only.
+ *
+ * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base.
+ * Returns flat triples `id, score ('' for lists), 1|0 (has logs)`, tail (lowest score) first.
+ */
+export const PURGE_IDS = luaScript(`
+local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local out = {}
+local function add(id, score)
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = redis.call('EXISTS', base .. id .. ':logs')
+end
+if kind == 'list' then
+  local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
+  for i = #got, 1, -1 do add(got[i], '') end
+else
+  local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
+  for i = 1, #got, 2 do add(got[i], got[i + 1]) end
+end
+return out`);
+
+/**
  * Deletes jobs of one batch only where they still are: a job a worker took meanwhile (no longer
  * in this list or zset) keeps its hash and is reported 0. Every Redis call inside a script costs
  * far more than the same command pipelined, so the common case is a handful of calls per batch:
