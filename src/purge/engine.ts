@@ -15,6 +15,7 @@ import type {
   QueuePurger,
 } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { PurgeRecord, PurgeStore } from '../store/store.js';
 
 /** How far a purge or an undo has come (the approvals' `ActionProgress`). */
@@ -239,7 +240,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     throw new OpsError(ErrorCode.NotSupported, {
       system: purge.system,
       type: purge.backend,
-      what: 'finish the purge while shutting down; it resumes on the next start',
+      what: messages('en').purge.stoppedForShutdown,
     });
   }
   report();

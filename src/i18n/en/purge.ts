@@ -50,6 +50,9 @@ export const purge = {
     const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
     return `${verb}… ${n(done)} of ${n(total)}, ${percent} %${secondsLeft === null ? '' : `, ~${Math.ceil(secondsLeft)} s left`}`;
   },
+  /** Completes "`system` (type) cannot …" when the bot stops mid-purge. */
+  stoppedForShutdown:
+    'finish this purge while the bot shuts down; the next start finishes it from its archive',
   purgingVerb: 'Purging',
   restoringVerb: 'Restoring',
   resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
