@@ -273,6 +273,27 @@ export function createPurges(deps: PurgesDeps): Purges {
           );
         }
       }
+      // An undo whose process died may have restored part of the archive: it is not redone
+      // (Celery messages have no id to tell which went back); the purge becomes undoable again,
+      // where BullMQ then refuses naming the ids already back, and the audit says so.
+      for (const purge of await deps.store.listPurges({ states: ['undoing'] })) {
+        if (ownerGone(purge.owner) !== true) continue;
+        const released = await deps.store.updatePurge(
+          purge.id,
+          ['undoing'],
+          { state: 'done', owner: undefined, updatedAt: now().toISOString() },
+          purge.owner ?? null,
+        );
+        if (!released) continue;
+        await deps.audit.record({
+          ...SYSTEM_ACTOR,
+          action: 'undo.recovered',
+          target: `${purge.system}/${purge.queue}`,
+          params: { purge: purge.id, diedOwner: purge.owner ?? null },
+          outcome: 'interrupted',
+          error: t.undoInterrupted,
+        });
+      }
       return out;
     },
 

@@ -45,6 +45,8 @@ export const purge = {
   undoUnknown: 'no purge has that id',
   undoAlready: (by?: string) => `it was already undone${by ? ` (by ${by})` : ''}`,
   undoRunning: 'it is still running',
+  undoInterrupted:
+    'the undo stopped with its process; part of the archive may be back in Redis: check the queue before undoing again',
   undoArchiveGone: (at: string) => `its archive was removed by the retention sweep at ${at}`,
   progress: (verb: string, done: number, total: number, secondsLeft: number | null) => {
     const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
