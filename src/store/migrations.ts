@@ -117,6 +117,7 @@ CREATE TABLE escalation_lease (
   name TEXT PRIMARY KEY,
   owner TEXT NOT NULL,
   expires_at TEXT NOT NULL
+);
 `;
 
 // A purge's progress lives here, not in the Redis it empties (that Redis may be out of memory):
