@@ -8,6 +8,7 @@ import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { ScalerRegistry } from '../scalers/index.js';
+import type { Store } from '../store/store.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -48,6 +49,8 @@ export interface Reply {
   visibility: 'ephemeral' | 'in_channel';
   /** A button's answer replaces the message that held the button. */
   replaceOriginal?: boolean;
+  /** The terminal's text in place of the rendered blocks (e.g. Markdown for a postmortem). */
+  terminal?: string;
   /** Set when ok is false. */
   error?: { code: ErrorCode | 'Internal'; params?: ErrorParams; ref?: string };
 }
@@ -74,6 +77,8 @@ export interface CommandContext {
   roles?: { has(userId: string, role: Role): Promise<boolean> };
   /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
   alerts?: AlertService;
+  /** The bot's store, read-only use (the incident timeline, the Home tab); absent in read-only setups. */
+  store?: Pick<Store, 'listAudit' | 'escalation'>;
   /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
   scalers?: ScalerRegistry;
 }

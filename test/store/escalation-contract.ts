@@ -94,7 +94,10 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       const e = store().escalation;
       const before = (await e.insertAlert(sampleAlert({ key: 'k|before' }), []))!;
       await e.writeAlert({ ...before, status: 'resolved', resolvedAt: iso(60), updatedAt: iso(60) }, []);
-      const within = (await e.insertAlert(sampleAlert({ key: 'k|within', openedAt: iso(100), updatedAt: iso(100) }), []))!;
+      const within = (await e.insertAlert(
+        sampleAlert({ key: 'k|within', openedAt: iso(100), updatedAt: iso(100) }),
+        [],
+      ))!;
       await e.writeAlert({ ...within, status: 'resolved', resolvedAt: iso(200), updatedAt: iso(200) }, []);
       await e.insertAlert(sampleAlert({ key: 'k|firing', openedAt: iso(50), updatedAt: iso(50) }), []);
       await e.insertAlert(sampleAlert({ key: 'k|later', openedAt: iso(900), updatedAt: iso(900) }), []);
