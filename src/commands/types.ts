@@ -36,6 +36,11 @@ export interface Request {
   words: string[];
   /** Present when a button produced this request. */
   action?: { actionId: string; value: string; messageTs?: string };
+  /**
+   * `home`: a click on the App Home tab, which has no channel. Slack renders that view only for
+   * the user it was published to, and it only ever holds that user's Approve/Deny buttons.
+   */
+  surface?: 'home';
   locale: Locale;
 }
 
