@@ -2,6 +2,7 @@ import { webApi } from '@slack/bolt';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackendRegistry } from '../../src/backends/registry.js';
+import type { Config } from '../../src/config/schema.js';
 import { createHomeTab } from '../../src/transports/slack/home.js';
 import { memoryLogger } from './harness.js';
 
@@ -30,7 +31,8 @@ function tab(options: { minIntervalMs?: number; maxUsers?: number }) {
       slackApiUrl: `${API_HOST}/api/`,
       retryConfig: { retries: 0 },
     }),
-    config: { policies: {} },
+    // No request is pending, so no policy is ever looked up.
+    config: { policies: {} as Config['policies'] },
     backends: createBackendRegistry([]),
     approvals: { pending: async () => [] },
     alerts: { open: async () => [] },
