@@ -4,6 +4,7 @@ import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import type { SlackSender } from './escalation/outbox.js';
 import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
@@ -326,13 +327,16 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     runtime,
     logger,
     label: 'bot',
-    slack: createSlackSender(
-      createAlertWebClient(settings.botToken, {
-        ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
-        logger: boltLogger(logger),
-      }),
-      logger,
-      locale,
+    slack: refreshingHome(
+      createSlackSender(
+        createAlertWebClient(settings.botToken, {
+          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+          logger: boltLogger(logger),
+        }),
+        logger,
+        locale,
+      ),
+      () => home?.changed(),
     ),
   });
   if (config.slack.incidentChannel) escalation.monitor.start();
@@ -417,4 +421,22 @@ if (isEntry) {
       process.exitCode = 1;
     },
   );
+}
+
+/**
+ * An alert's post or update reaching Slack means it fired, changed or resolved (on whichever
+ * replica holds the monitor's lease): the Home tabs kept fresh here are refreshed (throttled).
+ */
+function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
+  return {
+    async post(channel, message, threadTs) {
+      const sent = await sender.post(channel, message, threadTs);
+      changed();
+      return sent;
+    },
+    async update(channel, ts, message) {
+      await sender.update(channel, ts, message);
+      changed();
+    },
+  };
 }
