@@ -239,6 +239,12 @@ export interface EscalationStore {
     options: { status: 'firing' } | { status: 'resolved'; keys: readonly string[] },
   ): Promise<Alert[]>;
   /**
+   * Alerts that were firing at some moment of [sinceAt, untilAt] (opened by its end, and still
+   * firing or last changed at or after its start), oldest opened first, at most `limit` (the
+   * incident timeline).
+   */
+  listAlertsInSpan(sinceAt: string, untilAt: string, limit: number): Promise<Alert[]>;
+  /**
    * Stores a new firing alert (version 1) and its outbox items, unless an alert with the same key
    * is firing already. Returns the stored alert, or undefined when another one was first.
    */

@@ -10,10 +10,12 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { home } from './home.js';
 import { purge } from './purge.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { timeline } from './timeline.js';
 import { workers } from './workers.js';
 
 /**
@@ -33,9 +35,11 @@ export const en = {
   escalation,
   guards,
   help,
+  home,
   scale,
   purge,
   slack,
   status,
+  timeline,
   workers,
 };

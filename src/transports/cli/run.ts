@@ -109,7 +109,9 @@ export async function runCli(io: CliIo): Promise<number> {
         locale: config.locale,
       })
       .finally(() => bar?.end());
-    const out = json ? `${JSON.stringify(toCliJson(reply, config.locale))}\n` : textOf(reply.message);
+    const out = json
+      ? `${JSON.stringify(toCliJson(reply, config.locale))}\n`
+      : (reply.terminal ?? textOf(reply.message));
     io.stdout(scrubSecrets(out, secrets));
     return exitCodeOf(reply);
   } finally {
@@ -247,7 +249,7 @@ async function monitorOnce(
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json
       ? `${JSON.stringify(toCliJson(reply, full.config.locale))}\n`
-      : textOf(reply.message);
+      : (reply.terminal ?? textOf(reply.message));
     io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {

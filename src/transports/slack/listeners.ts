@@ -27,6 +27,11 @@ export interface SlackListenerDeps {
    * `ReplyDelivery`.
    */
   deliver?: ReplyDelivery;
+  /**
+   * A click on the App Home tab has no response_url: its answer (a denial, an error, the outcome)
+   * is shown by re-publishing that user's tab with the text at the top (`HomeTab.notice`).
+   */
+  homeNotice?: (userId: string, text: string) => Promise<void>;
 }
 
 /**
@@ -91,14 +96,24 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     await send(respond, errorMessage(t.slack.unknownAction), ephemeralNew, log, locale);
   };
 
-  const handle: Step = async ({ ack, body, context, respond, client }) => {
+  const handle: Step = async ({ ack, body, context, respond: slackRespond, client }) => {
     await ack();
     context.locale ??= locale;
     const request = requestFromSlack(body, { locale });
     if (!request) {
-      await unknownAction(body, respond);
+      await unknownAction(body, slackRespond);
       return;
     }
+    const homeNotice = deps.homeNotice;
+    const respond: RespondFn | undefined =
+      slackRespond ??
+      (request.surface === 'home' && homeNotice
+        ? async (message) => {
+            const text = typeof message === 'string' ? message : (message.text ?? '');
+            await homeNotice(request.actor.id, text);
+            return undefined as never;
+          }
+        : undefined);
     context[REQUEST_CONTEXT_KEY] = request;
 
     const dispatch = async () => {
