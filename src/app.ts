@@ -20,6 +20,7 @@ import { retryCommand } from './commands/retry.js';
 import { failCommand, revokeCommand } from './commands/revoke.js';
 import { checkScale, scaleCommand } from './commands/scale.js';
 import { stuckCommand } from './commands/stuck.js';
+import { trendCommand } from './commands/trend.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -201,6 +202,7 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   stuckCommand,
   revokeCommand,
   failCommand,
+  trendCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {

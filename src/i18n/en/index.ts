@@ -13,6 +13,7 @@ import { help } from './help.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { trend } from './trend.js';
 import { workers } from './workers.js';
 
 /**
@@ -35,5 +36,6 @@ export const en = {
   scale,
   slack,
   status,
+  trend,
   workers,
 };
