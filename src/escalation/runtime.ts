@@ -1,5 +1,9 @@
 import type { QueueOps } from '../app.js';
 import type { Logger } from '../lib/logger.js';
+import { messages } from '../i18n/index.js';
+import { trendSource } from './alerts.js';
+import { trendFile } from './render-chart.js';
+import { loadTrend } from './trend.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
 
@@ -30,6 +34,18 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     logger,
     locale: runtime.config.locale,
+    async chart(alert) {
+      if (alert.queue === undefined) return undefined;
+      const data = await loadTrend(
+        trendSource(runtime.store.escalation),
+        runtime.config.escalation.rules,
+        { system: alert.system, queue: alert.queue, window: '1h' },
+        runtime.ctx.now().getTime(),
+      );
+      if (data.points.length === 0) return undefined;
+      const file = await trendFile(data, runtime.config.locale);
+      return { ...file, title: messages(runtime.config.locale).trend.alertChartTitle(`${alert.system}/${alert.queue}`) };
+    },
   });
   const monitor = createMonitor({
     config: runtime.config,
