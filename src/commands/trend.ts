@@ -1,7 +1,7 @@
 import { formatNumber, formatUtc } from '../blocks/format.js';
 import { context, header, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { sparkline } from '../escalation/blocks.js';
 import { trendFile } from '../escalation/render-chart.js';
 import {
@@ -14,8 +14,8 @@ import {
   type TrendWindow,
 } from '../escalation/trend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { parseTarget, resolveSystem } from './parse.js';
-import type { CommandDefinition, ReplyFile, Request } from './types.js';
+import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
+import type { CommandContext, CommandDefinition, ReplyFile, Request } from './types.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;
@@ -139,6 +139,19 @@ function trendData(data: TrendData, file: ReplyFile | undefined) {
 }
 
 /**
+ * The system and queue checked as `dlq` checks them. The chart itself is read from the store, so
+ * a Redis that cannot be asked for its queue list (down, in an incident) does not stop it.
+ */
+async function knownQueue(ctx: CommandContext, system: string, queue: string) {
+  try {
+    return await resolveTarget(ctx, { system, queue });
+  } catch (error) {
+    if (isOpsError(error) && error.code === ErrorCode.RedisUnavailable) return resolveSystem(ctx, system);
+    throw error;
+  }
+}
+
+/**
  * `trend <system>/<queue> [1h|6h|24h]`: depth by state from the monitor's stored samples (no
  * Redis read). In Slack the chart is uploaded after the answer — into the queue's open alert
  * thread when the question was asked where that alert was posted; on the command line it is
@@ -156,7 +169,7 @@ export const trendCommand: CommandDefinition = {
     const target = parseTarget(parsed.target);
     if (target.queue === undefined)
       throw new OpsError(ErrorCode.UsageError, { message: t.needsQueue, usage: t.usage });
-    const { system } = resolveSystem(ctx, target.system);
+    const { system } = await knownQueue(ctx, target.system, target.queue);
     if (!ctx.alerts)
       throw new OpsError(ErrorCode.NotSupported, { system: 'queue-ops', type: 'read-only', what: t.needsStore });
     const data = await loadTrend(

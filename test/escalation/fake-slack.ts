@@ -47,7 +47,7 @@ export function fakeSlack(host: string) {
     .post('/api/files.completeUploadExternal')
     .reply((_uri, raw) => {
       const body = form(raw);
-      const [{ id }] = JSON.parse(body.files ?? '[{}]') as { id: string }[];
+      const id = (JSON.parse(body.files ?? '[]') as { id: string }[])[0]?.id;
       const upload = uploads.find((u) => u.fileId === id);
       if (upload) upload.completed = body;
       calls.push({ method: 'files.completeUploadExternal', body, blocks: [], status: 200 });
