@@ -61,6 +61,9 @@ export interface DrainResult {
   stoppedBy?: 'retry' | 'not-before' | 'claimed' | 'deadline' | 'no-slack';
 }
 
+/** Tries of a chart upload before it is dropped; the messages queued behind it wait meanwhile. */
+const CHART_ATTEMPTS = 3;
+
 /** Back-off after a failure with no Retry-After: 2, 4, 8… s, at most a minute. */
 const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(attempts, 5));
 
@@ -157,10 +160,13 @@ export function createOutbox(deps: OutboxDeps) {
         if (outcome === 'sent') result.sent++;
         else result.dropped++;
       } catch (error) {
-        const failure =
+        let failure =
           error instanceof DeliveryError
             ? error
             : new DeliveryError(error instanceof Error ? error.message : String(error), false);
+        // A chart is a courtesy: after a few tries it gives way to the alert messages behind it.
+        if (item.kind === 'chart' && !failure.permanent && item.attempts + 1 >= CHART_ATTEMPTS)
+          failure = new DeliveryError(`${failure.reason} (chart given up)`, true);
         const at = deps.now();
         if (failure.permanent) {
           logger.error(
