@@ -34,12 +34,16 @@ export interface SlackUpload {
 export function fakeSlack(host: string) {
   const calls: SlackCall[] = [];
   const uploads: SlackUpload[] = [];
+  /** Failures scripted for the next upload-URL requests (`failUploadNext`). */
+  const uploadFailures: number[] = [];
   const form = (raw: unknown) =>
     Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : JSON.stringify(raw)));
   const files = nock(host)
     .persist()
     .post('/api/files.getUploadURLExternal')
     .reply((_uri, raw) => {
+      const failure = uploadFailures.shift();
+      if (failure) return [failure, 'upstream trouble'];
       const fileId = `F0CHART${uploads.length + 1}`;
       uploads.push({ fileId, requested: form(raw) });
       return [200, { ok: true, upload_url: `${UPLOAD_HOST}/upload/v1/${fileId}`, file_id: fileId }];
@@ -99,6 +103,10 @@ export function fakeSlack(host: string) {
     delivered: () => calls.filter((c) => c.status === 200),
     failNext(status: number, options: { retryAfter?: number; times?: number } = {}) {
       for (let i = 0; i < (options.times ?? 1); i++) script.push({ status, retryAfter: options.retryAfter });
+    },
+    /** The next `times` files.getUploadURLExternal calls answer with HTTP `status`. */
+    failUploadNext(status: number, times = 1) {
+      for (let i = 0; i < times; i++) uploadFailures.push(status);
     },
     done: () => {
       scope.persist(false);

@@ -262,6 +262,24 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
   });
 
+  it('a chart Slack keeps refusing is dropped after 3 tries, and the alert’s update behind it goes out', async () => {
+    const bot = await start();
+    await add(60);
+    slack.failUploadNext(500, 3);
+    const first = await tick(bot.escalation, s(0));
+    expect(first.drained).toMatchObject({ sent: 1, pending: 1, stoppedBy: 'retry' });
+    await add(20);
+    clock = s(1);
+    await bot.escalation.monitor.tick();
+    // Second try after its 2 s back-off, third after 4 s more: then it gives way.
+    clock = s(3);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
+    clock = s(8);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 1, dropped: 1, pending: 0 });
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'update']);
+    expect(slack.uploads).toHaveLength(0);
+  });
+
   it('ack through the command (operator role, audited) stops the reminders and updates the message', async () => {
     const bot = await start();
     await add(60);
