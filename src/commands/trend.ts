@@ -171,7 +171,11 @@ export const trendCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.UsageError, { message: t.needsQueue, usage: t.usage });
     const { system } = await knownQueue(ctx, target.system, target.queue);
     if (!ctx.alerts)
-      throw new OpsError(ErrorCode.NotSupported, { system: 'queue-ops', type: 'read-only', what: t.needsStore });
+      throw new OpsError(ErrorCode.NotSupported, {
+        system: 'queue-ops',
+        type: 'read-only',
+        what: t.needsStore,
+      });
     const data = await loadTrend(
       ctx.alerts.trend,
       ctx.config.escalation.rules,
@@ -187,7 +191,10 @@ export const trendCommand: CommandDefinition = {
         request.via === 'slack'
           ? (await ctx.alerts.open()).find(
               (a) =>
-                a.system === system && a.queue === target.queue && a.messageTs && a.channel === request.channel,
+                a.system === system &&
+                a.queue === target.queue &&
+                a.messageTs &&
+                a.channel === request.channel,
             )
           : undefined;
       file = {

@@ -3,8 +3,8 @@ import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { EscalationStore, OutboxItem } from '../store/store.js';
-import type { Alert } from './lifecycle.js';
 import { alertMessage, threadMessage } from './blocks.js';
+import type { Alert } from './lifecycle.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {

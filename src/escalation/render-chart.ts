@@ -20,7 +20,12 @@ export async function renderChartPng(
   size: ChartSize = CHART_SIZE,
 ): Promise<Buffer> {
   const [echarts, { Resvg }] = await Promise.all([loadEcharts(), loadResvg()]);
-  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width: size.width, height: size.height });
+  const chart = echarts.init(null, null, {
+    renderer: 'svg',
+    ssr: true,
+    width: size.width,
+    height: size.height,
+  });
   let svg: string;
   try {
     chart.setOption(option);

@@ -1,11 +1,11 @@
 import type { QueueOps } from '../app.js';
-import type { Logger } from '../lib/logger.js';
 import { messages } from '../i18n/index.js';
+import type { Logger } from '../lib/logger.js';
 import { trendSource } from './alerts.js';
-import { trendFile } from './render-chart.js';
-import { loadTrend } from './trend.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
+import { trendFile } from './render-chart.js';
+import { loadTrend } from './trend.js';
 
 /** The monitor and its outbox for one process, over the runtime's store and backends. */
 export interface Escalation {
@@ -44,7 +44,10 @@ export function createEscalation(deps: {
       );
       if (data.points.length === 0) return undefined;
       const file = await trendFile(data, runtime.config.locale);
-      return { ...file, title: messages(runtime.config.locale).trend.alertChartTitle(`${alert.system}/${alert.queue}`) };
+      return {
+        ...file,
+        title: messages(runtime.config.locale).trend.alertChartTitle(`${alert.system}/${alert.queue}`),
+      };
     },
   });
   const monitor = createMonitor({

@@ -89,7 +89,8 @@ export function trendPoints(
   return points;
 }
 
-const isState = (metric: string): metric is TrendState => (TREND_STATES as readonly string[]).includes(metric);
+const isState = (metric: string): metric is TrendState =>
+  (TREND_STATES as readonly string[]).includes(metric);
 
 /** Rules watching this queue on one of the drawn states: their thresholds are lines on the chart. */
 export function trendThresholds(
@@ -178,7 +179,12 @@ export function bucketed(data: Pick<TrendData, 'points' | 'from' | 'to'>, state:
 
 /** The latest known value of each state, for the one-line summary. */
 export function latestValues(points: readonly TrendPoint[]): Record<TrendState, number | null> {
-  const latest: Record<TrendState, number | null> = { waiting: null, active: null, delayed: null, failed: null };
+  const latest: Record<TrendState, number | null> = {
+    waiting: null,
+    active: null,
+    delayed: null,
+    failed: null,
+  };
   for (const state of TREND_STATES) {
     for (let i = points.length - 1; i >= 0; i--) {
       const v = points[i]!.values[state];
@@ -255,10 +261,7 @@ export function trendOption(data: TrendData, labels: ChartLabels): Record<string
         : {}),
     };
   });
-  const highest = Math.max(
-    0,
-    ...data.points.flatMap((p) => TREND_STATES.map((s) => p.values[s] ?? 0)),
-  );
+  const highest = Math.max(0, ...data.points.flatMap((p) => TREND_STATES.map((s) => p.values[s] ?? 0)));
   const top = Math.max(0, ...data.thresholds.map((t) => t.value));
   const axisMax = top > highest ? Math.ceil(top * 1.1) : undefined;
   return {

@@ -60,7 +60,7 @@ export function fakeSlack(host: string) {
   const uploadScope = nock(UPLOAD_HOST)
     .persist()
     .post(/\/upload\/v1\/F0CHART\d+$/)
-    .reply(function (uri, raw) {
+    .reply((uri, raw) => {
       const id = uri.split('/').at(-1)!;
       const upload = uploads.find((u) => u.fileId === id);
       if (upload) {

@@ -265,7 +265,9 @@ function saveFiles(io: CliIo, reply: Reply, locale: Locale): string | number {
     try {
       writeFileSync(path, file.content);
     } catch (error) {
-      io.stderr(`queue-ops: ${t.writeFailed(path, (error as NodeJS.ErrnoException).code ?? String(error))}\n`);
+      io.stderr(
+        `queue-ops: ${t.writeFailed(path, (error as NodeJS.ErrnoException).code ?? String(error))}\n`,
+      );
       return ExitCode.Failed;
     }
     said += `${t.wrote(path, formatNumber(file.content.length, locale))}\n`;

@@ -168,7 +168,12 @@ function ignoreRetries(log: Logger): Middleware<object> {
 }
 
 /** A reply's files (a `trend` chart) into the request's channel, or the thread the file names. */
-async function uploadReplyFiles(client: WebClient, reply: Reply, request: Request, log: Logger): Promise<void> {
+async function uploadReplyFiles(
+  client: WebClient,
+  reply: Reply,
+  request: Request,
+  log: Logger,
+): Promise<void> {
   if (!request.channel) return;
   for (const file of reply.files ?? []) {
     try {
