@@ -55,12 +55,23 @@ export function parseTrendArgs(args: readonly string[], locale: Locale): TrendAr
   return { target, window, ...(out === undefined ? {} : { out }) };
 }
 
+/**
+ * Depths drawn from zero, not between their own min and max: an `active` that moves between 8
+ * and 10 is a flat line, not a saw. All zeros is the lowest bar.
+ */
+function depthSparkline(values: readonly (number | null)[]): string {
+  const known = values.filter((v): v is number => v !== null);
+  if (known.length === 0) return '';
+  if (Math.max(...known) === 0) return values.map((v) => (v === null ? '·' : '▁')).join('');
+  return sparkline([0, ...values]).slice(1);
+}
+
 /** One sparkline per state with its latest value: the terminal's chart, and the Slack summary. */
 export function trendLines(data: TrendData, locale: Locale): string[] {
   const t = messages(locale).trend;
   const latest = latestValues(data.points);
   return TREND_STATES.map((state) => {
-    const spark = sparkline(bucketed(data, state, SPARK_WIDTH)) || '·'.repeat(SPARK_WIDTH);
+    const spark = depthSparkline(bucketed(data, state, SPARK_WIDTH)) || '·'.repeat(SPARK_WIDTH);
     const value = latest[state];
     return t.line(t.states[state], spark, value === null ? t.unknown : formatNumber(value, locale));
   });
