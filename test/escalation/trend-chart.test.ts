@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import type { Alert } from '../../src/escalation/lifecycle.js';
 import { renderChartPng, trendFile } from '../../src/escalation/render-chart.js';
+import { alertWindow } from '../../src/escalation/runtime.js';
 import type { Sample } from '../../src/escalation/samples.js';
 import {
   STATE_COLOURS,
@@ -141,6 +142,13 @@ describe('trend chart', () => {
     ]);
     expect(d.points).toHaveLength(61);
     expect(d.points[51]!.values).toEqual({ waiting: null, active: null, delayed: null, failed: null });
+  });
+
+  it('an alert’s chart takes the shortest window that shows its start', () => {
+    expect(alertWindow(T0, T0 + 5 * MINUTE)).toBe('1h');
+    expect(alertWindow(T0, T0 + 55 * MINUTE)).toBe('6h');
+    expect(alertWindow(T0, T0 + 7 * 60 * MINUTE)).toBe('24h');
+    expect(alertWindow(T0, T0 + 30 * 60 * MINUTE)).toBe('24h');
   });
 
   it('renders the reference picture: depth lines by state, threshold lines, the alert band', async () => {
