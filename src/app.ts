@@ -22,6 +22,7 @@ import { failCommand, revokeCommand } from './commands/revoke.js';
 import { checkScale, scaleCommand } from './commands/scale.js';
 import { stuckCommand } from './commands/stuck.js';
 import { timelineCommand } from './commands/timeline.js';
+import { trendCommand } from './commands/trend.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -209,6 +210,7 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   revokeCommand,
   failCommand,
   timelineCommand,
+  trendCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {

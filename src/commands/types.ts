@@ -57,8 +57,24 @@ export interface Reply {
   replaceOriginal?: boolean;
   /** The terminal's text in place of the rendered blocks (e.g. Markdown for a postmortem). */
   terminal?: string;
+  /**
+   * Files that go with the answer (a chart). Slack uploads them after the message; the command
+   * line writes those with `saveAs`. Never in `--json`.
+   */
+  files?: ReplyFile[];
   /** Set when ok is false. */
   error?: { code: ErrorCode | 'Internal'; params?: ErrorParams; ref?: string };
+}
+
+/** A file for the transport to deliver: uploaded in Slack, written to `saveAs` on the command line. */
+export interface ReplyFile {
+  filename: string;
+  title: string;
+  content: Buffer;
+  /** Slack: upload into this thread (an alert's) rather than the channel. */
+  threadTs?: string;
+  /** Command line: the path given with `--out`. */
+  saveAs?: string;
 }
 
 /** Resolves names from config to live backends. */

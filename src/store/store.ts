@@ -209,7 +209,8 @@ export interface Store extends PurgeStore {
 export interface OutboxItem {
   seq: number;
   alertId: string;
-  kind: 'post' | 'update' | 'thread';
+  /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
+  kind: 'post' | 'update' | 'thread' | 'chart';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;

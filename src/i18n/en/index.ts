@@ -16,6 +16,7 @@ import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
 import { timeline } from './timeline.js';
+import { trend } from './trend.js';
 import { workers } from './workers.js';
 
 /**
@@ -41,5 +42,6 @@ export const en = {
   slack,
   status,
   timeline,
+  trend,
   workers,
 };

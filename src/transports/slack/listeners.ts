@@ -8,6 +8,7 @@ import type { Reply, Request } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { actionIdOf, isFromEphemeral, isInPlaceAction, requestFromSlack } from './request.js';
+import { uploadFile } from './uploads.js';
 
 /** What the Slack listeners need: something that answers a `Request`, and a logger. */
 export interface SlackListenerDeps {
@@ -123,8 +124,10 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
       } catch (error) {
         reply = internalError(error, log, locale, request);
       }
-      if (deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))) return;
-      await sendReply(respond, reply, body, request, log, locale);
+      if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
+        await sendReply(respond, reply, body, request, log, locale);
+      // After the answer, so the chart lands below the text that explains it.
+      if (reply.ok && reply.files?.length) await uploadReplyFiles(client, reply, request, log);
     };
     const acked = async () => {};
     const run = async (index: number): Promise<void> => {
@@ -177,6 +180,24 @@ function ignoreRetries(log: Logger): Middleware<object> {
     }
     await next();
   };
+}
+
+/** A reply's files (a `trend` chart) into the request's channel, or the thread the file names. */
+async function uploadReplyFiles(
+  client: WebClient,
+  reply: Reply,
+  request: Request,
+  log: Logger,
+): Promise<void> {
+  if (!request.channel) return;
+  for (const file of reply.files ?? []) {
+    try {
+      await uploadFile(client, request.channel, file, file.threadTs);
+    } catch (error) {
+      const data = (error as { data?: { error?: string } }).data;
+      log.warn({ err: error, slackError: data?.error, filename: file.filename }, 'file upload failed');
+    }
+  }
 }
 
 async function tryDeliver(
