@@ -1,4 +1,5 @@
 import {
+  SLACK_TIMELINE_EVENTS,
   type TimelineView,
   timelineMarkdown,
   timelineMessage,
@@ -121,10 +122,24 @@ export const timelineCommand: CommandDefinition = {
         ...(seqs.length > 0 ? { firstSeq: Math.min(...seqs), lastSeq: Math.max(...seqs) } : {}),
       },
     };
+    const markdown = timelineMarkdown(view, request.locale);
     return {
       ok: true,
       message: timelineMessage(view, request.locale),
-      terminal: timelineMarkdown(view, request.locale),
+      terminal: markdown,
+      // In Slack a long timeline comes whole as a Markdown file beside the message, which shows
+      // the first events; the command line prints the Markdown itself and saves nothing.
+      ...(request.via === 'slack' && events.length > SLACK_TIMELINE_EVENTS
+        ? {
+            files: [
+              {
+                filename: `timeline-${span.since.slice(0, 16).replace(/[:T]/g, '')}.md`,
+                title: messages(request.locale).timeline.fileTitle,
+                content: Buffer.from(markdown),
+              },
+            ],
+          }
+        : {}),
       data: {
         since: span.since,
         until: span.until,

@@ -39,7 +39,9 @@ export const timeline = {
     broken: (seq: number, reason: string) =>
       `Audit chain BROKEN at #${seq} (${reason}): entries from #${seq} on, in this span too, cannot be trusted.`,
   },
-  truncated: (shown: number, total: number) => `Only the first ${shown} of ${total} events fit here.`,
+  truncated: (shown: number, total: number) =>
+    `Only the first ${shown} of ${total} events fit here; the whole timeline is in the file beside this message.`,
+  fileTitle: 'Incident timeline (Markdown, for the postmortem)',
   restCli: (since: string, until: string, system?: string) =>
     `The whole timeline: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
   capped: (limit: number) =>
