@@ -434,6 +434,8 @@ if (isEntry) {
  */
 function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
   return {
+    // Charts into an alert's thread pass straight through: they change nothing a Home tab shows.
+    ...(sender.upload ? { upload: sender.upload.bind(sender) } : {}),
     async post(channel, message, threadTs) {
       const sent = await sender.post(channel, message, threadTs);
       changed();
