@@ -335,7 +335,15 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       });
     }
   }
-  const audit = createAudit({ store, now, sink: deps.auditSink, logger, keys, witnesses });
+  const audit = createAudit({
+    store,
+    now,
+    sink: deps.auditSink,
+    logger,
+    keys,
+    witnesses,
+    locale: config.locale,
+  });
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
@@ -354,6 +362,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     ),
     now,
     logger,
+    locale: config.locale,
   });
   const rateLimit = createRateLimiter({
     perUserPerMinute: config.rateLimit.perUserPerMinute,

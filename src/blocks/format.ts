@@ -1,4 +1,5 @@
-import { type Locale, messages } from '../i18n/index.js';
+import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
+import { type Locale, localeFormat, messages } from '../i18n/index.js';
 
 // Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.
 const numberFormats = new Map<string, Intl.NumberFormat>();
@@ -6,7 +7,7 @@ function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFor
   const key = `${locale}/${maximumFractionDigits}`;
   let f = numberFormats.get(key);
   if (!f) {
-    f = new Intl.NumberFormat(locale, { maximumFractionDigits });
+    f = new Intl.NumberFormat(localeFormat(locale).intl, { maximumFractionDigits });
     numberFormats.set(key, f);
   }
   return f;
@@ -15,6 +16,14 @@ function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFor
 /** `48211` → `48,211` in the locale's grouping. */
 export function formatNumber(n: number, locale: Locale): string {
   return numberFormat(locale).format(n);
+}
+
+/** `12.3` / `12,3`: a fixed number of decimals in the locale's way. */
+export function formatDecimal(n: number, digits: number, locale: Locale): string {
+  return n.toLocaleString(localeFormat(locale).intl, {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
 }
 
 /** Bytes with 1024 steps, as Redis's own `maxmemory 4gb` counts them: `4 GB`, `812.4 MB`. */
@@ -41,10 +50,11 @@ export function formatDuration(seconds: number, locale: Locale): string {
   return messages(locale).status.units.duration(d, h, m, s);
 }
 
-/** `12m 3s ago`, relative to `now`. */
+/** `12m 3s ago` (en) or `12 dakika önce` (tr, through date-fns' Turkish locale), relative to `now`. */
 export function formatAgo(at: number, now: Date, locale: Locale): string {
   const units = messages(locale).status.units;
   const seconds = Math.round((now.getTime() - at) / 1000);
+  if (Math.abs(seconds) >= 1 && localeFormat(locale).relativeInWords) return formatRelative(at, now, locale);
   if (seconds < 0) return units.inFuture(formatDuration(-seconds, locale));
   if (seconds < 1) return units.justNow;
   return units.ago(formatDuration(seconds, locale));
@@ -54,4 +64,9 @@ export function formatAgo(at: number, now: Date, locale: Locale): string {
 export function formatUtc(at: Date | number, locale: Locale, withSeconds = true): string {
   const iso = new Date(at).toISOString();
   return messages(locale).status.units.utc(`${iso.slice(0, 10)} ${iso.slice(11, withSeconds ? 19 : 16)}`);
+}
+
+/** "in 15 minutes", "15 dakika içinde", "5 dakika önce": date-fns' words in the locale. */
+export function formatRelative(at: Date | number, now: Date, locale: Locale): string {
+  return formatDistanceStrict(new Date(at), now, { addSuffix: true, locale: localeFormat(locale).dates });
 }

@@ -33,7 +33,9 @@ export const audit: Catalog['audit'] = {
       `Denetim zinciri #${seq} numaralı kayıtta kopuk: ${reason}. (Ondan önceki ${count} kayıt doğrulandı.)`,
     reasons: {
       missing: (from: number, to: number) =>
-        from === to ? `#${from} numaralı kayıt eksik (logdan silinmiş)` : `#${from}–#${to} kayıtları eksik (logdan silinmiş)`,
+        from === to
+          ? `#${from} numaralı kayıt eksik (logdan silinmiş)`
+          : `#${from}–#${to} kayıtları eksik (logdan silinmiş)`,
       brokenLink: (prevSeq: number) =>
         prevSeq === 0
           ? 'zinciri başlatması gerekirken daha önceki bir kayda işaret ediyor (kayıtlar silinmiş ya da sırası değişmiş)'

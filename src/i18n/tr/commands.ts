@@ -19,7 +19,8 @@ export const commands: Catalog['commands'] = {
   nameTarget: 'Bir sistem ya da system/queue yazın.',
   notATarget: (text: string) => `\`${text}\` bir system/queue değil.`,
   targetValid: 'sistem ya da system/queue, ör. pushizo/dispatch-ios',
-  wordTooLong: (length: number) => `${length} karakterlik bir kelime, hiçbir ad ya da id bu kadar uzun değil.`,
+  wordTooLong: (length: number) =>
+    `${length} karakterlik bir kelime, hiçbir ad ya da id bu kadar uzun değil.`,
   wordLengthValid: (max: number) => `en fazla ${max} karakterlik kelimeler`,
   moreNames: (count: number) => `…${count} tane daha`,
 };

@@ -21,30 +21,33 @@ export const demo: Catalog['demo'] = {
     `queue-ops demo: çalışacak Redis yok: ${reason}. Debian’ın redis-server paketini kurun (apt-get install redis-server) ya da REDIS_URL’i PING’e yanıt veren bir Redis’e ayarlayın.`,
   redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} kullanılamıyor: ${reason}`,
   noFreeDb: 'demonun alabileceği boş bir veritabanı (1–15) yok',
-  dbNotEmpty: (db: number) => `${db} numaralı veritabanı boş değil, demo yalnızca boş bir veritabanı kullanır`,
+  dbNotEmpty: (db: number) =>
+    `${db} numaralı veritabanı boş değil, demo yalnızca boş bir veritabanı kullanır`,
   startingRedis: 'Özel bir redis-server başlatıldı.',
   seedingBullmq: (system: string) =>
     `${system} dolduruluyor (BullMQ, gerçek Queue.addBulk ve başarısız olan bir Worker)…`,
   seedingCeleryReal: (system: string) =>
     `${system} dolduruluyor (Celery: python3-celery’den gerçek bir worker, başarısız görevler, sonra birikme)…`,
-  seedingCelerySimulated: (system: string) => `${system} dolduruluyor (Celery wire formatı, doğrudan yazılıyor)…`,
+  seedingCelerySimulated: (system: string) =>
+    `${system} dolduruluyor (Celery wire formatı, doğrudan yazılıyor)…`,
   seeded: (jobs: string, seconds: string) => `${seconds} sn içinde ${jobs} iş ve mesaj yüklendi.`,
   bannerTitle: 'queue-ops demo: Pushizo ve Zeus runbook’larına benzeyen iki sistem.',
   bannerRedisPrivate: (url: string) => `Redis:   ${url} adresinde özel redis-server (çıkışta durur)`,
   bannerRedisShared: (url: string, db: number) =>
     `Redis:   ${url}, veritabanı ${db} (çıkışta yalnızca demonun kendi key’leri silinir)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
-  bannerCli: (path: string) => `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
+  bannerCli: (path: string) =>
+    `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
   bannerUser: (user: string) => `Siz:     ${user} (değiştirmek için :user U0BOB)`,
-  bannerApprovals: 'Onaylar: duraklatmak ikinci bir kişi ister. U0ALICE olarak: /queue pause pushizo/dispatch-ios,',
+  bannerApprovals:
+    'Onaylar: duraklatmak ikinci bir kişi ister. U0ALICE olarak: /queue pause pushizo/dispatch-ios,',
   bannerApprovalsThen:
     '           sonra :user U0BOB ve Onayla’ya basın (ya da approve <id>); sonra status, audit, audit verify.',
   bannerCeleryReal:
     'Celery:  gerçek bir Celery worker’ı (zeus-worker-1@demo) celery:notification_sending kuyruğunu dinliyor.',
   bannerCelerySimulated:
     'Celery:  SİMÜLE: python3-celery kurulu değil, bu yüzden zeus mesajları ve hataları Celery’nin wire formatında yazıldı ve hiçbir Celery worker’ı çalışmıyor.',
-  bannerHint:
-    '/queue status (ya da sadece: status) yazın, sonra basmak için bir buton numarası. help, quit.',
+  bannerHint: '/queue status (ya da sadece: status) yazın, sonra basmak için bir buton numarası. help, quit.',
   consoleHelp: [
     'Konsol:',
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   /queue’dan sonraki kelimeler ("/queue" isteğe bağlı)',

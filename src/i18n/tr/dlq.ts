@@ -3,7 +3,8 @@ import type { Catalog } from '../index.js';
 /** `/queue dlq` metinleri. Redis'ten gelen argümanlar mrkdwn için kaçışlanmış gelir. */
 export const dlq: Catalog['dlq'] = {
   title: (target: string, total: string) => `DLQ ${target}: ${total} başarısız`,
-  shown: (shown: number, total: string) => `${total} işin en yeni ${shown} tanesi. İş verisi asla gösterilmez.`,
+  shown: (shown: number, total: string) =>
+    `${total} işin en yeni ${shown} tanesi. İş verisi asla gösterilmez.`,
   sameError: '(yukarıdakiyle aynı hata)',
   updated: (utc: string) => `Güncellendi: ${utc}`,
   topErrors: (over: string) => `*En sık hatalar* (en yeni ${over} başarısız iş içinde)`,

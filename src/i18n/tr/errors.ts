@@ -35,7 +35,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `\`${p.id}\` isteğinin süresi ${p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
   AlreadyApproved: (p) => `\`${p.id}\` isteğini zaten onayladınız; başka birinin de onayı gerekiyor.`,
-  StoreUnavailable: (p) => `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
+  StoreUnavailable: (p) =>
+    `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
@@ -55,7 +56,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,
   KubernetesForbidden: (p) =>
     `Kubernetes reddetti: botun service account'u \`${p.namespace}\` namespace'inde \`${p.resource}\` üzerinde \`${p.verb}\` yapamıyor. Role içinde izin verin (README: "Kubernetes RBAC").`,
-  KubernetesNotFound: (p) => `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
+  KubernetesNotFound: (p) =>
+    `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
   ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
 };
 

@@ -85,11 +85,14 @@ export const escalation: Catalog['escalation'] = {
   needsStore: 'depo olmadan alarmları takip etmek',
   monitor: {
     usage: 'queue-ops monitor --once',
-    onceOnly: 'Komut satırı tek bir tur çalıştırır: `queue-ops monitor --once`. Bot, monitörü kendisi çalıştırır.',
+    onceOnly:
+      'Komut satırı tek bir tur çalıştırır: `queue-ops monitor --once`. Bot, monitörü kendisi çalıştırır.',
     notLeader: (owner: string, until: string) =>
       `Başka bir monitör (${owner}) ${until} saatine kadar kirayı tutuyor; bu çalıştırma hiçbir şey örneklemedi.`,
     summary: (systems: number, queues: number, down: number) =>
-      `${systems} sistem, ${queues} kuyruk örneklendi` + (down > 0 ? ` (${down} tanesine ulaşılamadı)` : '') + '.',
+      `${systems} sistem, ${queues} kuyruk örneklendi` +
+      (down > 0 ? ` (${down} tanesine ulaşılamadı)` : '') +
+      '.',
     firing: (n: number) => (n === 0 ? 'Aktif alarm yok.' : `${n} alarm aktif:`),
     opened: (n: number) => `bu turda ${n} açıldı`,
     resolved: (n: number) => `bu turda ${n} çözüldü`,

@@ -18,7 +18,8 @@ export const help: Catalog['help'] = {
     {
       verb: 'dlq',
       usage: 'dlq <system>/<queue> [limit]',
-      summary: 'En yeni başarısız işler (varsayılan 10, en fazla 100) ve en sık hatalar. İş verisi asla gösterilmez.',
+      summary:
+        'En yeni başarısız işler (varsayılan 10, en fazla 100) ve en sık hatalar. İş verisi asla gösterilmez.',
     },
     {
       verb: 'workers',

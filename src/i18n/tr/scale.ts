@@ -15,7 +15,8 @@ export const scale: Catalog['scale'] = {
     fail: '/queue fail <system>/<queue> <job-id> [reason…]',
   },
   summary: {
-    scale: 'bir worker grubunun replika, container ya da pool süreci sayısını değiştir (politika ve onay geçerli)',
+    scale:
+      'bir worker grubunun replika, container ya da pool süreci sayısını değiştir (politika ve onay geçerli)',
     stuck: 'N dakikadan uzun süredir çalışan işler (varsayılan 30; 0: çalışan her şey), en uzunu başta',
     revoke: 'Celery görevlerini iptal et (revoke), --terminate ile çalışanları da öldür',
     fail: 'aktif ya da takılı (stalled) bir BullMQ işini başarısıza taşı',
@@ -23,7 +24,8 @@ export const scale: Catalog['scale'] = {
 
   needsGroup: 'Grubu system/group olarak yazın.',
   needsReplicas: 'Kaç replika olacağını yazın.',
-  unknownGroup: (system: string, group: string) => `\`${system}\` sisteminde \`${group}\` adında bir worker grubu yok.`,
+  unknownGroup: (system: string, group: string) =>
+    `\`${system}\` sisteminde \`${group}\` adında bir worker grubu yok.`,
   noGroups: (system: string) => `\`${system}\` için config’te worker grubu yok (\`workers:\`).`,
   groupsValid: (groups: string[]) => groups.map((g) => `\`${g}\``).join(', '),
   notAnInteger: (value: string) => `\`${value}\` tam sayı bir replika sayısı değil.`,
@@ -98,7 +100,8 @@ export const scale: Catalog['scale'] = {
   kubeDetail: (target: string, desired: number | null, current: number | null) =>
     `\`${target}\` istenen ${count(desired)}, mevcut ${count(current)}`,
   composeDetail: (service: string, running: number | null) => `\`${service}\` ${count(running)} çalışıyor`,
-  poolDetail: (workers: string[]) => (workers.length > 0 ? workers.join(', ') : 'hiçbir worker yanıt vermedi'),
+  poolDetail: (workers: string[]) =>
+    workers.length > 0 ? workers.join(', ') : 'hiçbir worker yanıt vermedi',
   poolWorker: (worker: string, processes: number | null, auto?: { min: number; max: number }) =>
     `\`${worker}\` ${processes ?? 0} süreç` + (auto ? ` (autoscale ${auto.min}..${auto.max})` : ''),
   ownedBy: (kind: string, name: string, min: number, max: number) =>
@@ -106,7 +109,9 @@ export const scale: Catalog['scale'] = {
   groupError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
 
   stuckTitle: (system: string, minutes: number) =>
-    minutes === 0 ? `${system} üzerinde çalışanlar` : `${system} üzerinde ${minutes} dakikadan uzun süredir çalışanlar`,
+    minutes === 0
+      ? `${system} üzerinde çalışanlar`
+      : `${system} üzerinde ${minutes} dakikadan uzun süredir çalışanlar`,
   stuckNone: (minutes: number) =>
     minutes === 0 ? 'Çalışan bir şey yok.' : `${minutes} dakikadan uzun süredir çalışan bir şey yok.`,
   stuckLine: (id: string, name: string, where: string, runtime: string | null, stalled: boolean) =>

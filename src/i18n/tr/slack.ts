@@ -10,7 +10,8 @@ export const slack: Catalog['slack'] = {
     'Slack’e bağlanmak için SLACK_APP_TOKEN (Socket Mode) ya da SLACK_SIGNING_SECRET (HTTP) ayarlayın; queue-ops’u Slack olmadan denemek için `npm run demo` çalıştırın.',
   badApiUrl: (value: string) =>
     `queue-ops Slack uygulamasını başlatamıyor: SLACK_API_URL (${value}) bir http(s) URL’i değil.`,
-  badPort: (value: string) => `queue-ops Slack uygulamasını başlatamıyor: PORT (${value}) bir port numarası değil.`,
+  badPort: (value: string) =>
+    `queue-ops Slack uygulamasını başlatamıyor: PORT (${value}) bir port numarası değil.`,
   configInvalid: 'queue-ops başlamadı: config dosyasında sorunlar var.',
   started: (mode: 'socket' | 'http', port: number | undefined) =>
     mode === 'socket'

@@ -26,7 +26,8 @@ export const status: Catalog['status'] = {
   },
   typeLabel: { bullmq: 'BullMQ', celery: 'Celery' },
   systemLine: (name: string, type: string, queues: number, flagged: number) =>
-    `*${name}* · ${type} · ${queues} kuyruk` + (flagged > 0 ? ` · :warning: ${flagged} kuyruk ilgi bekliyor` : ''),
+    `*${name}* · ${type} · ${queues} kuyruk` +
+    (flagged > 0 ? ` · :warning: ${flagged} kuyruk ilgi bekliyor` : ''),
   noQueues: 'Kuyruk bulunamadı.',
   memory: (used: string, max: string | null, percent: number | null, policy: string) =>
     `Redis belleği: ${used}${max ? ` / ${max}${percent !== null ? ` (%${percent})` : ''}` : ', limit yok'} · politika \`${policy}\``,
