@@ -27,6 +27,7 @@ import { registerSlackListeners } from './transports/slack/listeners.js';
 import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
+import { createUserLocales } from './transports/slack/user-locale.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -241,10 +242,15 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       // Shared through the store, so a request replayed to another replica is refused too.
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
+    const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
     registerSlackListeners(slack.app, {
       dispatcher: runtime.dispatcher,
       logger,
       locale,
+      // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
+      userLocale: createUserLocales({
+        lookup: async (userId) => localeDirectory.userLocale?.(userId),
+      }),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
       middleware: [
         createBoltGuard({
