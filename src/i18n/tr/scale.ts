@@ -103,7 +103,7 @@ export const scale: Catalog['scale'] = {
   poolDetail: (workers: string[]) =>
     workers.length > 0 ? workers.join(', ') : 'hiçbir worker yanıt vermedi',
   poolWorker: (worker: string, processes: number | null, auto?: { min: number; max: number }) =>
-    `\`${worker}\` ${processes ?? 0} süreç` + (auto ? ` (autoscale ${auto.min}..${auto.max})` : ''),
+    `\`${worker}\` ${processes ?? 0} süreç${auto ? ` (autoscale ${auto.min}..${auto.max})` : ''}`,
   ownedBy: (kind: string, name: string, min: number, max: number) =>
     ` · sahibi ${kind} \`${name}\` (${min}..${max})`,
   groupError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,

@@ -7,7 +7,7 @@ export const workers: Catalog['workers'] = {
   updated: (utc: string) => `Güncellendi: ${utc}`,
   argsNote: 'Görev argümanları asla gösterilmez.',
   systemLine: (name: string, type: string, count: number, running: number | null) =>
-    `*${name}* · ${type} · ${count} worker` + (running !== null ? ` · ${running} görev çalışıyor` : ''),
+    `*${name}* · ${type} · ${count} worker${running !== null ? ` · ${running} görev çalışıyor` : ''}`,
   none: 'Bağlı worker yok.',
   queues: (list: string) => `kuyruklar: ${list}`,
   allQueues: 'tüm kuyruklar',

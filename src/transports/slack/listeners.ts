@@ -85,7 +85,6 @@ const NOT_OURS = new RegExp(`^(?!${ActionIdPattern.source.replace(/^\^/, '')})`)
 export function registerSlackListeners(app: App, deps: SlackListenerDeps): void {
   const locale = deps.locale ?? 'en';
   const log = deps.logger.child({ component: 'slack' });
-  const t = messages(locale);
   const middleware = deps.middleware ?? [];
 
   app.use(ignoreRetries(log));
