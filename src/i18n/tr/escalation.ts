@@ -1,5 +1,7 @@
 import type { Catalog } from '../index.js';
 
+const comparators: Record<string, string> = { above: 'üstünde', below: 'altında' };
+
 /**
  * Alarm gönderileri ile `alerts`, `ack`, `snooze` ve `monitor --once` metinleri.
  * Adlar (sistem, kuyruk, kural) mrkdwn için kaçışlanmış gelir.
@@ -29,7 +31,7 @@ export const escalation: Catalog['escalation'] = {
     unreachableSamples: 'Redis’e art arda ulaşılamayan örnekler',
   },
   valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
-    `*${metric}*: *${value}* (eşik ${threshold}, ${comparator === 'above' ? 'üstünde' : 'altında'})`,
+    `*${metric}*: *${value}* (eşik ${threshold}, ${comparators[comparator] ?? comparator})`,
   trend: (sparkline: string) => `Eğilim \`${sparkline}\``,
   drain: (minutes: string) => `bu hızla boşalması ${minutes} dk sürer`,
   notDraining: 'bu hızla boşalmıyor',
