@@ -6,6 +6,25 @@ const list = (value: unknown): string =>
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` \`${suggestion}\` mi demek istediniz?` : '';
 
+/** States and request statuses arrive as English words (`paused`, `denied`, `at 4`). */
+const states: Record<string, string> = {
+  paused: 'duraklatılmış',
+  running: 'çalışıyor',
+  pending: 'onay bekliyor',
+  approved: 'onaylandı',
+  executing: 'çalışıyor',
+  done: 'tamamlandı',
+  failed: 'başarısız',
+  denied: 'reddedildi',
+  expired: 'süresi doldu',
+  interrupted: 'yarıda kaldı',
+};
+const state = (value: unknown): string => {
+  const text = String(value);
+  const at = /^at (\d+)$/.exec(text);
+  return at ? `${at[1]} durumunda` : (states[text] ?? text);
+};
+
 /**
  * Her hata kodu için bir satır (Record<ErrorCode, …>: yeni bir kod eklenince tsc burada durur).
  * Parametreler kullanıcıdan ya da Redis'ten gelir: çağıran, satırın tamamını mrkdwn için kaçışlar.
@@ -30,7 +49,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   TwoFactorRequired: () =>
     'Bu işlem iki adımlı doğrulama ister ve Slack hesabınızda açık olduğunu doğrulamadı.',
   UnknownRequest: (p) => `${p.channel ? 'Bu kanalda ' : ''}\`${p.id}\` diye bir istek yok.`,
-  RequestNotPending: (p) => `\`${p.id}\` isteği zaten ${p.status}; hiçbir şey değişmedi.`,
+  RequestNotPending: (p) => `\`${p.id}\` isteği zaten ${state(p.status)}; hiçbir şey değişmedi.`,
   RequestExpired: (p) =>
     `\`${p.id}\` isteğinin süresi ${p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
@@ -40,7 +59,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
-  AlreadyInState: (p) => `\`${p.target}\` zaten ${p.state}; hiçbir şey değişmedi.`,
+  AlreadyInState: (p) => `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`,
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
