@@ -48,7 +48,7 @@ export const status: Catalog['status'] = {
   unknownWarning: (code: string) => `:warning: ${code}`,
   workers: (count: number, running: number | null) =>
     `Worker’lar: ${count === 0 ? 'bağlı worker yok' : count}${running !== null && count > 0 ? ` · ${running} görev çalışıyor` : ''}`,
-  unacked: (n: string) => `${n} onaylanmamış (unacked)`,
+  unacked: (n: string) => `${n} alındısız (unacked)`,
   systemError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
   moreQueues: (
     n: number,
