@@ -43,7 +43,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${p.what}.`,
   NoWorkersAnswered: (p) =>
     `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
-  Forbidden: (p) => `Bunun için \`${p.role}\` rolü gerekiyor: ${p.action}.`,
+  Forbidden: (p) => `\`${p.action}\` için \`${p.role}\` rolü gerekiyor.`,
   WrongChannel: (p) =>
     `\`${p.action}\` yalnızca şu kanallarda çalışır: ${list(p.channels)}; salt okunur komutlar her yerde çalışır.`,
   TwoFactorRequired: () =>
