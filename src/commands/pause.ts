@@ -26,7 +26,7 @@ export function requestReply(request: ActionRequest, request_: Request, ctx: Com
   const failed = request.status === 'failed' || request.status === 'interrupted';
   return {
     ok: !failed,
-    message: requestMessage(request, ctx.config.locale ?? request_.locale, ctx.now()),
+    message: requestMessage(request, ctx.config?.locale ?? request_.locale, ctx.now()),
     data: { request: requestData(request) },
     visibility: 'in_channel',
     replaceOriginal: request_.action !== undefined,
