@@ -37,6 +37,7 @@ import { createSqliteStore } from '../src/store/sqlite.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
+import { purgeBench } from './purge.js';
 import { benchRetry } from './retry.js';
 import { startupBench } from './startup.js';
 
@@ -268,6 +269,15 @@ const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined
 async function statusBench() {
   const started = Date.now();
   const redis = await startPrivateRedis();
+  if (process.argv.includes('purge')) {
+    // `npm run bench -- purge`: only the purge figures.
+    try {
+      console.log((await purgeBench(`${redis.url}/0`, (t) => process.stderr.write(`${t}\n`))).join('\n'));
+    } finally {
+      await redis.stop();
+    }
+    return;
+  }
   const url = `${redis.url}/0`;
   const proxy = await startLatencyProxy({ host: '127.0.0.1', port: redis.port }, LINK_DELAY_MS);
   const linkedUrl = `redis://127.0.0.1:${proxy.port}/0`;
@@ -416,6 +426,7 @@ async function statusBench() {
         `${Math.round((Date.now() - started) / 1000)} s in all.`,
     );
     out.push('', ...(await benchRetry({ url, port: redis.port }, log)));
+    out.push(...(await purgeBench(url, log)));
     console.log(out.join('\n'));
   } finally {
     admin.disconnect();

@@ -14,6 +14,7 @@ import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
+import { purgeCommand, undoCommand } from './commands/purge.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
 import { retryCommand } from './commands/retry.js';
@@ -31,6 +32,7 @@ import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
+import { createPurges, type Purges } from './purge/service.js';
 import { createScalerRegistry } from './scalers/index.js';
 import { loadKubeApis } from './scalers/kubernetes.js';
 import { openStore } from './store/open.js';
@@ -49,7 +51,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts' | 'purges'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -181,6 +183,8 @@ export interface QueueOps extends App {
   approvals: Approvals;
   /** Issue 8: open alerts, ack and snooze over the store. */
   alerts: AlertService;
+  /** Purge, undo, crash recovery and archive retention (issue 7). */
+  purges: Purges;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
 }
@@ -190,6 +194,8 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   pauseCommand,
   resumeCommand,
   retryCommand,
+  purgeCommand,
+  undoCommand,
   pendingCommand,
   approveCommand,
   denyCommand,
@@ -234,6 +240,7 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
 function actionExecutors(
   backends: () => App['backends'],
   scalers: () => App['ctx']['scalers'],
+  purges: Purges,
 ): Partial<Record<ActionName, Executor>> {
   const backendOf = (request: Parameters<Executor>[0]) => {
     const system = String(request.params.system);
@@ -296,6 +303,8 @@ function actionExecutors(
       const { queue, id, reason } = request.params;
       return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
     },
+    purge: async (request, run) => ({ ...(await purges.execute(request, run)) }),
+    undo: async (request, run) => ({ ...(await purges.undo(request, run)) }),
   };
 }
 
@@ -348,18 +357,17 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
   const authority = createAuthority({ roles, directory });
+  const backendsOfApp = () => {
+    if (!app) throw new Error('actions ran before the app was composed');
+    return app.backends;
+  };
+  const purges = createPurges({ store, audit, config, backends: backendsOfApp, logger, now });
   const approvals = createApprovals({
     store,
     audit,
     authority,
     config,
-    executors: actionExecutors(
-      () => {
-        if (!app) throw new Error('actions ran before the app was composed');
-        return app.backends;
-      },
-      () => app?.ctx.scalers,
-    ),
+    executors: actionExecutors(backendsOfApp, () => app?.ctx.scalers, purges),
     now,
     logger,
     locale: config.locale,
@@ -379,9 +387,21 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit, roles: authority, alerts },
+    services: { approvals, audit, roles: authority, alerts, purges },
   });
   const composed = app;
+  // A purge whose process was killed is finished before anything else runs (bot or command
+  // line), and old archives go once a day; neither may stop the app from answering.
+  try {
+    await purges.recover();
+  } catch (error) {
+    logger.error({ err: error }, 'purge recovery failed; it is tried again on the next start');
+  }
+  try {
+    await purges.sweepRetention();
+  } catch (error) {
+    logger.warn({ err: error }, 'archive retention sweep failed; it is tried again on the next run');
+  }
   let closing: Promise<void> | undefined;
   return {
     ...composed,
@@ -389,6 +409,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     approvals,
     alerts,
+    purges,
     guards,
     close() {
       closing ??= (async () => {

@@ -42,6 +42,12 @@ export const ErrorCode = {
   KubernetesNotFound: 'KubernetesNotFound',
   /** A scaler could not do its work (Compose exited non-zero, no Kubernetes credentials…). */
   ScaleFailed: 'ScaleFailed',
+  /** An archive file is missing or does not match the sha256 its manifest holds. */
+  ArchiveInvalid: 'ArchiveInvalid',
+  /** Undo would overwrite jobs that exist again under the same ids. */
+  UndoConflict: 'UndoConflict',
+  /** `undo <id>` names no purge that can be undone (unknown, running, undone, archive gone). */
+  NotUndoable: 'NotUndoable',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

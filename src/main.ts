@@ -224,6 +224,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       liveMetrics.observeCommand(command.verb, (performance.now() - started) / 1000);
     }
   });
+  runtime.approvals.onProgress(updater.progress);
 
   let slack: SlackApp | undefined;
   let port: number | undefined;
@@ -288,6 +289,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
               : 'request was approved but never started; reported as interrupted, not run',
           );
         }
+        // A purge another replica was running when it died is finished here; archives past
+        // `archive.retentionDays` go (at most once a day across replicas: the store decides).
+        await runtime.purges.recover();
+        await runtime.purges.sweepRetention();
       } catch (error) {
         logger.warn({ err: error }, 'expiry sweep failed; it runs again on the next tick');
       } finally {

@@ -8,9 +8,10 @@ import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
 import type { ActionRequest } from '../store/store.js';
+import type { ActionProgress } from './service.js';
 
 /** Actions whose confirm dialog warns before approving. */
-const destructive = new Set(['purge', 'scale', 'pause']);
+const destructive = new Set(['purge', 'undo', 'scale', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
 
@@ -46,6 +47,24 @@ export function requestFailure(
   return { code: 'Internal', params: { message: request.error ?? request.status } };
 }
 
+/**
+ * "Purging… 340,000 of 1,000,000, 34 %, ~12 s left": the time left is extrapolated from the rate
+ * since the first report (`since`: when `done` was `doneAtStart`).
+ */
+export function progressLine(
+  action: string,
+  progress: ActionProgress,
+  since: { at: number; done: number },
+  now: number,
+  locale: Locale,
+): string {
+  const t = messages(locale).purge;
+  const elapsed = (now - since.at) / 1000;
+  const rate = elapsed > 0 ? (progress.done - since.done) / elapsed : 0;
+  const left = rate > 0 ? Math.max(0, (progress.total - progress.done) / rate) : null;
+  return t.progress(action === 'undo' ? t.restoringVerb : t.purgingVerb, progress.done, progress.total, left);
+}
+
 /** Outcome line of a finished request, from the stored result. */
 function outcomeLine(request: ActionRequest, locale: Locale): string | undefined {
   const t = messages(locale).approvals;
@@ -74,6 +93,16 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         renamed,
       );
     }
+    const p = messages(locale).purge;
+    if (request.action === 'purge' && typeof result.purged === 'number')
+      return p.resultPurged(
+        result.purged,
+        Number(result.archived),
+        String(result.archivePath),
+        String(result.purgeId),
+      );
+    if (request.action === 'undo' && typeof result.restored === 'number')
+      return p.resultRestored(result.restored, String(result.purgeId));
     return actionOutcome(request.action, result, locale);
   }
   if (request.status === 'failed' && request.error) {
@@ -94,10 +123,17 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
  * when it was asked, who asked, when it expires, and — while pending — Approve and Deny buttons
  * whose value is only the request id.
  */
-export function requestMessage(request: ActionRequest, locale: Locale, now: Date = new Date()): Message {
+export function requestMessage(
+  request: ActionRequest,
+  locale: Locale,
+  now: Date = new Date(),
+  /** While executing: the progress line (`progressLine`). */
+  progress?: string,
+): Message {
   const t = messages(locale).approvals;
   const lines: string[] = [`*${escapeMrkdwn(statusLine(request, locale))}*`];
   lines.push(escapeMrkdwn(request.preview));
+  if (progress && request.status === 'executing') lines.push(escapeMrkdwn(progress));
   const outcome = outcomeLine(request, locale);
   if (outcome) lines.push(escapeMrkdwn(outcome));
   const context: string[] = [

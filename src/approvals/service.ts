@@ -70,6 +70,8 @@ export interface SubmitInput {
   params: Record<string, unknown>;
   /** One line computed now, shown to approvers. */
   preview: string;
+  /** The request's id when the preview already names it (a purge's archive path); else a new one. */
+  id?: string;
 }
 
 export interface Approvals {
@@ -458,7 +460,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       const policy = policyFor(input.action);
       const createdAt = now();
       const request: ActionRequest = {
-        id: newId(),
+        id: input.id ?? newId(),
         action: input.action,
         target: input.target,
         params: input.params,

@@ -277,5 +277,69 @@ export interface QueueBackend {
   jobLock?(queue: string, id: string): Promise<JobLockInfo>;
   /** BullMQ: moves an active job to failed with `reason`, the way `Job.moveToFailed` does. */
   failJob?(queue: string, id: string, reason: string): Promise<FailOutcome>;
+  /** With `caps.purge`: a purger for one queue, on a connection of its own (close it). */
+  purger?(queue: string): Promise<QueuePurger>;
+  close(): Promise<void>;
+}
+
+/** What `purge` may take: `all` is every state the system has. */
+export type PurgeState = 'waiting' | 'failed' | 'delayed';
+
+/**
+ * One Redis structure a purge empties, in the order it is walked. `list` and `zset` are read from
+ * where workers take next (offset = entries read and not yet deleted); `keys` is a fixed set of
+ * keys listed when the purge starts (Celery's result backend).
+ */
+export interface PurgePlace {
+  state: PurgeState;
+  /** As stored in each archived line (BullMQ: the key suffix `wait`; Celery: the list's key). */
+  name: string;
+  kind: 'list' | 'zset' | 'keys';
+  /** Entries when the purge started. */
+  size: number;
+}
+
+/** One archived record: its identity (job id, message digest, result key) and its JSON line. */
+export interface PurgeItem {
+  identity: string;
+  line: string;
+}
+
+export interface PurgePreview {
+  total: number;
+  byState: Partial<Record<PurgeState, number>>;
+  /** The next few to go: name and age only (never data or arguments). */
+  sample: { name: string; ageSeconds: number | null }[];
+  /** Estimated gzip size of the archive, from a sample. */
+  estimatedBytes: number;
+  /** States asked for that this system does not have, with a reason code (Celery `delayed`: `EtaTasksLiveInWorkers`). */
+  unsupported?: Partial<Record<PurgeState, string>>;
+}
+
+/**
+ * A purge's access to one queue, over a connection of its own. Every method is bounded: reads
+ * and deletes take at most `limit` entries, and each Redis call stays in the low milliseconds
+ * so the workers and producers on that Redis keep running. Nothing here needs Redis memory:
+ * deletes are EVAL (no shebang), LREM/ZREM/LTRIM/UNLINK, which a Redis at maxmemory still runs.
+ */
+export interface QueuePurger {
+  preview(states: PurgeState[]): Promise<PurgePreview>;
+  places(states: PurgeState[]): Promise<PurgePlace[]>;
+  read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]>;
+  /** Deletes each item only where it still is; true for the ones removed. */
+  remove(place: PurgePlace, items: PurgeItem[]): Promise<boolean[]>;
+  /** Which place and identity an archived line belongs to. */
+  parse(line: string): { place: string; identity: string };
+  /** Identities among these lines that exist again in Redis (undo must not overwrite them). */
+  conflicts(lines: string[]): Promise<string[]>;
+  /**
+   * Puts the lines back, in the order given, each where it was; one whose identity exists is
+   * left alone and returned in `existing`.
+   */
+  restore(lines: string[]): Promise<{ restored: number; existing: string[] }>;
+  /** Facts the archive manifest keeps (prefix, layout). */
+  meta(): Record<string, unknown>;
+  /** Entries per read and per delete call when the system needs other sizes than the defaults. */
+  batch?: { read: number; delete: number };
   close(): Promise<void>;
 }

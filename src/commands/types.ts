@@ -7,6 +7,7 @@ import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { Purges } from '../purge/service.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 
 export type Via = 'slack' | 'cli' | 'console';
@@ -76,6 +77,8 @@ export interface CommandContext {
   alerts?: AlertService;
   /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
   scalers?: ScalerRegistry;
+  /** Purge previews, undo checks (issue 7); absent in read-only setups. */
+  purges?: Purges;
 }
 
 export interface CommandDefinition {

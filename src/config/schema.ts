@@ -302,6 +302,8 @@ export const configSchema = z
         purge: policy.default({ role: 'admin', approvals: 1 }),
         revoke: policy.default({ role: 'operator', approvals: 0 }),
         fail: policy.default({ role: 'operator', approvals: 0 }),
+        /** Restoring a purge from its archive: as strict as purge unless configured. */
+        undo: policy.default({ role: 'admin', approvals: 1 }),
       })
       .strict()
       .default({
@@ -312,7 +314,16 @@ export const configSchema = z
         purge: { role: 'admin', approvals: 1 },
         revoke: { role: 'operator', approvals: 0 },
         fail: { role: 'operator', approvals: 0 },
+        undo: { role: 'admin', approvals: 1 },
       }),
+    /** Where purged jobs are written before they leave Redis, and how long they are kept. */
+    archive: z
+      .object({
+        dir: z.string().min(1).default('./data/archive'),
+        retentionDays: z.number().int().min(1).max(3650).default(7),
+      })
+      .strict()
+      .default({ dir: './data/archive', retentionDays: 7 }),
     approvals: z
       .object({
         ttlMinutes: z

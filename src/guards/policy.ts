@@ -12,6 +12,7 @@ export const POLICY_ACTIONS: readonly ActionName[] = [
   'purge',
   'revoke',
   'fail',
+  'undo',
 ];
 
 export function isPolicyAction(verb: string): verb is ActionName {

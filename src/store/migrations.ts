@@ -120,6 +120,50 @@ CREATE TABLE escalation_lease (
 );
 `;
 
+// A purge's progress lives here, not in the Redis it empties (that Redis may be out of memory):
+// a process killed mid-purge leaves a row in `archiving` and its chunks, which the next start
+// finishes from. Lists are JSON text in both dialects (only read back whole).
+const purgeTables = `
+CREATE TABLE purges (
+  id TEXT PRIMARY KEY,
+  system TEXT NOT NULL,
+  queue TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  states TEXT NOT NULL,
+  state TEXT NOT NULL,
+  archive_path TEXT NOT NULL,
+  total INTEGER NOT NULL,
+  chunks INTEGER NOT NULL,
+  archived INTEGER NOT NULL,
+  purged INTEGER NOT NULL,
+  owner TEXT,
+  heartbeat_at TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  finished_at TEXT,
+  error TEXT,
+  undone_by TEXT,
+  archive_removed_at TEXT
+);
+CREATE INDEX purges_state ON purges (state);
+CREATE TABLE purge_chunks (
+  purge_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  records INTEGER NOT NULL,
+  deleted INTEGER NOT NULL,
+  purged INTEGER NOT NULL,
+  skipped TEXT NOT NULL,
+  PRIMARY KEY (purge_id, seq)
+);
+CREATE TABLE periodic_runs (
+  name TEXT PRIMARY KEY,
+  last_at TEXT NOT NULL
+);
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -154,6 +198,12 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
 CREATE TABLE seen_signatures (signature TEXT PRIMARY KEY, seen_at TEXT NOT NULL);
 CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
 `,
+  },
+  {
+    version: 5,
+    name: 'purges, their archived chunks, and periodic jobs',
+    sqlite: purgeTables,
+    postgres: purgeTables,
   },
   {
     version: 6,

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import { createPostgresEscalation } from './escalation-postgres.js';
 import { migrations } from './migrations.js';
+import { purgeMethods } from './purges.js';
 import {
   AUDIT_HEAD_SQL,
   approvalRefusal,
@@ -340,6 +341,16 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     escalation: createPostgresEscalation(pool, wrap, inTransaction),
+    ...purgeMethods((sql, params) =>
+      wrap(async () => {
+        let n = 0;
+        const result = await pool.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        );
+        return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+      }),
+    ),
 
     close: async () => {
       if (!pool.ended) await pool.end();

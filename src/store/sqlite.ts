@@ -5,6 +5,7 @@ import type { AuditKey } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { createSqliteEscalation } from './escalation-sqlite.js';
 import { migrations } from './migrations.js';
+import { purgeMethods } from './purges.js';
 import {
   AUDIT_HEAD_SQL,
   approvalRefusal,
@@ -247,6 +248,14 @@ export function createSqliteStore(path: string): SqliteStore {
     addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
 
     escalation: createSqliteEscalation(db, wrap),
+
+    ...purgeMethods((sql, params) =>
+      wrap(() => {
+        const statement = db.prepare(sql);
+        if (statement.reader) return { rows: statement.all(...params) as Row[], changes: 0 };
+        return { rows: [], changes: statement.run(...params).changes };
+      }),
+    ),
 
     close: () =>
       wrap(() => {

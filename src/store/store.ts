@@ -133,7 +133,7 @@ export interface ApprovalCheck {
 /** Why {@link Store.addApproval} changed nothing. */
 export type ApprovalRefusal = 'missing' | 'not-pending' | 'self' | 'duplicate' | 'same-os-user';
 
-export interface Store {
+export interface Store extends PurgeStore {
   /** Applies versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
 
@@ -274,4 +274,81 @@ export interface EscalationStore {
   acquireLease(name: string, owner: string, until: string, now: string): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
   getLease(name: string): Promise<{ owner: string; expiresAt: string } | undefined>;
+}
+
+/**
+ * Where a purge stands, kept in the store (never in the Redis being purged, which may be out of
+ * memory). `archiving`: running (chunks are archived, then their jobs deleted); `done`: finished;
+ * `failed`: stopped on an error, what was archived stays undoable; `undoing` / `undone`: restored
+ * from the archive; `rolled-back`: a crashed purge put back from its archive at recovery.
+ */
+export type PurgeState = 'archiving' | 'done' | 'failed' | 'undoing' | 'undone' | 'rolled-back';
+
+/** One purge (id = its request id, which is also what `undo` takes). */
+export interface PurgeRecord {
+  id: string;
+  system: string;
+  queue: string;
+  /** `bullmq` or `celery`. */
+  backend: string;
+  states: string[];
+  state: PurgeState;
+  archivePath: string;
+  /** Jobs counted when the purge started. */
+  total: number;
+  /** Chunks archived so far: the cursor a recovery resumes from. */
+  chunks: number;
+  archived: number;
+  purged: number;
+  /** `host:pid` of the process running it; a recovery takes it over only when that one is gone. */
+  owner?: string;
+  heartbeatAt?: string;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+  error?: string;
+  /** The request id of the undo that restored it. */
+  undoneBy?: string;
+  /** Set once the retention sweep removed its archive. */
+  archiveRemovedAt?: string;
+}
+
+/** One archived chunk of a purge: on disk first, then recorded here, then deleted from Redis. */
+export interface PurgeChunk {
+  purgeId: string;
+  seq: number;
+  file: string;
+  sha256: string;
+  bytes: number;
+  records: number;
+  /** The conditional delete ran and its outcome is recorded. */
+  deleted: boolean;
+  purged: number;
+  /** Identities left in Redis because they had moved (a worker took them). */
+  skipped: string[];
+}
+
+/** Purge bookkeeping; both stores implement it (store contract suite). */
+export interface PurgeStore {
+  createPurge(purge: PurgeRecord): Promise<void>;
+  getPurge(id: string): Promise<PurgeRecord | undefined>;
+  listPurges(options?: { states?: PurgeState[] }): Promise<PurgeRecord[]>;
+  /**
+   * One conditional write: applies `patch` only if the purge's state is one of `from` and, when
+   * `owner` is given (a string, or null for none), its owner is that one. Returns the row or undefined.
+   */
+  updatePurge(
+    id: string,
+    from: readonly PurgeState[],
+    patch: Partial<Omit<PurgeRecord, 'id' | 'createdAt'>>,
+    owner?: string | null,
+  ): Promise<PurgeRecord | undefined>;
+  addPurgeChunk(chunk: PurgeChunk): Promise<void>;
+  markPurgeChunk(purgeId: string, seq: number, outcome: { purged: number; skipped: string[] }): Promise<void>;
+  listPurgeChunks(purgeId: string): Promise<PurgeChunk[]>;
+  /**
+   * Claims a periodic job (the archive retention sweep): true for exactly one caller per period,
+   * when `name` last ran at or before `dueBefore` (or never). Records `at` as its last run.
+   */
+  claimPeriodic(name: string, at: string, dueBefore: string): Promise<boolean>;
 }

@@ -96,3 +96,29 @@ export { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '
 export function withSchema(url: string, schema: string): string {
   return `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
 }
+
+/**
+ * Runs the command line in this process (`runCli` with buffers): the same parsing, config, store,
+ * guards and JSON as the binary, without a second's start-up per call. Tests that need a real
+ * process (to kill it) use {@link runCli}.
+ */
+export async function runCliInProcess(args: string[], options: { cwd?: string } = {}): Promise<CliRun> {
+  const { runCli: run } = await import('../../src/transports/cli/run.js');
+  const { createLogger } = await import('../../src/lib/logger.js');
+  let stdout = '';
+  let stderr = '';
+  const code = await run({
+    argv: args,
+    env: { PATH: process.env.PATH ?? '' },
+    cwd: options.cwd ?? process.cwd(),
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    osUser: 'tester',
+    logger: createLogger({ level: 'silent' }),
+  });
+  return { code, stdout, stderr };
+}

@@ -63,7 +63,7 @@ systems:
     expect(asked.ok).toBe(true);
     const request = (asked.data as { request: { id: string; preview: string } }).request;
     expect(request.preview).toBe(
-      'retry pushizo/webhooks: 600 failed jobs, run again with their attempts reset. Errors: 600× HTTP 503 from https://hooks.example/x?sig=abc.',
+      'retry pushizo/webhooks: 600 failed jobs, run again with their attempts reset. Errors: 600× HTTP 503 from https://hooks.example/x?sig=***.',
     );
     const approved = await ops.dispatcher.handle(slack('U0CAROL', ['approve', request.id]));
     expect(approved.ok).toBe(true);

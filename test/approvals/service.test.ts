@@ -91,6 +91,7 @@ async function harness(): Promise<Harness> {
             purge: { role: 'admin', approvals: opts.purgeApprovals ?? 1 },
             revoke: { role: 'operator', approvals: 0 },
             fail: { role: 'operator', approvals: 0 },
+            undo: { role: 'admin', approvals: 1 },
           },
           approvals: {
             ttlMinutes: 15,

@@ -112,7 +112,7 @@ ${twoSystems}`,
     expect(config.systems[0]).toMatchObject({ redis: 'redis://localhost:6379', prefix: '${NOT_A_VAR}' });
   });
 
-  it('fills in the defaults: prefix bull, the SQLite store, viewers everyone, the action policies', () => {
+  it('fills in the defaults: prefix bull, the SQLite store, viewers everyone, the action policies, the archive', () => {
     const config = parseConfig('systems: [{ name: p, type: bullmq, redis: "redis://h:1" }]', {});
     expect(config.systems[0]).toMatchObject({ prefix: 'bull' });
     expect(config.systems[0]).not.toHaveProperty('queues');
@@ -121,6 +121,8 @@ ${twoSystems}`,
     expect(config.slack.allowedChannels).toEqual([]);
     expect(config.policies.purge).toEqual({ role: 'admin', approvals: 1 });
     expect(config.approvals).toEqual({ ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' });
+    expect(config.policies.undo).toEqual({ role: 'admin', approvals: 1 });
+    expect(config.archive).toEqual({ dir: './data/archive', retentionDays: 7 });
     expect(config.locale).toBe('en');
   });
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -79,7 +79,7 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
   });
 
   async function startBot(config: string): Promise<number> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         SLACK_BOT_TOKEN: 'xoxb-replica',

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -47,7 +47,7 @@ if (unreachable && POSTGRES_REQUIRED) {
 
     async function startReplica(apiUrl: string) {
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
         env: {
           PATH: process.env.PATH ?? '',
           SLACK_BOT_TOKEN: 'xoxb-replica',
@@ -136,6 +136,10 @@ if (unreachable && POSTGRES_REQUIRED) {
           '  operator: [U0ALICE, U0BOB]',
           'policies:',
           '  pause: { role: operator, approvals: 1 }',
+          'escalation:',
+          '  intervalSeconds: 1',
+          '  rules:',
+          '    - { name: replica-backlog, queues: ["pushizo/dispatch"], metric: waiting, above: 0, severity: warning }',
           'systems:',
           '  - name: pushizo',
           '    type: bullmq',
@@ -217,5 +221,24 @@ if (unreachable && POSTGRES_REQUIRED) {
       expect(entries.some((e) => e.actorId === 'U0BOB' && e.action === 'request.approved')).toBe(true);
       expect(entries.some((e) => e.action === 'action.pause')).toBe(true);
     }, 90_000);
+
+    it('runs the escalation monitor on exactly one of them: one lease holder, one alert post', async () => {
+      const alertPosts = () =>
+        posted.filter(
+          (p) => p.path.endsWith('/chat.postMessage') && JSON.stringify(p.body).includes('replica-backlog'),
+        );
+      await waitFor('the backlog alert to be posted', async () => alertPosts().length > 0);
+      // Several more ticks of both replicas: still the one message, updated in place if at all.
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      expect(alertPosts()).toHaveLength(1);
+      const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
+      await client.connect();
+      try {
+        const leases = await client.query('SELECT owner FROM escalation_lease');
+        expect(leases.rows).toHaveLength(1);
+      } finally {
+        await client.end();
+      }
+    }, 60_000);
   });
 }

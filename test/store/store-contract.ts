@@ -13,6 +13,7 @@ import type {
   ActionRequest,
   AuditEntry,
   AuditEntryInput,
+  PurgeRecord,
   RequestStatus,
   Store,
 } from '../../src/store/store.js';
@@ -529,6 +530,71 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
           status: 'interrupted' satisfies RequestStatus,
         });
         expect(interrupted?.status).toBe('interrupted');
+      });
+    });
+
+    describe('purges', () => {
+      const purge = (overrides: Partial<PurgeRecord> = {}): PurgeRecord => ({
+        id: `r-${randomUUID().slice(0, 8)}`,
+        system: 'pushizo',
+        queue: 'events',
+        backend: 'bullmq',
+        states: ['waiting', 'delayed'],
+        state: 'archiving',
+        archivePath: '/var/lib/queue-ops/archive/r-1',
+        total: 1000,
+        chunks: 0,
+        archived: 0,
+        purged: 0,
+        owner: 'host:1',
+        heartbeatAt: iso(0),
+        createdAt: iso(0),
+        updatedAt: iso(0),
+        ...overrides,
+      });
+
+      it('keeps a purge and its chunks, and moves it only from the state (and owner) the caller names', async () => {
+        const p = purge();
+        await store.createPurge(p);
+        expect(await store.getPurge(p.id)).toEqual(p);
+        await store.addPurgeChunk({
+          purgeId: p.id,
+          seq: 1,
+          file: 'chunk-000001.jsonl.gz',
+          sha256: 'ab',
+          bytes: 10,
+          records: 3,
+          deleted: false,
+          purged: 0,
+          skipped: [],
+        });
+        await store.markPurgeChunk(p.id, 1, { purged: 2, skipped: ['7'] });
+        expect(await store.listPurgeChunks(p.id)).toEqual([
+          expect.objectContaining({ seq: 1, records: 3, deleted: true, purged: 2, skipped: ['7'] }),
+        ]);
+        expect(await store.updatePurge(p.id, ['archiving'], { owner: 'host:2' }, 'host:9')).toBeUndefined();
+        const taken = await store.updatePurge(p.id, ['archiving'], { owner: 'host:2', chunks: 1 }, 'host:1');
+        expect(taken).toMatchObject({ owner: 'host:2', chunks: 1, state: 'archiving' });
+        expect(await store.updatePurge(p.id, ['done'], { state: 'undone' })).toBeUndefined();
+        const done = await store.updatePurge(p.id, ['archiving'], {
+          state: 'done',
+          finishedAt: iso(5),
+          purged: 2,
+        });
+        expect(done).toMatchObject({ state: 'done', purged: 2, finishedAt: iso(5) });
+        expect((await store.listPurges({ states: ['archiving'] })).map((x) => x.id)).not.toContain(p.id);
+        expect((await store.listPurges({ states: ['done'] })).map((x) => x.id)).toContain(p.id);
+      });
+
+      it('a periodic job is claimed once per period, by one of several stores', async () => {
+        const other = await open();
+        const claims = await Promise.all([
+          store.claimPeriodic('archive-retention', iso(100), iso(0)),
+          other.claimPeriodic('archive-retention', iso(100), iso(0)),
+        ]);
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        expect(await store.claimPeriodic('archive-retention', iso(200), iso(50))).toBe(false);
+        expect(await store.claimPeriodic('archive-retention', iso(90_000), iso(100))).toBe(true);
       });
     });
 

@@ -10,6 +10,7 @@ import type {
   PauseOutcome,
   QueueBackend,
   QueueCounts,
+  QueuePurger,
   RetryOutcome,
   RetryPreview,
   RetryProgress,
@@ -32,6 +33,7 @@ import { systemEndpoint } from '../redis-endpoint.js';
 import { workersFromClientList } from './client-list.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
+import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
 import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
@@ -66,6 +68,8 @@ export interface BullmqBackend extends QueueBackend {
   running(): Promise<RunningWork[]>;
   jobLock(queue: string, id: string): Promise<JobLockInfo>;
   failJob(queue: string, id: string, reason: string): Promise<FailOutcome>;
+  /** Purge and undo of one queue, on a connection of its own (see purge.ts). */
+  purger(queue: string): Promise<QueuePurger>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -82,7 +86,7 @@ const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
-const CAPS: BackendCaps = { pause: true, retry: true, purge: false, running: true, fail: true };
+const CAPS: BackendCaps = { pause: true, retry: true, purge: true, running: true, fail: true };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -457,6 +461,24 @@ export function createBullmqBackend(
       return await withAdmin(queue, (admin, major) =>
         failWithBullmq(admin, prefix, queue, id, major, reason, system.name),
       );
+    },
+
+    async purger(queue: string): Promise<QueuePurger> {
+      await withRedis(() => queueNames.resolve([queue]));
+      // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
+      // ahead of) the status reads, and its calls may take longer than the read deadline.
+      const connection = createRedisClient(endpoint, {
+        connectTimeoutMs: options.connectTimeoutMs,
+        commandTimeoutMs: 30_000,
+        connectionName: `queue-ops:${system.name}:purge`,
+      });
+      try {
+        await ensureConnected(connection);
+      } catch (error) {
+        connection.disconnect();
+        throw unavailable(error);
+      }
+      return createBullmqPurger({ client: connection, prefix, queue, now });
     },
 
     async close() {

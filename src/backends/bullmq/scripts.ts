@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { type LuaScript, luaScript } from '../lua.js';
+
+export type { LuaScript };
 
 /**
  * Everything `status` needs about one queue, read-only, in one script call so that a whole system
@@ -69,18 +72,6 @@ export function snapshotKeys(prefix: string, queue: string): string[] {
   ].map((suffix) => base + suffix);
 }
 
-/** A Lua script and the SHA1 that EVALSHA calls it by. */
-export interface LuaScript {
-  lua: string;
-  sha: string;
-  /** How many of a call's arguments are keys. */
-  keys: number;
-}
-
-export function luaScript(lua: string, keys: number): LuaScript {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex'), keys };
-}
-
 /**
  * BullMQ's own `reprocessJob` script (what `Job.retry()` runs), exactly as the major that wrote
  * the queue ships it, includes resolved: 9 keys in 6.x (it re-adds a job with a priority to
@@ -97,9 +88,165 @@ export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
         ? 'bullmq5/dist/cjs/scripts/reprocessJob-8.js'
         : 'bullmq/dist/cjs/scripts/reprocessJob-9.js';
     script = (import(specifier) as Promise<{ reprocessJob: { content: string; keys: number } }>).then((m) =>
-      luaScript(m.reprocessJob.content, m.reprocessJob.keys),
+      luaScript(m.reprocessJob.content),
     );
     reprocessScripts.set(major, script);
   }
   return script;
 }
+
+/**
+ * The ids of a purge's next batch, from where workers take next (the tail of a list, the lowest
+ * scores of a zset), skipping `offset` read and not yet deleted, each with its score and whether
+ * it has logs: the job hashes are then read with pipelined HGETALL (Redis serves those several
+ * times cheaper than from Lua), and logs only for the few jobs that have any. Read-only.
+ *
+ * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base.
+ * Returns flat triples `id, score ('' for lists), 1|0 (has logs)`, tail (lowest score) first.
+ */
+export const PURGE_IDS = luaScript(`
+local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local out = {}
+local function add(id, score)
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = redis.call('EXISTS', base .. id .. ':logs')
+end
+if kind == 'list' then
+  local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
+  for i = #got, 1, -1 do add(got[i], '') end
+else
+  local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
+  for i = 1, #got, 2 do add(got[i], got[i + 1]) end
+end
+return out`);
+
+/**
+ * Deletes jobs of one batch only where they still are: a job a worker took meanwhile (no longer
+ * in this list or zset) keeps its hash and is reported 0. Every Redis call inside a script costs
+ * far more than the same command pipelined, so the common case is a handful of calls per batch:
+ * - list: the batch was read from the tail and producers push at the head, so it is still the
+ *   tail, minus what workers took from it meanwhile; one LRANGE checks exactly that and one
+ *   LTRIM removes it. Anything else (a LIFO job pushed on the tail since) falls back to LREM from
+ *   the tail, id by id.
+ * - zset: ZMSCORE says which are still there; one ZREM removes them.
+ * Then one UNLINK of their hashes and logs. LRANGE/LTRIM/LREM/ZREM/UNLINK need no memory, so
+ * this runs on a Redis at maxmemory.
+ *
+ * KEYS[1]: the list or zset. ARGV: kind, key base, then the ids (list: tail first). Returns 1/0
+ * per id.
+ */
+export const PURGE_DELETE = luaScript(`
+local kind, base = ARGV[1], ARGV[2]
+local n = #ARGV - 2
+local out, gone = {}, {}
+for i = 1, n do out[i] = 0 end
+if kind == 'list' then
+  local tail = redis.call('LRANGE', KEYS[1], -n, -1)
+  local m = #tail
+  local first = nil
+  if m > 0 then
+    for i = 1, n do
+      if ARGV[i + 2] == tail[m] then first = i break end
+    end
+  end
+  local whole = false
+  if first ~= nil then
+    local k = n - first + 1
+    whole = k <= m
+    if whole then
+      for x = 0, k - 1 do
+        if tail[m - x] ~= ARGV[first + x + 2] then whole = false break end
+      end
+    end
+    if whole then
+      redis.call('LTRIM', KEYS[1], 0, -(k + 1))
+      for i = first, n do out[i] = 1 end
+    end
+  end
+  if not whole then
+    for i = 1, n do out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i + 2]) end
+  end
+else
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3))
+  local present = {}
+  for i = 1, n do
+    if scores[i] then
+      out[i] = 1
+      present[#present + 1] = ARGV[i + 2]
+    end
+  end
+  for s = 1, #present, 500 do
+    redis.call('ZREM', KEYS[1], unpack(present, s, math.min(s + 499, #present)))
+  end
+end
+for i = 1, n do
+  if out[i] == 1 then
+    gone[#gone + 1] = base .. ARGV[i + 2]
+    gone[#gone + 1] = base .. ARGV[i + 2] .. ':logs'
+  end
+end
+for s = 1, #gone, 1000 do
+  redis.call('UNLINK', unpack(gone, s, math.min(s + 999, #gone)))
+end
+return out`);
+
+/**
+ * Undo: puts archived jobs back, each line \`{"p":place,"id":…,"s":score,"j":{"hash":…,"logs":…}}\`,
+ * in the order given (lists: RPUSH, so the last line given is the next one a worker takes), never
+ * over a job that exists again (its id is returned instead). Adds BullMQ's own markers so that
+ * blocked workers wake up: \`0\` for waiting jobs unless the queue is paused, the next delayed
+ * timestamp for delayed ones.
+ *
+ * KEYS: none (every key is under ARGV[1], the key base). Returns { restored, existing ids… }.
+ */
+export const PURGE_RESTORE = luaScript(`
+local base = ARGV[1]
+local lists = { wait = true, paused = true }
+local restored, existing = 0, {}
+local ready, delayed = false, false
+for i = 2, #ARGV do
+  local rec = cjson.decode(ARGV[i])
+  local key = base .. rec.id
+  if redis.call('EXISTS', key) == 1 then
+    existing[#existing + 1] = rec.id
+  else
+    local fields = {}
+    for f, v in pairs(rec.j.hash) do
+      fields[#fields + 1] = f
+      fields[#fields + 1] = v
+    end
+    if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+    local logs = rec.j.logs
+    for s = 1, #logs, 1000 do
+      redis.call('RPUSH', key .. ':logs', unpack(logs, s, math.min(s + 999, #logs)))
+    end
+    if lists[rec.p] then
+      redis.call('RPUSH', base .. rec.p, rec.id)
+      if rec.p == 'wait' then ready = true end
+    else
+      redis.call('ZADD', base .. rec.p, rec.s, rec.id)
+      if rec.p == 'prioritized' then ready = true end
+      if rec.p == 'delayed' then delayed = true end
+    end
+    restored = restored + 1
+  end
+end
+if ready and redis.call('HEXISTS', base .. 'meta', 'paused') == 0 then
+  redis.call('ZADD', base .. 'marker', 0, '0')
+end
+if delayed then
+  local next = redis.call('ZRANGE', base .. 'delayed', 0, 0, 'WITHSCORES')
+  if next[2] then redis.call('ZADD', base .. 'marker', math.floor(tonumber(next[2]) / 4096), '1') end
+end
+local out = { restored }
+for _, id in ipairs(existing) do out[#out + 1] = id end
+return out`);
+
+/** Undo's check before anything is written: which of these job ids have a hash again. */
+export const PURGE_EXISTING = luaScript(`
+local out = {}
+for i = 2, #ARGV do
+  if redis.call('EXISTS', ARGV[1] .. ARGV[i]) == 1 then out[#out + 1] = ARGV[i] end
+end
+return out`);

@@ -32,10 +32,13 @@ export interface FailureIndex {
   counts(): Map<string | null, number>;
   /** A queue's failures, newest first, at most `limit`. */
   newest(queue: string | null, limit: number): FailureRecord[];
-  /** Drops these ids at once (retried by queue-ops: their stored failure is marked as such). */
-  forget(ids: readonly string[]): void;
   /** Runs a full rescan now; the index keeps serving the old data until it is done. */
   rescan(): Promise<void>;
+  /**
+   * Drops these ids at once: results deleted by queue-ops itself (a purge), or failures it retried
+   * (their stored value is marked as such), so counts follow at once.
+   */
+  forget(ids: readonly string[]): void;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@ import type {
   DlqSample,
   QueueBackend,
   QueueCounts,
+  QueuePurger,
   RedisMemory,
   RetryOutcome,
   RetryPreview,
@@ -39,6 +40,7 @@ import {
   unackedKey,
 } from './keys.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
+import { createCeleryPurger } from './purge.js';
 import { createCeleryRetry } from './retry.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
@@ -128,7 +130,7 @@ export function createCeleryBackend(
   Required<
     Pick<
       QueueBackend,
-      'pause' | 'resume' | 'running' | 'pool' | 'resizePool' | 'revoke' | 'previewRetry' | 'retry'
+      'pause' | 'resume' | 'running' | 'pool' | 'resizePool' | 'revoke' | 'previewRetry' | 'retry' | 'purger'
     >
   > {
   const now = options.now ?? Date.now;
@@ -532,7 +534,7 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: true, purge: false, running: true, pool: true, revoke: true },
+    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true },
     previewRetry: retries.previewRetry,
     retry: retries.retry,
     listQueues: () => queueNames.list(),
@@ -585,6 +587,46 @@ export function createCeleryBackend(
       await dropMark(queue);
       const settled = await settle(queue, answered, true);
       return { queue, isPaused: !settled, workersAnswered: answered };
+    },
+    async purger(queue) {
+      await queueNames.resolve([queue]);
+      // Connections of its own: thousands of pipelined calls must not queue behind status reads.
+      const connect = async (url: string) => {
+        const connection = createRedisClient(url, {
+          connectTimeoutMs,
+          commandTimeoutMs: 30_000,
+          connectionName: 'queue-ops:purge',
+        });
+        try {
+          await ensureConnected(connection, connectTimeoutMs);
+        } catch (error) {
+          connection.disconnect();
+          throw unavailable(error);
+        }
+        return connection;
+      };
+      const broker = await connect(system.redis);
+      const results = separateResults ? await connect(resultUrl) : broker;
+      return createCeleryPurger({
+        broker,
+        results,
+        queue,
+        lists: priorityKeys(layout, queue),
+        failureIds: async () => {
+          const index = failures();
+          try {
+            await index.ready();
+          } catch (error) {
+            throw unavailable(error);
+          }
+          return index.newest(queue, Number.MAX_SAFE_INTEGER).map((f) => f.id);
+        },
+        onResultsChanged: (purged, restored) => {
+          failureIndex?.forget(purged);
+          if (restored) void failureIndex?.rescan().catch(() => undefined);
+        },
+        now,
+      });
     },
     async close() {
       await failureIndex?.close();

@@ -55,6 +55,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (README: "Kubernetes RBAC").`,
   KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
   ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
+  ArchiveInvalid: (p) =>
+    `The archive ${p.path} cannot be trusted: \`${p.file}\` is ${p.problem === 'checksum' ? 'not what its manifest says (sha256 mismatch)' : p.problem}; nothing was restored.`,
+  UndoConflict: (p) =>
+    `Undo refused: ${p.count} job id${p.count === 1 ? '' : 's'} exist${p.count === 1 ? 's' : ''} again (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); nothing was overwritten or restored.`,
+  NotUndoable: (p) => `\`${p.id}\` cannot be undone: ${p.reason}.`,
 };
 
 export const errors = {

@@ -10,6 +10,7 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { purge } from './purge.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -33,6 +34,7 @@ export const en = {
   guards,
   help,
   scale,
+  purge,
   slack,
   status,
   workers,

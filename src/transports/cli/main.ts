@@ -21,6 +21,7 @@ async function main(): Promise<number> {
     cwd: process.cwd(),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    stderrIsTTY: process.stderr.isTTY === true,
   });
 }
 

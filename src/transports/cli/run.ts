@@ -15,6 +15,7 @@ import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
+import { createProgressBar } from './progress.js';
 
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';
@@ -26,6 +27,8 @@ export interface CliIo {
   cwd: string;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** stderr is a terminal: long actions (purge, undo) draw a progress bar there. */
+  stderrIsTTY?: boolean;
   /** OS user name for the default actor `cli:<user>`. */
   osUser?: string;
   /** Host name, kept with the OS user on requests and approvals (one terminal is one person). */
@@ -95,12 +98,17 @@ export async function runCli(io: CliIo): Promise<number> {
     if (args.words[0] === 'monitor') {
       return await monitorOnce(io, full, args, logger, secrets);
     }
-    const reply = await app.dispatcher.handle({
-      actor,
-      via: 'cli',
-      words: args.words,
-      locale: config.locale,
-    });
+    const bar =
+      io.stderrIsTTY && full ? createProgressBar({ write: io.stderr, locale: config.locale }) : undefined;
+    if (bar && full) full.approvals.onProgress(bar.listener);
+    const reply = await app.dispatcher
+      .handle({
+        actor,
+        via: 'cli',
+        words: args.words,
+        locale: config.locale,
+      })
+      .finally(() => bar?.end());
     const out = json ? `${JSON.stringify(toCliJson(reply, config.locale))}\n` : textOf(reply.message);
     io.stdout(scrubSecrets(out, secrets));
     return exitCodeOf(reply);

@@ -1,6 +1,7 @@
 import type { RespondArguments, RespondFn, webApi } from '@slack/bolt';
-import { requestMessage } from '../../approvals/blocks.js';
-import type { Approvals, RequestListener } from '../../approvals/service.js';
+import { progressLine, requestMessage } from '../../approvals/blocks.js';
+import type { Approvals, ProgressListener, RequestListener } from '../../approvals/service.js';
+import { auditEntryMessage } from '../../audit/blocks.js';
 import type { Reply } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
@@ -101,6 +102,8 @@ export interface RequestMessageUpdaterDeps {
   logger: Logger;
   locale?: Locale;
   now?: () => Date;
+  /** Least time between two progress updates of one message (default 2 s: Slack's rate limits). */
+  progressEveryMs?: number;
 }
 
 /** Keeps each posted request message in step with the request (for `approvals.onChange`). */
@@ -111,6 +114,11 @@ export interface RequestMessageUpdater {
    * that is already out of date when its turn comes is skipped. Never throws.
    */
   listener: RequestListener;
+  /**
+   * For `approvals.onProgress`: "Purging… 340,000 of 1,000,000, 34 %, ~12 s left" in the
+   * message, at most once per `progressEveryMs`; the outcome replaces it when the request ends.
+   */
+  progress: ProgressListener;
   /** Resolves when every update queued so far has been tried (shutdown, tests). */
   idle(): Promise<void>;
 }
@@ -121,12 +129,17 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
   const log = deps.logger.child({ component: 'slack-requests' });
   const latest = new Map<string, ActionRequest>();
   const chains = new Map<string, Promise<void>>();
+  const progressEveryMs = deps.progressEveryMs ?? 2000;
+  /** Per executing request: when progress was first seen (for the rate), and last sent. */
+  const progressState = new Map<string, { since: { at: number; done: number }; sentAt: number }>();
+  const progressLines = new WeakMap<ActionRequest, string>();
 
   const update = async (request: ActionRequest, channel: string, ts: string) => {
     // A newer state of the same request is queued behind this one: it alone is worth sending.
     if (latest.get(request.id) !== request) return;
     try {
-      await updateMessage(deps.client, channel, ts, requestMessage(request, locale, now()), {
+      const message = requestMessage(request, locale, now(), progressLines.get(request));
+      await updateMessage(deps.client, channel, ts, message, {
         logger: log,
         locale,
       });
@@ -138,19 +151,40 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
     }
   };
 
+  const enqueue = (request: ActionRequest) => {
+    const { messageTs, channel } = request;
+    if (!messageTs || !channel) return;
+    latest.set(request.id, request);
+    const previous = chains.get(request.id) ?? Promise.resolve();
+    const next = previous.then(() => update(request, channel, messageTs));
+    chains.set(request.id, next);
+    void next.then(() => {
+      if (chains.get(request.id) !== next) return;
+      chains.delete(request.id);
+      latest.delete(request.id);
+    });
+  };
+
   return {
     async listener(request) {
-      const { messageTs, channel } = request;
-      if (!messageTs || !channel) return;
-      latest.set(request.id, request);
-      const previous = chains.get(request.id) ?? Promise.resolve();
-      const next = previous.then(() => update(request, channel, messageTs));
-      chains.set(request.id, next);
-      void next.then(() => {
-        if (chains.get(request.id) !== next) return;
-        chains.delete(request.id);
-        latest.delete(request.id);
-      });
+      // Finished (or failed): no more progress for it; the outcome is what the message shows.
+      if (request.status !== 'executing') progressState.delete(request.id);
+      enqueue(request);
+    },
+    progress(request, update) {
+      if (!request.messageTs || !request.channel) return;
+      const at = now().getTime();
+      const state = progressState.get(request.id);
+      if (!state) {
+        progressState.set(request.id, { since: { at, done: update.done }, sentAt: 0 });
+      }
+      const current = progressState.get(request.id)!;
+      if (at - current.sentAt < progressEveryMs) return;
+      current.sentAt = at;
+      // A copy, so that the outcome (a different object) always supersedes this in the chain.
+      const snapshot: ActionRequest = { ...request };
+      progressLines.set(snapshot, progressLine(request.action, update, current.since, at, locale));
+      enqueue(snapshot);
     },
     async idle() {
       while (chains.size > 0) await Promise.all([...chains.values()]);

@@ -1,0 +1,211 @@
+/**
+ * Purge figures for `npm run bench`: 1,000,000 waiting BullMQ jobs and 1,000,000 Celery messages,
+ * each seeded afresh (pipelined raw writes in BullMQ's and kombu's layouts) and emptied by:
+ *   - queue-ops purge (archive to gzip + fsync, store cursor, conditional deletes), and
+ *   - what people use today: BullMQ `drain()`, `obliterate({ force: true })`, a plain `DEL` of
+ *     the list (the runbook's last resort; BullMQ's job hashes stay behind).
+ * For each: wall time, jobs/s, and the worst and p99 latency a PING probe (its own thread and
+ * connection) saw meanwhile: how long the workers and producers on that Redis were held up.
+ * Figures only, no assertions; `BENCH_PURGE_N` changes the size.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createAudit } from '../src/audit/audit.js';
+import { createBullmqBackend } from '../src/backends/bullmq/index.js';
+import { createCeleryBackend } from '../src/backends/celery/index.js';
+import { createBackendRegistry } from '../src/backends/registry.js';
+import { configSchema } from '../src/config/schema.js';
+import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
+import { seedRawBullmqJobs } from '../src/demo/seed-raw.js';
+import { createPurges } from '../src/purge/service.js';
+import { createSqliteStore } from '../src/store/sqlite.js';
+import type { ActionRequest } from '../src/store/store.js';
+
+const N = Number(process.env.BENCH_PURGE_N ?? 1_000_000);
+const PREFIX = 'bench';
+const QUEUE = 'events';
+const CELERY_QUEUE = 'celery:notification_sending';
+
+interface Figure {
+  label: string;
+  ms: number;
+  removed: number;
+  worstPing: number;
+  p99Ping: number;
+  note?: string;
+}
+
+async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
+  const probe = new Worker(new URL('./ping-probe.mjs', import.meta.url), {
+    workerData: { url },
+  });
+  const first = new Promise<unknown>((resolve) => probe.once('message', resolve));
+  await first;
+  const t0 = performance.now();
+  const removed = await work();
+  const ms = performance.now() - t0;
+  const result = new Promise<{ worst: number; p99: number }>((resolve) => probe.once('message', resolve));
+  probe.postMessage('stop');
+  const { worst, p99 } = await result;
+  await probe.terminate();
+  return { ms, removed, worstPing: worst, p99Ping: p99 };
+}
+
+async function seedCeleryMessages(redis: Redis, count: number) {
+  const steps = [0, 3, 6, 9];
+  for (let from = 0; from < count; from += 5000) {
+    const pipeline = redis.pipeline();
+    for (const step of steps) {
+      const values: string[] = [];
+      for (let i = from + step / 3; i < Math.min(count, from + 5000); i += steps.length)
+        values.push(
+          celeryEnvelope({ queue: CELERY_QUEUE, task: 'zeus.notify', args: [i, 'push'], priority: step }),
+        );
+      if (values.length) pipeline.lpush(priorityKey(CELERY_QUEUE, step), ...values);
+    }
+    await pipeline.exec();
+  }
+  await redis.sadd('_kombu.binding.celery', `${CELERY_QUEUE}\x06\x16\x06\x16${CELERY_QUEUE}`);
+}
+
+export async function purgeBench(url: string, log: (text: string) => void): Promise<string[]> {
+  const admin = new Redis(url);
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-purge-'));
+  const figures: { bullmq: Figure[]; celery: Figure[] } = { bullmq: [], celery: [] };
+  const config = configSchema.parse({
+    store: `sqlite:${join(dir, 'q.db')}`,
+    archive: { dir: join(dir, 'archive') },
+    systems: [
+      { name: 'hs', type: 'bullmq', redis: url, prefix: PREFIX, queues: [QUEUE] },
+      { name: 'zeus', type: 'celery', redis: url, queues: [CELERY_QUEUE], inspectTimeoutMs: 200 },
+    ],
+  });
+  const store = createSqliteStore(join(dir, 'q.db'));
+  await store.migrate();
+  const registry = createBackendRegistry([
+    createBullmqBackend(config.systems[0] as never),
+    createCeleryBackend(config.systems[1] as never),
+  ]);
+  const purges = createPurges({
+    store,
+    audit: createAudit({ store, now: () => new Date() }),
+    config,
+    backends: () => registry,
+  });
+  let n = 0;
+  const purge = async (system: string, queue: string) => {
+    const request = {
+      id: `r-bench${++n}`,
+      params: { system, queue, states: ['waiting'] },
+    } as unknown as ActionRequest;
+    const result = await purges.execute(request, { progress() {}, signal: new AbortController().signal });
+    return result.purged;
+  };
+  const seedBull = async () => {
+    await admin.flushall();
+    log(`seeding ${N.toLocaleString('en-US')} BullMQ jobs…`);
+    await seedRawBullmqJobs(admin, { prefix: PREFIX, queue: QUEUE, count: N });
+  };
+  try {
+    await seedBull();
+    log('queue-ops purge (BullMQ)…');
+    figures.bullmq.push({
+      label: 'queue-ops purge (archived, undoable)',
+      ...(await withProbe(url, () => purge('hs', QUEUE))),
+    });
+
+    const connection = new Redis(url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE, { connection, prefix: PREFIX });
+    await seedBull();
+    log('BullMQ drain()…');
+    figures.bullmq.push({
+      label: 'BullMQ drain()',
+      ...(await withProbe(url, async () => {
+        await queue.drain();
+        return N - (await admin.llen(`${PREFIX}:${QUEUE}:wait`));
+      })),
+    });
+    await seedBull();
+    log('BullMQ obliterate({ force: true })…');
+    figures.bullmq.push({
+      label: 'BullMQ obliterate({ force: true })',
+      ...(await withProbe(url, async () => {
+        await queue.obliterate({ force: true });
+        return N;
+      })),
+    });
+    await queue.close();
+    connection.disconnect();
+    await seedBull();
+    log('DEL of the wait list…');
+    figures.bullmq.push({
+      label: 'DEL wait (runbook; hashes stay)',
+      ...(await withProbe(url, async () => {
+        await admin.del(`${PREFIX}:${QUEUE}:wait`);
+        return N;
+      })),
+      note: 'job hashes left behind',
+    });
+
+    const seedCelery = async () => {
+      await admin.flushall();
+      log(`seeding ${N.toLocaleString('en-US')} Celery messages…`);
+      await seedCeleryMessages(admin, N);
+    };
+    await seedCelery();
+    log('queue-ops purge (Celery)…');
+    figures.celery.push({
+      label: 'queue-ops purge (archived, undoable)',
+      ...(await withProbe(url, () => purge('zeus', CELERY_QUEUE))),
+    });
+    await seedCelery();
+    log('DEL of the priority lists…');
+    figures.celery.push({
+      label: 'DEL of the 4 priority lists (runbook)',
+      ...(await withProbe(url, async () => {
+        await admin.del(...[0, 3, 6, 9].map((s) => priorityKey(CELERY_QUEUE, s)));
+        return N;
+      })),
+    });
+  } finally {
+    await registry.close();
+    await store.close();
+    admin.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const table = (title: string, rows: Figure[]) => {
+    const ours = rows[0]!;
+    const cells = (r: Figure) =>
+      [
+        r.label.padEnd(38),
+        (r.ms / 1000).toFixed(2).padStart(8),
+        Math.round((r.removed / r.ms) * 1000)
+          .toLocaleString('en-US')
+          .padStart(11),
+        r.worstPing.toFixed(1).padStart(10),
+        r.p99Ping.toFixed(1).padStart(8),
+        `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
+      ].join('  ');
+    return [
+      '',
+      [title.padEnd(38), 'time s', 'jobs/s', 'worst PING', 'p99 ms', 'PING ×']
+        .map((c, i) => (i === 0 ? c : c.padStart([8, 11, 10, 8, 9][i - 1]!)))
+        .join('  '),
+      '-'.repeat(96),
+      ...rows.map(cells),
+    ];
+  };
+  return [
+    ...table(`BullMQ, ${N.toLocaleString('en-US')} waiting jobs`, figures.bullmq),
+    ...table(`Celery, ${N.toLocaleString('en-US')} messages, 4 priority lists`, figures.celery),
+    '',
+    'worst PING: the longest a PING (own thread, own connection, back to back) waited while the purge ran,',
+    'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
+    'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
+  ];
+}

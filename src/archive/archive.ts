@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { createGunzip, gzip as gzipCallback, constants as zlibConstants } from 'node:zlib';
+import { ErrorCode, OpsError } from '../errors.js';
+
+const gzip = promisify(gzipCallback);
+
+/**
+ * A purge's archive on disk: `<dir>/<purgeId>/chunk-000001.jsonl.gz …` (gzip JSON lines, one
+ * record per line) and `manifest.json` with the counts and a sha256 of each file. A chunk file is
+ * written to a temporary name, fsynced, then renamed, so a file under its final name is always
+ * whole; the jobs it holds leave Redis only after that.
+ */
+export interface ArchiveFile {
+  name: string;
+  /** Records in the file. */
+  records: number;
+  /** Of those, how many were removed from Redis (the others had moved and were left alone). */
+  purged: number;
+  /** Identities of records that were not removed (a worker took them first); undo skips them. */
+  skipped: string[];
+  sha256: string;
+  bytes: number;
+}
+
+export interface ArchiveManifest {
+  version: 1;
+  purgeId: string;
+  system: string;
+  type: string;
+  queue: string;
+  states: string[];
+  createdAt: string;
+  finishedAt?: string;
+  files: ArchiveFile[];
+  counts: { archived: number; purged: number; skipped: number };
+  /** Backend-specific facts needed to restore (BullMQ prefix, Celery key layout). */
+  meta?: Record<string, unknown>;
+}
+
+export const MANIFEST = 'manifest.json';
+
+/** `chunk-000001.jsonl.gz`: sortable, so the order jobs were archived in is the file order. */
+export function chunkName(seq: number): string {
+  return `chunk-${String(seq).padStart(6, '0')}.jsonl.gz`;
+}
+
+export function archivePathFor(dir: string, purgeId: string): string {
+  return resolve(dir, purgeId);
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `data` under `name` in `dir` durably: temp file, fsync, rename, fsync of the directory. */
+async function writeDurably(dir: string, name: string, data: Buffer | string): Promise<void> {
+  const temp = join(dir, `.${name}.tmp`);
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, join(dir, name));
+  await fsyncPath(dir);
+}
+
+/** Creates the archive directory of one purge (0700: it holds job payloads). */
+export async function createArchiveDir(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Writes one chunk of JSON lines, gzip level 1 (the archive is on the critical path of the purge:
+ * speed matters more than ratio). Resolves only once the file is on disk under its final name.
+ */
+export async function writeChunk(
+  path: string,
+  seq: number,
+  lines: readonly string[],
+): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
+  const name = chunkName(seq);
+  const body = await gzip(Buffer.from(lines.length ? `${lines.join('\n')}\n` : ''), {
+    level: zlibConstants.Z_BEST_SPEED,
+  });
+  await writeDurably(path, name, body);
+  return {
+    name,
+    sha256: createHash('sha256').update(body).digest('hex'),
+    bytes: body.length,
+    records: lines.length,
+  };
+}
+
+export async function writeManifest(path: string, manifest: ArchiveManifest): Promise<void> {
+  await writeDurably(path, MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/** The manifest, or an OpsError naming what is wrong with it. */
+export async function readManifest(path: string): Promise<ArchiveManifest> {
+  let text: string;
+  try {
+    text = await readFile(join(path, MANIFEST), 'utf8');
+  } catch {
+    throw new OpsError(ErrorCode.ArchiveInvalid, { path, file: MANIFEST, problem: 'missing' });
+  }
+  try {
+    const manifest = JSON.parse(text) as ArchiveManifest;
+    if (manifest.version !== 1 || !Array.isArray(manifest.files)) throw new Error('shape');
+    return manifest;
+  } catch {
+    throw new OpsError(ErrorCode.ArchiveInvalid, { path, file: MANIFEST, problem: 'unreadable' });
+  }
+}
+
+/** sha256 of a file, streamed. */
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Checks every file the manifest lists against its sha256. The first file that is missing or
+ * differs is named in the error: undo must not restore from an archive it cannot trust.
+ */
+export async function verifyArchive(path: string, manifest: ArchiveManifest): Promise<void> {
+  for (const file of manifest.files) {
+    let actual: string;
+    try {
+      actual = await sha256Of(join(path, file.name));
+    } catch {
+      throw new OpsError(ErrorCode.ArchiveInvalid, { path, file: file.name, problem: 'missing' });
+    }
+    if (actual !== file.sha256)
+      throw new OpsError(ErrorCode.ArchiveInvalid, { path, file: file.name, problem: 'checksum' });
+  }
+}
+
+/** The lines of one chunk, in the order they were archived. */
+export async function readChunk(path: string, name: string): Promise<string[]> {
+  const lines: string[] = [];
+  const input = createReadStream(join(path, name)).pipe(createGunzip());
+  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY }))
+    if (line !== '') lines.push(line);
+  return lines;
+}
+
+/** Chunk files present on disk (complete ones only: temp files start with a dot). */
+export async function listChunkFiles(path: string): Promise<string[]> {
+  try {
+    return (await readdir(path)).filter((n) => /^chunk-\d+\.jsonl\.gz$/.test(n)).sort();
+  } catch {
+    return [];
+  }
+}
+
+export async function removeFile(path: string, name: string): Promise<void> {
+  await rm(join(path, name), { force: true });
+}
+
+/** Archive directories under `dir` whose manifest (or directory) is older than `cutoff`. */
+export async function archivesOlderThan(dir: string, cutoff: Date): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    try {
+      const info = await stat(path);
+      if (!info.isDirectory()) continue;
+      let at = info.mtime;
+      try {
+        const manifest = JSON.parse(await readFile(join(path, MANIFEST), 'utf8')) as ArchiveManifest;
+        at = new Date(manifest.finishedAt ?? manifest.createdAt);
+      } catch {
+        // No manifest (a purge still running has one only at the end): the directory's time.
+      }
+      if (at.getTime() < cutoff.getTime()) out.push(name);
+    } catch {
+      // Vanished meanwhile.
+    }
+  }
+  return out.sort();
+}
+
+export async function removeArchive(dir: string, name: string): Promise<void> {
+  await rm(join(dir, name), { recursive: true, force: true });
+}

@@ -1,0 +1,311 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import type { Redis } from 'ioredis';
+import { type LuaScript, luaScript, runScript } from '../lua.js';
+import type { PurgeItem, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
+import { RESULT_KEY_PREFIX } from './keys.js';
+
+/**
+ * Removes one batch of messages from a kombu priority list without needing memory and without
+ * taking a message a worker could still get: messages are compared by SHA1 (the bodies never go
+ * back over the network). Workers BRPOP from the tail and producers LPUSH at the head, so the
+ * batch read from the tail is still the tail, minus what workers took meanwhile: the fast path
+ * checks exactly that and LTRIMs it off in one O(batch) step, keeping every other message in its
+ * order. Anything else (a message RPUSHed back by kombu's restore) falls back to LREM from the tail
+ * over a bounded window.
+ *
+ * KEYS[1]: the list. ARGV: SHA1 of each message, tail first. Returns 1/0 per message.
+ */
+const DELETE_MESSAGES = luaScript(`
+local n = #ARGV
+local out = {}
+for i = 1, n do out[i] = 0 end
+local tail = redis.call('LRANGE', KEYS[1], -n, -1)
+local m = #tail
+if m == 0 then return out end
+local digest = {}
+local function at(j)
+  if digest[j] == nil then digest[j] = redis.sha1hex(tail[j]) end
+  return digest[j]
+end
+local first = nil
+local last = at(m)
+for i = 1, n do
+  if ARGV[i] == last then first = i break end
+end
+if first ~= nil then
+  local k = n - first + 1
+  local whole = k <= m
+  if whole then
+    for x = 0, k - 1 do
+      if at(m - x) ~= ARGV[first + x] then whole = false break end
+    end
+  end
+  if whole then
+    redis.call('LTRIM', KEYS[1], 0, -(k + 1))
+    for i = first, n do out[i] = 1 end
+    return out
+  end
+end
+local window = redis.call('LRANGE', KEYS[1], -(2 * n + 64), -1)
+local where = {}
+for j = #window, 1, -1 do
+  local d = redis.sha1hex(window[j])
+  if where[d] == nil then where[d] = j end
+end
+for i = 1, n do
+  local j = where[ARGV[i]]
+  if j then out[i] = redis.call('LREM', KEYS[1], -1, window[j]) end
+end
+return out`);
+
+/** Deletes result keys only if they still hold what was archived (same SHA1). */
+const DELETE_RESULTS = luaScript(`
+local out = {}
+for i, key in ipairs(KEYS) do
+  local value = redis.call('GET', key)
+  if value and redis.sha1hex(value) == ARGV[i] then
+    redis.call('UNLINK', key)
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+return out`);
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** What an archived line holds: a broker message and its list, or a result key and its value. */
+type CeleryLine = { l: string; m: string } | { k: string; v: string; t: number; a: number };
+
+export interface CeleryPurgerOptions {
+  broker: Redis;
+  /** The result backend (the broker's client when they are the same Redis). */
+  results: Redis;
+  queue: string;
+  /** The queue's priority lists, in the order workers serve them. */
+  lists: string[];
+  /** Ids of the queue's FAILURE results (the failure index), newest first. */
+  failureIds: () => Promise<string[]>;
+  /** Told which results were purged or restored, so counts follow at once. */
+  onResultsChanged?: (purged: string[], restored: boolean) => void;
+  now?: () => number;
+}
+
+/**
+ * The purger of one Celery queue. `waiting`: the raw messages of each priority list, archived
+ * with their list in the order a worker would take them, removed by LTRIM from the tail.
+ * `failed`: the queue's FAILURE results (`celery-task-meta-<id>`, with their remaining ttl).
+ * `delayed`: Celery keeps ETA tasks in the workers, so there is none (said in the preview).
+ */
+export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
+  const { broker, results, lists } = options;
+  const now = options.now ?? Date.now;
+  let failureKeys: string[] | undefined;
+
+  async function sizes(states: PurgeState[]): Promise<PurgePlace[]> {
+    const places: PurgePlace[] = [];
+    if (states.includes('failed')) {
+      failureKeys = (await options.failureIds()).map((id) => RESULT_KEY_PREFIX + id);
+      places.push({ state: 'failed', name: 'results', kind: 'keys', size: failureKeys.length });
+    }
+    if (states.includes('waiting')) {
+      const pipeline = broker.pipeline();
+      for (const list of lists) pipeline.llen(list);
+      const replies = (await pipeline.exec()) ?? [];
+      lists.forEach((list, i) => {
+        const [error, size] = replies[i]!;
+        if (error) throw error;
+        places.push({ state: 'waiting', name: list, kind: 'list', size: Number(size) });
+      });
+    }
+    return places;
+  }
+
+  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]> {
+    if (place.kind === 'keys') {
+      const keys = (failureKeys ?? []).slice(offset, offset + limit);
+      if (keys.length === 0) return [];
+      const pipeline = results.pipeline();
+      for (const key of keys) {
+        pipeline.get(key);
+        pipeline.pttl(key);
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      const at = now();
+      const items: PurgeItem[] = [];
+      keys.forEach((key, i) => {
+        const [getError, value] = replies[2 * i]!;
+        const [, ttl] = replies[2 * i + 1]!;
+        if (getError) throw getError;
+        if (value === null) return; // expired or removed since the index saw it
+        const line: CeleryLine = { k: key, v: String(value), t: Number(ttl), a: at };
+        items.push({ identity: key, line: JSON.stringify(line) });
+      });
+      return items;
+    }
+    const got = await broker.lrange(place.name, -(offset + limit), -(offset + 1));
+    const items: PurgeItem[] = [];
+    // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
+    for (let i = got.length - 1; i >= 0; i--) {
+      const message = got[i]!;
+      items.push({ identity: sha1(message), line: JSON.stringify({ l: place.name, m: message }) });
+    }
+    return items;
+  }
+
+  const remove = async (place: PurgePlace, items: PurgeItem[]): Promise<boolean[]> => {
+    if (items.length === 0) return [];
+    const run = (client: Redis, script: LuaScript, keys: string[], args: string[]) =>
+      runScript(client, script, keys, args) as Promise<number[]>;
+    if (place.kind === 'keys') {
+      const values = items.map((i) => sha1((JSON.parse(i.line) as { v: string }).v));
+      const flags = await run(
+        results,
+        DELETE_RESULTS,
+        items.map((i) => i.identity),
+        values,
+      );
+      const removed = flags.map((f) => Number(f) > 0);
+      options.onResultsChanged?.(
+        items.filter((_, i) => removed[i]).map((i) => i.identity.slice(RESULT_KEY_PREFIX.length)),
+        false,
+      );
+      return removed;
+    }
+    const flags = await run(
+      broker,
+      DELETE_MESSAGES,
+      [place.name],
+      items.map((i) => i.identity),
+    );
+    return flags.map((f) => Number(f) > 0);
+  };
+
+  return {
+    async preview(states) {
+      const places = await sizes(states);
+      const byState: PurgePreview['byState'] = {};
+      for (const place of places) byState[place.state] = (byState[place.state] ?? 0) + place.size;
+      const total = places.reduce((sum, p) => sum + p.size, 0);
+      const sample: PurgePreview['sample'] = [];
+      const lines: string[] = [];
+      for (const place of places) {
+        if (place.size === 0 || lines.length >= 20) continue;
+        for (const item of await read(place, 0, 20 - lines.length)) {
+          lines.push(item.line);
+          if (sample.length >= 5) continue;
+          sample.push(sampleOf(JSON.parse(item.line) as CeleryLine, now()));
+        }
+      }
+      const estimatedBytes =
+        lines.length === 0 ? 0 : Math.ceil((gzipSync(lines.join('\n')).length / lines.length) * total);
+      return {
+        total,
+        byState,
+        sample,
+        estimatedBytes,
+        ...(states.includes('delayed') ? { unsupported: { delayed: 'EtaTasksLiveInWorkers' } } : {}),
+      };
+    },
+
+    places: sizes,
+    read,
+    remove,
+
+    parse(line) {
+      const record = JSON.parse(line) as CeleryLine;
+      return 'k' in record
+        ? { place: 'results', identity: record.k }
+        : { place: record.l, identity: sha1(record.m) };
+    },
+
+    async conflicts(lines) {
+      // Messages have no key of their own to collide with; a result key that exists again does.
+      const keys = lines
+        .map((line) => JSON.parse(line) as CeleryLine)
+        .filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r)
+        .map((r) => r.k);
+      if (keys.length === 0) return [];
+      const pipeline = results.pipeline();
+      for (const key of keys) pipeline.exists(key);
+      const replies = (await pipeline.exec()) ?? [];
+      return keys.filter((_, i) => Number(replies[i]?.[1]) === 1);
+    },
+
+    async restore(batch) {
+      let restored = 0;
+      const existing: string[] = [];
+      const messages = broker.pipeline();
+      const sets = results.pipeline();
+      const setKeys: string[] = [];
+      const at = now();
+      let run: { list: string; values: string[] } | undefined;
+      const flush = () => {
+        if (run) messages.rpush(run.list, ...run.values);
+        run = undefined;
+      };
+      for (const line of batch) {
+        const record = JSON.parse(line) as CeleryLine;
+        if ('k' in record) {
+          // A result keeps the rest of its ttl; one whose ttl ran out meanwhile is not brought back.
+          const left = record.t > 0 ? record.t - (at - record.a) : -1;
+          if (record.t > 0 && left <= 0) continue;
+          if (left > 0) sets.set(record.k, record.v, 'PX', left, 'NX');
+          else sets.set(record.k, record.v, 'NX');
+          setKeys.push(record.k);
+          continue;
+        }
+        // Consecutive messages of one list go in one RPUSH, in the order given.
+        if (run && run.list !== record.l) flush();
+        run ??= { list: record.l, values: [] };
+        run.values.push(record.m);
+        restored += 1;
+      }
+      flush();
+      if (messages.length > 0) for (const [error] of (await messages.exec()) ?? []) if (error) throw error;
+      if (sets.length > 0) {
+        const replies = (await sets.exec()) ?? [];
+        replies.forEach(([error, reply], i) => {
+          if (error) throw error;
+          if (reply === 'OK') restored += 1;
+          else existing.push(setKeys[i]!);
+        });
+        options.onResultsChanged?.([], true);
+      }
+      return { restored, existing };
+    },
+
+    meta: () => ({ queue: options.queue, lists }),
+
+    batch: { read: 1000, delete: 500 },
+
+    async close() {
+      broker.disconnect();
+      if (results !== broker) results.disconnect();
+    },
+  };
+}
+
+function sampleOf(record: CeleryLine, at: number): { name: string; ageSeconds: number | null } {
+  if ('k' in record) {
+    try {
+      const meta = JSON.parse(record.v) as { name?: unknown; date_done?: unknown };
+      const done =
+        typeof meta.date_done === 'string' ? Date.parse(`${meta.date_done.replace(/Z?$/, 'Z')}`) : Number.NaN;
+      return {
+        name: typeof meta.name === 'string' ? meta.name : '',
+        ageSeconds: Number.isFinite(done) ? Math.max(0, Math.floor((at - done) / 1000)) : null,
+      };
+    } catch {
+      return { name: '', ageSeconds: null };
+    }
+  }
+  try {
+    const message = JSON.parse(record.m) as { headers?: { task?: unknown } };
+    // Messages carry no enqueue time: the age is unknown, not guessed.
+    return { name: typeof message.headers?.task === 'string' ? message.headers.task : '', ageSeconds: null };
+  } catch {
+    return { name: '', ageSeconds: null };
+  }
+}

@@ -1,0 +1,124 @@
+import { newRequestId } from '../approvals/service.js';
+import type { PurgeState } from '../backends/queue-backend.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { Purges } from '../purge/service.js';
+import { parseTarget, resolveTarget } from './parse.js';
+import { requestReply, requireApprovals } from './pause.js';
+import { askSystem } from './timeout.js';
+import type { CommandContext, CommandDefinition, Request } from './types.js';
+
+const STATES: Record<string, PurgeState[]> = {
+  waiting: ['waiting'],
+  failed: ['failed'],
+  delayed: ['delayed'],
+  all: ['waiting', 'failed', 'delayed'],
+};
+
+function requirePurges(ctx: CommandContext): Purges {
+  if (!ctx.purges)
+    throw new OpsError(ErrorCode.NotSupported, {
+      system: 'queue-ops',
+      type: 'read-only',
+      what: messages('en').actions.needsStore,
+    });
+  return ctx.purges;
+}
+
+const actorOf = (request: Request) => ({
+  id: request.actor.id,
+  name: request.actor.name,
+  via: request.via,
+  channel: request.channel,
+});
+
+/** `purge <system>/<queue> [waiting|failed|delayed|all]`: archived first, then deleted; undoable. */
+export const purgeCommand: CommandDefinition = {
+  verb: 'purge',
+  mutating: true,
+  describe: (locale) => messages(locale).purge.purge,
+  async run(ctx, args, request) {
+    const t = messages(request.locale);
+    const usage = t.purge.purge.usage;
+    if (args.length < 1 || args.length > 2)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: args.length ? t.actions.tooMany : t.actions.needsTarget,
+        usage,
+      });
+    const target = parseTarget(args[0]!);
+    if (target.queue === undefined)
+      throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+    const stateWord = (args[1] ?? 'waiting').toLowerCase();
+    const asked = STATES[stateWord];
+    if (!asked)
+      throw new OpsError(ErrorCode.BadArgument, {
+        message: t.purge.badState(args[1]!),
+        valid: t.purge.states,
+      });
+    const approvals = requireApprovals(ctx);
+    const purges = requirePurges(ctx);
+    const { system, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
+    const name = `${system}/${queue}`;
+    const id = newRequestId();
+    const preview = await askSystem(ctx, system, purges.preview(system, queue!, asked, id));
+    const unsupported = Object.entries(preview.unsupported ?? {});
+    // `delayed` alone on Celery: say why there is nothing, rather than ask for an empty purge.
+    if (unsupported.length > 0 && unsupported.length === asked.length)
+      throw new OpsError(ErrorCode.NotSupported, {
+        system,
+        type: ctx.backends.get(system)?.type ?? '?',
+        what: `purge ${stateWord}: ${unsupported.map(([, why]) => t.purge.why(why ?? '')).join('; ')}`,
+      });
+    const states = asked.filter((s) => !preview.unsupported?.[s]);
+    if (preview.total === 0)
+      throw new OpsError(ErrorCode.AlreadyInState, { target: name, state: `empty (${stateWord})` });
+    const byState = Object.entries(preview.byState)
+      .filter(([, count]) => (count ?? 0) > 0)
+      .map(([state, count]) => t.purge.byState(state, count ?? 0))
+      .concat(unsupported.map(([state, why]) => t.purge.unsupported(state, t.purge.why(why ?? ''))))
+      .join(', ');
+    const created = await approvals.submit({
+      id,
+      actor: actorOf(request),
+      action: 'purge',
+      target: name,
+      params: { system, queue, states },
+      preview: t.purge.preview(
+        name,
+        stateWord,
+        preview.total,
+        byState,
+        preview.sample,
+        preview.archivePath,
+        preview.estimatedBytes,
+      ),
+    });
+    return requestReply(created, request, ctx);
+  },
+};
+
+/** `undo <purge-request-id>`: restores a purge from its archive, under `policies.undo`. */
+export const undoCommand: CommandDefinition = {
+  verb: 'undo',
+  mutating: true,
+  describe: (locale) => messages(locale).purge.undo,
+  async run(ctx, args, request) {
+    const t = messages(request.locale);
+    if (args.length !== 1)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: args.length ? t.actions.tooMany : t.actions.needsId,
+        usage: t.purge.undo.usage,
+      });
+    const approvals = requireApprovals(ctx);
+    const purge = await requirePurges(ctx).undoable(args[0]!);
+    const target = `${purge.system}/${purge.queue}`;
+    const created = await approvals.submit({
+      actor: actorOf(request),
+      action: 'undo',
+      target,
+      params: { purgeId: purge.id, system: purge.system, queue: purge.queue },
+      preview: t.purge.undoPreview(purge.id, target, purge.purged, purge.archivePath),
+    });
+    return requestReply(created, request, ctx);
+  },
+};

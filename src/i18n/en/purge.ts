@@ -1,0 +1,71 @@
+const n = (value: number) => value.toLocaleString('en-US');
+
+/** Megabytes with one decimal, or kB below that. */
+const size = (bytes: number) =>
+  bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1000))} kB`;
+
+const age = (seconds: number | null) => {
+  if (seconds === null) return 'age unknown';
+  if (seconds < 90) return `${seconds} s old`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min old`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h old`;
+  return `${Math.round(seconds / 86_400)} d old`;
+};
+
+/** Purge, undo and their progress. */
+export const purge = {
+  purge: {
+    usage: '/queue purge <system>/<queue> [waiting|failed|delayed|all]',
+    summary: 'archive, then delete, the jobs of a queue in one state (default waiting); undoable',
+  },
+  undo: {
+    usage: '/queue undo <purge-request-id>',
+    summary: 'restore a purge from its archive (same ids, data and place)',
+  },
+  states: 'waiting, failed, delayed or all',
+  badState: (value: string) => `\`${value}\` is not a state to purge.`,
+  nothingToPurge: (target: string, states: string) => `${target} has no ${states} jobs; nothing to purge.`,
+  preview: (
+    target: string,
+    states: string,
+    total: number,
+    byState: string,
+    sample: { name: string; ageSeconds: number | null }[],
+    archivePath: string,
+    estimatedBytes: number,
+  ) =>
+    `purge ${target} (${states}): ${n(total)} job${total === 1 ? '' : 's'} will be archived, then deleted` +
+    `${byState ? ` (${byState})` : ''}. Next to go: ${
+      sample.length ? sample.map((s) => `${s.name || '(no name)'} (${age(s.ageSeconds)})`).join(', ') : 'none'
+    }. Archive: ${archivePath}, about ${size(estimatedBytes)}. Undo with \`/queue undo <this request id>\`.`,
+  byState: (state: string, count: number) => `${state} ${n(count)}`,
+  unsupported: (state: string, why: string) => `${state}: ${why}`,
+  undoPreview: (id: string, target: string, purged: number, archivePath: string) =>
+    `undo ${id}: restore ${n(purged)} job${purged === 1 ? '' : 's'} of ${target} from ${archivePath}, with the same ids and place; refused if any id exists again.`,
+  undoUnknown: 'no purge has that id',
+  undoAlready: (by?: string) => `it was already undone${by ? ` (by ${by})` : ''}`,
+  undoRunning: 'it is still running',
+  undoInterrupted:
+    'the undo stopped with its process; part of the archive may be back in Redis: check the queue before undoing again',
+  undoArchiveGone: (at: string) => `its archive was removed by the retention sweep at ${at}`,
+  progress: (verb: string, done: number, total: number, secondsLeft: number | null) => {
+    const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
+    return `${verb}… ${n(done)} of ${n(total)}, ${percent} %${secondsLeft === null ? '' : `, ~${Math.ceil(secondsLeft)} s left`}`;
+  },
+  /** Completes "`system` (type) cannot …" when the bot stops mid-purge. */
+  stoppedForShutdown:
+    'finish this purge while the bot shuts down; the next start finishes it from its archive',
+  purgingVerb: 'Purging',
+  restoringVerb: 'Restoring',
+  resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
+    `Purged ${n(purged)} of ${n(archived)} archived job${archived === 1 ? '' : 's'}${
+      archived > purged ? ` (${n(archived - purged)} had been taken by workers and were left alone)` : ''
+    }. Archive: ${archivePath}. Undo: \`/queue undo ${id}\`.`,
+  resultRestored: (restored: number, purgeId: string) =>
+    `Restored ${n(restored)} job${restored === 1 ? '' : 's'} of purge ${purgeId}.`,
+  /** Why a state cannot be purged, by the backend's reason code. */
+  why: (code: string) =>
+    code === 'EtaTasksLiveInWorkers'
+      ? 'Celery keeps ETA/countdown tasks inside the workers that prefetched them (and in `unacked`), not in a Redis list, so there is nothing delayed to purge'
+      : code,
+};

@@ -1,0 +1,346 @@
+import {
+  type ArchiveManifest,
+  listChunkFiles,
+  readChunk,
+  readManifest,
+  removeFile,
+  verifyArchive,
+  writeChunk,
+  writeManifest,
+} from '../archive/archive.js';
+import type {
+  PurgeState as BackendState,
+  PurgeItem,
+  PurgePlace,
+  QueuePurger,
+} from '../backends/queue-backend.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { PurgeRecord, PurgeStore } from '../store/store.js';
+
+/** How far a purge or an undo has come (the approvals' `ActionProgress`). */
+export interface Progress {
+  done: number;
+  total: number;
+  phase?: string;
+}
+
+export interface EngineDeps {
+  store: PurgeStore;
+  purger: QueuePurger;
+  /** `host:pid` of this process; every write of the purge's row is conditional on it. */
+  owner: string;
+  now?: () => Date;
+  progress?: (update: Progress) => void;
+  signal?: AbortSignal;
+  /** Entries per read call (one short script). Default 500. */
+  readBatch?: number;
+  /** Entries per delete call (one short script). Default 1000. */
+  deleteBatch?: number;
+  /** Entries per archive file: each is fsynced and recorded once. Default 10,000. */
+  chunkSize?: number;
+}
+
+/** The archive of one finished (or failed) purge, as the manifest records it. */
+export interface PurgeOutcome {
+  record: PurgeRecord;
+  manifest: ArchiveManifest;
+}
+
+/**
+ * Runs (or resumes) one purge. For each place, batches are read from where workers take next,
+ * gathered into chunks, and each chunk is written to the archive and fsynced, recorded in the
+ * store, and only then deleted from Redis with a conditional delete. Reading the next batches
+ * overlaps with archiving and deleting the previous chunk; deletes run one call at a time and in
+ * chunk order, so a batch is always at the edge of its list when it is deleted.
+ *
+ * Resuming (after a crash): chunks recorded but not marked deleted are deleted again (the delete
+ * is conditional, so this is idempotent), chunk files the store never recorded are removed (their
+ * jobs never left Redis), and the walk continues until `total` jobs are archived or the places
+ * are empty. So each job is either in Redis or in the archive, never in both, never in neither.
+ */
+export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<PurgeOutcome> {
+  const { store, purger, owner } = deps;
+  const now = deps.now ?? (() => new Date());
+  const readBatch = deps.readBatch ?? purger.batch?.read ?? 500;
+  const deleteBatch = deps.deleteBatch ?? purger.batch?.delete ?? 1000;
+  const chunkSize = deps.chunkSize ?? 10_000;
+  const path = purge.archivePath;
+
+  let archived = purge.archived;
+  let resolved = 0;
+  let seq = purge.chunks;
+  const report = () =>
+    deps.progress?.({ done: resolved, total: Math.max(purge.total, resolved), phase: 'purging' });
+
+  // 1. What a killed run left behind.
+  const recorded = await store.listPurgeChunks(purge.id);
+  const known = new Set(recorded.map((c) => c.file));
+  for (const file of await listChunkFiles(path)) if (!known.has(file)) await removeFile(path, file);
+  for (const chunk of recorded) {
+    if (chunk.deleted) {
+      resolved += chunk.records;
+      continue;
+    }
+    const lines = await readChunk(path, chunk.file);
+    const byPlace = new Map<string, PurgeItem[]>();
+    for (const line of lines) {
+      const { place, identity } = purger.parse(line);
+      const items = byPlace.get(place) ?? [];
+      items.push({ identity, line });
+      byPlace.set(place, items);
+    }
+    let chunkPurged = 0;
+    const skipped: string[] = [];
+    const places = await purger.places(['waiting', 'failed', 'delayed']);
+    for (const [name, items] of byPlace) {
+      const place = places.find((p) => p.name === name) ?? { state: 'waiting', name, kind: 'list', size: 0 };
+      for (let i = 0; i < items.length; i += deleteBatch) {
+        const batch = items.slice(i, i + deleteBatch);
+        const flags = await purger.remove(place as PurgePlace, batch);
+        flags.forEach((ok, j) => {
+          if (ok) chunkPurged++;
+          else skipped.push(batch[j]!.identity);
+        });
+      }
+    }
+    // What the killed run deleted is gone from where it was, so it reads as "not removed now";
+    // those are purged all the same unless a worker holds them (their identity still exists).
+    const stillThere = new Set(
+      await purger.conflicts(lines.filter((l) => skipped.includes(purger.parse(l).identity))),
+    );
+    const reallySkipped = skipped.filter((id) => stillThere.has(id));
+    chunkPurged = chunk.records - reallySkipped.length;
+    await store.markPurgeChunk(purge.id, chunk.seq, { purged: chunkPurged, skipped: reallySkipped });
+    resolved += chunk.records;
+  }
+  report();
+
+  // 2. The walk.
+  const seen = new Set<string>();
+  let failure: unknown;
+  let recordChain: Promise<void> = Promise.resolve();
+  let deleteChain: Promise<void> = Promise.resolve();
+  const inFlight: Promise<void>[] = [];
+  const places = await purger.places(purge.states as BackendState[]);
+
+  const touch = async (patch: Partial<PurgeRecord>) => {
+    const at = now().toISOString();
+    const updated = await store.updatePurge(
+      purge.id,
+      ['archiving'],
+      { ...patch, heartbeatAt: at, updatedAt: at },
+      owner,
+    );
+    // Another process took the purge over (it took this one for dead): stop at once.
+    if (!updated) throw new Error(`purge ${purge.id} is no longer owned by ${owner}`);
+  };
+
+  const flush = (place: PurgePlace, counter: { outstanding: number }, items: PurgeItem[]) => {
+    const mySeq = ++seq;
+    const written = writeChunk(
+      path,
+      mySeq,
+      items.map((i) => i.line),
+    );
+    const recordedNow = recordChain.then(async () => {
+      const file = await written;
+      await store.addPurgeChunk({
+        purgeId: purge.id,
+        seq: mySeq,
+        file: file.name,
+        sha256: file.sha256,
+        bytes: file.bytes,
+        records: file.records,
+        deleted: false,
+        purged: 0,
+        skipped: [],
+      });
+      archived += items.length;
+      await touch({ chunks: mySeq, archived });
+    });
+    recordChain = recordedNow;
+    const done = Promise.all([deleteChain, recordedNow]).then(async () => {
+      let chunkPurged = 0;
+      const skipped: string[] = [];
+      for (let i = 0; i < items.length; i += deleteBatch) {
+        const batch = items.slice(i, i + deleteBatch);
+        const flags = await purger.remove(place, batch);
+        flags.forEach((ok, j) => {
+          if (ok) chunkPurged++;
+          else skipped.push(batch[j]!.identity);
+        });
+        counter.outstanding -= batch.length;
+        resolved += batch.length;
+        report();
+      }
+      await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
+    });
+    deleteChain = done.catch((error: unknown) => {
+      failure ??= error;
+    });
+    inFlight.push(deleteChain);
+  };
+
+  // Jobs counted when the purge started are what it takes: producers adding more meanwhile do not
+  // keep it running forever.
+  let readTotal = purge.archived;
+
+  for (const place of places) {
+    const counter = { outstanding: 0 };
+    let buffer: PurgeItem[] = [];
+    let taken = 0;
+    // Result keys are a list fixed at the start: walked by position, whatever each read finds.
+    let keysCursor = 0;
+    const drain = async () => {
+      if (buffer.length > 0) {
+        flush(place, counter, buffer);
+        buffer = [];
+      }
+      await deleteChain;
+    };
+    for (;;) {
+      if (failure) throw failure;
+      if (deps.signal?.aborted) break;
+      const consumed = place.kind === 'keys' ? keysCursor : taken;
+      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal);
+      if (want <= 0) break;
+      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding;
+      const items = await purger.read(place, offset, want);
+      if (place.kind === 'keys') keysCursor += want;
+      const fresh = items.filter((i) => !seen.has(i.identity));
+      if (fresh.length === 0) {
+        if (place.kind === 'keys') continue;
+        if (counter.outstanding === 0) break;
+        // Everything there is already on its way out: let the deletes catch up, read again.
+        await drain();
+        continue;
+      }
+      for (const item of fresh) seen.add(item.identity);
+      buffer.push(...fresh);
+      counter.outstanding += fresh.length;
+      taken += fresh.length;
+      readTotal += fresh.length;
+      if (buffer.length >= chunkSize) {
+        flush(place, counter, buffer);
+        buffer = [];
+        // At most two chunks on their way out: memory stays bounded whatever the queue's size.
+        while (inFlight.length > 2) await inFlight.shift();
+      }
+    }
+    await drain();
+    inFlight.length = 0;
+    if (failure) throw failure;
+    if (deps.signal?.aborted) break;
+  }
+  await recordChain;
+  await deleteChain;
+  if (failure) throw failure;
+  if (deps.signal?.aborted) {
+    throw new OpsError(ErrorCode.NotSupported, {
+      system: purge.system,
+      type: purge.backend,
+      what: messages('en').purge.stoppedForShutdown,
+    });
+  }
+  report();
+  return await finishPurge(purge, deps, 'done');
+}
+
+/** Writes the manifest from the recorded chunks and moves the purge to `state`. */
+export async function finishPurge(
+  purge: PurgeRecord,
+  deps: Pick<EngineDeps, 'store' | 'purger' | 'owner' | 'now'>,
+  state: 'done' | 'failed',
+  error?: string,
+): Promise<PurgeOutcome> {
+  const now = deps.now ?? (() => new Date());
+  const chunks = await deps.store.listPurgeChunks(purge.id);
+  const files = chunks.map((c) => ({
+    name: c.file,
+    records: c.records,
+    purged: c.deleted ? c.purged : 0,
+    skipped: c.skipped,
+    sha256: c.sha256,
+    bytes: c.bytes,
+  }));
+  const archived = files.reduce((n, f) => n + f.records, 0);
+  const purged = files.reduce((n, f) => n + f.purged, 0);
+  const finishedAt = now().toISOString();
+  const manifest: ArchiveManifest = {
+    version: 1,
+    purgeId: purge.id,
+    system: purge.system,
+    type: purge.backend,
+    queue: purge.queue,
+    states: purge.states,
+    createdAt: purge.createdAt,
+    finishedAt,
+    files,
+    counts: { archived, purged, skipped: archived - purged },
+    meta: deps.purger.meta(),
+  };
+  await writeManifest(purge.archivePath, manifest);
+  const record = await deps.store.updatePurge(
+    purge.id,
+    ['archiving'],
+    {
+      state,
+      archived,
+      purged,
+      chunks: chunks.length ? chunks[chunks.length - 1]!.seq : 0,
+      finishedAt,
+      updatedAt: finishedAt,
+      heartbeatAt: finishedAt,
+      ...(error ? { error } : {}),
+    },
+    deps.owner,
+  );
+  if (!record) throw new Error(`purge ${purge.id} is no longer owned by ${deps.owner}`);
+  return { record, manifest };
+}
+
+/**
+ * Undo: checks every archive file against the manifest (a mismatch refuses, naming the file),
+ * then every job id against Redis (any that exists again refuses, naming them: nothing is
+ * overwritten), then restores: files last to first, lines last to first, so that list order
+ * comes back exactly (the oldest job ends up where a worker takes next, as before).
+ */
+export async function runUndo(
+  purge: PurgeRecord,
+  deps: Pick<EngineDeps, 'purger' | 'progress'> & { batch?: number },
+): Promise<{ restored: number; existing: string[] }> {
+  const manifest = await readManifest(purge.archivePath);
+  await verifyArchive(purge.archivePath, manifest);
+  const batch = deps.batch ?? 1000;
+  const total = manifest.counts.purged;
+  const restorable = async (name: string, skipped: string[]) => {
+    const skip = new Set(skipped);
+    const lines = await readChunk(purge.archivePath, name);
+    return skip.size === 0 ? lines : lines.filter((l) => !skip.has(deps.purger.parse(l).identity));
+  };
+  const conflicts: string[] = [];
+  let checked = 0;
+  for (const file of manifest.files) {
+    const lines = await restorable(file.name, file.skipped);
+    for (let i = 0; i < lines.length; i += batch)
+      conflicts.push(...(await deps.purger.conflicts(lines.slice(i, i + batch))));
+    checked += lines.length;
+    deps.progress?.({ done: 0, total, phase: `checking ${checked}` });
+  }
+  if (conflicts.length > 0) {
+    throw new OpsError(ErrorCode.UndoConflict, { count: conflicts.length, ids: conflicts.slice(0, 10) });
+  }
+  let restored = 0;
+  const existing: string[] = [];
+  for (const file of [...manifest.files].reverse()) {
+    const lines = (await restorable(file.name, file.skipped)).reverse();
+    for (let i = 0; i < lines.length; i += batch) {
+      const outcome = await deps.purger.restore(lines.slice(i, i + batch));
+      restored += outcome.restored;
+      existing.push(...outcome.existing);
+      deps.progress?.({ done: restored, total, phase: 'restoring' });
+    }
+  }
+  return { restored, existing };
+}

@@ -1,0 +1,344 @@
+import { hostname } from 'node:os';
+import type { ActionProgress, AuditRecorder, ExecutionContext } from '../approvals/service.js';
+import {
+  archivePathFor,
+  archivesOlderThan,
+  createArchiveDir,
+  readManifest,
+  removeArchive,
+  verifyArchive,
+} from '../archive/archive.js';
+import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-backend.js';
+import type { BackendRegistry } from '../commands/types.js';
+import type { Config } from '../config/schema.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { ActionRequest, PurgeRecord, Store } from '../store/store.js';
+import { finishPurge, runPurge, runUndo } from './engine.js';
+
+/** What `purge` answers with in `data.request.result` (README: the CLI contract). */
+export interface PurgeResult {
+  purged: number;
+  archived: number;
+  purgeId: string;
+  archivePath: string;
+}
+
+export interface UndoResult {
+  restored: number;
+  purgeId: string;
+  archivePath: string;
+}
+
+export interface Purges {
+  /** The preview a purge request shows: exact counts, a sample, where it will be archived. */
+  preview(
+    system: string,
+    queue: string,
+    states: PurgeState[],
+    purgeId: string,
+  ): Promise<PurgePreview & { archivePath: string }>;
+  /** The approved purge, run by the approvals service. */
+  execute(request: ActionRequest, run: ExecutionContext): Promise<PurgeResult>;
+  /** The purge an undo would restore, checked (state, archive kept, checksums). */
+  undoable(purgeId: string): Promise<PurgeRecord>;
+  undo(request: ActionRequest, run: ExecutionContext): Promise<UndoResult>;
+  /**
+   * Purges whose process died (SIGKILL, a crashed replica) are finished from their archive and
+   * store cursor; the audit says so. Run at every start of the bot and of the command line.
+   */
+  recover(): Promise<PurgeRecord[]>;
+  /** At most once a day (whoever runs first): archives older than `archive.retentionDays` go. */
+  sweepRetention(): Promise<string[] | undefined>;
+}
+
+export interface PurgesDeps {
+  store: Store;
+  audit: AuditRecorder;
+  config: Pick<Config, 'archive'>;
+  backends: () => BackendRegistry;
+  logger?: Logger;
+  now?: () => Date;
+  /** `host:pid`; injectable for tests. */
+  owner?: string;
+  /** Engine sizes (tests use small ones to make many chunks). */
+  chunkSize?: number;
+  /** How long without a heartbeat a purge owned by another host is taken for dead. Default 60 s. */
+  staleAfterMs?: number;
+}
+
+const DAY_MS = 86_400_000;
+const SYSTEM_ACTOR = { actorId: 'queue-ops', actorName: 'queue-ops', via: 'cli' as const };
+
+/** Is the process `host:pid` gone? Only answerable on this host; elsewhere, staleness decides. */
+function ownerGone(owner: string | undefined): boolean | undefined {
+  if (!owner) return true;
+  const at = owner.lastIndexOf(':');
+  const host = owner.slice(0, at);
+  const pid = Number(owner.slice(at + 1));
+  if (host !== hostname() || !Number.isInteger(pid)) return undefined;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+export function createPurges(deps: PurgesDeps): Purges {
+  const now = deps.now ?? (() => new Date());
+  const owner = deps.owner ?? `${hostname()}:${process.pid}`;
+  const t = messages('en').purge;
+
+  async function purgerFor(system: string, queue: string): Promise<QueuePurger> {
+    const backend = deps.backends().get(system);
+    if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: deps.backends().names() });
+    if (!backend.caps.purge || !backend.purger)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'purge' });
+    return await backend.purger(queue);
+  }
+
+  const progressOf = (run: ExecutionContext) => (update: ActionProgress) => run.progress(update);
+
+  async function resume(purge: PurgeRecord, run?: ExecutionContext) {
+    const purger = await purgerFor(purge.system, purge.queue);
+    const engine = {
+      store: deps.store,
+      purger,
+      owner,
+      now,
+      chunkSize: deps.chunkSize,
+      ...(run ? { progress: progressOf(run), signal: run.signal } : {}),
+    };
+    try {
+      return await runPurge(purge, engine);
+    } catch (error) {
+      // Shutting down: leave it to the next start, owned by nobody so it is taken at once.
+      if (run?.signal.aborted) {
+        await deps.store.updatePurge(purge.id, ['archiving'], { owner: undefined }, owner);
+      } else {
+        const current = await deps.store.getPurge(purge.id);
+        if (current?.state === 'archiving' && current.owner === owner) {
+          const reason = error instanceof OpsError ? error.code : String((error as Error)?.message ?? error);
+          await finishPurge(current, engine, 'failed', reason).catch(() => undefined);
+        }
+      }
+      throw error;
+    } finally {
+      await purger.close();
+    }
+  }
+
+  const resultOf = (record: PurgeRecord): PurgeResult => ({
+    purged: record.purged,
+    archived: record.archived,
+    purgeId: record.id,
+    archivePath: record.archivePath,
+  });
+
+  return {
+    async preview(system, queue, states, purgeId) {
+      const purger = await purgerFor(system, queue);
+      try {
+        const preview = await purger.preview(states);
+        return { ...preview, archivePath: archivePathFor(deps.config.archive.dir, purgeId) };
+      } finally {
+        await purger.close();
+      }
+    },
+
+    async execute(request, run) {
+      const system = String(request.params.system);
+      const queue = String(request.params.queue);
+      const states = (request.params.states as PurgeState[]) ?? ['waiting'];
+      const purger = await purgerFor(system, queue);
+      let total: number;
+      let backend: string;
+      try {
+        total = (await purger.places(states)).reduce((n, p) => n + p.size, 0);
+        backend = deps.backends().get(system)!.type;
+      } finally {
+        await purger.close();
+      }
+      const archivePath = archivePathFor(deps.config.archive.dir, request.id);
+      await createArchiveDir(archivePath);
+      const at = now().toISOString();
+      const purge: PurgeRecord = {
+        id: request.id,
+        system,
+        queue,
+        backend,
+        states,
+        state: 'archiving',
+        archivePath,
+        total,
+        chunks: 0,
+        archived: 0,
+        purged: 0,
+        owner,
+        heartbeatAt: at,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await deps.store.createPurge(purge);
+      const { record } = await resume(purge, run);
+      return resultOf(record);
+    },
+
+    async undoable(purgeId) {
+      const purge = await deps.store.getPurge(purgeId);
+      const refuse = (reason: string) => new OpsError(ErrorCode.NotUndoable, { id: purgeId, reason });
+      if (!purge) throw refuse(t.undoUnknown);
+      if (purge.state === 'undone' || purge.state === 'rolled-back')
+        throw refuse(t.undoAlready(purge.undoneBy));
+      if (purge.state === 'archiving' || purge.state === 'undoing') throw refuse(t.undoRunning);
+      if (purge.archiveRemovedAt) throw refuse(t.undoArchiveGone(purge.archiveRemovedAt));
+      const manifest = await readManifest(purge.archivePath);
+      await verifyArchive(purge.archivePath, manifest);
+      return purge;
+    },
+
+    async undo(request, run) {
+      const purgeId = String(request.params.purgeId);
+      const purge = await this.undoable(purgeId);
+      const claimed = await deps.store.updatePurge(purgeId, ['done', 'failed'], {
+        state: 'undoing',
+        owner,
+        updatedAt: now().toISOString(),
+      });
+      if (!claimed) throw new OpsError(ErrorCode.NotUndoable, { id: purgeId, reason: t.undoRunning });
+      const purger = await purgerFor(purge.system, purge.queue);
+      try {
+        const { restored } = await runUndo(purge, { purger, progress: progressOf(run) });
+        const at = now().toISOString();
+        await deps.store.updatePurge(purgeId, ['undoing'], {
+          state: 'undone',
+          undoneBy: request.id,
+          updatedAt: at,
+        });
+        return { restored, purgeId, archivePath: purge.archivePath };
+      } catch (error) {
+        // Refused before anything was written (checksum, ids that exist again): undoable later.
+        await deps.store.updatePurge(purgeId, ['undoing'], {
+          state: purge.state,
+          updatedAt: now().toISOString(),
+        });
+        throw error;
+      } finally {
+        await purger.close();
+      }
+    },
+
+    async recover() {
+      const out: PurgeRecord[] = [];
+      const staleBefore = now().getTime() - (deps.staleAfterMs ?? 60_000);
+      for (const purge of await deps.store.listPurges({ states: ['archiving'] })) {
+        const gone = ownerGone(purge.owner);
+        const stale = Date.parse(purge.heartbeatAt ?? purge.updatedAt) < staleBefore;
+        if (gone === false || (gone === undefined && !stale)) continue;
+        const claimed = await deps.store.updatePurge(
+          purge.id,
+          ['archiving'],
+          { owner, heartbeatAt: now().toISOString() },
+          purge.owner ?? null,
+        );
+        if (!claimed) continue;
+        deps.logger?.warn({ purgeId: purge.id, owner: purge.owner }, 'finishing a purge whose process died');
+        try {
+          const { record } = await resume(claimed);
+          await deps.audit.record({
+            ...SYSTEM_ACTOR,
+            action: 'purge.recovered',
+            target: `${purge.system}/${purge.queue}`,
+            params: { request: purge.id, diedOwner: purge.owner ?? null, ...resultOf(record) },
+            outcome: 'finished',
+          });
+          await settleRequest(purge.id, resultOf(record));
+          out.push(record);
+        } catch (error) {
+          const reason = error instanceof OpsError ? error.code : String((error as Error)?.message ?? error);
+          await deps.audit.record({
+            ...SYSTEM_ACTOR,
+            action: 'purge.recovered',
+            target: `${purge.system}/${purge.queue}`,
+            params: { request: purge.id, diedOwner: purge.owner ?? null },
+            outcome: 'failed',
+            error: reason,
+          });
+          deps.logger?.error(
+            { err: error, purgeId: purge.id },
+            'could not finish a purge whose process died',
+          );
+        }
+      }
+      // An undo whose process died may have restored part of the archive: it is not redone
+      // (Celery messages have no id to tell which went back); the purge becomes undoable again,
+      // where BullMQ then refuses naming the ids already back, and the audit says so.
+      for (const purge of await deps.store.listPurges({ states: ['undoing'] })) {
+        if (ownerGone(purge.owner) !== true) continue;
+        const released = await deps.store.updatePurge(
+          purge.id,
+          ['undoing'],
+          { state: 'done', owner: undefined, updatedAt: now().toISOString() },
+          purge.owner ?? null,
+        );
+        if (!released) continue;
+        await deps.audit.record({
+          ...SYSTEM_ACTOR,
+          action: 'undo.recovered',
+          target: `${purge.system}/${purge.queue}`,
+          params: { purge: purge.id, diedOwner: purge.owner ?? null },
+          outcome: 'interrupted',
+          error: t.undoInterrupted,
+        });
+      }
+      return out;
+    },
+
+    async sweepRetention() {
+      const at = now();
+      const due = await deps.store.claimPeriodic(
+        'archive-retention',
+        at.toISOString(),
+        new Date(at.getTime() - DAY_MS).toISOString(),
+      );
+      if (!due) return undefined;
+      const cutoff = new Date(at.getTime() - deps.config.archive.retentionDays * DAY_MS);
+      const removed: string[] = [];
+      for (const name of await archivesOlderThan(deps.config.archive.dir, cutoff)) {
+        const purge = await deps.store.getPurge(name);
+        if (purge && (purge.state === 'archiving' || purge.state === 'undoing')) continue;
+        await removeArchive(deps.config.archive.dir, name);
+        if (purge) await deps.store.updatePurge(name, [purge.state], { archiveRemovedAt: at.toISOString() });
+        removed.push(name);
+      }
+      // Audited when it removed something; a daily run that found nothing to remove is only logged.
+      if (removed.length === 0) {
+        deps.logger?.debug({ cutoff: cutoff.toISOString() }, 'archive retention: nothing to remove');
+        return removed;
+      }
+      await deps.audit.record({
+        ...SYSTEM_ACTOR,
+        action: 'archive.retention',
+        target: deps.config.archive.dir,
+        params: { retentionDays: deps.config.archive.retentionDays, removed },
+        outcome: 'ok',
+      });
+      return removed;
+    },
+  };
+
+  /** The request of a purge finished at recovery says so, whatever the dead process left it as. */
+  async function settleRequest(id: string, result: PurgeResult) {
+    const at = now().toISOString();
+    await deps.store.transitionRequest(id, ['executing', 'interrupted', 'failed'], {
+      status: 'done',
+      result: { ...result },
+      error: undefined,
+      finishedAt: at,
+      updatedAt: at,
+    });
+  }
+}

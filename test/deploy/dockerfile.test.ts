@@ -1,0 +1,47 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * No Docker engine runs here, so the Dockerfile is checked for what the issue asks of it and
+ * for the files its build needs actually existing in the repository.
+ */
+const root = join(import.meta.dirname, '../..');
+const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+const instructions = dockerfile
+  .replace(/\\\n\s*/g, ' ')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
+
+describe('Dockerfile', () => {
+  it('is multi-stage on the official Node 20 slim image', () => {
+    const froms = instructions.filter((l) => l.startsWith('FROM '));
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const from of froms) expect(from).toMatch(/^FROM node:20-slim\b/);
+  });
+
+  it('ships production dependencies only and runs as a non-root user with a HEALTHCHECK', () => {
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    const users = instructions.filter((l) => l.startsWith('USER '));
+    expect(users.at(-1)).toMatch(/^USER (?!root\b|0\b)\S+/);
+    expect(instructions.some((l) => /^HEALTHCHECK .*\/healthz/.test(l))).toBe(true);
+  });
+
+  it('copies only files that exist, and runs what the build produces', () => {
+    for (const line of instructions.filter((l) => l.startsWith('COPY ') && !l.includes('--from='))) {
+      const sources = line.split(/\s+/).slice(1, -1);
+      for (const source of sources) {
+        // `tsconfig*.json`: the glob matches at least tsconfig.json.
+        const matches = existsSync(join(root, source.replace('*', '')));
+        expect(matches, `${line}: ${source}`).toBe(true);
+      }
+    }
+    expect(dockerfile).toMatch(/RUN npm run build/);
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(pkg.scripts.start).toContain('dist/main.js');
+    expect(instructions.at(-1)).toContain('dist/main.js');
+  });
+});

@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { priorityKeys } from '../../src/backends/celery/keys.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+
+const QUEUE = 'celery:notification_sending';
+const TARGET = `zeus/${QUEUE}`;
+const LISTS = priorityKeys(
+  { globalKeyprefix: '', prioritySteps: [0, 3, 6, 9], separator: '\x06\x16', fanoutPrefix: true, db: 0 },
+  QUEUE,
+);
+
+describe('purge and undo of a Celery queue, with a real worker', () => {
+  let server: PrivateRedis;
+  let redis: Redis;
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+  const as = (user: string, ...words: string[]) =>
+    runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
+
+  beforeAll(async () => {
+    // A Redis of its own: the test reads whole keyspaces and no other file shares its worker's DB.
+    server = await startPrivateRedis();
+    redis = new Redis(server.url);
+    tmp = tempDir('celery-purge');
+    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      'roles:',
+      '  admin: [U0BOB, U0ERIN]',
+      'archive:',
+      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
+      'systems:',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: ${JSON.stringify(`${server.url}/0`)}`,
+      `    queues: [${JSON.stringify(QUEUE)}]`,
+      '    inspectTimeoutMs: 2000',
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+    tmp?.remove();
+  });
+
+  it('waiting messages and failures go to the archive and come back exactly, and the worker then runs them', async () => {
+    const brokerUrl = `${server.url}/0`;
+    // Three real failures, stored by a real worker with result_extended (so they name the queue).
+    const failer = await startCeleryWorker({ brokerUrl, queues: [QUEUE], name: 'zeus-purge-fail' });
+    const failed = await publishCelery(
+      { brokerUrl },
+      [1, 2, 3].map((n) => ({ task: 'tasks.boom', args: [`gateway ${n} down`], queue: QUEUE, wait: true })),
+    );
+    await failer.stop();
+    const waiting = await publishCelery(
+      { brokerUrl },
+      Array.from({ length: 40 }, (_, n) => ({
+        task: 'tasks.add',
+        args: [n, 1],
+        queue: QUEUE,
+        priority: n % 2 ? 0 : 6,
+      })),
+    );
+    const lists = async () => Promise.all(LISTS.map((key) => redis.lrange(key, 0, -1)));
+    const results = async () => Promise.all(failed.ids.map((id) => redis.get(`celery-task-meta-${id}`)));
+    const before = { lists: await lists(), results: await results() };
+    expect(before.lists.flat()).toHaveLength(40);
+    expect(before.results.every((r) => r?.includes('FAILURE'))).toBe(true);
+
+    const asked = await as('U0BOB', 'purge', TARGET, 'all');
+    expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+    const pending = requestOf(asked);
+    expect(pending.preview).toContain('43 jobs will be archived');
+    expect(pending.preview).toContain('tasks.add');
+    expect(pending.preview).toContain('nothing delayed to purge');
+    expect(pending.preview).not.toContain('gateway');
+
+    const done = requestOf(await as('U0ERIN', 'approve', pending.id));
+    expect(done).toMatchObject({ status: 'done', result: { purged: 43, archived: 43, purgeId: pending.id } });
+    expect((await lists()).flat()).toEqual([]);
+    expect(await results()).toEqual([null, null, null]);
+
+    const undo = requestOf(await as('U0BOB', 'undo', pending.id));
+    const restored = requestOf(await as('U0ERIN', 'approve', undo.id));
+    expect(restored).toMatchObject({ status: 'done', result: { restored: 43 } });
+    expect(await lists()).toEqual(before.lists);
+    expect(await results()).toEqual(before.results);
+
+    const worker = await startCeleryWorker({ brokerUrl, queues: [QUEUE], name: 'zeus-purge-run' });
+    try {
+      const deadline = Date.now() + 60_000;
+      let stored: (string | null)[] = [];
+      while (Date.now() < deadline) {
+        stored = await Promise.all(waiting.ids.map((id) => redis.get(`celery-task-meta-${id}`)));
+        if (stored.every((s) => s?.includes('SUCCESS'))) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(stored.filter((s) => s?.includes('SUCCESS'))).toHaveLength(40);
+    } finally {
+      await worker.stop();
+    }
+  }, 180_000);
+
+  it('delayed alone is refused in one line saying where Celery keeps ETA tasks', async () => {
+    const run = await as('U0BOB', 'purge', TARGET, 'delayed');
+    expect(run.code).toBe(1);
+    expect(jsonOf(run).error?.message).toContain('inside the workers');
+  }, 30_000);
+});

@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { readChunk } from '../../src/archive/archive.js';
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
+/** Jobs in the killed purge; PURGE_KILL_N=200000 runs the issue's full size. */
+const N = Number(process.env.PURGE_KILL_N ?? 50_000);
+
+describe('a purge killed with SIGKILL halfway', () => {
+  const redisUrl = inject('redisUrl');
+  let prefix: string;
+  let redis: Redis;
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+  const archiveDir = () => join(tmp.dir, 'archive');
+
+  beforeEach(async () => {
+    prefix = randomName('qk');
+    redis = new Redis(redisUrl);
+    tmp = tempDir('kill');
+    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      'roles:',
+      '  admin: [U0BOB, U0ERIN]',
+      'archive:',
+      `  dir: ${JSON.stringify(archiveDir())}`,
+      'systems:',
+      '  - name: hs',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+    ]);
+  });
+
+  afterEach(async () => {
+    redis?.disconnect();
+    await deletePrefix(redisUrl, prefix);
+    tmp?.remove();
+  });
+
+  it(`is finished from its archive by the next command-line run: Redis + archive hold the ${N.toLocaleString('en-US')} jobs once each`, async () => {
+    await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
+    const asked = requestOf(
+      await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'purge', 'hs/events']),
+    );
+    const archive = join(archiveDir(), asked.id);
+
+    // The approver's command line runs the purge; it is killed once two chunks are on disk.
+    const child = spawn(
+      process.execPath,
+      [BIN, '--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+        stdio: 'ignore',
+      },
+    );
+    const exited = new Promise<NodeJS.Signals | null>((done) =>
+      child.once('exit', (_code, signal) => done(signal)),
+    );
+    const deadline = Date.now() + 60_000;
+    while (!(existsSync(archive) && readdirSync(archive).filter((f) => f.startsWith('chunk-')).length >= 2)) {
+      if (Date.now() > deadline) throw new Error('the purge never wrote two chunks');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+
+    const db = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });
+    const row = db.prepare('SELECT state, owner FROM purges WHERE id = ?').get(asked.id) as { state: string };
+    db.close();
+    expect(row.state).toBe('archiving');
+    const leftAtKill = await redis.llen(`${prefix}:events:wait`);
+    expect(leftAtKill).toBeGreaterThan(0);
+    expect(leftAtKill).toBeLessThan(N);
+
+    // The next command line that opens the store finishes it.
+    const next = await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'pending']);
+    expect(next.code, next.stdout + next.stderr).toBe(0);
+
+    const inRedis = await redis.lrange(`${prefix}:events:wait`, 0, -1);
+    const archived: string[] = [];
+    for (const file of readdirSync(archive)
+      .filter((f) => f.startsWith('chunk-'))
+      .sort())
+      for (const line of await readChunk(archive, file))
+        archived.push((JSON.parse(line) as { id: string }).id);
+    const all = [...inRedis, ...archived];
+    expect(all).toHaveLength(N);
+    expect(new Set(all).size).toBe(N);
+    expect(inRedis).toHaveLength(0);
+
+    const audit = jsonOf(
+      await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'audit', '50']),
+    );
+    const entries = (
+      audit.data as { entries: { action: string; outcome: string; params?: Record<string, unknown> }[] }
+    ).entries;
+    expect(entries.find((e) => e.action === 'purge.recovered')).toMatchObject({
+      outcome: 'finished',
+      params: expect.objectContaining({ request: asked.id, purged: N, archived: N }),
+    });
+    const after = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });
+    const stored = after
+      .prepare('SELECT status, result FROM approval_requests WHERE id = ?')
+      .get(asked.id) as {
+      status: string;
+      result: string;
+    };
+    after.close();
+    expect(stored.status).toBe('done');
+    expect(JSON.parse(stored.result)).toMatchObject({ purged: N, archived: N, purgeId: asked.id });
+  }, 180_000);
+});
