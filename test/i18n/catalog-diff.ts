@@ -102,6 +102,7 @@ function probe(name: string, used: Set<string>): unknown {
       if (key === 'length') return 2;
       if (['join', 'toLocaleString', 'toFixed', 'toString', 'trim', 'slice'].includes(key))
         return () => marker;
+      if (key === 'split') return () => [marker];
       if (key === 'map' || key === 'filter') {
         return (cb: (v: unknown, i: number) => unknown) => [cb(probe(`${name}[]`, used), 0)];
       }

@@ -78,6 +78,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   KubernetesNotFound: (p) =>
     `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
   ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
+  ArchiveInvalid: (p) =>
+    `${p.path} arşivine güvenilemez: \`${p.file}\` ${p.problem === 'checksum' ? 'manifestin söylediği dosya değil (sha256 uyuşmuyor)' : p.problem}; hiçbir şey geri yüklenmedi.`,
+  UndoConflict: (p) =>
+    `Geri alma reddedildi: ${p.count} iş id’si yeniden var (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); hiçbir şeyin üzerine yazılmadı, hiçbir şey geri yüklenmedi.`,
+  NotUndoable: (p) => `\`${p.id}\` geri alınamaz: ${p.reason}.`,
 };
 
 export const errors: Catalog['errors'] = {

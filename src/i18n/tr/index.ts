@@ -11,6 +11,7 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { purge } from './purge.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -35,6 +36,7 @@ export const tr: Catalog = {
   guards,
   help,
   scale,
+  purge,
   slack,
   status,
   workers,
