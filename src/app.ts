@@ -361,7 +361,15 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     if (!app) throw new Error('actions ran before the app was composed');
     return app.backends;
   };
-  const purges = createPurges({ store, audit, config, backends: backendsOfApp, logger, now });
+  const purges = createPurges({
+    store,
+    audit,
+    config,
+    backends: backendsOfApp,
+    logger,
+    now,
+    locale: config.locale,
+  });
   const approvals = createApprovals({
     store,
     audit,
