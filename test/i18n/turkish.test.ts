@@ -4,10 +4,12 @@ import { dlqMessage } from '../../src/blocks/dlq.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import { statusMessage } from '../../src/blocks/status.js';
 import { validateMessage } from '../../src/blocks/validate.js';
+import { alertMessage } from '../../src/escalation/blocks.js';
 import type { ActionRequest } from '../../src/store/store.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { dlqSample, failedJobs, NOW, pushizoStatus, queue } from '../blocks/fixtures.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { sampleAlert } from '../store/escalation-contract.js';
 
 const redisUrl = inject('redisUrl');
 
@@ -87,6 +89,48 @@ describe('locale: tr, the message builders', () => {
     expect(out.text).toContain('15 dakika sonra');
     expect(out.text).toContain('Onaylar: 0 / 1');
     expect(out.buttons.map((b) => b.label)).toEqual(['Onayla', 'Reddet']);
+  });
+});
+
+describe('locale: tr, an escalation alert', () => {
+  it('reads in Turkish with tr-TR numbers and decimals, Üstlen/Ertele buttons', () => {
+    const now = new Date('2030-01-01T10:12:00.000Z');
+    const settings = { clearAfterSamples: 2, escalateTo: ['S0PLATFORM'] };
+    const m = alertMessage(
+      sampleAlert({ value: 150_234, threshold: 100_000, series: [1, 5, 9], minutesToDrain: 45.2 }),
+      'tr',
+      now,
+      settings,
+    );
+    expect(validateMessage(m)).toEqual([]);
+    const out = renderText(m);
+    expect(out.text).toContain('150.234');
+    expect(out.text).toContain('100.000');
+    expect(out.text).toContain('üstünde');
+    expect(out.text).toContain('bu hızla boşalması 45 dk sürer');
+    expect(out.buttons.map((b) => b.label)).toEqual([
+      'Üstlen',
+      '30 dk ertele',
+      '2 sa ertele',
+      'DLQ’yu göster',
+      'Ölçekle…',
+    ]);
+    const ratio = renderText(
+      alertMessage(
+        sampleAlert({
+          subject: 'pushizo',
+          queue: undefined,
+          metric: 'redisMemoryRatio',
+          value: 0.93,
+          threshold: 0.85,
+        }),
+        'tr',
+        now,
+        settings,
+      ),
+    ).text;
+    expect(ratio).toContain('0,93');
+    expect(ratio).toContain('0,85');
   });
 });
 
