@@ -1,5 +1,32 @@
+import type { Locale as DateFnsLocale } from 'date-fns';
 import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
-import { type Locale, localeFormat, messages } from '../i18n/index.js';
+import { enUS } from 'date-fns/locale/en-US';
+import { tr as trDates } from 'date-fns/locale/tr';
+import { type Locale, messages } from '../i18n/index.js';
+
+// Here, not in src/i18n: the catalogs alone (`queue-ops --help`) must not load date-fns.
+/** How numbers, dates and relative times are written in a locale. */
+export interface LocaleFormat {
+  /** The BCP 47 tag for Intl (`48,000` in en-US, `48.000` in tr-TR). */
+  intl: string;
+  /** date-fns' locale for relative times and distances ("5 dakika önce"). */
+  dates: DateFnsLocale;
+  /**
+   * Whether "how long ago" is written in date-fns' words ("5 dakika önce") rather than the compact
+   * units of the catalog (`5m 3s ago`): the English tables keep their compact column, the Turkish
+   * ones read the way the runbooks write.
+   */
+  relativeInWords: boolean;
+}
+
+const formats: Record<Locale, LocaleFormat> = {
+  en: { intl: 'en-US', dates: enUS, relativeInWords: false },
+  tr: { intl: 'tr-TR', dates: trDates, relativeInWords: true },
+};
+
+export function localeFormat(locale: Locale): LocaleFormat {
+  return formats[locale];
+}
 
 // Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.
 const numberFormats = new Map<string, Intl.NumberFormat>();
