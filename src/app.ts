@@ -21,6 +21,8 @@ import { retryCommand } from './commands/retry.js';
 import { failCommand, revokeCommand } from './commands/revoke.js';
 import { checkScale, scaleCommand } from './commands/scale.js';
 import { stuckCommand } from './commands/stuck.js';
+import { timelineCommand } from './commands/timeline.js';
+import { trendCommand } from './commands/trend.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
@@ -51,7 +53,7 @@ export interface AppDeps {
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** Issue 3's services, handed to every command through its context when present. */
-  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts' | 'purges'>;
+  services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts' | 'purges' | 'store'>;
 }
 
 /** Everything a transport needs, built once. */
@@ -207,6 +209,8 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   stuckCommand,
   revokeCommand,
   failCommand,
+  timelineCommand,
+  trendCommand,
 ];
 
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
@@ -395,7 +399,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       createCommandAuditMiddleware({ audit, logger }),
     ],
     commands: [...ACTION_COMMANDS],
-    services: { approvals, audit, roles: authority, alerts, purges },
+    services: { approvals, audit, roles: authority, alerts, purges, store },
   });
   const composed = app;
   // A purge whose process was killed is finished before anything else runs (bot or command

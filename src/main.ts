@@ -4,6 +4,7 @@ import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
+import type { SlackSender } from './escalation/outbox.js';
 import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
@@ -23,6 +24,7 @@ import {
   slackClientOptions,
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
+import { createHomeTab, type HomeTab, registerHomeTab } from './transports/slack/home.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
 import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
@@ -45,6 +47,8 @@ export interface RunningBot {
   runtime: QueueOps;
   /** The monitor and its outbox (issue 8); running when `slack.incidentChannel` is set. */
   escalation: Escalation;
+  /** The App Home tab (published on `app_home_opened`, refreshed on changes). */
+  home: HomeTab;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
   /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
@@ -59,6 +63,8 @@ export const EXPIRY_SWEEP_MS = 30_000;
 export interface BotOptions {
   /** A receiver that binds nothing; tests hand events to `slack.app.processEvent`. */
   receiverOverride?: Receiver;
+  /** The Home tab's per-user refresh interval (default 10 s). */
+  homeMinIntervalMs?: number;
   /** The bot's ids, so Bolt skips `auth.test`. */
   authorization?: { botId: string; botUserId: string };
   /** Web API client options for every client the bot builds; `SLACK_API_URL` still wins. */
@@ -227,6 +233,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   runtime.approvals.onProgress(updater.progress);
 
   let slack: SlackApp | undefined;
+  let home: HomeTab | undefined;
   let port: number | undefined;
   try {
     slack = createSlackApp({
@@ -244,6 +251,23 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
     const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
+    const homeTab = createHomeTab({
+      client: slack.app.client,
+      config,
+      backends: runtime.backends,
+      approvals: runtime.approvals,
+      alerts: runtime.alerts,
+      store: runtime.store,
+      roles: runtime.ctx.roles ?? { has: async () => false },
+      logger,
+      locale,
+      now,
+      ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
+    });
+    home = homeTab;
+    registerHomeTab(slack.app, homeTab);
+    runtime.approvals.onChange(async () => homeTab.changed());
+    runtime.alerts.onChange(() => homeTab.changed());
     registerSlackListeners(slack.app, {
       dispatcher: runtime.dispatcher,
       logger,
@@ -252,6 +276,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       userLocale: createUserLocales({
         lookup: async (userId) => localeDirectory.userLocale?.(userId),
       }),
+      homeNotice: (userId, text) => homeTab.notice(userId, text),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
       middleware: [
         createBoltGuard({
@@ -313,22 +338,27 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     runtime,
     logger,
     label: 'bot',
-    slack: createSlackSender(
-      createAlertWebClient(settings.botToken, {
-        ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
-        logger: boltLogger(logger),
-      }),
-      logger,
-      locale,
+    slack: refreshingHome(
+      createSlackSender(
+        createAlertWebClient(settings.botToken, {
+          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+          logger: boltLogger(logger),
+        }),
+        logger,
+        locale,
+      ),
+      () => home?.changed(),
     ),
   });
   if (config.slack.incidentChannel) escalation.monitor.start();
   else logger.info('slack.incidentChannel is not set: the monitor does not run');
 
+  const homeTab = home as HomeTab;
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(timer);
+      homeTab.stop();
       await escalation.monitor.stop();
       try {
         await slack.stop();
@@ -337,6 +367,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       }
       await sweeping;
       await updater.idle();
+      await homeTab.idle();
       await runtime.close();
       if (auditPoster) {
         let drain: NodeJS.Timeout | undefined;
@@ -353,6 +384,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   };
   return {
     slack,
+    home: homeTab,
     ...(port === undefined ? {} : { port }),
     runtime,
     escalation,
@@ -400,4 +432,22 @@ if (isEntry) {
       process.exitCode = 1;
     },
   );
+}
+
+/**
+ * An alert's post or update reaching Slack means it fired, changed or resolved (on whichever
+ * replica holds the monitor's lease): the Home tabs kept fresh here are refreshed (throttled).
+ */
+function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
+  return {
+    async post(channel, message, threadTs) {
+      const sent = await sender.post(channel, message, threadTs);
+      changed();
+      return sent;
+    },
+    async update(channel, ts, message) {
+      await sender.update(channel, ts, message);
+      changed();
+    },
+  };
 }

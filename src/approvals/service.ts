@@ -24,6 +24,8 @@ export interface Actor {
   osUser?: string;
   /** On the command line: the host it was typed on. */
   host?: string;
+  /** `home`: a click on the App Home tab, which has no channel. */
+  surface?: 'home';
 }
 
 /** Role checks, asked at the moment each step runs (never remembered from an earlier step). */
@@ -435,7 +437,15 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   async function load(id: string, actor: Actor): Promise<ActionRequest> {
     const request = await deps.store.getRequest(id);
     // A request from another channel is reported as unknown: a forged button must learn nothing.
-    if (!request || (actor.via === 'slack' && request.channel && actor.channel !== request.channel)) {
+    // The Home tab has no channel: there, only someone who holds the role that may approve the
+    // request (or its requester) learns that it exists.
+    const fromHome = actor.via === 'slack' && actor.surface === 'home';
+    const hidden = fromHome
+      ? request !== undefined &&
+        request.requestedBy !== actor.id &&
+        !(await deps.authority.has(actor.id, policyFor(request.action).role))
+      : actor.via === 'slack' && Boolean(request?.channel) && actor.channel !== request?.channel;
+    if (!request || hidden) {
       throw new OpsError(ErrorCode.UnknownRequest, {
         id,
         channel: actor.via === 'slack' ? 'yes' : undefined,

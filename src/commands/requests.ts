@@ -12,6 +12,7 @@ const actorOf = (request: Request) => ({
   channel: request.channel,
   osUser: request.actor.osUser,
   host: request.actor.host,
+  ...(request.surface ? { surface: request.surface } : {}),
 });
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {

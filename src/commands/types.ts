@@ -9,6 +9,7 @@ import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Purges } from '../purge/service.js';
 import type { ScalerRegistry } from '../scalers/index.js';
+import type { Store } from '../store/store.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -36,6 +37,11 @@ export interface Request {
   words: string[];
   /** Present when a button produced this request. */
   action?: { actionId: string; value: string; messageTs?: string };
+  /**
+   * `home`: a click on the App Home tab, which has no channel. Slack renders that view only for
+   * the user it was published to, and it only ever holds that user's Approve/Deny buttons.
+   */
+  surface?: 'home';
   locale: Locale;
 }
 
@@ -49,8 +55,26 @@ export interface Reply {
   visibility: 'ephemeral' | 'in_channel';
   /** A button's answer replaces the message that held the button. */
   replaceOriginal?: boolean;
+  /** The terminal's text in place of the rendered blocks (e.g. Markdown for a postmortem). */
+  terminal?: string;
+  /**
+   * Files that go with the answer (a chart). Slack uploads them after the message; the command
+   * line writes those with `saveAs`. Never in `--json`.
+   */
+  files?: ReplyFile[];
   /** Set when ok is false. */
   error?: { code: ErrorCode | 'Internal'; params?: ErrorParams; ref?: string };
+}
+
+/** A file for the transport to deliver: uploaded in Slack, written to `saveAs` on the command line. */
+export interface ReplyFile {
+  filename: string;
+  title: string;
+  content: Buffer;
+  /** Slack: upload into this thread (an alert's) rather than the channel. */
+  threadTs?: string;
+  /** Command line: the path given with `--out`. */
+  saveAs?: string;
 }
 
 /** Resolves names from config to live backends. */
@@ -75,6 +99,8 @@ export interface CommandContext {
   roles?: { has(userId: string, role: Role): Promise<boolean> };
   /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
   alerts?: AlertService;
+  /** The bot's store, read-only use (the incident timeline, the Home tab); absent in read-only setups. */
+  store?: Pick<Store, 'listAudit' | 'escalation'>;
   /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
   scalers?: ScalerRegistry;
   /** Purge previews, undo checks (issue 7); absent in read-only setups. */

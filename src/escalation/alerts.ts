@@ -1,6 +1,8 @@
 import { ErrorCode, OpsError } from '../errors.js';
-import type { Store } from '../store/store.js';
+import type { EscalationStore, Store } from '../store/store.js';
 import { type Alert, ackAlert, snoozeAlert, type Transition } from './lifecycle.js';
+import type { Sample } from './samples.js';
+import type { TrendSource } from './trend.js';
 
 /** What people do with alerts (`alerts`, `ack`, `snooze`, and the buttons behind them). */
 export interface AlertService {
@@ -12,6 +14,25 @@ export interface AlertService {
   snooze(id: string, by: string, ms: number): Promise<{ alert: Alert; changed: boolean }>;
   /** Called after a change queued a Slack update (the bot drains the outbox then). */
   onChange(listener: () => void): void;
+  /** The monitor's samples and alert history, for `trend`. */
+  trend: TrendSource;
+}
+
+/** `TrendSource` over the store: the samples as the monitor stored them, and the alert history. */
+export function trendSource(store: EscalationStore): TrendSource {
+  return {
+    async samples(sinceMs) {
+      const rows = await store.listSamples(new Date(sinceMs).toISOString());
+      return rows.map((row) => JSON.parse(row.data) as Sample);
+    },
+    async alerts(keys) {
+      const [firing, resolved] = await Promise.all([
+        store.listAlerts({ status: 'firing' }),
+        keys.length ? store.listAlerts({ status: 'resolved', keys }) : Promise.resolve([]),
+      ]);
+      return [...firing, ...resolved];
+    },
+  };
 }
 
 export function createAlertService(deps: { store: Store; now: () => Date }): AlertService {
@@ -44,5 +65,6 @@ export function createAlertService(deps: { store: Store; now: () => Date }): Ale
     onChange(listener) {
       listeners.push(listener);
     },
+    trend: trendSource(deps.store.escalation),
   };
 }

@@ -8,6 +8,7 @@ import type { Outbox } from './outbox.js';
 import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import type { Sample } from './samples.js';
+import { LONGEST_TREND_MS } from './trend.js';
 
 /** The lease every monitor competes for; exactly one holder samples and posts. */
 export const MONITOR_LEASE = 'monitor';
@@ -56,6 +57,17 @@ const toOutbox = (effects: readonly AlertEffect[]): OutboxInput[] =>
   );
 
 /**
+ * An alert's queue chart follows its post, and its resolution: the thread shows the line going up
+ * and coming back down. Queued after the message it belongs to, so it is delivered in order.
+ */
+function withCharts(items: OutboxInput[], before: Alert | undefined, after: Alert): OutboxInput[] {
+  if (after.queue === undefined) return items;
+  const resolvedNow = after.status === 'resolved' && before?.status === 'firing';
+  const posted = items.some((i) => i.kind === 'post');
+  return posted || resolvedNow ? [...items, { kind: 'chart', payload: {} }] : items;
+}
+
+/**
  * The monitor: one tick samples every system (the reads of `status`), stores the sample,
  * evaluates the rules over the stored history, and moves each alert on, storing the new state and
  * the Slack messages it calls for in one conditional write. Slack itself is the outbox's business:
@@ -96,7 +108,7 @@ export function createMonitor(deps: MonitorDeps) {
     for (let attempt = 0; attempt < 3; attempt++) {
       const step: Transition = advanceAlert(current, lastResolved, result, now, settings, newAlertId);
       if (!step.changed || !step.alert) return step.alert;
-      const outbox = toOutbox(step.effects);
+      const outbox = withCharts(toOutbox(step.effects), current, step.alert);
       const isNew = !current && step.alert.id !== lastResolved?.id;
       const stored = isNew
         ? await store.escalation.insertAlert(step.alert, outbox)
@@ -121,7 +133,10 @@ export function createMonitor(deps: MonitorDeps) {
     const past = await history(now);
     const sample = await takeSample(deps, past, now.getTime());
     await store.escalation.appendSample(now.toISOString(), JSON.stringify(sample));
-    await store.escalation.pruneSamples(new Date(now.getTime() - retentionMs).toISOString());
+    // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
+    await store.escalation.pruneSamples(
+      new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
+    );
 
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
     const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));

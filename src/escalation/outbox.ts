@@ -4,6 +4,7 @@ import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { EscalationStore, OutboxItem } from '../store/store.js';
 import { alertMessage, threadMessage } from './blocks.js';
+import type { Alert } from './lifecycle.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {
@@ -23,6 +24,14 @@ export class DeliveryError extends Error {
 export interface SlackSender {
   post(channel: string, message: Message, threadTs?: string): Promise<{ channel: string; ts: string }>;
   update(channel: string, ts: string, message: Message): Promise<void>;
+  /** Uploads a file into a thread (`files.uploadV2`); absent when this sender cannot. */
+  upload?(channel: string, threadTs: string, file: ChartFile): Promise<void>;
+}
+
+export interface ChartFile {
+  filename: string;
+  title: string;
+  content: Buffer;
 }
 
 export interface OutboxDeps {
@@ -37,6 +46,8 @@ export interface OutboxDeps {
   now: () => Date;
   logger: Logger;
   locale: Locale;
+  /** The depth chart of an alert's queue; undefined when there is nothing to draw. */
+  chart?: (alert: Alert) => Promise<ChartFile | undefined>;
   /** How long a claim holds while a Slack call is in flight. Default 60 s. */
   claimMs?: number;
 }
@@ -49,6 +60,9 @@ export interface DrainResult {
   /** Why it stopped before the outbox was empty, if it did. */
   stoppedBy?: 'retry' | 'not-before' | 'claimed' | 'deadline' | 'no-slack';
 }
+
+/** Tries of a chart upload before it is dropped; the messages queued behind it wait meanwhile. */
+const CHART_ATTEMPTS = 3;
 
 /** Back-off after a failure with no Retry-After: 2, 4, 8… s, at most a minute. */
 const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(attempts, 5));
@@ -83,6 +97,17 @@ export function createOutbox(deps: OutboxDeps) {
       // Its post was given up for good: there is no message to update or reply to.
       await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no message to update');
       return 'dropped';
+    }
+    if (item.kind === 'chart') {
+      // Rendered at delivery like posts: a chart sent late shows the samples up to then.
+      const file = slack.upload && deps.chart ? await deps.chart(alert) : undefined;
+      if (!file || !slack.upload) {
+        await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no chart to send');
+        return 'dropped';
+      }
+      await slack.upload(alert.channel, alert.messageTs, file);
+      await store.completeOutbox(item.seq, iso, 'sent');
+      return 'sent';
     }
     if (item.kind === 'update') {
       await slack.update(
@@ -135,10 +160,13 @@ export function createOutbox(deps: OutboxDeps) {
         if (outcome === 'sent') result.sent++;
         else result.dropped++;
       } catch (error) {
-        const failure =
+        let failure =
           error instanceof DeliveryError
             ? error
             : new DeliveryError(error instanceof Error ? error.message : String(error), false);
+        // A chart is a courtesy: after a few tries it gives way to the alert messages behind it.
+        if (item.kind === 'chart' && !failure.permanent && item.attempts + 1 >= CHART_ATTEMPTS)
+          failure = new DeliveryError(`${failure.reason} (chart given up)`, true);
         const at = deps.now();
         if (failure.permanent) {
           logger.error(

@@ -1,7 +1,18 @@
 import type { QueueOps } from '../app.js';
+import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import { trendSource } from './alerts.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
+import { trendFile } from './render-chart.js';
+import { loadTrend, TREND_WINDOWS, type TrendWindow } from './trend.js';
+
+/** The shortest `trend` window that shows the alert's start with some time before it. */
+export function alertWindow(openedAt: number, now: number): TrendWindow {
+  const needed = now - openedAt + 10 * 60_000;
+  const fits = (Object.keys(TREND_WINDOWS) as TrendWindow[]).find((w) => TREND_WINDOWS[w] >= needed);
+  return fits ?? '24h';
+}
 
 /** The monitor and its outbox for one process, over the runtime's store and backends. */
 export interface Escalation {
@@ -30,6 +41,22 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     logger,
     locale: runtime.config.locale,
+    async chart(alert) {
+      if (alert.queue === undefined) return undefined;
+      const now = runtime.ctx.now().getTime();
+      const data = await loadTrend(
+        trendSource(runtime.store.escalation),
+        runtime.config.escalation.rules,
+        { system: alert.system, queue: alert.queue, window: alertWindow(Date.parse(alert.openedAt), now) },
+        now,
+      );
+      if (data.points.length === 0) return undefined;
+      const file = await trendFile(data, runtime.config.locale);
+      return {
+        ...file,
+        title: messages(runtime.config.locale).trend.alertChartTitle(`${alert.system}/${alert.queue}`),
+      };
+    },
   });
   const monitor = createMonitor({
     config: runtime.config,

@@ -23,6 +23,8 @@ export interface GuardInput {
   /** The command verb (the policy name for `pause`, `resume`, `retry`, `scale`, `purge`). */
   verb: string;
   mutating: boolean;
+  /** `home`: clicked on the App Home tab. */
+  surface?: 'home';
 }
 
 /** A decision plus what went into it, so a denial can say why and the audit can record it. */
@@ -78,6 +80,7 @@ export function createGuard(deps: GuardDeps): Guard {
         channel: input.channel,
         allowedChannels: config.slack.allowedChannels,
         via: input.via,
+        ...(input.surface ? { surface: input.surface } : {}),
         role,
         has2fa,
       });

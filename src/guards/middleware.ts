@@ -70,6 +70,7 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
       channel: request.channel,
       verb: command.verb,
       mutating: command.mutating,
+      ...(request.surface ? { surface: request.surface } : {}),
     });
     const verdict = await withinRate(deps, request, command, checked);
     if (verdict.allow) return next();
@@ -125,6 +126,7 @@ export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => P
       channel: request.channel,
       verb: command?.verb ?? verb,
       mutating: command?.mutating ?? false,
+      ...(request.surface ? { surface: request.surface } : {}),
     });
     const verdict = command ? await withinRate(deps, request, command, checked) : checked;
     if (verdict.allow) {

@@ -54,6 +54,9 @@ export function needsTwoFactor(action: string, policies: Config['policies'], app
   return approvals.require2fa && requirementFor(action, policies).role === 'admin';
 }
 
+/** The only mutating verbs the App Home tab may send (its Approve and Deny buttons). */
+export const HOME_VERBS: ReadonlySet<string> = new Set(['approve', 'deny']);
+
 export interface DecideInput {
   /** The command verb; the policy name for `pause`, `resume`, `retry`, `scale`, `purge`. */
   action: string;
@@ -65,6 +68,8 @@ export interface DecideInput {
   channel: string | undefined;
   allowedChannels: readonly string[];
   via: Via;
+  /** `home`: clicked on the App Home tab (no channel); see `HOME_VERBS`. */
+  surface?: 'home';
   /** The actor's strongest role now. */
   role: Role | undefined;
   /** From `users.info`; only consulted for admin actions with `require2fa`. */
@@ -84,7 +89,15 @@ export type Decision = { allow: true; approvalsNeeded: number } | { allow: false
  */
 export function decide(input: DecideInput): Decision {
   const { action, mutating, via, channel, allowedChannels } = input;
-  if (mutating && via === 'slack' && (channel === undefined || !allowedChannels.includes(channel))) {
+  // The Home tab has no channel; it only carries approve/deny, and the approvals service checks
+  // the request's policy role before it reveals or changes anything (approvals/service.ts load).
+  const homeAnswer = via === 'slack' && input.surface === 'home' && HOME_VERBS.has(action);
+  if (
+    mutating &&
+    via === 'slack' &&
+    !homeAnswer &&
+    (channel === undefined || !allowedChannels.includes(channel))
+  ) {
     return {
       allow: false,
       error: new OpsError(ErrorCode.WrongChannel, { action, channels: [...allowedChannels] }),

@@ -33,3 +33,9 @@ export const loadBullmq6 = () => import('bullmq');
 
 /** Everything the command line needs after its arguments have been read. */
 export const loadCliRuntime = () => import('../transports/cli/run.js');
+
+/** ECharts, for `trend`'s chart and the charts in alert threads (rendered server-side to SVG). */
+export const loadEcharts = () => import('echarts');
+
+/** resvg (native), which turns the chart's SVG into the PNG Slack shows. */
+export const loadResvg = () => import('@resvg/resvg-js');

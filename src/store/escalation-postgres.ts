@@ -82,6 +82,16 @@ export function createPostgresEscalation(
           )
         ).rows.map(rowToAlert);
       }),
+    listAlertsInSpan: (sinceAt, untilAt, limit) =>
+      wrap(async () =>
+        (
+          await pool.query(
+            `SELECT * FROM escalation_alerts WHERE opened_at <= $1
+                 AND (status = 'firing' OR updated_at >= $2) ORDER BY opened_at, id LIMIT $3`,
+            [untilAt, sinceAt, limit],
+          )
+        ).rows.map(rowToAlert),
+      ),
     insertAlert: (alert, outbox) =>
       wrap(() =>
         inTransaction(async (client): Promise<Alert | undefined> => {

@@ -141,6 +141,17 @@ export function createSqliteEscalation(
         }
         return out;
       }),
+    listAlertsInSpan: (sinceAt, untilAt, limit) =>
+      wrap(() =>
+        (
+          db
+            .prepare(
+              `SELECT * FROM escalation_alerts WHERE opened_at <= ?
+                 AND (status = 'firing' OR updated_at >= ?) ORDER BY opened_at, id LIMIT ?`,
+            )
+            .all(untilAt, sinceAt, limit) as Row[]
+        ).map(rowToAlert),
+      ),
     insertAlert: (alert, outbox) => wrap(() => insert.immediate(alert, outbox)),
     writeAlert: (alert, outbox) => wrap(() => write.immediate(alert, outbox)),
 

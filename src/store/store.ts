@@ -209,7 +209,8 @@ export interface Store extends PurgeStore {
 export interface OutboxItem {
   seq: number;
   alertId: string;
-  kind: 'post' | 'update' | 'thread';
+  /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
+  kind: 'post' | 'update' | 'thread' | 'chart';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;
@@ -238,6 +239,12 @@ export interface EscalationStore {
   listAlerts(
     options: { status: 'firing' } | { status: 'resolved'; keys: readonly string[] },
   ): Promise<Alert[]>;
+  /**
+   * Alerts that were firing at some moment of [sinceAt, untilAt] (opened by its end, and still
+   * firing or last changed at or after its start), oldest opened first, at most `limit` (the
+   * incident timeline).
+   */
+  listAlertsInSpan(sinceAt: string, untilAt: string, limit: number): Promise<Alert[]>;
   /**
    * Stores a new firing alert (version 1) and its outbox items, unless an alert with the same key
    * is firing already. Returns the stored alert, or undefined when another one was first.

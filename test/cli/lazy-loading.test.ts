@@ -8,6 +8,7 @@ import { Queue as Queue5 } from 'bullmq5';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
 import { ROLES, tempDir, withSchema, writeConfig } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
@@ -150,6 +151,57 @@ describe('what the command line loads', () => {
       await admin.del(queue);
       admin.disconnect();
     }
+  });
+
+  it('trend prints sparklines without loading echarts or resvg; --out loads both, and only then', async () => {
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/trend.db`, [
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+      '    queues: [dispatch-ios]',
+    ]);
+    // One stored sample, as the monitor writes it, so there is something to draw.
+    const seed = await probed(['--config', config, '--json', 'status']);
+    expect(seed.code, seed.stderr).toBe(0);
+    const store = await openStore(`sqlite:${dir.dir}/trend.db`);
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const queue = {
+      name: 'dispatch-ios',
+      waiting: 3,
+      active: 0,
+      delayed: 0,
+      failed: 0,
+      oldestWaitingSeconds: null,
+      workers: 0,
+    };
+    await store.escalation.appendSample(
+      at,
+      JSON.stringify({
+        at: Date.parse(at),
+        systems: [{ name: 'pushizo', type: 'bullmq', ok: true, workers: [], queues: [queue] }],
+      }),
+    );
+    await store.close();
+
+    const text = await probed(['--config', config, 'trend', 'pushizo/dispatch-ios']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^waiting\s+\S+ 3$/m);
+    expect(heavyIn(text)).toEqual([]);
+
+    const out = await probed([
+      '--config',
+      config,
+      'trend',
+      'pushizo/dispatch-ios',
+      '--out',
+      `${dir.dir}/t.png`,
+    ]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.packages).toContain('echarts');
+    expect(out.packages).toContain('@resvg/resvg-js');
+    expect(heavyIn(out, ['echarts', '@resvg/resvg-js'])).toEqual([]);
   });
 
   it('pause loads the BullMQ major that wrote the queue, and only that one', async () => {

@@ -10,6 +10,22 @@ export interface SlackCall {
   ts?: string;
 }
 
+/** Where the fake's `files.getUploadURLExternal` tells the client to POST a file's bytes. */
+export const UPLOAD_HOST = 'https://files.slack.test';
+
+/** One file as the fake received it through the three steps of `files.uploadV2`. */
+export interface SlackUpload {
+  fileId: string;
+  /** `files.getUploadURLExternal` form fields (filename, length). */
+  requested: Record<string, string>;
+  /** The body POSTed to the upload URL (multipart form data). */
+  body?: Buffer;
+  /** The PNG inside that body, signature to IEND chunk. */
+  png?: Buffer;
+  /** `files.completeUploadExternal` form fields (files JSON, channel_id, thread_ts). */
+  completed?: Record<string, string>;
+}
+
 /**
  * Slack's Web API behind nock (the only fake the project allows): records every call, and
  * answers from a script first (`failNext(500)`, `failNext(429, { retryAfter: 7 })`) and then
@@ -17,6 +33,43 @@ export interface SlackCall {
  */
 export function fakeSlack(host: string) {
   const calls: SlackCall[] = [];
+  const uploads: SlackUpload[] = [];
+  /** Failures scripted for the next upload-URL requests (`failUploadNext`). */
+  const uploadFailures: number[] = [];
+  const form = (raw: unknown) =>
+    Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : JSON.stringify(raw)));
+  const files = nock(host)
+    .persist()
+    .post('/api/files.getUploadURLExternal')
+    .reply((_uri, raw) => {
+      const failure = uploadFailures.shift();
+      if (failure) return [failure, 'upstream trouble'];
+      const fileId = `F0CHART${uploads.length + 1}`;
+      uploads.push({ fileId, requested: form(raw) });
+      return [200, { ok: true, upload_url: `${UPLOAD_HOST}/upload/v1/${fileId}`, file_id: fileId }];
+    })
+    .post('/api/files.completeUploadExternal')
+    .reply((_uri, raw) => {
+      const body = form(raw);
+      const id = (JSON.parse(body.files ?? '[]') as { id: string }[])[0]?.id;
+      const upload = uploads.find((u) => u.fileId === id);
+      if (upload) upload.completed = body;
+      calls.push({ method: 'files.completeUploadExternal', body, blocks: [], status: 200 });
+      return [200, { ok: true, files: [{ id, title: 'chart' }] }];
+    });
+  const uploadScope = nock(UPLOAD_HOST)
+    .persist()
+    .post(/\/upload\/v1\/F0CHART\d+$/)
+    .reply((uri, raw) => {
+      const id = uri.split('/').at(-1)!;
+      const upload = uploads.find((u) => u.fileId === id);
+      if (upload) {
+        // nock hands a binary body over hex-encoded.
+        upload.body = Buffer.from(raw as string, 'hex');
+        upload.png = pngIn(upload.body);
+      }
+      return [200, 'OK - 1234'];
+    });
   const script: { status: number; retryAfter?: number }[] = [];
   let counter = 0;
   const scope = nock(host)
@@ -44,17 +97,38 @@ export function fakeSlack(host: string) {
     });
   return {
     calls,
+    /** Files uploaded with `files.uploadV2` (charts), each through its three steps. */
+    uploads,
     /** Delivered calls only (what people saw). */
     delivered: () => calls.filter((c) => c.status === 200),
     failNext(status: number, options: { retryAfter?: number; times?: number } = {}) {
       for (let i = 0; i < (options.times ?? 1); i++) script.push({ status, retryAfter: options.retryAfter });
     },
-    done: () => scope.persist(false),
+    /** The next `times` files.getUploadURLExternal calls answer with HTTP `status`. */
+    failUploadNext(status: number, times = 1) {
+      for (let i = 0; i < times; i++) uploadFailures.push(status);
+    },
+    done: () => {
+      scope.persist(false);
+      files.persist(false);
+      uploadScope.persist(false);
+    },
   };
 }
 
 /** What kind of message a call is, for asserting sequences: post, update, thread. */
-export function kindOf(call: SlackCall): 'post' | 'update' | 'thread' {
+export function kindOf(call: SlackCall): 'post' | 'update' | 'thread' | 'chart' {
   if (call.method === 'chat.update') return 'update';
+  if (call.method === 'files.completeUploadExternal') return 'chart';
   return call.body.thread_ts ? 'thread' : 'post';
+}
+
+const PNG_SIGNATURE = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
+
+/** The PNG file inside a multipart body, or undefined when there is none. */
+function pngIn(body: Buffer): Buffer | undefined {
+  const start = body.indexOf(PNG_SIGNATURE);
+  const iend = body.indexOf('IEND', start);
+  // IEND is followed by its 4-byte CRC.
+  return start === -1 || iend === -1 ? undefined : body.subarray(start, iend + 8);
 }

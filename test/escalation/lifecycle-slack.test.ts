@@ -105,13 +105,16 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
 
   it('fire → update → renotify → escalate → resolve: one message, updated in place, across a restart', async () => {
     let bot = await start();
+    // The alert's messages; its charts (uploads into the thread) are checked on their own.
+    const msgs = () => slack.calls.filter((c) => kindOf(c) !== 'chart');
+    const charts = () => slack.calls.filter((c) => kindOf(c) === 'chart');
     await tick(bot.escalation, s(0));
-    expect(slack.calls).toHaveLength(0);
+    expect(msgs()).toHaveLength(0);
 
     await add(60);
     await tick(bot.escalation, s(30));
-    expect(slack.calls.map(kindOf)).toEqual(['post']);
-    const post = slack.calls[0]!;
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    const post = msgs()[0]!;
     expect(post.body.channel).toBe('C0INCIDENT');
     const blocks = textOf(post.blocks);
     expect(blocks).toContain('CRITICAL · backlog · pushizo/dispatch-ios');
@@ -130,18 +133,28 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       ['queue_ops.alert.dlq', 'pushizo/dispatch-ios'],
       ['queue_ops.alert.scale', 'pushizo/dispatch-ios'],
     ]);
-    expect(textOf(slack.calls)).not.toContain('payload-');
+    expect(textOf(msgs())).not.toContain('payload-');
     const ts = post.ts!;
+    // The queue's chart follows the post, into its thread: the three steps of files.uploadV2.
+    expect(slack.calls.map(kindOf)).toEqual(['post', 'chart']);
+    const [chart] = slack.uploads;
+    expect(chart!.requested.filename).toBe('trend-pushizo-dispatch-ios-1h.png');
+    expect(chart!.png).toBeDefined();
+    expect(Number(chart!.requested.length)).toBe(chart!.png!.length);
+    expect(chart!.completed).toMatchObject({ channel_id: 'C0INCIDENT', thread_ts: ts });
+    expect(JSON.parse(chart!.completed!.files!)).toEqual([
+      { id: chart!.fileId, title: 'Depth of pushizo/dispatch-ios' },
+    ]);
 
     await add(20);
     await tick(bot.escalation, s(60));
-    expect(slack.calls.map(kindOf)).toEqual(['post', 'update']);
-    expect(slack.calls[1]!.body.ts).toBe(ts);
-    expect(textOf(slack.calls[1]!.blocks)).toContain('*waiting jobs*: *80* (above 50)');
+    expect(msgs().map(kindOf)).toEqual(['post', 'update']);
+    expect(msgs()[1]!.body.ts).toBe(ts);
+    expect(textOf(msgs()[1]!.blocks)).toContain('*waiting jobs*: *80* (above 50)');
 
     // Same value: nothing to say.
     await tick(bot.escalation, s(90));
-    expect(slack.calls).toHaveLength(2);
+    expect(msgs()).toHaveLength(2);
 
     // A restart: a new process on the same store neither re-posts nor forgets the alert.
     await bot.escalation.monitor.stop();
@@ -149,34 +162,39 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     bot = await start();
     const restarted = await tick(bot.escalation, s(120));
     expect(restarted.outcome).toMatchObject({ leader: true, opened: [], firing: [{ id: alertIdOf(post) }] });
-    expect(slack.calls).toHaveLength(2);
+    expect(msgs()).toHaveLength(2);
 
     // renotifyMinutes (2) after the post, unacknowledged: a reminder in the thread.
     await tick(bot.escalation, s(150));
-    expect(slack.calls.map(kindOf)).toEqual(['post', 'update', 'thread']);
-    expect(slack.calls[2]!.body.thread_ts).toBe(ts);
-    expect(slack.calls[2]!.body.text).toContain('Still firing and not acknowledged (now 80)');
+    expect(msgs().map(kindOf)).toEqual(['post', 'update', 'thread']);
+    expect(msgs()[2]!.body.thread_ts).toBe(ts);
+    expect(msgs()[2]!.body.text).toContain('Still firing and not acknowledged (now 80)');
 
     // escalateAfterMinutes (3) after opening: escalateTo is mentioned once, and the message says so.
     await tick(bot.escalation, s(210));
-    expect(slack.calls.slice(3).map(kindOf)).toEqual(['update', 'thread']);
-    expect(textOf(slack.calls[3]!.blocks)).toContain('Escalated to <!subteam^S0PLATFORM>');
-    expect(slack.calls[4]!.body.text).toContain('<!subteam^S0PLATFORM>: not acknowledged after 3 min');
+    expect(msgs().slice(3).map(kindOf)).toEqual(['update', 'thread']);
+    expect(textOf(msgs()[3]!.blocks)).toContain('Escalated to <!subteam^S0PLATFORM>');
+    expect(msgs()[4]!.body.text).toContain('<!subteam^S0PLATFORM>: not acknowledged after 3 min');
 
     // Drained: one sample under the threshold is "clearing", the second resolves it.
     await queue.drain(true);
     await tick(bot.escalation, s(240));
-    expect(textOf(slack.calls.at(-1)!.blocks)).toContain('back under the threshold: 1 of 2 samples');
+    expect(textOf(msgs().at(-1)!.blocks)).toContain('back under the threshold: 1 of 2 samples');
     await tick(bot.escalation, s(270));
-    const resolved = slack.calls.at(-1)!;
+    const resolved = msgs().at(-1)!;
     expect(kindOf(resolved)).toBe('update');
     expect(resolved.body.ts).toBe(ts);
     expect(textOf(resolved.blocks)).toContain('RESOLVED · backlog · pushizo/dispatch-ios');
     expect(textOf(resolved.blocks)).toContain('Lasted 4m');
     expect(resolved.blocks.some((b) => b.type === 'actions')).toBe(false);
 
+    // Resolving sends the chart again, into the same thread, after the update.
+    expect(kindOf(slack.calls.at(-1)!)).toBe('chart');
+    expect(charts()).toHaveLength(2);
+    expect(slack.uploads[1]!.completed).toMatchObject({ channel_id: 'C0INCIDENT', thread_ts: ts });
+
     // Exactly one alert message was ever posted.
-    expect(slack.calls.filter((c) => kindOf(c) === 'post')).toHaveLength(1);
+    expect(msgs().filter((c) => kindOf(c) === 'post')).toHaveLength(1);
     const answer = await bot.runtime.dispatcher.handle({
       actor: { id: 'U0ALICE' },
       via: 'cli',
@@ -207,13 +225,13 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     await add(60);
     slack.failNext(500);
     const first = await tick(bot.escalation, s(0));
-    expect(first.drained).toMatchObject({ sent: 0, pending: 1, stoppedBy: 'retry' });
+    expect(first.drained).toMatchObject({ sent: 0, pending: 2, stoppedBy: 'retry' });
 
     // Meanwhile the value changes and a reminder falls due: queued behind the post, not before it.
     await add(20);
     clock = s(1);
     await bot.escalation.monitor.tick();
-    expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(2);
+    expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(3);
 
     // Not yet due (2 s back-off): nothing is tried.
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'not-before' });
@@ -228,10 +246,10 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
 
     // Slack answers again: post first, then its update, each once.
     clock = s(11);
-    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 2, pending: 0 });
-    expect(slack.delivered().map(kindOf)).toEqual(['post', 'update']);
-    expect(slack.delivered()[1]!.body.ts).toBe(slack.delivered()[0]!.ts);
-    expect(textOf(slack.delivered()[1]!.blocks)).toContain('*80*');
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 3, pending: 0 });
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'chart', 'update']);
+    expect(slack.delivered()[2]!.body.ts).toBe(slack.delivered()[0]!.ts);
+    expect(textOf(slack.delivered()[2]!.blocks)).toContain('*80*');
 
     // Slack hanging does not hold a tick: the tick only queues.
     nock.cleanAll();
@@ -242,6 +260,24 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     await bot.escalation.monitor.tick();
     expect(Date.now() - started).toBeLessThan(3000);
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
+  });
+
+  it('a chart Slack keeps refusing is dropped after 3 tries, and the alert’s update behind it goes out', async () => {
+    const bot = await start();
+    await add(60);
+    slack.failUploadNext(500, 3);
+    const first = await tick(bot.escalation, s(0));
+    expect(first.drained).toMatchObject({ sent: 1, pending: 1, stoppedBy: 'retry' });
+    await add(20);
+    clock = s(1);
+    await bot.escalation.monitor.tick();
+    // Second try after its 2 s back-off, third after 4 s more: then it gives way.
+    clock = s(3);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
+    clock = s(8);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 1, dropped: 1, pending: 0 });
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'update']);
+    expect(slack.uploads).toHaveLength(0);
   });
 
   it('ack through the command (operator role, audited) stops the reminders and updates the message', async () => {

@@ -102,8 +102,9 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
     const rules = (r: { json: { data: { firing: { rule: string }[] } } }) =>
       r.json.data.firing.map((a) => a.rule).sort();
     expect(rules(first)).toEqual(['backlog', 'no-workers']);
-    expect(first.json.data.outbox).toMatchObject({ sent: 2, pending: 0 });
-    expect(slack.delivered().map(kindOf)).toEqual(['post', 'post']);
+    // Each queue alert's post is followed by its queue's chart, in its thread.
+    expect(first.json.data.outbox).toMatchObject({ sent: 4, pending: 0 });
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'chart', 'post', 'chart']);
 
     // Run 2, seconds later: the same message is still at the head of `alarms`, so its age is
     // measured from run 1's sighting (kept in the store), and alarm-latency fires. Nothing is re-posted.
@@ -137,6 +138,11 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
         .map((c) => [c.body.ts, JSON.stringify(c.blocks)]),
     );
     for (const post of posts) expect(lastUpdates.get(post.ts!)).toContain('RESOLVED');
+    // A chart when each fired and when each resolved, each in its alert's thread.
+    const threads = slack.uploads.map((u) => u.completed?.thread_ts);
+    expect(threads).toHaveLength(6);
+    for (const post of posts) expect(threads.filter((ts) => ts === post.ts)).toHaveLength(2);
+    expect(slack.uploads.every((u) => u.png !== undefined)).toBe(true);
     // Job payloads and task arguments never reach Slack.
     expect(JSON.stringify(slack.calls)).not.toContain('send-push');
   }, 90_000);

@@ -56,6 +56,14 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
           call.ts = `1700000300.${String(++counter).padStart(6, '0')}`;
           answer = { ok: true, channel: body.channel, ts: call.ts };
         } else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
+        // The alert's chart (files.uploadV2): an upload URL on this server, then the completion.
+        else if (method === 'files.getUploadURLExternal')
+          answer = {
+            ok: true,
+            upload_url: `${apiUrl.replace(/api\/$/, '')}upload/F${++counter}`,
+            file_id: `F${counter}`,
+          };
+        else if (method === 'files.completeUploadExternal') answer = { ok: true, files: [] };
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(answer));
       });
@@ -135,6 +143,14 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
     const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');
 
     await expect.poll(() => posts().length, { timeout: 40_000, message: dump() }).toBe(1);
+    // The leader also sends the queue's chart into the thread; killed before that, its claim on
+    // the chart would hold the outbox until it lapses (claimMs), which is not what this tests.
+    await expect
+      .poll(() => calls.some((c) => c.method === 'files.completeUploadExternal'), {
+        timeout: 20_000,
+        message: dump(),
+      })
+      .toBe(true);
     const post = posts()[0]!;
     expect(post.body.text).toContain('CRITICAL: backlog on pushizo/dispatch-ios is 60');
     const leader = pidOf((await leaseOwner())?.owner);

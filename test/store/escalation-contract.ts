@@ -90,6 +90,22 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       ]);
     });
 
+    it('alerts in a span: firing then, resolved within it, not the ones that ended before or began after', async () => {
+      const e = store().escalation;
+      const before = (await e.insertAlert(sampleAlert({ key: 'k|before' }), []))!;
+      await e.writeAlert({ ...before, status: 'resolved', resolvedAt: iso(60), updatedAt: iso(60) }, []);
+      const within = (await e.insertAlert(
+        sampleAlert({ key: 'k|within', openedAt: iso(100), updatedAt: iso(100) }),
+        [],
+      ))!;
+      await e.writeAlert({ ...within, status: 'resolved', resolvedAt: iso(200), updatedAt: iso(200) }, []);
+      await e.insertAlert(sampleAlert({ key: 'k|firing', openedAt: iso(50), updatedAt: iso(50) }), []);
+      await e.insertAlert(sampleAlert({ key: 'k|later', openedAt: iso(900), updatedAt: iso(900) }), []);
+      const span = await e.listAlertsInSpan(iso(90), iso(300), 10);
+      expect(span.map((a) => a.key)).toEqual(['k|firing', 'k|within']);
+      expect(await e.listAlertsInSpan(iso(90), iso(300), 1)).toHaveLength(1);
+    });
+
     it('the outbox: claims exclude others until they lapse; a post records where the message is', async () => {
       const e = store().escalation;
       const other = (await open()).escalation;

@@ -10,10 +10,13 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { home } from './home.js';
 import { purge } from './purge.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { timeline } from './timeline.js';
+import { trend } from './trend.js';
 import { workers } from './workers.js';
 
 /**
@@ -33,9 +36,12 @@ export const en = {
   escalation,
   guards,
   help,
+  home,
   scale,
   purge,
   slack,
   status,
+  timeline,
+  trend,
   workers,
 };

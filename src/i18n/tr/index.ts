@@ -11,10 +11,13 @@ import { errors } from './errors.js';
 import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
+import { home } from './home.js';
 import { purge } from './purge.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { timeline } from './timeline.js';
+import { trend } from './trend.js';
 import { workers } from './workers.js';
 
 /**
@@ -35,9 +38,12 @@ export const tr: Catalog = {
   escalation,
   guards,
   help,
+  home,
   scale,
   purge,
   slack,
   status,
+  timeline,
+  trend,
   workers,
 };

@@ -1,8 +1,10 @@
+import { writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { type App, collectSecrets, createQueueOps, createReadOnlyApp, type QueueOps } from '../../app.js';
 import { wordsForAction } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
+import { formatNumber } from '../../blocks/format.js';
 import type { Message } from '../../blocks/message.js';
 import { renderText } from '../../blocks/render-text.js';
 import type { Actor, Reply } from '../../commands/types.js';
@@ -109,8 +111,12 @@ export async function runCli(io: CliIo): Promise<number> {
         locale: config.locale,
       })
       .finally(() => bar?.end());
-    const out = json ? `${JSON.stringify(toCliJson(reply, config.locale))}\n` : textOf(reply.message);
-    io.stdout(scrubSecrets(out, secrets));
+    const saved = saveFiles(io, reply, config.locale);
+    if (typeof saved === 'number') return saved;
+    const out = json
+      ? `${JSON.stringify(toCliJson(reply, config.locale))}\n`
+      : (reply.terminal ?? textOf(reply.message));
+    io.stdout(scrubSecrets(out + (json ? '' : saved), secrets));
     return exitCodeOf(reply);
   } finally {
     await app.close();
@@ -248,13 +254,36 @@ async function monitorOnce(
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json
       ? `${JSON.stringify(toCliJson(reply, full.config.locale))}\n`
-      : textOf(reply.message);
+      : (reply.terminal ?? textOf(reply.message));
     io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {
     if (!isOpsError(error)) throw error;
     return failEarly(io, args.json, error, locale);
   }
+}
+
+/**
+ * Writes the files a command asked to be saved (`trend … --out chart.png`), relative to the
+ * working directory. Returns the lines saying so, or the exit code when a file could not be written.
+ */
+function saveFiles(io: CliIo, reply: Reply, locale: Locale): string | number {
+  const t = messages(locale).trend;
+  let said = '';
+  for (const file of reply.files ?? []) {
+    if (file.saveAs === undefined) continue;
+    const path = resolve(io.cwd, file.saveAs);
+    try {
+      writeFileSync(path, file.content);
+    } catch (error) {
+      io.stderr(
+        `queue-ops: ${t.writeFailed(path, (error as NodeJS.ErrnoException).code ?? String(error))}\n`,
+      );
+      return ExitCode.Failed;
+    }
+    said += `${t.wrote(path, formatNumber(file.content.length, locale))}\n`;
+  }
+  return said;
 }
 
 /** 0 when ok; 2 for usage errors (bad words, unknown verb, bad argument); 1 otherwise. */

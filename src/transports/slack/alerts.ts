@@ -4,6 +4,7 @@ import { DeliveryError, type SlackSender } from '../../escalation/outbox.js';
 import type { Locale } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { postMessage, updateMessage } from './listeners.js';
+import { uploadFile } from './uploads.js';
 
 /** Slack's answers that will not change by trying again. */
 const PERMANENT = new Set([
@@ -74,6 +75,13 @@ export function createSlackSender(client: webApi.WebClient, logger: Logger, loca
         return { channel: sent.channel ?? channel, ts: sent.ts };
       } catch (error) {
         throw error instanceof DeliveryError ? error : toDeliveryError(error);
+      }
+    },
+    async upload(channel: string, threadTs: string, file) {
+      try {
+        await uploadFile(client, channel, file, threadTs);
+      } catch (error) {
+        throw toDeliveryError(error);
       }
     },
     async update(channel: string, ts: string, message: Message) {

@@ -8,6 +8,7 @@ import type { Reply, Request } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { actionIdOf, isFromEphemeral, isInPlaceAction, requestFromSlack } from './request.js';
+import { uploadFile } from './uploads.js';
 
 /** What the Slack listeners need: something that answers a `Request`, and a logger. */
 export interface SlackListenerDeps {
@@ -32,6 +33,11 @@ export interface SlackListenerDeps {
    * `ReplyDelivery`.
    */
   deliver?: ReplyDelivery;
+  /**
+   * A click on the App Home tab has no response_url: its answer (a denial, an error, the outcome)
+   * is shown by re-publishing that user's tab with the text at the top (`HomeTab.notice`).
+   */
+  homeNotice?: (userId: string, text: string) => Promise<void>;
 }
 
 /**
@@ -95,7 +101,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     await send(respond, errorMessage(messages(as).slack.unknownAction), ephemeralNew, log, as);
   };
 
-  const handle: Step = async ({ ack, body, context, respond, client }) => {
+  const handle: Step = async ({ ack, body, context, respond: slackRespond, client }) => {
     await ack();
     // After ack(): the user's own locale may take a users.info call (cached).
     const userId = slackUserId(body);
@@ -104,9 +110,19 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     const requestLocale: Locale = context.locale ?? locale;
     const request = requestFromSlack(body, { locale: requestLocale });
     if (!request) {
-      await unknownAction(body, respond, requestLocale);
+      await unknownAction(body, slackRespond, requestLocale);
       return;
     }
+    const homeNotice = deps.homeNotice;
+    const respond: RespondFn | undefined =
+      slackRespond ??
+      (request.surface === 'home' && homeNotice
+        ? async (message) => {
+            const text = typeof message === 'string' ? message : (message.text ?? '');
+            await homeNotice(request.actor.id, text);
+            return undefined as never;
+          }
+        : undefined);
     context[REQUEST_CONTEXT_KEY] = request;
 
     const dispatch = async () => {
@@ -116,8 +132,10 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
       } catch (error) {
         reply = internalError(error, log, requestLocale, request);
       }
-      if (deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))) return;
-      await sendReply(respond, reply, body, request, log, requestLocale);
+      if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
+        await sendReply(respond, reply, body, request, log, requestLocale);
+      // After the answer, so the chart lands below the text that explains it.
+      if (reply.ok && reply.files?.length) await uploadReplyFiles(client, reply, request, log);
     };
     const acked = async () => {};
     const run = async (index: number): Promise<void> => {
@@ -186,6 +204,24 @@ function ignoreRetries(log: Logger): Middleware<object> {
     }
     await next();
   };
+}
+
+/** A reply's files (a `trend` chart) into the request's channel, or the thread the file names. */
+async function uploadReplyFiles(
+  client: WebClient,
+  reply: Reply,
+  request: Request,
+  log: Logger,
+): Promise<void> {
+  if (!request.channel) return;
+  for (const file of reply.files ?? []) {
+    try {
+      await uploadFile(client, request.channel, file, file.threadTs);
+    } catch (error) {
+      const data = (error as { data?: { error?: string } }).data;
+      log.warn({ err: error, slackError: data?.error, filename: file.filename }, 'file upload failed');
+    }
+  }
 }
 
 async function tryDeliver(

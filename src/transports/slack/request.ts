@@ -74,12 +74,15 @@ export function requestFromSlack(body: unknown, context: SlackRequestContext = {
     const container = isRecord(body.container) ? body.container : {};
     const channel = isRecord(body.channel) ? stringOr(body.channel.id) : undefined;
     const messageTs = stringOr(container.message_ts);
+    const view = isRecord(body.view) ? body.view : undefined;
+    const fromHome = container.type === 'view' && view?.type === 'home';
     return {
       actor: withName(user.id, user.username ?? user.name),
       via: 'slack',
       channel: channel ?? stringOr(container.channel_id),
       words,
       action: messageTs === undefined ? { actionId, value } : { actionId, value, messageTs },
+      ...(fromHome ? { surface: 'home' as const } : {}),
       locale,
     };
   }

@@ -1,0 +1,129 @@
+import type { AuditVerifyResult } from '../audit/audit.js';
+import { type Locale, messages } from '../i18n/index.js';
+import type { TimelineEvent } from '../timeline/events.js';
+import { context, header, packSections } from './kit.js';
+import type { Message } from './message.js';
+import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
+
+/** Everything a timeline shows: the span, its events, and the chain's verdict over it. */
+export interface TimelineView {
+  since: string;
+  until: string;
+  system?: string;
+  events: TimelineEvent[];
+  verification: TimelineVerification;
+  /** True when the span held more audit entries than were read. */
+  capped: boolean;
+  capLimit: number;
+}
+
+/** The chain's verdict, and which entries of the chain this span covers. */
+export interface TimelineVerification {
+  result: AuditVerifyResult;
+  firstSeq?: number;
+  lastSeq?: number;
+}
+
+/** At most this many events in the Slack message; the command line prints them all. */
+export const SLACK_TIMELINE_EVENTS = 40;
+
+/** One event in words (unescaped: each builder escapes for its own format). */
+export function describeEvent(event: TimelineEvent, locale: Locale): { who: string; what: string } {
+  const t = messages(locale).timeline;
+  const e = t.events;
+  switch (event.kind) {
+    case 'alert.fired':
+      return {
+        who: t.monitor,
+        what: e.alertFired(event.rule, event.subject, event.severity, event.threshold),
+      };
+    case 'alert.resolved':
+      return { who: t.monitor, what: e.alertResolved(event.rule, event.subject) };
+    case 'look':
+      return { who: event.who, what: e.looked(event.verb, event.target) };
+    case 'alert.handled':
+      return { who: event.who, what: e.alertHandled(event.verb, event.target) };
+    case 'guard.denied':
+      return { who: event.who, what: e.guardDenied(event.verb, event.target) };
+    case 'requested':
+      return { who: event.who, what: e.requested(event.action, event.target, event.request) };
+    case 'approved':
+      return { who: event.who, what: e.approved(event.action, event.target, event.request) };
+    case 'approval.refused':
+      return { who: event.who, what: e.approvalRefused(event.request, event.reason ?? '') };
+    case 'denied':
+      return { who: event.who, what: e.denied(event.action, event.target, event.request, event.reason) };
+    case 'expired':
+      return { who: event.who, what: e.expired(event.request) };
+    case 'interrupted':
+      return { who: event.who, what: e.interrupted(event.request) };
+    case 'action.done':
+      return { who: event.who, what: e.actionDone(event.action, event.target, event.outcome) };
+    case 'action.failed':
+      return { who: event.who, what: e.actionFailed(event.action, event.target, event.outcome) };
+  }
+}
+
+/** The verdict in one line: verified, broken after the span, or broken within it. */
+export function verificationLine(v: TimelineVerification, locale: Locale): string {
+  const t = messages(locale).timeline.verification;
+  const r = v.result;
+  if (r.ok) return t.ok(r.count, v.firstSeq, v.lastSeq);
+  if (v.lastSeq === undefined || r.firstBad.seq > v.lastSeq)
+    return t.brokenAfter(r.firstBad.seq, r.firstBad.reason, v.lastSeq);
+  return t.broken(r.firstBad.seq, r.firstBad.reason);
+}
+
+const hms = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+
+/** A Markdown table cell: pipes and line breaks would end the cell or the row. */
+function cell(text: string): string {
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/[\r\n]+/g, ' ');
+}
+
+/** Markdown for a postmortem: a heading, a table of events, the chain's verdict. */
+export function timelineMarkdown(view: TimelineView, locale: Locale): string {
+  const t = messages(locale).timeline;
+  const lines = [`# ${cell(t.title(hms(view.since), hms(view.until), view.system))}`, ''];
+  if (view.events.length === 0) lines.push(t.empty);
+  else {
+    lines.push(`| ${t.columns.time} | ${t.columns.who} | ${t.columns.what} |`, '|---|---|---|');
+    for (const event of view.events) {
+      const { who, what } = describeEvent(event, locale);
+      lines.push(`| ${hms(event.at)} | ${cell(who)} | ${cell(what)} |`);
+    }
+  }
+  lines.push('');
+  if (view.capped) lines.push(t.capped(view.capLimit), '');
+  lines.push(verificationLine(view.verification, locale));
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One Slack message: the first events, then how to get the rest from the command line when they
+ * do not all fit, then the chain's verdict.
+ */
+export function timelineMessage(view: TimelineView, locale: Locale): Message {
+  const t = messages(locale).timeline;
+  const title = t.title(hms(view.since), hms(view.until), view.system);
+  const shown = view.events.slice(0, SLACK_TIMELINE_EVENTS);
+  const lines = shown.map((event) => {
+    const { who, what } = describeEvent(event, locale);
+    return `\`${event.at.slice(11, 19)}\` *${escapeInline(who)}* ${escapeMrkdwn(what)}`;
+  });
+  const blocks: Message['blocks'] = [header(title)];
+  if (lines.length === 0) blocks.push(context(escapeMrkdwn(t.empty)));
+  for (const text of packSections(lines)) blocks.push({ type: 'section', text: { type: 'mrkdwn', text } });
+  const notes: string[] = [];
+  if (shown.length < view.events.length) {
+    notes.push(escapeMrkdwn(t.truncated(shown.length, view.events.length)));
+    notes.push(t.restCli(view.since, view.until, view.system));
+  }
+  if (view.capped) notes.push(escapeMrkdwn(t.capped(view.capLimit)));
+  if (notes.length > 0) blocks.push(context(...notes));
+  blocks.push(context(escapeMrkdwn(verificationLine(view.verification, locale))));
+  return { text: title, blocks: blocks.slice(0, 50) };
+}

@@ -1,0 +1,60 @@
+import { type Locale, messages } from '../i18n/index.js';
+import { loadEcharts, loadResvg } from '../lib/lazy.js';
+import { type TrendData, trendOption } from './trend.js';
+
+export interface ChartSize {
+  width: number;
+  height: number;
+}
+
+/** Wide enough for a day of samples, small enough to read in a Slack thread without opening it. */
+export const CHART_SIZE: ChartSize = { width: 960, height: 420 };
+
+/**
+ * An ECharts option rendered server-side: ECharts' SSR SVG string, turned into a PNG by resvg
+ * with the machine's fonts. Without any font installed resvg draws no text; the chart is made to
+ * read by colour and shading alone then (see `trendOption`).
+ */
+export async function renderChartPng(
+  option: Record<string, unknown>,
+  size: ChartSize = CHART_SIZE,
+): Promise<Buffer> {
+  const [echarts, { Resvg }] = await Promise.all([loadEcharts(), loadResvg()]);
+  const chart = echarts.init(null, null, {
+    renderer: 'svg',
+    ssr: true,
+    width: size.width,
+    height: size.height,
+  });
+  let svg: string;
+  try {
+    chart.setOption(option);
+    svg = chart.renderToSVGString();
+  } finally {
+    chart.dispose();
+  }
+  const resvg = new Resvg(svg, {
+    background: '#ffffff',
+    font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
+  });
+  return resvg.render().asPng();
+}
+
+/** The chart of `data` as a PNG file named after its queue and window. */
+export async function trendFile(
+  data: TrendData,
+  locale: Locale,
+): Promise<{ filename: string; title: string; content: Buffer }> {
+  const t = messages(locale).trend;
+  const target = `${data.system}/${data.queue}`;
+  const content = await renderChartPng(
+    trendOption(data, {
+      title: t.chartTitle(target, data.window),
+      states: t.states,
+      threshold: t.threshold,
+      alert: t.alertBand,
+    }),
+  );
+  const safe = `${data.system}-${data.queue}`.replace(/[^\w.-]+/g, '_').slice(0, 80);
+  return { filename: `trend-${safe}-${data.window}.png`, title: t.title(target, data.window), content };
+}

@@ -1,0 +1,280 @@
+import type { EscalationRule } from '../config/schema.js';
+import type { Alert } from './lifecycle.js';
+import { ruleMatches } from './rules.js';
+import type { Sample } from './samples.js';
+
+/**
+ * `trend`: a queue's depth by state over time, from the monitor's stored samples, with the alert
+ * thresholds and the alerts' start and end. Everything here is pure (samples and alerts in,
+ * numbers and an ECharts option out); `render-chart.ts` turns the option into a PNG.
+ */
+
+/** The windows `trend` offers; the monitor keeps samples for the longest. */
+export const TREND_WINDOWS = { '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_000 } as const;
+export type TrendWindow = keyof typeof TREND_WINDOWS;
+export const LONGEST_TREND_MS = TREND_WINDOWS['24h'];
+
+/** The states drawn, in legend order. */
+export const TREND_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+export type TrendState = (typeof TREND_STATES)[number];
+
+/** One sample of one queue; null where the system could not be read or the queue was missing. */
+export interface TrendPoint {
+  at: number;
+  values: Record<TrendState, number | null>;
+}
+
+export interface TrendThreshold {
+  rule: string;
+  state: TrendState;
+  comparator: 'above' | 'below';
+  value: number;
+}
+
+export interface TrendAlertSpan {
+  id: string;
+  rule: string;
+  severity: Alert['severity'];
+  start: number;
+  /** Undefined while it still fires. */
+  end?: number;
+}
+
+export interface TrendData {
+  system: string;
+  queue: string;
+  window: TrendWindow;
+  from: number;
+  to: number;
+  points: TrendPoint[];
+  thresholds: TrendThreshold[];
+  alerts: TrendAlertSpan[];
+}
+
+/** Where the samples and alert history come from (the store, through `trendSource`). */
+export interface TrendSource {
+  /** Samples at or after `sinceMs`, oldest first. */
+  samples(sinceMs: number): Promise<Sample[]>;
+  /** Firing alerts, and the newest resolved alert of each key in `keys`. */
+  alerts(keys: readonly string[]): Promise<Alert[]>;
+}
+
+export function isTrendWindow(text: string): text is TrendWindow {
+  return Object.hasOwn(TREND_WINDOWS, text);
+}
+
+/** The queue's depths, one point per sample in [from, to]. */
+export function trendPoints(
+  samples: readonly Sample[],
+  system: string,
+  queue: string,
+  from: number,
+  to: number,
+): TrendPoint[] {
+  const points: TrendPoint[] = [];
+  for (const sample of samples) {
+    if (sample.at < from || sample.at > to) continue;
+    const s = sample.systems.find((x) => x.name === system);
+    const q = s?.ok ? s.queues.find((x) => x.name === queue) : undefined;
+    points.push({
+      at: sample.at,
+      values: {
+        waiting: q ? q.waiting : null,
+        active: q ? q.active : null,
+        delayed: q ? q.delayed : null,
+        failed: q ? q.failed : null,
+      },
+    });
+  }
+  return points;
+}
+
+const isState = (metric: string): metric is TrendState =>
+  (TREND_STATES as readonly string[]).includes(metric);
+
+/** Rules watching this queue on one of the drawn states: their thresholds are lines on the chart. */
+export function trendThresholds(
+  rules: readonly EscalationRule[],
+  system: string,
+  queue: string,
+): TrendThreshold[] {
+  return rules.flatMap((rule): TrendThreshold[] => {
+    if (!isState(rule.metric) || !ruleMatches(rule, system, queue)) return [];
+    const comparator = rule.above !== undefined ? 'above' : 'below';
+    const value = rule.above ?? rule.below;
+    return value === undefined ? [] : [{ rule: rule.name, state: rule.metric, comparator, value }];
+  });
+}
+
+/** The `rule|subject` keys of the rules watching this queue (any metric), for the alert history. */
+export function trendAlertKeys(rules: readonly EscalationRule[], system: string, queue: string): string[] {
+  return rules.filter((r) => ruleMatches(r, system, queue)).map((r) => `${r.name}|${system}/${queue}`);
+}
+
+/** This queue's alerts that overlap [from, to], oldest first. */
+export function trendAlertSpans(
+  alerts: readonly Alert[],
+  system: string,
+  queue: string,
+  from: number,
+  to: number,
+): TrendAlertSpan[] {
+  const subject = `${system}/${queue}`;
+  const seen = new Set<string>();
+  return alerts
+    .filter((a) => a.subject === subject && !seen.has(a.id) && seen.add(a.id))
+    .map((a): TrendAlertSpan => {
+      const end = a.resolvedAt === undefined ? undefined : Date.parse(a.resolvedAt);
+      return {
+        id: a.id,
+        rule: a.rule,
+        severity: a.severity,
+        start: Date.parse(a.openedAt),
+        ...(end === undefined ? {} : { end }),
+      };
+    })
+    .filter((span) => span.start <= to && (span.end === undefined || span.end >= from))
+    .sort((a, b) => a.start - b.start);
+}
+
+/** Reads what one chart needs: the window's samples and the queue's alert history. */
+export async function loadTrend(
+  source: TrendSource,
+  rules: readonly EscalationRule[],
+  target: { system: string; queue: string; window: TrendWindow },
+  now: number,
+): Promise<TrendData> {
+  const { system, queue, window } = target;
+  const from = now - TREND_WINDOWS[window];
+  const [samples, alerts] = await Promise.all([
+    source.samples(from),
+    source.alerts(trendAlertKeys(rules, system, queue)),
+  ]);
+  return {
+    system,
+    queue,
+    window,
+    from,
+    to: now,
+    points: trendPoints(samples, system, queue, from, now),
+    thresholds: trendThresholds(rules, system, queue),
+    alerts: trendAlertSpans(alerts, system, queue, from, now),
+  };
+}
+
+/**
+ * One value per time bucket (the last known sample in it), so a sparkline has a fixed width
+ * whatever the sample interval; null where no sample in the bucket knew the value.
+ */
+export function bucketed(data: Pick<TrendData, 'points' | 'from' | 'to'>, state: TrendState, width: number) {
+  const span = Math.max(1, data.to - data.from);
+  const out: (number | null)[] = new Array(width).fill(null);
+  for (const point of data.points) {
+    const i = Math.min(width - 1, Math.max(0, Math.floor(((point.at - data.from) / span) * width)));
+    const v = point.values[state];
+    if (v !== null) out[i] = v;
+  }
+  return out;
+}
+
+/** The latest known value of each state, for the one-line summary. */
+export function latestValues(points: readonly TrendPoint[]): Record<TrendState, number | null> {
+  const latest: Record<TrendState, number | null> = {
+    waiting: null,
+    active: null,
+    delayed: null,
+    failed: null,
+  };
+  for (const state of TREND_STATES) {
+    for (let i = points.length - 1; i >= 0; i--) {
+      const v = points[i]!.values[state];
+      if (v !== null) {
+        latest[state] = v;
+        break;
+      }
+    }
+  }
+  return latest;
+}
+
+/** Line colours per state; the threshold line of a state takes its state's colour. */
+export const STATE_COLOURS: Record<TrendState, string> = {
+  waiting: '#2f6fdb',
+  active: '#1f9d55',
+  delayed: '#d69e2e',
+  failed: '#d64545',
+};
+
+export interface ChartLabels {
+  title: string;
+  states: Record<TrendState, string>;
+  threshold: (rule: string, value: string) => string;
+  alert: (rule: string) => string;
+}
+
+/**
+ * The ECharts option for one chart. Colours carry the meaning (a state's line and its threshold
+ * share a colour; alerts are shaded red bands), so the chart still reads on a machine with no
+ * fonts, where resvg draws no text.
+ */
+export function trendOption(data: TrendData, labels: ChartLabels): Record<string, unknown> {
+  const series = TREND_STATES.map((state) => {
+    const lines = data.thresholds
+      .filter((t) => t.state === state)
+      .map((t) => ({
+        yAxis: t.value,
+        name: labels.threshold(t.rule, String(t.value)),
+        label: { formatter: labels.threshold(t.rule, String(t.value)), position: 'insideEndTop' },
+      }));
+    const isFirst = state === TREND_STATES[0];
+    return {
+      name: labels.states[state],
+      type: 'line',
+      showSymbol: false,
+      connectNulls: false,
+      lineStyle: { width: 2, color: STATE_COLOURS[state] },
+      itemStyle: { color: STATE_COLOURS[state] },
+      data: data.points.map((p) => [p.at, p.values[state]]),
+      ...(lines.length
+        ? {
+            markLine: {
+              symbol: 'none',
+              silent: true,
+              lineStyle: { type: 'dashed', width: 2, color: STATE_COLOURS[state] },
+              data: lines,
+            },
+          }
+        : {}),
+      // The alert bands hang on one series only, so each is drawn once.
+      ...(isFirst && data.alerts.length
+        ? {
+            markArea: {
+              silent: true,
+              itemStyle: { color: 'rgba(214, 69, 69, 0.14)' },
+              label: { position: 'insideTopLeft', color: '#9b2c2c' },
+              data: data.alerts.map((a) => [
+                { name: labels.alert(a.rule), xAxis: Math.max(a.start, data.from) },
+                { xAxis: Math.min(a.end ?? data.to, data.to) },
+              ]),
+            },
+          }
+        : {}),
+    };
+  });
+  const highest = Math.max(0, ...data.points.flatMap((p) => TREND_STATES.map((s) => p.values[s] ?? 0)));
+  const top = Math.max(0, ...data.thresholds.map((t) => t.value));
+  const axisMax = top > highest ? Math.ceil(top * 1.1) : undefined;
+  return {
+    animation: false,
+    useUTC: true,
+    backgroundColor: '#ffffff',
+    textStyle: { fontFamily: 'DejaVu Sans, Liberation Sans, Arial, sans-serif' },
+    title: { text: labels.title, left: 12, top: 8, textStyle: { fontSize: 15 } },
+    legend: { top: 10, right: 12, data: TREND_STATES.map((s) => labels.states[s]) },
+    grid: { left: 56, right: 28, top: 48, bottom: 36 },
+    xAxis: { type: 'time', min: data.from, max: data.to, splitLine: { show: false } },
+    // A threshold above every value would sit off the chart: the axis reaches it.
+    yAxis: { type: 'value', min: 0, minInterval: 1, ...(axisMax === undefined ? {} : { max: axisMax }) },
+    series,
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * `timeline`: the incident timeline for a postmortem. Values passed in came from users, Redis or
+ * the store: the builders escape them (mrkdwn in Slack, Markdown table cells on the command line).
+ */
+export const timeline = {
+  describe: {
+    usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
+    summary: 'Who saw what and did what, in order: alerts, looks, requests, approvals, outcomes',
+  },
+  title: (since: string, until: string, system?: string) =>
+    `Incident timeline ${since} – ${until}${system ? ` (${system})` : ''}`,
+  empty: 'Nothing was recorded in this span: no alert, look, request or action.',
+  columns: { time: 'Time (UTC)', who: 'Who', what: 'What' },
+  monitor: 'monitor',
+  events: {
+    alertFired: (rule: string, subject: string, severity: string, threshold: number) =>
+      `alert ${rule} fired on ${subject} (${severity}, threshold ${threshold})`,
+    alertResolved: (rule: string, subject: string) => `alert ${rule} resolved on ${subject}`,
+    looked: (verb: string, target?: string) => `looked at ${verb}${target ? ` ${target}` : ''}`,
+    alertHandled: (verb: string, target?: string) => `${verb} alert${target ? ` ${target}` : ''}`,
+    requested: (action: string, target: string, id: string) => `requested ${action} ${target} (${id})`,
+    approved: (action: string, target: string, id: string) => `approved ${action} ${target} (${id})`,
+    approvalRefused: (id: string, why: string) => `approval of ${id} refused: ${why}`,
+    denied: (action: string, target: string, id: string, reason?: string) =>
+      `denied ${action} ${target} (${id})${reason ? `: ${reason}` : ''}`,
+    expired: (id: string) => `request ${id} expired unapproved`,
+    interrupted: (id: string) => `request ${id} interrupted (its bot stopped)`,
+    actionDone: (action: string, target: string, outcome: string) =>
+      `${action} ${target} done${outcome ? `: ${outcome}` : ''}`,
+    actionFailed: (action: string, target: string, error: string) => `${action} ${target} failed: ${error}`,
+    guardDenied: (command: string, target?: string) =>
+      `was refused ${command}${target ? ` ${target}` : ''} by the guards`,
+  },
+  verification: {
+    ok: (count: number, first?: number, last?: number) =>
+      `Audit chain verified: ${count} ${count === 1 ? 'entry' : 'entries'} unbroken${first !== undefined ? `, including this span's #${first}–#${last}` : ''}.`,
+    brokenAfter: (seq: number, reason: string, last?: number) =>
+      `Audit chain broken at #${seq} (${reason}), after this span${last !== undefined ? ` (its last entry is #${last})` : ''}: the entries shown verified.`,
+    broken: (seq: number, reason: string) =>
+      `Audit chain BROKEN at #${seq} (${reason}): entries from #${seq} on, in this span too, cannot be trusted.`,
+  },
+  truncated: (shown: number, total: number) =>
+    `Only the first ${shown} of ${total} events fit here; the whole timeline is in the file beside this message.`,
+  fileTitle: 'Incident timeline (Markdown, for the postmortem)',
+  restCli: (since: string, until: string, system?: string) =>
+    `The whole timeline: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
+  capped: (limit: number) =>
+    `The span holds more than ${limit} audit entries; narrow it with --since/--until.`,
+  badTime: (flag: string, value: string) => `${flag} ${value} is not a time`,
+  timeValid: 'a duration ago such as `2h`, `30m`, `1d`, or an ISO 8601 time such as `2024-05-01T10:00:00Z`',
+  badOrder: (since: string, until: string) => `--since ${since} is not before --until ${until}`,
+  orderValid: 'a --since earlier than --until',
+  needsValue: (flag: string) => `${flag} needs a value`,
+  unknownFlag: (flag: string) => `unknown option ${flag}`,
+  flagsValid: '--since, --until, and at most one system name',
+};

@@ -1,0 +1,36 @@
+/** Strings of `/queue trend` and of the charts in alert threads. Names arrive escaped for mrkdwn. */
+export const trend = {
+  describe: {
+    usage: 'trend <system>/<queue> [1h|6h|24h]',
+    summary: 'a chart of the queue’s depth by state over time, with alert thresholds and alerts',
+  },
+  usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
+  needsQueue: 'Name a queue: `trend <system>/<queue>`.',
+  badWindow: (text: string) => `\`${text}\` is not a window.`,
+  validWindow: 'the window is one of 1h, 6h, 24h (default 1h)',
+  outNeedsPath: '`--out` needs a file name, e.g. `--out chart.png`.',
+  outOnlyCli: '`--out` writes a file on the command line; in Slack the chart is uploaded.',
+  needsStore: 'the monitor’s samples (the bot’s store could not be opened)',
+  title: (target: string, window: string) => `Trend ${target} · last ${window}`,
+  chartTitle: (target: string, window: string) => `${target} · last ${window} (UTC)`,
+  states: { waiting: 'waiting', active: 'active', delayed: 'delayed', failed: 'failed' },
+  line: (state: string, spark: string, latest: string) => `${state.padEnd(8)} ${spark} ${latest}`,
+  unknown: '?',
+  samples: (n: number, from: string, to: string) =>
+    `${n} ${n === 1 ? 'sample' : 'samples'} from ${from} to ${to}`,
+  noSamples: (target: string, window: string) =>
+    `No samples of \`${target}\` in the last ${window}. The monitor records them while the bot runs (or \`monitor --once\` from cron).`,
+  thresholds: (list: string) => `Thresholds: ${list}`,
+  threshold: (rule: string, value: string) => `${rule} ${value}`,
+  thresholdItem: (rule: string, state: string, comparator: string, value: string) =>
+    `${rule} (${state} ${comparator} ${value})`,
+  alerts: (list: string) => `Alerts: ${list}`,
+  alertItem: (id: string, from: string, to: string) => `${id} ${from}–${to}`,
+  stillFiring: 'now',
+  alertBand: (rule: string) => `alert: ${rule}`,
+  chartAttached: 'Chart attached.',
+  inThread: 'Chart attached in the alert’s thread.',
+  wrote: (path: string, bytes: string) => `Wrote ${path} (${bytes} bytes).`,
+  writeFailed: (path: string, reason: string) => `Could not write ${path}: ${reason}`,
+  alertChartTitle: (target: string) => `Depth of ${target}`,
+};

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { ActionId } from '../../src/blocks/action-ids.js';
+import { homeView } from '../../src/blocks/home.js';
+import { timelineMessage } from '../../src/blocks/timeline.js';
+import { validateMessage } from '../../src/blocks/validate.js';
+import type { ActionRequest } from '../../src/store/store.js';
+import type { TimelineEvent } from '../../src/timeline/events.js';
+import { sampleAlert } from '../store/escalation-contract.js';
+
+const now = new Date('2030-01-01T12:00:00Z');
+
+function request(n: number): ActionRequest {
+  return {
+    id: `r-${String(n).padStart(8, 'a')}`,
+    action: 'pause',
+    target: `pushizo/q<${n}>`,
+    params: { system: 'pushizo', queue: `q${n}` },
+    status: 'pending',
+    requestedBy: 'U0ALICE',
+    requestedByName: '*alice*',
+    via: 'slack',
+    channel: 'C0INCIDENT',
+    requiredApprovals: 1,
+    approvals: [],
+    preview: 'would pause <!channel> &',
+    createdAt: now.toISOString(),
+    expiresAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+  };
+}
+
+const look = (n: number): TimelineEvent => ({
+  at: new Date(now.getTime() + n * 1000).toISOString(),
+  kind: 'look',
+  seq: n,
+  who: 'alice',
+  verb: 'dlq',
+  target: 'pushizo/q',
+});
+
+describe('the Home view and the timeline message stay inside Slack limits, escaped', () => {
+  it('a Home tab with 200 waiting requests and 50 alerts is valid for a view, buttons carry only ids, text is escaped', () => {
+    const view = homeView(
+      {
+        systems: [{ name: 'zeus', error: 'RedisUnavailable' }],
+        alerts: Array.from({ length: 50 }, () => sampleAlert({ subject: 'pushizo/<q>' })),
+        waiting: Array.from({ length: 200 }, (_, i) => request(i)),
+        recent: [look(1)],
+        now,
+      },
+      'en',
+    );
+    expect(view.type).toBe('home');
+    expect(validateMessage({ text: 'home', blocks: view.blocks }, 'modal')).toEqual([]);
+    const text = JSON.stringify(view.blocks);
+    expect(text).not.toContain('<!channel>');
+    expect(text).toContain('185 more requests wait');
+    expect(text).toContain('40 more: `/queue alerts`');
+    expect(text).toContain('zeus: unreachable (RedisUnavailable)');
+    const buttons = view.blocks
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => (b as { elements: { action_id: string; value: string }[] }).elements);
+    expect(new Set(buttons.map((b) => b.action_id))).toEqual(new Set([ActionId.Approve, ActionId.Deny]));
+    for (const b of buttons) expect(b.value).toMatch(/^r-[a-z0-9]+$/);
+  });
+
+  it('a long timeline is one message: the first 40 events, then the command that prints the rest', () => {
+    const message = timelineMessage(
+      {
+        since: '2030-01-01T11:00:00.000Z',
+        until: '2030-01-01T13:00:00.000Z',
+        system: 'pushizo',
+        events: Array.from({ length: 300 }, (_, i) => look(i)),
+        verification: { result: { ok: true, count: 400 }, firstSeq: 1, lastSeq: 300 },
+        capped: false,
+        capLimit: 5000,
+      },
+      'en',
+    );
+    expect(validateMessage(message)).toEqual([]);
+    const text = JSON.stringify(message.blocks);
+    expect(text).toContain(
+      'Only the first 40 of 300 events fit here; the whole timeline is in the file beside this message.',
+    );
+    expect(text).toContain(
+      'queue-ops timeline --since 2030-01-01T11:00:00.000Z --until 2030-01-01T13:00:00.000Z pushizo',
+    );
+    expect(text).toContain("Audit chain verified: 400 entries unbroken, including this span's #1–#300.");
+  });
+});

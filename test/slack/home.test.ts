@@ -1,0 +1,268 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import nock from 'nock';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ActionId } from '../../src/blocks/action-ids.js';
+import { validateMessage } from '../../src/blocks/validate.js';
+import { type RunningBot, startBot } from '../../src/main.js';
+import { RequestStatus } from '../../src/store/store.js';
+import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { sampleAlert } from '../store/escalation-contract.js';
+import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from './harness.js';
+
+const API_HOST = 'https://slack-home.test.example';
+const API_URL = `${API_HOST}/api/`;
+
+interface Published {
+  user: string;
+  view: { type: string; blocks: Record<string, unknown>[] };
+}
+const published: Published[] = [];
+const posted: { channel: string; blocks: Record<string, unknown>[]; ts: string }[] = [];
+let ts = 100;
+
+function fakeSlackApi() {
+  nock(API_HOST)
+    .persist()
+    .post(/^\/api\//)
+    .reply((uri, raw) => {
+      const method = uri.replace(/^\/api\//, '');
+      const body = Object.fromEntries(
+        new URLSearchParams(typeof raw === 'string' ? raw : JSON.stringify(raw)),
+      );
+      if (method === 'views.publish') {
+        published.push({ user: body.user_id ?? '', view: JSON.parse(body.view ?? '{}') });
+        return [200, { ok: true, view: { id: 'V0HOME' } }];
+      }
+      if (method === 'chat.postMessage') {
+        ts += 1;
+        const at = `1700000200.${String(ts).padStart(6, '0')}`;
+        posted.push({ channel: body.channel ?? '', blocks: JSON.parse(body.blocks ?? '[]'), ts: at });
+        return [200, { ok: true, channel: body.channel, ts: at }];
+      }
+      if (method === 'chat.update') return [200, { ok: true, channel: body.channel, ts: body.ts }];
+      return [200, { ok: false, error: 'unknown_method' }];
+    });
+}
+
+const users = {
+  alice: { id: 'U0ALICE', username: 'alice', name: 'alice', team_id: 'T0TEAM' },
+  bob: { id: 'U0BOB', username: 'bob', name: 'bob', team_id: 'T0TEAM' },
+  vic: { id: 'U0VIEW', username: 'vic', name: 'vic', team_id: 'T0TEAM' },
+} as const;
+type Who = keyof typeof users;
+
+const homeOpened = (who: Who) => ({
+  token: 'unused',
+  team_id: 'T0TEAM',
+  api_app_id: 'A0QUEUEOPS',
+  type: 'event_callback',
+  event_id: randomId('Ev'),
+  event_time: Math.floor(Date.now() / 1000),
+  event: {
+    type: 'app_home_opened',
+    user: users[who].id,
+    channel: 'D0HOME',
+    tab: 'home',
+    event_ts: '1700000000.1',
+  },
+});
+
+/** A click on a button of the Home tab: no channel, no response_url, as Slack sends it. */
+const homeClick = (who: Who, actionId: string, value: string) => ({
+  type: 'block_actions',
+  user: users[who],
+  api_app_id: 'A0QUEUEOPS',
+  token: 'unused',
+  container: { type: 'view', view_id: 'V0HOME' },
+  trigger_id: '111.222.333',
+  team: { id: 'T0TEAM', domain: 'oncall' },
+  view: { id: 'V0HOME', type: 'home', blocks: [], state: { values: {} } },
+  actions: [
+    {
+      action_id: actionId,
+      block_id: `home-request:${value}`,
+      text: { type: 'plain_text', text: 'Approve' },
+      value,
+      type: 'button',
+      action_ts: '1700000001.000200',
+    },
+  ],
+});
+
+const textOf = (view: Published['view']) => JSON.stringify(view.blocks);
+const buttonsOf = (blocks: Record<string, unknown>[]) =>
+  blocks
+    .filter((b) => b.type === 'actions')
+    .flatMap((b) => b.elements as { action_id: string; value: string }[]);
+
+beforeAll(() => {
+  nock.disableNetConnect();
+  nock.enableNetConnect('127.0.0.1');
+  fakeSlackApi();
+});
+afterAll(() => {
+  nock.cleanAll();
+  nock.enableNetConnect();
+});
+
+describe('the App Home tab, on the real bot wiring', () => {
+  const url = inject('redisUrl');
+  const prefix = randomId('home');
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-home-'));
+  const queues = new Map<string, Queue>();
+  let bot: RunningBot;
+
+  beforeAll(async () => {
+    for (const name of ['q-home', 'q-forged']) {
+      const queue = new Queue(name, { connection: connectionFor(url), prefix });
+      await queue.add('push', { token: 'JOB-PAYLOAD-MARKER' });
+      queues.set(name, queue);
+    }
+    const configFile = join(dir, 'queue-ops.yml');
+    writeFileSync(
+      configFile,
+      [
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${url}`,
+        `    prefix: ${prefix}`,
+        'slack:',
+        '  allowedChannels: [C0INCIDENT]',
+        `store: sqlite:${join(dir, 'bot.db')}`,
+        'roles:',
+        '  viewer: ["*"]',
+        '  operator: [U0ALICE, U0BOB]',
+        'policies:',
+        '  pause: { role: operator, approvals: 1 }',
+        'approvals: { ttlMinutes: 15 }',
+        'rateLimit: { perUserPerMinute: 1000 }',
+      ].join('\n'),
+    );
+    const started = await startBot(
+      {
+        SLACK_BOT_TOKEN: 'xoxb-home-test',
+        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+        SLACK_API_URL: API_URL,
+        QUEUE_OPS_CONFIG: configFile,
+      },
+      { stderr: (line) => console.error(line), stdout: () => {} },
+      {
+        receiverOverride: fakeReceiver(),
+        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+        clientOptions: { retryConfig: { retries: 0 } },
+        logger: memoryLogger().logger,
+        auditChannelIntervalMs: 0,
+        // Every refresh goes out at once here; the throttle has its own test below.
+        homeMinIntervalMs: 0,
+      },
+    );
+    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
+    bot = started;
+  });
+
+  afterAll(async () => {
+    await bot?.stop();
+    for (const queue of queues.values()) await queue.close();
+    await deletePrefix(url, prefix);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const deliver = (body: Record<string, unknown>) =>
+    bot.slack.app.processEvent({ body, ack: async () => {} });
+  const open = async (who: Who) => {
+    const before = published.length;
+    await deliver(homeOpened(who));
+    await bot.home.idle();
+    const mine = published.slice(before).filter((p) => p.user === users[who].id);
+    const last = mine.at(-1);
+    if (!last) throw new Error(`no Home tab published for ${who}`);
+    return last.view;
+  };
+  async function requestPause(queue: string) {
+    const path = `/commands/T0TEAM/${randomId('')}/cmd`;
+    captureResponses(path);
+    const before = posted.length;
+    await deliver(
+      slashCommand(`pause pushizo/${queue}`, path, {
+        user_id: 'U0ALICE',
+        user_name: 'alice',
+        channel_id: 'C0INCIDENT',
+      }),
+    );
+    const post = posted.slice(before).find((p) => p.channel === 'C0INCIDENT');
+    const approve = post && buttonsOf(post.blocks).find((b) => b.action_id === ActionId.Approve);
+    if (!approve) throw new Error('no request posted');
+    return approve.value;
+  }
+
+  it('shows an approver the request waiting for them with Approve/Deny, and the Approve click pauses the real queue through the guards', async () => {
+    const id = await requestPause('q-home');
+    await bot.runtime.store.escalation.insertAlert(
+      sampleAlert({
+        key: 'backlog|pushizo/q-home',
+        subject: 'pushizo/q-home',
+        queue: 'q-home',
+        openedAt: new Date().toISOString(),
+      }),
+      [],
+    );
+
+    const bobs = await open('bob');
+    expect(bobs.type).toBe('home');
+    expect(validateMessage({ text: 'home', blocks: bobs.blocks as never }, 'modal')).toEqual([]);
+    expect(textOf(bobs)).toContain(`${id}: pause pushizo/q-home, asked by alice`);
+    expect(buttonsOf(bobs.blocks)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ action_id: ActionId.Approve, value: id }),
+        expect.objectContaining({ action_id: ActionId.Deny, value: id }),
+      ]),
+    );
+    expect(textOf(bobs)).toContain('backlog on pushizo/q-home');
+    expect(textOf(bobs)).toMatch(/pushizo \(bullmq\): \d+ queues?, \d+ waiting/);
+    expect(textOf(bobs)).not.toContain('JOB-PAYLOAD-MARKER');
+
+    // The requester and a viewer have nothing to approve.
+    const alices = await open('alice');
+    expect(buttonsOf(alices.blocks)).toEqual([]);
+    expect(textOf(alices)).toContain(`requested pause pushizo/q-home (${id})`);
+    expect(buttonsOf((await open('vic')).blocks)).toEqual([]);
+
+    const before = published.length;
+    await deliver(homeClick('bob', ActionId.Approve, id));
+    await bot.home.idle();
+    expect(await (queues.get('q-home') as Queue).isPaused()).toBe(true);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+    // The answer is the tab itself, re-published for the clicker with the outcome on top.
+    const answer = published
+      .slice(before)
+      .filter((p) => p.user === 'U0BOB')
+      .at(-1);
+    expect(answer).toBeDefined();
+    expect(textOf(answer!.view)).toContain(id);
+    expect(buttonsOf(answer!.view.blocks).filter((b) => b.value === id)).toEqual([]);
+    const bobsNow = await open('bob');
+    expect(textOf(bobsNow)).toContain(`approved pause pushizo/q-home (${id})`);
+  });
+
+  it('a forged Home click by someone without the role changes nothing and learns nothing', async () => {
+    const id = await requestPause('q-forged');
+    const before = published.length;
+    await deliver(homeClick('vic', ActionId.Approve, id));
+    await bot.home.idle();
+    expect(await (queues.get('q-forged') as Queue).isPaused()).toBe(false);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
+    const answer = published
+      .slice(before)
+      .filter((p) => p.user === 'U0VIEW')
+      .at(-1);
+    expect(answer).toBeDefined();
+    expect(textOf(answer!.view)).not.toContain('pushizo/q-forged');
+    // Another mutating verb never runs from the Home tab: only approve/deny are let through.
+    const entries = await bot.runtime.audit.recent(20);
+    expect(entries.some((e) => e.actorId === 'U0VIEW' && e.action === 'request.approved')).toBe(false);
+  });
+});

@@ -1,0 +1,177 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import { runCli as runCliIn } from '../../src/transports/cli/run.js';
+import { type CliRun, jsonOf, tempDir } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { sampleAlert } from '../store/escalation-contract.js';
+
+/** The command line in this process (the same runCli the binary calls): a real store, real Redis. */
+async function runCli(argv: string[]): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCliIn({
+    argv,
+    env: {},
+    cwd: process.cwd(),
+    osUser: 'tester',
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+describe('queue-ops timeline: the audit trail and the alert history of a span, in order', () => {
+  const redisUrl = inject('redisUrl');
+  const prefix = randomName('tl');
+  const queueName = 'dispatch-ios';
+  let temp: ReturnType<typeof tempDir>;
+  let config: string;
+  let queue: Queue;
+  const db = () => join(temp.dir, 'queue-ops.db');
+  const as = (user: string, ...words: string[]) => runCli(['--config', config, '--user', user, ...words]);
+
+  beforeAll(async () => {
+    temp = tempDir('timeline');
+    queue = new Queue(queueName, { connection: connectionFor(redisUrl), prefix });
+    await queue.add('deliver.apns', { token: 'SECRET-PAYLOAD' });
+    config = join(temp.dir, 'queue-ops.yml');
+    writeFileSync(
+      config,
+      [
+        `store: sqlite:${db()}`,
+        'roles:',
+        '  viewer: ["*"]',
+        '  operator: [U0ALICE, U0BOB]',
+        'policies:',
+        '  pause: { role: operator, approvals: 1 }',
+        'approvals:',
+        '  cliSameOsUser: allow',
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${JSON.stringify(redisUrl)}`,
+        `    prefix: ${prefix}`,
+        `    queues: [${queueName}]`,
+        '  - name: zeus',
+        '    type: bullmq',
+        `    redis: ${JSON.stringify(redisUrl)}`,
+        `    prefix: ${prefix}z`,
+      ].join('\n'),
+    );
+    // An alert that fired a minute ago and resolved 30 s ago (the monitor's own store writes).
+    const store = createSqliteStore(db());
+    await store.migrate();
+    const fired = await store.escalation.insertAlert(
+      sampleAlert({
+        key: 'backlog|pushizo/dispatch-ios',
+        openedAt: new Date(Date.now() - 50_000).toISOString(),
+        updatedAt: new Date(Date.now() - 50_000).toISOString(),
+      }),
+      [],
+    );
+    const at = new Date(Date.now() - 30_000).toISOString();
+    await store.escalation.writeAlert({ ...fired!, status: 'resolved', resolvedAt: at, updatedAt: at }, []);
+    await store.escalation.insertAlert(
+      sampleAlert({
+        key: 'backlog|zeus/x',
+        system: 'zeus',
+        subject: 'zeus/x',
+        queue: 'x',
+        rule: 'zeusrule',
+        openedAt: new Date(Date.now() - 40_000).toISOString(),
+        updatedAt: new Date(Date.now() - 40_000).toISOString(),
+      }),
+      [],
+    );
+    await store.close();
+
+    expect((await as('U0ALICE', 'status', 'pushizo')).code).toBe(0);
+    expect((await as('U0ALICE', 'dlq', `pushizo/${queueName}`)).code).toBe(0);
+    const requested = jsonOf(await as('U0ALICE', '--json', 'pause', `pushizo/${queueName}`));
+    const id = (requested.data as { request: { id: string } }).request.id;
+    const approved = await as('U0BOB', 'approve', id);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(await queue.isPaused()).toBe(true);
+  });
+
+  afterAll(async () => {
+    await queue?.close();
+    await deletePrefix(redisUrl, prefix);
+    temp?.remove();
+  });
+
+  it('prints a Markdown table in order: alert fired, looks, request, approval, the action and its outcome, alert resolved; and the chain verdict', async () => {
+    const run = await as('U0CAROL', 'timeline', '--since', '10m');
+    expect(run.code, run.stderr).toBe(0);
+    const out = run.stdout;
+    expect(out).toMatch(/^# Incident timeline /);
+    expect(out).toContain('| Time (UTC) | Who | What |');
+    const order = [
+      'alert backlog fired on pushizo/dispatch-ios (critical, threshold 100)',
+      'alert backlog resolved on pushizo/dispatch-ios',
+      '| U0ALICE | looked at status pushizo |',
+      `| U0ALICE | looked at dlq pushizo/${queueName} |`,
+      `| U0ALICE | requested pause pushizo/${queueName} (r-`,
+      `| U0BOB | approved pause pushizo/${queueName} (r-`,
+      `| U0BOB | pause pushizo/${queueName} done: `,
+    ];
+    for (const line of order) expect(out).toContain(line);
+    const positions = order.slice(2).map((line) => out.indexOf(line));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(out.indexOf(order[0]!)).toBeLessThan(out.indexOf(order[1]!));
+    expect(out).toMatch(/Audit chain verified: \d+ entries unbroken, including this span's #1–#\d+\./);
+    expect(out).not.toContain('SECRET-PAYLOAD');
+  });
+
+  it('--json: { since, until, events, verification }; a system filter keeps only its events', async () => {
+    const out = jsonOf(await as('U0CAROL', '--json', 'timeline', '--since', '10m', 'zeus'));
+    expect(out.ok).toBe(true);
+    const data = out.data as {
+      since: string;
+      until: string;
+      system: string;
+      events: { kind: string; subject?: string }[];
+      verification: { ok: boolean };
+    };
+    expect(data.system).toBe('zeus');
+    expect(Date.parse(data.until) - Date.parse(data.since)).toBe(600_000);
+    expect(data.events.map((e) => e.kind)).toEqual(['alert.fired']);
+    expect(data.events[0]?.subject).toBe('zeus/x');
+    expect(data.verification.ok).toBe(true);
+  });
+
+  it('a span with nothing in it says so; bad input is one line naming what is valid', async () => {
+    const empty = await as(
+      'U0CAROL',
+      'timeline',
+      '--since',
+      '2024-01-01T00:00:00Z',
+      '--until',
+      '2024-01-01T01:00:00Z',
+    );
+    expect(empty.stdout).toContain('Nothing was recorded in this span');
+    const bad = await as('U0CAROL', 'timeline', '--since', 'yesterday');
+    expect(bad.code).not.toBe(0);
+    expect(`${bad.stdout}${bad.stderr}`).toContain('--since yesterday is not a time');
+    expect(`${bad.stdout}${bad.stderr}`).toContain('2h');
+    expect(`${bad.stdout}${bad.stderr}`).not.toMatch(/at .*\.ts:\d+/);
+    const unknown = await as('U0CAROL', 'timeline', 'nosuch');
+    expect(`${unknown.stdout}${unknown.stderr}`).toContain('nosuch');
+  });
+
+  it('says so when an entry in the span was edited: the chain is broken within it', async () => {
+    const raw = new Database(db());
+    raw.prepare("UPDATE audit_log SET outcome = 'forged' WHERE seq = 2").run();
+    raw.close();
+    const run = await as('U0CAROL', 'timeline', '--since', '10m');
+    expect(run.stdout).toContain('Audit chain BROKEN at #2');
+  });
+});
