@@ -348,7 +348,15 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       });
     }
   }
-  const audit = createAudit({ store, now, sink: deps.auditSink, logger, keys, witnesses });
+  const audit = createAudit({
+    store,
+    now,
+    sink: deps.auditSink,
+    logger,
+    keys,
+    witnesses,
+    locale: config.locale,
+  });
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
@@ -357,7 +365,15 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     if (!app) throw new Error('actions ran before the app was composed');
     return app.backends;
   };
-  const purges = createPurges({ store, audit, config, backends: backendsOfApp, logger, now });
+  const purges = createPurges({
+    store,
+    audit,
+    config,
+    backends: backendsOfApp,
+    logger,
+    now,
+    locale: config.locale,
+  });
   const approvals = createApprovals({
     store,
     audit,
@@ -366,6 +382,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     executors: actionExecutors(backendsOfApp, () => app?.ctx.scalers, purges),
     now,
     logger,
+    locale: config.locale,
   });
   const rateLimit = createRateLimiter({
     perUserPerMinute: config.rateLimit.perUserPerMinute,

@@ -29,6 +29,7 @@ import { registerSlackListeners } from './transports/slack/listeners.js';
 import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
+import { createUserLocales } from './transports/slack/user-locale.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -249,6 +250,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       // Shared through the store, so a request replayed to another replica is refused too.
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
+    const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
     const homeTab = createHomeTab({
       client: slack.app.client,
       config,
@@ -270,6 +272,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       dispatcher: runtime.dispatcher,
       logger,
       locale,
+      // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
+      userLocale: createUserLocales({
+        lookup: async (userId) => localeDirectory.userLocale?.(userId),
+      }),
       homeNotice: (userId, text) => homeTab.notice(userId, text),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
       middleware: [

@@ -1,6 +1,5 @@
-// The function's own module: the package root loads every one of date-fns' ~300 modules.
-import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
 import { ActionId } from '../blocks/action-ids.js';
+import { formatRelative } from '../blocks/format.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
@@ -160,7 +159,7 @@ export function requestMessage(
   if (request.status === 'pending') {
     context.push(
       escapeMrkdwn(
-        `${t.expires(utc(request.expiresAt))} (${formatDistanceStrict(new Date(request.expiresAt), now, { addSuffix: true })})`,
+        `${t.expires(utc(request.expiresAt))} (${formatRelative(Date.parse(request.expiresAt), now, locale)})`,
       ),
     );
   }

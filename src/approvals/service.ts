@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type {
   ActionRequest,
@@ -112,6 +112,8 @@ export interface ApprovalsDeps {
   audit: AuditRecorder;
   authority: Authority;
   config: Pick<Config, 'policies' | 'approvals'>;
+  /** The config's `locale`: previews and stored errors are written in it. English by default. */
+  locale?: Locale;
   executors: Partial<Record<ActionName, Executor>>;
   now?: () => Date;
   newId?: () => string;
@@ -165,8 +167,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const leaseOwner = deps.leaseOwner ?? `replica-${randomBytes(6).toString('hex')}`;
   const retry = deps.bookkeepingRetry ?? DEFAULT_BOOKKEEPING_RETRY;
   const leaseEnd = () => new Date(now().getTime() + lease.ttlMs).toISOString();
-  // Stored with the request, which has no locale; shown as stored.
-  const t = messages('en').approvals;
+  // Stored with the request, which has no locale of its own: written in the config's locale and
+  // shown as stored.
+  const t = messages(deps.locale ?? 'en').approvals;
 
   const policyFor = (action: string) => {
     const policy = deps.config.policies[action as ActionName];

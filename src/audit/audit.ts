@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import type { AuditEntry, AuditEntryInput, Store } from '../store/store.js';
 import { auditEntryHash, canonicalJson } from './hash.js';
 import { type AuditKeyring, NO_AUDIT_KEYS } from './keys.js';
@@ -71,6 +71,8 @@ export interface AuditDeps {
   now: () => Date;
   /** Gets each entry after it is stored, e.g. to post it to `slack.auditChannel`. */
   sink?: (entry: AuditEntry) => Promise<void>;
+  /** The config's `locale`, for the reasons `audit verify` gives. English by default. */
+  locale?: Locale;
   logger?: Pick<Logger, 'warn'>;
   /** Entries read per page by `verify` and `export`; default 500. */
   pageSize?: number;
@@ -98,7 +100,7 @@ export function createAudit(deps: AuditDeps): Audit {
   const keys = deps.keys ?? NO_AUDIT_KEYS;
   const witnesses = deps.witnesses ?? [];
   const pageSize = Math.max(1, deps.pageSize ?? 500);
-  const reasons = messages('en').audit.verify.reasons;
+  const reasons = messages(deps.locale ?? 'en').audit.verify.reasons;
   // Deliveries run one after another so the audit channel reads in chain order.
   let deliveries: Promise<void> = Promise.resolve();
 

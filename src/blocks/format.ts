@@ -1,4 +1,32 @@
+import type { Locale as DateFnsLocale } from 'date-fns';
+import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
+import { enUS } from 'date-fns/locale/en-US';
+import { tr as trDates } from 'date-fns/locale/tr';
 import { type Locale, messages } from '../i18n/index.js';
+
+// Here, not in src/i18n: the catalogs alone (`queue-ops --help`) must not load date-fns.
+/** How numbers, dates and relative times are written in a locale. */
+export interface LocaleFormat {
+  /** The BCP 47 tag for Intl (`48,000` in en-US, `48.000` in tr-TR). */
+  intl: string;
+  /** date-fns' locale for relative times and distances ("5 dakika önce"). */
+  dates: DateFnsLocale;
+  /**
+   * Whether "how long ago" is written in date-fns' words ("5 dakika önce") rather than the compact
+   * units of the catalog (`5m 3s ago`): the English tables keep their compact column, the Turkish
+   * ones read the way the runbooks write.
+   */
+  relativeInWords: boolean;
+}
+
+const formats: Record<Locale, LocaleFormat> = {
+  en: { intl: 'en-US', dates: enUS, relativeInWords: false },
+  tr: { intl: 'tr-TR', dates: trDates, relativeInWords: true },
+};
+
+export function localeFormat(locale: Locale): LocaleFormat {
+  return formats[locale];
+}
 
 // Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.
 const numberFormats = new Map<string, Intl.NumberFormat>();
@@ -6,7 +34,7 @@ function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFor
   const key = `${locale}/${maximumFractionDigits}`;
   let f = numberFormats.get(key);
   if (!f) {
-    f = new Intl.NumberFormat(locale, { maximumFractionDigits });
+    f = new Intl.NumberFormat(localeFormat(locale).intl, { maximumFractionDigits });
     numberFormats.set(key, f);
   }
   return f;
@@ -15,6 +43,14 @@ function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFor
 /** `48211` → `48,211` in the locale's grouping. */
 export function formatNumber(n: number, locale: Locale): string {
   return numberFormat(locale).format(n);
+}
+
+/** `12.3` / `12,3`: a fixed number of decimals in the locale's way. */
+export function formatDecimal(n: number, digits: number, locale: Locale): string {
+  return n.toLocaleString(localeFormat(locale).intl, {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
 }
 
 /** Bytes with 1024 steps, as Redis's own `maxmemory 4gb` counts them: `4 GB`, `812.4 MB`. */
@@ -41,10 +77,11 @@ export function formatDuration(seconds: number, locale: Locale): string {
   return messages(locale).status.units.duration(d, h, m, s);
 }
 
-/** `12m 3s ago`, relative to `now`. */
+/** `12m 3s ago` (en) or `12 dakika önce` (tr, through date-fns' Turkish locale), relative to `now`. */
 export function formatAgo(at: number, now: Date, locale: Locale): string {
   const units = messages(locale).status.units;
   const seconds = Math.round((now.getTime() - at) / 1000);
+  if (Math.abs(seconds) >= 1 && localeFormat(locale).relativeInWords) return formatRelative(at, now, locale);
   if (seconds < 0) return units.inFuture(formatDuration(-seconds, locale));
   if (seconds < 1) return units.justNow;
   return units.ago(formatDuration(seconds, locale));
@@ -54,4 +91,9 @@ export function formatAgo(at: number, now: Date, locale: Locale): string {
 export function formatUtc(at: Date | number, locale: Locale, withSeconds = true): string {
   const iso = new Date(at).toISOString();
   return messages(locale).status.units.utc(`${iso.slice(0, 10)} ${iso.slice(11, withSeconds ? 19 : 16)}`);
+}
+
+/** "in 15 minutes", "15 dakika içinde", "5 dakika önce": date-fns' words in the locale. */
+export function formatRelative(at: Date | number, now: Date, locale: Locale): string {
+  return formatDistanceStrict(new Date(at), now, { addSuffix: true, locale: localeFormat(locale).dates });
 }

@@ -16,7 +16,7 @@ function requireAlerts(ctx: CommandContext): AlertService {
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
       type: 'read-only',
-      what: messages('en').escalation.needsStore,
+      what: messages(ctx.config?.locale ?? 'en').escalation.needsStore,
     });
   return ctx.alerts;
 }

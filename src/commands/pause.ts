@@ -12,17 +12,21 @@ export function requireApprovals(ctx: CommandContext): Approvals {
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
       type: 'read-only',
-      what: messages('en').actions.needsStore,
+      what: messages(ctx.config?.locale ?? 'en').actions.needsStore,
     });
   return ctx.approvals;
 }
 
-/** A request as the user sees it: pending ones are posted for everyone, outcomes too. */
+/**
+ * A request as the user sees it: pending ones are posted for everyone, outcomes too. In the
+ * config's locale, not the asker's: the channel sees it, its preview is stored in that locale, and
+ * later updates of the same message (approved, expired) are written in it too.
+ */
 export function requestReply(request: ActionRequest, request_: Request, ctx: CommandContext): Reply {
   const failed = request.status === 'failed' || request.status === 'interrupted';
   return {
     ok: !failed,
-    message: requestMessage(request, request_.locale, ctx.now()),
+    message: requestMessage(request, ctx.config?.locale ?? request_.locale, ctx.now()),
     data: { request: requestData(request) },
     visibility: 'in_channel',
     replaceOriginal: request_.action !== undefined,

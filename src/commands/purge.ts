@@ -20,7 +20,7 @@ function requirePurges(ctx: CommandContext): Purges {
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
       type: 'read-only',
-      what: messages('en').actions.needsStore,
+      what: messages(ctx.config?.locale ?? 'en').actions.needsStore,
     });
   return ctx.purges;
 }

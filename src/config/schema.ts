@@ -360,7 +360,8 @@ export const configSchema = z
       })
       .strict()
       .default({ perUserPerMinute: 10 }),
-    locale: z.enum(['en']).default('en'),
+    // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
+    locale: z.enum(['en', 'tr']).default('en'),
     metrics: z
       .object({
         /** How long one read of a system serves `/metrics` scrapes. */

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Locale } from '../i18n/index.js';
 import type { DemoPlan } from './plan.js';
 
 /** A YAML double-quoted scalar that `${…}` interpolation leaves alone. */
@@ -14,13 +15,19 @@ function yamlString(value: string): string {
  * Mode 0600: it holds the Redis URL as given, password included, so that the CLI can be pointed
  * at it.
  */
-export function writeDemoConfig(dir: string, redisUrl: string, plan: DemoPlan): string {
+export function writeDemoConfig(
+  dir: string,
+  redisUrl: string,
+  plan: DemoPlan,
+  locale: Locale = 'en',
+): string {
   const path = join(dir, 'queue-ops.yml');
   const url = yamlString(redisUrl);
   const list = (names: string[]) => `[${names.map(yamlString).join(', ')}]`;
   const text = [
     '# Written by `npm run demo`; deleted when the demo exits.',
     `store: ${yamlString(`sqlite:${join(dir, 'queue-ops.db')}`)}`,
+    `locale: ${locale}`,
     'roles:',
     '  viewer: ["*"]',
     '  operator: [U0ALICE, U0CAROL]',

@@ -5,9 +5,10 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { collectSecrets, createQueueOps, type QueueOps } from '../app.js';
+import { formatDecimal, formatNumber } from '../blocks/format.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import { createLogger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
 import { writeDemoConfig } from './config.js';
@@ -19,6 +20,8 @@ export interface DemoArgs {
   user: string;
   db?: number;
   scripts: string[];
+  /** The config's `locale:` for the demo's own config, and the language of its own lines. */
+  locale: Locale;
   simulateCelery: boolean;
   help: boolean;
 }
@@ -32,6 +35,7 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
       scale: { type: 'string' },
       user: { type: 'string' },
       db: { type: 'string' },
+      locale: { type: 'string' },
       'simulate-celery': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -47,11 +51,14 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
     db = Number(values.db);
     if (!Number.isInteger(db) || db < 0 || db > 15) throw new Error('--db must be a number from 0 to 15');
   }
+  const locale = values.locale ?? 'en';
+  if (locale !== 'en' && locale !== 'tr') throw new Error(`--locale must be en or tr, not "${locale}"`);
   return {
     scale,
     user,
     db,
     scripts: values.script ?? [],
+    locale,
     simulateCelery: values['simulate-celery'] ?? false,
     help: values.help ?? false,
   };
@@ -73,15 +80,16 @@ export interface DemoIo {
  * the exit code; everything it started is stopped and everything it wrote is removed before that.
  */
 export async function runDemo(io: DemoIo): Promise<number> {
-  const t = messages('en').demo;
   const say = (line: string) => io.stdout.write(`${line}\n`);
   let args: DemoArgs;
   try {
     args = parseDemoArgs(io.argv);
   } catch (error) {
-    io.stderr.write(`${t.badOption((error as Error).message)}\n`);
+    io.stderr.write(`${messages('en').demo.badOption((error as Error).message)}\n`);
     return 2;
   }
+  const locale = args.locale;
+  const t = messages(locale).demo;
   if (args.help) {
     say(t.usage);
     return 0;
@@ -124,9 +132,9 @@ export async function runDemo(io: DemoIo): Promise<number> {
       workDir,
       simulateCelery: !realCelery,
     });
-    say(t.seeded(seeded.total.toLocaleString('en-US'), seeded.seconds.toFixed(1)));
+    say(t.seeded(formatNumber(seeded.total, locale), formatDecimal(seeded.seconds, 1, locale)));
 
-    const configPath = writeDemoConfig(workDir, redis.url, seeded.plan);
+    const configPath = writeDemoConfig(workDir, redis.url, seeded.plan, locale);
     const config = parseConfig(readFileSync(configPath, 'utf8'), {}, configPath);
     const secrets = collectSecrets(config, io.env);
     const logFile = join(workDir, 'queue-ops.log');
@@ -156,7 +164,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
     say(t.bannerApprovalsThen);
     say('');
 
-    const session = createConsoleSession({ dispatcher: app.dispatcher, user: args.user, logger });
+    const session = createConsoleSession({ dispatcher: app.dispatcher, user: args.user, logger, locale });
     const write = (text: string) => io.stdout.write(scrubSecrets(text, secrets));
     if (args.scripts.length > 0) {
       const { failures } = await runLines(session, args.scripts, write);
@@ -167,11 +175,11 @@ export async function runDemo(io: DemoIo): Promise<number> {
       const { failures } = await runLines(session, lines, write);
       return failures > 0 ? 1 : 0;
     }
-    await runInteractive(session, { input: io.stdin, output: io.stdout });
+    await runInteractive(session, { input: io.stdin, output: io.stdout, locale });
     return 0;
   } catch (error) {
     // A demo that cannot start says why in one line, never with a stack trace.
-    const reason = isOpsError(error) ? messages('en').errors.describe(error) : (error as Error).message;
+    const reason = isOpsError(error) ? messages(locale).errors.describe(error) : (error as Error).message;
     io.stderr.write(`queue-ops demo: ${scrubSecrets(String(reason).split('\n')[0] ?? '')}\n`);
     return 1;
   } finally {

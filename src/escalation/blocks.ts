@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { ActionId } from '../blocks/action-ids.js';
-import { formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
+import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
 import { actions, button, context, header, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -30,8 +30,11 @@ export function mention(id: string): string {
 
 function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
   const text = displayValue(alert.metric, value);
-  // Counts get their thousands grouped; ratios and rates keep their decimals.
-  return /^-?\d+$/.test(text) ? formatNumber(Number(text), locale) : text;
+  // Counts get their thousands grouped; ratios and rates keep their decimals, written the
+  // locale's way (0,85 in Turkish).
+  if (/^-?\d+$/.test(text)) return formatNumber(Number(text), locale);
+  const decimals = /^-?\d+\.(\d+)$/.exec(text)?.[1]?.length;
+  return decimals === undefined ? text : formatDecimal(Number(text), decimals, locale);
 }
 
 /** Who did something, as Slack shows it: a mention for Slack ids, the name otherwise (CLI users). */

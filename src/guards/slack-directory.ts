@@ -13,6 +13,12 @@ export interface SlackDirectory {
    * is normally absent for everyone but workspace admins, and unknown must never count as on.
    */
   userHas2fa(userId: string): Promise<boolean | undefined>;
+  /**
+   * The user's own Slack locale (`users.info` with `include_locale`, e.g. `tr-TR`), which picks
+   * the language of their answers; `undefined` when Slack did not say. Optional: a directory
+   * without it leaves everyone on the config's `locale`.
+   */
+  userLocale?(userId: string): Promise<string | undefined>;
 }
 
 export interface SlackDirectoryOptions {
@@ -39,6 +45,15 @@ export function createSlackDirectory(client: WebClient, options: SlackDirectoryO
       const res = await withTimeout(client.users.info({ user: userId }), timeoutMs, `users.info ${userId}`);
       const value = res.user?.has_2fa;
       return typeof value === 'boolean' ? value : undefined;
+    },
+    async userLocale(userId) {
+      const res = await withTimeout(
+        client.users.info({ user: userId, include_locale: true }),
+        timeoutMs,
+        `users.info ${userId}`,
+      );
+      const value = res.user?.locale;
+      return typeof value === 'string' && value ? value : undefined;
     },
   };
 }

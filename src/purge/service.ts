@@ -12,7 +12,7 @@ import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-ba
 import type { BackendRegistry } from '../commands/types.js';
 import type { Config } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { ActionRequest, PurgeRecord, Store } from '../store/store.js';
 import { finishPurge, runPurge, runUndo } from './engine.js';
@@ -62,6 +62,8 @@ export interface PurgesDeps {
   now?: () => Date;
   /** `host:pid`; injectable for tests. */
   owner?: string;
+  /** The config's `locale`: previews and outcomes stored with the request are written in it. */
+  locale?: Locale;
   /** Engine sizes (tests use small ones to make many chunks). */
   chunkSize?: number;
   /** How long without a heartbeat a purge owned by another host is taken for dead. Default 60 s. */
@@ -90,7 +92,7 @@ function ownerGone(owner: string | undefined): boolean | undefined {
 export function createPurges(deps: PurgesDeps): Purges {
   const now = deps.now ?? (() => new Date());
   const owner = deps.owner ?? `${hostname()}:${process.pid}`;
-  const t = messages('en').purge;
+  const t = messages(deps.locale ?? 'en').purge;
 
   async function purgerFor(system: string, queue: string): Promise<QueuePurger> {
     const backend = deps.backends().get(system);

@@ -5,7 +5,11 @@ import { createApp, type App as QueueOpsApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import { registerSlackListeners, type SlackMiddleware } from '../../src/transports/slack/listeners.js';
+import {
+  registerSlackListeners,
+  type SlackListenerDeps,
+  type SlackMiddleware,
+} from '../../src/transports/slack/listeners.js';
 
 export const HOOKS = 'https://hooks.slack.com';
 
@@ -117,7 +121,7 @@ export interface Harness {
  */
 export async function startHarness(
   configYaml: string,
-  options: { middleware?: SlackMiddleware[] } = {},
+  options: { middleware?: SlackMiddleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
 ): Promise<Harness & { close(): Promise<void> }> {
   const { logger, lines } = memoryLogger();
   const config = parseConfig(configYaml, {}, 'test.yml');
@@ -134,6 +138,7 @@ export async function startHarness(
     logger,
     locale: config.locale,
     ...(options.middleware ? { middleware: options.middleware } : {}),
+    ...(options.userLocale ? { userLocale: options.userLocale } : {}),
   });
   return {
     app: slack.app,

@@ -1,12 +1,13 @@
 /** The offline demo and its console (`npm run demo`). */
 export const demo = {
   usage: [
-    'Usage: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--script "status" …]',
+    'Usage: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--locale en|tr] [--script "status" …]',
     '',
     '  --scale    full (about 100k BullMQ jobs and 50k Celery messages, the default) or small',
     '  --user     the Slack user id the console acts as (default U0ALICE, an operator;',
     '             U0CAROL is an operator too, U0BOB an admin)',
     '  --db       with REDIS_URL: the database number to use (default: the highest empty one)',
+    "  --locale   the messages' language: en or tr (the config's `locale:`)",
     '  --script   run these commands instead of opening the console, print each answer, exit',
     '',
     'Without --script and with stdin not a terminal, commands are read from stdin, one per line.',

@@ -214,13 +214,14 @@ async function monitorOnce(
   logger: Logger,
   secrets: string[],
 ): Promise<number> {
-  const t = messages('en').escalation;
+  const locale = full?.config.locale ?? 'en';
+  const t = messages(locale).escalation;
   if (args.words.length !== 2 || args.words[1] !== '--once') {
     return failEarly(
       io,
       args.json,
       new OpsError(ErrorCode.UsageError, { message: t.monitor.onceOnly, usage: t.monitor.usage }),
-      'en',
+      locale,
     );
   }
   if (!full) {
@@ -258,7 +259,7 @@ async function monitorOnce(
     return ExitCode.Ok;
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, args.json, error, 'en');
+    return failEarly(io, args.json, error, locale);
   }
 }
 

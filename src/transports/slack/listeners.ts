@@ -17,6 +17,11 @@ export interface SlackListenerDeps {
   /** The locale for Slack users (config `locale`); English by default. */
   locale?: Locale;
   /**
+   * A user's own language (their Slack locale, cached: `createUserLocales`), which overrides
+   * `locale` when it is known. Never throws; undefined keeps `locale`.
+   */
+  userLocale?: (userId: string) => Promise<Locale | undefined>;
+  /**
    * Bolt-style middleware run in order after `ack()` and before the dispatcher, e.g. issue 3's
    * `createBoltGuard(...)` when the guards are not already dispatcher middleware. See
    * `SlackMiddleware`.
@@ -86,23 +91,26 @@ const NOT_OURS = new RegExp(`^(?!${ActionIdPattern.source.replace(/^\^/, '')})`)
 export function registerSlackListeners(app: App, deps: SlackListenerDeps): void {
   const locale = deps.locale ?? 'en';
   const log = deps.logger.child({ component: 'slack' });
-  const t = messages(locale);
   const middleware = deps.middleware ?? [];
 
   app.use(ignoreRetries(log));
 
-  const unknownAction = async (body: unknown, respond: RespondFn | undefined) => {
+  const unknownAction = async (body: unknown, respond: RespondFn | undefined, as: Locale = locale) => {
     // A forged or stale button: say so to the clicker only, run nothing.
     log.warn({ actionId: actionIdOf(body)?.slice(0, 255) }, 'button not issued by queue-ops ignored');
-    await send(respond, errorMessage(t.slack.unknownAction), ephemeralNew, log, locale);
+    await send(respond, errorMessage(messages(as).slack.unknownAction), ephemeralNew, log, as);
   };
 
   const handle: Step = async ({ ack, body, context, respond: slackRespond, client }) => {
     await ack();
-    context.locale ??= locale;
-    const request = requestFromSlack(body, { locale });
+    // After ack(): the user's own locale may take a users.info call (cached).
+    const userId = slackUserId(body);
+    const own = userId && deps.userLocale ? await deps.userLocale(userId).catch(() => undefined) : undefined;
+    context.locale ??= own ?? locale;
+    const requestLocale: Locale = context.locale ?? locale;
+    const request = requestFromSlack(body, { locale: requestLocale });
     if (!request) {
-      await unknownAction(body, slackRespond);
+      await unknownAction(body, slackRespond, requestLocale);
       return;
     }
     const homeNotice = deps.homeNotice;
@@ -122,10 +130,10 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
       try {
         reply = await deps.dispatcher.handle(request);
       } catch (error) {
-        reply = internalError(error, log, locale, request);
+        reply = internalError(error, log, requestLocale, request);
       }
       if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
-        await sendReply(respond, reply, body, request, log, locale);
+        await sendReply(respond, reply, body, request, log, requestLocale);
       // After the answer, so the chart lands below the text that explains it.
       if (reply.ok && reply.files?.length) await uploadReplyFiles(client, reply, request, log);
     };
@@ -150,7 +158,14 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     try {
       await run(0);
     } catch (error) {
-      await sendReply(respond, internalError(error, log, locale, request), body, request, log, locale);
+      await sendReply(
+        respond,
+        internalError(error, log, requestLocale, request),
+        body,
+        request,
+        log,
+        requestLocale,
+      );
     }
   };
 
@@ -163,6 +178,15 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
   app.action(OURS, handle as unknown as Parameters<App['action']>[1]);
   // Buttons outside our namespace still get an ack and an answer rather than Slack's timeout error.
   app.action(NOT_OURS, unknown as unknown as Parameters<App['action']>[1]);
+}
+
+/** The user behind a slash command (`user_id`) or a button click (`user.id`). */
+function slackUserId(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as { user_id?: unknown; user?: { id?: unknown } };
+  if (typeof b.user_id === 'string' && b.user_id) return b.user_id;
+  const id = typeof b.user === 'object' && b.user !== null ? b.user.id : undefined;
+  return typeof id === 'string' && id ? id : undefined;
 }
 
 /**

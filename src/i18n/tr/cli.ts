@@ -1,0 +1,28 @@
+import type { Catalog } from '../index.js';
+
+/** Komut satırının kendi sözleri: kullanım, seçenek sorunları, config sorunları, buton ipucu. */
+export const cli: Catalog['cli'] = {
+  usage: [
+    'Kullanım: queue-ops [--config FILE] [--user USER_ID] [--json] <words after /queue>',
+    '',
+    '  --config FILE   config dosyası (varsayılan: $QUEUE_OPS_CONFIG, yoksa ./queue-ops.yml)',
+    '  --user ID       bu Slack kullanıcısı olarak çalış (varsayılan: cli:<OS kullanıcınız>)',
+    '  --json          tek bir JSON nesnesi yaz {ok, message: {text, blocks}, data}',
+    '  -h, --help      bu metin',
+    '',
+    'Seçenekler komuttan önce gelir; komuttan sonraki kelimeler, seçenekler dahil, komutun kendisinindir',
+    '(`queue-ops audit export --since ISO`). `--json` sonda da çalışır.',
+    '',
+    'Örnekler: queue-ops status   queue-ops dlq pushizo/dispatch-ios 20   queue-ops --json workers zeus',
+    '          queue-ops monitor --once   (tek bir alarm turu: örnekle, alarm ver, gönder; cron için)',
+    'Çıkış kodları: 0 başarılı, 1 komut başarısız (bilinmeyen kuyruk, Redis kapalı), 2 kullanım ya da config hatası.',
+  ].join('\n'),
+  unknownFlag: (flag: string) => `Bilinmeyen seçenek ${flag}.`,
+  flagNeedsValue: (flag: string) => `${flag} seçeneği bir değer ister.`,
+  configInvalid: (source: string) => `queue-ops: ${source} içindeki config geçerli değil:`,
+  storeUnavailable: (reason: string) =>
+    `${reason} Salt okunur komutlar yine çalışır; eylemler, onaylar ve denetim kaydı depoya ihtiyaç duyar.`,
+  unexpectedFailure: (reason: string) => `queue-ops: beklenmeyen hata: ${reason}`,
+  buttonsHeader: 'Bir butona basmak için şunu çalıştırın:',
+  button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
+};

@@ -1,0 +1,67 @@
+import type { Catalog } from '../index.js';
+
+/** Çevrimdışı demo ve konsolu (`npm run demo`). */
+export const demo: Catalog['demo'] = {
+  usage: [
+    'Kullanım: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--locale en|tr] [--script "status" …]',
+    '',
+    '  --scale    full (yaklaşık 100k BullMQ işi ve 50k Celery mesajı, varsayılan) ya da small',
+    '  --user     konsolun hangi Slack kullanıcısı olarak çalışacağı (varsayılan U0ALICE, bir operatör;',
+    '             U0CAROL da operatör, U0BOB admin)',
+    '  --db       REDIS_URL ile: kullanılacak veritabanı numarası (varsayılan: en yüksek boş olan)',
+    '  --locale   mesajların dili: en ya da tr (config’teki `locale:`)',
+    '  --script   konsolu açmak yerine bu komutları çalıştır, her yanıtı yaz, çık',
+    '',
+    '--script yoksa ve stdin bir terminal değilse, komutlar stdin’den satır satır okunur.',
+    'REDIS_URL: kullanılacak mevcut bir Redis (yalnızca kendine ait boş bir veritabanına dokunulur);',
+    'yoksa özel bir redis-server başlatılır ve çıkışta durdurulur.',
+  ].join('\n'),
+  badOption: (detail: string) => `queue-ops demo: ${detail} (bkz. --help)`,
+  noRedis: (reason: string) =>
+    `queue-ops demo: çalışacak Redis yok: ${reason}. Debian’ın redis-server paketini kurun (apt-get install redis-server) ya da REDIS_URL’i PING’e yanıt veren bir Redis’e ayarlayın.`,
+  redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} kullanılamıyor: ${reason}`,
+  noFreeDb: 'demonun alabileceği boş bir veritabanı (1–15) yok',
+  dbNotEmpty: (db: number) =>
+    `${db} numaralı veritabanı boş değil, demo yalnızca boş bir veritabanı kullanır`,
+  startingRedis: 'Özel bir redis-server başlatıldı.',
+  seedingBullmq: (system: string) =>
+    `${system} dolduruluyor (BullMQ, gerçek Queue.addBulk ve başarısız olan bir Worker)…`,
+  seedingCeleryReal: (system: string) =>
+    `${system} dolduruluyor (Celery: python3-celery’den gerçek bir worker, başarısız görevler, sonra birikme)…`,
+  seedingCelerySimulated: (system: string) =>
+    `${system} dolduruluyor (Celery wire formatı, doğrudan yazılıyor)…`,
+  seeded: (jobs: string, seconds: string) => `${seconds} sn içinde ${jobs} iş ve mesaj yüklendi.`,
+  bannerTitle: 'queue-ops demo: Pushizo ve Zeus runbook’larına benzeyen iki sistem.',
+  bannerRedisPrivate: (url: string) => `Redis:   ${url} adresinde özel redis-server (çıkışta durur)`,
+  bannerRedisShared: (url: string, db: number) =>
+    `Redis:   ${url}, veritabanı ${db} (çıkışta yalnızca demonun kendi key’leri silinir)`,
+  bannerConfig: (path: string) => `Config:  ${path}`,
+  bannerCli: (path: string) =>
+    `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
+  bannerUser: (user: string) => `Siz:     ${user} (değiştirmek için :user U0BOB)`,
+  bannerApprovals:
+    'Onaylar: duraklatmak ikinci bir kişi ister. U0ALICE olarak: /queue pause pushizo/dispatch-ios,',
+  bannerApprovalsThen:
+    '           sonra :user U0BOB ve Onayla’ya basın (ya da approve <id>); sonra status, audit, audit verify.',
+  bannerCeleryReal:
+    'Celery:  gerçek bir Celery worker’ı (zeus-worker-1@demo) celery:notification_sending kuyruğunu dinliyor.',
+  bannerCelerySimulated:
+    'Celery:  SİMÜLE: python3-celery kurulu değil, bu yüzden zeus mesajları ve hataları Celery’nin wire formatında yazıldı ve hiçbir Celery worker’ı çalışmıyor.',
+  bannerHint: '/queue status (ya da sadece: status) yazın, sonra basmak için bir buton numarası. help, quit.',
+  consoleHelp: [
+    'Konsol:',
+    '  status | dlq pushizo/dispatch-ios | workers zeus | help   /queue’dan sonraki kelimeler ("/queue" isteğe bağlı)',
+    '  pause pushizo/dispatch-ios | pending | approve <id> | audit | audit verify',
+    '  1, 2, …        son mesajın o butonuna bas',
+    '  :user U0BOB    başka bir Slack kullanıcısı olarak çalış (onaylar iki kişi ister;',
+    '                 U0ALICE ve U0CAROL operatör, U0BOB admin)',
+    '  quit           çık (Ctrl-D de olur)',
+  ].join('\n'),
+  prompt: (user: string) => `${user} /queue> `,
+  noButtons: 'Son mesajda buton yok. Önce bir komut yazın, ör. status.',
+  noSuchButton: (index: number, max: number) => `${index} numaralı buton yok; son mesajda 1–${max} var.`,
+  unknownButton: (label: string) => `"${label}" butonu konsolda bir şey yapmaz.`,
+  userSwitched: (user: string) => `Artık ${user} olarak çalışıyorsunuz.`,
+  badUser: (text: string) => `"${text}" bir Slack kullanıcı id’si değil (U… ya da W…), ör. :user U0BOB.`,
+  stopping: 'Demo durduruluyor…',
+};

@@ -1,0 +1,92 @@
+import type { ErrorCode, ErrorParams, OpsError } from '../../errors.js';
+import type { Catalog } from '../index.js';
+
+const list = (value: unknown): string =>
+  Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'yok';
+const hint = (suggestion: unknown): string =>
+  typeof suggestion === 'string' && suggestion ? ` \`${suggestion}\` mi demek istediniz?` : '';
+
+/** States and request statuses arrive as English words (`paused`, `denied`, `at 4`). */
+const states: Record<string, string> = {
+  paused: 'duraklatılmış',
+  running: 'çalışıyor',
+  pending: 'onay bekliyor',
+  approved: 'onaylandı',
+  executing: 'çalışıyor',
+  done: 'tamamlandı',
+  failed: 'başarısız',
+  denied: 'reddedildi',
+  expired: 'süresi doldu',
+  interrupted: 'yarıda kaldı',
+};
+const state = (value: unknown): string => {
+  const text = String(value);
+  const at = /^at (\d+)$/.exec(text);
+  return at ? `${at[1]} durumunda` : (states[text] ?? text);
+};
+
+/**
+ * Her hata kodu için bir satır (Record<ErrorCode, …>: yeni bir kod eklenince tsc burada durur).
+ * Parametreler kullanıcıdan ya da Redis'ten gelir: çağıran, satırın tamamını mrkdwn için kaçışlar.
+ */
+const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
+  UsageError: (p) => `${p.message ?? 'Komut eksik.'} Kullanım: \`${p.usage ?? '/queue help'}\``,
+  UnknownVerb: (p) =>
+    `\`${p.verb}\` bir /queue komutu değil.${hint(p.suggestion)} Geçerli komutlar: ${list(p.valid)}.`,
+  UnknownSystem: (p) =>
+    `\`${p.system}\` adında bir sistem yok.${hint(p.suggestion)} Sistemler: ${list(p.valid)}.`,
+  UnknownQueue: (p) =>
+    `\`${p.system}\` sisteminde \`${p.queue}\` adında bir kuyruk yok.${hint(p.suggestion)} Kuyruklar: ${list(p.valid)}.`,
+  BadArgument: (p) =>
+    `${p.message ?? `\`${p.value}\` burada geçerli değil.`}${p.valid ? ` Geçerli: ${p.valid}.` : ''}`,
+  RedisUnavailable: (p) => `\`${p.system}\` için Redis yanıt vermiyor (${p.reason ?? 'yanıt yok'}).`,
+  NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${p.what}.`,
+  NoWorkersAnswered: (p) =>
+    `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
+  Forbidden: (p) => `\`${p.action}\` için \`${p.role}\` rolü gerekiyor.`,
+  WrongChannel: (p) =>
+    `\`${p.action}\` yalnızca şu kanallarda çalışır: ${list(p.channels)}; salt okunur komutlar her yerde çalışır.`,
+  TwoFactorRequired: () =>
+    'Bu işlem iki adımlı doğrulama ister ve Slack hesabınızda açık olduğunu doğrulamadı.',
+  UnknownRequest: (p) => `${p.channel ? 'Bu kanalda ' : ''}\`${p.id}\` diye bir istek yok.`,
+  RequestNotPending: (p) => `\`${p.id}\` isteği zaten ${state(p.status)}; hiçbir şey değişmedi.`,
+  RequestExpired: (p) =>
+    `\`${p.id}\` isteğinin süresi ${p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
+  SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
+  AlreadyApproved: (p) => `\`${p.id}\` isteğini zaten onayladınız; başka birinin de onayı gerekiyor.`,
+  StoreUnavailable: (p) =>
+    `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
+  ConfigInvalid: (p) =>
+    `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
+  AuditChainBroken: (p) => `${p.message}`,
+  AlreadyInState: (p) => `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`,
+  UnknownJob: (p) =>
+    p.target
+      ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
+      : `\`${p.system}/${p.queue}\` içinde \`${p.id}\` diye bir iş yok.`,
+  NothingToRetry: (p) => `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
+  NeedsResultExtended: (p) =>
+    `${p.id ? `\`${p.target}\` içindeki \`${p.id}\` görevi yeniden denenemiyor: kayıtlı hatasında` : `\`${p.target}\` yeniden denenemiyor: \`${p.system}\` sisteminin ${p.unnamed} kayıtlı hatasında`} görev adı, argümanlar ya da kuyruk yok. Celery bunları yalnızca uygulama \`result_extended=True\` ayarladığında saklar.`,
+  RateLimited: (p) =>
+    `Son bir dakikada bir şeyleri değiştiren ${p.limit} komut çalıştırdınız, izin verilen en fazla bu; \`${p.action}\` çalışmadı. ${p.retryAfterSeconds} sn sonra tekrar deneyin.`,
+  UnknownAlert: (p) => `\`${p.id}\` diye bir alarm yok. Geçerli: \`/queue alerts\` listesinden bir id.`,
+  AlertNotFiring: (p) => `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,
+  JobNotActive: (p) =>
+    `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,
+  KubernetesForbidden: (p) =>
+    `Kubernetes reddetti: botun service account'u \`${p.namespace}\` namespace'inde \`${p.resource}\` üzerinde \`${p.verb}\` yapamıyor. Role içinde izin verin (README: "Kubernetes RBAC").`,
+  KubernetesNotFound: (p) =>
+    `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
+  ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
+  ArchiveInvalid: (p) =>
+    `${p.path} arşivine güvenilemez: \`${p.file}\` ${p.problem === 'checksum' ? 'manifestin söylediği dosya değil (sha256 uyuşmuyor)' : p.problem}; hiçbir şey geri yüklenmedi.`,
+  UndoConflict: (p) =>
+    `Geri alma reddedildi: ${p.count} iş id’si yeniden var (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); hiçbir şeyin üzerine yazılmadı, hiçbir şey geri yüklenmedi.`,
+  NotUndoable: (p) => `\`${p.id}\` geri alınamaz: ${p.reason}.`,
+};
+
+export const errors: Catalog['errors'] = {
+  describe(error: Pick<OpsError, 'code' | 'params'>): string {
+    return lines[error.code](error.params);
+  },
+};

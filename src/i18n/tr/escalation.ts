@@ -1,0 +1,106 @@
+import type { Catalog } from '../index.js';
+
+const comparators: Record<string, string> = { above: 'üstünde', below: 'altında' };
+
+/**
+ * Alarm gönderileri ile `alerts`, `ack`, `snooze` ve `monitor --once` metinleri.
+ * Adlar (sistem, kuyruk, kural) mrkdwn için kaçışlanmış gelir.
+ */
+export const escalation: Catalog['escalation'] = {
+  severity: { critical: 'KRİTİK', warning: 'UYARI', info: 'BİLGİ' },
+  severityEmoji: {
+    critical: ':red_circle:',
+    warning: ':large_orange_circle:',
+    info: ':large_blue_circle:',
+  },
+  header: (severity: string, rule: string, subject: string) => `${severity} · ${rule} · ${subject}`,
+  resolvedHeader: (rule: string, subject: string) => `ÇÖZÜLDÜ · ${rule} · ${subject}`,
+  metric: {
+    waiting: 'bekleyen işler',
+    active: 'aktif işler',
+    delayed: 'gecikmeli işler',
+    failed: 'başarısız işler',
+    failedIncrease: 'yeni başarısızlar',
+    oldestWaitingSeconds: 'en eski bekleyen (sn)',
+    drainRate: 'boşalma hızı (iş/dk)',
+    minutesToDrain: 'boşalmaya kalan dakika',
+    workers: 'worker’lar',
+    redisMemoryRatio: 'Redis kullanılan bellek / maxmemory',
+    evictionPolicy: 'maxmemory-policy noeviction değil (1 = evet)',
+    workerChurn: 'gelen ya da giden worker’lar',
+    unreachableSamples: 'Redis’e art arda ulaşılamayan örnekler',
+  },
+  valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
+    `*${metric}*: *${value}* (eşik ${threshold}, ${comparators[comparator] ?? comparator})`,
+  trend: (sparkline: string) => `Eğilim \`${sparkline}\``,
+  drain: (minutes: string) => `bu hızla boşalması ${minutes} dk sürer`,
+  notDraining: 'bu hızla boşalmıyor',
+  clearing: (n: number, of: number) => `eşiğin altına döndü: ${of} örneğin ${n} tanesi`,
+  firingSince: (when: string, lasted: string) => `${when} itibarıyla aktif (${lasted})`,
+  lasted: (lasted: string, worst: string) => `${lasted} sürdü; en kötü değer ${worst}.`,
+  resolvedAt: (when: string) => `Çözüldü: ${when}`,
+  alertId: (id: string) => `Alarm \`${id}\``,
+  ackedBy: (who: string) => `:eyes: Üstlenen: ${who}`,
+  snoozedBy: (who: string, until: string) => `:zzz: ${who} ${until} saatine kadar erteledi`,
+  escalatedTo: (whom: string) => `Yükseltildi: ${whom}`,
+  buttons: {
+    ack: 'Üstlen',
+    snooze30: '30 dk ertele',
+    snooze2h: '2 sa ertele',
+    dlq: 'DLQ’yu göster',
+    scale: 'Ölçekle…',
+  },
+  thread: {
+    renotify: (value: string) => `:rotating_light: Hâlâ aktif ve kimse üstlenmedi (şu an ${value}).`,
+    escalate: (whom: string, minutes: number) =>
+      `:mega: ${whom}: ${minutes} dk geçti, kimse üstlenmedi. Lütfen bir bakın.`,
+    snoozeOver: (value: string) => `:alarm_clock: Erteleme bitti; hâlâ aktif (şu an ${value}).`,
+    reopened: (value: string) => `:repeat: Yeniden aktif (şu an ${value}).`,
+  },
+  fallback: (severity: string, rule: string, subject: string, value: string) =>
+    `${severity}: ${subject} üzerinde ${rule} = ${value}`,
+  resolvedFallback: (rule: string, subject: string) => `Çözüldü: ${subject} üzerinde ${rule}`,
+  list: {
+    title: 'Açık alarmlar',
+    none: 'Açık alarm yok.',
+    line: (id: string, severity: string, rule: string, subject: string, value: string, since: string) =>
+      `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}`,
+  },
+  ack: {
+    usage: '/queue ack <alert-id>',
+    summary: 'bir alarmı üstlen: hatırlatmaları ve yükseltme durur',
+    done: (id: string, who: string) => `\`${id}\` alarmını ${who} üstlendi.`,
+    already: (id: string) => `\`${id}\` alarmı zaten üstlenilmiş.`,
+  },
+  snooze: {
+    usage: '/queue snooze <alert-id> <duration>',
+    summary: 'bir alarmın hatırlatmalarını bir süreliğine sustur (ör. 30m, 2h)',
+    done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
+    badDuration: (value: string) => `\`${value}\` bir süre değil.`,
+    validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
+  },
+  alerts: { usage: '/queue alerts', summary: 'açık alarmlar, en yenisi sonda' },
+  needsId: 'Alarm id’sini yazın, ör. `a-7f3k9q2b`.',
+  unknownAlert: (id: string) => `\`${id}\` diye bir alarm yok.`,
+  validAlert: '`/queue alerts` listesinden bir id',
+  notFiring: (id: string) => `\`${id}\` alarmı çözüldü; üstlenilecek ya da ertelenecek bir şey yok.`,
+  needsStore: 'depo olmadan alarmları takip etmek',
+  monitor: {
+    usage: 'queue-ops monitor --once',
+    onceOnly:
+      'Komut satırı tek bir tur çalıştırır: `queue-ops monitor --once`. Bot, monitörü kendisi çalıştırır.',
+    notLeader: (owner: string, until: string) =>
+      `Başka bir monitör (${owner}) ${until} saatine kadar kirayı tutuyor; bu çalıştırma hiçbir şey örneklemedi.`,
+    summary: (systems: number, queues: number, down: number) =>
+      `${systems} sistem, ${queues} kuyruk örneklendi` +
+      (down > 0 ? ` (${down} tanesine ulaşılamadı)` : '') +
+      '.',
+    firing: (n: number) => (n === 0 ? 'Aktif alarm yok.' : `${n} alarm aktif:`),
+    opened: (n: number) => `bu turda ${n} açıldı`,
+    resolved: (n: number) => `bu turda ${n} çözüldü`,
+    outbox: (sent: number, pending: number) =>
+      `Slack: ${sent} mesaj iletildi, ${pending} mesaj giden kutusunda bekliyor.`,
+    noToken: 'SLACK_BOT_TOKEN ayarlı değil: mesajlar giden kutusunda bekliyor.',
+    noChannel: 'slack.incidentChannel ayarlı değil: alarmlar takip ediliyor ama gönderilmiyor.',
+  },
+};

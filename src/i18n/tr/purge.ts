@@ -1,0 +1,87 @@
+import type { Catalog } from '../index.js';
+
+const n = (value: number) => value.toLocaleString('tr-TR');
+
+/** Bir ondalıklı megabayt, altında kB (tr-TR: `3,1 MB`). */
+const size = (bytes: number) =>
+  bytes >= 1_000_000
+    ? `${(bytes / 1_000_000).toLocaleString('tr-TR', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`
+    : `${Math.max(1, Math.round(bytes / 1000))} kB`;
+
+const age = (seconds: number | null) => {
+  if (seconds === null) return 'yaşı bilinmiyor';
+  if (seconds < 90) return `${seconds} sn önce eklendi`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} dk önce eklendi`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} sa önce eklendi`;
+  return `${Math.round(seconds / 86_400)} gün önce eklendi`;
+};
+
+/** Durum adları İngilizce gelir (komut kelimeleri); okunurken Türkçesi. */
+const stateNames: Record<string, string> = {
+  waiting: 'bekleyen',
+  failed: 'başarısız',
+  delayed: 'gecikmeli',
+  all: 'tüm',
+};
+const stateName = (state: string) =>
+  state
+    .split(/(,\s*|\s+ve\s+|\s+or\s+|\s+and\s+)/)
+    .map((part) => stateNames[part] ?? part)
+    .join('');
+
+/** Purge, undo ve ilerlemeleri. */
+export const purge: Catalog['purge'] = {
+  purge: {
+    usage: '/queue purge <system>/<queue> [waiting|failed|delayed|all]',
+    summary:
+      'bir kuyruğun tek bir durumdaki işlerini önce arşivle, sonra sil (varsayılan waiting); geri alınabilir',
+  },
+  undo: {
+    usage: '/queue undo <purge-request-id>',
+    summary: 'bir purge’ü arşivinden geri yükle (aynı id’ler, veri ve sıra)',
+  },
+  states: 'waiting, failed, delayed ya da all',
+  badState: (value: string) => `\`${value}\` temizlenebilecek bir durum değil.`,
+  nothingToPurge: (target: string, states: string) =>
+    `${target} içinde ${stateName(states)} iş yok; temizlenecek bir şey yok.`,
+  preview: (
+    target: string,
+    states: string,
+    total: number,
+    byState: string,
+    sample: { name: string; ageSeconds: number | null }[],
+    archivePath: string,
+    estimatedBytes: number,
+  ) =>
+    `purge ${target} (${states}): ${n(total)} iş önce arşivlenecek, sonra silinecek` +
+    `${byState ? ` (${byState})` : ''}. Sıradakiler: ${
+      sample.length ? sample.map((s) => `${s.name || '(adsız)'} (${age(s.ageSeconds)})`).join(', ') : 'yok'
+    }. Arşiv: ${archivePath}, yaklaşık ${size(estimatedBytes)}. Geri almak için \`/queue undo <bu isteğin id'si>\`.`,
+  byState: (state: string, count: number) => `${stateName(state)} ${n(count)}`,
+  unsupported: (state: string, why: string) => `${stateName(state)}: ${why}`,
+  undoPreview: (id: string, target: string, purged: number, archivePath: string) =>
+    `undo ${id}: ${target} kuyruğunun ${n(purged)} işi ${archivePath} arşivinden aynı id’ler ve sırayla geri yüklenecek; id’lerden biri yeniden varsa reddedilir.`,
+  undoUnknown: 'bu id’ye sahip bir purge yok',
+  undoAlready: (by?: string) => `zaten geri alınmış${by ? ` (${by} tarafından)` : ''}`,
+  undoRunning: 'hâlâ çalışıyor',
+  undoInterrupted:
+    'geri alma, süreciyle birlikte durdu; arşivin bir kısmı Redis’e dönmüş olabilir: yeniden geri almadan önce kuyruğu kontrol edin',
+  undoArchiveGone: (at: string) => `arşivi ${at} tarihinde saklama süresi temizliğiyle silindi`,
+  progress: (verb: string, done: number, total: number, secondsLeft: number | null) => {
+    const percent = total > 0 ? Math.floor((done / total) * 100) : 100;
+    return `${verb}… ${n(total)} işin ${n(done)} tanesi, %${percent}${secondsLeft === null ? '' : `, ~${Math.ceil(secondsLeft)} sn kaldı`}`;
+  },
+  stoppedForShutdown: 'bot kapanırken bu purge’ü bitirmek; bir sonraki başlangıç onu arşivinden tamamlar',
+  purgingVerb: 'Temizleniyor',
+  restoringVerb: 'Geri yükleniyor',
+  resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
+    `Arşivlenen ${n(archived)} işin ${n(purged)} tanesi silindi${
+      archived > purged ? ` (${n(archived - purged)} tanesini worker’lar almıştı, dokunulmadı)` : ''
+    }. Arşiv: ${archivePath}. Geri al: \`/queue undo ${id}\`.`,
+  resultRestored: (restored: number, purgeId: string) =>
+    `${purgeId} purge’ünün ${n(restored)} işi geri yüklendi.`,
+  why: (code: string) =>
+    code === 'EtaTasksLiveInWorkers'
+      ? 'Celery ETA/countdown görevlerini bir Redis listesinde değil, onları önceden alan worker’ların içinde (ve `unacked` içinde) tutar; temizlenecek gecikmeli bir şey yok'
+      : code,
+};

@@ -1,0 +1,60 @@
+import type { Catalog } from '../index.js';
+
+/**
+ * `timeline`: postmortem için olay zaman çizelgesi. Gelen değerler kullanıcıdan, Redis'ten ya da
+ * depodan gelir: builder'lar kaçışlar (Slack'te mrkdwn, komut satırında Markdown tablo hücresi).
+ */
+export const timeline: Catalog['timeline'] = {
+  describe: {
+    usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
+    summary: 'Kim neyi gördü, ne yaptı, sırasıyla: alarmlar, bakışlar, istekler, onaylar, sonuçlar',
+  },
+  title: (since: string, until: string, system?: string) =>
+    `Olay zaman çizelgesi ${since} – ${until}${system ? ` (${system})` : ''}`,
+  empty: 'Bu aralıkta hiçbir şey kaydedilmedi: alarm, bakış, istek ya da eylem yok.',
+  columns: { time: 'Zaman (UTC)', who: 'Kim', what: 'Ne' },
+  monitor: 'monitör',
+  events: {
+    alertFired: (rule: string, subject: string, severity: string, threshold: number) =>
+      `${subject} üzerinde ${rule} alarmı tetiklendi (${severity}, eşik ${threshold})`,
+    alertResolved: (rule: string, subject: string) => `${subject} üzerinde ${rule} alarmı çözüldü`,
+    looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
+    alertHandled: (verb: string, target?: string) => `alarm ${verb}${target ? ` ${target}` : ''}`,
+    requested: (action: string, target: string, id: string) => `${action} ${target} istedi (${id})`,
+    approved: (action: string, target: string, id: string) => `${action} ${target} onayladı (${id})`,
+    approvalRefused: (id: string, why: string) => `${id} onayı reddedildi: ${why}`,
+    denied: (action: string, target: string, id: string, reason?: string) =>
+      `${action} ${target} reddetti (${id})${reason ? `: ${reason}` : ''}`,
+    expired: (id: string) => `${id} isteğinin süresi onaylanmadan doldu`,
+    interrupted: (id: string) => `${id} isteği yarıda kaldı (botu durdu)`,
+    actionDone: (action: string, target: string, outcome: string) =>
+      `${action} ${target} tamamlandı${outcome ? `: ${outcome}` : ''}`,
+    actionFailed: (action: string, target: string, error: string) =>
+      `${action} ${target} başarısız: ${error}`,
+    guardDenied: (command: string, target?: string) =>
+      `${command}${target ? ` ${target}` : ''} korumalar tarafından reddedildi`,
+  },
+  verification: {
+    ok: (count: number, first?: number, last?: number) =>
+      `Denetim zinciri doğrulandı: ${count} kayıt, kopukluk yok${first !== undefined ? `; bu aralığın #${first}–#${last} kayıtları dahil` : ''}.`,
+    brokenAfter: (seq: number, reason: string, last?: number) =>
+      `Denetim zinciri bu aralıktan sonra #${seq} numaralı kayıtta kopuk (${reason})${last !== undefined ? ` (aralığın son kaydı #${last})` : ''}: gösterilen kayıtlar doğrulandı.`,
+    broken: (seq: number, reason: string) =>
+      `Denetim zinciri #${seq} numaralı kayıtta KOPUK (${reason}): #${seq} ve sonrasındaki kayıtlara, bu aralıktakiler dahil, güvenilemez.`,
+  },
+  truncated: (shown: number, total: number) =>
+    `${total} olayın yalnızca ilk ${shown} tanesi buraya sığdı; çizelgenin tamamı bu mesajın yanındaki dosyada.`,
+  fileTitle: 'Olay zaman çizelgesi (Markdown, postmortem için)',
+  restCli: (since: string, until: string, system?: string) =>
+    `Çizelgenin tamamı: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
+  capped: (limit: number) =>
+    `Bu aralıkta ${limit} denetim kaydından fazlası var; --since/--until ile daraltın.`,
+  badTime: (flag: string, value: string) => `${flag} ${value} bir zaman değil`,
+  timeValid:
+    '`2h`, `30m`, `1d` gibi geriye dönük bir süre ya da `2024-05-01T10:00:00Z` gibi bir ISO 8601 zamanı',
+  badOrder: (since: string, until: string) => `--since ${since}, --until ${until} zamanından önce değil`,
+  orderValid: '--until’den önce bir --since',
+  needsValue: (flag: string) => `${flag} bir değer ister`,
+  unknownFlag: (flag: string) => `bilinmeyen seçenek ${flag}`,
+  flagsValid: '--since, --until ve en fazla bir sistem adı',
+};

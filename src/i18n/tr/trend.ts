@@ -1,0 +1,39 @@
+import type { Catalog } from '../index.js';
+
+const comparators: Record<string, string> = { above: 'üstünde', below: 'altında' };
+
+/** `/queue trend` ve alarm thread'lerindeki grafiklerin metinleri. Adlar mrkdwn için kaçışlanmış gelir. */
+export const trend: Catalog['trend'] = {
+  describe: {
+    usage: 'trend <system>/<queue> [1h|6h|24h]',
+    summary: 'kuyruğun duruma göre derinliğinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
+  },
+  usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
+  needsQueue: 'Bir kuyruk yazın: `trend <system>/<queue>`.',
+  badWindow: (text: string) => `\`${text}\` bir zaman aralığı değil.`,
+  validWindow: 'aralık 1h, 6h ya da 24h olabilir (varsayılan 1h)',
+  outNeedsPath: '`--out` bir dosya adı ister, ör. `--out chart.png`.',
+  outOnlyCli: '`--out` komut satırında dosya yazar; Slack’te grafik yüklenir.',
+  needsStore: 'monitörün örnekleri (botun deposu açılamadı)',
+  title: (target: string, window: string) => `Eğilim ${target} · son ${window}`,
+  chartTitle: (target: string, window: string) => `${target} · son ${window} (UTC)`,
+  states: { waiting: 'bekleyen', active: 'aktif', delayed: 'gecikmeli', failed: 'başarısız' },
+  line: (state: string, spark: string, latest: string) => `${state.padEnd(10)} ${spark} ${latest}`,
+  unknown: '?',
+  samples: (n: number, from: string, to: string) => `${from} ile ${to} arasında ${n} örnek`,
+  noSamples: (target: string, window: string) =>
+    `Son ${window} içinde \`${target}\` için örnek yok. Monitör bunları bot çalışırken kaydeder (ya da cron’dan \`monitor --once\`).`,
+  thresholds: (list: string) => `Eşikler: ${list}`,
+  threshold: (rule: string, value: string) => `${rule} ${value}`,
+  thresholdItem: (rule: string, state: string, comparator: string, value: string) =>
+    `${rule} (${state} ${value} ${comparators[comparator] ?? comparator})`,
+  alerts: (list: string) => `Alarmlar: ${list}`,
+  alertItem: (id: string, from: string, to: string) => `${id} ${from}–${to}`,
+  stillFiring: 'şimdi',
+  alertBand: (rule: string) => `alarm: ${rule}`,
+  chartAttached: 'Grafik ekte.',
+  inThread: 'Grafik alarmın thread’inde.',
+  wrote: (path: string, bytes: string) => `${path} yazıldı (${bytes} bayt).`,
+  writeFailed: (path: string, reason: string) => `${path} yazılamadı: ${reason}`,
+  alertChartTitle: (target: string) => `${target} derinliği`,
+};

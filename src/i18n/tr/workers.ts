@@ -1,0 +1,24 @@
+import type { Catalog } from '../index.js';
+
+/** `/queue workers` metinleri. Redis'ten gelen argümanlar mrkdwn için kaçışlanmış gelir. */
+export const workers: Catalog['workers'] = {
+  uptime: (duration: string) => `${duration} süredir açık`,
+  title: 'Worker’lar',
+  updated: (utc: string) => `Güncellendi: ${utc}`,
+  argsNote: 'Görev argümanları asla gösterilmez.',
+  systemLine: (name: string, type: string, count: number, running: number | null) =>
+    `*${name}* · ${type} · ${count} worker${running !== null ? ` · ${running} görev çalışıyor` : ''}`,
+  none: 'Bağlı worker yok.',
+  queues: (list: string) => `kuyruklar: ${list}`,
+  allQueues: 'tüm kuyruklar',
+  moreQueues: (n: number) => `+${n} tane daha`,
+  running: (n: number) => `${n} çalışıyor`,
+  idle: (duration: string) => `${duration} boşta`,
+  longest: (task: string, duration: string | null) =>
+    duration ? `en uzun: ${task}, ${duration} süredir` : `çalışıyor: ${task}`,
+  moreWorkers: (n: number) => `… ve daha az meşgul ${n} worker daha.`,
+  systemError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
+  moreSystems: (n: number) => `… ve ${n} sistem daha; \`/queue workers <system>\` kullanın`,
+  refresh: 'Yenile',
+  fallback: (systems: number, workers: number) => `Worker’lar: ${systems} sistemde ${workers} worker.`,
+};
