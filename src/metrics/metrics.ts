@@ -137,55 +137,42 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     },
   });
 
-  new Gauge({
-    name: 'queue_ops_workers',
-    help: 'Live workers seen on the system',
-    labelNames: ['system'] as const,
-    registers: [registry],
-    async collect() {
-      const { systems } = await current();
-      this.reset();
-      for (const { name, status } of systems) if (status) this.set({ system: name }, status.workers.length);
-    },
-  });
-
-  new Gauge({
-    name: 'queue_ops_redis_memory_used_bytes',
-    help: 'INFO memory used_memory of the system’s Redis',
-    labelNames: ['system'] as const,
-    registers: [registry],
-    async collect() {
-      const { systems } = await current();
-      this.reset();
-      for (const { name, status } of systems)
-        if (status) this.set({ system: name }, status.redis.usedMemoryBytes);
-    },
-  });
-
-  new Gauge({
-    name: 'queue_ops_redis_memory_max_bytes',
-    help: 'INFO memory maxmemory of the system’s Redis (0: no limit)',
-    labelNames: ['system'] as const,
-    registers: [registry],
-    async collect() {
-      const { systems } = await current();
-      this.reset();
-      for (const { name, status } of systems)
-        if (status) this.set({ system: name }, status.redis.maxMemoryBytes);
-    },
-  });
-
-  new Gauge({
-    name: 'queue_ops_system_up',
-    help: '1 when the system’s Redis answered the last read, 0 when it did not',
-    labelNames: ['system'] as const,
-    registers: [registry],
-    async collect() {
-      const { systems } = await current();
-      this.reset();
-      for (const { name, status } of systems) this.set({ system: name }, status ? 1 : 0);
-    },
-  });
+  /** A gauge per system from the shared snapshot; `undefined` leaves the system out. */
+  const systemGauge = (
+    name: string,
+    help: string,
+    value: (status: SystemStatus | undefined) => number | undefined,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['system'] as const,
+      registers: [registry],
+      async collect() {
+        const { systems } = await current();
+        this.reset();
+        for (const system of systems) {
+          const v = value(system.status);
+          if (v !== undefined) this.set({ system: system.name }, v);
+        }
+      },
+    });
+  systemGauge('queue_ops_workers', 'Live workers seen on the system', (s) => s?.workers.length);
+  systemGauge(
+    'queue_ops_redis_memory_used_bytes',
+    'INFO memory used_memory of the system’s Redis',
+    (s) => s?.redis.usedMemoryBytes,
+  );
+  systemGauge(
+    'queue_ops_redis_memory_max_bytes',
+    'INFO memory maxmemory of the system’s Redis (0: no limit)',
+    (s) => s?.redis.maxMemoryBytes,
+  );
+  systemGauge(
+    'queue_ops_system_up',
+    '1 when the system’s Redis answered the last read, 0 when it did not',
+    (s) => (s ? 1 : 0),
+  );
 
   const commandSeconds = new Histogram({
     name: 'queue_ops_command_duration_seconds',
