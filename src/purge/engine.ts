@@ -67,14 +67,15 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const chunkSize = deps.chunkSize ?? 10_000;
   const path = purge.archivePath;
 
-  let archived = purge.archived;
   let resolved = 0;
-  let seq = purge.chunks;
   const report = () =>
     deps.progress?.({ done: resolved, total: Math.max(purge.total, resolved), phase: 'purging' });
 
-  // 1. What a killed run left behind.
+  // 1. What a killed run left behind. The chunk rows are the truth: the purge's own row is
+  // written after them and may lag by a chunk when the process died in between.
   const recorded = await store.listPurgeChunks(purge.id);
+  let archived = recorded.reduce((n, c) => n + c.records, 0);
+  let seq = recorded.reduce((max, c) => Math.max(max, c.seq), purge.chunks);
   const known = new Set(recorded.map((c) => c.file));
   for (const file of await listChunkFiles(path)) if (!known.has(file)) await removeFile(path, file);
   for (const chunk of recorded) {
@@ -184,7 +185,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
 
   // Jobs counted when the purge started are what it takes: producers adding more meanwhile do not
   // keep it running forever.
-  let readTotal = purge.archived;
+  let readTotal = archived;
 
   for (const place of places) {
     const counter = { outstanding: 0 };
