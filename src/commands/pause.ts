@@ -7,6 +7,23 @@ import { parseTarget, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
+/**
+ * Who asks or approves, as the approvals service compares them: on the command line the OS user
+ * and host come along, so one shell playing two Slack users is refused (`approvals.cliSameOsUser`).
+ * Every action command builds its actor here, so none can leave them out.
+ */
+export function actorOf(request: Request) {
+  return {
+    id: request.actor.id,
+    name: request.actor.name,
+    via: request.via,
+    channel: request.channel,
+    osUser: request.actor.osUser,
+    host: request.actor.host,
+    ...(request.surface ? { surface: request.surface } : {}),
+  };
+}
+
 export function requireApprovals(ctx: CommandContext): Approvals {
   if (!ctx.approvals)
     throw new OpsError(ErrorCode.NotSupported, {
@@ -69,14 +86,7 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
           ? t.approvals.previewPause(name, waiting, consumers)
           : t.approvals.previewResume(name, waiting);
       const created = await approvals.submit({
-        actor: {
-          id: request.actor.id,
-          name: request.actor.name,
-          via: request.via,
-          channel: request.channel,
-          osUser: request.actor.osUser,
-          host: request.actor.host,
-        },
+        actor: actorOf(request),
         action,
         target: name,
         params: { system, queue },

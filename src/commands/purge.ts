@@ -4,9 +4,9 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Purges } from '../purge/service.js';
 import { parseTarget, resolveTarget } from './parse.js';
-import { requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition, Request } from './types.js';
+import type { CommandContext, CommandDefinition } from './types.js';
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],
@@ -24,13 +24,6 @@ function requirePurges(ctx: CommandContext): Purges {
     });
   return ctx.purges;
 }
-
-const actorOf = (request: Request) => ({
-  id: request.actor.id,
-  name: request.actor.name,
-  via: request.via,
-  channel: request.channel,
-});
 
 /** `purge <system>/<queue> [waiting|failed|delayed|all]`: archived first, then deleted; undoable. */
 export const purgeCommand: CommandDefinition = {

@@ -1,19 +1,9 @@
 import { pendingMessage, requestData } from '../approvals/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './pause.js';
 import type { CommandDefinition, Request } from './types.js';
 import { isVisible, visibilityFor } from './visibility.js';
-
-const actorOf = (request: Request) => ({
-  id: request.actor.id,
-  name: request.actor.name,
-  via: request.via,
-  channel: request.channel,
-  osUser: request.actor.osUser,
-  host: request.actor.host,
-  ...(request.surface ? { surface: request.surface } : {}),
-});
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {
   const id = args[0];

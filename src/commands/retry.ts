@@ -3,7 +3,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
 import { parseTarget, resolveTarget } from './parse.js';
-import { requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
 
@@ -70,7 +70,7 @@ export const retryCommand: CommandDefinition = {
     const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     const name = `${system}/${queue}`;
     const created = await approvals.submit({
-      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      actor: actorOf(request),
       action: 'retry',
       target: name,
       // Ids only: the executor reads everything else from the live queue when it runs.

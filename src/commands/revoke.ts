@@ -2,7 +2,7 @@ import { formatDuration } from '../blocks/format.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
-import { requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
 
@@ -87,7 +87,7 @@ export const revokeCommand: CommandDefinition = {
       return t.taskRunsOn(id, where.name, where.worker ?? '?', runtime);
     });
     const created = await approvals.submit({
-      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      actor: actorOf(request),
       action: 'revoke',
       target: `${system}/${parsed.ids.join(',')}`.slice(0, 200),
       params: { system, ids: parsed.ids, terminate: parsed.terminate, signal: parsed.signal },
@@ -133,7 +133,7 @@ export const failCommand: CommandDefinition = {
         : t.lockHeld(job.worker, Math.ceil(job.lockTtlMs / 1000));
     const name = `${system}/${queue}`;
     const created = await approvals.submit({
-      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      actor: actorOf(request),
       action: 'fail',
       target: `${name}/${id}`,
       params: { system, queue, id, reason, lockHeld: job.lockTtlMs !== null },

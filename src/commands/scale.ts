@@ -6,7 +6,7 @@ import { suggest } from '../lib/suggest.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
 import { parseTarget, resolveSystem } from './parse.js';
-import { requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { withSystemTimeout } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
@@ -101,7 +101,7 @@ export const scaleCommand: CommandDefinition = {
       : plan.targets.every((c) => (c.autoscale ? c.autoscale.before.min : c.before) === replicas);
     if (unchanged) throw new OpsError(ErrorCode.AlreadyInState, { target: name, state: `at ${replicas}` });
     const created = await approvals.submit({
-      actor: { id: request.actor.id, name: request.actor.name, via: request.via, channel: request.channel },
+      actor: actorOf(request),
       action: 'scale',
       target: name,
       // The plan (what was there when it was asked) is kept with the request and in the audit.

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
-import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
+import {
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  ROLES,
+  requestOf,
+  runCli,
+  tempDir,
+  writeConfig,
+} from './cli-helpers.js';
 
 const SECRET = 'apns-token-never-shown';
 
@@ -43,6 +51,7 @@ describe('retry of failed BullMQ jobs from the command line, under policy and ap
     tmp = tempDir('bullmq-retry');
     config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
       ...ROLES,
+      ...ONE_SHELL_TWO_PEOPLE,
       'policies:',
       '  retry: { role: operator, approvals: 1 }',
       'systems:',

@@ -6,7 +6,15 @@ import { rawJsonMembers } from '../../src/backends/celery/envelope.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { waitFor } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
+import {
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  ROLES,
+  requestOf,
+  runCli,
+  tempDir,
+  writeConfig,
+} from './cli-helpers.js';
 
 // A Redis of its own: no DB number to share with other files, and its pub/sub is only ours.
 const QUEUE = 'celery:notification_sending';
@@ -44,6 +52,7 @@ describe('retry of failed Celery tasks from the command line, with real workers'
     ]);
     config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
       ...ROLES,
+      ...ONE_SHELL_TWO_PEOPLE,
       'policies:',
       '  retry: { role: operator, approvals: 1 }',
       'systems:',

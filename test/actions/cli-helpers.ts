@@ -87,6 +87,12 @@ export function writeConfig(dir: string, store: string, body: string[]): string 
   return path;
 }
 
+/**
+ * Config lines for a test that plays two people from one process: the command line would
+ * otherwise refuse an approval typed by the OS user who asked (approvals.cliSameOsUser: refuse).
+ */
+export const ONE_SHELL_TWO_PEOPLE = ['approvals:', '  cliSameOsUser: allow'];
+
 /** The audit columns whose contents a swap exchanges (everything but seq). */
 export const AUDIT_CONTENT_COLUMNS = auditColumns.filter((c) => c !== 'seq');
 

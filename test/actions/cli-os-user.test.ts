@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
 import { type CliJsonOut, jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 /** One terminal: an OS account on a host. `--user` on top of it is only a claim. */
@@ -130,6 +130,48 @@ describe('two-person approval from the command line counts OS accounts, not clai
     expect(requestOf(approved).status).toBe('done');
     expect(await queue.isPaused()).toBe(true);
   });
+
+  // Every action that asks for a second person carries the OS user who asked, not only pause.
+  for (const words of [
+    ['purge', target],
+    ['retry', target, 'all'],
+    ['resume', target],
+  ]) {
+    it(`\`${words[0]}\` asked and approved by one OS user as two --user ids is refused, and nothing runs`, async () => {
+      const config = configWith([
+        '  purge: { role: operator, approvals: 1 }',
+        '  retry: { role: operator, approvals: 1 }',
+        '  resume: { role: operator, approvals: 1 }',
+        'archive:',
+        `  dir: ${JSON.stringify(`${tmp.dir}/archive`)}`,
+      ]);
+      if (words[0] === 'resume') await queue.pause();
+      if (words[0] === 'retry') {
+        // A real worker fails the queued job: the failed set holds one to retry.
+        const failing = new Worker(
+          queueName,
+          async () => {
+            throw new Error('APNs 410');
+          },
+          { connection: connectionFor(redisUrl), prefix },
+        );
+        await waitFor('one failure', async () => (await queue.getJobCounts('failed')).failed === 1);
+        await failing.close();
+      }
+      const failedBefore = await queue.getJobCounts('failed');
+      const waitingBefore = await queue.getWaitingCount();
+      const ayse = { osUser: 'ayse', host: 'ops-bastion' };
+      const asked = await typed(config, ayse, 'U0ALICE', ...words);
+      expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+      const request = requestOf(asked);
+      const self = await typed(config, ayse, 'U0CAROL', 'approve', request.id);
+      expect(self.code, self.stdout).toBe(1);
+      expect(jsonOf(self).error?.code).toBe('SelfApproval');
+      expect(await queue.getWaitingCount()).toBe(waitingBefore);
+      expect(await queue.getJobCounts('failed')).toEqual(failedBefore);
+      expect(await queue.isPaused()).toBe(words[0] === 'resume');
+    });
+  }
 
   it('the real command line reads the OS user itself: two --user ids from one shell are refused by default', async () => {
     const config = configWith();

@@ -2,7 +2,14 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import {
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, LIBS, randomName, waitFor } from '../backends/bullmq/helpers.js';
 
 const ADMINS = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE]', '  admin: [U0BOB, U0ERIN]'];
@@ -53,6 +60,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       tmp = tempDir(`purge${major}`);
       config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
         ...ADMINS,
+        ...ONE_SHELL_TWO_PEOPLE,
         'archive:',
         `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
         'systems:',

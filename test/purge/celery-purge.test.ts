@@ -3,7 +3,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priorityKeys } from '../../src/backends/celery/keys.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import {
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 
 const QUEUE = 'celery:notification_sending';
@@ -29,6 +36,7 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
     config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
       'roles:',
       '  admin: [U0BOB, U0ERIN]',
+      ...ONE_SHELL_TWO_PEOPLE,
       'archive:',
       `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
       'systems:',

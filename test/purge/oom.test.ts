@@ -3,7 +3,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import {
+  ONE_SHELL_TWO_PEOPLE,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 
 const N = 20_000;
 
@@ -21,6 +27,7 @@ describe('purge on a Redis at maxmemory with noeviction', () => {
     config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
       'roles:',
       '  admin: [U0BOB, U0ERIN]',
+      ...ONE_SHELL_TWO_PEOPLE,
       'archive:',
       `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
       'systems:',

@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { ONE_SHELL_TWO_PEOPLE } from '../actions/cli-helpers.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 /**
@@ -59,6 +60,7 @@ describe('scale of a Compose worker group, through a stand-in docker on PATH', (
     writeFileSync(join(tmp.dir, 'state.json'), JSON.stringify({ [SERVICE]: 2, redis: 1 }));
     env = { PATH: `${tmp.dir}:${process.env.PATH}`, HOME: tmp.dir };
     config = writeConfig(tmp.dir, [
+      ...ONE_SHELL_TWO_PEOPLE,
       'policies:',
       '  scale: { role: operator, approvals: 1 }',
       'systems:',
