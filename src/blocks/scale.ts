@@ -25,6 +25,7 @@ export function groupLines(groups: readonly GroupView[], locale: Locale): string
         inCode(target?.name ?? '', 120),
         target?.desired ?? null,
         target?.current ?? null,
+        target?.ready ?? null,
       );
     } else if (s.type === 'compose') {
       const target = s.targets[0];

@@ -136,6 +136,21 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     return { desired: scale.spec?.replicas ?? 0, current: scale.status?.replicas ?? 0 };
   }
 
+  /**
+   * Ready pods, from the deployment itself (the scale subresource has no readiness). Best effort:
+   * a Role without `get` on `deployments`, or any other failure, shows as unknown, never as an
+   * error of the group.
+   */
+  async function readReady(): Promise<number | null> {
+    try {
+      const api = await apis();
+      const live = await api.apps.readNamespacedDeployment({ name: deployment, namespace });
+      return live.status?.readyReplicas ?? 0;
+    } catch {
+      return null;
+    }
+  }
+
   async function findScaledObject(): Promise<AutoscalerState | undefined> {
     let list: { items?: ScaledObjectLike[] };
     try {
@@ -182,14 +197,19 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
   }
 
   async function state(): Promise<GroupState> {
-    const [scale, scaledObject, hpa] = await Promise.all([readScale(), findScaledObject(), findHpa()]);
+    const [scale, ready, scaledObject, hpa] = await Promise.all([
+      readScale(),
+      readReady(),
+      findScaledObject(),
+      findHpa(),
+    ]);
     const out: GroupState = {
       system,
       group,
       type: 'kubernetes',
       min: spec.min,
       max: spec.max,
-      targets: [{ name: target, desired: scale.desired, current: scale.current }],
+      targets: [{ name: target, desired: scale.desired, current: scale.current, ready }],
     };
     const autoscaler = scaledObject ?? hpa;
     if (autoscaler) out.autoscaler = autoscaler;

@@ -14,6 +14,11 @@ export interface TargetState {
   desired: number | null;
   /** Kubernetes: status.replicas (pods the deployment has now); Compose, Celery: as `desired`. */
   current: number | null;
+  /**
+   * Kubernetes only: the deployment's status.readyReplicas, or null when it could not be read
+   * (the Role lacks `get` on `deployments`): scaling never depends on it.
+   */
+  ready?: number | null;
   /** Celery `--autoscale` range of this worker. */
   autoscale?: Range;
 }

@@ -10,6 +10,7 @@ const TOKEN = 'kube-t0ken-for-tests';
 const NS = 'pushizo';
 const DEPLOYMENT = 'pushizo-worker-dispatch';
 const SCALE_PATH = `/apis/apps/v1/namespaces/${NS}/deployments/${DEPLOYMENT}/scale`;
+const DEPLOYMENT_PATH = `/apis/apps/v1/namespaces/${NS}/deployments/${DEPLOYMENT}`;
 const HPA_PATH = `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`;
 const KEDA_PATH = `/apis/keda.sh/v1alpha1/namespaces/${NS}/scaledobjects`;
 
@@ -26,6 +27,29 @@ const scaleOf = (replicas: number, current = replicas) => ({
   },
   spec: { replicas },
   status: { replicas: current, selector: 'app=pushizo-worker-dispatch' },
+});
+
+/** The deployment as the API server returns it, trimmed to what a reader looks at. */
+const deploymentOf = (replicas: number, ready: number) => ({
+  kind: 'Deployment',
+  apiVersion: 'apps/v1',
+  metadata: { name: DEPLOYMENT, namespace: NS, uid: 'a1b2', resourceVersion: '4711', generation: 7 },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: DEPLOYMENT } },
+    template: {
+      metadata: { labels: { app: DEPLOYMENT } },
+      spec: { containers: [{ name: 'worker', image: 'pushizo/worker:1.4.2' }] },
+    },
+  },
+  status: {
+    observedGeneration: 7,
+    replicas,
+    updatedReplicas: replicas,
+    readyReplicas: ready,
+    availableReplicas: ready,
+    unavailableReplicas: replicas - ready,
+  },
 });
 
 const hpa = (name: string, target: string, min: number, max: number) => ({
@@ -295,10 +319,12 @@ describe('scale of a Kubernetes worker group, against the API server mocked with
     expect((await auditEntries(config, env)).some((e) => e.action === 'request.created')).toBe(false);
   });
 
-  it('shows the group in workers with desired and current replicas and the HPA that owns it', async () => {
+  it('shows the group in workers with desired, ready and current replicas and the HPA that owns it', async () => {
     nock(API)
       .get(SCALE_PATH)
       .reply(200, scaleOf(4, 3))
+      .get(DEPLOYMENT_PATH)
+      .reply(200, deploymentOf(3, 2))
       .get(HPA_PATH)
       .reply(200, hpaList(hpa(DEPLOYMENT, DEPLOYMENT, 2, 10)));
     noKeda();
@@ -313,11 +339,38 @@ describe('scale of a Kubernetes worker group, against the API server mocked with
         type: 'kubernetes',
         min: 1,
         max: 20,
-        targets: [{ name: 'pushizo/pushizo-worker-dispatch', desired: 4, current: 3 }],
+        targets: [{ name: 'pushizo/pushizo-worker-dispatch', desired: 4, current: 3, ready: 2 }],
         autoscaler: { kind: 'HorizontalPodAutoscaler', name: DEPLOYMENT, min: 2, max: 10 },
       },
     ]);
-    expect(shown(run)).toContain('desired 4, current 3 · bounds 1..20 · owned by HorizontalPodAutoscaler');
+    expect(shown(run)).toContain(
+      'desired 4, ready 2, current 3 · bounds 1..20 · owned by HorizontalPodAutoscaler',
+    );
+  });
+
+  it('with the minimal Role (no get on deployments) workers still answers, ready shown as unknown and why', async () => {
+    nock(API)
+      .get(SCALE_PATH)
+      .reply(200, scaleOf(4, 4))
+      .get(DEPLOYMENT_PATH)
+      .reply(
+        403,
+        status(
+          403,
+          'Forbidden',
+          `deployments.apps "${DEPLOYMENT}" is forbidden: User "system:serviceaccount:queue-ops:queue-ops" cannot get resource "deployments" in API group "apps" in the namespace "${NS}"`,
+        ),
+      )
+      .get(HPA_PATH)
+      .reply(200, hpaList());
+    noKeda();
+    const run = await as('U0DAVE', 'workers', 'pushizo');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const groups = (json(run).data as { systems: { groups: { targets: unknown[] }[] }[] }).systems[0]!.groups;
+    expect(groups[0]!.targets).toEqual([
+      { name: 'pushizo/pushizo-worker-dispatch', desired: 4, current: 4, ready: null },
+    ]);
+    expect(shown(run)).toContain('desired 4, ready ? (needs get on deployments), current 4');
   });
 
   it('says where credentials come from when there is no KUBECONFIG and no cluster', async () => {

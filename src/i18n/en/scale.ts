@@ -104,8 +104,8 @@ export const scale = {
   groupsTitle: 'Worker groups',
   groupLine: (name: string, type: string, detail: string, min: number, max: number) =>
     `:gear: *${name}* · ${type} · ${detail} · bounds ${min}..${max}`,
-  kubeDetail: (target: string, desired: number | null, current: number | null) =>
-    `\`${target}\` desired ${count(desired)}, current ${count(current)}`,
+  kubeDetail: (target: string, desired: number | null, current: number | null, ready: number | null) =>
+    `\`${target}\` desired ${count(desired)}, ready ${ready === null ? '? (needs get on deployments)' : ready}, current ${count(current)}`,
   composeDetail: (service: string, running: number | null) => `\`${service}\` ${count(running)} running`,
   poolDetail: (workers: string[]) => (workers.length > 0 ? workers.join(', ') : 'no worker answered'),
   poolWorker: (worker: string, processes: number | null, auto?: { min: number; max: number }) =>

@@ -97,8 +97,8 @@ export const scale: Catalog['scale'] = {
   groupsTitle: 'Worker grupları',
   groupLine: (name: string, type: string, detail: string, min: number, max: number) =>
     `:gear: *${name}* · ${type} · ${detail} · sınırlar ${min}..${max}`,
-  kubeDetail: (target: string, desired: number | null, current: number | null) =>
-    `\`${target}\` istenen ${count(desired)}, mevcut ${count(current)}`,
+  kubeDetail: (target: string, desired: number | null, current: number | null, ready: number | null) =>
+    `\`${target}\` istenen ${count(desired)}, hazır ${ready === null ? '? (deployments için get izni gerekir)' : ready}, mevcut ${count(current)}`,
   composeDetail: (service: string, running: number | null) => `\`${service}\` ${count(running)} çalışıyor`,
   poolDetail: (workers: string[]) =>
     workers.length > 0 ? workers.join(', ') : 'hiçbir worker yanıt vermedi',
