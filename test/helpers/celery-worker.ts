@@ -42,6 +42,8 @@ export interface CeleryWorkerOptions extends CeleryTarget {
   name: string;
   concurrency?: number;
   pool?: 'prefork' | 'solo' | 'threads';
+  /** `--autoscale=max,min`: the worker's pool then grows and shrinks between the two itself. */
+  autoscale?: { max: number; min: number };
   startTimeoutMs?: number;
   /** false: the app stores results without `result_extended` (no task name, arguments or queue). */
   resultExtended?: boolean;
@@ -92,6 +94,7 @@ export async function startCeleryWorker(options: CeleryWorkerOptions): Promise<C
     // Mingle waits a second for peers at start; gossip adds traffic no test needs.
     '--without-mingle',
     '--without-gossip',
+    ...(options.autoscale ? [`--autoscale=${options.autoscale.max},${options.autoscale.min}`] : []),
   ];
   const child: ChildProcess = spawn(PYTHON, args, {
     cwd: CELERY_FIXTURE_DIR,

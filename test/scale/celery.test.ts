@@ -160,3 +160,82 @@ describe('Celery pool scale, stuck and revoke against a real worker started with
     expect(json(signal).error?.message).toBe('`HUP` is not a signal revoke can send. Valid: TERM or KILL.');
   });
 });
+
+describe('Celery pool scale of a worker started with --autoscale', () => {
+  let server: PrivateRedis;
+  let worker: CeleryWorker;
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+  const env = { HOME: '/tmp', PATH: process.env.PATH };
+  const as = (user: string, ...words: string[]) =>
+    queueOps(['--config', config, '--user', user, '--json', ...words], env);
+
+  beforeAll(async () => {
+    server = await startPrivateRedis();
+    worker = await startCeleryWorker({
+      brokerUrl: server.url,
+      queues: [QUEUE],
+      name: 'zeus-auto',
+      autoscale: { max: 4, min: 2 },
+    });
+    tmp = tempDir('celery-auto');
+    config = writeConfig(tmp.dir, [
+      'policies:',
+      '  scale: { role: operator, approvals: 0 }',
+      'systems:',
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: ${JSON.stringify(server.url)}`,
+      `    queues: [${JSON.stringify(QUEUE)}]`,
+      '    inspectTimeoutMs: 2000',
+      '    workers:',
+      '      pool: { type: celery-pool, min: 2, max: 16 }',
+    ]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await worker?.stop();
+    await server?.stop();
+    tmp?.remove();
+  });
+
+  it('workers shows its autoscale range; scale 6 sets the range to 6..6 (floor and ceiling) rather than growing the pool by hand', async () => {
+    const seen = await as('U0DAVE', 'workers', 'zeus');
+    expect(seen.code, seen.stdout + seen.stderr).toBe(0);
+    const target = (
+      json(seen).data as unknown as {
+        systems: { groups: { targets: { name: string; autoscale?: unknown }[] }[] }[];
+      }
+    ).systems[0]!.groups[0]!.targets.find((t) => t.name === worker.name);
+    expect(target?.autoscale).toEqual({ max: 4, min: 2 });
+
+    const run = await as('U0ALICE', 'scale', 'zeus/pool', '6');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const request = requestOf(run);
+    expect(request).toMatchObject({
+      status: 'done',
+      result: {
+        targets: [
+          {
+            name: worker.name,
+            ok: true,
+            autoscale: { before: { max: 4, min: 2 }, after: { max: 6, min: 6 } },
+          },
+        ],
+      },
+    });
+    expect(shown(run)).toContain(`${worker.name} autoscale 2..4 → 6..6`);
+    // The worker itself now reports the new range in its stats.
+    const after = await as('U0DAVE', 'workers', 'zeus');
+    const now = (
+      json(after).data as unknown as {
+        systems: { groups: { targets: { name: string; autoscale?: unknown }[] }[] }[];
+      }
+    ).systems[0]!.groups[0]!.targets.find((t) => t.name === worker.name);
+    expect(now?.autoscale).toEqual({ max: 6, min: 6 });
+    const entry = (await auditEntries(config, env)).find((e) => e.action === 'action.scale');
+    expect(entry?.params.result).toMatchObject({
+      targets: [{ autoscale: { before: { max: 4, min: 2 }, after: { max: 6, min: 6 } } }],
+    });
+  }, 60_000);
+});
