@@ -1,7 +1,6 @@
 import type { RespondArguments, RespondFn, webApi } from '@slack/bolt';
 import { progressLine, requestMessage } from '../../approvals/blocks.js';
 import type { Approvals, ProgressListener, RequestListener } from '../../approvals/service.js';
-import { auditEntryMessage } from '../../audit/blocks.js';
 import type { Reply } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
