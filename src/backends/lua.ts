@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 /** A Lua script and its SHA1, run by {@link runScript}. */
 export interface LuaScript {
@@ -30,4 +30,54 @@ export async function runScript(
     if (!/NOSCRIPT/.test(String((error as Error)?.message))) throw error;
     return await client.eval(script.lua, keys.length, ...keys, ...args);
   }
+}
+
+/** One command of a pipeline that {@link execWithScripts} runs: a script call, or any other command. */
+export type PipelineStep =
+  | { script: LuaScript; keys: readonly string[]; args: readonly (string | number)[] }
+  | { command: (pipeline: ChainableCommander) => void };
+
+type Replies = [Error | null, unknown][];
+
+function queueStep(pipeline: ChainableCommander, step: PipelineStep, byBody: boolean): void {
+  if ('command' in step) {
+    step.command(pipeline);
+    return;
+  }
+  const { script, keys, args } = step;
+  if (byBody) pipeline.eval(script.lua, keys.length, ...keys, ...args);
+  else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+}
+
+/**
+ * Sends the steps in one pipeline, scripts by EVALSHA. The script calls the server answers
+ * NOSCRIPT (first call after a restart or SCRIPT FLUSH) are sent again by body in a second round
+ * trip, which also caches them: a script that answered NOSCRIPT did not run, so this is safe for
+ * scripts that write. Replies come back in step order, errors in place as ioredis gives them.
+ */
+export async function execWithScripts(
+  client: Redis,
+  steps: readonly PipelineStep[],
+  exec: (pipeline: ChainableCommander) => Promise<Replies> = defaultExec,
+): Promise<Replies> {
+  const first = client.pipeline();
+  for (const step of steps) queueStep(first, step, false);
+  const replies = [...(await exec(first))];
+  const missing = replies
+    .map(([error], i) => (error && /NOSCRIPT/.test(error.message) ? i : -1))
+    .filter((i) => i >= 0);
+  if (missing.length === 0) return replies;
+  const again = client.pipeline();
+  for (const i of missing) queueStep(again, steps[i]!, true);
+  const retried = await exec(again);
+  missing.forEach((i, j) => {
+    replies[i] = retried[j]!;
+  });
+  return replies;
+}
+
+async function defaultExec(pipeline: ChainableCommander): Promise<Replies> {
+  const results = await pipeline.exec();
+  if (!results) throw new Error('pipeline returned nothing');
+  return results as Replies;
 }

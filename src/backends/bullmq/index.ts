@@ -1,6 +1,7 @@
 import { type ChainableCommander, Cluster, type Redis, ReplyError } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { execWithScripts, type PipelineStep } from '../lua.js';
 import type {
   BackendCaps,
   DlqSample,
@@ -36,7 +37,7 @@ import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.j
 import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
-import { QUEUE_SNAPSHOT_LUA, QUEUE_SNAPSHOT_SHA, snapshotKeys } from './scripts.js';
+import { QUEUE_SNAPSHOT, snapshotKeys } from './scripts.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
 export { type BullmqMajor, majorOfVersion } from './pause.js';
@@ -264,12 +265,11 @@ export function createBullmqBackend(
     };
   }
 
-  function addSnapshot(pipeline: ChainableCommander, queue: string, useEval: boolean): void {
-    const keys = snapshotKeys(prefix, queue);
-    const base = `${prefix}:${queue}:`;
-    if (useEval) pipeline.eval(QUEUE_SNAPSHOT_LUA, keys.length, ...keys, base);
-    else pipeline.evalsha(QUEUE_SNAPSHOT_SHA, keys.length, ...keys, base);
-  }
+  const snapshotStep = (queue: string): PipelineStep => ({
+    script: QUEUE_SNAPSHOT,
+    keys: snapshotKeys(prefix, queue),
+    args: [`${prefix}:${queue}:`],
+  });
 
   const retries = createBullmqRetry({
     system: system.name,
@@ -295,30 +295,21 @@ export function createBullmqBackend(
     async status(queues?: string[]): Promise<SystemStatus> {
       return await withRedis(async () => {
         const names = queues ? await queueNames.resolve(queues) : await queueNames.list();
-        const pipeline = client.pipeline();
-        pipeline.info('memory');
-        pipeline.client('LIST');
-        for (const queue of names) addSnapshot(pipeline, queue, false);
-        const results = await exec(pipeline);
+        const results = await execWithScripts(
+          client,
+          [
+            { command: (p) => p.info('memory') },
+            { command: (p) => p.client('LIST') },
+            ...names.map(snapshotStep),
+          ],
+          exec,
+        );
 
         const [infoError, info] = results[0]!;
         if (infoError) throw infoError;
         const redis = parseMemoryInfo(String(info));
 
-        let replies = results.slice(2);
-        const missing = replies
-          .map(([error], index) => (error && /NOSCRIPT/.test(error.message) ? index : -1))
-          .filter((index) => index >= 0);
-        if (missing.length > 0) {
-          // First call after a restart or SCRIPT FLUSH: EVAL also caches the script for next time.
-          const retry = client.pipeline();
-          for (const index of missing) addSnapshot(retry, names[index]!, true);
-          const retried = await exec(retry);
-          replies = [...replies];
-          missing.forEach((index, i) => {
-            replies[index] = retried[i]!;
-          });
-        }
+        const replies = results.slice(2);
         const counts = replies.map(([error, reply], index) => {
           if (error) throw new Error(`BullMQ queue ${names[index]}: ${error.message}`);
           return queueSnapshot(names[index]!, reply as unknown[]);

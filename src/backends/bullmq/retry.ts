@@ -1,5 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { execWithScripts } from '../lua.js';
 import {
   RETRY_MAX,
   type RetryOutcome,
@@ -127,38 +128,20 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       : [k(id), k('events'), k('failed'), k('wait'), k('meta'), k('paused'), k('active'), k('marker')];
   }
 
-  /** Runs one batch of reprocessJob calls: EVALSHA, and EVAL for any the server had not cached. */
+  /** Runs one batch of reprocessJob calls in one pipeline (the shared EVALSHA/EVAL path). */
   async function reprocess(
     script: LuaScript,
     calls: { keys: string[]; args: string[] }[],
   ): Promise<unknown[]> {
-    const send = (indexes: number[], byBody: boolean) => {
-      const pipeline = client.pipeline();
-      for (const i of indexes) {
-        const { keys, args } = calls[i]!;
-        if (byBody) pipeline.eval(script.lua, keys.length, ...keys, ...args);
-        else pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
-      }
-      return exec(pipeline);
-    };
-    const all = calls.map((_, i) => i);
-    const replies = await send(all, false);
-    const out: unknown[] = [];
-    const missing: number[] = [];
-    replies.forEach(([error, value], i) => {
-      if (error && /NOSCRIPT/.test(error.message)) missing.push(i);
-      else if (error) throw error;
-      else out[i] = value;
+    const replies = await execWithScripts(
+      client,
+      calls.map(({ keys, args }) => ({ script, keys, args })),
+      exec,
+    );
+    return replies.map(([error, value]) => {
+      if (error) throw error;
+      return value;
     });
-    if (missing.length > 0) {
-      // A script that did not run (NOSCRIPT) changed nothing: running it by body is safe.
-      const retried = await send(missing, true);
-      retried.forEach(([error, value], j) => {
-        if (error) throw error;
-        out[missing[j]!] = value;
-      });
-    }
-    return out;
   }
 
   return {

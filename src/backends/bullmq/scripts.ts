@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { type LuaScript, luaScript } from '../lua.js';
 
 export type { LuaScript };
@@ -17,7 +16,7 @@ export type { LuaScript };
  * A list whose tail is a legacy "0:…" marker (BullMQ < 5 put markers in the wait list) counts one
  * less, as `getCounts-1.lua` does, but without its RPOP: this script never writes.
  */
-export const QUEUE_SNAPSHOT_LUA = `
+export const QUEUE_SNAPSHOT = luaScript(`
 local function peek(key)
   local n = redis.call('LLEN', key)
   if n == 0 then return 0, nil end
@@ -52,9 +51,7 @@ return {
   redis.call('HEXISTS', KEYS[9], 'paused'),
   ts
 }
-`;
-
-export const QUEUE_SNAPSHOT_SHA = createHash('sha1').update(QUEUE_SNAPSHOT_LUA).digest('hex');
+`);
 
 /** The keys the snapshot script declares, in its KEYS order. */
 export function snapshotKeys(prefix: string, queue: string): string[] {

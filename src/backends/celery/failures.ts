@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import { ensureConnected } from '../redis-client.js';
 import { RESULT_KEY_PREFIX, RETRIED_AS_FIELD } from './keys.js';
 
@@ -59,7 +60,7 @@ export interface FailureIndexDeps {
 }
 
 /** For each key given, `key, value, pttl` when its value looks like a FAILURE. */
-const FILTER_FAILURES_LUA = `
+const FILTER_FAILURES = luaScript(`
 local out = {}
 for _, key in ipairs(KEYS) do
   local value = redis.pcall('GET', key)
@@ -69,7 +70,7 @@ for _, key in ipairs(KEYS) do
     out[#out + 1] = redis.call('PTTL', key)
   end
 end
-return out`;
+return out`);
 
 const GET_BATCH = 250;
 
@@ -173,12 +174,10 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
    * successes (the vast majority, and often large) never cross the network.
    */
   async function readFailures(keys: string[]): Promise<{ key: string; record: FailureRecord }[]> {
-    const pipeline = client.pipeline();
-    for (let i = 0; i < keys.length; i += GET_BATCH) {
-      const batch = keys.slice(i, i + GET_BATCH);
-      pipeline.eval(FILTER_FAILURES_LUA, batch.length, ...batch);
-    }
-    const results = (await pipeline.exec()) ?? [];
+    const steps: PipelineStep[] = [];
+    for (let i = 0; i < keys.length; i += GET_BATCH)
+      steps.push({ script: FILTER_FAILURES, keys: keys.slice(i, i + GET_BATCH), args: [] });
+    const results = await execWithScripts(client, steps);
     const at = now();
     const found: { key: string; record: FailureRecord }[] = [];
     for (const [error, value] of results) {

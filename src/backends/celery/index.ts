@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { execWithScripts, luaScript } from '../lua.js';
 import type {
   ActiveTask,
   DlqSample,
@@ -60,7 +61,7 @@ const GROUP_OVER = 1000;
  * first non-empty one, the delivery tag and ETA of the message a worker would take next
  * (`LINDEX -1`), decoded on the server so the message body never crosses the network.
  */
-const QUEUE_STATE_LUA = `
+const QUEUE_STATE = luaScript(`
 local out = {}
 local head = nil
 for i, key in ipairs(KEYS) do
@@ -82,7 +83,7 @@ if head then
 end
 out[#KEYS + 1] = tag
 out[#KEYS + 2] = eta
-return out`;
+return out`);
 
 /** What the workers said in one round of inspection, reduced to what may be shown. */
 interface Inspection {
@@ -146,7 +147,6 @@ export function createCeleryBackend(
   const separateResults = resultUrl !== system.redis;
   const results = separateResults ? siblingEndpoint(resultUrl, broker) : broker;
   const client = createRedisClient(broker, { ...clientOptions, connectionName: 'queue-ops' });
-  client.defineCommand('celeryQueueState', { lua: QUEUE_STATE_LUA });
   const resultClient = separateResults
     ? createRedisClient(results, { ...clientOptions, connectionName: 'queue-ops' })
     : client;
@@ -327,21 +327,14 @@ export function createCeleryBackend(
           return false;
         },
       );
-    const pipeline = client.pipeline();
-    pipeline.info('memory');
     const steps = priorityKeys(layout, 'q').length;
-    for (const queue of queues) {
-      const keys = priorityKeys(layout, queue);
-      (pipeline as unknown as { celeryQueueState(n: number, ...keys: string[]): void }).celeryQueueState(
-        keys.length,
-        ...keys,
-      );
-    }
-    pipeline.hlen(unackedKey(layout));
-    // One small hash (a field per paused queue), read in the same round trip as the depths.
-    pipeline.hgetall(pauseMarks);
-    const read = pipeline.exec().then((results) => {
-      if (!results) throw new Error('pipeline returned nothing');
+    const read = execWithScripts(client, [
+      { command: (p) => p.info('memory') },
+      ...queues.map((queue) => ({ script: QUEUE_STATE, keys: priorityKeys(layout, queue), args: [] })),
+      { command: (p) => p.hlen(unackedKey(layout)) },
+      // One small hash (a field per paused queue), read in the same round trip as the depths.
+      { command: (p) => p.hgetall(pauseMarks) },
+    ]).then((results) => {
       for (const [error] of results) if (error) throw error;
       return results.map(([, value]) => value);
     });

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import {
   RETRY_MAX,
   type RetryOutcome,
@@ -38,7 +39,7 @@ const ORIGIN = 'queue-ops';
  *
  * KEYS: result keys; ARGV: the new task id of each. Returns 1 per key marked, 0 if it was not.
  */
-const MARK_RETRIED_LUA = `
+const MARK_RETRIED = luaScript(`
 local out = {}
 for i, key in ipairs(KEYS) do
   local value = redis.call('GET', key)
@@ -55,9 +56,7 @@ for i, key in ipairs(KEYS) do
     out[i] = 1
   end
 end
-return out`;
-
-type Pipelined = { markRetried(n: number, ...keysAndArgs: string[]): unknown };
+return out`);
 
 /**
  * Retry for Celery: Celery has no "retry from the result backend", so each failed task is
@@ -70,8 +69,6 @@ type Pipelined = { markRetried(n: number, ...keysAndArgs: string[]): unknown };
 export function createCeleryRetry(deps: CeleryRetryDeps) {
   const { client, resultClient, layout } = deps;
   const sameRedis = client === resultClient;
-  for (const redis of sameRedis ? [client] : [client, resultClient])
-    redis.defineCommand('markRetried', { lua: MARK_RETRIED_LUA });
 
   const target = (queue: string) => `${deps.system}/${queue}`;
 
@@ -154,15 +151,22 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       sends.push({ oldId, newId: id, list: priorityListFor(layout, queue, priority), message });
     });
     if (sends.length === 0) return;
-    const markArgs = [...sends.map((s) => RESULT_KEY_PREFIX + s.oldId), ...sends.map((s) => s.newId)];
+    const mark: PipelineStep = {
+      script: MARK_RETRIED,
+      keys: sends.map((s) => RESULT_KEY_PREFIX + s.oldId),
+      args: sends.map((s) => s.newId),
+    };
     try {
-      const publish = client.pipeline();
       // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
-      for (const send of sends) publish.lpush(send.list, send.message);
-      if (sameRedis) (publish as unknown as Pipelined).markRetried(sends.length, ...markArgs);
-      const results = (await publish.exec()) ?? [];
+      const publish: PipelineStep[] = sends.map((send) => ({
+        command: (p) => p.lpush(send.list, send.message),
+      }));
+      const results = await execWithScripts(client, sameRedis ? [...publish, mark] : publish);
       for (const [error] of results) if (error) throw error;
-      if (!sameRedis) await (resultClient as unknown as Pipelined).markRetried(sends.length, ...markArgs);
+      if (!sameRedis) {
+        const [[error]] = (await execWithScripts(resultClient, [mark])) as [[Error | null, unknown]];
+        if (error) throw error;
+      }
     } catch (error) {
       throw deps.unavailable(error);
     }
