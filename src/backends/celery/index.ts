@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
-import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts, luaScript } from '../lua.js';
 import type {
   ActiveTask,
@@ -35,6 +34,7 @@ import {
   queueOfBindingMember,
   unackedKey,
 } from './keys.js';
+import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
 import { createCeleryPurger } from './purge.js';
 import { createCeleryRetry } from './retry.js';
@@ -433,71 +433,18 @@ export function createCeleryBackend(
     }
   }
 
-  async function consumerCommand(
-    method: 'cancel_consumer' | 'add_consumer',
-    queue: string,
-    destination?: readonly string[],
-  ): Promise<string[]> {
-    let result: BroadcastResult;
-    try {
-      result = await pidbox.broadcast(method, { queue }, { timeoutMs: system.inspectTimeoutMs, destination });
-    } catch (error) {
-      throw unavailable(error);
-    }
-    const answered = result.replies
-      .filter(({ reply }) => !!reply && typeof reply === 'object' && 'ok' in (reply as object))
-      .map(({ worker }) => worker)
-      .sort();
-    if (answered.length === 0) {
-      throw new OpsError(ErrorCode.NoWorkersAnswered, {
-        system: system.name,
-        queue,
-        action: method === 'cancel_consumer' ? 'pause' : 'resume',
-        timeoutMs: system.inspectTimeoutMs,
-      });
-    }
-    return answered;
-  }
-
-  /** Workers consuming `queue` now, or undefined when inspection failed or nobody answered. */
-  async function consumersOf(queue: string): Promise<string[] | undefined> {
-    const result = await pidbox
-      .broadcast('active_queues', {}, { timeoutMs: system.inspectTimeoutMs })
-      .catch(() => undefined);
-    if (!result || result.replies.length === 0) return undefined;
-    const { workers } = readInspection(new Map([['active_queues', result]]));
-    return [...workers.values()]
-      .filter((w) => w.queues?.includes(queue))
-      .map((w) => w.name)
-      .sort();
-  }
-
-  async function dropMark(queue: string): Promise<void> {
-    try {
-      await client.hdel(pauseMarks, queue);
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-
-  /**
-   * A worker answers cancel/add_consumer before it acts (`call_soon`); wait, within the inspect
-   * timeout, until `active_queues` shows the change, so the outcome says what is true now.
-   */
-  async function settle(queue: string, workers: readonly string[], consuming: boolean): Promise<boolean> {
-    const deadline = Date.now() + system.inspectTimeoutMs;
-    for (;;) {
-      const result = await pidbox
-        .broadcast('active_queues', {}, { timeoutMs: system.inspectTimeoutMs, destination: workers })
-        .catch(() => undefined);
-      const settled = (result?.replies ?? []).every(({ reply }) => {
-        const names = Array.isArray(reply) ? (reply as { name?: unknown }[]).map((q) => q?.name) : [];
-        return names.includes(queue) === consuming;
-      });
-      if (settled || Date.now() >= deadline) return settled;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const pausing = createCeleryPause({
+    system,
+    client,
+    pidbox,
+    pauseMarks,
+    resolveQueue: async (queue) => {
+      await queueNames.resolve([queue]);
+    },
+    unavailable,
+    connectTimeoutMs,
+    now,
+  });
 
   const retries = createCeleryRetry({
     system: system.name,
@@ -533,49 +480,8 @@ export function createCeleryBackend(
     pool: control.pool,
     resizePool: control.resizePool,
     revoke: control.revoke,
-    async pause(queue) {
-      await queueNames.resolve([queue]);
-      // Every worker answers cancel_consumer, consumer or not; resume must only restart the
-      // consumers, or every worker would take the queue afterwards.
-      const consumers = await consumersOf(queue);
-      const answered = await consumerCommand('cancel_consumer', queue);
-      const mark: PauseMark = { at: new Date(now()).toISOString(), workers: consumers ?? answered };
-      try {
-        await client.hset(pauseMarks, queue, JSON.stringify(mark));
-      } catch (error) {
-        throw unavailable(error);
-      }
-      const settled = await settle(queue, answered, false);
-      return { queue, isPaused: settled, workersAnswered: answered };
-    },
-    async resume(queue) {
-      await queueNames.resolve([queue]);
-      let raw: string | null;
-      try {
-        await ensureConnected(client, connectTimeoutMs);
-        raw = await client.hget(pauseMarks, queue);
-      } catch (error) {
-        throw unavailable(error);
-      }
-      const mark = raw === null ? undefined : parsePauseMark(raw);
-      if (mark?.workers.length === 0) {
-        // Nobody consumed it when it was paused: resuming restores exactly that.
-        await dropMark(queue);
-        return { queue, isPaused: false, workersAnswered: [] };
-      }
-      let answered: string[];
-      try {
-        answered = await consumerCommand('add_consumer', queue, mark?.workers);
-      } catch (error) {
-        // The paused workers are gone (scaled down, renamed): fall back to every live worker,
-        // as without a record, rather than leave a pause no one can lift.
-        if (!mark || !(error instanceof OpsError) || error.code !== ErrorCode.NoWorkersAnswered) throw error;
-        answered = await consumerCommand('add_consumer', queue);
-      }
-      await dropMark(queue);
-      const settled = await settle(queue, answered, true);
-      return { queue, isPaused: !settled, workersAnswered: answered };
-    },
+    pause: pausing.pause,
+    resume: pausing.resume,
     async purger(queue) {
       await queueNames.resolve([queue]);
       // Connections of its own: thousands of pipelined calls must not queue behind status reads.
@@ -624,29 +530,6 @@ export function createCeleryBackend(
       if (separateResults) resultClient.disconnect();
     },
   };
-}
-
-/** One field of the pause record (`pausedKey`): when, and which workers stopped consuming. */
-interface PauseMark {
-  at: string;
-  workers: string[];
-}
-
-/**
- * A pause record as written by `pause`. Anything else in the field (edited by hand, an older
- * format) still means paused, with the workers unknown.
- */
-function parsePauseMark(raw: string): PauseMark | undefined {
-  try {
-    const value = JSON.parse(raw) as { at?: unknown; workers?: unknown };
-    if (!Array.isArray(value?.workers)) return undefined;
-    return {
-      at: String(value.at ?? ''),
-      workers: value.workers.filter((w): w is string => typeof w === 'string'),
-    };
-  } catch {
-    return undefined;
-  }
 }
 
 /** `MemoryHigh` when a maxmemory is set and more than 90% of it is used. */
