@@ -2,7 +2,8 @@
 /**
  * `npm run build`: src/ → dist/ with tsc (ES modules and source maps, tsconfig.build.json), then
  * the files tsc does not emit but the code reads at run time (the demo's Celery app), copied next
- * to the modules that look for them.
+ * to the modules that look for them. Then the command line, linked from tsc's output into a few
+ * files by esbuild (dist/bundle/, what `bin/queue-ops.js` runs): see `bundleCli` below.
  *
  * It builds into a fresh directory and swaps it for dist/ at the end: a deleted source never
  * lingers, and a `queue-ops` that cron starts during the build still finds a whole dist/.
@@ -11,10 +12,20 @@
  * newer than the last build, so running one test file does not pay for a full compile.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -53,7 +64,101 @@ cpSync(join(root, 'src'), next, {
   filter: (path) =>
     !path.includes('__pycache__') && (statSync(path).isDirectory() || !/\.[cm]?ts$/.test(path)),
 });
+try {
+  await bundleCli(next);
+} catch (error) {
+  rmSync(next, { recursive: true, force: true });
+  process.stderr.write(
+    `build: bundling the command line failed (${error.message}); dist/ is left as it was\n`,
+  );
+  process.exit(1);
+}
 writeFileSync(join(next, '.built'), `${new Date().toISOString()}\n`);
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(next, dist);
 rmSync(old, { recursive: true, force: true });
+
+/**
+ * The command line as one entry file and a few chunks (dist/bundle/), linked by esbuild from the
+ * modules tsc just wrote. A cold start of `queue-ops` was mostly Node finding, reading and
+ * compiling about 480 files (our modules, zod, yaml, ioredis, pino…) one by one; linked, it reads
+ * a handful. The code is tsc's, unchanged; the source maps lead back to src/.
+ *
+ * The seams of src/lib/lazy.ts stay seams: each `import()` of our own modules becomes a chunk that
+ * is loaded only when that `import()` runs (`--help` loads the entry and the message catalog, not
+ * the runtime), and the heavy libraries behind them stay outside the bundle, loaded from
+ * node_modules exactly as before, only by the verbs and configs that need them.
+ *
+ * `sources.json` says which modules each file of the bundle holds, so that a test can tell what a
+ * run loaded (test/cli/lazy-loading.test.ts).
+ */
+async function bundleCli(dir) {
+  const outdir = join(dir, 'bundle');
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    metafile: true,
+    logLevel: 'warning',
+    // Behind the seams (src/lib/lazy.ts) or never on the command line's path; native addons and
+    // packages that read their own files (BullMQ's Lua scripts) must stay where they are anyway.
+    external: [
+      'better-sqlite3',
+      'pg',
+      'bullmq',
+      'bullmq5',
+      '@slack/*',
+      '@kubernetes/client-node',
+      'echarts',
+      '@resvg/resvg-js',
+      'prom-client',
+    ],
+    // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
+    // look for their own files next to themselves (see `ownDirname`).
+    banner: {
+      js: [
+        "import { createRequire as __queueOpsRequire } from 'node:module';",
+        'const require = __queueOpsRequire(import.meta.url);',
+        'const __queueOpsPath = (path) => decodeURIComponent(new URL(path, import.meta.url).pathname);',
+      ].join(' '),
+    },
+    plugins: [ownDirname(outdir)],
+  });
+  const here = relative(root, dir);
+  const sources = {};
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    if (file.endsWith('.map')) continue;
+    sources[basename(file)] = Object.keys(output.inputs)
+      .map((input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input))
+      .sort();
+  }
+  writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * A CommonJS package's `__dirname` and `__filename` inside the bundle: still its own folder in
+ * node_modules, as a path relative to the bundle (so the clone can move). ioredis reads its
+ * version from `__dirname/../../package.json` for `CLIENT SETINFO`, pino finds its worker files
+ * there; an ES module has no `__dirname` of its own, and the bundle's would be the wrong one.
+ * Declared on the module's first line, so source map lines are unchanged.
+ */
+function ownDirname(outdir) {
+  return {
+    name: 'own-dirname',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        if (!/\b__(dirname|filename)\b/.test(contents)) return undefined;
+        const path = (to) => JSON.stringify(relative(outdir, to).split('\\').join('/'));
+        const declare = `var __dirname = __queueOpsPath(${path(dirname(args.path))}), __filename = __queueOpsPath(${path(args.path)});`;
+        return { contents: `${declare} ${contents}`, loader: 'js' };
+      });
+    },
+  };
+}
