@@ -30,7 +30,7 @@ import { build } from 'esbuild';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const stamp = join(dist, '.built');
-const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.js'];
+const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts'];
 
 function newest(path) {
   const stat = statSync(path);
@@ -79,34 +79,35 @@ renameSync(next, dist);
 rmSync(old, { recursive: true, force: true });
 
 /**
- * The command line as one entry file and a few chunks (dist/bundle/), linked by esbuild from the
- * modules tsc just wrote. A cold start of `queue-ops` was mostly Node finding, reading and
- * compiling about 480 files (our modules, zod, yaml, ioredis, pino…) one by one; linked, it reads
- * a handful. The code is tsc's, unchanged; the source maps lead back to src/.
+ * The command line, linked by esbuild from the modules tsc just wrote, into dist/bundle/. A cold
+ * start of `queue-ops` was mostly Node finding, reading and compiling about 480 files (our modules,
+ * zod, yaml, ioredis, pino…) one by one; linked, it reads a handful. The code is tsc's, unchanged;
+ * the source maps lead back to src/.
  *
- * The seams of src/lib/lazy.ts stay seams: each `import()` of our own modules becomes a chunk that
- * is loaded only when that `import()` runs (`--help` loads the entry and the message catalog, not
- * the runtime), and the heavy libraries behind them stay outside the bundle, loaded from
- * node_modules exactly as before, only by the verbs and configs that need them.
+ * Two parts, along the first seam of src/lib/lazy.ts:
+ *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
+ *     that `--help` and a bad flag load;
+ *   - `runtime.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
+ *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
+ * The other seams stay seams: our own modules behind them are in the runtime but run only when
+ * their `import()` does, and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay
+ * outside the bundle, loaded from node_modules only by the verbs and configs that need them.
  *
  * `sources.json` says which modules each file of the bundle holds, so that a test can tell what a
  * run loaded (test/cli/lazy-loading.test.ts).
  */
 async function bundleCli(dir) {
   const outdir = join(dir, 'bundle');
-  const result = await build({
+  const shared = {
     absWorkingDir: root,
-    entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
     outdir,
     bundle: true,
-    splitting: true,
-    format: 'esm',
     platform: 'node',
     target: 'node20',
     sourcemap: true,
     // Without comments and blanks: less for V8 to read, and the text stays one-byte (a single
     // non-ASCII character in a comment would double the memory of a whole chunk's source). Names
-    // are kept, so stack traces read as the code does; the source maps lead back to src/.
+    // are kept, so stack traces read as the code does.
     minifyWhitespace: true,
     minifySyntax: true,
     metafile: true,
@@ -124,6 +125,23 @@ async function bundleCli(dir) {
       '@resvg/resvg-js',
       'prom-client',
     ],
+  };
+  const runtime = await build({
+    ...shared,
+    entryPoints: { runtime: join(dir, 'transports', 'cli', 'run.js') },
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
+    plugins: [ownDirname(outdir), importThroughLoader(dir)],
+  });
+  const left = /\bimport\(/.exec(readFileSync(join(outdir, 'runtime.cjs'), 'utf8'));
+  if (left) throw new Error(`runtime.cjs still calls import() (at ${left.index}); see importThroughLoader`);
+  const loader = join(root, 'scripts', 'cli-runtime-loader.js');
+  const entry = await build({
+    ...shared,
+    entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
+    splitting: true,
+    format: 'esm',
     // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
     // look for their own files next to themselves (see `ownDirname`).
     banner: {
@@ -133,17 +151,53 @@ async function bundleCli(dir) {
         'const __queueOpsPath = (path) => decodeURIComponent(new URL(path, import.meta.url).pathname);',
       ].join(' '),
     },
-    plugins: [ownDirname(outdir)],
+    plugins: [
+      ownDirname(outdir),
+      {
+        name: 'cli-runtime',
+        setup(build) {
+          build.onResolve({ filter: /\/transports\/cli\/run\.js$/ }, (args) =>
+            args.importer.endsWith(`${join('lib', 'lazy.js')}`) ? { path: loader } : undefined,
+          );
+        },
+      },
+    ],
   });
   const here = relative(root, dir);
+  const named = (input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input);
   const sources = {};
-  for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    if (file.endsWith('.map')) continue;
-    sources[basename(file)] = Object.keys(output.inputs)
-      .map((input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input))
-      .sort();
+  const runtimeInputs = [];
+  for (const result of [runtime, entry]) {
+    for (const [file, output] of Object.entries(result.metafile.outputs)) {
+      if (file.endsWith('.map')) continue;
+      const inputs = Object.keys(output.inputs).map(named);
+      if (result === runtime) runtimeInputs.push(...inputs);
+      // The loader's chunk loads the runtime: it counts as loading all of it.
+      else if (inputs.includes(relative(root, loader))) inputs.push(...runtimeInputs);
+      sources[basename(file)] = inputs.sort();
+    }
   }
   writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * `import()` of a package (the heavy libraries behind the seams) in the runtime becomes a call of
+ * `__queueOpsImport`, which scripts/cli-runtime-loader.js hands to the runtime: an ES module's own
+ * `import()`. Code compiled by `vm.Script` from a code cache cannot call `import()` itself on
+ * Node 20. Our own modules' `import('./…')` are linked into the runtime by esbuild as before.
+ */
+function importThroughLoader(dir) {
+  return {
+    name: 'import-through-loader',
+    setup(build) {
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!args.path.startsWith(`${dir}/`)) return undefined;
+        const contents = readFileSync(args.path, 'utf8');
+        const rewritten = contents.replace(/\bimport\((?!\s*['"]\.)/g, '__queueOpsImport(');
+        return rewritten === contents ? undefined : { contents: rewritten, loader: 'js' };
+      });
+    },
+  };
 }
 
 /**
