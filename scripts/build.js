@@ -87,7 +87,7 @@ rmSync(old, { recursive: true, force: true });
  * Two parts, along the first seam of src/lib/lazy.ts:
  *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
  *     that `--help` and a bad flag load;
- *   - `runtime.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
+ *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
  *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
  * The other seams stay seams: our own modules behind them are in the runtime but run only when
  * their `import()` does, and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay
@@ -129,13 +129,18 @@ async function bundleCli(dir) {
   const runtime = await build({
     ...shared,
     entryPoints: { runtime: join(dir, 'transports', 'cli', 'run.js') },
+    // Named by its content: the code cache next to it (see the loader) can only ever be this
+    // file's, even one written by a run that started before a rebuild swapped dist/.
+    entryNames: '[name]-[hash]',
     format: 'cjs',
     outExtension: { '.js': '.cjs' },
     banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
     plugins: [ownDirname(outdir), importThroughLoader(dir), ioredisCommandsInBulk()],
   });
-  const left = /\bimport\(/.exec(readFileSync(join(outdir, 'runtime.cjs'), 'utf8'));
-  if (left) throw new Error(`runtime.cjs still calls import() (at ${left.index}); see importThroughLoader`);
+  const runtimeFile = Object.keys(runtime.metafile.outputs).find((file) => file.endsWith('.cjs'));
+  const left = /\bimport\(/.exec(readFileSync(join(root, runtimeFile), 'utf8'));
+  if (left)
+    throw new Error(`${runtimeFile} still calls import() (at ${left.index}); see importThroughLoader`);
   const loader = join(root, 'scripts', 'cli-runtime-loader.js');
   const entry = await build({
     ...shared,
@@ -159,6 +164,14 @@ async function bundleCli(dir) {
           build.onResolve({ filter: /\/transports\/cli\/run\.js$/ }, (args) =>
             args.importer.endsWith(`${join('lib', 'lazy.js')}`) ? { path: loader } : undefined,
           );
+          // The loader learns the runtime's file name here.
+          build.onLoad({ filter: /cli-runtime-loader\.js$/ }, (args) => ({
+            contents: readFileSync(args.path, 'utf8').replace(
+              "const RUNTIME = 'runtime.cjs';",
+              `const RUNTIME = ${JSON.stringify(basename(runtimeFile))};`,
+            ),
+            loader: 'js',
+          }));
         },
       },
     ],

@@ -5,9 +5,9 @@
  *
  * The runtime is one CommonJS file compiled with V8's code cache: on Node 20 an ES module cannot
  * use one, and compiling the runtime's ~1 MB of code was a sixth of every `queue-ops` run. The
- * cache sits next to it (`runtime.cjs.cache`) and is written by the first run that finds none, or
- * one this Node rejects (another version, other V8 flags), after that run's command, so it holds
- * the functions the command compiled. A cache that cannot be written (a read-only install) costs
+ * cache sits next to it (`runtime-<hash>.cjs.cache`, the hash being the runtime's content) and is
+ * written by the first run that finds none, or one this Node rejects (another version, other V8
+ * flags), after that run's command, so it holds the functions the command compiled. A cache that cannot be written (a read-only install) costs
  * nothing: the runtime is compiled from source, as without one. Node ≥ 22.1 has its own compile
  * cache (`bin/queue-ops.js` turns it on); this one works on Node 20 as well.
  */
@@ -17,7 +17,9 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 
-const file = fileURLToPath(new URL('./runtime.cjs', import.meta.url));
+// The bundle's runtime, named by its content (scripts/build.js writes the name in here).
+const RUNTIME = 'runtime.cjs';
+const file = fileURLToPath(new URL(`./${RUNTIME}`, import.meta.url));
 const cacheFile = `${file}.cache`;
 
 let cachedData;
