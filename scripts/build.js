@@ -138,9 +138,16 @@ async function bundleCli(dir) {
     plugins: [ownDirname(outdir), importThroughLoader(dir), ioredisCommandsInBulk()],
   });
   const runtimeFile = Object.keys(runtime.metafile.outputs).find((file) => file.endsWith('.cjs'));
-  const left = /\bimport\(/.exec(readFileSync(join(root, runtimeFile), 'utf8'));
-  if (left)
-    throw new Error(`${runtimeFile} still calls import() (at ${left.index}); see importThroughLoader`);
+  // Code compiled from a cache cannot call import() (see importThroughLoader): none may be left.
+  const dynamic = runtime.metafile.outputs[runtimeFile].imports.filter((i) => i.kind === 'dynamic-import');
+  if (dynamic.length > 0) {
+    throw new Error(`${runtimeFile} still imports ${dynamic.map((i) => i.path).join(', ')} with import()`);
+  }
+  // One with a computed specifier does not show in the metafile; the text may still hold one
+  // inside a string, so this one only warns.
+  if (/\bimport\(/.test(readFileSync(join(root, runtimeFile), 'utf8'))) {
+    process.stderr.write(`build: ${runtimeFile} may still call import(); see importThroughLoader\n`);
+  }
   const loader = join(root, 'scripts', 'cli-runtime-loader.js');
   const entry = await build({
     ...shared,
