@@ -2,7 +2,8 @@
 /**
  * `npm run build`: src/ → dist/ with tsc (ES modules and source maps, tsconfig.build.json), then
  * the files tsc does not emit but the code reads at run time (the demo's Celery app), copied next
- * to the modules that look for them.
+ * to the modules that look for them. Then the command line, linked from tsc's output into a few
+ * files by esbuild (dist/bundle/, what `bin/queue-ops.js` runs): see `bundleCli` below.
  *
  * It builds into a fresh directory and swaps it for dist/ at the end: a deleted source never
  * lingers, and a `queue-ops` that cron starts during the build still finds a whole dist/.
@@ -11,15 +12,25 @@
  * newer than the last build, so running one test file does not pay for a full compile.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const stamp = join(dist, '.built');
-const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.js'];
+const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts'];
 
 function newest(path) {
   const stat = statSync(path);
@@ -53,7 +64,215 @@ cpSync(join(root, 'src'), next, {
   filter: (path) =>
     !path.includes('__pycache__') && (statSync(path).isDirectory() || !/\.[cm]?ts$/.test(path)),
 });
+try {
+  await bundleCli(next);
+} catch (error) {
+  rmSync(next, { recursive: true, force: true });
+  process.stderr.write(
+    `build: bundling the command line failed (${error.message}); dist/ is left as it was\n`,
+  );
+  process.exit(1);
+}
 writeFileSync(join(next, '.built'), `${new Date().toISOString()}\n`);
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(next, dist);
 rmSync(old, { recursive: true, force: true });
+
+/**
+ * The command line, linked by esbuild from the modules tsc just wrote, into dist/bundle/. A cold
+ * start of `queue-ops` was mostly Node finding, reading and compiling about 480 files (our modules,
+ * zod, yaml, ioredis, pino…) one by one; linked, it reads a handful. The code is tsc's, unchanged;
+ * the source maps lead back to src/.
+ *
+ * Two parts, along the first seam of src/lib/lazy.ts:
+ *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
+ *     that `--help` and a bad flag load;
+ *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
+ *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
+ * The other seams stay seams: our own modules behind them are in the runtime but run only when
+ * their `import()` does, and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay
+ * outside the bundle, loaded from node_modules only by the verbs and configs that need them.
+ *
+ * `sources.json` says which modules each file of the bundle holds, so that a test can tell what a
+ * run loaded (test/cli/lazy-loading.test.ts).
+ */
+async function bundleCli(dir) {
+  const outdir = join(dir, 'bundle');
+  const shared = {
+    absWorkingDir: root,
+    outdir,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    // Without comments and blanks: less for V8 to read, and the text stays one-byte (a single
+    // non-ASCII character in a comment would double the memory of a whole chunk's source). Names
+    // are kept, so stack traces read as the code does.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    metafile: true,
+    logLevel: 'warning',
+    // Behind the seams (src/lib/lazy.ts) or never on the command line's path; native addons and
+    // packages that read their own files (BullMQ's Lua scripts) must stay where they are anyway.
+    external: [
+      'better-sqlite3',
+      'pg',
+      'bullmq',
+      'bullmq5',
+      '@slack/*',
+      '@kubernetes/client-node',
+      'echarts',
+      '@resvg/resvg-js',
+      'prom-client',
+    ],
+  };
+  const runtime = await build({
+    ...shared,
+    entryPoints: { runtime: join(dir, 'transports', 'cli', 'run.js') },
+    // Named by its content: the code cache next to it (see the loader) can only ever be this
+    // file's, even one written by a run that started before a rebuild swapped dist/.
+    entryNames: '[name]-[hash]',
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
+    plugins: [ownDirname(outdir), importThroughLoader(dir), ioredisCommandsInBulk()],
+  });
+  const runtimeFile = Object.keys(runtime.metafile.outputs).find((file) => file.endsWith('.cjs'));
+  // Code compiled from a cache cannot call import() (see importThroughLoader): none may be left.
+  const dynamic = runtime.metafile.outputs[runtimeFile].imports.filter((i) => i.kind === 'dynamic-import');
+  if (dynamic.length > 0) {
+    throw new Error(`${runtimeFile} still imports ${dynamic.map((i) => i.path).join(', ')} with import()`);
+  }
+  // One with a computed specifier does not show in the metafile; the text may still hold one
+  // inside a string, so this one only warns.
+  if (/\bimport\(/.test(readFileSync(join(root, runtimeFile), 'utf8'))) {
+    process.stderr.write(`build: ${runtimeFile} may still call import(); see importThroughLoader\n`);
+  }
+  const loader = join(root, 'scripts', 'cli-runtime-loader.js');
+  const entry = await build({
+    ...shared,
+    entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
+    splitting: true,
+    format: 'esm',
+    // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
+    // look for their own files next to themselves (see `ownDirname`).
+    banner: {
+      js: [
+        "import { createRequire as __queueOpsRequire } from 'node:module';",
+        'const require = __queueOpsRequire(import.meta.url);',
+        'const __queueOpsPath = (path) => decodeURIComponent(new URL(path, import.meta.url).pathname);',
+      ].join(' '),
+    },
+    plugins: [
+      ownDirname(outdir),
+      {
+        name: 'cli-runtime',
+        setup(build) {
+          build.onResolve({ filter: /\/transports\/cli\/run\.js$/ }, (args) =>
+            args.importer.endsWith(`${join('lib', 'lazy.js')}`) ? { path: loader } : undefined,
+          );
+          // The loader learns the runtime's file name here.
+          build.onLoad({ filter: /cli-runtime-loader\.js$/ }, (args) => ({
+            contents: readFileSync(args.path, 'utf8').replace(
+              "const RUNTIME = 'runtime.cjs';",
+              `const RUNTIME = ${JSON.stringify(basename(runtimeFile))};`,
+            ),
+            loader: 'js',
+          }));
+        },
+      },
+    ],
+  });
+  const here = relative(root, dir);
+  const named = (input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input);
+  const sources = {};
+  const runtimeInputs = [];
+  for (const result of [runtime, entry]) {
+    for (const [file, output] of Object.entries(result.metafile.outputs)) {
+      if (file.endsWith('.map')) continue;
+      const inputs = Object.keys(output.inputs).map(named);
+      if (result === runtime) runtimeInputs.push(...inputs);
+      // The loader's chunk loads the runtime: it counts as loading all of it.
+      else if (inputs.includes(relative(root, loader))) inputs.push(...runtimeInputs);
+      sources[basename(file)] = inputs.sort();
+    }
+  }
+  writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * `import()` of a package (the heavy libraries behind the seams) in the runtime becomes a call of
+ * `__queueOpsImport`, which scripts/cli-runtime-loader.js hands to the runtime: an ES module's own
+ * `import()`. Code compiled by `vm.Script` from a code cache cannot call `import()` itself on
+ * Node 20. Our own modules' `import('./…')` are linked into the runtime by esbuild as before.
+ */
+function importThroughLoader(dir) {
+  return {
+    name: 'import-through-loader',
+    setup(build) {
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!args.path.startsWith(`${dir}/`)) return undefined;
+        const contents = readFileSync(args.path, 'utf8');
+        const rewritten = contents.replace(/\bimport\((?!\s*['"]\.)/g, '__queueOpsImport(');
+        return rewritten === contents ? undefined : { contents: rewritten, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * ioredis gives its `Commander.prototype` two methods per Redis command, one by one: about 480
+ * properties added to an object V8 keeps in fast mode, each addition copying the descriptors so
+ * far. That is ~5 MB of garbage and ~30 ms (a tenth of a `--json status` run) spent before any
+ * command is sent. Put in dictionary mode first (adding two properties and deleting the first does
+ * it; the second goes after the loop), the same loop costs ~1 ms; V8 makes the prototype fast
+ * again once objects use it. Nothing else changes: the same methods, in the same order. If a
+ * newer ioredis no longer has the loop as written, the file is bundled untouched.
+ */
+function ioredisCommandsInBulk() {
+  const loop = 'commands.forEach(function (commandName) {';
+  return {
+    name: 'ioredis-commands-in-bulk',
+    setup(build) {
+      build.onLoad(
+        { filter: /[\\/]node_modules[\\/]ioredis[\\/]built[\\/]utils[\\/]Commander\.js$/ },
+        (args) => {
+          const contents = readFileSync(args.path, 'utf8');
+          const at = contents.indexOf(loop);
+          const end = at === -1 ? -1 : contents.indexOf('\n});\n', at);
+          if (end === -1) return undefined;
+          const before =
+            'Commander.prototype.__queueOpsA = 0; Commander.prototype.__queueOpsB = 0; delete Commander.prototype.__queueOpsA; ';
+          const after = ' delete Commander.prototype.__queueOpsB;';
+          const close = end + '\n});'.length;
+          return {
+            contents: `${contents.slice(0, at)}${before}${contents.slice(at, close)}${after}${contents.slice(close)}`,
+            loader: 'js',
+          };
+        },
+      );
+    },
+  };
+}
+
+/**
+ * A CommonJS package's `__dirname` and `__filename` inside the bundle: still its own folder in
+ * node_modules, as a path relative to the bundle (so the clone can move). ioredis reads its
+ * version from `__dirname/../../package.json` for `CLIENT SETINFO`, pino finds its worker files
+ * there; an ES module has no `__dirname` of its own, and the bundle's would be the wrong one.
+ * Declared on the module's first line, so source map lines are unchanged.
+ */
+function ownDirname(outdir) {
+  return {
+    name: 'own-dirname',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        if (!/\b__(dirname|filename)\b/.test(contents)) return undefined;
+        const path = (to) => JSON.stringify(relative(outdir, to).split('\\').join('/'));
+        const declare = `var __dirname = __queueOpsPath(${path(dirname(args.path))}), __filename = __queueOpsPath(${path(args.path)});`;
+        return { contents: `${declare} ${contents}`, loader: 'js' };
+      });
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isPair, isScalar, isSeq, parseDocument, parse as parseYaml, visit } from 'yaml';
-import type { z } from 'zod';
+import type { $ZodIssue } from 'zod/v4/core';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Config, configSchema } from './schema.js';
 
@@ -35,7 +35,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out || '(root)';
 }
 
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+export function formatIssues(issues: readonly $ZodIssue[]): string[] {
   return issues.flatMap((issue) =>
     // One line per unknown key, at the key's own path: `systems[1].bogus: unknown key`.
     issue.code === 'unrecognized_keys'

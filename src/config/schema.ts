@@ -1,84 +1,104 @@
-import { z } from 'zod';
+// zod's tree-shakable build: the command line validates its config on every run, and the
+// chained build costs about as much to load as the rest of the answer (issue 12). The checks, the
+// issues and their messages are the same core's; only the way a schema is written differs
+// (`z.optional(x)` for `x.optional()`, `.check(z.minimum(0))` for `.min(0)`).
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { parseDuration } from '../escalation/duration.js';
+
+// The chained build installs the English messages when it loads; this one leaves it to us.
+z.config(en());
 
 const redisUrl = z
   .string({ error: 'expected a redis:// or rediss:// URL' })
-  .regex(/^rediss?:\/\/.+/, { error: 'expected a redis:// or rediss:// URL' });
+  .check(z.regex(/^rediss?:\/\/.+/, { error: 'expected a redis:// or rediss:// URL' }));
 
 /** Also Celery's Sentinel broker form: `sentinel://h1:26379;sentinel://h2:26379/mymaster`. */
 const watchedRedisUrl = z
   .string({ error: 'expected a redis://, rediss:// or sentinel:// URL' })
-  .regex(/^(rediss?|sentinel):\/\/.+/, { error: 'expected a redis://, rediss:// or sentinel:// URL' });
+  .check(
+    z.regex(/^(rediss?|sentinel):\/\/.+/, { error: 'expected a redis://, rediss:// or sentinel:// URL' }),
+  );
+
+/** A string of at least one character (`z.string().min(1)`). */
+const nonEmpty = () => z.string().check(z.minLength(1));
+
+/** An integer in [min, max] (`z.number().int().min(min).max(max)`). */
+const intIn = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
 
 /** Files for `rediss://`: a private CA, and a client certificate when Redis asks for one. */
-const redisTls = z
-  .object({
-    ca: z.string().min(1).optional(),
-    cert: z.string().min(1).optional(),
-    key: z.string().min(1).optional(),
-    /** The host name the server's certificate must carry, when it differs from the URL's. */
-    servername: z.string().min(1).optional(),
-  })
-  .strict();
+const redisTls = z.strictObject({
+  ca: z.optional(nonEmpty()),
+  cert: z.optional(nonEmpty()),
+  key: z.optional(nonEmpty()),
+  /** The host name the server's certificate must carry, when it differs from the URL's. */
+  servername: z.optional(nonEmpty()),
+});
 
-const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' });
+const hostPort = z.string().check(z.regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' }));
 
 /** How a system's Redis is reached beyond its URL: TLS files, Sentinel. */
 const redisShape = {
   redis: watchedRedisUrl,
-  tls: redisTls.optional(),
+  tls: z.optional(redisTls),
   /**
    * Sentinel, as ioredis names it: `sentinels` (`host:port` each) and the master's `name`
    * (Celery's `master_name`). Either this, a `sentinel://` URL, or both (the hosts add up).
    */
-  sentinel: z
-    .object({ sentinels: z.array(hostPort).min(1).optional(), name: z.string().min(1).optional() })
-    .strict()
-    .optional(),
+  sentinel: z.optional(
+    z.strictObject({
+      sentinels: z.optional(z.array(hostPort).check(z.minLength(1))),
+      name: z.optional(nonEmpty()),
+    }),
+  ),
 };
 
 const slackId = (prefixes: string, what: string) =>
-  z.string().regex(new RegExp(`^[${prefixes}][A-Z0-9]+$`), { error: `expected a Slack ${what} id` });
+  z.string().check(z.regex(new RegExp(`^[${prefixes}][A-Z0-9]+$`), { error: `expected a Slack ${what} id` }));
 
 /** A queue name as it appears in `system/queue`: no slash, no whitespace. */
-const queueName = z.string().regex(/^[^\s/]+$/, { error: 'expected a queue name without "/" or spaces' });
+const queueName = z
+  .string()
+  .check(z.regex(/^[^\s/]+$/, { error: 'expected a queue name without "/" or spaces' }));
 
 const systemName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'expected a name of letters, digits, "-", "_" or "."' });
+  .check(
+    z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'expected a name of letters, digits, "-", "_" or "."' }),
+  );
 
 /** A count of replicas, containers or pool processes. */
-const replicas = z.number().int().min(0).max(1000);
+const replicas = intIn(0, 1000);
 
 /** A Kubernetes object name (RFC 1123 label/subdomain, as `kubectl` accepts). */
-const kubeName = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
-  error: 'expected a Kubernetes name (lower-case, digits, "-")',
+const kubeName = z.string().check(
+  z.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+    error: 'expected a Kubernetes name (lower-case, digits, "-")',
+  }),
+);
+
+const kubernetesGroup = z.strictObject({
+  type: z.literal('kubernetes'),
+  namespace: kubeName,
+  deployment: kubeName,
+  min: replicas,
+  max: replicas,
 });
 
-const kubernetesGroup = z
-  .object({
-    type: z.literal('kubernetes'),
-    namespace: kubeName,
-    deployment: kubeName,
-    min: replicas,
-    max: replicas,
-  })
-  .strict();
+const composeGroup = z.strictObject({
+  type: z.literal('compose'),
+  project: nonEmpty(),
+  file: nonEmpty(),
+  service: nonEmpty(),
+  min: replicas,
+  max: replicas,
+});
 
-const composeGroup = z
-  .object({
-    type: z.literal('compose'),
-    project: z.string().min(1),
-    file: z.string().min(1),
-    service: z.string().min(1),
-    min: replicas,
-    max: replicas,
-  })
-  .strict();
-
-const celeryPoolGroup = z
-  .object({ type: z.literal('celery-pool'), min: replicas.min(1), max: replicas.min(1) })
-  .strict();
+const celeryPoolGroup = z.strictObject({
+  type: z.literal('celery-pool'),
+  min: replicas.check(z.minimum(1)),
+  max: replicas.check(z.minimum(1)),
+});
 
 const workerGroup = z
   .discriminatedUnion('type', [kubernetesGroup, composeGroup, celeryPoolGroup], {
@@ -87,70 +107,68 @@ const workerGroup = z
         ? 'expected type: kubernetes, compose or celery-pool'
         : (issue.message ?? 'invalid worker group'),
   })
-  .refine((group) => group.min <= group.max, { error: 'expected min <= max', path: ['max'] });
+  .check(z.refine((group) => group.min <= group.max, { error: 'expected min <= max', path: ['max'] }));
 
 /** `workers:` of a system: group name → how its capacity is changed (issue 9). */
 const workerGroups = z.record(
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
-    error: 'expected a group name of letters, digits, "-", "_" or "."',
-  }),
+  z.string().check(
+    z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+      error: 'expected a group name of letters, digits, "-", "_" or "."',
+    }),
+  ),
   workerGroup,
 );
 
-const bullmqSystem = z
-  .object({
-    name: systemName,
-    type: z.literal('bullmq'),
-    ...redisShape,
-    /**
-     * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
-     * there, so every key of every queue lives in one slot.
-     */
-    cluster: z.boolean().optional(),
-    nodes: z.array(redisUrl).min(1).optional(),
-    prefix: z.string().min(1).default('bull'),
-    queues: z.array(queueName).min(1).optional(),
-    workers: workerGroups.optional(),
-  })
-  .strict();
+const bullmqSystem = z.strictObject({
+  name: systemName,
+  type: z.literal('bullmq'),
+  ...redisShape,
+  /**
+   * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
+   * there, so every key of every queue lives in one slot.
+   */
+  cluster: z.optional(z.boolean()),
+  nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
+  prefix: z._default(nonEmpty(), 'bull'),
+  queues: z.optional(z.array(queueName).check(z.minLength(1))),
+  workers: z.optional(workerGroups),
+});
 
-const celerySystem = z
-  .object({
-    name: systemName,
-    type: z.literal('celery'),
-    ...redisShape,
-    resultBackend: watchedRedisUrl.optional(),
-    queues: z.array(queueName).min(1).optional(),
-    globalKeyprefix: z.string().default(''),
-    /** kombu's `priority_steps` transport option. */
-    prioritySteps: z.array(z.number().int().min(0).max(255)).min(1).default([0, 3, 6, 9]),
-    /** kombu's `sep` transport option. */
-    separator: z.string().min(1).default('\x06\x16'),
-    /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
-    fanoutPrefix: z.union([z.boolean(), z.string()]).default(true),
-    /** How long worker inspection waits for pidbox replies. */
-    inspectTimeoutMs: z.number().int().min(50).max(10_000).default(1000),
-    workers: workerGroups.optional(),
-  })
-  .strict();
+const celerySystem = z.strictObject({
+  name: systemName,
+  type: z.literal('celery'),
+  ...redisShape,
+  resultBackend: z.optional(watchedRedisUrl),
+  queues: z.optional(z.array(queueName).check(z.minLength(1))),
+  globalKeyprefix: z._default(z.string(), ''),
+  /** kombu's `priority_steps` transport option. */
+  prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
+  /** kombu's `sep` transport option. */
+  separator: z._default(nonEmpty(), '\x06\x16'),
+  /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
+  fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
+  /** How long worker inspection waits for pidbox replies. */
+  inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
+  workers: z.optional(workerGroups),
+});
 
 const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
   error: (issue) =>
     issue.code === 'invalid_union' ? 'expected type: bullmq or celery' : (issue.message ?? 'invalid system'),
 });
 
-const principal = z
-  .string({ error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' })
-  .regex(/^(\*|[UWS][A-Z0-9]+)$/, { error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' });
+const principal = z.string({ error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' }).check(
+  z.regex(/^(\*|[UWS][A-Z0-9]+)$/, {
+    error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)',
+  }),
+);
 
 const role = z.enum(['viewer', 'operator', 'admin']);
 
-const policy = z
-  .object({
-    role: role,
-    approvals: z.number().int().min(0).max(5).default(0),
-  })
-  .strict();
+const policy = z.strictObject({
+  role: role,
+  approvals: z._default(intIn(0, 5), 0),
+});
 
 /** What a rule can watch; README lists what each one means. */
 export const QUEUE_METRICS = [
@@ -171,35 +189,42 @@ export const SYSTEM_METRICS = [
   'unreachableSamples',
 ] as const;
 
-const duration = z
-  .string({ error: 'expected a duration like 30s, 2m or 1h' })
-  .refine((text) => parseDuration(text) !== undefined, { error: 'expected a duration like 30s, 2m or 1h' })
-  .transform((text) => parseDuration(text) as number);
+const duration = z.pipe(
+  z.string({ error: 'expected a duration like 30s, 2m or 1h' }).check(
+    z.refine((text) => parseDuration(text) !== undefined, {
+      error: 'expected a duration like 30s, 2m or 1h',
+    }),
+  ),
+  z.transform((text: string) => parseDuration(text) as number),
+);
 
 /** `system/queue` with `*` as a wildcard (`pushizo/dispatch-*`, `*`). */
 const queuePattern = z
   .string()
-  .regex(/^[^\s]+$/, { error: 'expected a pattern like "system/queue-*" or "*"' });
+  .check(z.regex(/^[^\s]+$/, { error: 'expected a pattern like "system/queue-*" or "*"' }));
 
 const rule = z
-  .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
-      error: 'expected a name of letters, digits, "-", "_" or "."',
-    }),
-    queues: z.array(queuePattern).min(1).optional(),
+  .strictObject({
+    name: z.string().check(
+      z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+        error: 'expected a name of letters, digits, "-", "_" or "."',
+      }),
+    ),
+    queues: z.optional(z.array(queuePattern).check(z.minLength(1))),
     metric: z.enum([...QUEUE_METRICS, ...SYSTEM_METRICS], {
       error: `expected one of: ${[...QUEUE_METRICS, ...SYSTEM_METRICS].join(', ')}`,
     }),
-    above: z.number().optional(),
-    below: z.number().optional(),
-    for: duration.optional(),
-    within: duration.optional(),
-    severity: z.enum(['critical', 'warning', 'info']).default('warning'),
+    above: z.optional(z.number()),
+    below: z.optional(z.number()),
+    for: z.optional(duration),
+    within: z.optional(duration),
+    severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
   })
-  .strict()
-  .refine((r) => (r.above === undefined) !== (r.below === undefined), {
-    error: 'expected exactly one of `above` or `below`',
-  });
+  .check(
+    z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
+      error: 'expected exactly one of `above` or `below`',
+    }),
+  );
 
 /**
  * The seeds' escalation criteria (Zeus: Redis out of memory, a queue over 100,000, alarms more than
@@ -240,73 +265,69 @@ export const DEFAULT_ESCALATION_RULES: readonly z.input<typeof rule>[] = [
 ];
 
 const escalation = z
-  .object({
-    intervalSeconds: z.number().int().min(1).max(3600).default(30),
-    renotifyMinutes: z
-      .number()
-      .min(1)
-      .max(24 * 60)
-      .default(30),
-    escalateAfterMinutes: z
-      .number()
-      .min(0)
-      .max(24 * 60)
-      .default(15),
-    escalateTo: z.array(principal).default([]),
-    clearAfterSamples: z.number().int().min(1).max(100).default(2),
+  .strictObject({
+    intervalSeconds: z._default(intIn(1, 3600), 30),
+    renotifyMinutes: z._default(z.number().check(z.minimum(1), z.maximum(24 * 60)), 30),
+    escalateAfterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(24 * 60)), 15),
+    escalateTo: z._default(z.array(principal), []),
+    clearAfterSamples: z._default(intIn(1, 100), 2),
     // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
-    rules: z.array(rule).prefault(() => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
+    rules: z.prefault(z.array(rule), () => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
   })
-  .strict()
-  .superRefine((value, ctx) => {
-    const seen = new Set<string>();
-    value.rules.forEach((r, index) => {
-      if (seen.has(r.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['rules', index, 'name'],
-          message: `duplicate rule name "${r.name}"`,
-        });
-      seen.add(r.name);
-    });
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      const seen = new Set<string>();
+      value.rules.forEach((r, index) => {
+        if (seen.has(r.name))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['rules', index, 'name'],
+            message: `duplicate rule name "${r.name}"`,
+          });
+        seen.add(r.name);
+      });
+    }),
+  );
 
 export const configSchema = z
-  .object({
-    slack: z
-      .object({
-        incidentChannel: slackId('CGD', 'channel').optional(),
-        auditChannel: slackId('CGD', 'channel').optional(),
-        allowedChannels: z.array(slackId('CGD', 'channel')).default([]),
-      })
-      .strict()
-      .default({ allowedChannels: [] }),
-    store: z
-      .string()
-      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, { error: 'expected sqlite:<path> or postgres://…' })
-      .default('sqlite:./data/queue-ops.db'),
-    roles: z
-      .object({
-        viewer: z.array(principal).default(['*']),
-        operator: z.array(principal).default([]),
-        admin: z.array(principal).default([]),
-      })
-      .strict()
-      .default({ viewer: ['*'], operator: [], admin: [] }),
-    policies: z
-      .object({
-        pause: policy.default({ role: 'operator', approvals: 0 }),
-        resume: policy.default({ role: 'operator', approvals: 0 }),
-        retry: policy.default({ role: 'operator', approvals: 0 }),
-        scale: policy.default({ role: 'operator', approvals: 1 }),
-        purge: policy.default({ role: 'admin', approvals: 1 }),
-        revoke: policy.default({ role: 'operator', approvals: 0 }),
-        fail: policy.default({ role: 'operator', approvals: 0 }),
+  .strictObject({
+    slack: z._default(
+      z.strictObject({
+        incidentChannel: z.optional(slackId('CGD', 'channel')),
+        auditChannel: z.optional(slackId('CGD', 'channel')),
+        allowedChannels: z._default(z.array(slackId('CGD', 'channel')), []),
+      }),
+      { allowedChannels: [] },
+    ),
+    store: z._default(
+      z
+        .string()
+        .check(
+          z.regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, { error: 'expected sqlite:<path> or postgres://…' }),
+        ),
+      'sqlite:./data/queue-ops.db',
+    ),
+    roles: z._default(
+      z.strictObject({
+        viewer: z._default(z.array(principal), ['*']),
+        operator: z._default(z.array(principal), []),
+        admin: z._default(z.array(principal), []),
+      }),
+      { viewer: ['*'], operator: [], admin: [] },
+    ),
+    policies: z._default(
+      z.strictObject({
+        pause: z._default(policy, { role: 'operator', approvals: 0 }),
+        resume: z._default(policy, { role: 'operator', approvals: 0 }),
+        retry: z._default(policy, { role: 'operator', approvals: 0 }),
+        scale: z._default(policy, { role: 'operator', approvals: 1 }),
+        purge: z._default(policy, { role: 'admin', approvals: 1 }),
+        revoke: z._default(policy, { role: 'operator', approvals: 0 }),
+        fail: z._default(policy, { role: 'operator', approvals: 0 }),
         /** Restoring a purge from its archive: as strict as purge unless configured. */
-        undo: policy.default({ role: 'admin', approvals: 1 }),
-      })
-      .strict()
-      .default({
+        undo: z._default(policy, { role: 'admin', approvals: 1 }),
+      }),
+      {
         pause: { role: 'operator', approvals: 0 },
         resume: { role: 'operator', approvals: 0 },
         retry: { role: 'operator', approvals: 0 },
@@ -315,116 +336,113 @@ export const configSchema = z
         revoke: { role: 'operator', approvals: 0 },
         fail: { role: 'operator', approvals: 0 },
         undo: { role: 'admin', approvals: 1 },
-      }),
+      },
+    ),
     /** Where purged jobs are written before they leave Redis, and how long they are kept. */
-    archive: z
-      .object({
-        dir: z.string().min(1).default('./data/archive'),
-        retentionDays: z.number().int().min(1).max(3650).default(7),
-      })
-      .strict()
-      .default({ dir: './data/archive', retentionDays: 7 }),
-    approvals: z
-      .object({
-        ttlMinutes: z
-          .number()
-          .int()
-          .min(1)
-          .max(24 * 60)
-          .default(15),
-        require2fa: z.boolean().default(false),
+    archive: z._default(
+      z.strictObject({
+        dir: z._default(nonEmpty(), './data/archive'),
+        retentionDays: z._default(intIn(1, 3650), 7),
+      }),
+      { dir: './data/archive', retentionDays: 7 },
+    ),
+    approvals: z._default(
+      z.strictObject({
+        ttlMinutes: z._default(intIn(1, 24 * 60), 15),
+        require2fa: z._default(z.boolean(), false),
         /**
          * An approval typed on the command line by the OS user (on the same host) who made the
          * request, or gave an earlier approval of it: refused as a self-approval, since `--user` is
          * only a claim. `allow` is for demos and tests that play two people from one shell.
          */
-        cliSameOsUser: z.enum(['allow', 'refuse']).default('refuse'),
-      })
-      .strict()
-      .default({ ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' }),
-    audit: z
-      .object({
+        cliSameOsUser: z._default(z.enum(['allow', 'refuse']), 'refuse'),
+      }),
+      { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
+    ),
+    audit: z._default(
+      z.strictObject({
         /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */
-        keyFile: z.string().min(1).optional(),
+        keyFile: z.optional(nonEmpty()),
         /** Keys that sealed older entries, so they still verify after a rotation. */
-        previousKeyFiles: z.array(z.string().min(1)).default([]),
+        previousKeyFiles: z._default(z.array(nonEmpty()), []),
         /** An append-only JSON-lines file, one line per entry, outside the store. */
-        witnessFile: z.string().min(1).optional(),
-      })
-      .strict()
-      .default({ previousKeyFiles: [] }),
-    rateLimit: z
-      .object({
+        witnessFile: z.optional(nonEmpty()),
+      }),
+      { previousKeyFiles: [] },
+    ),
+    rateLimit: z._default(
+      z.strictObject({
         /** Mutating commands (pause, approve, deny…) one user may run per minute. */
-        perUserPerMinute: z.number().int().min(1).max(10_000).default(10),
-      })
-      .strict()
-      .default({ perUserPerMinute: 10 }),
+        perUserPerMinute: z._default(intIn(1, 10_000), 10),
+      }),
+      { perUserPerMinute: 10 },
+    ),
     // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
-    locale: z.enum(['en', 'tr']).default('en'),
-    metrics: z
-      .object({
+    locale: z._default(z.enum(['en', 'tr']), 'en'),
+    metrics: z._default(
+      z.strictObject({
         /** How long one read of a system serves `/metrics` scrapes. */
-        cacheSeconds: z.number().min(0).max(300).default(10),
-      })
-      .strict()
-      .default({ cacheSeconds: 10 }),
-    escalation: escalation.prefault({}),
-    systems: z.array(system).min(1, { error: 'expected at least one system' }),
+        cacheSeconds: z._default(z.number().check(z.minimum(0), z.maximum(300)), 10),
+      }),
+      { cacheSeconds: 10 },
+    ),
+    escalation: z.prefault(escalation, {}),
+    systems: z.array(system).check(z.minLength(1, { error: 'expected at least one system' })),
   })
-  .strict()
-  .superRefine((config, ctx) => {
-    const seen = new Map<string, number>();
-    config.systems.forEach((s, index) => {
-      const sentinelUrl = /^sentinel:\/\//i.test(s.redis);
-      if (
-        (sentinelUrl || s.sentinel) &&
-        !s.sentinel?.name &&
-        !(sentinelUrl && sentinelMasterInUrl(s.redis))
-      ) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['systems', index, 'sentinel', 'name'],
-          message:
-            'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
-        });
-      }
-      if (s.type === 'bullmq' && s.cluster && !/^\{[^}]+\}$/.test(s.prefix)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['systems', index, 'prefix'],
-          message: `expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{${s.prefix}}")`,
-        });
-      }
-      if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['systems', index, 'sentinel', 'sentinels'],
-          message: 'expected sentinels: [host:port, …] (or a sentinel:// URL in redis)',
-        });
-      }
-      const first = seen.get(s.name);
-      if (first !== undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['systems', index, 'name'],
-          message: `duplicate system name "${s.name}" (also systems[${first}])`,
-        });
-      } else {
-        seen.set(s.name, index);
-      }
-      // A Celery pool is resized over pidbox, which only Celery workers answer.
-      for (const [group, spec] of Object.entries(s.workers ?? {})) {
-        if (spec.type === 'celery-pool' && s.type !== 'celery') {
+  .check(
+    z.superRefine((config, ctx) => {
+      const seen = new Map<string, number>();
+      config.systems.forEach((s, index) => {
+        const sentinelUrl = /^sentinel:\/\//i.test(s.redis);
+        if (
+          (sentinelUrl || s.sentinel) &&
+          !s.sentinel?.name &&
+          !(sentinelUrl && sentinelMasterInUrl(s.redis))
+        ) {
           ctx.addIssue({
             code: 'custom',
-            path: ['systems', index, 'workers', group, 'type'],
-            message: 'celery-pool groups only exist on celery systems; expected kubernetes or compose',
+            path: ['systems', index, 'sentinel', 'name'],
+            message:
+              'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
           });
         }
-      }
-    });
-  });
+        if (s.type === 'bullmq' && s.cluster && !/^\{[^}]+\}$/.test(s.prefix)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['systems', index, 'prefix'],
+            message: `expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{${s.prefix}}")`,
+          });
+        }
+        if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['systems', index, 'sentinel', 'sentinels'],
+            message: 'expected sentinels: [host:port, …] (or a sentinel:// URL in redis)',
+          });
+        }
+        const first = seen.get(s.name);
+        if (first !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['systems', index, 'name'],
+            message: `duplicate system name "${s.name}" (also systems[${first}])`,
+          });
+        } else {
+          seen.set(s.name, index);
+        }
+        // A Celery pool is resized over pidbox, which only Celery workers answer.
+        for (const [group, spec] of Object.entries(s.workers ?? {})) {
+          if (spec.type === 'celery-pool' && s.type !== 'celery') {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['systems', index, 'workers', group, 'type'],
+              message: 'celery-pool groups only exist on celery systems; expected kubernetes or compose',
+            });
+          }
+        }
+      });
+    }),
+  );
 
 /** A non-numeric path segment in any part of a `sentinel://` URL names the master. */
 function sentinelMasterInUrl(url: string): boolean {

@@ -31,7 +31,11 @@ export const loadBullmq5 = () => import('bullmq5');
 /** BullMQ 6.x, for queues written by BullMQ 6. */
 export const loadBullmq6 = () => import('bullmq');
 
-/** Everything the command line needs after its arguments have been read. */
+/**
+ * Everything the command line needs after its arguments have been read. In the bundle that
+ * `bin/queue-ops.js` runs, this `import()` loads scripts/cli-runtime-loader.js instead, which
+ * compiles the same module (linked with all it imports) with V8's code cache (scripts/build.js).
+ */
 export const loadCliRuntime = () => import('../transports/cli/run.js');
 
 /** ECharts, for `trend`'s chart and the charts in alert threads (rendered server-side to SVG). */

@@ -1,5 +1,8 @@
 import { ErrorCode, OpsError } from '../../errors.js';
-import { messages } from '../../i18n/index.js';
+// English by design (a script's usage errors do not depend on the config's locale), and only these
+// two parts of the catalog: the entry point loads this module before the runtime.
+import { actions } from '../../i18n/en/actions.js';
+import { cli } from '../../i18n/en/cli.js';
 
 /** Exit codes scripts rely on (README documents them). */
 export const ExitCode = {
@@ -32,7 +35,7 @@ const VALUE_FLAGS = new Set(['--config', '-c', '--user', '-u']);
  * follows is the command's, even a `--json`. An unknown option before the verb is a usage error.
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
-  const t = messages('en').cli;
+  const t = cli;
   const out: CliArgs = { json: false, help: false, words: [] };
   let i = 0;
   for (; i < argv.length; i++) {
@@ -102,7 +105,7 @@ export function wantsJson(argv: readonly string[]): boolean {
  * (the command line runs the export itself; it streams JSON lines, not one message).
  */
 export function parseExportWords(words: readonly string[]): { since?: string } {
-  const t = messages('en');
+  const t = { cli, actions };
   const usage = t.actions.exportUsage;
   let since: string | undefined;
   for (let i = 0; i < words.length; i++) {

@@ -1,17 +1,19 @@
-import { messages } from '../../i18n/index.js';
+// The English command-line words alone, not the catalog: `--help` and the entry point load only
+// these, and the whole catalog comes with the runtime.
+import { cli } from '../../i18n/en/cli.js';
 import { loadCliRuntime } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
 import { ExitCode, parseCliArgs } from './args.js';
 
 /**
  * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
- * command line touches `process`. It imports only the argument parser and the message catalog:
- * `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
+ * command line touches `process`. It imports only the argument parser and the command line's own
+ * English words: `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
  */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (asksForHelp(argv)) {
-    process.stdout.write(`${messages('en').cli.usage}\n`);
+    process.stdout.write(`${cli.usage}\n`);
     return ExitCode.Ok;
   }
   const { runCli } = await loadCliRuntime();
@@ -39,7 +41,7 @@ main().then(
   (error: unknown) => {
     // runCli answers every expected failure itself; reaching here is a bug. No stack on stdout.
     const reason = String((error as Error)?.message ?? error);
-    process.stderr.write(`${scrubSecrets(messages('en').cli.unexpectedFailure(reason))}\n`);
+    process.stderr.write(`${scrubSecrets(cli.unexpectedFailure(reason))}\n`);
     exit(ExitCode.Failed);
   },
 );

@@ -1,0 +1,59 @@
+/**
+ * The command line's runtime (src/transports/cli/run.ts and everything it uses), as the bundle
+ * loads it: `loadCliRuntime()` in src/lib/lazy.ts resolves to this module in dist/bundle/ (see
+ * scripts/build.js). Only the bundle uses it; tsc's dist/ still imports run.js directly.
+ *
+ * The runtime is one CommonJS file compiled with V8's code cache: on Node 20 an ES module cannot
+ * use one, and compiling the runtime's ~1 MB of code was a sixth of every `queue-ops` run. The
+ * cache sits next to it (`runtime-<hash>.cjs.cache`, the hash being the runtime's content) and is
+ * written by the first run that finds none, or one this Node rejects (another version, other V8
+ * flags), after that run's command, so it holds the functions the command compiled. A cache that cannot be written (a read-only install) costs
+ * nothing: the runtime is compiled from source, as without one. Node ≥ 22.1 has its own compile
+ * cache (`bin/queue-ops.js` turns it on); this one works on Node 20 as well.
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+// The bundle's runtime, named by its content (scripts/build.js writes the name in here).
+const RUNTIME = 'runtime.cjs';
+const file = fileURLToPath(new URL(`./${RUNTIME}`, import.meta.url));
+const cacheFile = `${file}.cache`;
+
+let cachedData;
+try {
+  cachedData = readFileSync(cacheFile);
+} catch {
+  // None yet: this run writes it.
+}
+// Node's own wrapper for a CommonJS module, on the first line so the source map's lines hold.
+// With `__queueOpsImport`: the runtime's `import()` of a package behind a seam (BullMQ, echarts…)
+// is this module's own, since code compiled from a cache cannot import by itself (scripts/build.js).
+const script = new vm.Script(
+  `(function (exports, require, module, __filename, __dirname, __queueOpsImport) {${readFileSync(file, 'utf8')}\n})`,
+  { filename: file, cachedData },
+);
+if (cachedData === undefined || script.cachedDataRejected) {
+  process.once('exit', () => {
+    const next = `${cacheFile}.${process.pid}`;
+    try {
+      writeFileSync(next, script.createCachedData());
+      renameSync(next, cacheFile);
+    } catch {
+      rmSync(next, { force: true });
+    }
+  });
+}
+const module = { exports: {} };
+script.runInThisContext()(
+  module.exports,
+  createRequire(file),
+  module,
+  file,
+  dirname(file),
+  (specifier) => import(specifier),
+);
+
+export const { runCli, exitCodeOf, toCliJson, ExitCode } = module.exports;
