@@ -18,10 +18,14 @@ export interface PromFamily {
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 
+/**
+ * As Prometheus reads a value (Go's strconv.ParseFloat): NaN and Inf in any case. prom-client
+ * writes NaN as `Nan` (a default metric such as the event-loop lag has one before its first sample).
+ */
 function parseValue(text: string): number {
-  if (text === 'NaN') return Number.NaN;
-  if (text === '+Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
+  if (/^nan$/i.test(text)) return Number.NaN;
+  if (/^\+?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new Error(`bad sample value: ${text}`);
   return Number(text);
 }
