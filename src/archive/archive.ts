@@ -90,8 +90,21 @@ export async function writeChunk(
   seq: number,
   lines: readonly string[],
 ): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
+  return await writeChunkBlocks(path, seq, [linesBlock(lines)], lines.length);
+}
+
+/**
+ * {@link writeChunk} for lines already encoded: `blocks` are JSON lines, each ending with a
+ * newline, `records` lines in all (what a purger's read returns, written without decoding).
+ */
+export async function writeChunkBlocks(
+  path: string,
+  seq: number,
+  blocks: readonly Buffer[],
+  records: number,
+): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
   const name = chunkName(seq);
-  const body = await gzip(Buffer.from(lines.length ? `${lines.join('\n')}\n` : ''), {
+  const body = await gzip(blocks.length === 1 ? blocks[0]! : Buffer.concat(blocks), {
     level: zlibConstants.Z_BEST_SPEED,
   });
   await writeDurably(path, name, body);
@@ -99,8 +112,13 @@ export async function writeChunk(
     name,
     sha256: createHash('sha256').update(body).digest('hex'),
     bytes: body.length,
-    records: lines.length,
+    records,
   };
+}
+
+/** Lines as the archive stores them: UTF-8, each ending with a newline. */
+function linesBlock(lines: readonly string[]): Buffer {
+  return Buffer.from(lines.length ? `${lines.join('\n')}\n` : '');
 }
 
 export async function writeManifest(path: string, manifest: ArchiveManifest): Promise<void> {

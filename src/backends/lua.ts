@@ -22,12 +22,27 @@ export async function runScript(
   client: Redis,
   script: LuaScript,
   keys: readonly string[],
-  args: readonly (string | number)[],
+  args: readonly (string | number | Buffer)[],
 ): Promise<unknown> {
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (error) {
     if (!/NOSCRIPT/.test(String((error as Error)?.message))) throw error;
     return await client.eval(script.lua, keys.length, ...keys, ...args);
+  }
+}
+
+/** {@link runScript} with every bulk reply as a Buffer: big replies reach the caller undecoded. */
+export async function runScriptBuffer(
+  client: Redis,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number | Buffer)[],
+): Promise<unknown> {
+  try {
+    return await client.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!/NOSCRIPT/.test(String((error as Error)?.message))) throw error;
+    return await client.callBuffer('EVAL', script.lua, keys.length, ...keys, ...args);
   }
 }

@@ -5,11 +5,12 @@ import {
   readManifest,
   removeFile,
   verifyArchive,
-  writeChunk,
+  writeChunkBlocks,
   writeManifest,
 } from '../archive/archive.js';
 import type {
   PurgeState as BackendState,
+  PurgeBatch,
   PurgeItem,
   PurgePlace,
   QueuePurger,
@@ -86,9 +87,9 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const lines = await readChunk(path, chunk.file);
     const byPlace = new Map<string, PurgeItem[]>();
     for (const line of lines) {
-      const { place, identity } = purger.parse(line);
+      const { place, ...item } = purger.parse(line);
       const items = byPlace.get(place) ?? [];
-      items.push({ identity, line });
+      items.push(item);
       byPlace.set(place, items);
     }
     let chunkPurged = 0;
@@ -137,13 +138,14 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     if (!updated) throw new Error(`purge ${purge.id} is no longer owned by ${owner}`);
   };
 
-  const flush = (place: PurgePlace, counter: { outstanding: number }, items: PurgeItem[]) => {
+  const flush = (
+    place: PurgePlace,
+    counter: { outstanding: number },
+    items: PurgeItem[],
+    blocks: Buffer[],
+  ) => {
     const mySeq = ++seq;
-    const written = writeChunk(
-      path,
-      mySeq,
-      items.map((i) => i.line),
-    );
+    const written = writeChunkBlocks(path, mySeq, blocks, items.length);
     const recordedNow = recordChain.then(async () => {
       const file = await written;
       await store.addPurgeChunk({
@@ -166,12 +168,17 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       const skipped: string[] = [];
       for (let i = 0; i < items.length; i += deleteBatch) {
         const batch = items.slice(i, i + deleteBatch);
-        const flags = await purger.remove(place, batch);
+        // The delete is sent now, on the connection the reads use: a read sent after it runs after
+        // it, so its offset must already leave this batch out. Counted when the reply came back,
+        // a read in between skipped a batch past the edge, and every later delete missed the
+        // one-step tail check and fell back to LREM id by id.
+        const removing = purger.remove(place, batch);
+        counter.outstanding -= batch.length;
+        const flags = await removing;
         flags.forEach((ok, j) => {
           if (ok) chunkPurged++;
           else skipped.push(batch[j]!.identity);
         });
-        counter.outstanding -= batch.length;
         resolved += batch.length;
         report();
       }
@@ -190,26 +197,57 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   for (const place of places) {
     const counter = { outstanding: 0 };
     let buffer: PurgeItem[] = [];
+    let blocks: Buffer[] = [];
     let taken = 0;
     // Result keys are a list fixed at the start: walked by position, whatever each read finds.
     let keysCursor = 0;
     const drain = async () => {
       if (buffer.length > 0) {
-        flush(place, counter, buffer);
+        flush(place, counter, buffer, blocks);
         buffer = [];
+        blocks = [];
       }
       await deleteChain;
     };
-    for (;;) {
-      if (failure) throw failure;
-      if (deps.signal?.aborted) break;
-      const consumed = place.kind === 'keys' ? keysCursor : taken;
-      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal);
-      if (want <= 0) break;
-      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding;
-      const items = await purger.read(place, offset, want);
+    // The read after the one awaited is already sent (so Redis is never idle waiting for the
+    // client): its offset assumes the one before comes back whole, and it is dropped when not.
+    let next: { want: number; reply: Promise<PurgeBatch> } | undefined;
+    const send = (ahead: number) => {
+      // `ahead`: records of the read before, not counted yet (the key cursor moves at each send).
+      const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
+      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal - ahead);
+      if (want <= 0) return undefined;
+      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
+      const reply = purger.read(place, offset, want);
       if (place.kind === 'keys') keysCursor += want;
-      const fresh = items.filter((i) => !seen.has(i.identity));
+      return { want, reply };
+    };
+    const drop = () => {
+      next?.reply.catch(() => undefined);
+      if (next && place.kind === 'keys') keysCursor -= next.want;
+      next = undefined;
+    };
+    for (;;) {
+      if (failure) {
+        drop();
+        throw failure;
+      }
+      if (deps.signal?.aborted) break;
+      const current = next ?? send(0);
+      next = undefined;
+      if (!current) break;
+      next = send(current.want);
+      const batch = await current.reply;
+      const fresh: PurgeItem[] = [];
+      batch.items.forEach((item, i) => {
+        // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings
+        // records already taken: only the others go.
+        if (seen.has(item.identity)) return;
+        seen.add(item.identity);
+        fresh.push(item);
+        blocks.push(batch.lines[i]!);
+      });
+      if (fresh.length !== current.want && place.kind !== 'keys') drop();
       if (fresh.length === 0) {
         if (place.kind === 'keys') continue;
         if (counter.outstanding === 0) break;
@@ -217,18 +255,19 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         await drain();
         continue;
       }
-      for (const item of fresh) seen.add(item.identity);
-      buffer.push(...fresh);
+      for (const item of fresh) buffer.push(item);
       counter.outstanding += fresh.length;
       taken += fresh.length;
       readTotal += fresh.length;
       if (buffer.length >= chunkSize) {
-        flush(place, counter, buffer);
+        flush(place, counter, buffer, blocks);
         buffer = [];
+        blocks = [];
         // At most two chunks on their way out: memory stays bounded whatever the queue's size.
         while (inFlight.length > 2) await inFlight.shift();
       }
     }
+    drop();
     await drain();
     inFlight.length = 0;
     if (failure) throw failure;

@@ -1,8 +1,15 @@
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { runScript } from '../lua.js';
-import type { PurgeItem, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
-import { PURGE_DELETE, PURGE_EXISTING, PURGE_IDS, PURGE_RESTORE } from './scripts.js';
+import { runScript, runScriptBuffer } from '../lua.js';
+import type {
+  PurgeBatch,
+  PurgeItem,
+  PurgePlace,
+  PurgePreview,
+  PurgeState,
+  QueuePurger,
+} from '../queue-backend.js';
+import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
 
 /**
  * Where each state's jobs sit, in the order a purge walks them: delayed first, so that a delayed
@@ -19,6 +26,11 @@ const LAYOUT: { state: PurgeState; name: string; kind: 'list' | 'zset' }[] = [
 
 /** Restores per script call: each line is a whole job, so a few hundred keep a call short. */
 const RESTORE_BATCH = 200;
+/**
+ * A read call stops once its lines pass this many bytes: a batch of big jobs (large data,
+ * stack traces, logs) stays one short call, at least one job each.
+ */
+const READ_BYTES = 512 * 1024;
 const SAMPLE = 5;
 const ESTIMATE_SAMPLE = 20;
 
@@ -52,57 +64,21 @@ export function createBullmqPurger(options: {
     });
   }
 
-  /** One batch: ids, scores and which have logs (one script), then the hashes and logs, pipelined. */
-  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]> {
-    const flat = (await runScript(
+  /** One batch, each job already as its archive line (built by the script: see PURGE_READ). */
+  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
+    const reply = (await runScriptBuffer(
       client,
-      PURGE_IDS,
+      PURGE_READ,
       [base + place.name],
-      [place.kind, offset, limit, base],
-    )) as (string | number)[];
-    if (flat.length === 0) return [];
-    const ids: string[] = [];
-    const scores: string[] = [];
-    const pipeline = client.pipeline();
-    const logsAt = new Map<number, number>();
-    let replies = 0;
-    for (let i = 0; i < flat.length; i += 3) {
-      const id = String(flat[i]);
-      ids.push(id);
-      scores.push(String(flat[i + 1]));
-      pipeline.call('HGETALL', base + id);
-      replies += 1;
-      if (Number(flat[i + 2]) === 1) {
-        pipeline.lrange(`${base + id}:logs`, 0, -1);
-        logsAt.set(ids.length - 1, replies);
-        replies += 1;
-      }
-    }
-    const results = (await pipeline.exec()) ?? [];
-    for (const [error] of results) if (error) throw error;
+      [place.kind, offset, limit, base, place.name, READ_BYTES],
+    )) as Buffer[];
     const items: PurgeItem[] = [];
-    let at = 0;
-    ids.forEach((id, i) => {
-      const fields = results[at]![1] as string[];
-      at += 1;
-      const logIndex = logsAt.get(i);
-      const logs = logIndex === undefined ? [] : (results[logIndex]![1] as string[]);
-      if (logIndex !== undefined) at += 1;
-      // No hash: a legacy `0:` marker in the wait list, or a job removed since the ids were read.
-      if (fields.length === 0) return;
-      const hash: Record<string, string> = {};
-      for (let f = 0; f < fields.length; f += 2) hash[fields[f]!] = fields[f + 1]!;
-      items.push({
-        identity: id,
-        line: JSON.stringify({
-          p: place.name,
-          id,
-          s: place.kind === 'zset' ? scores[i] : null,
-          j: { hash, logs },
-        }),
-      });
-    });
-    return items;
+    const lines: Buffer[] = [];
+    for (let i = 0; i < reply.length; i += 2) {
+      items.push({ identity: reply[i]!.toString() });
+      lines.push(reply[i + 1]!);
+    }
+    return { items, lines };
   }
 
   return {
@@ -116,11 +92,11 @@ export function createBullmqPurger(options: {
       const lines: string[] = [];
       for (const place of places) {
         if (place.size === 0 || lines.length >= ESTIMATE_SAMPLE) continue;
-        const items = await read(place, 0, ESTIMATE_SAMPLE - lines.length);
-        for (const item of items) {
-          lines.push(item.line);
+        const batch = await read(place, 0, ESTIMATE_SAMPLE - lines.length);
+        for (const line of batch.lines.map(String)) {
+          lines.push(line);
           if (sample.length >= SAMPLE) continue;
-          const job = JSON.parse(item.line) as { j: { hash: Record<string, string> } };
+          const job = JSON.parse(line) as { j: { hash: Record<string, string> } };
           const timestamp = Number(job.j.hash.timestamp);
           sample.push({
             name: job.j.hash.name ?? '',

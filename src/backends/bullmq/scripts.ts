@@ -96,28 +96,65 @@ export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
 }
 
 /**
- * The ids of a purge's next batch, from where workers take next (the tail of a list, the lowest
- * scores of a zset), skipping `offset` read and not yet deleted, each with its score and whether
- * it has logs: the job hashes are then read with pipelined HGETALL (Redis serves those several
- * times cheaper than from Lua), and logs only for the few jobs that have any. Read-only.
+ * A purge's next batch, read from where workers take next (the tail of a list, the lowest scores
+ * of a zset), skipping `offset` read and not yet deleted, each job already as its archive line
+ * `{"p":place,"id":…,"s":score|null,"j":{"hash":{…},"logs":[…]}}`: the client then does no
+ * per-job command or JSON work, which was most of a purge's time. Logs are read only when one
+ * EXISTS over the whole batch says some job has any (almost none do). A job without a hash (a
+ * legacy `0:` marker in the wait list, a job removed since) is left out. Stops early, after at
+ * least one job, once the lines pass ARGV[6] bytes, so that a batch of big jobs stays a short call.
+ * Read-only: runs on a Redis at maxmemory.
  *
- * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base.
- * Returns flat triples `id, score ('' for lists), 1|0 (has logs)`, tail (lowest score) first.
+ * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base, place name,
+ * byte budget. Returns flat pairs `id, line`, tail (lowest score) first, each line ending with a
+ * newline: the archive's own bytes. (Not one string: Lua 5.1's table.concat re-copies a large
+ * result many times over, and cost more than everything else here together.)
  */
-export const PURGE_IDS = luaScript(`
-local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local out = {}
-local function add(id, score)
-  out[#out + 1] = id
-  out[#out + 1] = score
-  out[#out + 1] = redis.call('EXISTS', base .. id .. ':logs')
-end
+export const PURGE_READ = luaScript(`
+local kind, offset, count, base, place = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local budget = tonumber(ARGV[6])
+local ids, scores = {}, {}
 if kind == 'list' then
   local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
-  for i = #got, 1, -1 do add(got[i], '') end
+  for i = #got, 1, -1 do
+    ids[#ids + 1] = got[i]
+    scores[#ids] = 'null'
+  end
 else
   local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
-  for i = 1, #got, 2 do add(got[i], got[i + 1]) end
+  for i = 1, #got, 2 do
+    ids[#ids + 1] = got[i]
+    scores[#ids] = cjson.encode(got[i + 1])
+  end
+end
+local out = {}
+if #ids == 0 then return out end
+local logKeys = {}
+for i = 1, #ids do logKeys[i] = base .. ids[i] .. ':logs' end
+local anyLogs = false
+for s = 1, #logKeys, 1000 do
+  if redis.call('EXISTS', unpack(logKeys, s, math.min(s + 999, #logKeys))) > 0 then anyLogs = true end
+end
+local head = '{"p":' .. cjson.encode(place) .. ',"id":'
+local bytes = 0
+for i = 1, #ids do
+  local fields = redis.call('HGETALL', base .. ids[i])
+  if #fields > 0 then
+    local hash = {}
+    for f = 1, #fields, 2 do hash[fields[f]] = fields[f + 1] end
+    -- cjson writes an empty table as {}: the logs of a job without any are written by hand.
+    local logs = '[]'
+    if anyLogs then
+      local got = redis.call('LRANGE', logKeys[i], 0, -1)
+      if #got > 0 then logs = cjson.encode(got) end
+    end
+    local line = head .. cjson.encode(ids[i]) .. ',"s":' .. scores[i] .. ',"j":{"hash":' ..
+      cjson.encode(hash) .. ',"logs":' .. logs .. '}}\\n'
+    out[#out + 1] = ids[i]
+    out[#out + 1] = line
+    bytes = bytes + #line
+    if bytes >= budget then break end
+  end
 end
 return out`);
 

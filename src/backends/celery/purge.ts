@@ -1,8 +1,15 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { type LuaScript, luaScript, runScript } from '../lua.js';
-import type { PurgeItem, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
+import { type LuaScript, luaScript, runScript, runScriptBuffer } from '../lua.js';
+import type {
+  PurgeBatch,
+  PurgeItem,
+  PurgePlace,
+  PurgePreview,
+  PurgeState,
+  QueuePurger,
+} from '../queue-backend.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -58,6 +65,35 @@ for i = 1, n do
   if j then out[i] = redis.call('LREM', KEYS[1], -1, window[j]) end
 end
 return out`);
+
+/**
+ * A batch of messages from where workers take next (the tail), each already as its archive line
+ * `{"l":list,"m":message}` with its SHA1 (the identity the delete compares): the client does no
+ * per-message hashing, decoding or JSON work. Stops early, after at least one message, once the
+ * lines pass ARGV[3] bytes, so that a batch of big messages stays a short call. Read-only.
+ *
+ * KEYS[1]: the list. ARGV: offset (read and not yet deleted), count, byte budget. Returns flat
+ * pairs `sha1, line`, tail first, each line ending with a newline (not one string: Lua 5.1's
+ * table.concat re-copies a large result many times over).
+ */
+const READ_MESSAGES = luaScript(`
+local offset, count, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
+local out = {}
+if #got == 0 then return out end
+local head = '{"l":' .. cjson.encode(KEYS[1]) .. ',"m":'
+local bytes = 0
+for i = #got, 1, -1 do
+  local line = head .. cjson.encode(got[i]) .. '}\\n'
+  out[#out + 1] = redis.sha1hex(got[i])
+  out[#out + 1] = line
+  bytes = bytes + #line
+  if bytes >= budget then break end
+end
+return out`);
+
+/** A read call stops once its lines pass this many bytes (at least one message each). */
+const READ_BYTES = 1024 * 1024;
 
 /** Deletes result keys only if they still hold what was archived (same SHA1). */
 const DELETE_RESULTS = luaScript(`
@@ -122,10 +158,10 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     return places;
   }
 
-  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]> {
+  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
     if (place.kind === 'keys') {
       const keys = (failureKeys ?? []).slice(offset, offset + limit);
-      if (keys.length === 0) return [];
+      if (keys.length === 0) return { items: [], lines: [] };
       const pipeline = results.pipeline();
       for (const key of keys) {
         pipeline.get(key);
@@ -134,24 +170,31 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const replies = (await pipeline.exec()) ?? [];
       const at = now();
       const items: PurgeItem[] = [];
+      const lines: Buffer[] = [];
       keys.forEach((key, i) => {
         const [getError, value] = replies[2 * i]!;
         const [, ttl] = replies[2 * i + 1]!;
         if (getError) throw getError;
         if (value === null) return; // expired or removed since the index saw it
         const line: CeleryLine = { k: key, v: String(value), t: Number(ttl), a: at };
-        items.push({ identity: key, line: JSON.stringify(line) });
+        items.push({ identity: key, check: sha1(line.v) });
+        lines.push(Buffer.from(`${JSON.stringify(line)}\n`));
       });
-      return items;
+      return { items, lines };
     }
-    const got = await broker.lrange(place.name, -(offset + limit), -(offset + 1));
+    const reply = (await runScriptBuffer(
+      broker,
+      READ_MESSAGES,
+      [place.name],
+      [offset, limit, READ_BYTES],
+    )) as Buffer[];
     const items: PurgeItem[] = [];
-    // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
-    for (let i = got.length - 1; i >= 0; i--) {
-      const message = got[i]!;
-      items.push({ identity: sha1(message), line: JSON.stringify({ l: place.name, m: message }) });
+    const lines: Buffer[] = [];
+    for (let i = 0; i < reply.length; i += 2) {
+      items.push({ identity: reply[i]!.toString() });
+      lines.push(reply[i + 1]!);
     }
-    return items;
+    return { items, lines };
   }
 
   const remove = async (place: PurgePlace, items: PurgeItem[]): Promise<boolean[]> => {
@@ -159,7 +202,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     const run = (client: Redis, script: LuaScript, keys: string[], args: string[]) =>
       runScript(client, script, keys, args) as Promise<number[]>;
     if (place.kind === 'keys') {
-      const values = items.map((i) => sha1((JSON.parse(i.line) as { v: string }).v));
+      const values = items.map((i) => String(i.check));
       const flags = await run(
         results,
         DELETE_RESULTS,
@@ -192,10 +235,10 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const lines: string[] = [];
       for (const place of places) {
         if (place.size === 0 || lines.length >= 20) continue;
-        for (const item of await read(place, 0, 20 - lines.length)) {
-          lines.push(item.line);
+        for (const line of (await read(place, 0, 20 - lines.length)).lines.map(String)) {
+          lines.push(line);
           if (sample.length >= 5) continue;
-          sample.push(sampleOf(JSON.parse(item.line) as CeleryLine, now()));
+          sample.push(sampleOf(JSON.parse(line) as CeleryLine, now()));
         }
       }
       const estimatedBytes =
@@ -216,7 +259,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     parse(line) {
       const record = JSON.parse(line) as CeleryLine;
       return 'k' in record
-        ? { place: 'results', identity: record.k }
+        ? { place: 'results', identity: record.k, check: sha1(record.v) }
         : { place: record.l, identity: sha1(record.m) };
     },
 
@@ -278,7 +321,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
 
     meta: () => ({ queue: options.queue, lists }),
 
-    batch: { read: 1000, delete: 500 },
+    batch: { read: 400, delete: 500 },
 
     async close() {
       broker.disconnect();
