@@ -116,6 +116,22 @@ export async function writeChunkBlocks(
   };
 }
 
+/**
+ * The lines of blocks of whole lines, each ending with its newline (views, not copies). JSON
+ * lines hold no raw newline, so a newline always ends a line.
+ */
+export function splitBlocks(blocks: readonly Buffer[]): Buffer[] {
+  const lines: Buffer[] = [];
+  for (const block of blocks) {
+    let from = 0;
+    for (let at = block.indexOf(10); at !== -1; at = block.indexOf(10, from)) {
+      lines.push(block.subarray(from, at + 1));
+      from = at + 1;
+    }
+  }
+  return lines;
+}
+
 /** Lines as the archive stores them: UTF-8, each ending with a newline. */
 function linesBlock(lines: readonly string[]): Buffer {
   return Buffer.from(lines.length ? `${lines.join('\n')}\n` : '');

@@ -310,9 +310,9 @@ export interface PurgeItem {
 }
 
 /**
- * What one read returns: the records in the order they go, and the archive line of each (UTF-8
- * JSON ending with a newline), as the archive file stores it: a purge does no per-record string
- * or JSON work on its way to the archive.
+ * What one read returns: the records in the order they go, and their archive lines (UTF-8 JSON,
+ * one per record, each ending with a newline) in blocks of whole lines, as the archive file
+ * stores them: a purge does no per-record string or JSON work on its way to the archive.
  */
 export interface PurgeBatch {
   items: PurgeItem[];

@@ -4,6 +4,7 @@ import {
   readChunk,
   readManifest,
   removeFile,
+  splitBlocks,
   verifyArchive,
   writeChunkBlocks,
   writeManifest,
@@ -182,6 +183,10 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         resolved += batch.length;
         report();
       }
+      // Out of Redis now, or taken by a worker: met again, a record is a new one (a job retried
+      // back to waiting), archived in a later chunk, and undo skips it only in this one. So `seen`
+      // holds the few chunks on their way, not the whole purge.
+      for (const item of items) seen.delete(item.identity);
       await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
     });
     deleteChain = done.catch((error: unknown) => {
@@ -239,14 +244,21 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       next = send(current.want);
       const batch = await current.reply;
       const fresh: PurgeItem[] = [];
-      batch.items.forEach((item, i) => {
-        // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings
-        // records already taken: only the others go.
-        if (seen.has(item.identity)) return;
+      for (const item of batch.items) {
+        if (seen.has(item.identity)) continue;
         seen.add(item.identity);
         fresh.push(item);
-        blocks.push(batch.lines[i]!);
-      });
+      }
+      if (fresh.length === batch.items.length) blocks.push(...batch.lines);
+      else {
+        // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings
+        // records already taken: only the lines of the others go.
+        const keep = new Set(fresh);
+        const lines = splitBlocks(batch.lines);
+        batch.items.forEach((item, i) => {
+          if (keep.has(item)) blocks.push(lines[i]!);
+        });
+      }
       if (fresh.length !== current.want && place.kind !== 'keys') drop();
       if (fresh.length === 0) {
         if (place.kind === 'keys') continue;

@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
+import { splitBlocks } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import type {
   PurgeBatch,
@@ -72,13 +73,9 @@ export function createBullmqPurger(options: {
       [base + place.name],
       [place.kind, offset, limit, base, place.name, READ_BYTES],
     )) as Buffer[];
-    const items: PurgeItem[] = [];
-    const lines: Buffer[] = [];
-    for (let i = 0; i < reply.length; i += 2) {
-      items.push({ identity: reply[i]!.toString() });
-      lines.push(reply[i + 1]!);
-    }
-    return { items, lines };
+    if (reply.length === 0) return { items: [], lines: [] };
+    const ids = JSON.parse(reply[0]!.toString()) as string[];
+    return { items: ids.map((identity) => ({ identity })), lines: reply.slice(1) };
   }
 
   return {
@@ -93,7 +90,7 @@ export function createBullmqPurger(options: {
       for (const place of places) {
         if (place.size === 0 || lines.length >= ESTIMATE_SAMPLE) continue;
         const batch = await read(place, 0, ESTIMATE_SAMPLE - lines.length);
-        for (const line of batch.lines.map(String)) {
+        for (const line of splitBlocks(batch.lines).map((l) => l.toString().trimEnd())) {
           lines.push(line);
           if (sample.length >= SAMPLE) continue;
           const job = JSON.parse(line) as { j: { hash: Record<string, string> } };

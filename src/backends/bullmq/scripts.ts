@@ -106,9 +106,10 @@ export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
  * Read-only: runs on a Redis at maxmemory.
  *
  * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base, place name,
- * byte budget. Returns flat pairs `id, line`, tail (lowest score) first, each line ending with a
- * newline: the archive's own bytes. (Not one string: Lua 5.1's table.concat re-copies a large
- * result many times over, and cost more than everything else here together.)
+ * byte budget. Returns `{ ids as a JSON array, lines… }`, tail (lowest score) first: the lines,
+ * each ending with a newline (the archive's own bytes), in blocks of about 32 KB (one string per
+ * line costs the client an object each; one string for all costs Lua 5.1's table.concat more
+ * than everything else here together).
  */
 export const PURGE_READ = luaScript(`
 local kind, offset, count, base, place = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
@@ -136,7 +137,8 @@ for s = 1, #logKeys, 1000 do
   if redis.call('EXISTS', unpack(logKeys, s, math.min(s + 999, #logKeys))) > 0 then anyLogs = true end
 end
 local head = '{"p":' .. cjson.encode(place) .. ',"id":'
-local bytes = 0
+local bytes, taken, group, grouped = 0, {}, {}, 0
+out[1] = '[]'
 for i = 1, #ids do
   local fields = redis.call('HGETALL', base .. ids[i])
   if #fields > 0 then
@@ -150,12 +152,19 @@ for i = 1, #ids do
     end
     local line = head .. cjson.encode(ids[i]) .. ',"s":' .. scores[i] .. ',"j":{"hash":' ..
       cjson.encode(hash) .. ',"logs":' .. logs .. '}}\\n'
-    out[#out + 1] = ids[i]
-    out[#out + 1] = line
+    taken[#taken + 1] = ids[i]
+    group[#group + 1] = line
+    grouped = grouped + #line
+    if grouped >= 32768 then
+      out[#out + 1] = table.concat(group)
+      group, grouped = {}, 0
+    end
     bytes = bytes + #line
     if bytes >= budget then break end
   end
 end
+if #group > 0 then out[#out + 1] = table.concat(group) end
+if #taken > 0 then out[1] = cjson.encode(taken) end
 return out`);
 
 /**
