@@ -4,7 +4,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promis
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { createGunzip, gzip as gzipCallback, constants as zlibConstants } from 'node:zlib';
+import { createGunzip, createGzip, gzip as gzipCallback, constants as zlibConstants } from 'node:zlib';
 import { ErrorCode, OpsError } from '../errors.js';
 
 const gzip = promisify(gzipCallback);
@@ -104,9 +104,7 @@ export async function writeChunkBlocks(
   records: number,
 ): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
   const name = chunkName(seq);
-  const body = await gzip(blocks.length === 1 ? blocks[0]! : Buffer.concat(blocks), {
-    level: zlibConstants.Z_BEST_SPEED,
-  });
+  const body = blocks.length === 1 ? await gzip(blocks[0]!, GZIP) : await gzipBlocks(blocks);
   await writeDurably(path, name, body);
   return {
     name,
@@ -130,6 +128,26 @@ export function splitBlocks(blocks: readonly Buffer[]): Buffer[] {
     }
   }
   return lines;
+}
+
+const GZIP = { level: zlibConstants.Z_BEST_SPEED };
+
+/**
+ * One gzip member of many blocks, fed to zlib one by one: concatenating them first costs a copy
+ * of the whole chunk on the main thread, which was a tenth of a purge's time there.
+ */
+async function gzipBlocks(blocks: readonly Buffer[]): Promise<Buffer> {
+  const stream = createGzip(GZIP);
+  const out: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => out.push(chunk));
+  const ended = new Promise<void>((resolve, reject) => {
+    stream.once('end', resolve);
+    stream.once('error', reject);
+  });
+  for (const block of blocks) stream.write(block);
+  stream.end();
+  await ended;
+  return Buffer.concat(out);
 }
 
 /** Lines as the archive stores them: UTF-8, each ending with a newline. */

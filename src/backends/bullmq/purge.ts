@@ -4,7 +4,6 @@ import { splitBlocks } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import type {
   PurgeBatch,
-  PurgeItem,
   PurgePlace,
   PurgePreview,
   PurgeState,
