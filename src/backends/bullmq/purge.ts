@@ -159,6 +159,11 @@ export function createBullmqPurger(options: {
 
     meta: () => ({ prefix, keyBase: base }),
 
+    // A read builds each job's line in Lua (about 5 µs a job), a delete unlinks two keys a job
+    // (about 2 µs). Calls sent back to back on one connection run back to back in Redis, so
+    // a read, the read after it and a delete must still fit in about 5 ms together.
+    batch: { read: 250, delete: 500 },
+
     async close() {
       client.disconnect();
     },

@@ -317,7 +317,9 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
 
     meta: () => ({ queue: options.queue, lists }),
 
-    batch: { read: 500, delete: 500 },
+    // A read is one LRANGE (well under a millisecond for 500 messages); a delete hashes each
+    // message it compares in Lua (about 3 µs for a kombu message of 1 KB).
+    batch: { read: 500, delete: 250 },
 
     async close() {
       broker.disconnect();
