@@ -237,7 +237,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     '',
     'worst PING: the longest a PING (own thread, own connection, back to back) waited while the purge ran,',
     'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
-    'longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script\'s inner calls too;',
+    "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
     'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
     `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,

@@ -124,6 +124,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   let failure: unknown;
   let recordChain: Promise<void> = Promise.resolve();
   let deleteChain: Promise<void> = Promise.resolve();
+  let writeChain: Promise<void> = Promise.resolve();
   const inFlight: Promise<void>[] = [];
   const places = await purger.places(purge.states as BackendState[]);
 
@@ -146,7 +147,13 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     blocks: Buffer[],
   ) => {
     const mySeq = ++seq;
-    const written = writeChunkBlocks(path, mySeq, blocks, items.length);
+    // One chunk compressed at a time: gzip runs on libuv's threads, and several at once take the
+    // CPUs from Redis itself (the PING probe then waits for a Redis that is not running).
+    const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, items.length));
+    writeChain = written.then(
+      () => undefined,
+      () => undefined,
+    );
     const recordedNow = recordChain.then(async () => {
       const file = await written;
       await store.addPurgeChunk({

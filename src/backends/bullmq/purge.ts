@@ -2,13 +2,7 @@ import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { splitBlocks } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
-import type {
-  PurgeBatch,
-  PurgePlace,
-  PurgePreview,
-  PurgeState,
-  QueuePurger,
-} from '../queue-backend.js';
+import type { PurgeBatch, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
 import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
 import { splitBlocks } from '../../archive/archive.js';
@@ -105,7 +105,8 @@ class LineWriter {
   }
 }
 
-const sha1 = (data: string | Buffer) => createHash('sha1').update(data).digest('hex');
+// crypto.hash (Node 20.12, the engines floor): a third of createHash's cost on a message this size.
+const sha1 = (data: string | Buffer) => hash('sha1', data, 'hex');
 
 /** What an archived line holds: a broker message and its list, or a result key and its value. */
 type CeleryLine = { l: string; m: string } | { k: string; v: string; t: number; a: number };
