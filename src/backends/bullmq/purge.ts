@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { splitBlocks } from '../../archive/archive.js';
+import { LineWriter, splitBlocks } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import type { PurgeBatch, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
 import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
@@ -20,6 +20,31 @@ const LAYOUT: { state: PurgeState; name: string; kind: 'list' | 'zset' }[] = [
 
 /** Restores per script call: each line is a whole job, so a few hundred keep a call short. */
 const RESTORE_BATCH = 200;
+/**
+ * `["f1","v1","f2","v2"]` (a hash's HGETALL as cjson writes it) as `{"f1":"v1","f2":"v2"}`:
+ * every other comma between the strings becomes a colon. Outside a string there is nothing but
+ * commas; inside one, a quote or backslash is always escaped.
+ */
+export function pairsToObject(json: string): string {
+  let out = '{';
+  let from = 1;
+  let commas = 0;
+  let inString = false;
+  for (let i = 1; i < json.length - 1; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i += 1;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 44) {
+      out += json.slice(from, i) + (commas % 2 === 0 ? ':' : ',');
+      commas += 1;
+      from = i + 1;
+    }
+  }
+  return `${out}${json.slice(from, json.length - 1)}}`;
+}
+
 /**
  * A read call stops once its lines pass this many bytes: a batch of big jobs (large data,
  * stack traces, logs) stays one short call, at least one job each.
@@ -58,17 +83,34 @@ export function createBullmqPurger(options: {
     });
   }
 
-  /** One batch, each job already as its archive line (built by the script: see PURGE_READ). */
+  /**
+   * One batch: the script gives each job's hash as JSON (see PURGE_READ), and the line is put
+   * together here from ready JSON: `{"p":place,"id":…,"s":score|null,"j":{"hash":{…},"logs":[…]}}`.
+   */
   async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
     const reply = (await runScriptBuffer(
       client,
       PURGE_READ,
       [base + place.name],
-      [place.kind, offset, limit, base, place.name, READ_BYTES],
+      [place.kind, offset, limit, base, READ_BYTES],
     )) as Buffer[];
     if (reply.length === 0) return { items: [], lines: [] };
     const ids = JSON.parse(reply[0]!.toString()) as string[];
-    return { items: ids.map((identity) => ({ identity })), lines: reply.slice(1) };
+    const scores = reply[1]!.length > 0 ? (JSON.parse(reply[1]!.toString()) as string[]) : undefined;
+    const logs = reply[2]!.length > 0 ? (JSON.parse(reply[2]!.toString()) as string[][]) : undefined;
+    const head = `{"p":${JSON.stringify(place.name)},"id":`;
+    const lines = new LineWriter();
+    let i = 0;
+    for (const block of reply.slice(3))
+      for (const hash of block.toString().split('\n')) {
+        const score = scores ? JSON.stringify(scores[i]) : 'null';
+        const log = logs ? JSON.stringify(logs[i]) : '[]';
+        lines.write(
+          `${head}${JSON.stringify(ids[i])},"s":${score},"j":{"hash":${pairsToObject(hash)},"logs":${log}}}\n`,
+        );
+        i += 1;
+      }
+    return { items: ids.map((identity) => ({ identity })), lines: lines.blocks() };
   }
 
   return {

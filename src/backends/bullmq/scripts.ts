@@ -97,74 +97,74 @@ export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
 
 /**
  * A purge's next batch, read from where workers take next (the tail of a list, the lowest scores
- * of a zset), skipping `offset` read and not yet deleted, each job already as its archive line
- * `{"p":place,"id":…,"s":score|null,"j":{"hash":{…},"logs":[…]}}`: the client then does no
- * per-job command or JSON work, which was most of a purge's time. Logs are read only when one
- * EXISTS over the whole batch says some job has any (almost none do). A job without a hash (a
- * legacy `0:` marker in the wait list, a job removed since) is left out. Stops early, after at
- * least one job, once the lines pass ARGV[6] bytes, so that a batch of big jobs stays a short call.
- * Read-only: runs on a Redis at maxmemory.
+ * of a zset), skipping `offset` read and not yet deleted: each job's hash as cjson writes its
+ * HGETALL (a JSON array of field, value, …), so the client builds each archive line from ready
+ * JSON with no per-job command or JSON parsing, which was most of a purge's time. Building the
+ * whole line here costs Redis twice as much (a Lua table and a string concatenation per job), and
+ * Redis is the one thread every worker shares. Logs are read only when one EXISTS over the whole
+ * batch says some job has any (almost none do). A job without a hash (a legacy `0:` marker in the
+ * wait list, a job removed since) is left out. Stops early, after at least one job, once the
+ * hashes pass ARGV[5] bytes, so that a batch of big jobs stays a short call. Read-only: runs on a
+ * Redis at maxmemory.
  *
- * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base, place name,
- * byte budget. Returns `{ ids as a JSON array, lines… }`, tail (lowest score) first: the lines,
- * each ending with a newline (the archive's own bytes), in blocks of about 32 KB (one string per
- * line costs the client an object each; one string for all costs Lua 5.1's table.concat more
- * than everything else here together).
+ * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base, byte budget.
+ * Returns `{ ids, scores, logs, hashes… }`, tail (lowest score) first: ids a JSON array; scores a
+ * JSON array of strings for a zset, '' for a list; logs '' when no job has any, else a JSON array
+ * of each job's log lines; then the hashes, one JSON array a line, in blocks of about 32 KB (a
+ * string a job costs the client an object each; one string for all costs Lua 5.1's table.concat
+ * more than the rest of the script).
  */
 export const PURGE_READ = luaScript(`
-local kind, offset, count, base, place = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
-local budget = tonumber(ARGV[6])
+local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local budget = tonumber(ARGV[5])
 local ids, scores = {}, {}
 if kind == 'list' then
   local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
-  for i = #got, 1, -1 do
-    ids[#ids + 1] = got[i]
-    scores[#ids] = 'null'
-  end
+  for i = #got, 1, -1 do ids[#ids + 1] = got[i] end
 else
   local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
   for i = 1, #got, 2 do
     ids[#ids + 1] = got[i]
-    scores[#ids] = cjson.encode(got[i + 1])
+    scores[#ids] = got[i + 1]
   end
 end
-local out = {}
-if #ids == 0 then return out end
+if #ids == 0 then return {} end
 local logKeys = {}
 for i = 1, #ids do logKeys[i] = base .. ids[i] .. ':logs' end
 local anyLogs = false
 for s = 1, #logKeys, 1000 do
   if redis.call('EXISTS', unpack(logKeys, s, math.min(s + 999, #logKeys))) > 0 then anyLogs = true end
 end
-local head = '{"p":' .. cjson.encode(place) .. ',"id":'
-local bytes, taken, group, grouped = 0, {}, {}, 0
-out[1] = '[]'
+local out = { '[]', '', '' }
+local taken, takenScores, takenLogs = {}, {}, {}
+local group, grouped, bytes = {}, 0, 0
 for i = 1, #ids do
   local fields = redis.call('HGETALL', base .. ids[i])
   if #fields > 0 then
-    local hash = {}
-    for f = 1, #fields, 2 do hash[fields[f]] = fields[f + 1] end
-    -- cjson writes an empty table as {}: the logs of a job without any are written by hand.
-    local logs = '[]'
-    if anyLogs then
-      local got = redis.call('LRANGE', logKeys[i], 0, -1)
-      if #got > 0 then logs = cjson.encode(got) end
-    end
-    local line = head .. cjson.encode(ids[i]) .. ',"s":' .. scores[i] .. ',"j":{"hash":' ..
-      cjson.encode(hash) .. ',"logs":' .. logs .. '}}\\n'
+    local hash = cjson.encode(fields)
     taken[#taken + 1] = ids[i]
-    group[#group + 1] = line
-    grouped = grouped + #line
+    takenScores[#taken] = scores[i]
+    if anyLogs then
+      -- cjson writes an empty table as {}: no logs are written by hand.
+      local got = redis.call('LRANGE', logKeys[i], 0, -1)
+      takenLogs[#taken] = #got > 0 and cjson.encode(got) or '[]'
+    end
+    group[#group + 1] = hash
+    grouped = grouped + #hash
     if grouped >= 32768 then
-      out[#out + 1] = table.concat(group)
+      out[#out + 1] = table.concat(group, '\\n')
       group, grouped = {}, 0
     end
-    bytes = bytes + #line
+    bytes = bytes + #hash
     if bytes >= budget then break end
   end
 end
-if #group > 0 then out[#out + 1] = table.concat(group) end
-if #taken > 0 then out[1] = cjson.encode(taken) end
+if #group > 0 then out[#out + 1] = table.concat(group, '\\n') end
+if #taken > 0 then
+  out[1] = cjson.encode(taken)
+  if kind ~= 'list' then out[2] = cjson.encode(takenScores) end
+  if anyLogs then out[3] = '[' .. table.concat(takenLogs, ',') .. ']' end
+end
 return out`);
 
 /**

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { splitBlocks } from '../../archive/archive.js';
+import { LineWriter, splitBlocks } from '../../archive/archive.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
 import type {
   PurgeBatch,
@@ -80,30 +80,6 @@ for i, key in ipairs(KEYS) do
   end
 end
 return out`);
-
-/**
- * Lines encoded straight into large buffers, one write each: several times cheaper than joining
- * them into one string and encoding that (V8 flattens and re-scans a string that large).
- */
-class LineWriter {
-  private readonly done: Buffer[] = [];
-  private block = Buffer.allocUnsafe(0);
-  private at = 0;
-
-  write(line: string): void {
-    // At most 3 bytes of UTF-8 per UTF-16 unit.
-    if (this.at + line.length * 3 > this.block.length) {
-      if (this.at > 0) this.done.push(this.block.subarray(0, this.at));
-      this.block = Buffer.allocUnsafe(Math.max(1 << 20, line.length * 3));
-      this.at = 0;
-    }
-    this.at += this.block.write(line, this.at);
-  }
-
-  blocks(): Buffer[] {
-    return this.at > 0 ? [...this.done, this.block.subarray(0, this.at)] : this.done;
-  }
-}
 
 // crypto.hash (Node 20.12, the engines floor): a third of createHash's cost on a message this size.
 const sha1 = (data: string | Buffer) => hash('sha1', data, 'hex');
