@@ -5,11 +5,13 @@
  *   - what people use today: BullMQ `drain()`, `obliterate({ force: true })`, a plain `DEL` of
  *     the list (the runbook's last resort; BullMQ's job hashes stay behind).
  * For each: wall time, jobs/s, and the worst and p99 latency a PING probe (its own thread and
- * connection) saw meanwhile: how long the workers and producers on that Redis were held up.
+ * connection) saw meanwhile: how long the workers and producers on that Redis were held up; and
+ * the longest single command Redis itself timed, to tell a command that blocked Redis from a
+ * machine short of CPU.
  * Figures only, no assertions; `BENCH_PURGE_N` changes the size.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -37,10 +39,30 @@ interface Figure {
   removed: number;
   worstPing: number;
   p99Ping: number;
+  /** The longest single command Redis itself timed meanwhile (SLOWLOG; a script's inner calls too). */
+  longestCall: number;
   note?: string;
 }
 
+/**
+ * What Redis itself saw: the longest command it ran (SLOWLOG, threshold 1 ms), next to what the
+ * probe saw. A PING that waited far longer than any command ran was not held up by a command:
+ * on a machine short of CPU, Redis or the probe was simply not scheduled.
+ */
+async function slowlogStart(admin: Redis): Promise<void> {
+  await admin.config('SET', 'slowlog-log-slower-than', '1000');
+  await admin.config('SET', 'slowlog-max-len', '100000');
+  await admin.slowlog('RESET');
+}
+
+async function slowlogLongest(admin: Redis): Promise<number> {
+  const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, ...unknown[]][];
+  return entries.reduce((max, e) => Math.max(max, Number(e[2]) / 1000), 0);
+}
+
 async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
+  const admin = new Redis(url);
+  await slowlogStart(admin);
   const probe = new Worker(new URL('./ping-probe.mjs', import.meta.url), {
     workerData: { url },
   });
@@ -53,7 +75,9 @@ async function withProbe(url: string, work: () => Promise<number>): Promise<Omit
   probe.postMessage('stop');
   const { worst, p99 } = await result;
   await probe.terminate();
-  return { ms, removed, worstPing: worst, p99Ping: p99 };
+  const longestCall = await slowlogLongest(admin);
+  admin.disconnect();
+  return { ms, removed, worstPing: worst, p99Ping: p99, longestCall };
 }
 
 async function seedCeleryMessages(redis: Redis, count: number) {
@@ -73,7 +97,13 @@ async function seedCeleryMessages(redis: Redis, count: number) {
   await redis.sadd('_kombu.binding.celery', `${CELERY_QUEUE}\x06\x16\x06\x16${CELERY_QUEUE}`);
 }
 
+const loadNow = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
+
 export async function purgeBench(url: string, log: (text: string) => void): Promise<string[]> {
+  const startLoad = loadNow();
   const admin = new Redis(url);
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-purge-'));
   const figures: { bullmq: Figure[]; celery: Figure[] } = { bullmq: [], celery: [] };
@@ -190,13 +220,14 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
         r.worstPing.toFixed(1).padStart(10),
         r.p99Ping.toFixed(1).padStart(8),
         `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
+        r.longestCall.toFixed(1).padStart(12),
       ].join('  ');
     return [
       '',
-      [title.padEnd(38), 'time s', 'jobs/s', 'worst PING', 'p99 ms', 'PING ×']
-        .map((c, i) => (i === 0 ? c : c.padStart([8, 11, 10, 8, 9][i - 1]!)))
+      [title.padEnd(38), 'time s', 'jobs/s', 'worst PING', 'p99 ms', 'PING ×', 'longest call']
+        .map((c, i) => (i === 0 ? c : c.padStart([8, 11, 10, 8, 9, 12][i - 1]!)))
         .join('  '),
-      '-'.repeat(96),
+      '-'.repeat(110),
       ...rows.map(cells),
     ];
   };
@@ -206,6 +237,9 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     '',
     'worst PING: the longest a PING (own thread, own connection, back to back) waited while the purge ran,',
     'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
+    "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
+    'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
+    `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,
   ];
 }

@@ -22,7 +22,7 @@ export async function runScript(
   client: Redis,
   script: LuaScript,
   keys: readonly string[],
-  args: readonly (string | number)[],
+  args: readonly (string | number | Buffer)[],
 ): Promise<unknown> {
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args);
@@ -80,4 +80,19 @@ async function defaultExec(pipeline: ChainableCommander): Promise<Replies> {
   const results = await pipeline.exec();
   if (!results) throw new Error('pipeline returned nothing');
   return results as Replies;
+}
+
+/** {@link runScript} with every bulk reply as a Buffer: big replies reach the caller undecoded. */
+export async function runScriptBuffer(
+  client: Redis,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number | Buffer)[],
+): Promise<unknown> {
+  try {
+    return await client.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!/NOSCRIPT/.test(String((error as Error)?.message))) throw error;
+    return await client.callBuffer('EVAL', script.lua, keys.length, ...keys, ...args);
+  }
 }

@@ -299,10 +299,24 @@ export interface PurgePlace {
   size: number;
 }
 
-/** One archived record: its identity (job id, message digest, result key) and its JSON line. */
+/**
+ * One archived record: its identity (job id, message digest, result key), and where the delete
+ * compares more than that, `check`: what it compares (a Celery result's value digest, a
+ * message's own bytes).
+ */
 export interface PurgeItem {
   identity: string;
-  line: string;
+  check?: string | Buffer;
+}
+
+/**
+ * What one read returns: the records in the order they go, and their archive lines (UTF-8 JSON,
+ * one per record, each ending with a newline) in blocks of whole lines, as the archive file
+ * stores them: a purge does no per-record string or JSON work on its way to the archive.
+ */
+export interface PurgeBatch {
+  items: PurgeItem[];
+  lines: Buffer[];
 }
 
 export interface PurgePreview {
@@ -325,11 +339,14 @@ export interface PurgePreview {
 export interface QueuePurger {
   preview(states: PurgeState[]): Promise<PurgePreview>;
   places(states: PurgeState[]): Promise<PurgePlace[]>;
-  read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]>;
-  /** Deletes each item only where it still is; true for the ones removed. */
+  read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch>;
+  /**
+   * Deletes each item only where it still is; true for the ones removed. The command is sent
+   * before this returns (on the connection `read` uses), so a read called after it runs after it.
+   */
   remove(place: PurgePlace, items: PurgeItem[]): Promise<boolean[]>;
-  /** Which place and identity an archived line belongs to. */
-  parse(line: string): { place: string; identity: string };
+  /** Which place an archived line belongs to, and its record (identity and check). */
+  parse(line: string): PurgeItem & { place: string };
   /** Identities among these lines that exist again in Redis (undo must not overwrite them). */
   conflicts(lines: string[]): Promise<string[]>;
   /**

@@ -4,12 +4,14 @@ import {
   readChunk,
   readManifest,
   removeFile,
+  splitBlocks,
   verifyArchive,
-  writeChunk,
+  writeChunkBlocks,
   writeManifest,
 } from '../archive/archive.js';
 import type {
   PurgeState as BackendState,
+  PurgeBatch,
   PurgeItem,
   PurgePlace,
   QueuePurger,
@@ -86,9 +88,9 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const lines = await readChunk(path, chunk.file);
     const byPlace = new Map<string, PurgeItem[]>();
     for (const line of lines) {
-      const { place, identity } = purger.parse(line);
+      const { place, ...item } = purger.parse(line);
       const items = byPlace.get(place) ?? [];
-      items.push({ identity, line });
+      items.push(item);
       byPlace.set(place, items);
     }
     let chunkPurged = 0;
@@ -122,6 +124,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   let failure: unknown;
   let recordChain: Promise<void> = Promise.resolve();
   let deleteChain: Promise<void> = Promise.resolve();
+  let writeChain: Promise<void> = Promise.resolve();
   const inFlight: Promise<void>[] = [];
   const places = await purger.places(purge.states as BackendState[]);
 
@@ -137,12 +140,19 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     if (!updated) throw new Error(`purge ${purge.id} is no longer owned by ${owner}`);
   };
 
-  const flush = (place: PurgePlace, counter: { outstanding: number }, items: PurgeItem[]) => {
+  const flush = (
+    place: PurgePlace,
+    counter: { outstanding: number },
+    items: PurgeItem[],
+    blocks: Buffer[],
+  ) => {
     const mySeq = ++seq;
-    const written = writeChunk(
-      path,
-      mySeq,
-      items.map((i) => i.line),
+    // One chunk compressed at a time: gzip runs on libuv's threads, and several at once take the
+    // CPUs from Redis itself (the PING probe then waits for a Redis that is not running).
+    const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, items.length));
+    writeChain = written.then(
+      () => undefined,
+      () => undefined,
     );
     const recordedNow = recordChain.then(async () => {
       const file = await written;
@@ -166,15 +176,24 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       const skipped: string[] = [];
       for (let i = 0; i < items.length; i += deleteBatch) {
         const batch = items.slice(i, i + deleteBatch);
-        const flags = await purger.remove(place, batch);
+        // The delete is sent now, on the connection the reads use: a read sent after it runs after
+        // it, so its offset must already leave this batch out. Counted when the reply came back,
+        // a read in between skipped a batch past the edge, and every later delete missed the
+        // one-step tail check and fell back to LREM id by id.
+        const removing = purger.remove(place, batch);
+        counter.outstanding -= batch.length;
+        const flags = await removing;
         flags.forEach((ok, j) => {
           if (ok) chunkPurged++;
           else skipped.push(batch[j]!.identity);
         });
-        counter.outstanding -= batch.length;
         resolved += batch.length;
         report();
       }
+      // Out of Redis now, or taken by a worker: met again, a record is a new one (a job retried
+      // back to waiting), archived in a later chunk, and undo skips it only in this one. So `seen`
+      // holds the few chunks on their way, not the whole purge.
+      for (const item of items) seen.delete(item.identity);
       await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
     });
     deleteChain = done.catch((error: unknown) => {
@@ -190,26 +209,64 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   for (const place of places) {
     const counter = { outstanding: 0 };
     let buffer: PurgeItem[] = [];
+    let blocks: Buffer[] = [];
     let taken = 0;
     // Result keys are a list fixed at the start: walked by position, whatever each read finds.
     let keysCursor = 0;
     const drain = async () => {
       if (buffer.length > 0) {
-        flush(place, counter, buffer);
+        flush(place, counter, buffer, blocks);
         buffer = [];
+        blocks = [];
       }
       await deleteChain;
     };
-    for (;;) {
-      if (failure) throw failure;
-      if (deps.signal?.aborted) break;
-      const consumed = place.kind === 'keys' ? keysCursor : taken;
-      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal);
-      if (want <= 0) break;
-      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding;
-      const items = await purger.read(place, offset, want);
+    // The read after the one awaited is already sent (so Redis is never idle waiting for the
+    // client): its offset assumes the one before comes back whole, and it is dropped when not.
+    let next: { want: number; reply: Promise<PurgeBatch> } | undefined;
+    const send = (ahead: number) => {
+      // `ahead`: records of the read before, not counted yet (the key cursor moves at each send).
+      const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
+      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal - ahead);
+      if (want <= 0) return undefined;
+      const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
+      const reply = purger.read(place, offset, want);
       if (place.kind === 'keys') keysCursor += want;
-      const fresh = items.filter((i) => !seen.has(i.identity));
+      return { want, reply };
+    };
+    const drop = () => {
+      next?.reply.catch(() => undefined);
+      if (next && place.kind === 'keys') keysCursor -= next.want;
+      next = undefined;
+    };
+    for (;;) {
+      if (failure) {
+        drop();
+        throw failure;
+      }
+      if (deps.signal?.aborted) break;
+      const current = next ?? send(0);
+      next = undefined;
+      if (!current) break;
+      next = send(current.want);
+      const batch = await current.reply;
+      const fresh: PurgeItem[] = [];
+      for (const item of batch.items) {
+        if (seen.has(item.identity)) continue;
+        seen.add(item.identity);
+        fresh.push(item);
+      }
+      if (fresh.length === batch.items.length) blocks.push(...batch.lines);
+      else {
+        // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings
+        // records already taken: only the lines of the others go.
+        const keep = new Set(fresh);
+        const lines = splitBlocks(batch.lines);
+        batch.items.forEach((item, i) => {
+          if (keep.has(item)) blocks.push(lines[i]!);
+        });
+      }
+      if (fresh.length !== current.want && place.kind !== 'keys') drop();
       if (fresh.length === 0) {
         if (place.kind === 'keys') continue;
         if (counter.outstanding === 0) break;
@@ -217,18 +274,19 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         await drain();
         continue;
       }
-      for (const item of fresh) seen.add(item.identity);
-      buffer.push(...fresh);
+      for (const item of fresh) buffer.push(item);
       counter.outstanding += fresh.length;
       taken += fresh.length;
       readTotal += fresh.length;
       if (buffer.length >= chunkSize) {
-        flush(place, counter, buffer);
+        flush(place, counter, buffer, blocks);
         buffer = [];
+        blocks = [];
         // At most two chunks on their way out: memory stays bounded whatever the queue's size.
         while (inFlight.length > 2) await inFlight.shift();
       }
     }
+    drop();
     await drain();
     inFlight.length = 0;
     if (failure) throw failure;

@@ -25,7 +25,7 @@ describe('a purge deletes a job only where it read it', () => {
   it('a job a worker took between the read and the delete stays, with its hash, and is reported not removed', async () => {
     await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: 10 });
     const [wait] = (await purger.places(['waiting'])).filter((p) => p.name === 'wait');
-    const items = await purger.read(wait!, 0, 5);
+    const { items } = await purger.read(wait!, 0, 5);
     expect(items.map((i) => i.identity)).toEqual(['1', '2', '3', '4', '5']);
     // What BullMQ's moveToActive does first: the oldest waiting job goes to `active`.
     await redis.rpoplpush(`${prefix}:q:wait`, `${prefix}:q:active`);
@@ -54,7 +54,7 @@ describe('a purge deletes a job only where it read it', () => {
       await redis.zadd(`${base}delayed`, 4096 * 1000, id);
     }
     const [delayed] = await purger.places(['delayed']);
-    const items = await purger.read(delayed!, 0, 10);
+    const { items } = await purger.read(delayed!, 0, 10);
     await redis.zrem(`${base}delayed`, 'b');
     await redis.lpush(`${base}wait`, 'b');
     expect(await purger.remove(delayed!, items)).toEqual([true, false, true]);

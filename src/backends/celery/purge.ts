@@ -1,8 +1,16 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
+import { LineWriter, splitBlocks } from '../../archive/archive.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
-import type { PurgeItem, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
+import type {
+  PurgeBatch,
+  PurgeItem,
+  PurgePlace,
+  PurgePreview,
+  PurgeState,
+  QueuePurger,
+} from '../queue-backend.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -73,7 +81,8 @@ for i, key in ipairs(KEYS) do
 end
 return out`);
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+// crypto.hash (Node 20.12, the engines floor): a third of createHash's cost on a message this size.
+const sha1 = (data: string | Buffer) => hash('sha1', data, 'hex');
 
 /** What an archived line holds: a broker message and its list, or a result key and its value. */
 type CeleryLine = { l: string; m: string } | { k: string; v: string; t: number; a: number };
@@ -122,10 +131,10 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     return places;
   }
 
-  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeItem[]> {
+  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
     if (place.kind === 'keys') {
       const keys = (failureKeys ?? []).slice(offset, offset + limit);
-      if (keys.length === 0) return [];
+      if (keys.length === 0) return { items: [], lines: [] };
       const pipeline = results.pipeline();
       for (const key of keys) {
         pipeline.get(key);
@@ -134,24 +143,30 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const replies = (await pipeline.exec()) ?? [];
       const at = now();
       const items: PurgeItem[] = [];
+      const lines: Buffer[] = [];
       keys.forEach((key, i) => {
         const [getError, value] = replies[2 * i]!;
         const [, ttl] = replies[2 * i + 1]!;
         if (getError) throw getError;
         if (value === null) return; // expired or removed since the index saw it
         const line: CeleryLine = { k: key, v: String(value), t: Number(ttl), a: at };
-        items.push({ identity: key, line: JSON.stringify(line) });
+        items.push({ identity: key, check: sha1(line.v) });
+        lines.push(Buffer.from(`${JSON.stringify(line)}\n`));
       });
-      return items;
+      return { items, lines };
     }
-    const got = await broker.lrange(place.name, -(offset + limit), -(offset + 1));
+    const got = await broker.lrangeBuffer(place.name, -(offset + limit), -(offset + 1));
     const items: PurgeItem[] = [];
+    const lines = new LineWriter();
+    // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object.
+    const head = `{"l":${JSON.stringify(place.name)},"m":`;
     // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
     for (let i = got.length - 1; i >= 0; i--) {
       const message = got[i]!;
-      items.push({ identity: sha1(message), line: JSON.stringify({ l: place.name, m: message }) });
+      items.push({ identity: sha1(message) });
+      lines.write(`${head}${JSON.stringify(message.toString())}}\n`);
     }
-    return items;
+    return { items, lines: lines.blocks() };
   }
 
   const remove = async (place: PurgePlace, items: PurgeItem[]): Promise<boolean[]> => {
@@ -159,7 +174,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     const run = (client: Redis, script: LuaScript, keys: string[], args: string[]) =>
       runScript(client, script, keys, args) as Promise<number[]>;
     if (place.kind === 'keys') {
-      const values = items.map((i) => sha1((JSON.parse(i.line) as { v: string }).v));
+      const values = items.map((i) => String(i.check));
       const flags = await run(
         results,
         DELETE_RESULTS,
@@ -173,12 +188,12 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       );
       return removed;
     }
-    const flags = await run(
+    const flags = (await runScript(
       broker,
       DELETE_MESSAGES,
       [place.name],
       items.map((i) => i.identity),
-    );
+    )) as number[];
     return flags.map((f) => Number(f) > 0);
   };
 
@@ -192,10 +207,11 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const lines: string[] = [];
       for (const place of places) {
         if (place.size === 0 || lines.length >= 20) continue;
-        for (const item of await read(place, 0, 20 - lines.length)) {
-          lines.push(item.line);
+        const batch = await read(place, 0, 20 - lines.length);
+        for (const line of splitBlocks(batch.lines).map((l) => l.toString().trimEnd())) {
+          lines.push(line);
           if (sample.length >= 5) continue;
-          sample.push(sampleOf(JSON.parse(item.line) as CeleryLine, now()));
+          sample.push(sampleOf(JSON.parse(line) as CeleryLine, now()));
         }
       }
       const estimatedBytes =
@@ -216,7 +232,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     parse(line) {
       const record = JSON.parse(line) as CeleryLine;
       return 'k' in record
-        ? { place: 'results', identity: record.k }
+        ? { place: 'results', identity: record.k, check: sha1(record.v) }
         : { place: record.l, identity: sha1(record.m) };
     },
 
@@ -278,7 +294,9 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
 
     meta: () => ({ queue: options.queue, lists }),
 
-    batch: { read: 1000, delete: 500 },
+    // A read is one LRANGE (well under a millisecond for 500 messages); a delete hashes each
+    // message it compares in Lua (about 3 µs for a kombu message of 1 KB).
+    batch: { read: 500, delete: 250 },
 
     async close() {
       broker.disconnect();
