@@ -1,9 +1,16 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createArchiveDir } from '../../src/archive/archive.js';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import type { BullmqSystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
+import { runPurge, runUndo } from '../../src/purge/engine.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import type { PurgeRecord } from '../../src/store/store.js';
 import { type RedisClusterProcesses, startRedisCluster } from '../helpers/redis-shapes.js';
 import { waitFor } from './bullmq/helpers.js';
 
@@ -80,6 +87,65 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       await failing.close();
       await dispatch.close();
       await events.close();
+    }
+  }, 60_000);
+
+  it('purges a queue into the archive and undo brings it back; a real worker then runs the jobs', async () => {
+    const queue = new Queue('purge-me', { prefix: '{hs}', connection });
+    await queue.addBulk(Array.from({ length: 1500 }, (_, n) => ({ name: 'push', data: { n } })));
+    const tmp = mkdtempSync(join(tmpdir(), 'qo-cluster-purge-'));
+    const store = createSqliteStore(join(tmp, 'queue-ops.db'));
+    await store.migrate();
+    const backend = createBullmqBackend(system());
+    try {
+      const at = new Date().toISOString();
+      const record: PurgeRecord = {
+        id: 'r-cluster',
+        system: 'pushizo',
+        queue: 'purge-me',
+        backend: 'bullmq',
+        states: ['waiting'],
+        state: 'archiving',
+        archivePath: join(tmp, 'archive', 'r-cluster'),
+        total: 1500,
+        chunks: 0,
+        archived: 0,
+        purged: 0,
+        owner: 'test',
+        heartbeatAt: at,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await createArchiveDir(record.archivePath);
+      await store.createPurge(record);
+      const purger = await backend.purger('purge-me');
+      const { record: done } = await runPurge(record, { store, purger, owner: 'test', chunkSize: 500 });
+      await purger.close();
+      expect(done).toMatchObject({ state: 'done', archived: 1500, purged: 1500 });
+      expect(await queue.getWaitingCount()).toBe(0);
+      expect(await queue.getJob('1')).toBeUndefined();
+
+      const restorer = await backend.purger('purge-me');
+      expect(await runUndo(done, { purger: restorer })).toEqual({ restored: 1500, existing: [] });
+      await restorer.close();
+      expect(await queue.getWaitingCount()).toBe(1500);
+
+      const seen = new Set<number>();
+      const worker = new Worker(
+        'purge-me',
+        async (job) => {
+          seen.add((job.data as { n: number }).n);
+        },
+        { prefix: '{hs}', connection },
+      );
+      await waitFor('every job run', async () => seen.size === 1500);
+      await worker.close();
+    } finally {
+      await backend.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await store.close();
+      rmSync(tmp, { recursive: true, force: true });
     }
   }, 60_000);
 });
