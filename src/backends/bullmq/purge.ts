@@ -1,8 +1,8 @@
-import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { LineWriter, splitBlocks } from '../../archive/archive.js';
+import { LineWriter } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
-import type { PurgeBatch, PurgePlace, PurgePreview, PurgeState, QueuePurger } from '../queue-backend.js';
+import { previewOf } from '../purge-preview.js';
+import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
 import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
 
 /**
@@ -50,8 +50,6 @@ export function pairsToObject(json: string): string {
  * stack traces) stays one short call, at least one job each.
  */
 const READ_BYTES = 512 * 1024;
-const SAMPLE = 5;
-const ESTIMATE_SAMPLE = 20;
 
 /**
  * The purger of one BullMQ queue (5.x and 6.x share this layout). Archived lines are
@@ -115,32 +113,15 @@ export function createBullmqPurger(options: {
 
   return {
     async preview(states) {
-      const places = await sizes(states);
-      const byState: PurgePreview['byState'] = {};
-      for (const place of places) byState[place.state] = (byState[place.state] ?? 0) + place.size;
-      const total = places.reduce((sum, p) => sum + p.size, 0);
-      // The sample is what goes first; the size estimate gzips a few whole jobs the way the archive will.
-      const sample: PurgePreview['sample'] = [];
-      const lines: string[] = [];
-      for (const place of places) {
-        if (place.size === 0 || lines.length >= ESTIMATE_SAMPLE) continue;
-        const batch = await read(place, 0, ESTIMATE_SAMPLE - lines.length);
-        for (const line of splitBlocks(batch.lines).map((l) => l.toString().trimEnd())) {
-          lines.push(line);
-          if (sample.length >= SAMPLE) continue;
-          const job = JSON.parse(line) as { j: { hash: Record<string, string> } };
-          const timestamp = Number(job.j.hash.timestamp);
-          sample.push({
-            name: job.j.hash.name ?? '',
-            ageSeconds: Number.isFinite(timestamp)
-              ? Math.max(0, Math.floor((now() - timestamp) / 1000))
-              : null,
-          });
-        }
-      }
-      const estimatedBytes =
-        lines.length === 0 ? 0 : Math.ceil((gzipSync(lines.join('\n')).length / lines.length) * total);
-      return { total, byState, sample, estimatedBytes };
+      // The sample is what goes first: the places are walked in the order a purge takes them.
+      return await previewOf(await sizes(states), read, (line) => {
+        const job = JSON.parse(line) as { j: { hash: Record<string, string> } };
+        const timestamp = Number(job.j.hash.timestamp);
+        return {
+          name: job.j.hash.name ?? '',
+          ageSeconds: Number.isFinite(timestamp) ? Math.max(0, Math.floor((now() - timestamp) / 1000)) : null,
+        };
+      });
     },
 
     places: sizes,

@@ -1,16 +1,9 @@
 import { hash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { LineWriter, splitBlocks } from '../../archive/archive.js';
+import { LineWriter } from '../../archive/archive.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
-import type {
-  PurgeBatch,
-  PurgeItem,
-  PurgePlace,
-  PurgePreview,
-  PurgeState,
-  QueuePurger,
-} from '../queue-backend.js';
+import { previewOf } from '../purge-preview.js';
+import type { PurgeBatch, PurgeItem, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -199,28 +192,11 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
 
   return {
     async preview(states) {
-      const places = await sizes(states);
-      const byState: PurgePreview['byState'] = {};
-      for (const place of places) byState[place.state] = (byState[place.state] ?? 0) + place.size;
-      const total = places.reduce((sum, p) => sum + p.size, 0);
-      const sample: PurgePreview['sample'] = [];
-      const lines: string[] = [];
-      for (const place of places) {
-        if (place.size === 0 || lines.length >= 20) continue;
-        const batch = await read(place, 0, 20 - lines.length);
-        for (const line of splitBlocks(batch.lines).map((l) => l.toString().trimEnd())) {
-          lines.push(line);
-          if (sample.length >= 5) continue;
-          sample.push(sampleOf(JSON.parse(line) as CeleryLine, now()));
-        }
-      }
-      const estimatedBytes =
-        lines.length === 0 ? 0 : Math.ceil((gzipSync(lines.join('\n')).length / lines.length) * total);
+      const preview = await previewOf(await sizes(states), read, (line) =>
+        sampleOf(JSON.parse(line) as CeleryLine, now()),
+      );
       return {
-        total,
-        byState,
-        sample,
-        estimatedBytes,
+        ...preview,
         ...(states.includes('delayed') ? { unsupported: { delayed: 'EtaTasksLiveInWorkers' } } : {}),
       };
     },
