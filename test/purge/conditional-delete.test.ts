@@ -1,44 +1,28 @@
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
-import type { QueuePurger } from '../../src/backends/queue-backend.js';
+import { describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+
+import { useBullmqPurger } from './bullmq-purger-fixture.js';
 
 describe('a purge deletes a job only where it read it', () => {
-  const redisUrl = inject('redisUrl');
-  let prefix: string;
-  let redis: Redis;
-  let purger: QueuePurger;
-
-  beforeEach(async () => {
-    prefix = randomName('qc');
-    redis = new Redis(redisUrl);
-    purger = createBullmqPurger({ client: new Redis(redisUrl), prefix, queue: 'q' });
-  });
-  afterEach(async () => {
-    await purger.close();
-    redis.disconnect();
-    await deletePrefix(redisUrl, prefix);
-  });
+  const fx = useBullmqPurger('qc');
 
   it('a job a worker took between the read and the delete stays, with its hash, and is reported not removed', async () => {
-    await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: 10 });
-    const [wait] = (await purger.places(['waiting'])).filter((p) => p.name === 'wait');
-    const { items } = await purger.read(wait!, 0, 5);
+    await seedRawBullmqJobs(fx.redis, { prefix: fx.prefix, queue: 'q', count: 10 });
+    const [wait] = (await fx.purger.places(['waiting'])).filter((p) => p.name === 'wait');
+    const { items } = await fx.purger.read(wait!, 0, 5);
     expect(items.map((i) => i.identity)).toEqual(['1', '2', '3', '4', '5']);
     // What BullMQ's moveToActive does first: the oldest waiting job goes to `active`.
-    await redis.rpoplpush(`${prefix}:q:wait`, `${prefix}:q:active`);
-    expect(await purger.remove(wait!, items)).toEqual([false, true, true, true, true]);
-    expect(await redis.exists(`${prefix}:q:1`)).toBe(1);
-    expect(await redis.exists(`${prefix}:q:2`)).toBe(0);
-    expect(await redis.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(['10', '9', '8', '7', '6']);
+    await fx.redis.rpoplpush(`${fx.prefix}:q:wait`, `${fx.prefix}:q:active`);
+    expect(await fx.purger.remove(wait!, items)).toEqual([false, true, true, true, true]);
+    expect(await fx.redis.exists(`${fx.prefix}:q:1`)).toBe(1);
+    expect(await fx.redis.exists(`${fx.prefix}:q:2`)).toBe(0);
+    expect(await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1)).toEqual(['10', '9', '8', '7', '6']);
   });
 
   it('a delayed job promoted meanwhile is not deleted from where it no longer is', async () => {
-    const base = `${prefix}:q:`;
+    const base = `${fx.prefix}:q:`;
     for (const id of ['a', 'b', 'c']) {
-      await redis.hset(
+      await fx.redis.hset(
         base + id,
         'name',
         'later',
@@ -51,14 +35,14 @@ describe('a purge deletes a job only where it read it', () => {
         'delay',
         '5000',
       );
-      await redis.zadd(`${base}delayed`, 4096 * 1000, id);
+      await fx.redis.zadd(`${base}delayed`, 4096 * 1000, id);
     }
-    const [delayed] = await purger.places(['delayed']);
-    const { items } = await purger.read(delayed!, 0, 10);
-    await redis.zrem(`${base}delayed`, 'b');
-    await redis.lpush(`${base}wait`, 'b');
-    expect(await purger.remove(delayed!, items)).toEqual([true, false, true]);
-    expect(await redis.hget(`${base}b`, 'name')).toBe('later');
-    expect(await redis.exists(`${base}a`, `${base}c`)).toBe(0);
+    const [delayed] = await fx.purger.places(['delayed']);
+    const { items } = await fx.purger.read(delayed!, 0, 10);
+    await fx.redis.zrem(`${base}delayed`, 'b');
+    await fx.redis.lpush(`${base}wait`, 'b');
+    expect(await fx.purger.remove(delayed!, items)).toEqual([true, false, true]);
+    expect(await fx.redis.hget(`${base}b`, 'name')).toBe('later');
+    expect(await fx.redis.exists(`${base}a`, `${base}c`)).toBe(0);
   });
 });

@@ -9,8 +9,24 @@ const QUEUE = 'celery:alarm_processing';
 interface WorkersJson {
   systems: {
     workers: { name: string; details?: { processes?: number } }[];
-    groups: { targets: { name: string; desired: number }[] }[];
+    groups: { targets: { name: string; desired: number; autoscale?: { max: number; min: number } }[] }[];
   }[];
+}
+
+/** One Celery system on `redisUrl` with a pool group of 2..16, scale without approval. */
+function zeusConfig(dir: string, redisUrl: string): string {
+  return writeConfig(dir, [
+    'policies:',
+    '  scale: { role: operator, approvals: 0 }',
+    'systems:',
+    '  - name: zeus',
+    '    type: celery',
+    `    redis: ${JSON.stringify(redisUrl)}`,
+    `    queues: [${JSON.stringify(QUEUE)}]`,
+    '    inspectTimeoutMs: 2000',
+    '    workers:',
+    '      pool: { type: celery-pool, min: 2, max: 16 }',
+  ]);
 }
 
 describe('Celery pool scale, stuck and revoke against a real worker started with -c 2', () => {
@@ -42,18 +58,7 @@ describe('Celery pool scale, stuck and revoke against a real worker started with
       concurrency: 2,
     });
     tmp = tempDir('celery');
-    config = writeConfig(tmp.dir, [
-      'policies:',
-      '  scale: { role: operator, approvals: 0 }',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(server.url)}`,
-      `    queues: [${JSON.stringify(QUEUE)}]`,
-      '    inspectTimeoutMs: 2000',
-      '    workers:',
-      '      pool: { type: celery-pool, min: 2, max: 16 }',
-    ]);
+    config = zeusConfig(tmp.dir, server.url);
   }, 90_000);
 
   afterAll(async () => {
@@ -179,18 +184,7 @@ describe('Celery pool scale of a worker started with --autoscale', () => {
       autoscale: { max: 4, min: 2 },
     });
     tmp = tempDir('celery-auto');
-    config = writeConfig(tmp.dir, [
-      'policies:',
-      '  scale: { role: operator, approvals: 0 }',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(server.url)}`,
-      `    queues: [${JSON.stringify(QUEUE)}]`,
-      '    inspectTimeoutMs: 2000',
-      '    workers:',
-      '      pool: { type: celery-pool, min: 2, max: 16 }',
-    ]);
+    config = zeusConfig(tmp.dir, server.url);
   }, 90_000);
 
   afterAll(async () => {
@@ -199,14 +193,16 @@ describe('Celery pool scale of a worker started with --autoscale', () => {
     tmp?.remove();
   });
 
+  /** This worker's target in the pool group of a `workers --json` answer. */
+  const poolTargetOf = (run: Awaited<ReturnType<typeof as>>) =>
+    (json(run).data as unknown as WorkersJson).systems[0]!.groups[0]!.targets.find(
+      (t) => t.name === worker.name,
+    );
+
   it('workers shows its autoscale range; scale 6 sets the range to 6..6 (floor and ceiling) rather than growing the pool by hand', async () => {
     const seen = await as('U0DAVE', 'workers', 'zeus');
     expect(seen.code, seen.stdout + seen.stderr).toBe(0);
-    const target = (
-      json(seen).data as unknown as {
-        systems: { groups: { targets: { name: string; autoscale?: unknown }[] }[] }[];
-      }
-    ).systems[0]!.groups[0]!.targets.find((t) => t.name === worker.name);
+    const target = poolTargetOf(seen);
     expect(target?.autoscale).toEqual({ max: 4, min: 2 });
 
     const run = await as('U0ALICE', 'scale', 'zeus/pool', '6');
@@ -227,11 +223,7 @@ describe('Celery pool scale of a worker started with --autoscale', () => {
     expect(shown(run)).toContain(`${worker.name} autoscale 2..4 → 6..6`);
     // The worker itself now reports the new range in its stats.
     const after = await as('U0DAVE', 'workers', 'zeus');
-    const now = (
-      json(after).data as unknown as {
-        systems: { groups: { targets: { name: string; autoscale?: unknown }[] }[] }[];
-      }
-    ).systems[0]!.groups[0]!.targets.find((t) => t.name === worker.name);
+    const now = poolTargetOf(after);
     expect(now?.autoscale).toEqual({ max: 6, min: 6 });
     const entry = (await auditEntries(config, env)).find((e) => e.action === 'action.scale');
     expect(entry?.params.result).toMatchObject({
