@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { splitBlocks } from '../../src/archive/archive.js';
-
 import { useBullmqPurger } from './bullmq-purger-fixture.js';
 
 describe("a BullMQ job's archive line", () => {

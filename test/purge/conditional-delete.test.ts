@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
-
 import { useBullmqPurger } from './bullmq-purger-fixture.js';
 
 describe('a purge deletes a job only where it read it', () => {
