@@ -44,4 +44,18 @@ describe('Dockerfile', () => {
     expect(pkg.scripts.start).toContain('dist/main.js');
     expect(instructions.at(-1)).toContain('dist/main.js');
   });
+
+  it('runs the bot the way `npm start` does: the same node flags and malloc arenas', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const words = pkg.scripts.start!.split(/\s+/);
+    const flags = words.slice(words.indexOf('node') + 1, -1);
+    const cmd = JSON.parse(instructions.at(-1)!.replace(/^CMD\s+/, '')) as string[];
+    expect(cmd.slice(1, -1)).toEqual(flags);
+    expect(words).toContain('MALLOC_ARENA_MAX=2');
+    expect(instructions.find((l) => l.startsWith('ENV ') && l.includes('NODE_ENV'))).toMatch(
+      /MALLOC_ARENA_MAX=2\b/,
+    );
+  });
 });
