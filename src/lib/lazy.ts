@@ -32,6 +32,32 @@ export const loadBullmq5 = () => import('bullmq5');
 export const loadBullmq6 = () => import('bullmq');
 
 /**
+ * BullMQ's own `reprocessJob` script module (what `Job.retry()` runs) of one major: 8 keys in 5.x,
+ * 9 in 6.x. A variable specifier: the packages ship no types for their script modules.
+ */
+export const loadReprocessJobModule = (major: 5 | 6) => {
+  const specifier =
+    major === 5 ? 'bullmq5/dist/cjs/scripts/reprocessJob-8.js' : 'bullmq/dist/cjs/scripts/reprocessJob-9.js';
+  return import(specifier) as Promise<{ reprocessJob: { content: string; keys: number } }>;
+};
+
+/** The Kubernetes client, for `kubernetes` worker groups (scale, workers). */
+export const loadKubernetesClient = () => import('@kubernetes/client-node');
+
+/**
+ * Bolt's Web API client and the bot's logger adapter, for the command line's few Slack posts
+ * (the audit channel read back as a witness).
+ */
+export const loadSlackWebApi = () =>
+  Promise.all([import('@slack/bolt'), import('../transports/slack/create-app.js')]).then(([bolt, app]) => ({
+    webApi: bolt.webApi,
+    boltLogger: app.boltLogger,
+  }));
+
+/** The alert sender over Slack's Web API, for `monitor --once` with `SLACK_BOT_TOKEN`. */
+export const loadSlackAlerts = () => import('../transports/slack/alerts.js');
+
+/**
  * Everything the command line needs after its arguments have been read. In the bundle that
  * `bin/queue-ops.js` runs, this `import()` loads scripts/cli-runtime-loader.js instead, which
  * compiles the same module (linked with all it imports) with V8's code cache (scripts/build.js).

@@ -1,6 +1,7 @@
 import type { AppsV1Api, AutoscalingV2Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubernetesGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { loadKubernetesClient } from '../lib/lazy.js';
 import {
   type AutoscalerState,
   autoscalerChange,
@@ -17,7 +18,7 @@ let clientNode: Promise<ClientNode> | undefined;
  * which never touch Kubernetes) would otherwise pay for loading it.
  */
 function loadClientNode(): Promise<ClientNode> {
-  clientNode ??= import('@kubernetes/client-node');
+  clientNode ??= loadKubernetesClient();
   return clientNode;
 }
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -318,5 +318,31 @@ describe('what the command line loads with a PostgreSQL store', async () => {
     expect(run.packages).toContain('pg');
     expect(run.packages).not.toContain('better-sqlite3');
     expect(heavyIn(run, ['pg'])).toEqual([]);
+  });
+});
+
+describe('the seams stay few and named', () => {
+  /** Every `import()` in src/, outside the one file that names the seams. */
+  function dynamicImportsOutsideTheSeams(): string[] {
+    const src = join(ROOT, 'src');
+    const found: string[] = [];
+    for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const path = join(entry.parentPath, entry.name);
+      if (path === join(src, 'lib/lazy.ts')) continue;
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          // `typeof import('…')` is a type, not a load; comments are not code.
+          const code = line.replace(/\/\/.*$/, '').replace(/^\s*\*.*$/, '');
+          if (/(?<!typeof\s)\bimport\s*\(/.test(code))
+            found.push(`${path.slice(src.length + 1)}:${index + 1}`);
+        });
+    }
+    return found;
+  }
+
+  it('src/ loads code with import() only in src/lib/lazy.ts', () => {
+    expect(dynamicImportsOutsideTheSeams()).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { loadBullmq5, loadBullmq6 } from '../../lib/lazy.js';
 import type { FailOutcome, JobLockInfo } from '../queue-backend.js';
 import type { BullmqMajor } from './pause.js';
 
@@ -25,7 +26,7 @@ async function library(
 ): Promise<Library> {
   const opts = { connection, prefix, skipMetasUpdate: true, skipVersionCheck: true };
   if (major === 5) {
-    const lib = await import('bullmq5');
+    const lib = await loadBullmq5();
     const instance = new lib.Queue(queue, opts);
     return {
       queue: instance,
@@ -33,7 +34,7 @@ async function library(
       unrecoverable: (message) => new lib.UnrecoverableError(message),
     };
   }
-  const lib = await import('bullmq');
+  const lib = await loadBullmq6();
   const instance = new lib.Queue(queue, opts);
   return {
     queue: instance,

@@ -1,3 +1,4 @@
+import { loadReprocessJobModule } from '../../lib/lazy.js';
 import { type LuaScript, luaScript } from '../lua.js';
 
 export type { LuaScript };
@@ -79,14 +80,7 @@ const reprocessScripts = new Map<5 | 6, Promise<LuaScript>>();
 export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
   let script = reprocessScripts.get(major);
   if (!script) {
-    // A variable specifier: the packages ship no types for their script modules.
-    const specifier =
-      major === 5
-        ? 'bullmq5/dist/cjs/scripts/reprocessJob-8.js'
-        : 'bullmq/dist/cjs/scripts/reprocessJob-9.js';
-    script = (import(specifier) as Promise<{ reprocessJob: { content: string; keys: number } }>).then((m) =>
-      luaScript(m.reprocessJob.content),
-    );
+    script = loadReprocessJobModule(major).then((m) => luaScript(m.reprocessJob.content));
     reprocessScripts.set(major, script);
   }
   return script;

@@ -14,6 +14,7 @@ import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { type Locale, messages } from '../../i18n/index.js';
+import { loadSlackAlerts } from '../../lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -234,7 +235,7 @@ async function monitorOnce(
   }
   const token = io.env.SLACK_BOT_TOKEN;
   // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
-  const { createAlertWebClient, createSlackSender } = await import('../slack/alerts.js');
+  const { createAlertWebClient, createSlackSender } = await loadSlackAlerts();
   const slack = token
     ? createSlackSender(
         createAlertWebClient(token, io.env.SLACK_API_URL ? { apiUrl: io.env.SLACK_API_URL } : {}),

@@ -1,5 +1,6 @@
 import type { webApi } from '@slack/bolt';
 import type { AuditWitness, WitnessHead } from '../../audit/witness.js';
+import { loadSlackWebApi } from '../../lib/lazy.js';
 import type { Logger } from '../../lib/logger.js';
 import type { AuditEntry } from '../../store/store.js';
 
@@ -116,10 +117,7 @@ export function auditChannelWitnessFromEnv(
       where: channel,
       async newestHead() {
         if (!witness) {
-          const [{ webApi: api }, { boltLogger }] = await Promise.all([
-            import('@slack/bolt'),
-            import('./create-app.js'),
-          ]);
+          const { webApi: api, boltLogger } = await loadSlackWebApi();
           const client = new api.WebClient(token, {
             retryConfig: { retries: 1 },
             timeout: 10_000,
