@@ -7,8 +7,10 @@ import {
   type ArchiveManifest,
   archivesOlderThan,
   createArchiveDir,
+  LineWriter,
   readChunk,
   readManifest,
+  splitBlocks,
   verifyArchive,
   writeChunk,
   writeManifest,
@@ -70,5 +72,21 @@ describe('purge archives on disk', () => {
     await writeManifest(join(dir, 'r-old'), { ...manifest, createdAt: '2020-01-01T00:00:00.000Z' });
     await twoChunks(join(dir, 'r-new'));
     expect(await archivesOlderThan(dir, new Date(Date.now() - 86_400_000))).toEqual(['r-old']);
+  });
+});
+
+describe('LineWriter', () => {
+  it('never splits a line across two buffers, however short its estimate', () => {
+    const writer = new LineWriter(16);
+    const expected: string[] = [];
+    const middle = Buffer.from('[one]|[two, "ü"]|[three]');
+    for (let i = 0; i < 50; i++) {
+      writer.write(`{"plain":${i}}\n`);
+      expected.push(`{"plain":${i}}\n`);
+      writer.writeAround(`{"n":${i},"f":`, middle, 6, 17, '}\n');
+      expected.push(`{"n":${i},"f":[two, "ü"]}\n`);
+    }
+    expect(writer.blocks().length).toBeGreaterThan(1);
+    expect(splitBlocks(writer.blocks()).map((l) => l.toString())).toEqual(expected);
   });
 });

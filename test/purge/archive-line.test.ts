@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitBlocks } from '../../src/archive/archive.js';
+import { archivedHash } from '../../src/backends/bullmq/purge.js';
 import { useBullmqPurger } from './bullmq-purger-fixture.js';
 
 describe("a BullMQ job's archive line", () => {
@@ -22,7 +23,37 @@ describe("a BullMQ job's archive line", () => {
     expect(batch.items.map((i) => i.identity)).toEqual(['7']);
     const lines = splitBlocks(batch.lines).map((l) => JSON.parse(l.toString()));
     expect(lines).toEqual([
-      { p: 'delayed', id: '7', s: String(4096 * 1000 + 5), j: { hash, logs: ['first, "quoted"', ''] } },
+      {
+        p: 'delayed',
+        id: '7',
+        s: String(4096 * 1000 + 5),
+        j: { fields: Object.entries(hash).flat(), logs: ['first, "quoted"', ''] },
+      },
     ]);
+    expect(archivedHash(lines[0].j)).toEqual(hash);
+  });
+
+  it('is read back whether it holds the hash as fields (now) or as an object (archives written before)', () => {
+    const hash = { name: 'send', data: '{"a":1}', timestamp: '1700000000000' };
+    expect(archivedHash({ fields: Object.entries(hash).flat() })).toEqual(hash);
+    expect(archivedHash({ hash })).toEqual(hash);
+  });
+
+  it('undo restores a line in either shape to the same hash, logs and place', async () => {
+    const base = `${fx.prefix}:q:`;
+    const hash = { name: 'send', data: '{"to":"a\\"b"}', timestamp: '1700000000000', attemptsMade: '0' };
+    const now = JSON.stringify({
+      p: 'wait',
+      id: '1',
+      s: null,
+      j: { fields: Object.entries(hash).flat(), logs: ['x'] },
+    });
+    const before = JSON.stringify({ p: 'wait', id: '2', s: null, j: { hash, logs: ['x'] } });
+    expect(await fx.purger.restore([now, before])).toEqual({ restored: 2, existing: [] });
+    for (const id of ['1', '2']) {
+      expect(await fx.redis.hgetall(`${base}${id}`)).toEqual(hash);
+      expect(await fx.redis.lrange(`${base}${id}:logs`, 0, -1)).toEqual(['x']);
+    }
+    expect(await fx.redis.lrange(`${base}wait`, 0, -1)).toEqual(['1', '2']);
   });
 });

@@ -229,7 +229,8 @@ end
 return out`);
 
 /**
- * Undo: puts archived jobs back, each line \`{"p":place,"id":…,"s":score,"j":{"hash":…,"logs":…}}\`,
+ * Undo: puts archived jobs back, each line \`{"p":place,"id":…,"s":score,"j":{"fields":…,"logs":…}}\`
+ * (or \`"hash":{…}\` in place of \`fields\`, as archives written before held it),
  * in the order given (lists: RPUSH, so the last line given is the next one a worker takes), never
  * over a job that exists again (its id is returned instead). Adds BullMQ's own markers so that
  * blocked workers wake up: \`0\` for waiting jobs unless the queue is paused, the next delayed
@@ -248,12 +249,18 @@ for i = 2, #ARGV do
   if redis.call('EXISTS', key) == 1 then
     existing[#existing + 1] = rec.id
   else
-    local fields = {}
-    for f, v in pairs(rec.j.hash) do
-      fields[#fields + 1] = f
-      fields[#fields + 1] = v
+    -- fields: HGETALL's list, as archived now; hash: the object archives held before.
+    local fields = rec.j.fields
+    if fields == nil then
+      fields = {}
+      for f, v in pairs(rec.j.hash) do
+        fields[#fields + 1] = f
+        fields[#fields + 1] = v
+      end
     end
-    if #fields > 0 then redis.call('HSET', key, unpack(fields)) end
+    for s = 1, #fields, 1000 do
+      redis.call('HSET', key, unpack(fields, s, math.min(s + 999, #fields)))
+    end
     local logs = rec.j.logs
     for s = 1, #logs, 1000 do
       redis.call('RPUSH', key .. ':logs', unpack(logs, s, math.min(s + 999, #logs)))

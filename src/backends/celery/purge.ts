@@ -150,7 +150,10 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     }
     const got = await broker.lrangeBuffer(place.name, -(offset + limit), -(offset + 1));
     const items: PurgeItem[] = [];
-    const lines = new LineWriter();
+    let bytes = 0;
+    for (const message of got) bytes += message.length;
+    // Each message as a JSON string (a kombu envelope's quotes escaped: about a tenth more), its list.
+    const lines = new LineWriter(Math.ceil(bytes * 1.25) + got.length * 64);
     // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object.
     const head = `{"l":${JSON.stringify(place.name)},"m":`;
     // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
