@@ -57,20 +57,47 @@ async function slowlogStart(admin: Redis): Promise<void> {
 
 async function slowlogLongest(admin: Redis): Promise<number> {
   const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, ...unknown[]][];
+  if (process.env.BENCH_SLOWLOG) {
+    const hist = new Map<string, number>();
+    for (const e of entries) { const b = Math.floor(Number(e[2]) / 2000) * 2; const k = `${String((e[3] as string[])[0])} ${String((e[3] as string[])[1]).slice(0, 8)} ${b}-${b + 2}ms`; hist.set(k, (hist.get(k) ?? 0) + 1); }
+    console.error([...hist].sort().map(([k, v]) => `  slowlog ${k}: ${v}`).join('\n'));
+  }
   return entries.reduce((max, e) => Math.max(max, Number(e[2]) / 1000), 0);
 }
 
+import { readdirSync, readFileSync } from 'node:fs';
+function threadCpu(pid: string | number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = /\((.*)\)/.exec(stat)![1]!;
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(`${pid}/${tid} ${name}`, (Number(f[11]) + Number(f[12])) * 10);
+  }
+  return out;
+}
 async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
+  const redisPid = (/process_id:(\d+)/.exec(await admin.info('server'))![1])!;
   await slowlogStart(admin);
   const probe = new Worker(new URL('./ping-probe.mjs', import.meta.url), {
     workerData: { url },
   });
   const first = new Promise<unknown>((resolve) => probe.once('message', resolve));
   await first;
+  const before = new Map([...threadCpu(process.pid), ...threadCpu(redisPid)]);
+  if (process.env.BENCH_V8FLAGS) (await import('node:v8')).setFlagsFromString(process.env.BENCH_V8FLAGS);
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  if (process.env.BENCH_PROFILE) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
   const t0 = performance.now();
   const removed = await work();
+  if (process.env.BENCH_PROFILE) { const { profile } = await session.post('Profiler.stop'); (await import('node:fs')).writeFileSync(`/tmp/prof/p-${Date.now()}.cpuprofile`, JSON.stringify(profile)); session.disconnect(); }
   const ms = performance.now() - t0;
+  if (process.env.BENCH_THREADS) {
+    const after = new Map([...threadCpu(process.pid), ...threadCpu(redisPid)]);
+    for (const [k, v] of after) { const d = v - (before.get(k) ?? 0); if (d > 50) console.error(`  cpu ${k}: ${d} ms of ${ms.toFixed(0)}`); }
+  }
   const result = new Promise<{ worst: number; p99: number }>((resolve) => probe.once('message', resolve));
   probe.postMessage('stop');
   const { worst, p99 } = await result;
@@ -142,12 +169,15 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     await seedRawBullmqJobs(admin, { prefix: PREFIX, queue: QUEUE, count: N });
   };
   try {
+    if (process.env.BENCH_PURGE_ONLY !== 'celery') {
     await seedBull();
     log('queue-ops purge (BullMQ)…');
     figures.bullmq.push({
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('hs', QUEUE))),
     });
+    }
+    if (!process.env.BENCH_PURGE_ONLY) {
 
     const connection = new Redis(url, { maxRetriesPerRequest: null });
     const queue = new Queue(QUEUE, { connection, prefix: PREFIX });
@@ -182,6 +212,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       note: 'job hashes left behind',
     });
 
+    }
     const seedCelery = async () => {
       await admin.flushall();
       log(`seeding ${N.toLocaleString('en-US')} Celery messages…`);
@@ -193,6 +224,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('zeus', CELERY_QUEUE))),
     });
+    if (!process.env.BENCH_PURGE_ONLY) {
     await seedCelery();
     log('DEL of the priority lists…');
     figures.celery.push({
@@ -202,6 +234,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
         return N;
       })),
     });
+    }
   } finally {
     await registry.close();
     await store.close();
@@ -222,6 +255,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
         `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
         r.longestCall.toFixed(1).padStart(12),
       ].join('  ');
+    if (rows.length === 0) return [];
     return [
       '',
       [title.padEnd(38), 'time s', 'jobs/s', 'worst PING', 'p99 ms', 'PING ×', 'longest call']
