@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitBlocks } from '../../src/archive/archive.js';
 import { priorityKeys } from '../../src/backends/celery/keys.js';
+import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import {
   jsonOf,
@@ -111,6 +113,42 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
       await worker.stop();
     }
   }, 180_000);
+
+  it('a message whose bytes are not UTF-8 comes back byte for byte, and its archived line names the same message', async () => {
+    const odd = Buffer.from([0x7b, 0x22, 0x78, 0x22, 0x3a, 0xff, 0xfe, 0x80, 0x7d]);
+    const plain = '{"headers":{"task":"tasks.add"},"body":"e30="}';
+    await redis.lpush(LISTS[0]!, odd, plain);
+    const before = await redis.lrangeBuffer(LISTS[0]!, 0, -1);
+
+    // What a resumed purge matches the archive against: the identity read from the line.
+    const client = new Redis(`${server.url}/0`);
+    const purger = createCeleryPurger({
+      broker: client,
+      results: client,
+      queue: QUEUE,
+      lists: LISTS,
+      failureIds: async () => [],
+    });
+    const [place] = await purger.places(['waiting']);
+    const batch = await purger.read(place!, 0, 10);
+    const lines = splitBlocks(batch.lines).map((l) => l.toString());
+    expect(lines.map((line) => purger.parse(line).identity)).toEqual(batch.items.map((i) => i.identity));
+    await purger.close();
+
+    const pending = requestOf(await as('U0BOB', 'purge', TARGET));
+    expect(requestOf(await as('U0ERIN', 'approve', pending.id))).toMatchObject({
+      status: 'done',
+      result: { purged: 2 },
+    });
+    expect(await redis.llen(LISTS[0]!)).toBe(0);
+    const undo = requestOf(await as('U0BOB', 'undo', pending.id));
+    expect(requestOf(await as('U0ERIN', 'approve', undo.id))).toMatchObject({
+      status: 'done',
+      result: { restored: 2 },
+    });
+    expect(await redis.lrangeBuffer(LISTS[0]!, 0, -1)).toEqual(before);
+    await redis.del(LISTS[0]!);
+  }, 60_000);
 
   it('delayed alone is refused in one line saying where Celery keeps ETA tasks', async () => {
     const run = await as('U0BOB', 'purge', TARGET, 'delayed');

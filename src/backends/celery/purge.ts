@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LineWriter } from '../../archive/archive.js';
@@ -77,8 +78,19 @@ return out`);
 // crypto.hash (Node 20.12, the engines floor): a third of createHash's cost on a message this size.
 const sha1 = (data: string | Buffer) => hash('sha1', data, 'hex');
 
-/** What an archived line holds: a broker message and its list, or a result key and its value. */
-type CeleryLine = { l: string; m: string } | { k: string; v: string; t: number; a: number };
+/**
+ * What an archived line holds: a broker message and its list (`m`, the message as text; `b`,
+ * its bytes in base64 when they are not UTF-8, so that they come back exactly and keep the
+ * identity the delete compared), or a result key and its value.
+ */
+type CeleryLine =
+  | { l: string; m: string }
+  | { l: string; b: string }
+  | { k: string; v: string; t: number; a: number };
+
+/** The message of a line, as the bytes (or the text) it was in the list. */
+const messageOf = (record: { m: string } | { b: string }): string | Buffer =>
+  'b' in record ? Buffer.from(record.b, 'base64') : record.m;
 
 export interface CeleryPurgerOptions {
   broker: Redis;
@@ -160,7 +172,9 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     for (let i = got.length - 1; i >= 0; i--) {
       const message = got[i]!;
       items.push({ identity: sha1(message) });
-      lines.write(`${head}${JSON.stringify(message.toString())}}\n`);
+      // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
+      if (isUtf8(message)) lines.write(`${head}${JSON.stringify(message.toString())}}\n`);
+      else lines.write(`{"l":${JSON.stringify(place.name)},"b":"${message.toString('base64')}"}\n`);
     }
     return { items, lines: lines.blocks() };
   }
@@ -212,7 +226,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const record = JSON.parse(line) as CeleryLine;
       return 'k' in record
         ? { place: 'results', identity: record.k, check: sha1(record.v) }
-        : { place: record.l, identity: sha1(record.m) };
+        : { place: record.l, identity: sha1(messageOf(record)) };
     },
 
     async conflicts(lines) {
@@ -235,7 +249,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
       const sets = results.pipeline();
       const setKeys: string[] = [];
       const at = now();
-      let run: { list: string; values: string[] } | undefined;
+      let run: { list: string; values: (string | Buffer)[] } | undefined;
       const flush = () => {
         if (run) messages.rpush(run.list, ...run.values);
         run = undefined;
@@ -254,7 +268,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
         // Consecutive messages of one list go in one RPUSH, in the order given.
         if (run && run.list !== record.l) flush();
         run ??= { list: record.l, values: [] };
-        run.values.push(record.m);
+        run.values.push(messageOf(record));
         restored += 1;
       }
       flush();
@@ -299,7 +313,7 @@ function sampleOf(record: CeleryLine, at: number): { name: string; ageSeconds: n
     }
   }
   try {
-    const message = JSON.parse(record.m) as { headers?: { task?: unknown } };
+    const message = JSON.parse(messageOf(record).toString()) as { headers?: { task?: unknown } };
     // Messages carry no enqueue time: the age is unknown, not guessed.
     return { name: typeof message.headers?.task === 'string' ? message.headers.task : '', ageSeconds: null };
   } catch {
