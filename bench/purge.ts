@@ -8,7 +8,10 @@
  * connection) saw meanwhile: how long the workers and producers on that Redis were held up; and
  * the longest single command Redis itself timed, to tell a command that blocked Redis from a
  * machine short of CPU.
- * Figures only, no assertions; `BENCH_PURGE_N` changes the size.
+ * And the CPU each side spent: Redis (INFO cpu) and this process (every thread: the purge, its
+ * gzip, V8's collector, and the probe, which costs little), to tell which one a figure waited on.
+ * Figures only, no assertions; `BENCH_PURGE_N` changes the size; `BENCH_PURGE_ONLY=queue-ops`
+ * skips the alternatives (a quicker run while working on the purge itself).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -41,6 +44,10 @@ interface Figure {
   p99Ping: number;
   /** The longest single command Redis itself timed meanwhile (SLOWLOG; a script's inner calls too). */
   longestCall: number;
+  /** CPU seconds Redis spent meanwhile (user + sys). */
+  redisCpu: number;
+  /** CPU seconds this process spent meanwhile, all its threads. */
+  clientCpu: number;
   note?: string;
 }
 
@@ -57,54 +64,46 @@ async function slowlogStart(admin: Redis): Promise<void> {
 
 async function slowlogLongest(admin: Redis): Promise<number> {
   const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, ...unknown[]][];
-  if (process.env.BENCH_SLOWLOG) {
-    const hist = new Map<string, number>();
-    for (const e of entries) { const b = Math.floor(Number(e[2]) / 2000) * 2; const k = `${String((e[3] as string[])[0])} ${String((e[3] as string[])[1]).slice(0, 8)} ${b}-${b + 2}ms`; hist.set(k, (hist.get(k) ?? 0) + 1); }
-    console.error([...hist].sort().map(([k, v]) => `  slowlog ${k}: ${v}`).join('\n'));
-  }
   return entries.reduce((max, e) => Math.max(max, Number(e[2]) / 1000), 0);
 }
 
-import { readdirSync, readFileSync } from 'node:fs';
-function threadCpu(pid: string | number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const name = /\((.*)\)/.exec(stat)![1]!;
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(`${pid}/${tid} ${name}`, (Number(f[11]) + Number(f[12])) * 10);
-  }
-  return out;
+/** Redis' own CPU time so far, seconds (user + sys, all its threads). */
+async function redisCpuSeconds(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
 }
+
 async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
-  const redisPid = (/process_id:(\d+)/.exec(await admin.info('server'))![1])!;
   await slowlogStart(admin);
   const probe = new Worker(new URL('./ping-probe.mjs', import.meta.url), {
     workerData: { url },
   });
   const first = new Promise<unknown>((resolve) => probe.once('message', resolve));
   await first;
-  const before = new Map([...threadCpu(process.pid), ...threadCpu(redisPid)]);
-  if (process.env.BENCH_V8FLAGS) (await import('node:v8')).setFlagsFromString(process.env.BENCH_V8FLAGS);
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  if (process.env.BENCH_PROFILE) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
+  const redisBefore = await redisCpuSeconds(admin);
+  const cpuBefore = process.cpuUsage();
   const t0 = performance.now();
   const removed = await work();
-  if (process.env.BENCH_PROFILE) { const { profile } = await session.post('Profiler.stop'); (await import('node:fs')).writeFileSync(`/tmp/prof/p-${Date.now()}.cpuprofile`, JSON.stringify(profile)); session.disconnect(); }
   const ms = performance.now() - t0;
-  if (process.env.BENCH_THREADS) {
-    const after = new Map([...threadCpu(process.pid), ...threadCpu(redisPid)]);
-    for (const [k, v] of after) { const d = v - (before.get(k) ?? 0); if (d > 50) console.error(`  cpu ${k}: ${d} ms of ${ms.toFixed(0)}`); }
-  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
   const result = new Promise<{ worst: number; p99: number }>((resolve) => probe.once('message', resolve));
   probe.postMessage('stop');
   const { worst, p99 } = await result;
   await probe.terminate();
   const longestCall = await slowlogLongest(admin);
   admin.disconnect();
-  return { ms, removed, worstPing: worst, p99Ping: p99, longestCall };
+  return {
+    ms,
+    removed,
+    worstPing: worst,
+    p99Ping: p99,
+    longestCall,
+    redisCpu,
+    clientCpu: (cpu.user + cpu.system) / 1e6,
+  };
 }
 
 async function seedCeleryMessages(redis: Redis, count: number) {
@@ -169,50 +168,49 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     await seedRawBullmqJobs(admin, { prefix: PREFIX, queue: QUEUE, count: N });
   };
   try {
-    if (process.env.BENCH_PURGE_ONLY !== 'celery') {
     await seedBull();
     log('queue-ops purge (BullMQ)…');
     figures.bullmq.push({
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('hs', QUEUE))),
     });
-    }
-    if (!process.env.BENCH_PURGE_ONLY) {
 
-    const connection = new Redis(url, { maxRetriesPerRequest: null });
-    const queue = new Queue(QUEUE, { connection, prefix: PREFIX });
-    await seedBull();
-    log('BullMQ drain()…');
-    figures.bullmq.push({
-      label: 'BullMQ drain()',
-      ...(await withProbe(url, async () => {
-        await queue.drain();
-        return N - (await admin.llen(`${PREFIX}:${QUEUE}:wait`));
-      })),
-    });
-    await seedBull();
-    log('BullMQ obliterate({ force: true })…');
-    figures.bullmq.push({
-      label: 'BullMQ obliterate({ force: true })',
-      ...(await withProbe(url, async () => {
-        await queue.obliterate({ force: true });
-        return N;
-      })),
-    });
-    await queue.close();
-    connection.disconnect();
-    await seedBull();
-    log('DEL of the wait list…');
-    figures.bullmq.push({
-      label: 'DEL wait (runbook; hashes stay)',
-      ...(await withProbe(url, async () => {
-        await admin.del(`${PREFIX}:${QUEUE}:wait`);
-        return N;
-      })),
-      note: 'job hashes left behind',
-    });
-
+    const alternatives = process.env.BENCH_PURGE_ONLY !== 'queue-ops';
+    if (alternatives) {
+      const connection = new Redis(url, { maxRetriesPerRequest: null });
+      const queue = new Queue(QUEUE, { connection, prefix: PREFIX });
+      await seedBull();
+      log('BullMQ drain()…');
+      figures.bullmq.push({
+        label: 'BullMQ drain()',
+        ...(await withProbe(url, async () => {
+          await queue.drain();
+          return N - (await admin.llen(`${PREFIX}:${QUEUE}:wait`));
+        })),
+      });
+      await seedBull();
+      log('BullMQ obliterate({ force: true })…');
+      figures.bullmq.push({
+        label: 'BullMQ obliterate({ force: true })',
+        ...(await withProbe(url, async () => {
+          await queue.obliterate({ force: true });
+          return N;
+        })),
+      });
+      await queue.close();
+      connection.disconnect();
+      await seedBull();
+      log('DEL of the wait list…');
+      figures.bullmq.push({
+        label: 'DEL wait (runbook; hashes stay)',
+        ...(await withProbe(url, async () => {
+          await admin.del(`${PREFIX}:${QUEUE}:wait`);
+          return N;
+        })),
+        note: 'job hashes left behind',
+      });
     }
+
     const seedCelery = async () => {
       await admin.flushall();
       log(`seeding ${N.toLocaleString('en-US')} Celery messages…`);
@@ -224,16 +222,16 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('zeus', CELERY_QUEUE))),
     });
-    if (!process.env.BENCH_PURGE_ONLY) {
-    await seedCelery();
-    log('DEL of the priority lists…');
-    figures.celery.push({
-      label: 'DEL of the 4 priority lists (runbook)',
-      ...(await withProbe(url, async () => {
-        await admin.del(...[0, 3, 6, 9].map((s) => priorityKey(CELERY_QUEUE, s)));
-        return N;
-      })),
-    });
+    if (alternatives) {
+      await seedCelery();
+      log('DEL of the priority lists…');
+      figures.celery.push({
+        label: 'DEL of the 4 priority lists (runbook)',
+        ...(await withProbe(url, async () => {
+          await admin.del(...[0, 3, 6, 9].map((s) => priorityKey(CELERY_QUEUE, s)));
+          return N;
+        })),
+      });
     }
   } finally {
     await registry.close();
@@ -254,14 +252,25 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
         r.p99Ping.toFixed(1).padStart(8),
         `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
         r.longestCall.toFixed(1).padStart(12),
+        r.redisCpu.toFixed(1).padStart(9),
+        r.clientCpu.toFixed(1).padStart(10),
       ].join('  ');
-    if (rows.length === 0) return [];
     return [
       '',
-      [title.padEnd(38), 'time s', 'jobs/s', 'worst PING', 'p99 ms', 'PING ×', 'longest call']
-        .map((c, i) => (i === 0 ? c : c.padStart([8, 11, 10, 8, 9, 12][i - 1]!)))
+      [
+        title.padEnd(38),
+        'time s',
+        'jobs/s',
+        'worst PING',
+        'p99 ms',
+        'PING ×',
+        'longest call',
+        'Redis CPU',
+        'client CPU',
+      ]
+        .map((c, i) => (i === 0 ? c : c.padStart([8, 11, 10, 8, 9, 12, 9, 10][i - 1]!)))
         .join('  '),
-      '-'.repeat(110),
+      '-'.repeat(133),
       ...rows.map(cells),
     ];
   };
@@ -273,6 +282,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
     "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
     'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
+    'Redis CPU / client CPU: seconds of CPU Redis and this process (all threads: purge, gzip, GC, probe) spent meanwhile.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
     `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,
   ];
