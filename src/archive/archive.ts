@@ -3,11 +3,9 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
-import { createGunzip, createGzip, gzip as gzipCallback, constants as zlibConstants } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { ErrorCode, OpsError } from '../errors.js';
-
-const gzip = promisify(gzipCallback);
+import { gzipInBackground } from './compressor.js';
 
 /**
  * A purge's archive on disk: `<dir>/<purgeId>/chunk-000001.jsonl.gz …` (gzip JSON lines, one
@@ -82,8 +80,8 @@ export async function createArchiveDir(path: string): Promise<void> {
 }
 
 /**
- * Writes one chunk of JSON lines, gzip level 1 (the archive is on the critical path of the purge:
- * speed matters more than ratio). Resolves only once the file is on disk under its final name.
+ * Writes one chunk of JSON lines, gzip level 1 on a low-priority thread (see compressor.ts).
+ * Resolves only once the file is on disk under its final name.
  */
 export async function writeChunk(
   path: string,
@@ -104,7 +102,7 @@ export async function writeChunkBlocks(
   records: number,
 ): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
   const name = chunkName(seq);
-  const body = blocks.length === 1 ? await gzip(blocks[0]!, GZIP) : await gzipBlocks(blocks);
+  const body = await gzipInBackground(blocks);
   await writeDurably(path, name, body);
   return {
     name,
@@ -128,26 +126,6 @@ export function splitBlocks(blocks: readonly Buffer[]): Buffer[] {
     }
   }
   return lines;
-}
-
-const GZIP = { level: zlibConstants.Z_BEST_SPEED };
-
-/**
- * One gzip member of many blocks, fed to zlib one by one: concatenating them first costs a copy
- * of the whole chunk on the main thread, which was a tenth of a purge's time there.
- */
-async function gzipBlocks(blocks: readonly Buffer[]): Promise<Buffer> {
-  const stream = createGzip(GZIP);
-  const out: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => out.push(chunk));
-  const ended = new Promise<void>((resolve, reject) => {
-    stream.once('end', resolve);
-    stream.once('error', reject);
-  });
-  for (const block of blocks) stream.write(block);
-  stream.end();
-  await ended;
-  return Buffer.concat(out);
 }
 
 /**

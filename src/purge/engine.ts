@@ -147,8 +147,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     blocks: Buffer[],
   ) => {
     const mySeq = ++seq;
-    // One chunk compressed at a time: gzip runs on libuv's threads, and several at once take the
-    // CPUs from Redis itself (the PING probe then waits for a Redis that is not running).
+    // One chunk written at a time, in order: the compressor is one low-priority thread anyway
+    // (archive/compressor.ts), and chunks queued behind it would only hold memory.
     const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, items.length));
     writeChain = written.then(
       () => undefined,

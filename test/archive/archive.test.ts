@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -54,6 +54,28 @@ describe('purge archives on disk', () => {
     await expect(verifyArchive(path, read)).resolves.toBeUndefined();
     expect(await readChunk(path, manifest.files[0]!.name)).toEqual(['{"id":"1"}', '{"id":"2"}']);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'compresses on a thread of its own at a lower CPU priority, leaving the rest of the process as it was',
+    async () => {
+      // Field 19 of /proc/<pid>/task/<tid>/stat: the thread's nice value.
+      const niceOfEachThread = () =>
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+          return { tid: Number(tid), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+        });
+      const path = join(dir, 'r-nice');
+      await createArchiveDir(path);
+      const lines = Array.from({ length: 2000 }, (_, i) =>
+        JSON.stringify({ id: String(i), data: 'x'.repeat(100) }),
+      );
+      await writeChunk(path, 1, lines);
+      const threads = niceOfEachThread();
+      expect(threads.filter((t) => t.nice === 10)).toHaveLength(1);
+      expect(threads.find((t) => t.tid === process.pid)?.nice).toBe(0);
+      expect(await readChunk(path, 'chunk-000001.jsonl.gz')).toEqual(lines);
+    },
+  );
 
   it('a file changed after the purge fails verification, naming that file', async () => {
     const path = join(dir, 'r-test');
