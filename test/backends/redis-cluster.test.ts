@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArchiveDir } from '../../src/archive/archive.js';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import type { BullmqSystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import type { PurgeRecord } from '../../src/store/store.js';
 import { type RedisClusterProcesses, startRedisCluster } from '../helpers/redis-shapes.js';
+import { archivingPurge } from '../purge/engine-fixture.js';
 import { waitFor } from './bullmq/helpers.js';
 
 describe('BullMQ on a three-master Redis Cluster', () => {
@@ -98,26 +97,13 @@ describe('BullMQ on a three-master Redis Cluster', () => {
     await store.migrate();
     const backend = createBullmqBackend(system());
     try {
-      const at = new Date().toISOString();
-      const record: PurgeRecord = {
+      const record = await archivingPurge(store, tmp, {
         id: 'r-cluster',
         system: 'pushizo',
         queue: 'purge-me',
-        backend: 'bullmq',
-        states: ['waiting'],
-        state: 'archiving',
-        archivePath: join(tmp, 'archive', 'r-cluster'),
         total: 1500,
-        chunks: 0,
-        archived: 0,
-        purged: 0,
         owner: 'test',
-        heartbeatAt: at,
-        createdAt: at,
-        updatedAt: at,
-      };
-      await createArchiveDir(record.archivePath);
-      await store.createPurge(record);
+      });
       const purger = await backend.purger('purge-me');
       const { record: done } = await runPurge(record, { store, purger, owner: 'test', chunkSize: 500 });
       await purger.close();

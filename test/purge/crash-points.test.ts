@@ -1,14 +1,12 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createArchiveDir, listChunkFiles, readChunk } from '../../src/archive/archive.js';
+import { describe, expect, it } from 'vitest';
+import { listChunkFiles, readChunk } from '../../src/archive/archive.js';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
-import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
-import { tempDir } from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { randomName } from '../backends/bullmq/helpers.js';
+import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 5_000;
 const CHUNK = 1_000;
@@ -19,30 +17,13 @@ const CHUNK = 1_000;
  * the next run leaves every job once: in Redis or in the archive, never both, never neither.
  */
 describe('a purge that dies between two of its writes', () => {
-  const redisUrl = inject('redisUrl');
-  let prefix: string;
-  let redis: Redis;
-  let tmp: ReturnType<typeof tempDir>;
-  let store: SqliteStore;
-
-  beforeEach(async () => {
-    prefix = randomName('qx');
-    redis = new Redis(redisUrl);
-    tmp = tempDir('crash');
-    store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
-    await store.migrate();
-  });
-  afterEach(async () => {
-    await store.close();
-    redis.disconnect();
-    await deletePrefix(redisUrl, prefix);
-    tmp.remove();
-  });
+  const fx = usePurgeEngine('qx');
 
   /** A store that throws ("the process died") at the `at`-th call of `method`, then forever after. */
   function dyingStore(method: keyof PurgeStore, at: number): PurgeStore {
     let calls = 0;
     let dead = false;
+    const store = fx.store;
     return new Proxy(store, {
       get(target, key, receiver) {
         const value = Reflect.get(target, key, receiver) as unknown;
@@ -57,7 +38,7 @@ describe('a purge that dies between two of its writes', () => {
   }
 
   async function everyJobOnce(record: PurgeRecord) {
-    const inRedis = await redis.lrange(`${prefix}:q:wait`, 0, -1);
+    const inRedis = await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1);
     const archived: string[] = [];
     for (const file of await listChunkFiles(record.archivePath))
       for (const line of await readChunk(record.archivePath, file))
@@ -75,28 +56,16 @@ describe('a purge that dies between two of its writes', () => {
     ['updatePurge', 3],
   ] as const) {
     it(`dies at call ${at} of ${method}; the next run archives and deletes each job once`, async () => {
+      const { redis, prefix, store } = fx;
       await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
-      const at0 = new Date().toISOString();
-      const record: PurgeRecord = {
+      const record = await archivingPurge(store, fx.tmp.dir, {
         id: randomName('p'),
         system: 'hs',
         queue: 'q',
-        backend: 'bullmq',
-        states: ['waiting'],
-        state: 'archiving',
-        archivePath: join(tmp.dir, 'archive', 'p'),
         total: N,
-        chunks: 0,
-        archived: 0,
-        purged: 0,
         owner: 'first',
-        heartbeatAt: at0,
-        createdAt: at0,
-        updatedAt: at0,
-      };
-      await createArchiveDir(record.archivePath);
-      await store.createPurge(record);
-      const purger = () => createBullmqPurger({ client: new Redis(redisUrl), prefix, queue: 'q' });
+      });
+      const purger = () => createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
 
       const first = purger();
       await expect(

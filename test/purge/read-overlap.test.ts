@@ -1,15 +1,12 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { createArchiveDir, listChunkFiles, readChunk } from '../../src/archive/archive.js';
+import { describe, expect, it } from 'vitest';
+import { listChunkFiles, readChunk } from '../../src/archive/archive.js';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { QueuePurger } from '../../src/backends/queue-backend.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
-import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
-import type { PurgeRecord } from '../../src/store/store.js';
-import { tempDir } from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { randomName } from '../backends/bullmq/helpers.js';
+import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 2_000;
 
@@ -20,30 +17,13 @@ const N = 2_000;
  * twice, and no job may end up both archived and still queued, or in neither place.
  */
 describe('a purge whose tail moves between two overlapped reads', () => {
-  const redisUrl = inject('redisUrl');
-  let prefix: string;
-  let redis: Redis;
-  let tmp: ReturnType<typeof tempDir>;
-  let store: SqliteStore;
-
-  beforeEach(async () => {
-    prefix = randomName('qo');
-    redis = new Redis(redisUrl);
-    tmp = tempDir('overlap');
-    store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
-    await store.migrate();
-  });
-  afterEach(async () => {
-    await store.close();
-    redis.disconnect();
-    await deletePrefix(redisUrl, prefix);
-    tmp.remove();
-  });
+  const fx = usePurgeEngine('qo');
 
   it('archives as many jobs as it counted, each once, and every job ends in exactly one place', async () => {
+    const { redis, prefix, store } = fx;
     await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
     const base = `${prefix}:q:`;
-    const real = createBullmqPurger({ client: new Redis(redisUrl), prefix, queue: 'q' });
+    const real = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
     const pushed: string[] = [];
     let reads = 0;
     // The real purger; every fifth read, a producer first adds a LIFO job (RPUSH at the tail).
@@ -59,26 +39,13 @@ describe('a purge whose tail moves between two overlapped reads', () => {
         return await real.read(place, offset, limit);
       },
     };
-    const at = new Date().toISOString();
-    const record: PurgeRecord = {
+    const record = await archivingPurge(store, fx.tmp.dir, {
       id: randomName('p'),
       system: 'hs',
       queue: 'q',
-      backend: 'bullmq',
-      states: ['waiting'],
-      state: 'archiving',
-      archivePath: join(tmp.dir, 'archive', 'p'),
       total: N,
-      chunks: 0,
-      archived: 0,
-      purged: 0,
       owner: 'me',
-      heartbeatAt: at,
-      createdAt: at,
-      updatedAt: at,
-    };
-    await createArchiveDir(record.archivePath);
-    await store.createPurge(record);
+    });
     const { record: done } = await runPurge(record, {
       store,
       purger,

@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, inject } from 'vitest';
+import { createArchiveDir } from '../../src/archive/archive.js';
+import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
+import { tempDir } from '../actions/cli-helpers.js';
+import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+
+export interface PurgeEngineFixture {
+  redisUrl: string;
+  /** A fresh BullMQ prefix per test. */
+  prefix: string;
+  /** A plain connection to seed and inspect with. */
+  redis: Redis;
+  tmp: ReturnType<typeof tempDir>;
+  /** A migrated SQLite store in `tmp`. */
+  store: SqliteStore;
+}
+
+/** Registers the hooks of a test that drives the purge engine (`runPurge`) directly. */
+export function usePurgeEngine(stem: string): PurgeEngineFixture {
+  const fixture = { redisUrl: inject('redisUrl') } as PurgeEngineFixture;
+  beforeEach(async () => {
+    fixture.prefix = randomName(stem);
+    fixture.redis = new Redis(fixture.redisUrl);
+    fixture.tmp = tempDir(stem);
+    fixture.store = createSqliteStore(join(fixture.tmp.dir, 'queue-ops.db'));
+    await fixture.store.migrate();
+  });
+  afterEach(async () => {
+    await fixture.store.close();
+    fixture.redis.disconnect();
+    await deletePrefix(fixture.redisUrl, fixture.prefix);
+    fixture.tmp.remove();
+  });
+  return fixture;
+}
+
+/**
+ * A BullMQ purge of `waiting` jobs as the service starts one: its row in the store (archiving,
+ * nothing archived yet) and its archive directory under `archiveRoot`.
+ */
+export async function archivingPurge(
+  store: PurgeStore,
+  archiveRoot: string,
+  fields: Pick<PurgeRecord, 'id' | 'system' | 'queue' | 'total' | 'owner'>,
+): Promise<PurgeRecord> {
+  const at = new Date().toISOString();
+  const record: PurgeRecord = {
+    backend: 'bullmq',
+    states: ['waiting'],
+    state: 'archiving',
+    archivePath: join(archiveRoot, 'archive', fields.id),
+    chunks: 0,
+    archived: 0,
+    purged: 0,
+    heartbeatAt: at,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+  await createArchiveDir(record.archivePath);
+  await store.createPurge(record);
+  return record;
+}
