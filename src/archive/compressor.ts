@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
  * the CPUs, gzip on libuv's threads at the same priority as Redis takes turns with it, and every
  * other client of that Redis (its workers, its producers) waits for those turns. At nice 10 the
  * kernel gives Redis the CPU first; the purge then slows down rather than Redis. The thread is
- * made once, on the first chunk, and does not keep the process alive.
+ * made on the first chunk, does not keep the process alive, and goes away once it has had no
+ * work for a while (an idle thread holds ~10 MB, which the bot would keep for good).
  *
  * The worker's code is a string run with `eval`: it needs no file of its own, so it works the
  * same from src/ (tsx, the tests), from dist/ and from the command line's bundle.
@@ -37,15 +38,33 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-let worker: Worker | undefined;
-let nextId = 0;
-const pending = new Map<number, Pending>();
+/** The thread and the chunks it has not answered yet (its own: a stopped thread fails only its). */
+interface Compressor {
+  thread: Worker;
+  pending: Map<number, Pending>;
+}
 
-function compressorThread(): Worker {
-  if (worker) return worker;
-  const created = new Worker(WORKER_SOURCE, { eval: true });
-  created.unref();
-  created.on('message', (reply: { id: number; body?: Uint8Array; error?: string }) => {
+/** How long the thread stays after its last chunk: a purge writes chunks far more often. */
+const IDLE_MS = 30_000;
+
+let current: Compressor | undefined;
+let idleTimer: NodeJS.Timeout | undefined;
+let nextId = 0;
+
+/** Ends the compressor thread (the next chunk makes a new one); chunks on their way fail. */
+export async function stopCompressor(): Promise<void> {
+  clearTimeout(idleTimer);
+  const stopping = current;
+  current = undefined;
+  await stopping?.thread.terminate();
+}
+
+function compressor(): Compressor {
+  if (current) return current;
+  const made: Compressor = { thread: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map() };
+  const { thread, pending } = made;
+  thread.unref();
+  thread.on('message', (reply: { id: number; body?: Uint8Array; error?: string }) => {
     const waiting = pending.get(reply.id);
     if (!waiting) return;
     pending.delete(reply.id);
@@ -53,16 +72,16 @@ function compressorThread(): Worker {
     else waiting.resolve(Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength));
   });
   const fail = (error: Error) => {
-    if (worker === created) worker = undefined;
+    if (current === made) current = undefined;
     for (const [id, waiting] of pending) {
       pending.delete(id);
       waiting.reject(error);
     }
   };
-  created.on('error', fail);
-  created.on('exit', (code) => fail(new Error(`the archive compressor stopped (exit code ${code})`)));
-  worker = created;
-  return created;
+  thread.on('error', fail);
+  thread.on('exit', (code) => fail(new Error(`the archive compressor stopped (exit code ${code})`)));
+  current = made;
+  return made;
 }
 
 /**
@@ -71,12 +90,15 @@ function compressorThread(): Worker {
  * copied to it, so the caller may reuse them at once.
  */
 export function gzipInBackground(blocks: readonly Buffer[]): Promise<Buffer> {
-  const thread = compressorThread();
+  const { thread, pending } = compressor();
   const id = nextId++;
   return new Promise<Buffer>((resolve, reject) => {
     // Referenced while a chunk is on its way, so a command line run waits for its archive.
     const settled = () => {
-      if (pending.size === 0) thread.unref();
+      if (pending.size > 0 || current?.thread !== thread) return;
+      thread.unref();
+      idleTimer = setTimeout(() => void stopCompressor(), IDLE_MS);
+      idleTimer.unref();
     };
     pending.set(id, {
       resolve: (body) => {
@@ -88,7 +110,10 @@ export function gzipInBackground(blocks: readonly Buffer[]): Promise<Buffer> {
         reject(error);
       },
     });
-    if (pending.size === 1) thread.ref();
+    if (pending.size === 1) {
+      clearTimeout(idleTimer);
+      thread.ref();
+    }
     thread.postMessage({ id, blocks });
   });
 }

@@ -15,6 +15,7 @@ import {
   writeChunk,
   writeManifest,
 } from '../../src/archive/archive.js';
+import { stopCompressor } from '../../src/archive/compressor.js';
 import { OpsError } from '../../src/errors.js';
 import { messages } from '../../src/i18n/index.js';
 
@@ -74,6 +75,12 @@ describe('purge archives on disk', () => {
       expect(threads.filter((t) => t.nice === 10)).toHaveLength(1);
       expect(threads.find((t) => t.tid === process.pid)?.nice).toBe(0);
       expect(await readChunk(path, 'chunk-000001.jsonl.gz')).toEqual(lines);
+      // Stopped (as it is after a while idle), it is gone, and the next chunk makes it again.
+      await stopCompressor();
+      expect(niceOfEachThread().filter((t) => t.nice === 10)).toHaveLength(0);
+      await writeChunk(path, 2, lines);
+      expect(niceOfEachThread().filter((t) => t.nice === 10)).toHaveLength(1);
+      expect(await readChunk(path, 'chunk-000002.jsonl.gz')).toEqual(lines);
     },
   );
 
