@@ -198,6 +198,9 @@ policies:
     expect(pause.stdout).toContain('İstek: pause pushizo/events');
     expect(pause.stdout).toContain('bekleyen 1.500 iş');
     expect(pause.stdout).toContain('Onay bekliyor');
+    // A terminal cannot click: what each button runs is said in Turkish too.
+    expect(pause.stdout).toContain('Bir butona basmak için şunu çalıştırın:');
+    expect(pause.stdout).not.toContain('To press a button');
 
     const unknown = await cli('status', 'nosuch');
     expect(unknown.code).not.toBe(0);

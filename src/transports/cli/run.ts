@@ -116,7 +116,7 @@ export async function runCli(io: CliIo): Promise<number> {
     if (typeof saved === 'number') return saved;
     const out = json
       ? `${JSON.stringify(toCliJson(reply, config.locale))}\n`
-      : (reply.terminal ?? textOf(reply.message));
+      : (reply.terminal ?? textOf(reply.message, config.locale));
     io.stdout(scrubSecrets(out + (json ? '' : saved), secrets));
     return exitCodeOf(reply);
   } finally {
@@ -255,7 +255,7 @@ async function monitorOnce(
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json
       ? `${JSON.stringify(toCliJson(reply, full.config.locale))}\n`
-      : (reply.terminal ?? textOf(reply.message));
+      : (reply.terminal ?? textOf(reply.message, full.config.locale));
     io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {
@@ -317,8 +317,8 @@ export function toCliJson(reply: Reply, locale: Locale): CliJson {
 }
 
 /** The message as plain text, then the buttons with the command each one stands for. */
-function textOf(message: Message): string {
-  const t = messages('en').cli;
+function textOf(message: Message, locale: Locale): string {
+  const t = messages(locale).cli;
   const rendered = renderText(message);
   const lines = [rendered.text.replace(/\n+$/, '')];
   // The text already numbers the buttons; a terminal cannot click, so say what each one runs.
