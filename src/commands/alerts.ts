@@ -3,8 +3,9 @@ import { context, header, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
+import { shownValue } from '../escalation/blocks.js';
 import { parseDuration } from '../escalation/duration.js';
-import { type Alert, displayValue } from '../escalation/lifecycle.js';
+import type { Alert } from '../escalation/lifecycle.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
@@ -53,7 +54,7 @@ export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Mes
         t.severity[a.severity] ?? a.severity,
         inline(a.rule, 80),
         inline(a.subject, 150),
-        displayValue(a.metric, a.value),
+        shownValue(a, a.value, locale),
         formatUtc(Date.parse(a.openedAt), locale, false),
       ),
     );

@@ -28,7 +28,8 @@ export function mention(id: string): string {
   return id.startsWith('S') ? `<!subteam^${id}>` : `<@${id}>`;
 }
 
-function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
+/** An alert's value (or threshold) as people read it: grouped, with the locale's decimals. */
+export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
   const text = displayValue(alert.metric, value);
   // Counts get their thousands grouped; ratios and rates keep their decimals, written the
   // locale's way (0,85 in Turkish).

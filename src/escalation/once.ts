@@ -4,7 +4,7 @@ import type { Message } from '../blocks/message.js';
 import { alertData } from '../commands/alerts.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { EscalationStore } from '../store/store.js';
-import { displayValue } from './lifecycle.js';
+import { shownValue } from './blocks.js';
 import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
 import type { DrainResult } from './outbox.js';
 import type { Escalation } from './runtime.js';
@@ -63,7 +63,13 @@ export async function runMonitorOnce(deps: {
   const lines = [summary, t.firing(outcome.firing.length)];
   for (const alert of outcome.firing.slice(0, 30)) {
     lines.push(
-      `• \`${alert.id}\` ${e.severity[alert.severity] ?? alert.severity} *${inline(alert.rule, 80)}* ${inline(alert.subject, 150)}: ${displayValue(alert.metric, alert.value)} (${alert.comparator} ${displayValue(alert.metric, alert.threshold)})`,
+      `• \`${alert.id}\` ${e.severity[alert.severity] ?? alert.severity} *${inline(alert.rule, 80)}* ${inline(alert.subject, 150)}: ` +
+        e.valueLine(
+          e.metric[alert.metric] ?? alert.metric,
+          shownValue(alert, alert.value, deps.locale),
+          alert.comparator,
+          shownValue(alert, alert.threshold, deps.locale),
+        ),
     );
   }
   const notes = [t.opened(outcome.opened.length), t.resolved(outcome.resolved.length)];

@@ -154,6 +154,8 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
     // The backlog resolved minutes ago, so it reopens in place (an update and a "firing again" in
     // its thread) instead of a new post; both wait for a token.
     expect(run.json.data.outbox).toMatchObject({ sent: 0, pending: 2 });
+    // The firing line names the metric and reads value against threshold, as the alert post does.
+    expect(JSON.stringify(run.json.message)).toContain('*waiting jobs*: *60* (above 50)');
     expect(run.json.message.blocks[1].elements.map((e: { text: string }) => e.text)).toContain(
       'SLACK_BOT_TOKEN is not set: messages wait in the outbox.',
     );

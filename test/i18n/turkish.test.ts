@@ -4,6 +4,7 @@ import { dlqMessage } from '../../src/blocks/dlq.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import { statusMessage } from '../../src/blocks/status.js';
 import { validateMessage } from '../../src/blocks/validate.js';
+import { alertsListMessage } from '../../src/commands/alerts.js';
 import { alertMessage } from '../../src/escalation/blocks.js';
 import type { ActionRequest } from '../../src/store/store.js';
 import { runCli } from '../../src/transports/cli/run.js';
@@ -131,6 +132,14 @@ describe('locale: tr, an escalation alert', () => {
     ).text;
     expect(ratio).toContain('0,93');
     expect(ratio).toContain('0,85');
+  });
+
+  it('the alerts list shows values with tr-TR grouping, as the alert itself does', () => {
+    const list = renderText(
+      alertsListMessage([sampleAlert({ value: 150_234, threshold: 100_000 })], 'tr'),
+    ).text;
+    expect(list).toContain('150.234');
+    expect(list).not.toContain('150234');
   });
 });
 
