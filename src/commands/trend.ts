@@ -96,7 +96,14 @@ export function trendMessage(data: TrendData, locale: Locale, note?: string): Me
     notes.push(
       t.thresholds(
         data.thresholds
-          .map((x) => t.thresholdItem(inline(x.rule, 80), t.states[x.state], x.comparator, String(x.value)))
+          .map((x) =>
+            t.thresholdItem(
+              inline(x.rule, 80),
+              t.states[x.state],
+              x.comparator,
+              formatNumber(x.value, locale),
+            ),
+          )
           .join(', '),
       ),
     );

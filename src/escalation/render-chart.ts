@@ -1,3 +1,4 @@
+import { formatNumber } from '../blocks/format.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { loadEcharts, loadResvg } from '../lib/lazy.js';
 import { type TrendData, trendOption } from './trend.js';
@@ -53,6 +54,7 @@ export async function trendFile(
       states: t.states,
       threshold: t.threshold,
       alert: t.alertBand,
+      count: (n) => formatNumber(n, locale),
     }),
   );
   const safe = `${data.system}-${data.queue}`.replace(/[^\w.-]+/g, '_').slice(0, 80);

@@ -210,6 +210,8 @@ export interface ChartLabels {
   states: Record<TrendState, string>;
   threshold: (rule: string, value: string) => string;
   alert: (rule: string) => string;
+  /** A count as the locale writes it (48.000 in Turkish): threshold labels and the value axis. */
+  count: (n: number) => string;
 }
 
 /**
@@ -223,8 +225,8 @@ export function trendOption(data: TrendData, labels: ChartLabels): Record<string
       .filter((t) => t.state === state)
       .map((t) => ({
         yAxis: t.value,
-        name: labels.threshold(t.rule, String(t.value)),
-        label: { formatter: labels.threshold(t.rule, String(t.value)), position: 'insideEndTop' },
+        name: labels.threshold(t.rule, labels.count(t.value)),
+        label: { formatter: labels.threshold(t.rule, labels.count(t.value)), position: 'insideEndTop' },
       }));
     const isFirst = state === TREND_STATES[0];
     return {
@@ -274,7 +276,13 @@ export function trendOption(data: TrendData, labels: ChartLabels): Record<string
     grid: { left: 56, right: 28, top: 48, bottom: 36 },
     xAxis: { type: 'time', min: data.from, max: data.to, splitLine: { show: false } },
     // A threshold above every value would sit off the chart: the axis reaches it.
-    yAxis: { type: 'value', min: 0, minInterval: 1, ...(axisMax === undefined ? {} : { max: axisMax }) },
+    yAxis: {
+      type: 'value',
+      min: 0,
+      minInterval: 1,
+      axisLabel: { formatter: (value: number) => labels.count(value) },
+      ...(axisMax === undefined ? {} : { max: axisMax }),
+    },
     series,
   };
 }

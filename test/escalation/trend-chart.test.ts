@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { formatNumber } from '../../src/blocks/format.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { Alert } from '../../src/escalation/lifecycle.js';
 import { renderChartPng, trendFile } from '../../src/escalation/render-chart.js';
@@ -162,6 +163,19 @@ describe('trend chart', () => {
     expect(pixelDifference(actual, reference)).toBeLessThan(0.004);
   });
 
+  it("writes counts the locale's way on threshold labels and the value axis (30.000 in Turkish)", () => {
+    const d = data();
+    const big: TrendData = { ...d, thresholds: d.thresholds.map((t) => ({ ...t, value: 30_000 })) };
+    const option = trendOption(big, { ...labels, count: (n) => formatNumber(n, 'tr') }) as {
+      series: { markLine?: { data: { name: string }[] } }[];
+      yAxis: { axisLabel: { formatter: (n: number) => string } };
+    };
+    const names = option.series.flatMap((x) => x.markLine?.data.map((l) => l.name) ?? []);
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(name).toMatch(/ 30\.000$/);
+    expect(option.yAxis.axisLabel.formatter(70_000)).toBe('70.000');
+  });
+
   it('the comparison would catch a different chart (thresholds moved, the alert band gone)', async () => {
     const d = data();
     const changed: TrendData = {
@@ -196,4 +210,5 @@ const labels = {
   states: { waiting: 'waiting', active: 'active', delayed: 'delayed', failed: 'failed' },
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   alert: (rule: string) => `alert: ${rule}`,
+  count: (n: number) => formatNumber(n, 'en'),
 };
