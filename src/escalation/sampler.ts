@@ -96,8 +96,12 @@ export function toSystemSample(
   };
 }
 
-/** Name plus connection address when known: a worker restarting under its name still shows. */
+/**
+ * Name plus what a new process under the same name changes: its connection address (BullMQ) or
+ * its pid (Celery, whose `celery@host` comes back under its name after a crash). So a worker
+ * restarting between samples counts as churn, which is what a crash loop looks like.
+ */
 function workerIdentity(worker: SystemStatus['workers'][number]): string {
-  const addr = worker.details?.addr;
-  return addr === undefined ? worker.name : `${worker.name}|${addr}`;
+  const incarnation = worker.details?.addr ?? worker.details?.pid;
+  return incarnation === undefined ? worker.name : `${worker.name}|${incarnation}`;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SystemStatus } from '../../src/backends/queue-backend.js';
 import { configSchema, type EscalationRule } from '../../src/config/schema.js';
 import {
   type Alert,
@@ -9,6 +10,7 @@ import {
   snoozeAlert,
 } from '../../src/escalation/lifecycle.js';
 import { evaluateRules } from '../../src/escalation/rules.js';
+import { toSystemSample } from '../../src/escalation/sampler.js';
 import type { QueueSample, Sample, SystemSample } from '../../src/escalation/samples.js';
 
 const T0 = Date.parse('2030-01-01T10:00:00.000Z');
@@ -120,6 +122,27 @@ describe('rule evaluation (pure, controlled clock)', () => {
       system('zeus', { type: 'celery', workers: t % 2 ? ['w1@a'] : ['w1@a', 'w2@a'] }),
     ]);
     expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ value: 4, firing: true });
+  });
+
+  it('a Celery worker that comes back under its name with a new pid between samples is churn too', () => {
+    const status = (pid: number) =>
+      ({
+        name: 'zeus',
+        type: 'celery',
+        warnings: [],
+        queues: [],
+        redis: { usedMemoryBytes: 1, maxMemoryBytes: 0, maxMemoryPolicy: 'noeviction' },
+        workers: [{ name: 'celery@zeus-1', details: { pid, concurrency: 4 } }],
+      }) as unknown as SystemStatus;
+    const first = toSystemSample(status(101), undefined, at(0));
+    const restarted = toSystemSample(status(202), first, at(1));
+    const same = toSystemSample(status(202), restarted, at(2));
+    expect(restarted.workers).not.toEqual(first.workers);
+    expect(same.workers).toEqual(restarted.workers);
+    const rules = parseRules([{ name: 'crash-loop', metric: 'workerChurn', above: 1, within: '2m' }]);
+    // Restarted every other sample under the same name.
+    const looping = history(6, (t) => [toSystemSample(status(1000 + Math.floor(t / 2)), undefined, at(t))]);
+    expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ subject: 'zeus', firing: true });
   });
 
   it('no workers only fires while jobs wait; unreachable counts samples in a row; eviction policy', () => {
