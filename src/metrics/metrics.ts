@@ -37,7 +37,11 @@ export interface Metrics {
   /** Every audit entry: actions and approvals are counted from the trail itself. */
   observeAudit(entry: Pick<AuditEntry, 'action' | 'outcome' | 'params'>): void;
   /** Whether each system's Redis answered the last read (for `/readyz`'s body). */
-  systemsUp(): Promise<Record<string, boolean>>;
+  /**
+   * Which watched systems answered the last read. `waitMs`: how long to wait for a read in
+   * flight before answering with the one before it (a system not read yet is left out).
+   */
+  systemsUp(waitMs?: number): Promise<Record<string, boolean>>;
 }
 
 interface Snapshot {
@@ -240,9 +244,23 @@ export function createMetrics(deps: MetricsDeps): Metrics {
         approvals.inc({ action: requestAction, outcome: entry.outcome });
       }
     },
-    async systemsUp() {
-      const { systems } = await current();
-      return Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
+    async systemsUp(waitMs = Number.POSITIVE_INFINITY) {
+      const upOf = ({ systems }: Snapshot) =>
+        Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
+      const fresh = current().then(upOf);
+      if (!Number.isFinite(waitMs)) return await fresh;
+      // A read held up by a Redis that hangs (up to its command timeout) answers with what the
+      // last read found; the read goes on and the next caller gets it.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), waitMs);
+      });
+      fresh.catch(() => undefined);
+      try {
+        return (await Promise.race([fresh, late])) ?? (snapshot ? upOf(snapshot) : {});
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -21,13 +21,18 @@ export interface Readiness {
   systems: Record<string, 'up' | 'down'>;
 }
 
+/** How long `/readyz` waits for the watched systems' read before answering with the last one. */
+const READY_SYSTEMS_WAIT_MS = 300;
+
 export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
   const [store, systems] = await Promise.all([
     deps.pingStore().then(
       () => 'ok' as const,
       () => 'unreachable' as const,
     ),
-    deps.metrics.systemsUp().catch(() => ({}) as Record<string, boolean>),
+    // Never held up by a watched Redis that hangs: a probe's timeout is about a second, and a
+    // system that is down (or slow) must not make the bot unready.
+    deps.metrics.systemsUp(READY_SYSTEMS_WAIT_MS).catch(() => ({}) as Record<string, boolean>),
   ]);
   const slack = deps.slackConnected() ? ('connected' as const) : ('disconnected' as const);
   return {
