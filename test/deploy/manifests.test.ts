@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 /**
  * `kubectl apply --dry-run=client` cannot run here, so the manifests are checked the way it would
@@ -66,6 +66,7 @@ describe('deploy/kubernetes', () => {
       'Secret',
       'ConfigMap',
       'PodDisruptionBudget',
+      'PersistentVolumeClaim',
     ]) {
       expect(kinds.has(kind), kind).toBe(true);
     }
@@ -110,6 +111,18 @@ describe('deploy/kubernetes', () => {
     const configMount = container.volumeMounts.find((m: { name: string }) => m.name === 'config');
     const configMap = one('ConfigMap', 'queue-ops-config');
     expect(Object.keys(configMap.data).map((key) => `${configMount.mountPath}/${key}`)).toContain(configPath);
+  });
+
+  it('keeps purge archives on one volume every replica mounts, where the config writes them', () => {
+    const pod = one('Deployment', 'queue-ops').spec.template.spec;
+    const mount = pod.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'data');
+    const volume = pod.volumes.find((v: { name: string }) => v.name === 'data');
+    const claim = one('PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
+    expect(claim.spec.accessModes).toEqual(['ReadWriteMany']);
+    const config = parse(one('ConfigMap', 'queue-ops-config').data['queue-ops.yml']) as {
+      archive: { dir: string };
+    };
+    expect(config.archive.dir.startsWith(`${mount.mountPath}/`)).toBe(true);
   });
 
   it('selects the deployment’s pods from the Service and the PodDisruptionBudget', () => {
