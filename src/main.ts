@@ -251,6 +251,10 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
     const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
+    // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
+    const userLocale = createUserLocales({
+      lookup: async (userId) => localeDirectory.userLocale?.(userId),
+    });
     const homeTab = createHomeTab({
       client: slack.app.client,
       config,
@@ -261,6 +265,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       roles: runtime.ctx.roles ?? { has: async () => false },
       logger,
       locale,
+      userLocale,
       now,
       ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
     });
@@ -272,10 +277,7 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
       dispatcher: runtime.dispatcher,
       logger,
       locale,
-      // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
-      userLocale: createUserLocales({
-        lookup: async (userId) => localeDirectory.userLocale?.(userId),
-      }),
+      userLocale,
       homeNotice: (userId, text) => homeTab.notice(userId, text),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
       middleware: [

@@ -43,6 +43,9 @@ function fakeSlackApi() {
         return [200, { ok: true, channel: body.channel, ts: at }];
       }
       if (method === 'chat.update') return [200, { ok: true, channel: body.channel, ts: body.ts }];
+      // Vic set Slack to Turkish; nobody else's locale is known (the config's applies).
+      if (method === 'users.info' && body.user === 'U0VIEW')
+        return [200, { ok: true, user: { id: 'U0VIEW', locale: 'tr-TR' } }];
       return [200, { ok: false, error: 'unknown_method' }];
     });
 }
@@ -246,6 +249,16 @@ describe('the App Home tab, on the real bot wiring', () => {
     expect(buttonsOf(answer!.view.blocks).filter((b) => b.value === id)).toEqual([]);
     const bobsNow = await open('bob');
     expect(textOf(bobsNow)).toContain(`approved pause pushizo/q-home (${id})`);
+  });
+
+  it('a user whose Slack is in Turkish gets a Turkish Home tab on an English config; others keep English', async () => {
+    const vic = textOf(await open('vic'));
+    expect(vic).toContain('Sistemler');
+    expect(vic).toContain('kuyruk');
+    expect(vic).not.toContain('Systems');
+    const alice = textOf(await open('alice'));
+    expect(alice).toContain('Systems');
+    expect(alice).not.toContain('Sistemler');
   });
 
   it('a forged Home click by someone without the role changes nothing and learns nothing', async () => {

@@ -29,6 +29,8 @@ export interface HomeDeps {
   roles: { has(userId: string, role: Role): Promise<boolean> };
   logger: Logger;
   locale?: Locale;
+  /** The user's own language when their Slack locale is one we speak (as commands use it). */
+  userLocale?: (userId: string) => Promise<Locale | undefined>;
   now?: () => Date;
   minIntervalMs?: number;
   maxUsers?: number;
@@ -119,11 +121,12 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
   async function publish(userId: string): Promise<void> {
     const state = touch(userId);
     state.last = now().getTime();
-    const [sys, alerts, waiting, recent] = await Promise.all([
+    const [sys, alerts, waiting, recent, own] = await Promise.all([
       systems(),
       deps.alerts.open(),
       waitingFor(userId),
       recentOf(userId),
+      deps.userLocale?.(userId),
     ]);
     const view = homeView(
       {
@@ -134,7 +137,7 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
         now: now(),
         ...(state.notice ? { notice: state.notice } : {}),
       },
-      locale,
+      own ?? locale,
     );
     await deps.client.views.publish({ user_id: userId, view });
   }
