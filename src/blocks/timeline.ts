@@ -1,6 +1,7 @@
 import type { AuditVerifyResult } from '../audit/audit.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { TimelineEvent } from '../timeline/events.js';
+import { formatNumber } from './format.js';
 import { context, header, packSections } from './kit.js';
 import type { Message } from './message.js';
 import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
@@ -58,10 +59,39 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
     case 'interrupted':
       return { who: event.who, what: e.interrupted(event.request) };
     case 'action.done':
-      return { who: event.who, what: e.actionDone(event.action, event.target, event.outcome) };
+      return {
+        who: event.who,
+        what: e.actionDone(
+          event.action,
+          event.target,
+          event.result ? resultText(event.result, locale) : event.outcome,
+        ),
+      };
     case 'action.failed':
       return { who: event.who, what: e.actionFailed(event.action, event.target, event.outcome) };
   }
+}
+
+/**
+ * An action's result in the locale's words and numbers (`purged 2,000 · archived 2,000 · undo
+ * with r-…`); fields the catalog does not name stay `field value`. Never more than five parts,
+ * and nothing long (ids and paths, not payloads).
+ */
+function resultText(result: Record<string, unknown>, locale: Locale): string {
+  const named = messages(locale).timeline.events.result as Record<string, (value: string) => string>;
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(result)) {
+    if (parts.length >= 5) break;
+    const text =
+      typeof value === 'number'
+        ? formatNumber(value, locale)
+        : typeof value === 'boolean' || (typeof value === 'string' && value.length <= 80)
+          ? String(value)
+          : undefined;
+    if (text === undefined) continue;
+    parts.push(Object.hasOwn(named, key) ? named[key]!(text) : `${key} ${text}`);
+  }
+  return parts.join(' · ');
 }
 
 /** The verdict in one line: verified, broken after the span, or broken within it. */

@@ -144,7 +144,13 @@ export const timelineCommand: CommandDefinition = {
         since: span.since,
         until: span.until,
         ...(span.system ? { system: span.system } : {}),
-        events,
+        // `outcome` words the result for --json readers as before; the result itself (a retry's
+        // id map can be a thousand ids) stays out.
+        events: events.map((event) => {
+          if (!('result' in event)) return event;
+          const { result: _result, ...rest } = event;
+          return rest;
+        }),
         verification: {
           ...report.result,
           ...(seqs.length > 0

@@ -39,6 +39,8 @@ export type TimelineEvent =
       action: string;
       target: string;
       outcome: string;
+      /** The action's result as audited (action.done), which the timeline words per locale. */
+      result?: Record<string, unknown>;
     };
 
 /** Reads that tell who saw what during an incident. */
@@ -102,7 +104,16 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
     const name = e.action.slice('action.'.length);
     return e.outcome === 'failed'
       ? { ...base, kind: 'action.failed', action: name, target, outcome: e.error ?? 'failed' }
-      : { ...base, kind: 'action.done', action: name, target, outcome: summarizeResult(p.result) };
+      : {
+          ...base,
+          kind: 'action.done',
+          action: name,
+          target,
+          outcome: summarizeResult(p.result),
+          ...(typeof p.result === 'object' && p.result !== null
+            ? { result: p.result as Record<string, unknown> }
+            : {}),
+        };
   }
   return undefined;
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { homeView } from '../../src/blocks/home.js';
-import { timelineMessage } from '../../src/blocks/timeline.js';
+import { describeEvent, timelineMessage } from '../../src/blocks/timeline.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import type { ActionRequest } from '../../src/store/store.js';
-import type { TimelineEvent } from '../../src/timeline/events.js';
+import { eventFromAudit, type TimelineEvent } from '../../src/timeline/events.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
 const now = new Date('2030-01-01T12:00:00Z');
@@ -86,5 +86,30 @@ describe('the Home view and the timeline message stay inside Slack limits, escap
       'queue-ops timeline --since 2030-01-01T11:00:00.000Z --until 2030-01-01T13:00:00.000Z pushizo',
     );
     expect(text).toContain("Audit chain verified: 400 entries unbroken, including this span's #1–#300.");
+  });
+});
+
+describe('an action outcome in the timeline', () => {
+  // As the audit trail holds a purge's outcome, read back the way the timeline reads it.
+  const purge = () =>
+    eventFromAudit({
+      seq: 7,
+      at: '2030-01-01T10:00:00.000Z',
+      action: 'action.purge',
+      actorId: 'U0BOB',
+      outcome: 'done',
+      target: 'pushizo/dispatch-ios',
+      params: {
+        result: { purged: 2000, archived: 2000, purgeId: 'r-abc123', archivePath: '/data/archive/r-abc123' },
+      },
+    } as never)!;
+
+  it('is worded in the locale, with its numbers grouped the locale’s way', () => {
+    expect(describeEvent(purge(), 'en').what).toBe(
+      'purge pushizo/dispatch-ios done: purged 2,000 · archived 2,000 · undo with r-abc123 · archive /data/archive/r-abc123',
+    );
+    expect(describeEvent(purge(), 'tr').what).toBe(
+      'purge pushizo/dispatch-ios tamamlandı: 2.000 iş silindi · 2.000 iş arşivlendi · geri almak için r-abc123 · arşiv /data/archive/r-abc123',
+    );
   });
 });

@@ -28,6 +28,15 @@ export const timeline = {
     actionDone: (action: string, target: string, outcome: string) =>
       `${action} ${target} done${outcome ? `: ${outcome}` : ''}`,
     actionFailed: (action: string, target: string, error: string) => `${action} ${target} failed: ${error}`,
+    /** What an action's result says, one part per known field (the rest as `field value`). */
+    result: {
+      purged: (n: string) => `purged ${n}`,
+      archived: (n: string) => `archived ${n}`,
+      restored: (n: string) => `restored ${n}`,
+      retried: (n: string) => `retried ${n}`,
+      purgeId: (id: string) => `undo with ${id}`,
+      archivePath: (path: string) => `archive ${path}`,
+    },
     guardDenied: (command: string, target?: string) =>
       `was refused ${command}${target ? ` ${target}` : ''} by the guards`,
   },

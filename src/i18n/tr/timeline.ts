@@ -31,6 +31,14 @@ export const timeline: Catalog['timeline'] = {
       `${action} ${target} tamamlandı${outcome ? `: ${outcome}` : ''}`,
     actionFailed: (action: string, target: string, error: string) =>
       `${action} ${target} başarısız: ${error}`,
+    result: {
+      purged: (n: string) => `${n} iş silindi`,
+      archived: (n: string) => `${n} iş arşivlendi`,
+      restored: (n: string) => `${n} iş geri yüklendi`,
+      retried: (n: string) => `${n} iş yeniden denendi`,
+      purgeId: (id: string) => `geri almak için ${id}`,
+      archivePath: (path: string) => `arşiv ${path}`,
+    },
     guardDenied: (command: string, target?: string) =>
       `${command}${target ? ` ${target}` : ''} korumalar tarafından reddedildi`,
   },
