@@ -87,7 +87,7 @@ export function homeView(input: HomeInput, locale: Locale): HomeView {
     .slice(0, HOME_MAX_ALERTS)
     .map(
       (a) =>
-        `• ${escapeMrkdwn(t.alertLine(a.severity, a.rule, a.subject, hm(a.openedAt, locale), a.ackedBy))}`,
+        `• ${escapeMrkdwn(t.alertLine(messages(locale).escalation.severity[a.severity] ?? a.severity, a.rule, a.subject, hm(a.openedAt, locale), a.ackedBy))}`,
     );
   if (input.alerts.length > HOME_MAX_ALERTS)
     alertLines.push(escapeMrkdwn(t.moreAlerts(input.alerts.length - HOME_MAX_ALERTS)));

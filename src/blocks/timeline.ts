@@ -1,7 +1,7 @@
 import type { AuditVerifyResult } from '../audit/audit.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { TimelineEvent } from '../timeline/events.js';
-import { formatNumber } from './format.js';
+import { formatDecimal, formatNumber } from './format.js';
 import { context, header, packSections } from './kit.js';
 import type { Message } from './message.js';
 import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
@@ -33,11 +33,13 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
   const t = messages(locale).timeline;
   const e = t.events;
   switch (event.kind) {
-    case 'alert.fired':
-      return {
-        who: t.monitor,
-        what: e.alertFired(event.rule, event.subject, event.severity, event.threshold),
-      };
+    case 'alert.fired': {
+      const severity = messages(locale).escalation.severity[event.severity] ?? event.severity;
+      const threshold = Number.isInteger(event.threshold)
+        ? formatNumber(event.threshold, locale)
+        : formatDecimal(event.threshold, 2, locale);
+      return { who: t.monitor, what: e.alertFired(event.rule, event.subject, severity, threshold) };
+    }
     case 'alert.resolved':
       return { who: t.monitor, what: e.alertResolved(event.rule, event.subject) };
     case 'look':

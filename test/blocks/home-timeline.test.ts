@@ -113,3 +113,25 @@ describe('an action outcome in the timeline', () => {
     );
   });
 });
+
+describe('an alert in the timeline', () => {
+  const fired: TimelineEvent = {
+    at: '2030-01-01T10:00:00.000Z',
+    kind: 'alert.fired',
+    alert: 'a-1',
+    rule: 'backlog',
+    subject: 'pushizo/dispatch-ios',
+    severity: 'critical',
+    threshold: 30_000,
+    system: 'pushizo',
+  };
+
+  it('names its severity and threshold the locale’s way', () => {
+    expect(describeEvent(fired, 'en').what).toBe(
+      'alert backlog fired on pushizo/dispatch-ios (CRITICAL, threshold 30,000)',
+    );
+    expect(describeEvent(fired, 'tr').what).toBe(
+      'pushizo/dispatch-ios üzerinde backlog alarmı tetiklendi (KRİTİK, eşik 30.000)',
+    );
+  });
+});

@@ -115,7 +115,7 @@ describe('queue-ops timeline: the audit trail and the alert history of a span, i
     expect(out).toMatch(/^# Incident timeline /);
     expect(out).toContain('| Time (UTC) | Who | What |');
     const order = [
-      'alert backlog fired on pushizo/dispatch-ios (critical, threshold 100)',
+      'alert backlog fired on pushizo/dispatch-ios (CRITICAL, threshold 100)',
       'alert backlog resolved on pushizo/dispatch-ios',
       '| U0ALICE | looked at status pushizo |',
       `| U0ALICE | looked at dlq pushizo/${queueName} |`,

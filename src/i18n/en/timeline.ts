@@ -13,7 +13,7 @@ export const timeline = {
   columns: { time: 'Time (UTC)', who: 'Who', what: 'What' },
   monitor: 'monitor',
   events: {
-    alertFired: (rule: string, subject: string, severity: string, threshold: number) =>
+    alertFired: (rule: string, subject: string, severity: string, threshold: string) =>
       `alert ${rule} fired on ${subject} (${severity}, threshold ${threshold})`,
     alertResolved: (rule: string, subject: string) => `alert ${rule} resolved on ${subject}`,
     looked: (verb: string, target?: string) => `looked at ${verb}${target ? ` ${target}` : ''}`,

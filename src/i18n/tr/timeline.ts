@@ -15,7 +15,7 @@ export const timeline: Catalog['timeline'] = {
   columns: { time: 'Zaman (UTC)', who: 'Kim', what: 'Ne' },
   monitor: 'monitör',
   events: {
-    alertFired: (rule: string, subject: string, severity: string, threshold: number) =>
+    alertFired: (rule: string, subject: string, severity: string, threshold: string) =>
       `${subject} üzerinde ${rule} alarmı tetiklendi (${severity}, eşik ${threshold})`,
     alertResolved: (rule: string, subject: string) => `${subject} üzerinde ${rule} alarmı çözüldü`,
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
