@@ -23,7 +23,11 @@ export const ActionId = {
   AlertSnooze2h: 'queue_ops.alert.snooze_two_hours',
   /** value: `system/queue`; answers with a new message, the alert stays. */
   AlertDlq: 'queue_ops.alert.dlq',
-  /** value: `system/queue`; runs `scale <system/queue>` (its usage or preview). */
+  /**
+   * value: `system/queue`; runs `workers <system>`: the system's worker groups with their replicas
+   * and bounds, the step before `scale <system>/<group> <replicas>` (a queue is not a group, and
+   * how many replicas is the operator's call).
+   */
   AlertScale: 'queue_ops.alert.scale',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
@@ -55,7 +59,7 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
     case ActionId.AlertDlq:
       return ['dlq', scope];
     case ActionId.AlertScale:
-      return ['scale', scope];
+      return ['workers', scope.split('/')[0]!];
     default:
       return undefined;
   }

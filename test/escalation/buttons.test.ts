@@ -29,7 +29,8 @@ describe('alert message buttons', () => {
       ['snooze', 'a-1234abcd', '30m'],
       ['snooze', 'a-1234abcd', '2h'],
       ['dlq', 'pushizo/dispatch-ios'],
-      ['scale', 'pushizo/dispatch-ios'],
+      // Scale… shows the system's worker groups and their bounds: what `scale` then needs.
+      ['workers', 'pushizo'],
     ]);
   });
 
