@@ -491,7 +491,11 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       };
       await deps.store.createRequest(request);
       await audit(input.actor, request, 'request.created', policy.approvals > 0 ? 'requested' : 'approved');
-      if (policy.approvals > 0) return request;
+      if (policy.approvals > 0) {
+        // A new request is waiting for someone: their App Home tabs show it without a reopen.
+        await notify(request);
+        return request;
+      }
       return await execute(request, input.actor);
     },
 

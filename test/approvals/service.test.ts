@@ -294,7 +294,8 @@ describe('two-person approval', () => {
     h.clock.now = new Date(h.clock.now.getTime() + 15 * 60_000);
     expect(await codeOf(approvals.approve(request.id, bob))).toBe('RequestExpired');
     expect((await approvals.get(request.id))?.status).toBe('expired');
-    expect(seen).toEqual(['expired']);
+    // Told when it was created (waiting for someone) and when it expired.
+    expect(seen).toEqual(['pending', 'expired']);
     expect(h.executed).toHaveLength(0);
   });
 

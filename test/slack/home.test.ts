@@ -119,7 +119,7 @@ describe('the App Home tab, on the real bot wiring', () => {
   let bot: RunningBot;
 
   beforeAll(async () => {
-    for (const name of ['q-home', 'q-forged']) {
+    for (const name of ['q-home', 'q-forged', 'q-refresh']) {
       const queue = new Queue(name, { connection: connectionFor(url), prefix });
       await queue.add('push', { token: 'JOB-PAYLOAD-MARKER' });
       queues.set(name, queue);
@@ -277,5 +277,21 @@ describe('the App Home tab, on the real bot wiring', () => {
     // Another mutating verb never runs from the Home tab: only approve/deny are let through.
     const entries = await bot.runtime.audit.recent(20);
     expect(entries.some((e) => e.actorId === 'U0VIEW' && e.action === 'request.approved')).toBe(false);
+  });
+
+  it('a new request refreshes the tab of an approver who has it open, without their opening it again', async () => {
+    await open('bob');
+    const before = published.length;
+    const id = await requestPause('q-refresh');
+    const refreshed = async () =>
+      published
+        .slice(before)
+        .filter((p) => p.user === users.bob.id)
+        .some((p) => textOf(p.view).includes(`${id}: pause pushizo/q-refresh`));
+    for (let i = 0; i < 50 && !(await refreshed()); i++) {
+      await bot.home.idle();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await refreshed()).toBe(true);
   });
 });
