@@ -154,7 +154,10 @@ describe('trend chart', () => {
 
   it('renders the reference picture: depth lines by state, threshold lines, the alert band', async () => {
     const png = (await trendFile(data(), 'en')).content;
-    if (process.env.UPDATE_CHART_FIXTURES === '1' || !existsSync(REFERENCE)) writeFileSync(REFERENCE, png);
+    // UPDATE_CHART_FIXTURES=1 redraws the reference on purpose; a missing one is a failure, never
+    // a reference drawn by the code under test.
+    if (process.env.UPDATE_CHART_FIXTURES === '1') writeFileSync(REFERENCE, png);
+    expect(existsSync(REFERENCE), `${REFERENCE} is missing (UPDATE_CHART_FIXTURES=1 draws it)`).toBe(true);
     const actual = decodePng(png);
     const reference = decodePng(readFileSync(REFERENCE));
     expect([actual.width, actual.height]).toEqual([960, 420]);
