@@ -433,14 +433,17 @@ export function createCeleryBackend(
     }
   }
 
+  /** Refuses a queue this system does not have (pause and retry name it before anything runs). */
+  const resolveQueue = async (queue: string) => {
+    await queueNames.resolve([queue]);
+  };
+
   const pausing = createCeleryPause({
     system,
     client,
     pidbox,
     pauseMarks,
-    resolveQueue: async (queue) => {
-      await queueNames.resolve([queue]);
-    },
+    resolveQueue,
     unavailable,
     connectTimeoutMs,
     now,
@@ -452,9 +455,7 @@ export function createCeleryBackend(
     client,
     resultClient,
     failures,
-    resolveQueue: async (queue) => {
-      await queueNames.resolve([queue]);
-    },
+    resolveQueue,
     unavailable,
     connectTimeoutMs,
   });
