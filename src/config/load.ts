@@ -2,28 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isPair, isScalar, isSeq, parseDocument, parse as parseYaml, visit } from 'yaml';
 import type { $ZodIssue } from 'zod/v4/core';
+import turkish from 'zod/v4/locales/tr.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { type Config, configSchema } from './schema.js';
-
-/** Replaces `${NAME}` (and `${NAME:-default}`) with the environment's value; `$${` escapes. */
-export function interpolateEnv(
-  text: string,
-  env: Record<string, string | undefined>,
-): { text: string; missing: string[] } {
-  const missing: string[] = [];
-  const out = text.replace(
-    /(\$?)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-    (match, escaped, name, fallback) => {
-      if (escaped) return match.slice(1);
-      const value = env[name];
-      if (value !== undefined && value !== '') return value;
-      if (fallback !== undefined) return fallback;
-      missing.push(name);
-      return '';
-    },
-  );
-  return { text: out, missing };
-}
+// Only the catalogs' config parts: the command line reads its config before anything else.
+import { config as englishProblems } from '../i18n/en/config.js';
+import type { Locale } from '../i18n/index.js';
+import { config as turkishProblems } from '../i18n/tr/config.js';
+import { ENV_REF } from './interpolate.js';
+import { peekLocale } from './locale-peek.js';
+import { type Config, type ConfigProblems, configSchemaFor } from './schema.js';
 
 /** `systems[1].redis` from zod's path. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -35,13 +22,25 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out || '(root)';
 }
 
-export function formatIssues(issues: readonly $ZodIssue[]): string[] {
+export function formatIssues(issues: readonly $ZodIssue[], p: ConfigProblems = englishProblems): string[] {
   return issues.flatMap((issue) =>
     // One line per unknown key, at the key's own path: `systems[1].bogus: unknown key`.
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key`)
+      ? issue.keys.map((key) => `${formatPath([...issue.path, key])}: ${p.unknownKey}`)
       : [`${formatPath(issue.path)}: ${issue.message}`],
   );
+}
+
+/**
+ * The locale a config's problems are told in: the one it asks for, even when the rest of it is
+ * wrong (a Turkish team reads why its config is refused in Turkish), else English.
+ */
+const turkishZod = turkish().localeError;
+
+function problemsLocale(raw: unknown, text: string, env: Record<string, string | undefined>): Locale {
+  const asked = (raw as { locale?: unknown } | null | undefined)?.locale;
+  if (asked === 'tr' || asked === 'en') return asked;
+  return raw === undefined ? (peekLocale(text, env) ?? 'en') : 'en';
 }
 
 /**
@@ -59,29 +58,30 @@ export function parseConfig(
   source = 'config',
 ): Config {
   const { raw, missing, yamlError } = parseWithEnv(text, env);
+  const locale = problemsLocale(raw, text, env);
+  const p = locale === 'tr' ? turkishProblems : englishProblems;
   if (yamlError !== undefined) {
-    throw new OpsError(ErrorCode.ConfigInvalid, { source, problems: [`not valid YAML: ${yamlError}`] });
+    throw new OpsError(ErrorCode.ConfigInvalid, { source, locale, problems: [p.notYaml(yamlError)] });
   }
   const missingPaths = new Set(missing.map((m) => m.path));
-  const result = configSchema.safeParse(raw ?? {});
+  // zod's own wording (a wrong type, a number out of range) in the config's locale too.
+  const result = configSchemaFor(p).safeParse(raw ?? {}, locale === 'tr' ? { error: turkishZod } : undefined);
   const problems = result.success
     ? []
     : // An unset variable is the cause of whatever the schema says about the same path.
-      formatIssues(result.error.issues).filter(
+      formatIssues(result.error.issues, p).filter(
         (line) => !missingPaths.has(line.slice(0, line.indexOf(': '))),
       );
-  for (const { path, name } of missing) problems.push(`${path}: \${${name}} is not set in the environment`);
+  for (const { path, name } of missing) problems.push(`${path}: ${p.envNotSet(name)}`);
   // zod skips the schema's cross-field checks once a field is wrong; repeat the one people hit.
   if (!result.success) {
-    for (const line of duplicateNames(raw)) if (!problems.includes(line)) problems.push(line);
+    for (const line of duplicateNames(raw, p)) if (!problems.includes(line)) problems.push(line);
   }
   if (!result.success || problems.length > 0) {
-    throw new OpsError(ErrorCode.ConfigInvalid, { source, problems });
+    throw new OpsError(ErrorCode.ConfigInvalid, { source, locale, problems });
   }
   return deepFreeze(result.data);
 }
-
-const ENV_REF = /(\$?)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** YAML text → plain data with `${VAR}` substituted per scalar; unset variables with their paths. */
 function parseWithEnv(
@@ -135,7 +135,7 @@ function parseWithEnv(
 }
 
 /** Same wording as the schema's own check, for when zod did not get that far. */
-function duplicateNames(raw: unknown): string[] {
+function duplicateNames(raw: unknown, p: ConfigProblems): string[] {
   const systems = (raw as { systems?: unknown } | null)?.systems;
   if (!Array.isArray(systems)) return [];
   const seen = new Map<string, number>();
@@ -145,7 +145,7 @@ function duplicateNames(raw: unknown): string[] {
     if (typeof name !== 'string') return;
     const first = seen.get(name);
     if (first === undefined) seen.set(name, index);
-    else out.push(`systems[${index}].name: duplicate system name "${name}" (also systems[${first}])`);
+    else out.push(`systems[${index}].name: ${p.duplicateSystem(name, `systems[${first}]`)}`);
   });
   return out;
 }
@@ -183,7 +183,9 @@ export function loadConfigFile(path: string, env: Record<string, string | undefi
   } catch (error) {
     throw new OpsError(ErrorCode.ConfigInvalid, {
       source: path,
-      problems: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`],
+      problems: [
+        englishProblems.cannotRead(path, (error as NodeJS.ErrnoException).code ?? (error as Error).message),
+      ],
     });
   }
   return parseConfig(text, env, path);

@@ -5,170 +5,25 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseDuration } from '../escalation/duration.js';
+import { config as englishProblems } from '../i18n/en/config.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.
 z.config(en());
 
-const redisUrl = z
-  .string({ error: 'expected a redis:// or rediss:// URL' })
-  .check(z.regex(/^rediss?:\/\/.+/, { error: 'expected a redis:// or rediss:// URL' }));
+/** How the schema words what it refuses: the catalog's `config` part, in one locale. */
+export type ConfigProblems = typeof englishProblems;
 
-/** Also Celery's Sentinel broker form: `sentinel://h1:26379;sentinel://h2:26379/mymaster`. */
-const watchedRedisUrl = z
-  .string({ error: 'expected a redis://, rediss:// or sentinel:// URL' })
-  .check(
-    z.regex(/^(rediss?|sentinel):\/\/.+/, { error: 'expected a redis://, rediss:// or sentinel:// URL' }),
-  );
-
-/** A string of at least one character (`z.string().min(1)`). */
-const nonEmpty = () => z.string().check(z.minLength(1));
-
-/** An integer in [min, max] (`z.number().int().min(min).max(max)`). */
-const intIn = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
-
-/** Files for `rediss://`: a private CA, and a client certificate when Redis asks for one. */
-const redisTls = z.strictObject({
-  ca: z.optional(nonEmpty()),
-  cert: z.optional(nonEmpty()),
-  key: z.optional(nonEmpty()),
-  /** The host name the server's certificate must carry, when it differs from the URL's. */
-  servername: z.optional(nonEmpty()),
-});
-
-const hostPort = z.string().check(z.regex(/^[^\s:]+:\d{1,5}$/, { error: 'expected host:port' }));
-
-/** How a system's Redis is reached beyond its URL: TLS files, Sentinel. */
-const redisShape = {
-  redis: watchedRedisUrl,
-  tls: z.optional(redisTls),
-  /**
-   * Sentinel, as ioredis names it: `sentinels` (`host:port` each) and the master's `name`
-   * (Celery's `master_name`). Either this, a `sentinel://` URL, or both (the hosts add up).
-   */
-  sentinel: z.optional(
-    z.strictObject({
-      sentinels: z.optional(z.array(hostPort).check(z.minLength(1))),
-      name: z.optional(nonEmpty()),
-    }),
-  ),
-};
-
-const slackId = (prefixes: string, what: string) =>
-  z.string().check(z.regex(new RegExp(`^[${prefixes}][A-Z0-9]+$`), { error: `expected a Slack ${what} id` }));
-
-/** A queue name as it appears in `system/queue`: no slash, no whitespace. */
-const queueName = z
-  .string()
-  .check(z.regex(/^[^\s/]+$/, { error: 'expected a queue name without "/" or spaces' }));
-
-const systemName = z
-  .string()
-  .check(
-    z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'expected a name of letters, digits, "-", "_" or "."' }),
-  );
-
-/** A count of replicas, containers or pool processes. */
-const replicas = intIn(0, 1000);
-
-/** A Kubernetes object name (RFC 1123 label/subdomain, as `kubectl` accepts). */
-const kubeName = z.string().check(
-  z.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
-    error: 'expected a Kubernetes name (lower-case, digits, "-")',
-  }),
-);
-
-const kubernetesGroup = z.strictObject({
-  type: z.literal('kubernetes'),
-  namespace: kubeName,
-  deployment: kubeName,
-  min: replicas,
-  max: replicas,
-});
-
-const composeGroup = z.strictObject({
-  type: z.literal('compose'),
-  project: nonEmpty(),
-  file: nonEmpty(),
-  service: nonEmpty(),
-  min: replicas,
-  max: replicas,
-});
-
-const celeryPoolGroup = z.strictObject({
-  type: z.literal('celery-pool'),
-  min: replicas.check(z.minimum(1)),
-  max: replicas.check(z.minimum(1)),
-});
-
-const workerGroup = z
-  .discriminatedUnion('type', [kubernetesGroup, composeGroup, celeryPoolGroup], {
-    error: (issue) =>
-      issue.code === 'invalid_union'
-        ? 'expected type: kubernetes, compose or celery-pool'
-        : (issue.message ?? 'invalid worker group'),
-  })
-  .check(z.refine((group) => group.min <= group.max, { error: 'expected min <= max', path: ['max'] }));
-
-/** `workers:` of a system: group name → how its capacity is changed (issue 9). */
-const workerGroups = z.record(
-  z.string().check(
-    z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
-      error: 'expected a group name of letters, digits, "-", "_" or "."',
-    }),
-  ),
-  workerGroup,
-);
-
-const bullmqSystem = z.strictObject({
-  name: systemName,
-  type: z.literal('bullmq'),
-  ...redisShape,
-  /**
-   * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
-   * there, so every key of every queue lives in one slot.
-   */
-  cluster: z.optional(z.boolean()),
-  nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
-  prefix: z._default(nonEmpty(), 'bull'),
-  queues: z.optional(z.array(queueName).check(z.minLength(1))),
-  workers: z.optional(workerGroups),
-});
-
-const celerySystem = z.strictObject({
-  name: systemName,
-  type: z.literal('celery'),
-  ...redisShape,
-  resultBackend: z.optional(watchedRedisUrl),
-  queues: z.optional(z.array(queueName).check(z.minLength(1))),
-  globalKeyprefix: z._default(z.string(), ''),
-  /** kombu's `priority_steps` transport option. */
-  prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
-  /** kombu's `sep` transport option. */
-  separator: z._default(nonEmpty(), '\x06\x16'),
-  /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
-  fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
-  /** How long worker inspection waits for pidbox replies. */
-  inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
-  workers: z.optional(workerGroups),
-});
-
-const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
-  error: (issue) =>
-    issue.code === 'invalid_union' ? 'expected type: bullmq or celery' : (issue.message ?? 'invalid system'),
-});
-
-const principal = z.string({ error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)' }).check(
-  z.regex(/^(\*|[UWS][A-Z0-9]+)$/, {
-    error: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)',
-  }),
-);
-
-const role = z.enum(['viewer', 'operator', 'admin']);
-
-const policy = z.strictObject({
-  role: role,
-  approvals: z._default(intIn(0, 5), 0),
-});
+/** A rule as a config file writes it (`for: 2m`), before the schema reads it. */
+interface RuleInput {
+  name: string;
+  queues?: string[];
+  metric: (typeof QUEUE_METRICS)[number] | (typeof SYSTEM_METRICS)[number];
+  above?: number;
+  below?: number;
+  for?: string;
+  within?: string;
+  severity?: 'critical' | 'warning' | 'info';
+}
 
 /** What a rule can watch; README lists what each one means. */
 export const QUEUE_METRICS = [
@@ -189,49 +44,12 @@ export const SYSTEM_METRICS = [
   'unreachableSamples',
 ] as const;
 
-const duration = z.pipe(
-  z.string({ error: 'expected a duration like 30s, 2m or 1h' }).check(
-    z.refine((text) => parseDuration(text) !== undefined, {
-      error: 'expected a duration like 30s, 2m or 1h',
-    }),
-  ),
-  z.transform((text: string) => parseDuration(text) as number),
-);
-
-/** `system/queue` with `*` as a wildcard (`pushizo/dispatch-*`, `*`). */
-const queuePattern = z
-  .string()
-  .check(z.regex(/^[^\s]+$/, { error: 'expected a pattern like "system/queue-*" or "*"' }));
-
-const rule = z
-  .strictObject({
-    name: z.string().check(
-      z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
-        error: 'expected a name of letters, digits, "-", "_" or "."',
-      }),
-    ),
-    queues: z.optional(z.array(queuePattern).check(z.minLength(1))),
-    metric: z.enum([...QUEUE_METRICS, ...SYSTEM_METRICS], {
-      error: `expected one of: ${[...QUEUE_METRICS, ...SYSTEM_METRICS].join(', ')}`,
-    }),
-    above: z.optional(z.number()),
-    below: z.optional(z.number()),
-    for: z.optional(duration),
-    within: z.optional(duration),
-    severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
-  })
-  .check(
-    z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
-      error: 'expected exactly one of `above` or `below`',
-    }),
-  );
-
 /**
  * The seeds' escalation criteria (Zeus: Redis out of memory, a queue over 100,000, alarms more than
  * 30 minutes late, a worker crash loop, no capacity to keep a queue empty; Pushizo: the 60 s
  * campaign-start SLO on `scheduler`, the failed set growing), used when `rules` is not given.
  */
-export const DEFAULT_ESCALATION_RULES: readonly z.input<typeof rule>[] = [
+export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
   { name: 'backlog', queues: ['*'], metric: 'waiting', above: 100_000, for: '2m', severity: 'critical' },
   {
     name: 'alarm-latency',
@@ -264,201 +82,401 @@ export const DEFAULT_ESCALATION_RULES: readonly z.input<typeof rule>[] = [
   { name: 'redis-unreachable', metric: 'unreachableSamples', above: 2, severity: 'critical' },
 ];
 
-const escalation = z
-  .strictObject({
-    intervalSeconds: z._default(intIn(1, 3600), 30),
-    renotifyMinutes: z._default(z.number().check(z.minimum(1), z.maximum(24 * 60)), 30),
-    escalateAfterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(24 * 60)), 15),
-    escalateTo: z._default(z.array(principal), []),
-    clearAfterSamples: z._default(intIn(1, 100), 2),
-    // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
-    rules: z.prefault(z.array(rule), () => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
-  })
-  .check(
-    z.superRefine((value, ctx) => {
-      const seen = new Set<string>();
-      value.rules.forEach((r, index) => {
-        if (seen.has(r.name))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['rules', index, 'name'],
-            message: `duplicate rule name "${r.name}"`,
-          });
-        seen.add(r.name);
-      });
+/**
+ * The config schema, its problems worded by `p`: built once per locale (`configSchemaFor`), so a
+ * config with `locale: tr` is refused in Turkish. The checks are the same in every locale.
+ */
+function buildConfigSchema(p: ConfigProblems) {
+  const redisUrl = z.string({ error: p.redisUrl }).check(z.regex(/^rediss?:\/\/.+/, { error: p.redisUrl }));
+
+  /** Also Celery's Sentinel broker form: `sentinel://h1:26379;sentinel://h2:26379/mymaster`. */
+  const watchedRedisUrl = z
+    .string({ error: p.watchedRedisUrl })
+    .check(z.regex(/^(rediss?|sentinel):\/\/.+/, { error: p.watchedRedisUrl }));
+
+  /** A string of at least one character (`z.string().min(1)`). */
+  const nonEmpty = () => z.string().check(z.minLength(1));
+
+  /** An integer in [min, max] (`z.number().int().min(min).max(max)`). */
+  const intIn = (min: number, max: number) => z.number().check(z.int(), z.minimum(min), z.maximum(max));
+
+  /** Files for `rediss://`: a private CA, and a client certificate when Redis asks for one. */
+  const redisTls = z.strictObject({
+    ca: z.optional(nonEmpty()),
+    cert: z.optional(nonEmpty()),
+    key: z.optional(nonEmpty()),
+    /** The host name the server's certificate must carry, when it differs from the URL's. */
+    servername: z.optional(nonEmpty()),
+  });
+
+  const hostPort = z.string().check(z.regex(/^[^\s:]+:\d{1,5}$/, { error: p.hostPort }));
+
+  /** How a system's Redis is reached beyond its URL: TLS files, Sentinel. */
+  const redisShape = {
+    redis: watchedRedisUrl,
+    tls: z.optional(redisTls),
+    /**
+     * Sentinel, as ioredis names it: `sentinels` (`host:port` each) and the master's `name`
+     * (Celery's `master_name`). Either this, a `sentinel://` URL, or both (the hosts add up).
+     */
+    sentinel: z.optional(
+      z.strictObject({
+        sentinels: z.optional(z.array(hostPort).check(z.minLength(1))),
+        name: z.optional(nonEmpty()),
+      }),
+    ),
+  };
+
+  const slackChannelId = () => z.string().check(z.regex(/^[CGD][A-Z0-9]+$/, { error: p.slackChannelId }));
+
+  /** A queue name as it appears in `system/queue`: no slash, no whitespace. */
+  const queueName = z.string().check(z.regex(/^[^\s/]+$/, { error: p.queueName }));
+
+  const systemName = z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: p.name }));
+
+  /** A count of replicas, containers or pool processes. */
+  const replicas = intIn(0, 1000);
+
+  /** A Kubernetes object name (RFC 1123 label/subdomain, as `kubectl` accepts). */
+  const kubeName = z.string().check(
+    z.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+      error: p.kubernetesName,
     }),
   );
 
-export const configSchema = z
-  .strictObject({
-    slack: z._default(
-      z.strictObject({
-        incidentChannel: z.optional(slackId('CGD', 'channel')),
-        auditChannel: z.optional(slackId('CGD', 'channel')),
-        allowedChannels: z._default(z.array(slackId('CGD', 'channel')), []),
+  const kubernetesGroup = z.strictObject({
+    type: z.literal('kubernetes'),
+    namespace: kubeName,
+    deployment: kubeName,
+    min: replicas,
+    max: replicas,
+  });
+
+  const composeGroup = z.strictObject({
+    type: z.literal('compose'),
+    project: nonEmpty(),
+    file: nonEmpty(),
+    service: nonEmpty(),
+    min: replicas,
+    max: replicas,
+  });
+
+  const celeryPoolGroup = z.strictObject({
+    type: z.literal('celery-pool'),
+    min: replicas.check(z.minimum(1)),
+    max: replicas.check(z.minimum(1)),
+  });
+
+  const workerGroup = z
+    .discriminatedUnion('type', [kubernetesGroup, composeGroup, celeryPoolGroup], {
+      error: (issue) =>
+        issue.code === 'invalid_union' ? p.workerGroupType : (issue.message ?? p.invalidWorkerGroup),
+    })
+    .check(z.refine((group) => group.min <= group.max, { error: p.minAboveMax, path: ['max'] }));
+
+  /** `workers:` of a system: group name → how its capacity is changed (issue 9). */
+  const workerGroups = z.record(
+    z.string().check(
+      z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+        error: p.groupName,
       }),
-      { allowedChannels: [] },
     ),
-    store: z._default(
-      z
-        .string()
-        .check(
-          z.regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, { error: 'expected sqlite:<path> or postgres://…' }),
-        ),
-      'sqlite:./data/queue-ops.db',
-    ),
-    roles: z._default(
-      z.strictObject({
-        viewer: z._default(z.array(principal), ['*']),
-        operator: z._default(z.array(principal), []),
-        admin: z._default(z.array(principal), []),
-      }),
-      { viewer: ['*'], operator: [], admin: [] },
-    ),
-    policies: z._default(
-      z.strictObject({
-        pause: z._default(policy, { role: 'operator', approvals: 0 }),
-        resume: z._default(policy, { role: 'operator', approvals: 0 }),
-        retry: z._default(policy, { role: 'operator', approvals: 0 }),
-        scale: z._default(policy, { role: 'operator', approvals: 1 }),
-        purge: z._default(policy, { role: 'admin', approvals: 1 }),
-        revoke: z._default(policy, { role: 'operator', approvals: 0 }),
-        fail: z._default(policy, { role: 'operator', approvals: 0 }),
-        /** Restoring a purge from its archive: as strict as purge unless configured. */
-        undo: z._default(policy, { role: 'admin', approvals: 1 }),
-      }),
-      {
-        pause: { role: 'operator', approvals: 0 },
-        resume: { role: 'operator', approvals: 0 },
-        retry: { role: 'operator', approvals: 0 },
-        scale: { role: 'operator', approvals: 1 },
-        purge: { role: 'admin', approvals: 1 },
-        revoke: { role: 'operator', approvals: 0 },
-        fail: { role: 'operator', approvals: 0 },
-        undo: { role: 'admin', approvals: 1 },
-      },
-    ),
-    /** Where purged jobs are written before they leave Redis, and how long they are kept. */
-    archive: z._default(
-      z.strictObject({
-        dir: z._default(nonEmpty(), './data/archive'),
-        retentionDays: z._default(intIn(1, 3650), 7),
-      }),
-      { dir: './data/archive', retentionDays: 7 },
-    ),
-    approvals: z._default(
-      z.strictObject({
-        ttlMinutes: z._default(intIn(1, 24 * 60), 15),
-        require2fa: z._default(z.boolean(), false),
-        /**
-         * An approval typed on the command line by the OS user (on the same host) who made the
-         * request, or gave an earlier approval of it: refused as a self-approval, since `--user` is
-         * only a claim. `allow` is for demos and tests that play two people from one shell.
-         */
-        cliSameOsUser: z._default(z.enum(['allow', 'refuse']), 'refuse'),
-      }),
-      { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
-    ),
-    audit: z._default(
-      z.strictObject({
-        /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */
-        keyFile: z.optional(nonEmpty()),
-        /** Keys that sealed older entries, so they still verify after a rotation. */
-        previousKeyFiles: z._default(z.array(nonEmpty()), []),
-        /** An append-only JSON-lines file, one line per entry, outside the store. */
-        witnessFile: z.optional(nonEmpty()),
-      }),
-      { previousKeyFiles: [] },
-    ),
-    rateLimit: z._default(
-      z.strictObject({
-        /** Mutating commands (pause, approve, deny…) one user may run per minute. */
-        perUserPerMinute: z._default(intIn(1, 10_000), 10),
-      }),
-      { perUserPerMinute: 10 },
-    ),
-    // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
-    locale: z._default(z.enum(['en', 'tr']), 'en'),
-    metrics: z._default(
-      z.strictObject({
-        /** How long one read of a system serves `/metrics` scrapes. */
-        cacheSeconds: z._default(z.number().check(z.minimum(0), z.maximum(300)), 10),
-      }),
-      { cacheSeconds: 10 },
-    ),
-    escalation: z.prefault(escalation, {}),
-    systems: z.array(system).check(z.minLength(1, { error: 'expected at least one system' })),
-  })
-  .check(
-    z.superRefine((config, ctx) => {
-      const seen = new Map<string, number>();
-      config.systems.forEach((s, index) => {
-        const sentinelUrl = /^sentinel:\/\//i.test(s.redis);
-        if (
-          (sentinelUrl || s.sentinel) &&
-          !s.sentinel?.name &&
-          !(sentinelUrl && sentinelMasterInUrl(s.redis))
-        ) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['systems', index, 'sentinel', 'name'],
-            message:
-              'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
-          });
-        }
-        if (s.type === 'bullmq' && s.cluster && !/^\{[^}]+\}$/.test(s.prefix)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['systems', index, 'prefix'],
-            message: `expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{${s.prefix}}")`,
-          });
-        }
-        if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['systems', index, 'sentinel', 'sentinels'],
-            message: 'expected sentinels: [host:port, …] (or a sentinel:// URL in redis)',
-          });
-        }
-        const first = seen.get(s.name);
-        if (first !== undefined) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['systems', index, 'name'],
-            message: `duplicate system name "${s.name}" (also systems[${first}])`,
-          });
-        } else {
-          seen.set(s.name, index);
-        }
-        // A Celery pool is resized over pidbox, which only Celery workers answer.
-        for (const [group, spec] of Object.entries(s.workers ?? {})) {
-          if (spec.type === 'celery-pool' && s.type !== 'celery') {
-            ctx.addIssue({
-              code: 'custom',
-              path: ['systems', index, 'workers', group, 'type'],
-              message: 'celery-pool groups only exist on celery systems; expected kubernetes or compose',
-            });
-          }
-        }
-      });
+    workerGroup,
+  );
+
+  const bullmqSystem = z.strictObject({
+    name: systemName,
+    type: z.literal('bullmq'),
+    ...redisShape,
+    /**
+     * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
+     * there, so every key of every queue lives in one slot.
+     */
+    cluster: z.optional(z.boolean()),
+    nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
+    prefix: z._default(nonEmpty(), 'bull'),
+    queues: z.optional(z.array(queueName).check(z.minLength(1))),
+    workers: z.optional(workerGroups),
+  });
+
+  const celerySystem = z.strictObject({
+    name: systemName,
+    type: z.literal('celery'),
+    ...redisShape,
+    resultBackend: z.optional(watchedRedisUrl),
+    queues: z.optional(z.array(queueName).check(z.minLength(1))),
+    globalKeyprefix: z._default(z.string(), ''),
+    /** kombu's `priority_steps` transport option. */
+    prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
+    /** kombu's `sep` transport option. */
+    separator: z._default(nonEmpty(), '\x06\x16'),
+    /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
+    fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
+    /** How long worker inspection waits for pidbox replies. */
+    inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
+    workers: z.optional(workerGroups),
+  });
+
+  const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
+    error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),
+  });
+
+  const principal = z.string({ error: p.principal }).check(
+    z.regex(/^(\*|[UWS][A-Z0-9]+)$/, {
+      error: p.principal,
     }),
   );
+
+  const role = z.enum(['viewer', 'operator', 'admin']);
+
+  const policy = z.strictObject({
+    role: role,
+    approvals: z._default(intIn(0, 5), 0),
+  });
+
+  const duration = z.pipe(
+    z.string({ error: p.duration }).check(
+      z.refine((text) => parseDuration(text) !== undefined, {
+        error: p.duration,
+      }),
+    ),
+    z.transform((text: string) => parseDuration(text) as number),
+  );
+
+  /** `system/queue` with `*` as a wildcard (`pushizo/dispatch-*`, `*`). */
+  const queuePattern = z.string().check(z.regex(/^[^\s]+$/, { error: p.queuePattern }));
+
+  const rule = z
+    .strictObject({
+      name: z.string().check(
+        z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+          error: p.name,
+        }),
+      ),
+      queues: z.optional(z.array(queuePattern).check(z.minLength(1))),
+      metric: z.enum([...QUEUE_METRICS, ...SYSTEM_METRICS], {
+        error: p.metric([...QUEUE_METRICS, ...SYSTEM_METRICS].join(', ')),
+      }),
+      above: z.optional(z.number()),
+      below: z.optional(z.number()),
+      for: z.optional(duration),
+      within: z.optional(duration),
+      severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
+    })
+    .check(
+      z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
+        error: p.aboveOrBelow,
+      }),
+    );
+
+  const escalation = z
+    .strictObject({
+      intervalSeconds: z._default(intIn(1, 3600), 30),
+      renotifyMinutes: z._default(z.number().check(z.minimum(1), z.maximum(24 * 60)), 30),
+      escalateAfterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(24 * 60)), 15),
+      escalateTo: z._default(z.array(principal), []),
+      clearAfterSamples: z._default(intIn(1, 100), 2),
+      // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
+      rules: z.prefault(z.array(rule), () => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
+    })
+    .check(
+      z.superRefine((value, ctx) => {
+        const seen = new Set<string>();
+        value.rules.forEach((r, index) => {
+          if (seen.has(r.name))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['rules', index, 'name'],
+              message: p.duplicateRule(r.name),
+            });
+          seen.add(r.name);
+        });
+      }),
+    );
+
+  const configSchema = z
+    .strictObject({
+      slack: z._default(
+        z.strictObject({
+          incidentChannel: z.optional(slackChannelId()),
+          auditChannel: z.optional(slackChannelId()),
+          allowedChannels: z._default(z.array(slackChannelId()), []),
+        }),
+        { allowedChannels: [] },
+      ),
+      store: z._default(
+        z.string().check(z.regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, { error: p.storeUrl })),
+        'sqlite:./data/queue-ops.db',
+      ),
+      roles: z._default(
+        z.strictObject({
+          viewer: z._default(z.array(principal), ['*']),
+          operator: z._default(z.array(principal), []),
+          admin: z._default(z.array(principal), []),
+        }),
+        { viewer: ['*'], operator: [], admin: [] },
+      ),
+      policies: z._default(
+        z.strictObject({
+          pause: z._default(policy, { role: 'operator', approvals: 0 }),
+          resume: z._default(policy, { role: 'operator', approvals: 0 }),
+          retry: z._default(policy, { role: 'operator', approvals: 0 }),
+          scale: z._default(policy, { role: 'operator', approvals: 1 }),
+          purge: z._default(policy, { role: 'admin', approvals: 1 }),
+          revoke: z._default(policy, { role: 'operator', approvals: 0 }),
+          fail: z._default(policy, { role: 'operator', approvals: 0 }),
+          /** Restoring a purge from its archive: as strict as purge unless configured. */
+          undo: z._default(policy, { role: 'admin', approvals: 1 }),
+        }),
+        {
+          pause: { role: 'operator', approvals: 0 },
+          resume: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0 },
+          scale: { role: 'operator', approvals: 1 },
+          purge: { role: 'admin', approvals: 1 },
+          revoke: { role: 'operator', approvals: 0 },
+          fail: { role: 'operator', approvals: 0 },
+          undo: { role: 'admin', approvals: 1 },
+        },
+      ),
+      /** Where purged jobs are written before they leave Redis, and how long they are kept. */
+      archive: z._default(
+        z.strictObject({
+          dir: z._default(nonEmpty(), './data/archive'),
+          retentionDays: z._default(intIn(1, 3650), 7),
+        }),
+        { dir: './data/archive', retentionDays: 7 },
+      ),
+      approvals: z._default(
+        z.strictObject({
+          ttlMinutes: z._default(intIn(1, 24 * 60), 15),
+          require2fa: z._default(z.boolean(), false),
+          /**
+           * An approval typed on the command line by the OS user (on the same host) who made the
+           * request, or gave an earlier approval of it: refused as a self-approval, since `--user` is
+           * only a claim. `allow` is for demos and tests that play two people from one shell.
+           */
+          cliSameOsUser: z._default(z.enum(['allow', 'refuse']), 'refuse'),
+        }),
+        { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
+      ),
+      audit: z._default(
+        z.strictObject({
+          /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */
+          keyFile: z.optional(nonEmpty()),
+          /** Keys that sealed older entries, so they still verify after a rotation. */
+          previousKeyFiles: z._default(z.array(nonEmpty()), []),
+          /** An append-only JSON-lines file, one line per entry, outside the store. */
+          witnessFile: z.optional(nonEmpty()),
+        }),
+        { previousKeyFiles: [] },
+      ),
+      rateLimit: z._default(
+        z.strictObject({
+          /** Mutating commands (pause, approve, deny…) one user may run per minute. */
+          perUserPerMinute: z._default(intIn(1, 10_000), 10),
+        }),
+        { perUserPerMinute: 10 },
+      ),
+      // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
+      locale: z._default(z.enum(['en', 'tr']), 'en'),
+      metrics: z._default(
+        z.strictObject({
+          /** How long one read of a system serves `/metrics` scrapes. */
+          cacheSeconds: z._default(z.number().check(z.minimum(0), z.maximum(300)), 10),
+        }),
+        { cacheSeconds: 10 },
+      ),
+      escalation: z.prefault(escalation, {}),
+      systems: z.array(system).check(z.minLength(1, { error: p.noSystems })),
+    })
+    .check(
+      z.superRefine((config, ctx) => {
+        const seen = new Map<string, number>();
+        config.systems.forEach((s, index) => {
+          const sentinelUrl = /^sentinel:\/\//i.test(s.redis);
+          if (
+            (sentinelUrl || s.sentinel) &&
+            !s.sentinel?.name &&
+            !(sentinelUrl && sentinelMasterInUrl(s.redis))
+          ) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['systems', index, 'sentinel', 'name'],
+              message: p.sentinelName,
+            });
+          }
+          if (s.type === 'bullmq' && s.cluster && !/^\{[^}]+\}$/.test(s.prefix)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['systems', index, 'prefix'],
+              message: p.clusterPrefix(s.prefix),
+            });
+          }
+          if (s.sentinel && !sentinelUrl && !s.sentinel.sentinels) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['systems', index, 'sentinel', 'sentinels'],
+              message: p.sentinels,
+            });
+          }
+          const first = seen.get(s.name);
+          if (first !== undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['systems', index, 'name'],
+              message: p.duplicateSystem(s.name, `systems[${first}]`),
+            });
+          } else {
+            seen.set(s.name, index);
+          }
+          // A Celery pool is resized over pidbox, which only Celery workers answer.
+          for (const [group, spec] of Object.entries(s.workers ?? {})) {
+            if (spec.type === 'celery-pool' && s.type !== 'celery') {
+              ctx.addIssue({
+                code: 'custom',
+                path: ['systems', index, 'workers', group, 'type'],
+                message: p.celeryPoolOnBullmq,
+              });
+            }
+          }
+        });
+      }),
+    );
+
+  return configSchema;
+}
 
 /** A non-numeric path segment in any part of a `sentinel://` URL names the master. */
 function sentinelMasterInUrl(url: string): boolean {
   return url.split(';').some((part) => /^sentinel:\/\/[^/]*\/(.*\/)?[^/\d][^/]*$/i.test(part.trim()));
 }
 
+/** The schema with English problems: the one the types come from, and tests parse with. */
+export const configSchema = buildConfigSchema(englishProblems);
+
+const schemas = new Map<ConfigProblems, typeof configSchema>([[englishProblems, configSchema]]);
+
+/** The schema that words its problems with `problems` (a locale's catalog part), built once each. */
+export function configSchemaFor(problems: ConfigProblems): typeof configSchema {
+  let schema = schemas.get(problems);
+  if (!schema) {
+    schema = buildConfigSchema(problems);
+    schemas.set(problems, schema);
+  }
+  return schema;
+}
+
 export type Config = z.infer<typeof configSchema>;
 export type SystemConfig = Config['systems'][number];
 export type BullmqSystemConfig = Extract<SystemConfig, { type: 'bullmq' }>;
 export type CelerySystemConfig = Extract<SystemConfig, { type: 'celery' }>;
-export type Role = z.infer<typeof role>;
+export type Role = Config['policies']['pause']['role'];
 export type ActionName = keyof Config['policies'];
 export type EscalationConfig = Config['escalation'];
 export type EscalationRule = EscalationConfig['rules'][number];
 export type RuleMetric = EscalationRule['metric'];
-export type WorkerGroupConfig = z.infer<typeof workerGroup>;
-export type KubernetesGroupConfig = z.infer<typeof kubernetesGroup>;
-export type ComposeGroupConfig = z.infer<typeof composeGroup>;
-export type CeleryPoolGroupConfig = z.infer<typeof celeryPoolGroup>;
+export type WorkerGroupConfig = NonNullable<SystemConfig['workers']>[string];
+export type KubernetesGroupConfig = Extract<WorkerGroupConfig, { type: 'kubernetes' }>;
+export type ComposeGroupConfig = Extract<WorkerGroupConfig, { type: 'compose' }>;
+export type CeleryPoolGroupConfig = Extract<WorkerGroupConfig, { type: 'celery-pool' }>;

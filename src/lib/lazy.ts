@@ -69,3 +69,6 @@ export const loadEcharts = () => import('echarts');
 
 /** resvg (native), which turns the chart's SVG into the PNG Slack shows. */
 export const loadResvg = () => import('@resvg/resvg-js');
+
+/** The command line's own Turkish words, for `--help` when the config says `locale: tr`. */
+export const loadTurkishCliWords = () => import('../i18n/tr/cli.js');

@@ -125,6 +125,21 @@ describe('what the command line loads', () => {
     expect(run.files.filter((f) => /\/dist\/(app|store|backends|transports\/cli\/run)/.test(f))).toEqual([]);
   });
 
+  it('--help with a config that says locale: tr answers in Turkish, still with no package and no runtime', async () => {
+    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/help.db`, [
+      'locale: tr',
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      '    redis: redis://127.0.0.1:1',
+    ]);
+    const run = await probed(['--config', config, '--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Kullanım: queue-ops');
+    expect([...run.packages]).toEqual([]);
+    expect(run.files.filter((f) => /\/dist\/(app|store|backends|transports\/cli\/run)/.test(f))).toEqual([]);
+  });
+
   it('--json status of a BullMQ system loads ioredis and SQLite, and neither BullMQ, Bolt, the Web API nor pg', async () => {
     const queue = new Queue6('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
     await queue.add('send', { n: 1 });

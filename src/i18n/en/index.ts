@@ -4,6 +4,7 @@ import { audit } from './audit.js';
 import { cli } from './cli.js';
 import { commands } from './commands.js';
 import { common } from './common.js';
+import { config } from './config.js';
 import { demo } from './demo.js';
 import { dlq } from './dlq.js';
 import { errors } from './errors.js';
@@ -29,6 +30,7 @@ export const en = {
   audit,
   cli,
   commands,
+  config,
   common,
   demo,
   dlq,

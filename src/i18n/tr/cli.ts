@@ -3,9 +3,9 @@ import type { Catalog } from '../index.js';
 /** Komut satırının kendi sözleri: kullanım, seçenek sorunları, config sorunları, buton ipucu. */
 export const cli: Catalog['cli'] = {
   usage: [
-    'Kullanım: queue-ops [--config FILE] [--user USER_ID] [--json] <words after /queue>',
+    'Kullanım: queue-ops [--config DOSYA] [--user KULLANICI_ID] [--json] </queue sonrasındaki kelimeler>',
     '',
-    '  --config FILE   config dosyası (varsayılan: $QUEUE_OPS_CONFIG, yoksa ./queue-ops.yml)',
+    '  --config DOSYA  config dosyası (varsayılan: $QUEUE_OPS_CONFIG, yoksa ./queue-ops.yml)',
     '  --user ID       bu Slack kullanıcısı olarak çalış (varsayılan: cli:<OS kullanıcınız>)',
     '  --json          tek bir JSON nesnesi yaz {ok, message: {text, blocks}, data}',
     '  -h, --help      bu metin',

@@ -5,6 +5,7 @@ import { audit } from './audit.js';
 import { cli } from './cli.js';
 import { commands } from './commands.js';
 import { common } from './common.js';
+import { config } from './config.js';
 import { demo } from './demo.js';
 import { dlq } from './dlq.js';
 import { errors } from './errors.js';
@@ -31,6 +32,7 @@ export const tr: Catalog = {
   audit,
   cli,
   commands,
+  config,
   common,
   demo,
   dlq,

@@ -1,8 +1,9 @@
 import { ErrorCode, OpsError } from '../../errors.js';
-// English by design (a script's usage errors do not depend on the config's locale), and only these
-// two parts of the catalog: the entry point loads this module before the runtime.
-import { actions } from '../../i18n/en/actions.js';
-import { cli } from '../../i18n/en/cli.js';
+// Only these parts of the catalog, in English unless the caller passes its locale's: the entry
+// point loads this module before the runtime.
+import { actions as englishActions } from '../../i18n/en/actions.js';
+import { cli as englishCli } from '../../i18n/en/cli.js';
+import type { Catalog } from '../../i18n/index.js';
 
 /** Exit codes scripts rely on (README documents them). */
 export const ExitCode = {
@@ -34,8 +35,7 @@ const VALUE_FLAGS = new Set(['--config', '-c', '--user', '-u']);
  * taken as the output format wherever it stands. `--` before the verb ends the options; what
  * follows is the command's, even a `--json`. An unknown option before the verb is a usage error.
  */
-export function parseCliArgs(argv: readonly string[]): CliArgs {
-  const t = cli;
+export function parseCliArgs(argv: readonly string[], t: Catalog['cli'] = englishCli): CliArgs {
   const out: CliArgs = { json: false, help: false, words: [] };
   let i = 0;
   for (; i < argv.length; i++) {
@@ -101,11 +101,32 @@ export function wantsJson(argv: readonly string[]): boolean {
 }
 
 /**
+ * The config file the line names (`--config F`, `-c F`, `--config=F`), read the way
+ * `parseCliArgs` reads it but without failing, so that a line it refuses, and `--help`, can still
+ * be answered in the config's locale.
+ */
+export function configFlag(argv: readonly string[]): string | undefined {
+  let config: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--' || !arg.startsWith('-') || arg === '-') break;
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    if (!VALUE_FLAGS.has(flag)) continue;
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (flag === '--config' || flag === '-c') config = value;
+  }
+  return config;
+}
+
+/**
  * `audit export [--since ISO]`: the export's own option, read from the words after `export`
  * (the command line runs the export itself; it streams JSON lines, not one message).
  */
-export function parseExportWords(words: readonly string[]): { since?: string } {
-  const t = { cli, actions };
+export function parseExportWords(
+  words: readonly string[],
+  t: Pick<Catalog, 'cli' | 'actions'> = { cli: englishCli, actions: englishActions },
+): { since?: string } {
   const usage = t.actions.exportUsage;
   let since: string | undefined;
   for (let i = 0; i < words.length; i++) {

@@ -1,9 +1,10 @@
-// The English command-line words alone, not the catalog: `--help` and the entry point load only
-// these, and the whole catalog comes with the runtime.
-import { cli } from '../../i18n/en/cli.js';
-import { loadCliRuntime } from '../../lib/lazy.js';
+// The command line's own words alone, not the catalog: `--help` and the entry point load only
+// these (the Turkish ones when the config asks for them), and the whole catalog comes with the runtime.
+import { peekConfigFileLocale } from '../../config/locale-peek.js';
+import { cli as englishCli } from '../../i18n/en/cli.js';
+import { loadCliRuntime, loadTurkishCliWords } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
-import { ExitCode, parseCliArgs } from './args.js';
+import { configFlag, ExitCode, parseCliArgs } from './args.js';
 
 /**
  * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
@@ -13,6 +14,9 @@ import { ExitCode, parseCliArgs } from './args.js';
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (asksForHelp(argv)) {
+    const configPath = configFlag(argv) ?? process.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml';
+    const cli =
+      peekConfigFileLocale(configPath, process.env) === 'tr' ? (await loadTurkishCliWords()).cli : englishCli;
     process.stdout.write(`${cli.usage}\n`);
     return ExitCode.Ok;
   }
@@ -41,7 +45,7 @@ main().then(
   (error: unknown) => {
     // runCli answers every expected failure itself; reaching here is a bug. No stack on stdout.
     const reason = String((error as Error)?.message ?? error);
-    process.stderr.write(`${scrubSecrets(cli.unexpectedFailure(reason))}\n`);
+    process.stderr.write(`${scrubSecrets(englishCli.unexpectedFailure(reason))}\n`);
     exit(ExitCode.Failed);
   },
 );

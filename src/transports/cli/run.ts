@@ -9,6 +9,7 @@ import type { Message } from '../../blocks/message.js';
 import { renderText } from '../../blocks/render-text.js';
 import type { Actor, Reply } from '../../commands/types.js';
 import { loadConfigFile } from '../../config/load.js';
+import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { runMonitorOnce } from '../../escalation/once.js';
@@ -17,7 +18,7 @@ import { type Locale, messages } from '../../i18n/index.js';
 import { loadSlackAlerts } from '../../lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
-import { type CliArgs, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
+import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 import { createProgressBar } from './progress.js';
 
 // In args.ts so the entry point can use them before this module is loaded.
@@ -56,25 +57,28 @@ export interface CliJson {
  */
 export async function runCli(io: CliIo): Promise<number> {
   const json = wantsJson(io.argv);
+  const configPath = resolve(io.cwd, configFlag(io.argv) ?? io.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml');
+  // Before there is a config: usage, a wrong option and a refused config in the locale it asks for.
+  const early: Locale = peekConfigFileLocale(configPath, io.env) ?? 'en';
   let args: CliArgs;
   try {
-    args = parseCliArgs(io.argv);
+    args = parseCliArgs(io.argv, messages(early).cli);
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, json, error, 'en');
+    return failEarly(io, json, error, early);
   }
   if (args.help) {
-    io.stdout(`${messages('en').cli.usage}\n`);
+    io.stdout(`${messages(early).cli.usage}\n`);
     return ExitCode.Ok;
   }
 
-  const configPath = resolve(io.cwd, args.config ?? io.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml');
   let config: Config;
   try {
     config = loadConfigFile(configPath, io.env);
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, json, error, 'en');
+    const asked = error.params.locale;
+    return failEarly(io, json, error, asked === 'tr' || asked === 'en' ? asked : early);
   }
 
   const secrets = collectSecrets(config, io.env);
@@ -96,10 +100,10 @@ export async function runCli(io: CliIo): Promise<number> {
       ? { id: args.user, osUser, host }
       : { id: `cli:${osUser}`, name: osUser, osUser, host };
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
-      return await exportAudit(io, full, args, actor, secrets);
+      return await exportAudit(io, full, args, actor, secrets, config.locale);
     }
     if (args.words[0] === 'monitor') {
-      return await monitorOnce(io, full, args, logger, secrets);
+      return await monitorOnce(io, full, args, logger, secrets, config.locale);
     }
     const bar =
       io.stderrIsTTY && full ? createProgressBar({ write: io.stderr, locale: config.locale }) : undefined;
@@ -165,6 +169,7 @@ async function exportAudit(
   args: CliArgs,
   actor: Actor,
   secrets: string[],
+  locale: Locale,
 ): Promise<number> {
   if (!full) {
     // The store's own failure is already on stderr; a script reading --json still gets an object.
@@ -174,17 +179,17 @@ async function exportAudit(
       new OpsError(ErrorCode.NotSupported, {
         system: 'queue-ops',
         type: 'read-only',
-        what: messages('en').actions.exportNeedsStore,
+        what: messages(locale).actions.exportNeedsStore,
       }),
-      'en',
+      locale,
     );
   }
   let since: string | undefined;
   try {
-    ({ since } = parseExportWords(args.words.slice(2)));
+    ({ since } = parseExportWords(args.words.slice(2), messages(locale)));
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, args.json, error, 'en');
+    return failEarly(io, args.json, error, locale);
   }
   try {
     const count = await full.audit.export({ since }, (line) => io.stdout(scrubSecrets(`${line}\n`, secrets)));
@@ -200,7 +205,7 @@ async function exportAudit(
     return ExitCode.Ok;
   } catch (error) {
     if (!isOpsError(error)) throw error;
-    return failEarly(io, args.json, error, 'en');
+    return failEarly(io, args.json, error, locale);
   }
 }
 
@@ -214,8 +219,8 @@ async function monitorOnce(
   args: CliArgs,
   logger: Logger,
   secrets: string[],
+  locale: Locale,
 ): Promise<number> {
-  const locale = full?.config.locale ?? 'en';
   const t = messages(locale).escalation;
   if (args.words.length !== 2 || args.words[1] !== '--once') {
     return failEarly(
@@ -230,7 +235,7 @@ async function monitorOnce(
       io,
       args.json,
       new OpsError(ErrorCode.NotSupported, { system: 'queue-ops', type: 'read-only', what: t.needsStore }),
-      'en',
+      locale,
     );
   }
   const token = io.env.SLACK_BOT_TOKEN;

@@ -1,0 +1,39 @@
+/**
+ * What an invalid config file is told, one problem per line after its path
+ * (`systems[1].redis: expected a redis://, rediss:// or sentinel:// URL`). The schema is built
+ * from these (src/config/schema.ts), so a Turkish config is refused in Turkish.
+ */
+export const config = {
+  redisUrl: 'expected a redis:// or rediss:// URL',
+  watchedRedisUrl: 'expected a redis://, rediss:// or sentinel:// URL',
+  hostPort: 'expected host:port',
+  slackChannelId: 'expected a Slack channel id',
+  queueName: 'expected a queue name without "/" or spaces',
+  name: 'expected a name of letters, digits, "-", "_" or "."',
+  groupName: 'expected a group name of letters, digits, "-", "_" or "."',
+  kubernetesName: 'expected a Kubernetes name (lower-case, digits, "-")',
+  workerGroupType: 'expected type: kubernetes, compose or celery-pool',
+  invalidWorkerGroup: 'invalid worker group',
+  minAboveMax: 'expected min <= max',
+  systemType: 'expected type: bullmq or celery',
+  invalidSystem: 'invalid system',
+  principal: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)',
+  duration: 'expected a duration like 30s, 2m or 1h',
+  queuePattern: 'expected a pattern like "system/queue-*" or "*"',
+  metric: (metrics: string) => `expected one of: ${metrics}`,
+  aboveOrBelow: 'expected exactly one of `above` or `below`',
+  duplicateRule: (name: string) => `duplicate rule name "${name}"`,
+  storeUrl: 'expected sqlite:<path> or postgres://…',
+  noSystems: 'expected at least one system',
+  sentinelName:
+    'expected the Sentinel master name (sentinel.name, or the URL path: sentinel://h:26379/mymaster)',
+  clusterPrefix: (prefix: string) =>
+    `expected a {hash-tag} prefix on Redis Cluster, as BullMQ requires (e.g. "{${prefix}}")`,
+  sentinels: 'expected sentinels: [host:port, …] (or a sentinel:// URL in redis)',
+  duplicateSystem: (name: string, first: string) => `duplicate system name "${name}" (also ${first})`,
+  celeryPoolOnBullmq: 'celery-pool groups only exist on celery systems; expected kubernetes or compose',
+  unknownKey: 'unknown key',
+  notYaml: (reason: string) => `not valid YAML: ${reason}`,
+  envNotSet: (name: string) => `\${${name}} is not set in the environment`,
+  cannotRead: (path: string, reason: string) => `cannot read ${path}: ${reason}`,
+};

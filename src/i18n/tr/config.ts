@@ -1,0 +1,38 @@
+import type { Catalog } from '../index.js';
+
+/** Geçersiz bir config dosyasına söylenenler: yolundan sonra her sorun bir satır. */
+export const config: Catalog['config'] = {
+  redisUrl: 'bir redis:// ya da rediss:// adresi olmalı',
+  watchedRedisUrl: 'bir redis://, rediss:// ya da sentinel:// adresi olmalı',
+  hostPort: 'host:port biçiminde olmalı',
+  slackChannelId: 'bir Slack kanal kimliği olmalı',
+  queueName: '"/" ve boşluk içermeyen bir kuyruk adı olmalı',
+  name: 'harf, rakam, "-", "_" ya da "." ile yazılmış bir ad olmalı',
+  groupName: 'harf, rakam, "-", "_" ya da "." ile yazılmış bir grup adı olmalı',
+  kubernetesName: 'bir Kubernetes adı olmalı (küçük harf, rakam, "-")',
+  workerGroupType: 'type şunlardan biri olmalı: kubernetes, compose ya da celery-pool',
+  invalidWorkerGroup: 'geçersiz worker grubu',
+  minAboveMax: 'min, max değerinden büyük olamaz',
+  systemType: 'type şunlardan biri olmalı: bullmq ya da celery',
+  invalidSystem: 'geçersiz sistem',
+  principal: '"*", bir Slack kullanıcı kimliği (U…/W…) ya da kullanıcı grubu kimliği (S…) olmalı',
+  duration: '30s, 2m ya da 1h gibi bir süre olmalı',
+  queuePattern: '"system/queue-*" ya da "*" gibi bir desen olmalı',
+  metric: (metrics: string) => `şunlardan biri olmalı: ${metrics}`,
+  aboveOrBelow: '`above` ve `below` alanlarından tam olarak biri verilmeli',
+  duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
+  storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',
+  noSystems: 'en az bir sistem tanımlanmalı',
+  sentinelName: 'Sentinel master adı gerekli (sentinel.name ya da adresin yolu: sentinel://h:26379/mymaster)',
+  clusterPrefix: (prefix: string) =>
+    `Redis Cluster üzerinde BullMQ'nun istediği gibi {hash-tag} önekli olmalı (ör. "{${prefix}}")`,
+  sentinels: 'sentinels gerekli: [host:port, …] (ya da redis alanında bir sentinel:// adresi)',
+  duplicateSystem: (name: string, first: string) =>
+    `"${name}" sistem adı iki kez kullanılmış (ilki ${first})`,
+  celeryPoolOnBullmq:
+    'celery-pool grupları yalnızca celery sistemlerinde olur; kubernetes ya da compose olmalı',
+  unknownKey: 'bilinmeyen anahtar',
+  notYaml: (reason: string) => `geçerli bir YAML değil: ${reason}`,
+  envNotSet: (name: string) => `\${${name}} ortamda tanımlı değil`,
+  cannotRead: (path: string, reason: string) => `${path} okunamadı: ${reason}`,
+};

@@ -1,0 +1,184 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { peekLocale } from '../../src/config/locale-peek.js';
+import { isOpsError } from '../../src/errors.js';
+import { runCli } from '../../src/transports/cli/run.js';
+import { tempDir } from '../actions/cli-helpers.js';
+
+/**
+ * `locale: tr` reaches the command line's answers that come before there is a valid config:
+ * `--help`, a wrong option, and the config's own problems (its framing, queue-ops' wording and
+ * zod's). The config that asks for English, or says nothing, is still answered in English.
+ */
+
+let dir: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  dir = tempDir('turkish-cli');
+});
+afterEach(() => dir.remove());
+
+function config(lines: string[]): string {
+  const path = join(dir.dir, 'queue-ops.yml');
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli({
+    argv,
+    env: {},
+    cwd: dir.dir,
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    osUser: 'tester',
+  });
+  return { code, stdout, stderr };
+}
+
+/** `${NAME}` as a config file writes it (a plain string here would read as a mistaken template). */
+const ref = (inner: string) => `$\{${inner}}`;
+
+const VALID = [
+  'store: "sqlite:./q.db"',
+  'systems:',
+  '  - name: pushizo',
+  '    type: bullmq',
+  '    redis: redis://127.0.0.1:1',
+];
+
+/** Wrong in three ways: queue-ops' own check, zod's own type check, and a key that does not exist. */
+const WRONG = [
+  'systems:',
+  '  - name: pushizo',
+  '    type: bullmq',
+  '    redis: http://127.0.0.1:6379',
+  'escalation:',
+  '  intervalSeconds: often',
+  'colour: blue',
+];
+
+describe('the command line before the config, in the config’s locale', () => {
+  it('--help is Turkish when the config says locale: tr, and English otherwise', async () => {
+    config(['locale: tr # ekip dili', ...VALID]);
+    const tr = await cli(['--help']);
+    expect(tr.code).toBe(0);
+    expect(tr.stdout).toContain('Kullanım: queue-ops [--config DOSYA]');
+    expect(tr.stdout).toContain('Çıkış kodları');
+    expect(tr.stdout).not.toContain('Usage:');
+
+    config(VALID);
+    const en = await cli(['--help']);
+    expect(en.stdout).toContain('Usage: queue-ops [--config FILE]');
+  });
+
+  it('a config named by --config counts, and QUEUE_OPS_CONFIG’s name does too', async () => {
+    const path = join(dir.dir, 'ops-tr.yml');
+    writeFileSync(path, ['locale: "tr"', ...VALID].join('\n'));
+    expect((await cli(['--config', path, '-h'])).stdout).toContain('Kullanım:');
+    expect((await cli([`--config=${path}`, '--help'])).stdout).toContain('Kullanım:');
+    let stdout = '';
+    await runCli({
+      argv: ['--help'],
+      env: { QUEUE_OPS_CONFIG: path },
+      cwd: dir.dir,
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: () => {},
+    });
+    expect(stdout).toContain('Kullanım:');
+  });
+
+  it('a wrong option is refused in Turkish, exit 2, and --json still prints one object', async () => {
+    config(['locale: tr', ...VALID]);
+    const run = await cli(['--bogus', 'status']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Bilinmeyen seçenek --bogus.');
+    const json = await cli(['--user', '--json']);
+    expect(json.code).toBe(2);
+    expect(json.stderr).toContain('--user seçeneği bir değer ister.');
+  });
+
+  it('an invalid config with locale: tr is refused in Turkish, every problem on its own line', async () => {
+    config(['locale: tr', ...WRONG]);
+    const run = await cli(['status']);
+    expect(run.code).toBe(2);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/^queue-ops: .*queue-ops\.yml içindeki config geçerli değil:$/);
+    expect(run.stderr).toContain('systems[0].redis: bir redis://, rediss:// ya da sentinel:// adresi olmalı');
+    expect(run.stderr).toContain(
+      'escalation.intervalSeconds: Geçersiz değer: beklenen number, alınan string',
+    );
+    expect(run.stderr).toContain('colour: bilinmeyen anahtar');
+    expect(run.stderr).not.toMatch(/expected|unknown key|Invalid input/);
+  });
+
+  it('the same config without locale is refused in English, word for word as before', async () => {
+    config(WRONG);
+    const run = await cli(['status']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('config in');
+    expect(run.stderr).toContain('systems[0].redis: expected a redis://, rediss:// or sentinel:// URL');
+    expect(run.stderr).toContain(
+      'escalation.intervalSeconds: Invalid input: expected number, received string',
+    );
+    expect(run.stderr).toContain('colour: unknown key');
+  });
+
+  it('--json carries the Turkish problems too, for a script that reads them', async () => {
+    config(['locale: tr', ...WRONG]);
+    const run = await cli(['--json', 'status']);
+    const out = JSON.parse(run.stdout) as { ok: boolean; error: { code: string; problems: string[] } };
+    expect(out.ok).toBe(false);
+    expect(out.error.code).toBe('ConfigInvalid');
+    expect(out.error.problems).toContain('colour: bilinmeyen anahtar');
+  });
+
+  it(`YAML that does not parse, and an unset ${ref('VAR')}, are told in Turkish when the text asks for it`, () => {
+    const refused = (text: string, env: Record<string, string> = {}) => {
+      try {
+        parseConfig(text, env, 'x.yml');
+      } catch (error) {
+        if (isOpsError(error)) return error.params.problems as string[];
+      }
+      throw new Error('accepted');
+    };
+    expect(refused('locale: tr\nsystems: [\n')[0]).toMatch(/^geçerli bir YAML değil: /);
+    expect(
+      refused(
+        ['locale: tr', 'systems:', '  - name: z', '    type: celery', `    redis: ${ref('ZEUS_REDIS')}`].join(
+          '\n',
+        ),
+      ),
+    ).toEqual([`systems[0].redis: ${ref('ZEUS_REDIS')} ortamda tanımlı değil`]);
+    expect(
+      refused(
+        [
+          'locale: tr',
+          'systems:',
+          ...[0, 1].flatMap(() => ['  - name: z', '    type: celery', '    redis: redis://h']),
+        ].join('\n'),
+      ),
+    ).toEqual(['systems[1].name: "z" sistem adı iki kez kullanılmış (ilki systems[0])']);
+  });
+});
+
+describe('peekLocale', () => {
+  it(`reads a top-level locale line, quoted or not, with a comment or ${ref('VAR')}; nothing else`, () => {
+    expect(peekLocale('locale: tr\n', {})).toBe('tr');
+    expect(peekLocale("store: x\nlocale: 'tr'   # ekip\n", {})).toBe('tr');
+    expect(peekLocale(`locale: ${ref('LANG_OF_TEAM:-tr')}\n`, {})).toBe('tr');
+    expect(peekLocale(`locale: ${ref('LANG_OF_TEAM')}\n`, { LANG_OF_TEAM: 'en' })).toBe('en');
+    expect(peekLocale('slack:\n  locale: tr\n', {})).toBeUndefined();
+    expect(peekLocale('locale: de\n', {})).toBeUndefined();
+    expect(peekLocale('# locale: tr\n', {})).toBeUndefined();
+  });
+});
