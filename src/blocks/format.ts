@@ -1,5 +1,6 @@
-import type { Locale as DateFnsLocale } from 'date-fns';
+import type { Locale as DateFnsLocale, Month } from 'date-fns';
 import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
+import { formatDuration as formatDurationInWords } from 'date-fns/formatDuration';
 import { enUS } from 'date-fns/locale/en-US';
 import { tr as trDates } from 'date-fns/locale/tr';
 import { type Locale, messages } from '../i18n/index.js';
@@ -12,16 +13,17 @@ export interface LocaleFormat {
   /** date-fns' locale for relative times and distances ("5 dakika önce"). */
   dates: DateFnsLocale;
   /**
-   * Whether "how long ago" is written in date-fns' words ("5 dakika önce") rather than the compact
-   * units of the catalog (`5m 3s ago`): the English tables keep their compact column, the Turkish
-   * ones read the way the runbooks write.
+   * Whether durations, dates and "how long ago" are written in date-fns' words ("3 saat 12 dakika",
+   * "1 Aralık 2026", "5 dakika önce") rather than the catalog's compact units and ISO dates
+   * (`3h 12m`, `2026-12-01`, `5m 3s ago`): English keeps its compact columns, Turkish reads the
+   * way the runbooks write.
    */
-  relativeInWords: boolean;
+  inWords: boolean;
 }
 
 const formats: Record<Locale, LocaleFormat> = {
-  en: { intl: 'en-US', dates: enUS, relativeInWords: false },
-  tr: { intl: 'tr-TR', dates: trDates, relativeInWords: true },
+  en: { intl: 'en-US', dates: enUS, inWords: false },
+  tr: { intl: 'tr-TR', dates: trDates, inWords: true },
 };
 
 export function localeFormat(locale: Locale): LocaleFormat {
@@ -111,30 +113,69 @@ export function formatBytes(bytes: number, locale: Locale): string {
   return `${shown} ${units[unit]}`;
 }
 
-/** A compact duration of two units at most: `45s`, `12m 3s`, `3h 12m`, `2d 4h`. */
+/**
+ * A duration of two units at most: `45s`, `12m 3s`, `3h 12m`, `2d 4h` in English; in Turkish
+ * date-fns' words, "45 saniye", "3 saat 12 dakika", "2 gün 4 saat".
+ */
 export function formatDuration(seconds: number, locale: Locale): string {
-  const total = Math.max(0, Math.floor(seconds));
-  const d = Math.floor(total / 86_400);
-  const h = Math.floor((total % 86_400) / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
+  const format = localeFormat(locale);
+  if (!format.inWords) return formatDurationCompact(seconds, locale);
+  const { d, h, m, s } = durationParts(seconds);
+  const [units, zero]: [('days' | 'hours' | 'minutes' | 'seconds')[], boolean] =
+    d > 0
+      ? [['days', 'hours'], false]
+      : h > 0
+        ? [['hours', 'minutes'], false]
+        : m > 0
+          ? [['minutes', 'seconds'], false]
+          : [['seconds'], true];
+  return formatDurationInWords(
+    { days: d, hours: h, minutes: m, seconds: s },
+    { format: units, zero, locale: format.dates },
+  );
+}
+
+/**
+ * The catalog's compact units in every locale (`3h 12m`, "3 sa 12 dk", the runbooks' own
+ * abbreviations): for a column that must stay narrow, such as the status table's oldest job.
+ */
+export function formatDurationCompact(seconds: number, locale: Locale): string {
+  const { d, h, m, s } = durationParts(seconds);
   return messages(locale).status.units.duration(d, h, m, s);
+}
+
+function durationParts(seconds: number): { d: number; h: number; m: number; s: number } {
+  const total = Math.max(0, Math.floor(seconds));
+  return {
+    d: Math.floor(total / 86_400),
+    h: Math.floor((total % 86_400) / 3600),
+    m: Math.floor((total % 3600) / 60),
+    s: total % 60,
+  };
 }
 
 /** `12m 3s ago` (en) or `12 dakika önce` (tr, through date-fns' Turkish locale), relative to `now`. */
 export function formatAgo(at: number, now: Date, locale: Locale): string {
   const units = messages(locale).status.units;
   const seconds = Math.round((now.getTime() - at) / 1000);
-  if (Math.abs(seconds) >= 1 && localeFormat(locale).relativeInWords) return formatRelative(at, now, locale);
+  if (Math.abs(seconds) >= 1 && localeFormat(locale).inWords) return formatRelative(at, now, locale);
   if (seconds < 0) return units.inFuture(formatDuration(-seconds, locale));
   if (seconds < 1) return units.justNow;
   return units.ago(formatDuration(seconds, locale));
 }
 
-/** `2026-03-01 09:52:10 UTC` (or without seconds). */
+/**
+ * `2026-03-01 09:52:10 UTC` (or without seconds); in Turkish with date-fns' month names,
+ * "1 Mart 2026 09:52:10 UTC". Always UTC, whatever the machine's time zone.
+ */
 export function formatUtc(at: Date | number, locale: Locale, withSeconds = true): string {
   const iso = new Date(at).toISOString();
-  return messages(locale).status.units.utc(`${iso.slice(0, 10)} ${iso.slice(11, withSeconds ? 19 : 16)}`);
+  const time = iso.slice(11, withSeconds ? 19 : 16);
+  const format = localeFormat(locale);
+  const date = format.inWords
+    ? `${Number(iso.slice(8, 10))} ${format.dates.localize.month((Number(iso.slice(5, 7)) - 1) as Month, { width: 'wide' })} ${iso.slice(0, 4)}`
+    : iso.slice(0, 10);
+  return messages(locale).status.units.utc(`${date} ${time}`);
 }
 
 /** "in 15 minutes", "15 dakika içinde", "5 dakika önce": date-fns' words in the locale. */

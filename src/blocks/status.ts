@@ -2,7 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, indexedActionId } from './action-ids.js';
-import { formatBytes, formatDuration, formatNumber, formatUtc } from './format.js';
+import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
 import {
   actions,
   button,
@@ -228,7 +228,7 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
     cols.push({
       title: c.oldest,
       cell: (r) =>
-        r.q.oldestWaitingSeconds === null ? '-' : formatDuration(r.q.oldestWaitingSeconds, locale),
+        r.q.oldestWaitingSeconds === null ? '-' : formatDurationCompact(r.q.oldestWaitingSeconds, locale),
       right: true,
     });
   }

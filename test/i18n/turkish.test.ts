@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { requestMessage } from '../../src/approvals/blocks.js';
 import { dlqMessage } from '../../src/blocks/dlq.js';
+import { formatDuration, formatDurationCompact, formatUtc } from '../../src/blocks/format.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import { statusMessage } from '../../src/blocks/status.js';
 import { validateMessage } from '../../src/blocks/validate.js';
@@ -132,6 +133,37 @@ describe('locale: tr, an escalation alert', () => {
     ).text;
     expect(ratio).toContain('0,93');
     expect(ratio).toContain('0,85');
+  });
+
+  it('its times and durations go through date-fns’ Turkish words; English keeps ISO dates and 12m 0s', () => {
+    const now = new Date('2030-01-01T10:12:00.000Z');
+    const settings = { clearAfterSamples: 2, escalateTo: [] };
+    const firing = renderText(alertMessage(sampleAlert({}), 'tr', now, settings)).text;
+    expect(firing).toContain('1 Ocak 2030 10:00 UTC itibarıyla aktif (12 dakika)');
+    const resolved = renderText(
+      alertMessage(
+        sampleAlert({ status: 'resolved', resolvedAt: '2030-01-01T13:20:30.000Z' }),
+        'tr',
+        now,
+        settings,
+      ),
+    ).text;
+    expect(resolved).toContain('3 saat 20 dakika sürdü');
+    expect(resolved).toContain('Çözüldü: 1 Ocak 2030 13:20 UTC');
+    const english = renderText(alertMessage(sampleAlert({}), 'en', now, settings)).text;
+    expect(english).toContain('Firing since 2030-01-01 10:00 UTC (12m 0s)');
+  });
+
+  it('formatDuration and formatUtc: Turkish words in two units at most, UTC whatever the time zone', () => {
+    expect(formatDuration(0, 'tr')).toBe('0 saniye');
+    expect(formatDuration(45, 'tr')).toBe('45 saniye');
+    expect(formatDuration(3 * 3600 + 12 * 60 + 5, 'tr')).toBe('3 saat 12 dakika');
+    expect(formatDuration(2 * 86_400 + 30, 'tr')).toBe('2 gün');
+    expect(formatDuration(3 * 3600 + 12 * 60 + 5, 'en')).toBe('3h 12m');
+    // the status table's narrow column keeps the runbooks' abbreviations
+    expect(formatDurationCompact(3 * 3600 + 12 * 60, 'tr')).toBe('3 sa 12 dk');
+    expect(formatUtc(Date.parse('2026-08-31T23:59:58Z'), 'tr')).toBe('31 Ağustos 2026 23:59:58 UTC');
+    expect(formatUtc(Date.parse('2026-08-31T23:59:58Z'), 'en', false)).toBe('2026-08-31 23:59 UTC');
   });
 
   it('the alerts list shows values with tr-TR grouping, as the alert itself does', () => {
