@@ -127,15 +127,19 @@ export const timelineCommand: CommandDefinition = {
       ok: true,
       message: timelineMessage(view, request.locale),
       terminal: markdown,
-      // In Slack a long timeline comes whole as a Markdown file beside the message, which shows
-      // the first events; the command line prints the Markdown itself and saves nothing.
+      // In Slack a long timeline comes whole as a Markdown file, and the message shows the first
+      // events. The answer is ephemeral (an admin's holds entries from private channels), so the
+      // file goes to the asker's direct messages, never the channel; the command line prints
+      // the Markdown itself and saves nothing.
       ...(request.via === 'slack' && events.length > SLACK_TIMELINE_EVENTS
         ? {
             files: [
               {
-                filename: `timeline-${span.since.slice(0, 16).replace(/[:T]/g, '')}.md`,
+                // `timeline-2026-12-01-0507.md`: the span's start, UTC.
+                filename: `timeline-${span.since.slice(0, 16).replace('T', '-').replace(':', '')}.md`,
                 title: messages(request.locale).timeline.fileTitle,
                 content: Buffer.from(markdown),
+                privateTo: request.actor.id,
               },
             ],
           }

@@ -73,6 +73,11 @@ export interface ReplyFile {
   content: Buffer;
   /** Slack: upload into this thread (an alert's) rather than the channel. */
   threadTs?: string;
+  /**
+   * Slack: a file for this user alone (an ephemeral answer's), sent to their direct messages
+   * with the bot instead of the channel, where everyone would see it.
+   */
+  privateTo?: string;
   /** Command line: the path given with `--out`. */
   saveAs?: string;
 }

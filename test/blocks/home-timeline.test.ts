@@ -80,7 +80,7 @@ describe('the Home view and the timeline message stay inside Slack limits, escap
     expect(validateMessage(message)).toEqual([]);
     const text = JSON.stringify(message.blocks);
     expect(text).toContain(
-      'Only the first 40 of 300 events fit here; the whole timeline is in the file beside this message.',
+      'Only the first 40 of 300 events fit here; the whole timeline is in your direct messages with queue-ops, as a Markdown file only you can see.',
     );
     expect(text).toContain(
       'queue-ops timeline --since 2030-01-01T11:00:00.000Z --until 2030-01-01T13:00:00.000Z pushizo',

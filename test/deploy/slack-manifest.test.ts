@@ -43,7 +43,14 @@ describe('manifest.yml', () => {
 
   it('asks for the scopes of the Web API calls the bot makes, and not chat:write.public', () => {
     const scopes = manifest.oauth_config!.scopes.bot;
-    for (const scope of ['commands', 'chat:write', 'users:read', 'usergroups:read', 'files:write'])
+    for (const scope of [
+      'commands',
+      'chat:write',
+      'users:read',
+      'usergroups:read',
+      'files:write',
+      'im:write',
+    ])
       expect(scopes, scope).toContain(scope);
     expect(scopes).not.toContain('chat:write.public');
   });

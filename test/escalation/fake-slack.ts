@@ -20,7 +20,7 @@ export interface SlackUpload {
   requested: Record<string, string>;
   /** The body POSTed to the upload URL (multipart form data). */
   body?: Buffer;
-  /** The PNG inside that body, signature to IEND chunk. */
+  /** The PNG inside that body, signature to IEND chunk (charts only). */
   png?: Buffer;
   /** `files.completeUploadExternal` form fields (files JSON, channel_id, thread_ts). */
   completed?: Record<string, string>;
@@ -57,6 +57,15 @@ export function fakeSlack(host: string) {
       calls.push({ method: 'files.completeUploadExternal', body, blocks: [], status: 200 });
       return [200, { ok: true, files: [{ id, title: 'chart' }] }];
     });
+  // conversations.open: the direct-message channel with one user (`D` + their id), as Slack answers.
+  const directs = nock(host)
+    .persist()
+    .post('/api/conversations.open')
+    .reply((_uri, raw) => {
+      const body = form(raw);
+      calls.push({ method: 'conversations.open', body, blocks: [], status: 200 });
+      return [200, { ok: true, channel: { id: `D${body.users}` } }];
+    });
   const uploadScope = nock(UPLOAD_HOST)
     .persist()
     .post(/\/upload\/v1\/F0CHART\d+$/)
@@ -64,8 +73,9 @@ export function fakeSlack(host: string) {
       const id = uri.split('/').at(-1)!;
       const upload = uploads.find((u) => u.fileId === id);
       if (upload) {
-        // nock hands a binary body over hex-encoded.
-        upload.body = Buffer.from(raw as string, 'hex');
+        // nock hands a binary body (a PNG) over hex-encoded, and a text one (Markdown) as it is.
+        const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
+        upload.body = /^(?:[0-9a-f]{2})+$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'utf8');
         upload.png = pngIn(upload.body);
       }
       return [200, 'OK - 1234'];
@@ -111,6 +121,7 @@ export function fakeSlack(host: string) {
     done: () => {
       scope.persist(false);
       files.persist(false);
+      directs.persist(false);
       uploadScope.persist(false);
     },
   };

@@ -49,7 +49,7 @@ export const timeline = {
       `Audit chain BROKEN at #${seq} (${reason}): entries from #${seq} on, in this span too, cannot be trusted.`,
   },
   truncated: (shown: number, total: number) =>
-    `Only the first ${shown} of ${total} events fit here; the whole timeline is in the file beside this message.`,
+    `Only the first ${shown} of ${total} events fit here; the whole timeline is in your direct messages with queue-ops, as a Markdown file only you can see.`,
   fileTitle: 'Incident timeline (Markdown, for the postmortem)',
   restCli: (since: string, until: string, system?: string) =>
     `The whole timeline: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,

@@ -51,7 +51,7 @@ export const timeline: Catalog['timeline'] = {
       `Denetim zinciri #${seq} numaralı kayıtta KOPUK (${reason}): #${seq} ve sonrasındaki kayıtlara, bu aralıktakiler dahil, güvenilemez.`,
   },
   truncated: (shown: number, total: number) =>
-    `${total} olayın yalnızca ilk ${shown} tanesi buraya sığdı; çizelgenin tamamı bu mesajın yanındaki dosyada.`,
+    `${total} olayın yalnızca ilk ${shown} tanesi buraya sığdı; çizelgenin tamamı queue-ops ile özel mesajlarınızda, yalnızca sizin görebileceğiniz bir Markdown dosyası olarak.`,
   fileTitle: 'Olay zaman çizelgesi (Markdown, postmortem için)',
   restCli: (since: string, until: string, system?: string) =>
     `Çizelgenin tamamı: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,

@@ -206,16 +206,27 @@ function ignoreRetries(log: Logger): Middleware<object> {
   };
 }
 
-/** A reply's files (a `trend` chart) into the request's channel, or the thread the file names. */
+/**
+ * A reply's files: a `trend` chart into the request's channel, or the thread the file names; a
+ * file for one person (a long timeline) into their direct messages with the bot
+ * (`conversations.open`, scope `im:write`).
+ */
 async function uploadReplyFiles(
   client: WebClient,
   reply: Reply,
   request: Request,
   log: Logger,
 ): Promise<void> {
-  if (!request.channel) return;
   for (const file of reply.files ?? []) {
     try {
+      if (file.privateTo !== undefined) {
+        const opened = await client.conversations.open({ users: file.privateTo });
+        const direct = opened.channel?.id;
+        if (!direct) throw new Error('conversations.open returned no channel');
+        await uploadFile(client, direct, file);
+        continue;
+      }
+      if (!request.channel) continue;
       await uploadFile(client, request.channel, file, file.threadTs);
     } catch (error) {
       const data = (error as { data?: { error?: string } }).data;
