@@ -1,15 +1,7 @@
 import { formatNumber } from '../blocks/format.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { loadEcharts, loadResvg } from '../lib/lazy.js';
-import { type TrendData, trendOption } from './trend.js';
-
-export interface ChartSize {
-  width: number;
-  height: number;
-}
-
-/** Wide enough for a day of samples, small enough to read in a Slack thread without opening it. */
-export const CHART_SIZE: ChartSize = { width: 960, height: 420 };
+import { CHART_SIZE, type ChartSize, type TrendData, trendOption } from './trend.js';
 
 /**
  * An ECharts option rendered server-side: ECharts' SSR SVG string, turned into a PNG by resvg

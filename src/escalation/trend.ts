@@ -205,6 +205,57 @@ export const STATE_COLOURS: Record<TrendState, string> = {
   failed: '#d64545',
 };
 
+export interface ChartSize {
+  width: number;
+  height: number;
+}
+
+/** Wide enough for a day of samples, small enough to read in a Slack thread without opening it. */
+export const CHART_SIZE: ChartSize = { width: 960, height: 420 };
+
+/** The plot area's margins inside the picture (room for the title, legend and axis labels). */
+const CHART_GRID = { left: 56, right: 28, top: 48, bottom: 36 };
+
+/** About how wide a 12 px DejaVu Sans label is: 7.2 px a character, and a little room either side. */
+const labelWidth = (text: string) => Math.ceil(text.length * 7.2) + 8;
+const LABEL_ROW_PX = 16;
+
+/** Where an alert band's label sits: at its band's left or right edge, in which row from the top. */
+export interface BandLabelPlace {
+  align: 'left' | 'right';
+  row: number;
+}
+
+/**
+ * Lays out the alert bands' labels so that none is cut off at the plot's right edge (a band that
+ * began a minute ago carries its label leftwards, inside the plot) and none is written over
+ * another (bands close together put their labels in rows). Pure: positions in the plot's pixels.
+ */
+export function placeBandLabels(
+  bands: readonly { start: number; end: number; label: string }[],
+  from: number,
+  to: number,
+  plotWidth: number,
+): BandLabelPlace[] {
+  const x = (t: number) => ((t - from) / Math.max(1, to - from)) * plotWidth;
+  const taken: { row: number; left: number; right: number }[] = [];
+  const places: BandLabelPlace[] = new Array(bands.length);
+  const order = bands.map((_, i) => i).sort((a, b) => bands[a]!.start - bands[b]!.start);
+  for (const i of order) {
+    const band = bands[i]!;
+    const width = labelWidth(band.label);
+    const fitsRight = x(band.start) + width <= plotWidth;
+    const align = fitsRight ? 'left' : 'right';
+    const left = fitsRight ? x(band.start) : Math.max(0, x(band.end) - width);
+    const right = left + width;
+    let row = 0;
+    while (taken.some((t) => t.row === row && t.left < right + 6 && left < t.right + 6)) row++;
+    taken.push({ row, left, right });
+    places[i] = { align, row };
+  }
+  return places;
+}
+
 export interface ChartLabels {
   title: string;
   states: Record<TrendState, string>;
@@ -219,7 +270,17 @@ export interface ChartLabels {
  * share a colour; alerts are shaded red bands), so the chart still reads on a machine with no
  * fonts, where resvg draws no text.
  */
-export function trendOption(data: TrendData, labels: ChartLabels): Record<string, unknown> {
+export function trendOption(
+  data: TrendData,
+  labels: ChartLabels,
+  size: ChartSize = CHART_SIZE,
+): Record<string, unknown> {
+  const bands = data.alerts.map((a) => ({
+    start: Math.max(a.start, data.from),
+    end: Math.min(a.end ?? data.to, data.to),
+    label: labels.alert(a.rule),
+  }));
+  const places = placeBandLabels(bands, data.from, data.to, size.width - CHART_GRID.left - CHART_GRID.right);
   const series = TREND_STATES.map((state) => {
     const lines = data.thresholds
       .filter((t) => t.state === state)
@@ -253,10 +314,17 @@ export function trendOption(data: TrendData, labels: ChartLabels): Record<string
             markArea: {
               silent: true,
               itemStyle: { color: 'rgba(214, 69, 69, 0.14)' },
-              label: { position: 'insideTopLeft', color: '#9b2c2c' },
-              data: data.alerts.map((a) => [
-                { name: labels.alert(a.rule), xAxis: Math.max(a.start, data.from) },
-                { xAxis: Math.min(a.end ?? data.to, data.to) },
+              label: { color: '#9b2c2c' },
+              data: bands.map((band, i) => [
+                {
+                  name: band.label,
+                  xAxis: band.start,
+                  label: {
+                    position: places[i]!.align === 'left' ? 'insideTopLeft' : 'insideTopRight',
+                    offset: [0, places[i]!.row * LABEL_ROW_PX],
+                  },
+                },
+                { xAxis: band.end },
               ]),
             },
           }
@@ -273,7 +341,7 @@ export function trendOption(data: TrendData, labels: ChartLabels): Record<string
     textStyle: { fontFamily: 'DejaVu Sans, Liberation Sans, Arial, sans-serif' },
     title: { text: labels.title, left: 12, top: 8, textStyle: { fontSize: 15 } },
     legend: { top: 10, right: 12, data: TREND_STATES.map((s) => labels.states[s]) },
-    grid: { left: 56, right: 28, top: 48, bottom: 36 },
+    grid: CHART_GRID,
     xAxis: { type: 'time', min: data.from, max: data.to, splitLine: { show: false } },
     // A threshold above every value would sit off the chart: the axis reaches it.
     yAxis: {

@@ -8,6 +8,7 @@ import { renderChartPng, trendFile } from '../../src/escalation/render-chart.js'
 import { alertWindow } from '../../src/escalation/runtime.js';
 import type { Sample } from '../../src/escalation/samples.js';
 import {
+  placeBandLabels,
   STATE_COLOURS,
   type TrendData,
   trendAlertSpans,
@@ -205,6 +206,68 @@ describe('trend chart', () => {
       return r > 240 && g > 220 && g < 235 && b > 220 && b < 235;
     });
     expect(band).toBe(true);
+  });
+});
+
+describe('alert band labels', () => {
+  const HOUR = 60 * MINUTE;
+  const span = (rule: string, startMin: number, endMin?: number) => ({
+    id: `a-${rule}`,
+    rule,
+    severity: 'critical' as const,
+    start: T0 + startMin * MINUTE,
+    ...(endMin === undefined ? {} : { end: T0 + endMin * MINUTE }),
+  });
+
+  it('placeBandLabels: a band near the right edge labels leftwards; close bands take rows', () => {
+    const band = (startMin: number, endMin: number, label: string) => ({
+      start: T0 + startMin * MINUTE,
+      end: T0 + endMin * MINUTE,
+      label,
+    });
+    expect(
+      placeBandLabels(
+        [
+          band(58, 60, 'alert: backlog'),
+          band(10, 11, 'alert: dlq-growth'),
+          band(12, 14, 'alert: no-workers'),
+          band(30, 40, 'alert: x'),
+        ],
+        T0,
+        T0 + HOUR,
+        876,
+      ),
+    ).toEqual([
+      { align: 'right', row: 0 },
+      { align: 'left', row: 0 },
+      { align: 'left', row: 1 },
+      { align: 'left', row: 0 },
+    ]);
+  });
+
+  it('a still-firing alert that began two minutes ago keeps its whole label inside the picture', async () => {
+    const d = data();
+    const png = decodePng(
+      await renderChartPng(
+        trendOption(
+          { ...d, thresholds: [], alerts: [span('backlog-with-a-long-name', 58)] },
+          { ...labels, title: '' },
+        ),
+      ),
+    );
+    // The label's dark red (#9b2c2c), anti-aliased: reddish pixels well darker than the band.
+    const isLabel = (x: number, y: number) => {
+      const [r, g, b] = pixelAt(png, x, y) as [number, number, number];
+      return r > g + 50 && r > b + 50 && r < 220;
+    };
+    const columns = (from: number, to: number) => {
+      const hits: number[] = [];
+      for (let x = from; x < to; x++) for (let y = 48; y < 80; y++) if (isLabel(x, y)) hits.push(x);
+      return hits;
+    };
+    // Written inside the plot, ending at the band's right edge (x 932), not past the picture's edge.
+    expect(columns(600, 932).length).toBeGreaterThan(20);
+    expect(columns(936, 960)).toEqual([]);
   });
 });
 
