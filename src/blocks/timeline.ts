@@ -66,13 +66,77 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
         what: e.actionDone(
           event.action,
           event.target,
-          event.result ? resultText(event.result, locale) : event.outcome,
+          event.result ? actionResultText(event.action, event.result, locale) : event.outcome,
         ),
       };
     case 'action.failed':
       return { who: event.who, what: e.actionFailed(event.action, event.target, event.outcome) };
   }
 }
+
+/**
+ * What an action did, in the locale's words: pause, resume, scale, revoke and fail worded whole
+ * from their outcome's fields; retry, purge and undo (and anything else) field by field. Ids and
+ * names only, never job data.
+ */
+function actionResultText(action: string, result: Record<string, unknown>, locale: Locale): string {
+  const o = messages(locale).timeline.events.outcome;
+  const n = (value: unknown) => formatNumber(Number(value), locale);
+  const list = (values: unknown, max = 3) => {
+    const items = Array.isArray(values) ? values.map(String) : [];
+    return items.slice(0, max).join(', ') + (items.length > max ? ', …' : '');
+  };
+  switch (action) {
+    case 'pause':
+    case 'resume': {
+      const workers = Array.isArray(result.workersAnswered) ? n(result.workersAnswered.length) : undefined;
+      return action === 'pause' ? o.paused(workers) : o.resumed(workers);
+    }
+    case 'scale': {
+      const targets = Array.isArray(result.targets) ? (result.targets as Record<string, unknown>[]) : [];
+      const shown = (v: unknown) => (typeof v === 'number' ? n(v) : '?');
+      const changes = targets
+        .slice(0, 3)
+        .map((t) => o.change(clip(String(t.name), 60), shown(t.before), shown(t.after)));
+      if (targets.length > 3) changes.push('…');
+      const scaler = result.autoscaler as
+        | { kind: string; name: string; after: { min: number; max: number } }
+        | undefined;
+      if (scaler)
+        changes.push(
+          o.autoscaler(scaler.kind, clip(scaler.name, 60), n(scaler.after.min), n(scaler.after.max)),
+        );
+      return o.scaled(n(result.replicas), changes.join(', '));
+    }
+    case 'revoke': {
+      const ids = Array.isArray(result.ids) ? result.ids : [];
+      const parts = [
+        o.revoked(n(ids.length), result.terminate === true, String(result.signal ?? 'TERM')),
+        o.answered(n(Array.isArray(result.answers) ? result.answers.length : 0)),
+      ];
+      if (Array.isArray(result.stillRunning) && result.stillRunning.length > 0)
+        parts.push(o.stillRunning(list(result.stillRunning)));
+      return parts.join(' · ');
+    }
+    case 'fail': {
+      const parts = [o.failedJob(clip(String(result.id), 80), String(result.before ?? '?'))];
+      if (result.lockWasHeld === true) parts.push(o.lockWasHeld);
+      return parts.join(' · ');
+    }
+    case 'retry': {
+      // The queue is the event's target already; the id map can hold a thousand ids.
+      const r = messages(locale).timeline.events.result;
+      const parts = [r.retried(n(result.retried))];
+      if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
+      return parts.join(' · ');
+    }
+    default:
+      return resultText(result, locale);
+  }
+}
+
+/** A name or id cut to `max` characters: a timeline line stays one line. */
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
  * An action's result in the locale's words and numbers (`purged 2,000 · archived 2,000 · undo

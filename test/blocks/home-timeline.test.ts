@@ -112,6 +112,86 @@ describe('an action outcome in the timeline', () => {
       'purge pushizo/dispatch-ios tamamlandı: 2.000 iş silindi · 2.000 iş arşivlendi · geri almak için r-abc123 · arşiv /data/archive/r-abc123',
     );
   });
+
+  // Each action's outcome as its executor stores it (PauseOutcome, ScaleReport, RevokeOutcome…).
+  const done = (action: string, target: string, result: Record<string, unknown>) =>
+    eventFromAudit({
+      seq: 8,
+      at: '2030-01-01T10:00:00.000Z',
+      action: `action.${action}`,
+      actorId: 'U0BOB',
+      outcome: 'done',
+      target,
+      params: { result },
+    } as never)!;
+  const both = (event: TimelineEvent) => [describeEvent(event, 'en').what, describeEvent(event, 'tr').what];
+
+  it('every other action is worded whole, never as raw field names', () => {
+    expect(
+      both(done('pause', 'zeus/celery', { queue: 'celery', isPaused: true, workersAnswered: ['w1', 'w2'] })),
+    ).toEqual([
+      'pause zeus/celery done: paused, 2 workers acknowledged',
+      'pause zeus/celery tamamlandı: durduruldu, 2 worker onayladı',
+    ]);
+    expect(both(done('resume', 'pushizo/dispatch-ios', { queue: 'dispatch-ios', isPaused: false }))).toEqual([
+      'resume pushizo/dispatch-ios done: resumed',
+      'resume pushizo/dispatch-ios tamamlandı: sürdürüldü',
+    ]);
+    const scale = done('scale', 'pushizo/dispatch', {
+      system: 'pushizo',
+      group: 'dispatch',
+      type: 'kubernetes',
+      replicas: 4,
+      targets: [{ name: 'pushizo/worker-dispatch', before: 2, after: 4 }],
+      autoscaler: {
+        kind: 'HorizontalPodAutoscaler',
+        name: 'worker-dispatch',
+        before: { min: 2, max: 3 },
+        after: { min: 4, max: 4 },
+      },
+    });
+    expect(both(scale)).toEqual([
+      'scale pushizo/dispatch done: scaled to 4 (pushizo/worker-dispatch 2 → 4, HorizontalPodAutoscaler worker-dispatch now min 4, max 4)',
+      'scale pushizo/dispatch tamamlandı: 4 olarak ölçeklendi (pushizo/worker-dispatch 2 → 4, HorizontalPodAutoscaler worker-dispatch artık en az 4, en çok 4)',
+    ]);
+    const revoke = done('revoke', 'zeus', {
+      ids: ['t-1', 't-2'],
+      terminate: true,
+      signal: 'KILL',
+      answers: [{ worker: 'celery@a', answer: 'terminate: t-1' }],
+      stillRunning: ['t-2'],
+    });
+    expect(both(revoke)).toEqual([
+      'revoke zeus done: revoked 2 tasks, terminated with SIGKILL · 1 worker answered · still running: t-2',
+      'revoke zeus tamamlandı: 2 görev iptal edildi, SIGKILL ile sonlandırıldı · 1 worker yanıt verdi · hâlâ çalışıyor: t-2',
+    ]);
+    const fail = done('fail', 'pushizo/dispatch-ios', {
+      queue: 'dispatch-ios',
+      id: '812',
+      name: 'deliver.apns',
+      state: 'failed',
+      before: 'active',
+      reason: 'stuck',
+      lockWasHeld: true,
+      lockTtlMs: null,
+    });
+    expect(both(fail)).toEqual([
+      'fail pushizo/dispatch-ios done: moved job 812 from active to failed · a live worker still held its lock',
+      'fail pushizo/dispatch-ios tamamlandı: 812 işi active durumundan başarısıza taşındı · kilidi hâlâ canlı bir worker’daydı',
+    ]);
+    const retry = done('retry', 'zeus/celery', {
+      queue: 'celery',
+      retried: 1200,
+      skipped: 3,
+      ids: { a: 'b' },
+    });
+    expect(both(retry)).toEqual([
+      'retry zeus/celery done: retried 1,200 · skipped 3 no longer failed',
+      'retry zeus/celery tamamlandı: 1.200 iş yeniden denendi · artık başarısız olmayan 3 iş atlandı',
+    ]);
+    for (const event of [scale, revoke, fail, retry])
+      expect(both(event).join('\n')).not.toMatch(/\b(queue|isPaused|targets|lockWasHeld|ids) /);
+  });
 });
 
 describe('an alert in the timeline', () => {

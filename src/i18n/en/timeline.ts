@@ -36,6 +36,22 @@ export const timeline = {
       retried: (n: string) => `retried ${n}`,
       purgeId: (id: string) => `undo with ${id}`,
       archivePath: (path: string) => `archive ${path}`,
+      skipped: (n: string) => `skipped ${n} no longer failed`,
+    },
+    /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
+    outcome: {
+      paused: (workers?: string) => `paused${workers ? `, ${workers} workers acknowledged` : ''}`,
+      resumed: (workers?: string) => `resumed${workers ? `, ${workers} workers acknowledged` : ''}`,
+      scaled: (replicas: string, changes: string) => `scaled to ${replicas}${changes ? ` (${changes})` : ''}`,
+      change: (name: string, before: string, after: string) => `${name} ${before} → ${after}`,
+      autoscaler: (kind: string, name: string, min: string, max: string) =>
+        `${kind} ${name} now min ${min}, max ${max}`,
+      revoked: (count: string, terminate: boolean, signal: string) =>
+        `revoked ${count} ${count === '1' ? 'task' : 'tasks'}${terminate ? `, terminated with SIG${signal}` : ''}`,
+      answered: (n: string) => `${n} ${n === '1' ? 'worker' : 'workers'} answered`,
+      stillRunning: (ids: string) => `still running: ${ids}`,
+      failedJob: (id: string, before: string) => `moved job ${id} from ${before} to failed`,
+      lockWasHeld: 'a live worker still held its lock',
     },
     guardDenied: (command: string, target?: string) =>
       `was refused ${command}${target ? ` ${target}` : ''} by the guards`,

@@ -38,6 +38,22 @@ export const timeline: Catalog['timeline'] = {
       retried: (n: string) => `${n} iş yeniden denendi`,
       purgeId: (id: string) => `geri almak için ${id}`,
       archivePath: (path: string) => `arşiv ${path}`,
+      skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
+    },
+    outcome: {
+      paused: (workers?: string) => `durduruldu${workers ? `, ${workers} worker onayladı` : ''}`,
+      resumed: (workers?: string) => `sürdürüldü${workers ? `, ${workers} worker onayladı` : ''}`,
+      scaled: (replicas: string, changes: string) =>
+        `${replicas} olarak ölçeklendi${changes ? ` (${changes})` : ''}`,
+      change: (name: string, before: string, after: string) => `${name} ${before} → ${after}`,
+      autoscaler: (kind: string, name: string, min: string, max: string) =>
+        `${kind} ${name} artık en az ${min}, en çok ${max}`,
+      revoked: (count: string, terminate: boolean, signal: string) =>
+        `${count} görev iptal edildi${terminate ? `, SIG${signal} ile sonlandırıldı` : ''}`,
+      answered: (n: string) => `${n} worker yanıt verdi`,
+      stillRunning: (ids: string) => `hâlâ çalışıyor: ${ids}`,
+      failedJob: (id: string, before: string) => `${id} işi ${before} durumundan başarısıza taşındı`,
+      lockWasHeld: 'kilidi hâlâ canlı bir worker’daydı',
     },
     guardDenied: (command: string, target?: string) =>
       `${command}${target ? ` ${target}` : ''} korumalar tarafından reddedildi`,
