@@ -1,4 +1,4 @@
-import type { QueueBackend, SystemStatus } from './queue-backend.js';
+import type { QueueBackend, StatusOptions, SystemStatus } from './queue-backend.js';
 
 /**
  * The same backend, except that concurrent `status()` calls asking for the same queues share one
@@ -9,11 +9,11 @@ import type { QueueBackend, SystemStatus } from './queue-backend.js';
 export function coalesceStatus<B extends QueueBackend>(backend: B): B {
   const inFlight = new Map<string, Promise<SystemStatus>>();
   const wrapper = Object.create(backend) as B;
-  wrapper.status = (queues?: string[]) => {
-    const key = queues ? JSON.stringify([...queues].sort()) : '*';
+  wrapper.status = (queues?: string[], options?: StatusOptions) => {
+    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}`;
     const running = inFlight.get(key);
     if (running) return running;
-    const read = backend.status(queues).finally(() => inFlight.delete(key));
+    const read = backend.status(queues, options).finally(() => inFlight.delete(key));
     inFlight.set(key, read);
     return read;
   };

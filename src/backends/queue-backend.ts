@@ -15,6 +15,12 @@ export interface RedisMemory {
 }
 
 /** Depth of one queue by state. States a system does not have are 0. */
+/** What else one `status()` read counts, in the same round trip. */
+export interface StatusOptions {
+  /** Epoch ms: count each queue's failures after it (`QueueCounts.failedSince`). */
+  failedSince?: number;
+}
+
 export interface QueueCounts {
   name: string;
   /** Ready to be picked up (BullMQ: wait + legacy paused list; Celery: Σ LLEN over priority lists). */
@@ -29,6 +35,12 @@ export interface QueueCounts {
   isPaused: boolean;
   /** Age of the next job to be picked up, or null when nothing waits or the age is unknown. */
   oldestWaitingSeconds: number | null;
+  /**
+   * Jobs that failed after `StatusOptions.failedSince`, counted by when they failed, when that
+   * was asked: a failed set capped by `removeOnFail` keeps its size while new failures arrive,
+   * so only this shows them (the monitor's `failedIncrease`).
+   */
+  failedSince?: number;
   /**
    * An id of the message a worker would take next, when the system's messages carry no enqueue
    * time (Celery's delivery tag), so a caller that outlives this process (the monitor, through
@@ -246,7 +258,7 @@ export interface QueueBackend {
    * Counts, memory and workers. Counts and memory are one pipelined round trip. When `queues` is
    * given only those are read.
    */
-  status(queues?: string[]): Promise<SystemStatus>;
+  status(queues?: string[], options?: StatusOptions): Promise<SystemStatus>;
   /** Newest failures first, at most `limit` (1..100). */
   dlq(queue: string, limit: number): Promise<DlqSample>;
   workers(): Promise<WorkerInfo[]>;

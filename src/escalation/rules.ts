@@ -168,7 +168,20 @@ export function metricAt(
       return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
     case 'failedIncrease': {
       const j = windowStart(samples, i, within);
-      const before = j === undefined ? undefined : queueAt(samples, j, s);
+      if (j === undefined) return undefined;
+      // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
+      // stays the same size however many fail. Each good sample counts since the one before.
+      let counted = 0;
+      let exact = true;
+      for (let k = j + 1; k <= i && exact; k++) {
+        const at = samples[k]!.systems.get(s.system);
+        if (!at?.system.ok) continue;
+        const failedNew = at.queues.get(s.queue!)?.failedNew;
+        if (failedNew === undefined) exact = false;
+        else counted += failedNew;
+      }
+      if (exact) return counted;
+      const before = queueAt(samples, j, s);
       // A failed set trimmed or retried shrinks; that is not a negative number of failures.
       return before ? Math.max(0, q.failed - before.failed) : undefined;
     }

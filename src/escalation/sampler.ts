@@ -24,7 +24,15 @@ export async function takeSample(
 ): Promise<Sample> {
   const backends = deps.backends.all();
   const settled = await Promise.allSettled(
-    backends.map((backend) => askSystem(deps, backend.name, backend.status())),
+    backends.map((backend) => {
+      // New failures since the last good sample of this system, in the same round trip.
+      const since = lastOkAt(history, backend.name);
+      return askSystem(
+        deps,
+        backend.name,
+        backend.status(undefined, since === undefined ? undefined : { failedSince: since }),
+      );
+    }),
   );
   const systems = settled.map((result, i): SystemSample => {
     const backend = backends[i]!;
@@ -33,6 +41,13 @@ export async function takeSample(
     return failedSample(backend, result.reason);
   });
   return { at: now, systems };
+}
+
+function lastOkAt(history: readonly Sample[], system: string): number | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i]!.systems.some((s) => s.name === system && s.ok)) return history[i]!.at;
+  }
+  return undefined;
 }
 
 function lastOk(history: readonly Sample[], system: string): SystemSample | undefined {
@@ -68,6 +83,7 @@ export function toSystemSample(
       active: q.active,
       delayed: q.delayed,
       failed: q.failed,
+      ...(q.failedSince === undefined ? {} : { failedNew: q.failedSince }),
       oldestWaitingSeconds: q.oldestWaitingSeconds,
       workers: inspected ? status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length : null,
     };

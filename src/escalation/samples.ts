@@ -36,6 +36,12 @@ export interface QueueSample {
   failed: number;
   /** Null when nothing waits or the age is not known. */
   oldestWaitingSeconds: number | null;
+  /**
+   * Jobs that failed since this system's previous good sample, counted by when they failed (so a
+   * failed set capped by `removeOnFail` still shows them, up to the cap between two samples); absent in the first sample and in
+   * samples stored before it existed, where `failedIncrease` falls back to the change of `failed`.
+   */
+  failedNew?: number;
   /** Workers consuming this queue; null when unknown (see `SystemSample.workers`). */
   workers: number | null;
   /**

@@ -96,6 +96,29 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(value(0)).toBeUndefined();
   });
 
+  it('failedIncrease counts failures by when they failed, so a failed set capped at 5000 still shows them', () => {
+    const rules = parseRules([
+      { name: 'dlq-growth', metric: 'failedIncrease', above: 100, within: '5m', severity: 'warning' },
+    ]);
+    // removeOnFail keeps the set at 5000; 40 new failures per tick push the oldest out.
+    const samples = history(12, (t) => [
+      system('pushizo', { queues: [queue('q', { failed: 5000, ...(t > 0 ? { failedNew: 40 } : {}) })] }),
+    ]);
+    const result = (t: number) => evaluateRules(rules, samples.slice(0, t + 1), at(t))[0]!;
+    // Two ticks: 80 new, under 100. Ten ticks (the 5 minute window): 400.
+    expect(result(2)).toMatchObject({ value: 80, firing: false });
+    expect(result(11)).toMatchObject({ value: 400, firing: true });
+    // The same history counted by the set's size alone sees nothing.
+    const blind = samples.map((sample) => ({
+      ...sample,
+      systems: sample.systems.map((sys) => ({
+        ...sys,
+        queues: sys.queues.map(({ failedNew: _n, ...q }) => q),
+      })),
+    }));
+    expect(evaluateRules(rules, blind, at(11))[0]!).toMatchObject({ value: 0, firing: false });
+  });
+
   it('drainRate and minutesToDrain come from successive samples', () => {
     const rules = parseRules([{ name: 'drain', metric: 'minutesToDrain', above: 30, severity: 'warning' }]);
     const samples = history(3, (t) => [

@@ -17,6 +17,7 @@ import type {
   RetryProgress,
   RetrySelection,
   RunningWork,
+  StatusOptions,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -244,9 +245,20 @@ export function createBullmqBackend(
     ttlMs: DISCOVERY_TTL_MS,
   });
 
-  function queueSnapshot(name: string, reply: unknown[]): QueueCounts {
-    const [wait, paused, active, prioritized, delayed, failed, completed, waitingChildren, isPaused, ts] =
-      reply;
+  function queueSnapshot(name: string, reply: unknown[], countsFailedSince: boolean): QueueCounts {
+    const [
+      wait,
+      paused,
+      active,
+      prioritized,
+      delayed,
+      failed,
+      completed,
+      waitingChildren,
+      isPaused,
+      ts,
+      failedSince,
+    ] = reply;
     const timestamp = Number(ts);
     return {
       name,
@@ -258,6 +270,7 @@ export function createBullmqBackend(
       completed: toNumber(completed),
       waitingChildren: toNumber(waitingChildren),
       isPaused: toNumber(isPaused) === 1,
+      ...(countsFailedSince ? { failedSince: toNumber(failedSince) } : {}),
       oldestWaitingSeconds:
         ts === '' || ts === null || !Number.isFinite(timestamp)
           ? null
@@ -265,10 +278,11 @@ export function createBullmqBackend(
     };
   }
 
-  const snapshotStep = (queue: string): PipelineStep => ({
+  // The failed set's scores are when each job failed (BullMQ's finishedOn); `+inf` counts nothing.
+  const snapshotStep = (queue: string, failedSince?: number): PipelineStep => ({
     script: QUEUE_SNAPSHOT,
     keys: snapshotKeys(prefix, queue),
-    args: [`${prefix}:${queue}:`],
+    args: [`${prefix}:${queue}:`, failedSince === undefined ? '+inf' : String(Math.floor(failedSince))],
   });
 
   const retries = createBullmqRetry({
@@ -292,7 +306,8 @@ export function createBullmqBackend(
       return await withRedis(() => queueNames.list());
     },
 
-    async status(queues?: string[]): Promise<SystemStatus> {
+    async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {
+      const failedSince = options?.failedSince;
       return await withRedis(async () => {
         const names = queues ? await queueNames.resolve(queues) : await queueNames.list();
         const results = await execWithScripts(
@@ -300,7 +315,7 @@ export function createBullmqBackend(
           [
             { command: (p) => p.info('memory') },
             { command: (p) => p.client('LIST') },
-            ...names.map(snapshotStep),
+            ...names.map((name) => snapshotStep(name, failedSince)),
           ],
           exec,
         );
@@ -312,7 +327,7 @@ export function createBullmqBackend(
         const replies = results.slice(2);
         const counts = replies.map(([error, reply], index) => {
           if (error) throw new Error(`BullMQ queue ${names[index]}: ${error.message}`);
-          return queueSnapshot(names[index]!, reply as unknown[]);
+          return queueSnapshot(names[index]!, reply as unknown[], failedSince !== undefined);
         });
 
         const warnings: SystemWarning[] = [];

@@ -36,9 +36,17 @@ if not nextId then
   local first = redis.call('ZRANGE', KEYS[4], 0, 0)
   nextId = first[1]
 end
+-- Waiting since it became due: created, its delay run out, or (a retry) its last attempt begun.
 local ts = ''
 if nextId then
-  ts = redis.call('HGET', ARGV[1] .. nextId, 'timestamp') or ''
+  local job = redis.call('HMGET', ARGV[1] .. nextId, 'timestamp', 'delay', 'processedOn')
+  local created = tonumber(job[1])
+  if created then
+    local due = created + (tonumber(job[2]) or 0)
+    local started = tonumber(job[3]) or 0
+    if started > due then due = started end
+    ts = string.format('%.0f', due)
+  end
 end
 return {
   waitN,
@@ -50,7 +58,8 @@ return {
   redis.call('ZCARD', KEYS[7]),
   redis.call('ZCARD', KEYS[8]),
   redis.call('HEXISTS', KEYS[9], 'paused'),
-  ts
+  ts,
+  redis.call('ZCOUNT', KEYS[6], '(' .. ARGV[2], '+inf')
 }
 `);
 

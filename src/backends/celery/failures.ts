@@ -31,6 +31,11 @@ export interface FailureIndex {
   ready(): Promise<void>;
   /** Failures per queue; those without a queue field are under `null`. */
   counts(): Map<string | null, number>;
+  /**
+   * Failures per queue stored after `sinceMs` (their `date_done`), from memory: what the monitor
+   * counts as new. Failures evicted by `maxRecords` are old ones and do not matter here.
+   */
+  countSince(sinceMs: number): Map<string | null, number>;
   /** A queue's failures, newest first, at most `limit`. */
   newest(queue: string | null, limit: number): FailureRecord[];
   /** Runs a full rescan now; the index keeps serving the old data until it is done. */
@@ -268,6 +273,15 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
       dropExpired();
       const counts = new Map<string | null, number>(evicted);
       for (const record of records.values()) counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
+      return counts;
+    },
+    countSince(sinceMs) {
+      dropExpired();
+      const counts = new Map<string | null, number>();
+      for (const record of records.values()) {
+        if (record.failedAt !== null && record.failedAt > sinceMs)
+          counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
+      }
       return counts;
     },
     newest(queue, limit) {

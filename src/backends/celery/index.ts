@@ -7,6 +7,7 @@ import type {
   QueueBackend,
   QueueCounts,
   RedisMemory,
+  StatusOptions,
   SystemStatus,
   SystemWarning,
   WorkerInfo,
@@ -298,7 +299,7 @@ export function createCeleryBackend(
     return seconds;
   }
 
-  async function status(only?: string[]): Promise<SystemStatus> {
+  async function status(only?: string[], options?: StatusOptions): Promise<SystemStatus> {
     const queues = only ? await queueNames.resolve(only) : await queueNames.list();
     try {
       await ensureConnected(client, connectTimeoutMs);
@@ -352,6 +353,8 @@ export function createCeleryBackend(
     const memoryWarning = memoryHighWarning(redis);
     if (memoryWarning) warnings.push(memoryWarning);
     const failedCounts = indexed ? failures().counts() : new Map<string | null, number>();
+    const failedSince =
+      indexed && options?.failedSince !== undefined ? failures().countSince(options.failedSince) : undefined;
     const marks = replies[1 + queues.length + 1] as Record<string, string>;
     const counts: QueueCounts[] = queues.map((name, i) => {
       const state = replies[1 + i] as (number | string)[];
@@ -365,6 +368,7 @@ export function createCeleryBackend(
         delayed: 0,
         prioritized: 0,
         failed: failedCounts.get(name) ?? 0,
+        ...(failedSince ? { failedSince: failedSince.get(name) ?? 0 } : {}),
         completed: 0,
         waitingChildren: 0,
         isPaused: Object.hasOwn(marks, name),

@@ -1,0 +1,92 @@
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { configSchema } from '../../src/config/schema.js';
+import { evaluateRules } from '../../src/escalation/rules.js';
+import { takeSample } from '../../src/escalation/sampler.js';
+import type { Sample } from '../../src/escalation/samples.js';
+import {
+  connectionFor,
+  deletePrefix,
+  LIBS,
+  randomName,
+  systemFor,
+  waitFor,
+} from '../backends/bullmq/helpers.js';
+
+/**
+ * `failedIncrease` on a real BullMQ queue whose failed set is capped by `removeOnFail: { count }`,
+ * as Pushizo's is (5000): the set stays the same size while jobs keep failing, so the monitor
+ * counts failures by when they failed (ZCOUNT on the set's scores, in the status read's round trip).
+ * Between two samples it sees up to the cap (5000 in 30 s is an alert anyway).
+ */
+const redisUrl = inject('redisUrl');
+
+describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({ lib }) => {
+  const prefix = randomName('cap');
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  afterAll(async () => {
+    await deletePrefix(redisUrl, prefix);
+  });
+
+  it('counts every new failure although the failed set stays at its cap', async () => {
+    const name = 'dispatch-ios';
+    const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
+    closers.push(() => queue.close());
+    let failures = 0;
+    const worker = new lib.Worker(
+      name,
+      async () => {
+        throw new Error('ProviderError: 503');
+      },
+      { connection: connectionFor(redisUrl), prefix, concurrency: 10 },
+    );
+    worker.on('failed', () => {
+      failures++;
+    });
+    closers.push(() => worker.close());
+    const addFailing = async (n: number) => {
+      await queue.addBulk(
+        Array.from({ length: n }, (_, i) => ({
+          name: 'send',
+          data: { i },
+          opts: { removeOnFail: { count: 20 } },
+        })),
+      );
+    };
+
+    await addFailing(30);
+    await waitFor('30 failures', async () => failures >= 30);
+    const system = systemFor(redisUrl, prefix, [name]);
+    const backend = createBullmqBackend(system);
+    closers.push(() => backend.close());
+    const deps = {
+      config: { systems: [system] },
+      backends: { names: () => [system.name], get: () => backend, all: () => [backend] },
+    };
+    const first = await takeSample(deps, [], Date.now());
+    expect(first.systems[0]!.queues[0]).toMatchObject({ failed: 20 });
+    // No earlier sample: nothing to count from yet.
+    expect(first.systems[0]!.queues[0]!.failedNew).toBeUndefined();
+
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await addFailing(15);
+    await waitFor('15 more failures', async () => failures >= 45);
+    const history: Sample[] = [first];
+    const second = await takeSample(deps, history, Date.now());
+    expect(second.systems[0]!.queues[0]).toMatchObject({ failed: 20, failedNew: 15 });
+
+    const rules = configSchema.parse({
+      systems: [system],
+      escalation: {
+        rules: [
+          { name: 'dlq-growth', metric: 'failedIncrease', above: 10, within: '5m', severity: 'warning' },
+        ],
+      },
+    }).escalation.rules;
+    const [result] = evaluateRules(rules, [first, second], second.at);
+    expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 15, firing: true });
+  });
+});
