@@ -12,7 +12,11 @@ export interface QueueNamesOptions {
   /** A full discovery (a SCAN of the keyspace): the expensive part this object rations. */
   discover: () => Promise<string[]>;
   now: () => number;
-  /** How long a discovery is reused. */
+  /**
+   * How long a discovery is fresh. After that the next call still answers at once from it and
+   * starts the next discovery in the background: only the very first call waits for a SCAN, so a
+   * status read (and a monitor tick) is never held up by one.
+   */
   ttlMs: number;
   /** A name missing from a discovery younger than this is unknown without scanning again. Default 5 s. */
   rescanAfterMs?: number;
@@ -20,7 +24,10 @@ export interface QueueNamesOptions {
 
 /** The queues of one system, discovered at most once per TTL, and checks of asked-for names. */
 export interface QueueNames {
-  /** Sorted; from config, or a cached discovery unless `fresh`. */
+  /**
+   * Sorted; from config, or the latest discovery (refreshed in the background once older than
+   * the TTL), or a discovery waited for when there is none yet or `fresh` asks for one.
+   */
   list(fresh?: boolean): Promise<string[]>;
   /**
    * The asked-for names without repeats, or UnknownQueue (with valid names and a did-you-mean)
@@ -36,10 +43,8 @@ export function createQueueNames(options: QueueNamesOptions): QueueNames {
   let discovered: { at: number; queues: string[] } | undefined;
   let discovering: Promise<string[]> | undefined;
 
-  async function list(fresh = false): Promise<string[]> {
-    if (configured) return [...configured].sort();
-    if (!fresh && discovered && now() - discovered.at < options.ttlMs) return discovered.queues;
-    // Concurrent callers share one discovery instead of each scanning the keyspace.
+  /** Concurrent callers (and the background refresh) share one discovery of the keyspace. */
+  function discover(): Promise<string[]> {
     discovering ??= options
       .discover()
       .then((queues) => {
@@ -49,7 +54,18 @@ export function createQueueNames(options: QueueNamesOptions): QueueNames {
       .finally(() => {
         discovering = undefined;
       });
-    return await discovering;
+    return discovering;
+  }
+
+  async function list(fresh = false): Promise<string[]> {
+    if (configured) return [...configured].sort();
+    if (!fresh && discovered) {
+      // Stale: answer from it now, and let the next call see what the background SCAN found.
+      // A failed refresh (Redis down) keeps the old names; the status read itself says why.
+      if (now() - discovered.at >= options.ttlMs) void discover().catch(() => undefined);
+      return discovered.queues;
+    }
+    return await discover();
   }
 
   async function resolve(asked: readonly string[]): Promise<string[]> {

@@ -76,8 +76,12 @@ export interface BullmqBackend extends QueueBackend {
   stats(): BullmqCommandStats;
 }
 
-/** How long discovered queue names are trusted before the next SCAN. */
-export const DISCOVERY_TTL_MS = 30_000;
+/**
+ * How long discovered queue names are fresh; then the next read answers from them and SCANs in
+ * the background (src/backends/queue-names.ts). A SCAN walks every key, jobs included, so it runs
+ * at most once in this span; a queue asked for by name is looked for at once.
+ */
+export const DISCOVERY_TTL_MS = 5 * 60_000;
 /** Issue 2 §9: an answer, even a failure, within 5 s of Redis going silent. */
 const DEADLINE_MS = 4_500;
 const SCAN_COUNT = 1000;

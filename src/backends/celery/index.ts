@@ -133,7 +133,7 @@ export function createCeleryBackend(
   const now = options.now ?? Date.now;
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   const commandTimeoutMs = options.commandTimeoutMs ?? 3000;
-  const discoveryTtlMs = options.discoveryTtlMs ?? 30_000;
+  const discoveryTtlMs = options.discoveryTtlMs ?? 5 * 60_000;
   const resultUrl = system.resultBackend ?? system.redis;
   const secrets = [...urlSecrets(system.redis), ...urlSecrets(resultUrl)];
   const layout: KombuLayout = {

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { createQueueNames } from '../../src/backends/queue-names.js';
+
+/**
+ * Discovery (a SCAN that walks every key, jobs included) is rationed: only the very first read
+ * waits for one; later reads answer from the last one and refresh it in the background once it
+ * is older than the TTL, so a status read or a monitor tick never waits on a SCAN.
+ */
+describe('queue names by discovery', () => {
+  function setup() {
+    let clock = 0;
+    const scans: { resolve: (queues: string[]) => void; reject: (error: Error) => void }[] = [];
+    const names = createQueueNames({
+      system: 'pushizo',
+      discover: () => new Promise<string[]>((resolve, reject) => scans.push({ resolve, reject })),
+      now: () => clock,
+      ttlMs: 300_000,
+    });
+    return { names, scans, advance: (ms: number) => (clock += ms) };
+  }
+
+  it('the first read waits for a discovery; reads within the TTL scan nothing', async () => {
+    const { names, scans, advance } = setup();
+    const first = names.list();
+    expect(scans).toHaveLength(1);
+    scans[0]!.resolve(['webhooks', 'audience']);
+    expect(await first).toEqual(['audience', 'webhooks']);
+    advance(299_999);
+    expect(await names.list()).toEqual(['audience', 'webhooks']);
+    expect(scans).toHaveLength(1);
+  });
+
+  it('a stale list answers at once while one background discovery runs, shared by every caller', async () => {
+    const { names, scans, advance } = setup();
+    const first = names.list();
+    scans[0]!.resolve(['audience']);
+    await first;
+    advance(300_000);
+    // The SCAN never finishes here: the reads still answer.
+    expect(await names.list()).toEqual(['audience']);
+    expect(await names.list()).toEqual(['audience']);
+    expect(scans).toHaveLength(2);
+    scans[1]!.resolve(['audience', 'dispatch-ios']);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(await names.list()).toEqual(['audience', 'dispatch-ios']);
+    expect(scans).toHaveLength(2);
+  });
+
+  it('a failed background discovery keeps the names it had, and the next read tries again', async () => {
+    const { names, scans, advance } = setup();
+    const first = names.list();
+    scans[0]!.resolve(['audience']);
+    await first;
+    advance(300_000);
+    expect(await names.list()).toEqual(['audience']);
+    scans[1]!.reject(new Error('Redis down'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await names.list()).toEqual(['audience']);
+    expect(scans).toHaveLength(3);
+  });
+
+  it('a name not known yet is looked for with a discovery waited for, as before', async () => {
+    const { names, scans, advance } = setup();
+    const first = names.list();
+    scans[0]!.resolve(['audience']);
+    await first;
+    advance(6_000);
+    const resolving = names.resolve(['dispatch-ios']);
+    await Promise.resolve();
+    expect(scans).toHaveLength(2);
+    scans[1]!.resolve(['audience', 'dispatch-ios']);
+    expect(await resolving).toEqual(['dispatch-ios']);
+  });
+});
