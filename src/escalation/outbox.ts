@@ -22,7 +22,18 @@ export class DeliveryError extends Error {
 
 /** What the outbox needs from Slack; the transport implements it with the Web API. */
 export interface SlackSender {
-  post(channel: string, message: Message, threadTs?: string): Promise<{ channel: string; ts: string }>;
+  /** With `alertId`, the post carries it in Slack's message metadata (found by `findAlertPost`). */
+  post(
+    channel: string,
+    message: Message,
+    threadTs?: string,
+    alertId?: string,
+  ): Promise<{ channel: string; ts: string }>;
+  /**
+   * The alert's own post in `channel` since `sinceIso`, when Slack has one: a post whose answer
+   * was lost (a timeout, a crash before the store heard) is found instead of posted twice.
+   */
+  findAlertPost?(channel: string, alertId: string, sinceIso: string): Promise<string | undefined>;
   update(channel: string, ts: string, message: Message): Promise<void>;
   /** Uploads a file into a thread (`files.uploadV2`); absent when this sender cannot. */
   upload?(channel: string, threadTs: string, file: ChartFile): Promise<void>;
@@ -89,7 +100,22 @@ export function createOutbox(deps: OutboxDeps) {
         await store.completeOutbox(item.seq, iso, 'sent');
         return 'sent';
       }
-      const posted = await slack.post(channel, alertMessage(alert, deps.locale, now, deps.settings));
+      // Tried before without a stored answer: Slack may have posted it all the same (the answer
+      // was lost, or the process died before writing it down). Look before posting again.
+      if ((item.attempts > 0 || item.claimedBefore) && slack.findAlertPost) {
+        const found = await findEarlierPost(slack, channel, alert.id, item.createdAt);
+        if (found) {
+          logger.info({ alertId: alert.id, ts: found }, 'the alert was posted before; adopting that message');
+          await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, channel, ts: found });
+          return 'sent';
+        }
+      }
+      const posted = await slack.post(
+        channel,
+        alertMessage(alert, deps.locale, now, deps.settings),
+        undefined,
+        alert.id,
+      );
       await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, ...posted });
       return 'sent';
     }
@@ -124,6 +150,24 @@ export function createOutbox(deps: OutboxDeps) {
     }
     await store.completeOutbox(item.seq, iso, 'sent');
     return 'sent';
+  }
+
+  /** The lookup, or undefined when it cannot be made (then the post is sent: late beats lost). */
+  async function findEarlierPost(
+    slack: SlackSender,
+    channel: string,
+    alertId: string,
+    sinceIso: string,
+  ): Promise<string | undefined> {
+    try {
+      return await slack.findAlertPost!(channel, alertId, sinceIso);
+    } catch (error) {
+      logger.warn(
+        { alertId, reason: error instanceof Error ? error.message : String(error) },
+        'could not look for an earlier post of the alert; posting it',
+      );
+      return undefined;
+    }
   }
 
   async function run(deadline: number): Promise<DrainResult> {

@@ -34,5 +34,6 @@ export function rowToOutbox(row: Record<string, unknown>): OutboxItem {
     attempts: Number(row.attempts),
   };
   if (row.last_error !== null && row.last_error !== undefined) item.lastError = String(row.last_error);
+  if (row.claimed_by !== null && row.claimed_by !== undefined) item.claimedBefore = true;
   return item;
 }

@@ -218,6 +218,11 @@ export interface OutboxItem {
   notBefore: string;
   attempts: number;
   lastError?: string;
+  /**
+   * A process claimed it before and did not finish it (it crashed, or its claim lapsed while
+   * Slack was slow): Slack may have taken it even though the store never heard so.
+   */
+  claimedBefore?: boolean;
 }
 
 export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;

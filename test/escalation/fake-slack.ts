@@ -31,7 +31,7 @@ export interface SlackUpload {
  * answers from a script first (`failNext(500)`, `failNext(429, { retryAfter: 7 })`) and then
  * like Slack: a new ts for each post, ok for updates.
  */
-export function fakeSlack(host: string) {
+export function fakeSlack(host: string, options: { now?: () => number } = {}) {
   const calls: SlackCall[] = [];
   const uploads: SlackUpload[] = [];
   /** Failures scripted for the next upload-URL requests (`failUploadNext`). */
@@ -80,8 +80,36 @@ export function fakeSlack(host: string) {
       }
       return [200, 'OK - 1234'];
     });
-  const script: { status: number; retryAfter?: number }[] = [];
+  const script: { status: number; retryAfter?: number; posted?: boolean }[] = [];
   let counter = 0;
+  /** Every message Slack holds (posted, or posted but answered with an error), as history shows it. */
+  const history: { channel: string; ts: string; metadata?: Record<string, unknown> }[] = [];
+  /** conversations.history calls, apart from `calls` (they are reads, not messages). */
+  const lookups: Record<string, string>[] = [];
+  const keep = (body: Record<string, string>) => {
+    counter += 1;
+    // Slack's ts is its own clock's seconds; a test with a clock of its own passes it.
+    const seconds = options.now ? Math.floor(options.now() / 1000) : 1700000200;
+    const ts = `${seconds}.${String(counter).padStart(6, '0')}`;
+    history.unshift({
+      channel: body.channel!,
+      ts,
+      ...(body.metadata ? { metadata: JSON.parse(body.metadata) as Record<string, unknown> } : {}),
+    });
+    return ts;
+  };
+  const historyScope = nock(host)
+    .persist()
+    .post('/api/conversations.history')
+    .reply((_uri, raw) => {
+      const body = form(raw);
+      lookups.push(body);
+      const oldest = Number(body.oldest ?? 0);
+      const messages = history
+        .filter((m) => m.channel === body.channel && Number(m.ts) >= oldest)
+        .map((m) => ({ type: 'message', ts: m.ts, ...(m.metadata ? { metadata: m.metadata } : {}) }));
+      return [200, { ok: true, messages, has_more: false }];
+    });
   const scope = nock(host)
     .persist()
     .post(/\/api\/chat\.(postMessage|update)$/)
@@ -92,6 +120,8 @@ export function fakeSlack(host: string) {
       const blocks = body.blocks ? (JSON.parse(body.blocks) as Record<string, unknown>[]) : [];
       const next = script.shift();
       if (next) {
+        // Slack took the message, but its answer never arrived (a 5xx from a proxy, a timeout).
+        if (next.posted && method === 'chat.postMessage') keep(body);
         calls.push({ method, body, blocks, status: next.status });
         if (next.status === 429) return [429, '', { 'Retry-After': String(next.retryAfter ?? 1) }];
         return [next.status, 'upstream trouble'];
@@ -99,8 +129,7 @@ export function fakeSlack(host: string) {
       const call: SlackCall = { method, body, blocks, status: 200 };
       calls.push(call);
       if (method === 'chat.postMessage') {
-        counter += 1;
-        call.ts = `1700000200.${String(counter).padStart(6, '0')}`;
+        call.ts = keep(body);
         return [200, { ok: true, channel: body.channel, ts: call.ts }];
       }
       return [200, { ok: true, channel: body.channel, ts: body.ts }];
@@ -111,8 +140,15 @@ export function fakeSlack(host: string) {
     uploads,
     /** Delivered calls only (what people saw). */
     delivered: () => calls.filter((c) => c.status === 200),
-    failNext(status: number, options: { retryAfter?: number; times?: number } = {}) {
-      for (let i = 0; i < (options.times ?? 1); i++) script.push({ status, retryAfter: options.retryAfter });
+    /** conversations.history requests (the outbox looking for an earlier post). */
+    lookups,
+    /**
+     * The next `times` posts or updates fail with HTTP `status`; with `posted`, a post is kept
+     * by Slack all the same (its answer is what got lost).
+     */
+    failNext(status: number, options: { retryAfter?: number; times?: number; posted?: boolean } = {}) {
+      for (let i = 0; i < (options.times ?? 1); i++)
+        script.push({ status, retryAfter: options.retryAfter, posted: options.posted });
     },
     /** The next `times` files.getUploadURLExternal calls answer with HTTP `status`. */
     failUploadNext(status: number, times = 1) {
@@ -122,6 +158,7 @@ export function fakeSlack(host: string) {
       scope.persist(false);
       files.persist(false);
       directs.persist(false);
+      historyScope.persist(false);
       uploadScope.persist(false);
     },
   };

@@ -39,7 +39,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
     await queue.waitUntilReady();
     clock = T0;
-    slack = fakeSlack(SLACK);
+    slack = fakeSlack(SLACK, { now: () => clock });
   });
 
   afterEach(async () => {
@@ -260,6 +260,54 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     await bot.escalation.monitor.tick();
     expect(Date.now() - started).toBeLessThan(3000);
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
+  });
+
+  it('a post Slack took but whose answer was lost is found in the channel and adopted, not posted twice', async () => {
+    const bot = await start();
+    await add(60);
+    // Slack keeps the message and answers 500 (a proxy in between, a timeout after the write).
+    slack.failNext(500, { posted: true });
+    const first = await tick(bot.escalation, s(0));
+    expect(first.drained).toMatchObject({ sent: 0, stoppedBy: 'retry' });
+    expect(slack.lookups).toHaveLength(0);
+
+    clock = s(3);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 2, pending: 0 });
+    // It looked (the bot's posts since the item was queued, with their metadata) and found it.
+    expect(slack.lookups).toHaveLength(1);
+    expect(slack.lookups[0]).toMatchObject({ channel: 'C0INCIDENT', include_all_metadata: 'true' });
+    const posts = slack.calls.filter((c) => c.method === 'chat.postMessage' && !c.body.thread_ts);
+    expect(posts).toHaveLength(1);
+    expect(JSON.parse(posts[0]!.body.metadata!)).toMatchObject({
+      event_type: 'queue_ops_alert',
+      event_payload: { alert_id: expect.stringMatching(/^a-/) },
+    });
+    const [alert] = await bot.runtime.store.escalation.listAlerts({ status: 'firing' });
+    // The message Slack kept at s(0), the first it holds.
+    expect(alert!.messageTs).toBe(`${s(0) / 1000}.000001`);
+    // What follows goes to that message: the next change updates it in place.
+    await add(20);
+    await tick(bot.escalation, s(30));
+    const update = slack.delivered().find((c) => c.method === 'chat.update');
+    expect(update!.body.ts).toBe(alert!.messageTs);
+  });
+
+  it('a post claimed by a process that died is looked for first, then posted once when Slack has none', async () => {
+    const bot = await start();
+    await add(60);
+    clock = s(0);
+    await bot.escalation.monitor.tick();
+    const item = await bot.runtime.store.escalation.nextOutbox();
+    // Another replica claimed it and died mid-call; its claim has run out.
+    await bot.runtime.store.escalation.claimOutbox(
+      item!.seq,
+      'replica-that-died',
+      new Date(s(-1)).toISOString(),
+      new Date(s(-2)).toISOString(),
+    );
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ pending: 0 });
+    expect(slack.lookups).toHaveLength(1);
+    expect(slack.calls.filter((c) => c.method === 'chat.postMessage' && !c.body.thread_ts)).toHaveLength(1);
   });
 
   it('a chart Slack keeps refusing is dropped after 3 tries, and the alert’s update behind it goes out', async () => {

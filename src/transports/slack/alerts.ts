@@ -6,6 +6,9 @@ import type { Logger } from '../../lib/logger.js';
 import { postMessage, updateMessage } from './listeners.js';
 import { uploadFile } from './uploads.js';
 
+/** The metadata event type an alert's first post carries, so a lost answer can be found again. */
+const ALERT_EVENT = 'queue_ops_alert';
+
 /** Slack's answers that will not change by trying again. */
 const PERMANENT = new Set([
   'channel_not_found',
@@ -64,17 +67,39 @@ export function createAlertWebClient(
 /** `SlackSender` over the Web API: `chat.postMessage` and `chat.update`, after the validator. */
 export function createSlackSender(client: webApi.WebClient, logger: Logger, locale: Locale): SlackSender {
   return {
-    async post(channel: string, message: Message, threadTs?: string) {
+    async post(channel: string, message: Message, threadTs?: string, alertId?: string) {
       try {
         const sent = await postMessage(client, channel, message, {
           logger,
           locale,
           ...(threadTs ? { threadTs } : {}),
+          ...(alertId ? { metadata: { event_type: ALERT_EVENT, event_payload: { alert_id: alertId } } } : {}),
         });
         if (!sent.ts) throw new DeliveryError('no ts in the answer', false);
         return { channel: sent.channel ?? channel, ts: sent.ts };
       } catch (error) {
         throw error instanceof DeliveryError ? error : toDeliveryError(error);
+      }
+    },
+    async findAlertPost(channel: string, alertId: string, sinceIso: string) {
+      try {
+        // The bot's own recent posts only: one page from when the item was queued (minus a minute
+        // for clock skew), with metadata (`channels:history` / `groups:history`).
+        const oldest = ((Date.parse(sinceIso) - 60_000) / 1000).toFixed(6);
+        const page = await client.conversations.history({
+          channel,
+          oldest,
+          limit: 200,
+          include_all_metadata: true,
+        });
+        const found = (page.messages ?? []).find(
+          (m) =>
+            m.metadata?.event_type === ALERT_EVENT &&
+            (m.metadata.event_payload as { alert_id?: unknown } | undefined)?.alert_id === alertId,
+        );
+        return found?.ts;
+      } catch (error) {
+        throw toDeliveryError(error);
       }
     },
     async upload(channel: string, threadTs: string, file) {
