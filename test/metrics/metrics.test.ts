@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
 import { type RunningBot, startBot } from '../../src/main.js';
@@ -11,6 +11,7 @@ import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { memoryLogger } from '../slack/harness.js';
+import { sampleAlert } from '../store/escalation-contract.js';
 
 const url = inject('redisUrl');
 const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));
@@ -50,6 +51,8 @@ beforeAll(async () => {
     [
       `store: sqlite:${join(dir, 'store.db')}`,
       'metrics: { cacheSeconds: 0 }',
+      'roles: { viewer: ["*"], operator: [U0OPS1, U0OPS2] }',
+      'policies: { pause: { role: operator, approvals: 1 } }',
       'systems:',
       '  - name: pushizo',
       '    type: bullmq',
@@ -161,6 +164,72 @@ describe('/metrics, /readyz and /healthz', () => {
     // after the first read finished begins the next).
     expect(spent).toBeGreaterThanOrEqual(1);
     expect(spent).toBeLessThanOrEqual(3);
+  });
+
+  it('counts actions and approvals from the audit trail, by action and outcome', async () => {
+    const families = async () => parsePrometheusText((await get('/metrics')).body);
+    const count = (f: Awaited<ReturnType<typeof families>>, name: string, labels: Record<string, string>) =>
+      f.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value ??
+      0;
+    const before = await families();
+    const asked = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0OPS1' },
+      via: 'cli',
+      words: ['pause', 'pushizo/dispatch-ios'],
+      locale: 'en',
+    });
+    const id = (asked.data as { request: { id: string } }).request.id;
+    const approved = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0OPS2' },
+      via: 'cli',
+      words: ['approve', id],
+      locale: 'en',
+    });
+    expect(approved.ok, JSON.stringify(approved.error)).toBe(true);
+    await bot.runtime.audit.flush();
+    const after = await families();
+    const delta = (name: string, labels: Record<string, string>) =>
+      count(after, name, labels) - count(before, name, labels);
+    expect(after.get('queue_ops_actions_total')?.type).toBe('counter');
+    expect(delta('queue_ops_approvals_total', { action: 'pause', outcome: 'requested' })).toBe(1);
+    expect(delta('queue_ops_approvals_total', { action: 'pause', outcome: 'approved' })).toBe(1);
+    expect(delta('queue_ops_actions_total', { action: 'pause', outcome: 'done' })).toBe(1);
+    // The pause is real: the next scrape sees the queue paused.
+    expect(
+      after.get('queue_ops_queue_paused')?.samples.find((s) => s.labels.queue === 'dispatch-ios')?.value,
+    ).toBe(1);
+  });
+
+  it('exports workers, the memory limit, open alerts by severity and the outbox depth', async () => {
+    const worker = new Worker('events', null, { connection: connectionFor(url), prefix, autorun: false });
+    await worker.waitUntilReady();
+    // A worker shows in CLIENT LIST once its blocking connection has a name.
+    await worker.getNextJob('metrics-token').catch(() => undefined);
+    const alerts = bot.runtime.store.escalation;
+    const openBefore = parsePrometheusText((await get('/metrics')).body);
+    const severity = (f: typeof openBefore, s: string) =>
+      f.get('queue_ops_alerts_open')?.samples.find((x) => x.labels.severity === s)?.value ?? 0;
+    await alerts.insertAlert(sampleAlert({ key: 'metrics|pushizo/a', severity: 'critical' }), [
+      { kind: 'post', payload: {} },
+    ]);
+    await alerts.insertAlert(sampleAlert({ key: 'metrics|pushizo/b', severity: 'warning' }), [
+      { kind: 'post', payload: {} },
+    ]);
+    const families = parsePrometheusText((await get('/metrics')).body);
+    const status = jsonOf(await runCli(['--config', configFile, '--json', 'status', 'pushizo'])).data as {
+      systems: { redis: { maxMemoryBytes: number }; workers: unknown[] }[];
+    };
+    const perSystem = (name: string) =>
+      Object.fromEntries((families.get(name)?.samples ?? []).map((s) => [s.labels.system, s.value]));
+    expect(perSystem('queue_ops_workers').pushizo).toBeGreaterThanOrEqual(1);
+    expect(perSystem('queue_ops_workers').pushizo).toBe(status.systems[0]!.workers.length);
+    expect(perSystem('queue_ops_redis_memory_max_bytes').pushizo).toBe(
+      status.systems[0]!.redis.maxMemoryBytes,
+    );
+    expect(severity(families, 'critical') - severity(openBefore, 'critical')).toBe(1);
+    expect(severity(families, 'warning') - severity(openBefore, 'warning')).toBe(1);
+    expect(families.get('queue_ops_outbox_depth')?.samples[0]?.value).toBeGreaterThanOrEqual(2);
+    await worker.close();
   });
 
   it('is ready with the store reachable and Slack listening, even though a watched Redis is down', async () => {
