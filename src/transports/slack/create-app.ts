@@ -194,6 +194,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
   }
 
   let listening = false;
+  let stopping = false;
   let socketOpen = false;
   // Bolt keeps its Socket Mode receiver private; its client reports the websocket's state.
   const socketClient = (app as unknown as { receiver?: { client?: SocketEvents } }).receiver?.client;
@@ -215,13 +216,17 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       return settings.mode === 'socket' && !options.receiverOverride ? socketOpen : true;
     },
     async start() {
+      stopping = false;
       const started: unknown = await app.start();
       listening = true;
+      if (settings.mode === 'socket' && !options.receiverOverride && socketClient)
+        keepReconnecting(socketClient, options.logger, () => stopping);
       const address = isServer(started) ? started.address() : null;
       return typeof address === 'object' && address ? { port: (address as AddressInfo).port } : {};
     },
     async stop() {
       listening = false;
+      stopping = true;
       await app.stop();
     },
   };
@@ -229,6 +234,36 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
 
 interface SocketEvents {
   on(event: string, listener: () => void): unknown;
+  start?: () => Promise<unknown>;
+  delayReconnectAttempt?: (attempt: () => Promise<unknown>) => Promise<unknown>;
+}
+
+/**
+ * After the first connection, Socket Mode's client reconnects by calling its own `start()` from a
+ * timer and never handles that promise: a reconnect that fails (Slack refusing
+ * `apps.connections.open` after its retries, or a shutdown in the middle of one) becomes an
+ * unhandled rejection, which ends the process. The bot is needed most while Slack is flaky, so a
+ * failed reconnect is logged and tried again later (the client's own growing delay), and one
+ * during shutdown is let go. `/readyz` says Slack is disconnected meanwhile.
+ */
+function keepReconnecting(client: SocketEvents, logger: Logger, isStopping: () => boolean): void {
+  const start = client.start?.bind(client);
+  const retry = client.delayReconnectAttempt?.bind(client);
+  if (!start || !retry) return;
+  const guarded = async (): Promise<unknown> => {
+    try {
+      return await start();
+    } catch (error) {
+      if (isStopping()) return undefined;
+      logger.warn(
+        { reason: error instanceof Error ? error.message : String(error) },
+        'Socket Mode could not reconnect to Slack; trying again',
+      );
+      void retry(guarded);
+      return undefined;
+    }
+  };
+  client.start = guarded;
 }
 
 type WebClientOptions = webApi.WebClientOptions;
