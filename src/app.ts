@@ -8,7 +8,7 @@ import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import { coalesceStatus } from './backends/coalesce.js';
 import type { QueueBackend } from './backends/queue-backend.js';
-import { urlSecrets } from './backends/redis-client.js';
+import { toRedisForbidden, urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
 import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
@@ -279,7 +279,17 @@ function actionExecutors(
     );
     return { ...outcome };
   };
-  return {
+  // A read-only Redis user (README's queue-ops-read) asked to act: one line that says so.
+  const saysRedisRefused =
+    (executor: Executor): Executor =>
+    async (request, run) => {
+      try {
+        return await executor(request, run);
+      } catch (error) {
+        throw toRedisForbidden(String(request.params.system), error) ?? error;
+      }
+    };
+  const executors: Partial<Record<ActionName, Executor>> = {
     pause: pauseLike('pause'),
     resume: pauseLike('resume'),
     retry,
@@ -310,6 +320,9 @@ function actionExecutors(
     purge: async (request, run) => ({ ...(await purges.execute(request, run)) }),
     undo: async (request, run) => ({ ...(await purges.undo(request, run)) }),
   };
+  return Object.fromEntries(
+    Object.entries(executors).map(([action, executor]) => [action, saysRedisRefused(executor)]),
+  ) as Partial<Record<ActionName, Executor>>;
 }
 
 /**

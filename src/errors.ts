@@ -36,6 +36,8 @@ export const ErrorCode = {
   AlertNotFiring: 'AlertNotFiring',
   /** `fail` of a job that is not active (waiting, completed, already failed…). */
   JobNotActive: 'JobNotActive',
+  /** Redis refused a command to the system's user (ACL): a read-only user asked to act. */
+  RedisForbidden: 'RedisForbidden',
   /** Kubernetes answered 403: the bot's service account lacks an RBAC verb on a resource. */
   KubernetesForbidden: 'KubernetesForbidden',
   /** Kubernetes answered 404: the named deployment (or namespace) does not exist. */

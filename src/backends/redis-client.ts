@@ -162,6 +162,19 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   return new OpsError(ErrorCode.RedisUnavailable, { system, reason });
 }
 
+/**
+ * `RedisForbidden` when Redis refused a command to this user (ACL: NOPERM, or a script running a
+ * command the user may not), else undefined: an action tried with README's read-only user.
+ */
+export function toRedisForbidden(system: string, error: unknown): OpsError | undefined {
+  if (error instanceof OpsError) return undefined;
+  const message = String((error as Error)?.message ?? error).split('\n')[0]!;
+  if (!/^NOPERM\b|user executing the script can't run this command/i.test(message)) return undefined;
+  // Redis names the command or script, never a key's value or a password.
+  const reason = message.replace(/\s*script: [0-9a-f]{40}.*$/i, '').slice(0, 160);
+  return new OpsError(ErrorCode.RedisForbidden, { system, reason });
+}
+
 /** The password in a Redis URL, so that it can be scrubbed from anything we print. */
 export function urlSecrets(url: string): string[] {
   return endpointSecrets(url);

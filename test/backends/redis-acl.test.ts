@@ -5,8 +5,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
+import { toRedisForbidden } from '../../src/backends/redis-client.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
+import { messages } from '../../src/i18n/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { waitFor } from './bullmq/helpers.js';
@@ -24,7 +26,7 @@ function readmeAclLine(user: string): string {
 
 const PASSWORD = 'read-only-pw';
 
-describe("README's read-only Redis user", () => {
+describe("README's Redis users: read-only, and one for actions", () => {
   let redis: PrivateRedis;
   let admin: Redis;
   let worker: CeleryWorker | undefined;
@@ -74,10 +76,32 @@ describe("README's read-only Redis user", () => {
       const dlq = await backend.dlq('dispatch-ios', 10);
       expect(dlq.jobs[0]?.error).toBe('APNs said no');
       expect((await backend.workers()).length).toBeGreaterThan(0);
-      // And it really is read-only: a write is refused.
+      // And it really is read-only: a write is refused, an action too, and nothing changed.
       const direct = new Redis(readUrl);
       await expect(direct.set('hs:dispatch-ios:meta', 'x')).rejects.toThrow(/NOPERM/);
       direct.disconnect();
+      const refused = await backend.pause!('dispatch-ios').catch((error: unknown) => error);
+      expect(await queue.isPaused()).toBe(false);
+      // What the operator reads: Redis refused this user, nothing changed, which user to use.
+      const forbidden = toRedisForbidden('pushizo', refused);
+      expect(forbidden?.code).toBe('RedisForbidden');
+      const line = messages('en').errors.describe(forbidden!);
+      expect(line).toContain('Redis for `pushizo` refused: its user may not change the queues');
+      expect(line).toContain('Least-privilege Redis users');
+      expect(line).not.toContain(PASSWORD);
+      // The actions user from README runs what the read user may not.
+      const actor = createBullmqBackend({
+        ...system,
+        redis: `redis://queue-ops-act:${PASSWORD}@127.0.0.1:${redis.port}/0`,
+      });
+      try {
+        expect(await actor.pause!('dispatch-ios')).toMatchObject({ isPaused: true });
+        expect(await queue.isPaused()).toBe(true);
+        expect(await actor.retry!('dispatch-ios', { all: true, limit: 10 })).toMatchObject({ retried: 3 });
+        expect(await actor.resume!('dispatch-ios')).toMatchObject({ isPaused: false });
+      } finally {
+        await actor.close();
+      }
     } finally {
       await backend.close();
       await failing.close();

@@ -51,6 +51,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
   JobNotActive: (p) =>
     `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,
+  RedisForbidden: (p) =>
+    `Redis for \`${p.system}\` refused: its user may not change the queues (ACL: ${p.reason}). Nothing was changed; actions need the actions user (README: "Least-privilege Redis users").`,
   KubernetesForbidden: (p) =>
     `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (README: "Kubernetes RBAC").`,
   KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,

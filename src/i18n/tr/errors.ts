@@ -73,6 +73,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   AlertNotFiring: (p) => `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,
   JobNotActive: (p) =>
     `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,
+  RedisForbidden: (p) =>
+    `\`${p.system}\` için Redis reddetti: kullanıcısı kuyrukları değiştiremez (ACL: ${p.reason}). Hiçbir şey değişmedi; eylemler için eylem kullanıcısı gerekir (README: "Least-privilege Redis users").`,
   KubernetesForbidden: (p) =>
     `Kubernetes reddetti: botun service account'u \`${p.namespace}\` namespace'inde \`${p.resource}\` üzerinde \`${p.verb}\` yapamıyor. Role içinde izin verin (README: "Kubernetes RBAC").`,
   KubernetesNotFound: (p) =>
