@@ -105,6 +105,47 @@ describe('a watched Redis behind TLS with a private CA', () => {
   });
 });
 
+describe('a watched Redis that asks for a client certificate (tls-auth-clients yes)', () => {
+  let ca: TestCa;
+  let server: RedisProcess;
+  beforeAll(async () => {
+    ca = makeTestCa();
+    server = await startTlsRedis(ca, { clientCertificates: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    ca?.cleanup();
+  });
+
+  const system = (tls: Record<string, string>) =>
+    parseSystem<CelerySystemConfig>({
+      name: 'zeus',
+      type: 'celery',
+      redis: `rediss://127.0.0.1:${server.port}/0`,
+      queues: ['celery'],
+      tls,
+      inspectTimeoutMs: 100,
+    });
+
+  it('reads with tls.cert and tls.key from config, and without them is an unavailable system, not a crash', async () => {
+    const admitted = createCeleryBackend(system({ ca: ca.ca, cert: ca.clientCert, key: ca.clientKey }));
+    try {
+      const status = await admitted.status();
+      expect(status.queues.map((q) => q.name)).toEqual(['celery']);
+      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+    } finally {
+      await admitted.close();
+    }
+    const refused = createCeleryBackend(system({ ca: ca.ca }));
+    try {
+      const error = await refused.status().catch((e: unknown) => e);
+      expect(isOpsError(error) && error.code).toBe('RedisUnavailable');
+    } finally {
+      await refused.close();
+    }
+  });
+});
+
 describe('a watched Redis behind Sentinel', () => {
   let group: SentinelGroup;
   beforeAll(async () => {
@@ -191,6 +232,33 @@ describe('a watched Redis behind Sentinel', () => {
       await backend.close();
     }
   }, 60_000);
+
+  it('finds the master through sentinel.sentinels from config, with a plain redis:// URL for the db', async () => {
+    const prefix = randomName('sen');
+    const system = parseSystem<BullmqSystemConfig>({
+      name: 'pushizo',
+      type: 'bullmq',
+      // The host here is not used: the sentinels are. The URL still gives the db (and password).
+      redis: 'redis://127.0.0.1:1/0',
+      sentinel: { sentinels: [`127.0.0.1:${group.sentinel.port}`], name: 'mymaster' },
+      prefix,
+      queues: ['mail'],
+    });
+    // Written through the sentinel too: an earlier test failed the master over.
+    const producer = new Queue('mail', {
+      prefix,
+      connection: { sentinels: [{ host: '127.0.0.1', port: group.sentinel.port }], name: 'mymaster' },
+    });
+    await producer.add('send', {});
+    await producer.close();
+    const backend = createBullmqBackend(system);
+    try {
+      const status = await backend.status();
+      expect(status.queues).toMatchObject([{ name: 'mail', waiting: 1 }]);
+    } finally {
+      await backend.close();
+    }
+  });
 
   it('takes the master name from config when the URL does not carry it, and refuses neither', async () => {
     const system = parseSystem<CelerySystemConfig>({

@@ -57,6 +57,9 @@ export interface TestCa {
   ca: string;
   cert: string;
   key: string;
+  /** A client certificate and key signed by the same CA, for a Redis that asks for one. */
+  clientCert: string;
+  clientKey: string;
   cleanup(): void;
 }
 
@@ -109,17 +112,49 @@ export function makeTestCa(): TestCa {
     '-out',
     file('server.crt'),
   ]);
+  run([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=queue-ops',
+    '-keyout',
+    file('client.key'),
+    '-out',
+    file('client.csr'),
+  ]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    file('client.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-out',
+    file('client.crt'),
+  ]);
   return {
     dir,
     ca: file('ca.crt'),
     cert: file('server.crt'),
     key: file('server.key'),
+    clientCert: file('client.crt'),
+    clientKey: file('client.key'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
 /** redis-server speaking only TLS on a free port, with the CA's server certificate. */
-export async function startTlsRedis(ca: TestCa): Promise<RedisProcess> {
+export async function startTlsRedis(
+  ca: TestCa,
+  options: { clientCertificates?: boolean } = {},
+): Promise<RedisProcess> {
   const port = await freePort();
   return await startRedisProcess(
     [
@@ -140,7 +175,7 @@ export async function startTlsRedis(ca: TestCa): Promise<RedisProcess> {
       '--tls-ca-cert-file',
       ca.ca,
       '--tls-auth-clients',
-      'no',
+      options.clientCertificates ? 'yes' : 'no',
     ],
     { port },
   );
