@@ -46,7 +46,7 @@ COPY bin ./bin
 USER 10001:10001
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.METRICS_PORT||process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "const e=process.env;fetch('http://127.0.0.1:'+((e.SLACK_APP_TOKEN&&e.METRICS_PORT)||e.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # As `npm start` runs it: source maps for stack traces, a heap cap sized for one bot (raise it
 # with NODE_OPTIONS for thousands of queues).
 CMD ["node", "--enable-source-maps", "--max-old-space-size=128", "--max-semi-space-size=2", "dist/main.js"]

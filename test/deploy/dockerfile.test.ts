@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -26,6 +29,32 @@ describe('Dockerfile', () => {
     const users = instructions.filter((l) => l.startsWith('USER '));
     expect(users.at(-1)).toMatch(/^USER (?!root\b|0\b)\S+/);
     expect(instructions.some((l) => /^HEALTHCHECK .*\/healthz/.test(l))).toBe(true);
+  });
+
+  it('checks health on the port the bot listens on: METRICS_PORT in Socket Mode, PORT over HTTP', async () => {
+    const line = instructions.find((l) => l.startsWith('HEALTHCHECK '))!;
+    const args = JSON.parse(line.slice(line.indexOf('CMD ') + 4)) as string[];
+    expect(args.slice(0, 2)).toEqual(['node', '-e']);
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === '/healthz' ? 200 : 404);
+      res.end('ok\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = String((server.address() as AddressInfo).port);
+    const check = (env: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        execFile(process.execPath, ['-e', args[2]!], { env, timeout: 10_000 }, (error) =>
+          resolve(error ? (typeof error.code === 'number' ? error.code : 1) : 0),
+        );
+      });
+    try {
+      expect(await check({ PORT: port })).toBe(0);
+      expect(await check({ SLACK_APP_TOKEN: 'xapp-1', METRICS_PORT: port, PORT: '1' })).toBe(0);
+      // Over HTTP the bot ignores METRICS_PORT, and so does the check.
+      expect(await check({ METRICS_PORT: port, PORT: '1' })).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('copies only files that exist, and runs what the build produces', () => {
