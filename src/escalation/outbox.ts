@@ -59,7 +59,11 @@ export interface OutboxDeps {
   locale: Locale;
   /** The depth chart of an alert's queue; undefined when there is nothing to draw. */
   chart?: (alert: Alert) => Promise<ChartFile | undefined>;
-  /** How long a claim holds while a Slack call is in flight. Default 60 s. */
+  /**
+   * How long a claim holds while an item is delivered. Default 30 s: longer than one delivery can
+   * take (a lookup and a post, each cut off by the Web API client's 10 s timeout), short enough
+   * that a replica killed mid-call holds the outbox up for half a minute at most.
+   */
   claimMs?: number;
 }
 
@@ -86,7 +90,7 @@ const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(at
  */
 export function createOutbox(deps: OutboxDeps) {
   const { store, logger } = deps;
-  const claimMs = deps.claimMs ?? 60_000;
+  const claimMs = deps.claimMs ?? 30_000;
   let running: Promise<DrainResult> | undefined;
 
   async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
