@@ -84,7 +84,7 @@ async function kubernetesFrom(env: Record<string, string | undefined>) {
   } catch (error) {
     throw new OpsError(ErrorCode.ScaleFailed, {
       target: 'kubernetes',
-      reason: `the kubeconfig could not be read (${(error as Error)?.message ?? error})`,
+      reason: messages().scale.failures.kubeconfigUnreadable(String((error as Error)?.message ?? error)),
     });
   }
 }
@@ -354,7 +354,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     const [newest] = await store.listAudit({ newestFirst: true, limit: 1 });
     if (newest?.keyId) {
       if (!deps.store) await store.close();
-      const t = messages('en').audit.keys;
+      const t = messages().audit.keys;
       throw new OpsError(ErrorCode.ConfigInvalid, {
         source: t.source,
         problems: [t.keyedChainNoKey(newest.keyId, newest.seq)],

@@ -2,13 +2,14 @@ import { pathToFileURL } from 'node:url';
 import { type Receiver, webApi } from '@slack/bolt';
 import { collectSecrets, createQueueOps, type QueueOps } from './app.js';
 import { loadConfigFile } from './config/load.js';
+import { peekConfigFileLocale } from './config/locale-peek.js';
 import type { Config } from './config/schema.js';
 import { isOpsError } from './errors.js';
 import type { SlackSender } from './escalation/outbox.js';
 import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
-import { messages } from './i18n/index.js';
+import { inLocale, messages } from './i18n/index.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
@@ -127,13 +128,27 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
     config = loadConfigFile(configPath, env);
   } catch (error) {
     if (isOpsError(error)) {
-      io.stderr(t.configInvalid);
-      io.stderr(messages().errors.describe(error));
+      // In the locale the config asks for, even when the rest of it is wrong.
+      const asked = error.params.locale === 'tr' ? 'tr' : (peekConfigFileLocale(configPath, env) ?? 'en');
+      io.stderr(messages(asked).slack.configInvalid);
+      io.stderr(messages(asked).errors.describe(error));
       return 1;
     }
     throw error;
   }
+  // The bot says everything in the config's locale from here on: start-up lines, logs meant for
+  // people, and what timers and listeners started below say (a request's own locale wins there).
+  return await inLocale(config.locale, () => startWithConfig(env, io, options, settings, config));
+}
 
+async function startWithConfig(
+  env: Env,
+  io: MainIo,
+  options: BotOptions,
+  settings: ReturnType<typeof slackSettingsFromEnv>,
+  config: Config,
+): Promise<number | RunningBot> {
+  const t = messages().slack;
   // Slack tokens and every Redis/Postgres password in the config, scrubbed from every log line.
   const secrets = collectSecrets(config, env);
   const logger = options.logger ?? createLogger({ level: logLevel(env.LOG_LEVEL), secrets });

@@ -90,7 +90,7 @@ const reasonOf = (error: unknown) => (error instanceof Error ? error.message : S
 function isoTime(value: string): string {
   const time = new Date(value);
   if (Number.isNaN(time.getTime())) {
-    throw new OpsError(ErrorCode.BadArgument, { value, valid: messages('en').audit.sinceValid });
+    throw new OpsError(ErrorCode.BadArgument, { value, valid: messages().audit.sinceValid });
   }
   return time.toISOString();
 }

@@ -31,7 +31,7 @@ export interface AuditKeySources {
  * config loader does, in a ConfigInvalid error.
  */
 export function loadAuditKeys(sources: AuditKeySources, readFile: (path: string) => string): AuditKeyring {
-  const t = messages('en').audit.keys;
+  const t = messages().audit.keys;
   const problems: string[] = [];
   const read = (path: string, where: string): Buffer | undefined => {
     let text: string;

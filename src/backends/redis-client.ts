@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { RedisMemory } from './queue-backend.js';
 import { endpointSecrets, type RedisEndpoint, resolveEndpoint } from './redis-endpoint.js';
 
@@ -153,10 +154,12 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   let reason = String((error as Error)?.message ?? error)
     .split('\n')[0]!
     .slice(0, 200);
-  if (/Command timed out/i.test(reason)) reason = 'command timed out';
-  else if (/connect timeout|ETIMEDOUT/i.test(reason)) reason = 'connect timed out';
-  else if (/ECONNREFUSED/i.test(reason)) reason = 'connection refused';
-  else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = 'not connected';
+  // In the locale of whatever is being answered (a request's, the config's).
+  const said = messages().errors.redisReasons;
+  if (/Command timed out/i.test(reason)) reason = said.commandTimedOut;
+  else if (/connect timeout|ETIMEDOUT/i.test(reason)) reason = said.connectTimedOut;
+  else if (/ECONNREFUSED/i.test(reason)) reason = said.connectionRefused;
+  else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = said.notConnected;
   for (const secret of secrets) if (secret) reason = reason.split(secret).join('***');
   reason = reason.replace(/(rediss?:\/\/|sentinel:\/\/)[^@\s/]*@/gi, '$1***@');
   return new OpsError(ErrorCode.RedisUnavailable, { system, reason });

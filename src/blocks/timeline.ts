@@ -53,9 +53,20 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
     case 'approved':
       return { who: event.who, what: e.approved(event.action, event.target, event.request) };
     case 'approval.refused':
-      return { who: event.who, what: e.approvalRefused(event.request, event.reason ?? '') };
+      return {
+        who: event.who,
+        what: e.approvalRefused(event.request, reasonText(event.reason ?? '', locale)),
+      };
     case 'denied':
-      return { who: event.who, what: e.denied(event.action, event.target, event.request, event.reason) };
+      return {
+        who: event.who,
+        what: e.denied(
+          event.action,
+          event.target,
+          event.request,
+          event.reason === undefined ? undefined : reasonText(event.reason, locale),
+        ),
+      };
     case 'expired':
       return { who: event.who, what: e.expired(event.request) };
     case 'interrupted':
@@ -70,8 +81,17 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
         ),
       };
     case 'action.failed':
-      return { who: event.who, what: e.actionFailed(event.action, event.target, event.outcome) };
+      return {
+        who: event.who,
+        what: e.actionFailed(event.action, event.target, reasonText(event.outcome, locale)),
+      };
   }
+}
+
+/** A refusal's or failure's code as words (`self-approval`, `NoWorkersAnswered`); other text as is. */
+function reasonText(reason: string, locale: Locale): string {
+  const words = messages(locale).timeline.events.reasons as Record<string, string>;
+  return Object.hasOwn(words, reason) ? words[reason]! : reason;
 }
 
 /**

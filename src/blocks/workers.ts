@@ -149,6 +149,10 @@ function workerLine(w: WorkerInfo, now: Date, locale: Locale): string {
     // Durations read better as "up 3h 2m" than as a count of seconds.
     if (key === 'uptimeSeconds' && typeof value === 'number')
       parts.push(t.uptime(formatDuration(value, locale)));
+    else if (key === 'ageSeconds' && typeof value === 'number')
+      parts.push(t.details.connectedFor(formatDuration(value, locale)));
+    else if (Object.hasOwn(t.details, key) && key !== 'connectedFor')
+      parts.push(t.details[key as 'addr' | 'concurrency' | 'processes' | 'pid'](inline(String(value), 60)));
     else parts.push(`${inline(key, 30)} ${inline(String(value), 60)}`);
   }
   return parts.join(' · ');

@@ -1,5 +1,5 @@
 import { formatUtc } from '../blocks/format.js';
-import { context, header, inline, section } from '../blocks/kit.js';
+import { context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
@@ -60,7 +60,11 @@ export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Mes
     );
   return {
     text: `${t.list.title}: ${alerts.length}`,
-    blocks: [header(t.list.title), section(lines.join('\n')), context(t.ack.usage, t.snooze.usage)],
+    blocks: [
+      header(t.list.title),
+      section(lines.join('\n')),
+      context(`\`${inCode(t.ack.usage, 200)}\``, `\`${inCode(t.snooze.usage, 200)}\``),
+    ],
   };
 }
 

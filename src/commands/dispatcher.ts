@@ -1,7 +1,7 @@
 import { errorMessage } from '../blocks/error.js';
 import { assertValidMessage } from '../blocks/validate.js';
 import { isOpsError, type OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { inLocale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import { assertWordLengths, parseWords } from './parse.js';
 import { newRef } from './ref.js';
@@ -38,7 +38,12 @@ export interface Dispatcher {
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const chain: Middleware[] = [...(deps.middleware ?? [])];
 
-  async function handle(request: Request): Promise<Reply> {
+  // Everything the request runs words its answers in the request's locale (see `inLocale`).
+  function handle(request: Request): Promise<Reply> {
+    return inLocale(request.locale, () => handleInLocale(request));
+  }
+
+  async function handleInLocale(request: Request): Promise<Reply> {
     const ref = newRef();
     const started = Date.now();
     const { verb, args } = parseWords(request.words);

@@ -44,8 +44,7 @@ export function parseRevokeArgs(args: readonly string[]): RevokeArgs {
       usage,
     });
   for (const id of ids)
-    if (!TASK_ID.test(id))
-      throw new OpsError(ErrorCode.BadArgument, { message: `\`${id}\` is not a task id.` });
+    if (!TASK_ID.test(id)) throw new OpsError(ErrorCode.BadArgument, { message: t.notATaskId(id) });
   const name = signal?.toUpperCase().replace(/^SIG/, '');
   if (signal !== undefined && name !== 'TERM' && name !== 'KILL')
     throw new OpsError(ErrorCode.BadArgument, { message: t.signalInvalid(signal), valid: t.signalValid });

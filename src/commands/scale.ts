@@ -46,7 +46,8 @@ export function checkScale(
   if (!spec || !scaler) {
     const hint = suggest(group, groups);
     throw new OpsError(ErrorCode.BadArgument, {
-      message: t.unknownGroup(system, group) + (hint ? ` Did you mean \`${hint}\`?` : ''),
+      message:
+        t.unknownGroup(system, group) + (hint ? ` ${capitalize(messages().common.didYouMean(hint))}` : ''),
       valid: t.groupsValid(groups),
     });
   }
@@ -111,3 +112,5 @@ export const scaleCommand: CommandDefinition = {
     return requestReply(created, request, ctx);
   },
 };
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

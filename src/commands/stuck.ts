@@ -75,7 +75,7 @@ export const stuckCommand: CommandDefinition = {
     }
     const { system, backend } = resolveSystem(ctx, args[0]!);
     if (!backend.running)
-      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'list running work' });
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'listRunning' });
     const running = await askSystem(ctx, system, backend.running());
     const now = ctx.now();
     const work = selectStuck(running, minutes, now.getTime());

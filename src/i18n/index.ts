@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { en } from './en/index.js';
 import { tr } from './tr/index.js';
 
@@ -12,9 +13,22 @@ export type Locale = 'en' | 'tr';
 
 const catalogs: Record<Locale, Catalog> = { en, tr };
 
-/** Every user-facing string, for one locale. */
-export function messages(locale: Locale = 'en'): Catalog {
-  return catalogs[locale];
+/**
+ * The locale of what is being answered now: a request's (the dispatcher runs each one in it),
+ * or the config's (the bot and the command line run in it once the config is read). Code deep
+ * in a request (parsing a target, a system that timed out) words its errors without every
+ * function between taking a locale.
+ */
+const current = new AsyncLocalStorage<Locale>();
+
+/** Runs `work` (and everything it starts) with `locale` as the one `messages()` answers in. */
+export function inLocale<T>(locale: Locale, work: () => T): T {
+  return current.run(locale, work);
+}
+
+/** Every user-facing string, for one locale: the one given, else the current one, else English. */
+export function messages(locale?: Locale): Catalog {
+  return catalogs[locale ?? current.getStore() ?? 'en'];
 }
 
 /**

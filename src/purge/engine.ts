@@ -299,7 +299,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     throw new OpsError(ErrorCode.NotSupported, {
       system: purge.system,
       type: purge.backend,
-      what: messages('en').purge.stoppedForShutdown,
+      what: messages().purge.stoppedForShutdown,
     });
   }
   report();

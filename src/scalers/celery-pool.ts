@@ -1,6 +1,7 @@
 import type { QueueBackend } from '../backends/queue-backend.js';
 import type { CeleryPoolGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { GroupState, ScaleReport, Scaler } from './types.js';
 
 export interface CeleryPoolScalerDeps {
@@ -21,7 +22,7 @@ export function createCeleryPoolScaler(deps: CeleryPoolScalerDeps): Scaler {
   function abilities() {
     const { pool, resizePool } = backend;
     if (!pool || !resizePool)
-      throw new OpsError(ErrorCode.NotSupported, { system, type: 'celery', what: 'resize a worker pool' });
+      throw new OpsError(ErrorCode.NotSupported, { system, type: 'celery', what: 'resizePool' });
     return { pool: pool.bind(backend), resizePool: resizePool.bind(backend) };
   }
 
@@ -47,7 +48,7 @@ export function createCeleryPoolScaler(deps: CeleryPoolScalerDeps): Scaler {
     if (changes.length === 0)
       throw new OpsError(ErrorCode.ScaleFailed, {
         target: `${system}/${group}`,
-        reason: 'no worker consuming its queues answered',
+        reason: messages().scale.failures.noWorkerAnswered,
       });
     return {
       system,

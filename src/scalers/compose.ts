@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { ComposeGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { GroupState, ScaleReport, Scaler } from './types.js';
 
 export interface ComposeRunnerDeps {
@@ -86,11 +87,12 @@ export function createComposeScaler(deps: ComposeScalerDeps): Scaler {
   const label = `${system}/${group}`;
 
   function failed(what: string, result: RunResult): OpsError {
+    const f = messages().scale.failures;
     const why = result.spawnError
-      ? `${command} could not be started (${result.spawnError})`
+      ? f.notStarted(command, result.spawnError)
       : result.timedOut
-        ? `${what} did not finish in time`
-        : `${what} exited with ${result.code}`;
+        ? f.timedOut(what)
+        : f.exited(what, String(result.code));
     const stderr = result.stderr.trim().slice(-STDERR_KEPT);
     return new OpsError(ErrorCode.ScaleFailed, { target: label, reason: stderr ? `${why}: ${stderr}` : why });
   }
@@ -109,7 +111,7 @@ export function createComposeScaler(deps: ComposeScalerDeps): Scaler {
     } catch {
       throw new OpsError(ErrorCode.ScaleFailed, {
         target: label,
-        reason: 'docker compose ps --format json printed something that is not JSON',
+        reason: messages().scale.failures.notJson('docker compose ps --format json'),
       });
     }
     return entries.filter((e) => e.Service === spec.service && (e.State ?? '').toLowerCase() === 'running')

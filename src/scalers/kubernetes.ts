@@ -1,6 +1,7 @@
 import type { AppsV1Api, AutoscalingV2Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubernetesGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import { loadKubernetesClient } from '../lib/lazy.js';
 import {
   type AutoscalerState,
@@ -96,8 +97,7 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     if (!built)
       throw new OpsError(ErrorCode.ScaleFailed, {
         target: `${system}/${group}`,
-        reason:
-          'no Kubernetes credentials: set KUBECONFIG, or run the bot in the cluster with a service account',
+        reason: messages().scale.failures.noKubeCredentials,
       });
     return built;
   }

@@ -439,7 +439,7 @@ export function createBullmqBackend(
             throw new OpsError(ErrorCode.NotSupported, {
               system: system.name,
               type: 'bullmq',
-              what: 'list workers',
+              what: 'listWorkers',
             });
           }
           throw error;

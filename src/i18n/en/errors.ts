@@ -2,6 +2,20 @@ import type { ErrorCode, ErrorParams, OpsError } from '../../errors.js';
 
 const list = (value: unknown): string =>
   Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'none';
+/**
+ * What a system cannot do, by the key commands pass (`what: 'listWorkers'`); anything else is
+ * already a sentence of the catalog and is shown as it is.
+ */
+const abilities: Record<string, string> = {
+  purge: 'purge',
+  retry: 'retry',
+  revoke: 'revoke',
+  fail: 'fail',
+  resizePool: 'resize a worker pool',
+  listWorkers: 'list workers',
+  listRunning: 'list running work',
+};
+const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` Did you mean \`${suggestion}\`?` : '';
 
@@ -20,7 +34,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   BadArgument: (p) =>
     `${p.message ?? `\`${p.value}\` is not valid here.`}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `Redis for \`${p.system}\` is not answering (${p.reason ?? 'no reply'}).`,
-  NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${p.what}.`,
+  NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
     `No worker of \`${p.system}\` answered within ${p.timeoutMs} ms, so \`${p.queue}\` was not ${p.action === 'resume' ? 'resumed' : 'paused'}. Check \`/queue workers ${p.system}\`.`,
   Forbidden: (p) => `You need the \`${p.role}\` role to ${p.action}.`,
@@ -67,5 +81,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
 export const errors = {
   describe(error: Pick<OpsError, 'code' | 'params'>): string {
     return lines[error.code](error.params);
+  },
+  /** Why a Redis did not answer, in a word or two (the rest of ioredis' text is left as it is). */
+  redisReasons: {
+    commandTimedOut: 'command timed out',
+    connectTimedOut: 'connect timed out',
+    connectionRefused: 'connection refused',
+    notConnected: 'not connected',
   },
 };

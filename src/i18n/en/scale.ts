@@ -33,6 +33,7 @@ export const scale = {
   noTargets: (target: string) => `no worker of ${target} answered, so there is nothing to scale`,
   minutesInvalid: (value: string) => `\`${value}\` is not a number of minutes.`,
   minutesValid: 'a whole number from 0 (everything running) to 10080',
+  notATaskId: (id: string) => `\`${id}\` is not a task id.`,
   needsTaskIds: 'Name at least one task id.',
   signalInvalid: (value: string) => `\`${value}\` is not a signal revoke can send.`,
   signalValid: 'TERM or KILL',
@@ -132,4 +133,15 @@ export const scale = {
       ? `Stop one with \`/queue revoke ${system} <task-id> --terminate\`. Arguments are never shown.`
       : `Fail one with \`/queue fail ${system}/<queue> <job-id>\`. Job data is never shown.`,
   stuckFallback: (system: string, n: number) => `${plural(n, 'stuck item')} on ${system}.`,
+  /** Why a scaler could not do its work (the part after "Scaling … failed:"). */
+  failures: {
+    noKubeCredentials:
+      'no Kubernetes credentials: set KUBECONFIG, or run the bot in the cluster with a service account',
+    kubeconfigUnreadable: (reason: string) => `the kubeconfig could not be read (${reason})`,
+    notStarted: (command: string, reason: string) => `${command} could not be started (${reason})`,
+    timedOut: (what: string) => `${what} did not finish in time`,
+    exited: (what: string, code: string) => `${what} exited with ${code}`,
+    notJson: (what: string) => `${what} printed something that is not JSON`,
+    noWorkerAnswered: 'no worker consuming its queues answered',
+  },
 };

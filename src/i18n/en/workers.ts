@@ -1,5 +1,13 @@
 /** Strings of `/queue workers`. Arguments from Redis arrive already escaped for mrkdwn. */
 export const workers = {
+  /** A worker's details as its backend reports them: BullMQ's CLIENT LIST, Celery's stats. */
+  details: {
+    addr: (address: string) => `from ${address}`,
+    connectedFor: (duration: string) => `connected ${duration}`,
+    concurrency: (n: string) => `concurrency ${n}`,
+    processes: (n: string) => `${n} pool processes`,
+    pid: (pid: string) => `pid ${pid}`,
+  },
   uptime: (duration: string) => `up ${duration}`,
   title: 'Workers',
   updated: (utc: string) => `Updated ${utc}`,

@@ -3,15 +3,15 @@ import type { Catalog } from '../index.js';
 /** Eylem komutlarının (pause, resume, approve, deny, pending, audit) kullanımı ve argüman sorunları. */
 export const actions: Catalog['actions'] = {
   pause: {
-    usage: '/queue pause <system>/<queue>',
+    usage: '/queue pause <sistem>/<kuyruk>',
     summary: 'worker’ların bir kuyruktan iş almasını durdur (politika ve onay geçerli)',
   },
   resume: {
-    usage: '/queue resume <system>/<queue>',
+    usage: '/queue resume <sistem>/<kuyruk>',
     summary: 'duraklatılmış bir kuyruktan worker’lar yeniden iş alsın',
   },
   retry: {
-    usage: '/queue retry <system>/<queue> <job-id|all> [limit]',
+    usage: '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır]',
     summary:
       'başarısız işleri yeniden çalıştır: id ile tek bir iş, ya da limite kadar en yeni başarısızlar (varsayılan ve en fazla 1000)',
   },
@@ -19,9 +19,9 @@ export const actions: Catalog['actions'] = {
   retryLimitOnlyAll: 'Limit yalnızca `all` ile birlikte verilir.',
   retryLimit: (value: string) => `\`${value}\` geçerli bir limit değil.`,
   retryLimitValid: (max: number) => `1 ile ${max} arasında bir tam sayı`,
-  approve: { usage: '/queue approve <request-id>', summary: 'başka birinin bekleyen isteğini onayla' },
+  approve: { usage: '/queue approve <istek-id>', summary: 'başka birinin bekleyen isteğini onayla' },
   deny: {
-    usage: '/queue deny <request-id> [reason]',
+    usage: '/queue deny <istek-id> [gerekçe]',
     summary: 'bekleyen bir isteği reddet (ya da kendi isteğini geri çek)',
   },
   pending: { usage: '/queue pending', summary: 'onay bekleyen istekler' },

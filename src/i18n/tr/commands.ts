@@ -4,7 +4,7 @@ import type { Catalog } from '../index.js';
 export const commands: Catalog['commands'] = {
   usage: {
     status: '/queue status [system[/queue]]',
-    dlq: '/queue dlq <system>/<queue> [limit]',
+    dlq: '/queue dlq <sistem>/<kuyruk> [sınır]',
     workers: '/queue workers [system]',
     help: '/queue help',
   },

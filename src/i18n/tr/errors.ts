@@ -3,6 +3,17 @@ import type { Catalog } from '../index.js';
 
 const list = (value: unknown): string =>
   Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'yok';
+/** Bir sistemin yapamadığı şey, komutların verdiği anahtarla; başka her şey zaten katalogdan bir cümledir. */
+const abilities: Record<string, string> = {
+  purge: 'temizleme (purge)',
+  retry: 'yeniden deneme',
+  revoke: 'görev iptali (revoke)',
+  fail: 'bir işi başarısıza taşıma',
+  resizePool: 'worker havuzunu boyutlandırma',
+  listWorkers: 'worker listeleme',
+  listRunning: 'çalışan işleri listeleme',
+};
+const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` \`${suggestion}\` mi demek istediniz?` : '';
 
@@ -40,7 +51,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   BadArgument: (p) =>
     `${p.message ?? `\`${p.value}\` burada geçerli değil.`}${p.valid ? ` Geçerli: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `\`${p.system}\` için Redis yanıt vermiyor (${p.reason ?? 'yanıt yok'}).`,
-  NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${p.what}.`,
+  NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
     `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
   Forbidden: (p) => `\`${p.action}\` için \`${p.role}\` rolü gerekiyor.`,
@@ -90,5 +101,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
 export const errors: Catalog['errors'] = {
   describe(error: Pick<OpsError, 'code' | 'params'>): string {
     return lines[error.code](error.params);
+  },
+  redisReasons: {
+    commandTimedOut: 'komut zaman aşımına uğradı',
+    connectTimedOut: 'bağlantı zaman aşımına uğradı',
+    connectionRefused: 'bağlantı reddedildi',
+    notConnected: 'bağlı değil',
   },
 };

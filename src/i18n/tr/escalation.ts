@@ -67,13 +67,13 @@ export const escalation: Catalog['escalation'] = {
       `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}`,
   },
   ack: {
-    usage: '/queue ack <alert-id>',
+    usage: '/queue ack <alarm-id>',
     summary: 'bir alarmı üstlen: hatırlatmaları ve yükseltme durur',
     done: (id: string, who: string) => `\`${id}\` alarmını ${who} üstlendi.`,
     already: (id: string) => `\`${id}\` alarmı zaten üstlenilmiş.`,
   },
   snooze: {
-    usage: '/queue snooze <alert-id> <duration>',
+    usage: '/queue snooze <alarm-id> <süre>',
     summary: 'bir alarmın hatırlatmalarını bir süreliğine sustur (ör. 30m, 2h)',
     done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
     badDuration: (value: string) => `\`${value}\` bir süre değil.`,

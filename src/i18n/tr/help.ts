@@ -17,7 +17,7 @@ export const help: Catalog['help'] = {
     },
     {
       verb: 'dlq',
-      usage: 'dlq <system>/<queue> [limit]',
+      usage: 'dlq <sistem>/<kuyruk> [sınır]',
       summary:
         'En yeni başarısız işler (varsayılan 10, en fazla 100) ve en sık hatalar. İş verisi asla gösterilmez.',
     },

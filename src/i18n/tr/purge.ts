@@ -32,7 +32,7 @@ const stateName = (state: string) =>
 /** Purge, undo ve ilerlemeleri. */
 export const purge: Catalog['purge'] = {
   purge: {
-    usage: '/queue purge <system>/<queue> [waiting|failed|delayed|all]',
+    usage: '/queue purge <sistem>/<kuyruk> [waiting|failed|delayed|all]',
     summary:
       'bir kuyruğun tek bir durumdaki işlerini önce arşivle, sonra sil (varsayılan waiting); geri alınabilir',
   },

@@ -9,10 +9,10 @@ const count = (n: number | null) => (n === null ? '?' : String(n));
 
 export const scale: Catalog['scale'] = {
   usage: {
-    scale: '/queue scale <system>/<group> <replicas>',
-    stuck: '/queue stuck <system> [minutes]',
-    revoke: '/queue revoke <system> <task-id…> [--terminate] [--signal TERM|KILL]',
-    fail: '/queue fail <system>/<queue> <job-id> [reason…]',
+    scale: '/queue scale <sistem>/<grup> <replika>',
+    stuck: '/queue stuck <sistem> [dakika]',
+    revoke: '/queue revoke <sistem> <görev-id…> [--terminate] [--signal TERM|KILL]',
+    fail: '/queue fail <sistem>/<kuyruk> <iş-id> [gerekçe…]',
   },
   summary: {
     scale:
@@ -35,14 +35,15 @@ export const scale: Catalog['scale'] = {
   noTargets: (target: string) => `${target} worker’larından hiçbiri yanıt vermedi, ölçeklenecek bir şey yok`,
   minutesInvalid: (value: string) => `\`${value}\` bir dakika sayısı değil.`,
   minutesValid: '0 (çalışan her şey) ile 10080 arasında bir tam sayı',
+  notATaskId: (id: string) => `\`${id}\` bir görev kimliği değil.`,
   needsTaskIds: 'En az bir görev id’si yazın.',
   signalInvalid: (value: string) => `\`${value}\` revoke’un gönderebileceği bir sinyal değil.`,
   signalValid: 'TERM ya da KILL',
   signalNeedsTerminate: '`--signal` yalnızca `--terminate` ile bir anlam taşır.',
   unknownFlag: (flag: string) => `\`${flag}\` bu komutun bir seçeneği değil.`,
   needsJob: 'Kuyruğu system/queue olarak ve iş id’sini yazın.',
-  notBullmqFail: 'BullMQ’da revoke yok; `/queue fail <system>/<queue> <job-id>` kullanın',
-  notCeleryRevoke: 'Celery görevleri için `/queue revoke <system> <task-id>` kullanın',
+  notBullmqFail: 'BullMQ’da revoke yok; `/queue fail <sistem>/<kuyruk> <iş-id>` kullanın',
+  notCeleryRevoke: 'Celery görevleri için `/queue revoke <sistem> <görev-id>` kullanın',
 
   typeLabel: { kubernetes: 'Kubernetes', compose: 'Compose', 'celery-pool': 'Celery pool' },
   previewScale: (target: string, type: string, changes: string[], note?: string) =>
@@ -123,7 +124,17 @@ export const scale: Catalog['scale'] = {
   stuckMore: (n: number) => `… ve ${n} tane daha.`,
   stuckHint: (system: string, type: string) =>
     type === 'celery'
-      ? `Birini durdurmak için \`/queue revoke ${system} <task-id> --terminate\`. Argümanlar asla gösterilmez.`
-      : `Birini başarısız yapmak için \`/queue fail ${system}/<queue> <job-id>\`. İş verisi asla gösterilmez.`,
+      ? `Birini durdurmak için \`/queue revoke ${system} <görev-id> --terminate\`. Argümanlar asla gösterilmez.`
+      : `Birini başarısız yapmak için \`/queue fail ${system}/<kuyruk> <iş-id>\`. İş verisi asla gösterilmez.`,
   stuckFallback: (system: string, n: number) => `${system} üzerinde ${n} takılı iş.`,
+  failures: {
+    noKubeCredentials:
+      'Kubernetes kimlik bilgisi yok: KUBECONFIG ayarlayın ya da botu küme içinde bir service account ile çalıştırın',
+    kubeconfigUnreadable: (reason: string) => `kubeconfig okunamadı (${reason})`,
+    notStarted: (command: string, reason: string) => `${command} başlatılamadı (${reason})`,
+    timedOut: (what: string) => `${what} zamanında bitmedi`,
+    exited: (what: string, code: string) => `${what} ${code} koduyla çıktı`,
+    notJson: (what: string) => `${what} JSON olmayan bir çıktı verdi`,
+    noWorkerAnswered: 'kuyruklarını tüketen hiçbir worker yanıt vermedi',
+  },
 };

@@ -63,13 +63,13 @@ export const status: Catalog['status'] = {
     ].filter(Boolean);
     return `… ve ${n} kuyruk daha: ${parts.length ? parts.join(', ') : 'hiçbirinde uyarı yok'}; \`${hint}\` kullanın`;
   },
-  queueHint: (system: string) => `/queue status ${system}/<queue>`,
+  queueHint: (system: string) => `/queue status ${system}/<kuyruk>`,
   moreSystems: (n: number, failing: number, flagged: number) =>
     `… ve ${n} sistem daha` +
     (failing || flagged
       ? `: ${[failing ? `${failing} tanesi yanıt vermiyor` : '', flagged ? `${flagged} tanesinde uyarılı kuyruk var` : ''].filter(Boolean).join(', ')}`
       : '') +
-    '; `/queue status <system>` kullanın',
+    '; `/queue status <sistem>` kullanın',
   openDlq: (target: string) => `DLQ'yu aç: ${target}`,
   refresh: 'Yenile',
   fallback: (scope: string, systems: number, flagged: number, failing: number) =>

@@ -5,11 +5,11 @@ const comparators: Record<string, string> = { above: 'üstünde', below: 'altın
 /** `/queue trend` ve alarm thread'lerindeki grafiklerin metinleri. Adlar mrkdwn için kaçışlanmış gelir. */
 export const trend: Catalog['trend'] = {
   describe: {
-    usage: 'trend <system>/<queue> [1h|6h|24h]',
+    usage: 'trend <sistem>/<kuyruk> [1h|6h|24h]',
     summary: 'kuyruğun duruma göre derinliğinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
   },
-  usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
-  needsQueue: 'Bir kuyruk yazın: `trend <system>/<queue>`.',
+  usage: 'trend <sistem>/<kuyruk> [1h|6h|24h] [--out dosya.png]',
+  needsQueue: 'Bir kuyruk yazın: `trend <sistem>/<kuyruk>`.',
   badWindow: (text: string) => `\`${text}\` bir zaman aralığı değil.`,
   validWindow: 'aralık 1h, 6h ya da 24h olabilir (varsayılan 1h)',
   outNeedsPath: '`--out` bir dosya adı ister, ör. `--out chart.png`.',

@@ -2,6 +2,13 @@ import type { Catalog } from '../index.js';
 
 /** `/queue workers` metinleri. Redis'ten gelen argümanlar mrkdwn için kaçışlanmış gelir. */
 export const workers: Catalog['workers'] = {
+  details: {
+    addr: (address: string) => `${address} adresinden`,
+    connectedFor: (duration: string) => `${duration} süredir bağlı`,
+    concurrency: (n: string) => `eşzamanlılık ${n}`,
+    processes: (n: string) => `${n} havuz süreci`,
+    pid: (pid: string) => `pid ${pid}`,
+  },
   uptime: (duration: string) => `${duration} süredir açık`,
   title: 'Worker’lar',
   updated: (utc: string) => `Güncellendi: ${utc}`,
@@ -18,7 +25,7 @@ export const workers: Catalog['workers'] = {
     duration ? `en uzun: ${task}, ${duration} süredir` : `çalışıyor: ${task}`,
   moreWorkers: (n: number) => `… ve daha az meşgul ${n} worker daha.`,
   systemError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
-  moreSystems: (n: number) => `… ve ${n} sistem daha; \`/queue workers <system>\` kullanın`,
+  moreSystems: (n: number) => `… ve ${n} sistem daha; \`/queue workers <sistem>\` kullanın`,
   refresh: 'Yenile',
   fallback: (systems: number, workers: number) => `Worker’lar: ${systems} sistemde ${workers} worker.`,
 };

@@ -14,7 +14,7 @@ import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
-import { type Locale, messages } from '../../i18n/index.js';
+import { inLocale, type Locale, messages } from '../../i18n/index.js';
 import { loadSlackAlerts } from '../../lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
@@ -80,7 +80,12 @@ export async function runCli(io: CliIo): Promise<number> {
     const asked = error.params.locale;
     return failEarly(io, json, error, asked === 'tr' || asked === 'en' ? asked : early);
   }
+  // From here on, whatever is said is said in the config's locale (a request's own wins inside it).
+  return await inLocale(config.locale, () => runWithConfig(io, json, args, config));
+}
 
+/** The command, once its config is read and valid. */
+async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Config): Promise<number> {
   const secrets = collectSecrets(config, io.env);
   const logger =
     io.logger ??
