@@ -1,5 +1,5 @@
 import { ActionId } from '../blocks/action-ids.js';
-import { formatRelative } from '../blocks/format.js';
+import { formatRelative, formatUtc } from '../blocks/format.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
@@ -27,7 +27,8 @@ function statusLine(request: ActionRequest, locale: Locale): string {
   if (request.status === 'interrupted' && !request.startedAt) return t.interruptedBeforeStart;
   return t.status[request.status] ?? request.status;
 }
-const utc = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+/** `2026-12-01 07:28 UTC`, or in Turkish `1 Aralık 2026 07:28 UTC`, as every other time is shown. */
+const utc = (iso: string, locale: Locale) => formatUtc(Date.parse(iso), locale, false);
 
 const errorCodes: ReadonlySet<string> = new Set(Object.values(ErrorCode));
 
@@ -141,7 +142,7 @@ export function requestMessage(
     escapeMrkdwn(
       t.requestedBy(
         whoFrom(locale, request.requestedBy, request.requestedByName, request.requestedByOsUser),
-        utc(request.createdAt),
+        utc(request.createdAt, locale),
       ),
     ),
   ];
@@ -159,7 +160,7 @@ export function requestMessage(
   if (request.status === 'pending') {
     context.push(
       escapeMrkdwn(
-        `${t.expires(utc(request.expiresAt))} (${formatRelative(Date.parse(request.expiresAt), now, locale)})`,
+        `${t.expires(utc(request.expiresAt, locale))} (${formatRelative(Date.parse(request.expiresAt), now, locale)})`,
       ),
     );
   }
@@ -234,7 +235,7 @@ export function pendingMessage(requests: ActionRequest[], locale: Locale): Messa
         r.action,
         r.target,
         who(r.requestedBy, r.requestedByName),
-        utc(r.expiresAt),
+        utc(r.expiresAt, locale),
         r.approvals.length,
         r.requiredApprovals,
       ),

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { formatUtc } from '../blocks/format.js';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { type Locale, messages } from '../i18n/index.js';
+import { currentLocale, type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type {
   ActionRequest,
@@ -503,7 +504,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       let request = await expireIfDue(await load(id, actor), actor);
       if (request.status === RequestStatus.Expired) {
         await audit(actor, request, 'request.approve', 'rejected', 'expired');
-        throw new OpsError(ErrorCode.RequestExpired, { id, expiresAt: request.expiresAt });
+        throw new OpsError(ErrorCode.RequestExpired, {
+          id,
+          expiresAt: request.expiresAt,
+          // As every other time is shown, in the answer's locale (a request's is current here).
+          expired: formatUtc(Date.parse(request.expiresAt), currentLocale(), false),
+        });
       }
       if (request.status !== RequestStatus.Pending) {
         throw new OpsError(ErrorCode.RequestNotPending, { id, status: request.status });

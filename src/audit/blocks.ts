@@ -19,8 +19,14 @@ const actorRef = (entry: AuditEntry, max: number) =>
     ? `${inline(entry.actorName, max)} (${inCode(entry.actorId, 30)})`
     : inline(entry.actorId, max);
 
+/** An outcome as stored, in the locale's words (`ok` → `tamam`); an unknown one as it is. */
+function outcomeWord(outcome: string, locale: Locale): string {
+  const words = messages(locale).audit.outcomes;
+  return Object.hasOwn(words, outcome) ? words[outcome]! : outcome;
+}
+
 /** One compact line per entry; the list has to hold up to 100 of them within Slack's text budget. */
-function entryLine(entry: AuditEntry): string {
+function entryLine(entry: AuditEntry, locale: Locale): string {
   const parts = [
     `\`#${entry.seq}\``,
     time(entry.at),
@@ -28,7 +34,7 @@ function entryLine(entry: AuditEntry): string {
     `\`${inCode(entry.action, 40)}\``,
   ];
   if (entry.target) parts.push(inline(entry.target, 48));
-  parts.push(`→ *${inline(entry.outcome, 20)}*`);
+  parts.push(`→ *${inline(outcomeWord(entry.outcome, locale), 24)}*`);
   if (entry.error) parts.push(`(${fitEscaped(entry.error.split(/\r?\n/, 1)[0] ?? '', 60)})`);
   return parts.join(' ');
 }
@@ -51,7 +57,7 @@ export function auditMessage(entries: readonly AuditEntry[], locale: Locale): Me
   let currentDay = '';
   for (const entry of entries) {
     const heading = day(entry.at) !== currentDay ? `*${day(entry.at)}*` : undefined;
-    const line = entryLine(entry);
+    const line = entryLine(entry, locale);
     const cost = line.length + 1 + (heading ? heading.length + 1 : 0);
     if (used + cost > budget) break;
     if (heading) {
@@ -107,7 +113,9 @@ export function auditEntryMessage(entry: AuditEntry, locale: Locale): Message {
     });
   }
   const blocks: KnownBlock[] = [
-    section(`*\`${inCode(entry.action, 100)}\`* → *${inline(entry.outcome, 80)}* · ${utc(entry.at)}`),
+    section(
+      `*\`${inCode(entry.action, 100)}\`* → *${inline(outcomeWord(entry.outcome, locale), 80)}* · ${utc(entry.at)}`,
+    ),
     { type: 'section', fields },
     context(t.entryFooter(entry.seq, entry.hash, entry.keyId)),
   ];
@@ -173,7 +181,7 @@ export function auditVerifyMessage(report: AuditVerifyReport, locale: Locale): M
 export function auditChannelLine(entry: AuditEntry, locale: Locale): string {
   const t = messages(locale).audit;
   const parts = [
-    `*\`${inCode(entry.action, 60)}\`* → *${inline(entry.outcome, 20)}*`,
+    `*\`${inCode(entry.action, 60)}\`* → *${inline(outcomeWord(entry.outcome, locale), 24)}*`,
     inline(entry.actorName ?? entry.actorId, 30),
   ];
   if (entry.target) parts.push(inline(entry.target, 60));

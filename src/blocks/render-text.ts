@@ -25,6 +25,17 @@ const EMOJI: Record<string, string> = {
   information_source: 'ℹ',
   hourglass_flowing_sand: '⏳',
   lock: '🔒',
+  no_entry: '⛔',
+  gear: '⚙',
+  alarm_clock: '⏰',
+  eyes: '👀',
+  large_blue_circle: '🔵',
+  large_orange_circle: '🟠',
+  red_circle: '🔴',
+  mega: '📣',
+  repeat: '🔁',
+  rotating_light: '🚨',
+  zzz: '💤',
 };
 
 /**

@@ -26,6 +26,11 @@ export function inLocale<T>(locale: Locale, work: () => T): T {
   return current.run(locale, work);
 }
 
+/** The locale `messages()` answers in now. */
+export function currentLocale(): Locale {
+  return current.getStore() ?? 'en';
+}
+
 /** Every user-facing string, for one locale: the one given, else the current one, else English. */
 export function messages(locale?: Locale): Catalog {
   return catalogs[locale ?? current.getStore() ?? 'en'];

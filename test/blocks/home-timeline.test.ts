@@ -131,11 +131,11 @@ describe('an action outcome in the timeline', () => {
       both(done('pause', 'zeus/celery', { queue: 'celery', isPaused: true, workersAnswered: ['w1', 'w2'] })),
     ).toEqual([
       'pause zeus/celery done: paused, 2 workers acknowledged',
-      'pause zeus/celery tamamlandı: durduruldu, 2 worker onayladı',
+      'pause zeus/celery tamamlandı: duraklatıldı, 2 worker yanıt verdi',
     ]);
     expect(both(done('resume', 'pushizo/dispatch-ios', { queue: 'dispatch-ios', isPaused: false }))).toEqual([
       'resume pushizo/dispatch-ios done: resumed',
-      'resume pushizo/dispatch-ios tamamlandı: sürdürüldü',
+      'resume pushizo/dispatch-ios tamamlandı: devam ettirildi',
     ]);
     const scale = done('scale', 'pushizo/dispatch', {
       system: 'pushizo',
@@ -152,7 +152,7 @@ describe('an action outcome in the timeline', () => {
     });
     expect(both(scale)).toEqual([
       'scale pushizo/dispatch done: scaled to 4 (pushizo/worker-dispatch 2 → 4, HorizontalPodAutoscaler worker-dispatch now min 4, max 4)',
-      'scale pushizo/dispatch tamamlandı: 4 olarak ölçeklendi (pushizo/worker-dispatch 2 → 4, HorizontalPodAutoscaler worker-dispatch artık en az 4, en çok 4)',
+      'scale pushizo/dispatch tamamlandı: ölçek 4 oldu (pushizo/worker-dispatch 2 → 4, HorizontalPodAutoscaler worker-dispatch artık en az 4, en çok 4)',
     ]);
     const revoke = done('revoke', 'zeus', {
       ids: ['t-1', 't-2'],

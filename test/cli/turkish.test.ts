@@ -171,6 +171,39 @@ describe('the command line before the config, in the config’s locale', () => {
   });
 });
 
+describe('locale: tr, answers from deep inside a command', () => {
+  it('a Redis that refuses, a bad target, a bad task id and an unknown worker group are all told in Turkish', async () => {
+    config([
+      'locale: tr',
+      'store: "sqlite:./q.db"',
+      'roles: { viewer: ["*"], operator: [U0OPS] }',
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      '    redis: redis://127.0.0.1:1',
+      '    queues: [dispatch-ios]',
+      '    workers:',
+      '      dispatch: { type: compose, project: p, file: f.yml, service: worker, min: 1, max: 4 }',
+      '  - name: zeus',
+      '    type: celery',
+      '    redis: redis://127.0.0.1:1/0',
+      '    queues: [celery]',
+    ]);
+    const said = async (...words: string[]) => {
+      const run = await cli(['--user', 'U0OPS', ...words]);
+      return `${run.stdout}${run.stderr}`;
+    };
+    expect(await said('status', 'pushizo')).toContain('bağlantı reddedildi');
+    expect(await said('dlq', 'pushizo/')).toContain('`pushizo/` bir');
+    const revoke = await said('revoke', 'zeus', 'bad id!');
+    expect(revoke).toContain('bir görev kimliği değil');
+    const scale = await said('scale', 'pushizo/dispach', '2');
+    expect(scale).toContain('mi demek istediniz?');
+    for (const out of [await said('status', 'pushizo'), revoke, scale])
+      expect(out).not.toMatch(/connection refused|is not a task id|Did you mean|has no worker group/);
+  });
+});
+
 describe('peekLocale', () => {
   it(`reads a top-level locale line, quoted or not, with a comment or ${ref('VAR')}; nothing else`, () => {
     expect(peekLocale('locale: tr\n', {})).toBe('tr');

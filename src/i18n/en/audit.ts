@@ -8,6 +8,19 @@ export const audit = {
   omitted: (count: number) =>
     `${count} older ${count === 1 ? 'entry is' : 'entries are'} not shown here; \`queue-ops audit export\` writes them all.`,
   sinceValid: 'an ISO 8601 time such as `2024-05-01T00:00:00Z`',
+  /** An entry's outcome as stored (`ok`, `denied`, `done`…), as words; anything else as it is. */
+  outcomes: {
+    ok: 'ok',
+    error: 'error',
+    denied: 'denied',
+    requested: 'requested',
+    approved: 'approved',
+    rejected: 'rejected',
+    expired: 'expired',
+    done: 'done',
+    failed: 'failed',
+    interrupted: 'interrupted',
+  } as Record<string, string>,
   entryText: (seq: number, action: string, outcome: string) => `Audit #${seq}: ${action} → ${outcome}`,
   /** `hash` is the full hash: the channel is a witness `audit verify` compares the store with. */
   entryFooter: (seq: number, hash: string, keyId?: string) =>

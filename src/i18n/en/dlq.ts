@@ -1,7 +1,8 @@
 /** Strings of `/queue dlq`. Arguments from Redis arrive already escaped for mrkdwn. */
 export const dlq = {
   title: (target: string, total: string) => `DLQ ${target}: ${total} failed`,
-  shown: (shown: number, total: string) => `The newest ${shown} of ${total}. Job data is never shown.`,
+  shown: (shown: number, total: string) =>
+    shown === 0 ? 'Job data is never shown.' : `The newest ${shown} of ${total}. Job data is never shown.`,
   sameError: '(same error as above)',
   updated: (utc: string) => `Updated ${utc}`,
   topErrors: (over: string) => `*Top errors* (over the newest ${over} failures)`,

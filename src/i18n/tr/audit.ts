@@ -10,6 +10,18 @@ export const audit: Catalog['audit'] = {
   omitted: (count: number) =>
     `Daha eski ${count} kayıt burada gösterilmiyor; \`queue-ops audit export\` hepsini yazar.`,
   sinceValid: '`2024-05-01T00:00:00Z` gibi bir ISO 8601 zamanı',
+  outcomes: {
+    ok: 'tamam',
+    error: 'hata',
+    denied: 'reddedildi',
+    requested: 'istendi',
+    approved: 'onaylandı',
+    rejected: 'geri çevrildi',
+    expired: 'süresi doldu',
+    done: 'tamamlandı',
+    failed: 'başarısız',
+    interrupted: 'yarıda kaldı',
+  },
   entryText: (seq: number, action: string, outcome: string) => `Denetim #${seq}: ${action} → ${outcome}`,
   entryFooter: (seq: number, hash: string, keyId?: string) =>
     `#${seq} · zincir ${hash}${keyId ? ` · anahtar ${keyId}` : ''}`,

@@ -4,7 +4,9 @@ import type { Catalog } from '../index.js';
 export const dlq: Catalog['dlq'] = {
   title: (target: string, total: string) => `DLQ ${target}: ${total} başarısız`,
   shown: (shown: number, total: string) =>
-    `${total} işin en yeni ${shown} tanesi. İş verisi asla gösterilmez.`,
+    shown === 0
+      ? 'İş verisi asla gösterilmez.'
+      : `${total} işin en yeni ${shown} tanesi. İş verisi asla gösterilmez.`,
   sameError: '(yukarıdakiyle aynı hata)',
   updated: (utc: string) => `Güncellendi: ${utc}`,
   topErrors: (over: string) => `*En sık hatalar* (en yeni ${over} başarısız iş içinde)`,

@@ -62,7 +62,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownRequest: (p) => `${p.channel ? 'Bu kanalda ' : ''}\`${p.id}\` diye bir istek yok.`,
   RequestNotPending: (p) => `\`${p.id}\` isteği zaten ${state(p.status)}; hiçbir şey değişmedi.`,
   RequestExpired: (p) =>
-    `\`${p.id}\` isteğinin süresi ${p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
+    `\`${p.id}\` isteğinin süresi ${p.expired ?? p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
   AlreadyApproved: (p) => `\`${p.id}\` isteğini zaten onayladınız; başka birinin de onayı gerekiyor.`,
   StoreUnavailable: (p) =>

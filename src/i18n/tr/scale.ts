@@ -76,7 +76,7 @@ export const scale: Catalog['scale'] = {
     `${id} (${name}) ${worker} üzerinde ${runtime} süredir çalışıyor`,
   taskNotRunning: (id: string) => `${id} şu an çalışmıyor (bir worker onu alırsa atlanır)`,
   previewFail: (target: string, id: string, name: string, state: string, reason: string) =>
-    `${target} kuyruğundaki ${id} (${name}) işini başarısız yap, şu an ${state}, gerekçe “${reason}”`,
+    `${target} kuyruğundaki ${id} (${name}) işi başarısıza taşınacak (şu an ${state}), gerekçe “${reason}”`,
   lockHeld: (worker: string | undefined, seconds: number) =>
     `${worker ? `worker ${worker}` : 'canlı bir worker'} kilidi hâlâ tutuyor (${seconds} sn kaldı): kilit ondan alınır ` +
     've o worker’ın bu iş için kendi sonucu reddedilir',
@@ -125,7 +125,7 @@ export const scale: Catalog['scale'] = {
   stuckHint: (system: string, type: string) =>
     type === 'celery'
       ? `Birini durdurmak için \`/queue revoke ${system} <görev-id> --terminate\`. Argümanlar asla gösterilmez.`
-      : `Birini başarısız yapmak için \`/queue fail ${system}/<kuyruk> <iş-id>\`. İş verisi asla gösterilmez.`,
+      : `Birini başarısıza taşımak için \`/queue fail ${system}/<kuyruk> <iş-id>\`. İş verisi asla gösterilmez.`,
   stuckFallback: (system: string, n: number) => `${system} üzerinde ${n} takılı iş.`,
   failures: {
     noKubeCredentials:

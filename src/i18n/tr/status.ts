@@ -27,7 +27,7 @@ export const status: Catalog['status'] = {
   typeLabel: { bullmq: 'BullMQ', celery: 'Celery' },
   systemLine: (name: string, type: string, queues: number, flagged: number) =>
     `*${name}* · ${type} · ${queues} kuyruk` +
-    (flagged > 0 ? ` · :warning: ${flagged} kuyruk ilgi bekliyor` : ''),
+    (flagged > 0 ? ` · :warning: ${flagged} kuyruk dikkat gerektiriyor` : ''),
   noQueues: 'Kuyruk bulunamadı.',
   memory: (used: string, max: string | null, percent: number | null, policy: string) =>
     `Redis belleği: ${used}${max ? ` / ${max}${percent !== null ? ` (%${percent})` : ''}` : ', limit yok'} · politika \`${policy}\``,
@@ -70,10 +70,10 @@ export const status: Catalog['status'] = {
       ? `: ${[failing ? `${failing} tanesi yanıt vermiyor` : '', flagged ? `${flagged} tanesinde uyarılı kuyruk var` : ''].filter(Boolean).join(', ')}`
       : '') +
     '; `/queue status <sistem>` kullanın',
-  openDlq: (target: string) => `DLQ'yu aç: ${target}`,
+  openDlq: (target: string) => `DLQ’yu aç: ${target}`,
   refresh: 'Yenile',
   fallback: (scope: string, systems: number, flagged: number, failing: number) =>
-    `Kuyruk durumu${scope ? ` (${scope})` : ''}: ${systems} sistem, ${flagged} kuyruk ilgi bekliyor` +
+    `Kuyruk durumu${scope ? ` (${scope})` : ''}: ${systems} sistem, ${flagged} kuyruk dikkat gerektiriyor` +
     (failing ? `, ${failing} sistem yanıt vermiyor` : '') +
     '.',
   units: {

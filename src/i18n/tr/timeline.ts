@@ -41,10 +41,10 @@ export const timeline: Catalog['timeline'] = {
       skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
     },
     outcome: {
-      paused: (workers?: string) => `durduruldu${workers ? `, ${workers} worker onayladı` : ''}`,
-      resumed: (workers?: string) => `sürdürüldü${workers ? `, ${workers} worker onayladı` : ''}`,
+      paused: (workers?: string) => `duraklatıldı${workers ? `, ${workers} worker yanıt verdi` : ''}`,
+      resumed: (workers?: string) => `devam ettirildi${workers ? `, ${workers} worker yanıt verdi` : ''}`,
       scaled: (replicas: string, changes: string) =>
-        `${replicas} olarak ölçeklendi${changes ? ` (${changes})` : ''}`,
+        `ölçek ${replicas} oldu${changes ? ` (${changes})` : ''}`,
       change: (name: string, before: string, after: string) => `${name} ${before} → ${after}`,
       autoscaler: (kind: string, name: string, min: string, max: string) =>
         `${kind} ${name} artık en az ${min}, en çok ${max}`,

@@ -1,6 +1,7 @@
 import type { Catalog } from '../index.js';
 
-const comparators: Record<string, string> = { above: 'üstünde', below: 'altında' };
+/** "bekleyen > 100": Turkish would need a suffix after the number (100’ün üstünde). */
+const signs: Record<string, string> = { above: '>', below: '<' };
 
 /** `/queue trend` ve alarm thread'lerindeki grafiklerin metinleri. Adlar mrkdwn için kaçışlanmış gelir. */
 export const trend: Catalog['trend'] = {
@@ -26,7 +27,7 @@ export const trend: Catalog['trend'] = {
   thresholds: (list: string) => `Eşikler: ${list}`,
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   thresholdItem: (rule: string, state: string, comparator: string, value: string) =>
-    `${rule} (${state} ${value} ${comparators[comparator] ?? comparator})`,
+    `${rule} (${state} ${signs[comparator] ?? comparator} ${value})`,
   alerts: (list: string) => `Alarmlar: ${list}`,
   alertItem: (id: string, from: string, to: string) => `${id} ${from}–${to}`,
   stillFiring: 'şimdi',
