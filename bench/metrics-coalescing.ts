@@ -78,17 +78,21 @@ export async function benchMetricsCoalescing(): Promise<void> {
       cacheSeconds: 0,
       processMetrics: false,
     });
-    const rawMetrics = createMetrics({
-      backends: { names: () => ['pushizo'], get: () => raw },
-      cacheSeconds: 0,
-      processMetrics: false,
-    });
+    // Ten exporters that share nothing, as ten scrapers reading alone would be: one metrics
+    // object would itself share a read among concurrent scrapes.
+    const aloneMetrics = Array.from({ length: 10 }, () =>
+      createMetrics({
+        backends: { names: () => ['pushizo'], get: () => raw },
+        cacheSeconds: 0,
+        processMetrics: false,
+      }),
+    );
     // Warm both: script load and queue discovery.
     await raw.status();
     await shared.status();
 
     const alone = await run('each of the 20 reads alone', admin, () => [
-      ...Array.from({ length: 10 }, () => rawMetrics.render()),
+      ...aloneMetrics.map((alone) => alone.render()),
       ...Array.from({ length: 10 }, () => raw.status()),
     ]);
     const coalesced = await run('queue-ops: 10 scrapes + 10 status, shared', admin, () => [

@@ -233,8 +233,8 @@ describe('BullMQ backend reads', () => {
     for (const args of ourScriptCommands) {
       expect(args[0]!.toLowerCase()).toMatch(/^(llen|lindex|zcard|zcount|zrange|hexists|hmget)$/);
       if (args[0]!.toLowerCase() === 'zrange') expect(args.slice(2)).toEqual(['0', '0']);
-      // Counting new failures is O(log n) on the failed set; a plain status asks for none of them.
-      if (args[0]!.toLowerCase() === 'zcount') expect(args.slice(2)).toEqual(['(+inf', '+inf']);
+      // Counting new failures (ZCOUNT, O(log n)) is for the monitor; a plain status runs none.
+      expect(args[0]!.toLowerCase()).not.toBe('zcount');
     }
   });
 });

@@ -48,6 +48,9 @@ if nextId then
     ts = string.format('%.0f', due)
   end
 end
+-- Failures after ARGV[2] (epoch ms), when the monitor asks: '+inf' (a plain status) counts none.
+local failedSince = 0
+if ARGV[2] ~= '+inf' then failedSince = redis.call('ZCOUNT', KEYS[6], '(' .. ARGV[2], '+inf') end
 return {
   waitN,
   pausedN,
@@ -59,7 +62,7 @@ return {
   redis.call('ZCARD', KEYS[8]),
   redis.call('HEXISTS', KEYS[9], 'paused'),
   ts,
-  redis.call('ZCOUNT', KEYS[6], '(' .. ARGV[2], '+inf')
+  failedSince
 }
 `);
 
