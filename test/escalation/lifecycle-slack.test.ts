@@ -262,6 +262,38 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
   });
 
+  it('with Slack unreachable (connection refused) the posts wait in the outbox, then go out in order', async () => {
+    const bot = await start();
+    // The same bot's store, with a sender whose Slack does not answer at all.
+    const unreachable = createEscalation({
+      runtime: bot.runtime,
+      logger,
+      label: 'test-down',
+      slack: createSlackSender(
+        createAlertWebClient('xoxb-test', { apiUrl: 'http://127.0.0.1:1/api/' }),
+        logger,
+        'en',
+      ),
+    });
+    await add(60);
+    clock = s(0);
+    await bot.escalation.monitor.tick();
+    expect(await unreachable.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
+    expect(slack.calls).toHaveLength(0);
+    await add(20);
+    clock = s(30);
+    await bot.escalation.monitor.tick();
+    expect(await bot.runtime.store.escalation.pendingOutbox()).toBeGreaterThanOrEqual(2);
+
+    // Slack is back: the post first, then what queued behind it, each once.
+    clock = s(40);
+    expect(await bot.escalation.outbox.drain()).toMatchObject({ pending: 0 });
+    const delivered = slack.delivered().filter((c) => c.method !== 'files.completeUploadExternal');
+    expect(delivered.map(kindOf)[0]).toBe('post');
+    expect(delivered.filter((c) => kindOf(c) === 'post')).toHaveLength(1);
+    expect(textOf(delivered.at(-1)!.blocks)).toContain('*80*');
+  });
+
   it('a post Slack took but whose answer was lost is found in the channel and adopted, not posted twice', async () => {
     const bot = await start();
     await add(60);
@@ -385,5 +417,44 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       locale: 'en',
     });
     expect(unknown.message.text).toContain('There is no alert `a-00000000`');
+  });
+
+  it('alerts lists what fires; a typed snooze (operator, audited) holds reminders until it runs out', async () => {
+    const bot = await start();
+    await add(60);
+    await tick(bot.escalation, s(0));
+    const ask = (actor: string, ...words: string[]) =>
+      bot.runtime.dispatcher.handle({ actor: { id: actor }, via: 'cli', words, locale: 'en' });
+
+    const listed = await ask('U0BOB', 'alerts');
+    expect(listed.ok).toBe(true);
+    const [open] = (listed.data as { alerts: { id: string; subject: string; severity: string }[] }).alerts;
+    expect(open).toMatchObject({ subject: 'pushizo/dispatch-ios', severity: 'critical' });
+    expect(listed.message.text + textOf(listed.message.blocks)).toContain('pushizo/dispatch-ios');
+
+    expect((await ask('U0BOB', 'snooze', open!.id, '30m')).message.text).toContain(
+      'You need the `operator` role',
+    );
+    const snoozed = await ask('U0ALICE', 'snooze', open!.id, '30m');
+    expect(snoozed.ok).toBe(true);
+    expect(snoozed.data).toMatchObject({
+      alert: { id: open!.id, snoozedUntil: new Date(s(30 * 60)).toISOString() },
+    });
+    const audit = await bot.runtime.audit.recent(5);
+    expect(audit.map((e) => [e.action, e.actorId, e.outcome])).toContainEqual([
+      'command.snooze',
+      'U0ALICE',
+      'ok',
+    ]);
+
+    // renotifyMinutes is 2 and escalation 3: snoozed for 30, nothing goes to the thread.
+    await bot.escalation.outbox.drain();
+    const before = slack.calls.length;
+    await tick(bot.escalation, s(10 * 60));
+    await tick(bot.escalation, s(29 * 60));
+    expect(slack.calls.slice(before).filter((c) => kindOf(c) === 'thread')).toEqual([]);
+    // Past it, the reminders come back.
+    await tick(bot.escalation, s(31 * 60));
+    expect(slack.calls.slice(before).filter((c) => kindOf(c) === 'thread').length).toBeGreaterThan(0);
   });
 });

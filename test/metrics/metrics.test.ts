@@ -128,8 +128,13 @@ describe('/metrics, /readyz and /healthz', () => {
     expect(families.has('process_cpu_user_seconds_total')).toBe(true);
     expect(families.has('nodejs_eventloop_lag_seconds')).toBe(true);
     // Conventions: the prefix, base units, _total counters.
-    for (const name of families.keys()) {
-      if (name.startsWith('queue_ops_')) expect(name).not.toMatch(/_(ms|milliseconds|kb|mb)\b/);
+    for (const [name, family] of families) {
+      if (!name.startsWith('queue_ops_')) continue;
+      expect(name).not.toMatch(/_(ms|milliseconds|kb|mb)\b/);
+      if (family.type === 'counter') expect(name, name).toMatch(/_total$/);
+      else expect(name, name).not.toMatch(/_total$/);
+      if (/duration|latency|_age|oldest/.test(name)) expect(name, name).toMatch(/_seconds(_|$)/);
+      if (/memory/.test(name)) expect(name, name).toMatch(/_bytes$/);
     }
   });
 

@@ -234,8 +234,15 @@ if (unreachable && POSTGRES_REQUIRED) {
       const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
       await client.connect();
       try {
-        const leases = await client.query('SELECT owner FROM escalation_lease');
+        // The lease names its holder (`bot:<pid>:…`): one of these two processes, and it is the one
+        // whose log shows monitor ticks that changed alerts; the other never posted.
+        const leases = await client.query<{ owner: string }>('SELECT owner FROM escalation_lease');
         expect(leases.rows).toHaveLength(1);
+        const holder = Number(leases.rows[0]!.owner.split(':')[1]);
+        const pids = replicas.map((r) => r.child.pid);
+        expect(pids).toContain(holder);
+        const ticked = replicas.filter((r) => r.output().includes('monitor tick changed alerts'));
+        expect(ticked.map((r) => r.child.pid)).toEqual([holder]);
       } finally {
         await client.end();
       }
