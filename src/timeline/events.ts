@@ -74,7 +74,8 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
     const verb = e.action.slice('command.'.length);
     const target = str(e.target);
     if (LOOKS.has(verb)) return { ...base, kind: 'look', verb, ...(target ? { target } : {}) };
-    if (ALERT_HANDLING.has(verb))
+    // An ack or snooze that was refused (no such alert, a bad duration) did not happen.
+    if (ALERT_HANDLING.has(verb) && e.outcome === 'ok')
       return { ...base, kind: 'alert.handled', verb, ...(target ? { target } : {}) };
     return undefined;
   }

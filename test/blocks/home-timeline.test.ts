@@ -194,6 +194,24 @@ describe('an action outcome in the timeline', () => {
   });
 });
 
+describe('alert handling in the timeline', () => {
+  const handled = (outcome: string) =>
+    eventFromAudit({
+      seq: 9,
+      at: '2030-01-01T10:00:00.000Z',
+      action: 'command.ack',
+      actorId: 'U0ALICE',
+      outcome,
+      target: 'a-12345678',
+      params: {},
+    } as never);
+
+  it('an ack that went through is an event; one refused (no such alert) is not part of the story', () => {
+    expect(handled('ok')).toMatchObject({ kind: 'alert.handled', verb: 'ack', target: 'a-12345678' });
+    expect(handled('error')).toBeUndefined();
+  });
+});
+
 describe('an alert in the timeline', () => {
   const fired: TimelineEvent = {
     at: '2030-01-01T10:00:00.000Z',
