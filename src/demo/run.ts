@@ -8,7 +8,7 @@ import { collectSecrets, createQueueOps, type QueueOps } from '../app.js';
 import { formatDecimal, formatNumber } from '../blocks/format.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
-import { type Locale, messages } from '../i18n/index.js';
+import { type Catalog, type Locale, messages } from '../i18n/index.js';
 import { createLogger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
 import { writeDemoConfig } from './config.js';
@@ -26,33 +26,45 @@ export interface DemoArgs {
   help: boolean;
 }
 
-/** Parses `npm run demo -- …`; throws a one-line Error on a bad option. */
-export function parseDemoArgs(argv: readonly string[]): DemoArgs {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      script: { type: 'string', multiple: true },
-      scale: { type: 'string' },
-      user: { type: 'string' },
-      db: { type: 'string' },
-      locale: { type: 'string' },
-      'simulate-celery': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+/** Parses `npm run demo -- …`; throws a one-line Error on a bad option, in `t`'s words. */
+export function parseDemoArgs(argv: readonly string[], t: Catalog['demo'] = messages('en').demo): DemoArgs {
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args: [...argv],
+        options: {
+          script: { type: 'string', multiple: true },
+          scale: { type: 'string' },
+          user: { type: 'string' },
+          db: { type: 'string' },
+          locale: { type: 'string' },
+          'simulate-celery': { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
+        strict: true,
+        allowPositionals: false,
+      });
+    } catch (error) {
+      // Node's own wording names the option; say it in the demo's language.
+      const unknown =
+        (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+          ? /'([^']+)'/.exec((error as Error).message)?.[1]
+          : undefined;
+      throw new Error(unknown ? t.options.unknown(unknown) : (error as Error).message);
+    }
+  })();
+  const { values } = parsed;
   const scale = values.scale ?? 'full';
-  if (scale !== 'full' && scale !== 'small') throw new Error(`--scale must be full or small, not "${scale}"`);
+  if (scale !== 'full' && scale !== 'small') throw new Error(t.options.scale(scale));
   const user = values.user ?? 'U0ALICE';
-  if (!/^[UW][A-Z0-9]+$/.test(user)) throw new Error(`--user must be a Slack user id (U…), not "${user}"`);
+  if (!/^[UW][A-Z0-9]+$/.test(user)) throw new Error(t.options.user(user));
   let db: number | undefined;
   if (values.db !== undefined) {
     db = Number(values.db);
-    if (!Number.isInteger(db) || db < 0 || db > 15) throw new Error('--db must be a number from 0 to 15');
+    if (!Number.isInteger(db) || db < 0 || db > 15) throw new Error(t.options.db);
   }
   const locale = values.locale ?? 'en';
-  if (locale !== 'en' && locale !== 'tr') throw new Error(`--locale must be en or tr, not "${locale}"`);
+  if (locale !== 'en' && locale !== 'tr') throw new Error(t.options.locale(locale));
   return {
     scale,
     user,
@@ -81,11 +93,13 @@ export interface DemoIo {
  */
 export async function runDemo(io: DemoIo): Promise<number> {
   const say = (line: string) => io.stdout.write(`${line}\n`);
+  // `--locale tr` counts even on a line that is otherwise wrong.
+  const asked = askedLocale(io.argv);
   let args: DemoArgs;
   try {
-    args = parseDemoArgs(io.argv);
+    args = parseDemoArgs(io.argv, messages(asked).demo);
   } catch (error) {
-    io.stderr.write(`${messages('en').demo.badOption((error as Error).message)}\n`);
+    io.stderr.write(`${messages(asked).demo.badOption((error as Error).message)}\n`);
     return 2;
   }
   const locale = args.locale;
@@ -186,4 +200,14 @@ export async function runDemo(io: DemoIo): Promise<number> {
     unregister?.();
     await cleanup();
   }
+}
+
+/** The `--locale` a demo line asks for (`--locale tr`, `--locale=tr`), read without parsing it. */
+function askedLocale(argv: readonly string[]): Locale {
+  for (let i = 0; i < argv.length; i++) {
+    const value =
+      argv[i] === '--locale' ? argv[i + 1] : argv[i]!.startsWith('--locale=') ? argv[i]!.slice(9) : undefined;
+    if (value === 'tr') return 'tr';
+  }
+  return 'en';
 }

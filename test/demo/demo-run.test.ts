@@ -127,5 +127,9 @@ describe('npm run demo, non-interactive', () => {
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('--scale');
+    // With --locale tr on the line, in Turkish, and an unknown option named as such.
+    const tr = await runDemo(['--locale', 'tr', '--bogus']);
+    expect(tr.code).toBe(2);
+    expect(tr.stderr.trim()).toBe('queue-ops demo: bilinmeyen seçenek --bogus (bkz. --help)');
   }, 60_000);
 });

@@ -15,6 +15,14 @@ export const demo = {
     'otherwise a private redis-server is started and stopped on exit.',
   ].join('\n'),
   badOption: (detail: string) => `queue-ops demo: ${detail} (see --help)`,
+  /** What is wrong with an option, before anything starts. */
+  options: {
+    unknown: (option: string) => `unknown option ${option}`,
+    scale: (value: string) => `--scale must be full or small, not "${value}"`,
+    user: (value: string) => `--user must be a Slack user id (U…), not "${value}"`,
+    db: '--db must be a number from 0 to 15',
+    locale: (value: string) => `--locale must be en or tr, not "${value}"`,
+  },
   noRedis: (reason: string) =>
     `queue-ops demo: no Redis to run on: ${reason}. Install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL to a Redis that answers PING.`,
   redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} is not usable: ${reason}`,

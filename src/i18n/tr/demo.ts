@@ -17,6 +17,13 @@ export const demo: Catalog['demo'] = {
     'yoksa özel bir redis-server başlatılır ve çıkışta durdurulur.',
   ].join('\n'),
   badOption: (detail: string) => `queue-ops demo: ${detail} (bkz. --help)`,
+  options: {
+    unknown: (option: string) => `bilinmeyen seçenek ${option}`,
+    scale: (value: string) => `--scale full ya da small olmalı, "${value}" değil`,
+    user: (value: string) => `--user bir Slack kullanıcı kimliği (U…) olmalı, "${value}" değil`,
+    db: '--db 0 ile 15 arasında bir sayı olmalı',
+    locale: (value: string) => `--locale en ya da tr olmalı, "${value}" değil`,
+  },
   noRedis: (reason: string) =>
     `queue-ops demo: çalışacak Redis yok: ${reason}. Debian’ın redis-server paketini kurun (apt-get install redis-server) ya da REDIS_URL’i PING’e yanıt veren bir Redis’e ayarlayın.`,
   redisUrlUnusable: (url: string, reason: string) => `REDIS_URL ${url} kullanılamıyor: ${reason}`,
