@@ -3,6 +3,9 @@ import type { Catalog } from '../index.js';
 /** "bekleyen > 100": Turkish would need a suffix after the number (100’ün üstünde). */
 const signs: Record<string, string> = { above: '>', below: '<' };
 
+/** `1h` → "1 saat": the window as Turkish writes it (the command word stays `1h`). */
+const span = (window: string) => window.replace(/^(\d+)h$/, '$1 saat');
+
 /** `/queue trend` ve alarm thread'lerindeki grafiklerin metinleri. Adlar mrkdwn için kaçışlanmış gelir. */
 export const trend: Catalog['trend'] = {
   describe: {
@@ -16,14 +19,14 @@ export const trend: Catalog['trend'] = {
   outNeedsPath: '`--out` bir dosya adı ister, ör. `--out chart.png`.',
   outOnlyCli: '`--out` komut satırında dosya yazar; Slack’te grafik yüklenir.',
   needsStore: 'monitörün örnekleri (botun deposu açılamadı)',
-  title: (target: string, window: string) => `Eğilim ${target} · son ${window}`,
-  chartTitle: (target: string, window: string) => `${target} · son ${window} (UTC)`,
+  title: (target: string, window: string) => `Eğilim ${target} · son ${span(window)}`,
+  chartTitle: (target: string, window: string) => `${target} · son ${span(window)} (UTC)`,
   states: { waiting: 'bekleyen', active: 'aktif', delayed: 'gecikmeli', failed: 'başarısız' },
   line: (state: string, spark: string, latest: string) => `${state.padEnd(10)} ${spark} ${latest}`,
   unknown: '?',
   samples: (n: number, from: string, to: string) => `${from} ile ${to} arasında ${n} örnek`,
   noSamples: (target: string, window: string) =>
-    `Son ${window} içinde \`${target}\` için örnek yok. Monitör bunları bot çalışırken kaydeder (ya da cron’dan \`monitor --once\`).`,
+    `Son ${span(window)} içinde \`${target}\` için örnek yok. Monitör bunları bot çalışırken kaydeder (ya da cron’dan \`monitor --once\`).`,
   thresholds: (list: string) => `Eşikler: ${list}`,
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   thresholdItem: (rule: string, state: string, comparator: string, value: string) =>
