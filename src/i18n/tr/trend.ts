@@ -4,7 +4,7 @@ import type { Catalog } from '../index.js';
 const signs: Record<string, string> = { above: '>', below: '<' };
 
 /** `1h` → "1 saat": the window as Turkish writes it (the command word stays `1h`). */
-const span = (window: string) => window.replace(/^(\d+)h$/, '$1 saat');
+const span = (window: string) => `${window}`.replace(/^(\d+)h$/, '$1 saat');
 
 /** `/queue trend` ve alarm thread'lerindeki grafiklerin metinleri. Adlar mrkdwn için kaçışlanmış gelir. */
 export const trend: Catalog['trend'] = {
