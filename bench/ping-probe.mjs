@@ -1,20 +1,21 @@
 /**
- * A worker thread that PINGs Redis back to back on its own connection and event loop, so that
- * what it measures is Redis (and the link), not the purge's work in the main thread. Posts
- * `{ worst, p99, count, busy }` (ms; busy = BUSY replies) when told to stop. Plain JS: worker threads do not go through tsx.
+ * A process of its own that PINGs Redis back to back on its own connection, as a BullMQ worker or
+ * producer on that Redis would: what it measures is Redis (and the link), not the purging
+ * process's pauses (its GC, its page faults), which a thread inside that process would share.
+ * Forked with the Redis URL as its argument; says `ready`, then on any message posts
+ * `{ worst, p99, count, busy }` (ms; busy = BUSY replies) and exits. Plain JS: no tsx here.
  */
 import { performance } from 'node:perf_hooks';
-import { parentPort, workerData } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 
-const redis = new Redis(workerData.url);
+const redis = new Redis(process.argv[2]);
 let stopping = false;
 const samples = [];
-parentPort.on('message', () => {
+process.on('message', () => {
   stopping = true;
 });
 await redis.ping();
-parentPort.postMessage('ready');
+process.send('ready');
 let busy = 0;
 while (!stopping) {
   const t0 = performance.now();
@@ -33,10 +34,15 @@ while (!stopping) {
   await new Promise((r) => setTimeout(r, 0.5));
 }
 samples.sort((a, b) => a - b);
-parentPort.postMessage({
-  worst: samples.at(-1) ?? 0,
-  p99: samples[Math.floor(samples.length * 0.99)] ?? 0,
-  count: samples.length,
-  busy,
-});
-redis.disconnect();
+process.send(
+  {
+    worst: samples.at(-1) ?? 0,
+    p99: samples[Math.floor(samples.length * 0.99)] ?? 0,
+    count: samples.length,
+    busy,
+  },
+  () => {
+    redis.disconnect();
+    process.exit(0);
+  },
+);

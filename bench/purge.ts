@@ -4,20 +4,21 @@
  *   - queue-ops purge (archive to gzip + fsync, store cursor, conditional deletes), and
  *   - what people use today: BullMQ `drain()`, `obliterate({ force: true })`, a plain `DEL` of
  *     the list (the runbook's last resort; BullMQ's job hashes stay behind).
- * For each: wall time, jobs/s, and the worst and p99 latency a PING probe (its own thread and
- * connection) saw meanwhile: how long the workers and producers on that Redis were held up; and
+ * For each: wall time, jobs/s, and the worst and p99 latency a PING probe (a process of its own,
+ * as a worker or producer on that Redis is) saw meanwhile: how long they were held up; and
  * the longest single command Redis itself timed, to tell a command that blocked Redis from a
  * machine short of CPU.
  * And the CPU each side spent: Redis (INFO cpu) and this process (every thread: the purge, its
- * gzip, V8's collector, and the probe, which costs little), to tell which one a figure waited on.
+ * gzip, V8's collector), to tell which one a figure waited on.
  * Figures only, no assertions; `BENCH_PURGE_N` changes the size; `BENCH_PURGE_ONLY=queue-ops`
  * skips the alternatives (a quicker run while working on the purge itself).
  */
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAudit } from '../src/audit/audit.js';
@@ -63,7 +64,17 @@ async function slowlogStart(admin: Redis): Promise<void> {
 }
 
 async function slowlogLongest(admin: Redis): Promise<number> {
-  const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, ...unknown[]][];
+  const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, unknown[], ...unknown[]][];
+  if (process.env.BENCH_SLOWLOG) {
+    // Which commands were slowest, and how many took over 5 ms (a diagnostic while tuning).
+    const top = [...entries].sort((a, b) => Number(b[2]) - Number(a[2])).slice(0, 5);
+    const over5 = entries.filter((e) => Number(e[2]) > 5000).length;
+    console.error(
+      `slowlog: ${entries.length} over 1 ms, ${over5} over 5 ms; slowest: ${top
+        .map((e) => `${(Number(e[2]) / 1000).toFixed(1)} ms ${String((e[3] as unknown[])[0])}`)
+        .join(', ')}`,
+    );
+  }
   return entries.reduce((max, e) => Math.max(max, Number(e[2]) / 1000), 0);
 }
 
@@ -77,8 +88,8 @@ async function redisCpuSeconds(admin: Redis): Promise<number> {
 async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
   await slowlogStart(admin);
-  const probe = new Worker(new URL('./ping-probe.mjs', import.meta.url), {
-    workerData: { url },
+  const probe = fork(fileURLToPath(new URL('./ping-probe.mjs', import.meta.url)), [url], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const first = new Promise<unknown>((resolve) => probe.once('message', resolve));
   await first;
@@ -89,10 +100,12 @@ async function withProbe(url: string, work: () => Promise<number>): Promise<Omit
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpuBefore);
   const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
-  const result = new Promise<{ worst: number; p99: number }>((resolve) => probe.once('message', resolve));
-  probe.postMessage('stop');
+  const result = new Promise<{ worst: number; p99: number }>((resolve) =>
+    probe.once('message', (m) => resolve(m as { worst: number; p99: number })),
+  );
+  probe.send('stop');
   const { worst, p99 } = await result;
-  await probe.terminate();
+  await new Promise((resolve) => (probe.exitCode === null ? probe.once('exit', resolve) : resolve(null)));
   const longestCall = await slowlogLongest(admin);
   admin.disconnect();
   return {
@@ -282,7 +295,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
     "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
     'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
-    'Redis CPU / client CPU: seconds of CPU Redis and this process (all threads: purge, gzip, GC, probe) spent meanwhile.',
+    'Redis CPU / client CPU: seconds of CPU Redis and this process (all threads: purge, gzip, GC) spent meanwhile.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
     `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,
   ];
