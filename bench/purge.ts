@@ -291,7 +291,7 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     ...table(`BullMQ, ${N.toLocaleString('en-US')} waiting jobs`, figures.bullmq),
     ...table(`Celery, ${N.toLocaleString('en-US')} messages, 4 priority lists`, figures.celery),
     '',
-    'worst PING: the longest a PING (own thread, own connection, back to back) waited while the purge ran,',
+    'worst PING: the longest a PING (own process, own connection, back to back) waited while the purge ran,',
     'i.e. how long workers and producers on that Redis were held up; "PING ×" is relative to queue-ops.',
     "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
     'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
