@@ -95,7 +95,12 @@ export function homeView(input: HomeInput, locale: Locale): HomeView {
 
   blocks.push(header(t.systems));
   const systemLines = input.systems.map((s) => {
-    if ('error' in s) return `:x: ${escapeMrkdwn(t.systemDown(s.name, s.error))}`;
+    if ('error' in s) {
+      // The error's code in words (Redis did not answer…), as the timeline words it.
+      const reasons = messages(locale).timeline.events.reasons as Record<string, string>;
+      const why = Object.hasOwn(reasons, s.error) ? reasons[s.error]! : s.error;
+      return `:x: ${escapeMrkdwn(t.systemDown(s.name, why))}`;
+    }
     const q = s.status.queues;
     const waiting = q.reduce((n, x) => n + x.waiting, 0);
     const failed = q.reduce((n, x) => n + x.failed, 0);

@@ -1,4 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { EscalationStore, Store } from '../store/store.js';
 import { type Alert, ackAlert, snoozeAlert, type Transition } from './lifecycle.js';
 import type { Sample } from './samples.js';
@@ -55,7 +56,7 @@ export function createAlertService(deps: { store: Store; now: () => Date }): Ale
         return { alert: stored, changed: true };
       }
     }
-    throw new OpsError(ErrorCode.StoreUnavailable, { reason: 'the alert kept changing; try again' });
+    throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
   }
 
   return {

@@ -56,7 +56,7 @@ describe('the Home view and the timeline message stay inside Slack limits, escap
     expect(text).not.toContain('<!channel>');
     expect(text).toContain('185 more requests wait');
     expect(text).toContain('40 more: `/queue alerts`');
-    expect(text).toContain('zeus: unreachable (RedisUnavailable)');
+    expect(text).toContain('zeus: unreachable (Redis did not answer)');
     const buttons = view.blocks
       .filter((b) => b.type === 'actions')
       .flatMap((b) => (b as { elements: { action_id: string; value: string }[] }).elements);

@@ -76,6 +76,7 @@ export const escalation = {
     validDuration: 'a duration like 30m, 2h or 1d (at most 7d)',
   },
   alerts: { usage: '/queue alerts', summary: 'open alerts, newest last' },
+  keptChanging: 'the alert kept changing under this command; try again',
   needsId: 'Name the alert id, e.g. `a-7f3k9q2b`.',
   unknownAlert: (id: string) => `There is no alert \`${id}\`.`,
   validAlert: 'an id from `/queue alerts`',

@@ -80,6 +80,7 @@ export const escalation: Catalog['escalation'] = {
     validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
   },
   alerts: { usage: '/queue alerts', summary: 'açık alarmlar, en yenisi sonda' },
+  keptChanging: 'alarm bu komut sırasında değişip durdu; yeniden deneyin',
   needsId: 'Alarm id’sini yazın, ör. `a-7f3k9q2b`.',
   unknownAlert: (id: string) => `\`${id}\` diye bir alarm yok.`,
   validAlert: '`/queue alerts` listesinden bir id',
