@@ -37,7 +37,29 @@ export function createRedisClient(target: string | RedisEndpoint, options: Redis
   const client = new Redis(redisOptions);
   // ioredis emits 'error' on every failed reconnect; without a listener Node prints it with the URL.
   client.on('error', () => {});
+  if (redisOptions.sentinels) quietSentinelWatchers(client);
   return client;
+}
+
+/**
+ * ioredis' failover detector opens a client to each sentinel and listens to none of their errors,
+ * so a sentinel that is down (one of Celery's `sentinel://a;sentinel://b` list) prints
+ * "[ioredis] Unhandled error event" to stderr on every retry: on the command line's output, and
+ * with its address. The main client already turns a Redis it cannot reach into an answer; these
+ * watchers' errors are nobody's business. Wraps the connector's factory for them (ioredis 5's
+ * `connector.connectToSentinel`; left alone if a version lacks it).
+ */
+function quietSentinelWatchers(client: Redis): void {
+  const connector = (
+    client as unknown as { connector?: { connectToSentinel?: (...args: unknown[]) => Redis } }
+  ).connector;
+  const open = connector?.connectToSentinel;
+  if (!connector || typeof open !== 'function') return;
+  connector.connectToSentinel = (...args: unknown[]) => {
+    const watcher = open.apply(connector, args);
+    watcher.on('error', () => {});
+    return watcher;
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { redactUrl } from '../../src/backends/redis-client.js';
@@ -232,6 +232,43 @@ describe('a watched Redis behind Sentinel', () => {
       await backend.close();
     }
   }, 60_000);
+
+  it('reads Celery through the broker URL with several sentinels, the first of them down', async () => {
+    // Celery's own form, `sentinel://h1;sentinel://h2/master`: a sentinel that does not answer is
+    // passed over for the next, as kombu does.
+    const redis = new Redis({
+      sentinels: [{ host: '127.0.0.1', port: group.sentinel.port }],
+      name: 'mymaster',
+    });
+    await redis.lpush('celery', JSON.stringify({ headers: { id: 'x' }, properties: { delivery_tag: 't1' } }));
+    redis.disconnect();
+    const backend = createCeleryBackend(
+      parseSystem<CelerySystemConfig>({
+        name: 'zeus',
+        type: 'celery',
+        redis: `sentinel://127.0.0.1:1;sentinel://127.0.0.1:${group.sentinel.port}/mymaster`,
+        queues: ['celery'],
+        inspectTimeoutMs: 100,
+      }),
+    );
+    // The dead sentinel is not reported on stderr (ioredis' own "Unhandled error event" lines).
+    const printed = vi.spyOn(console, 'error');
+    try {
+      const status = await backend.status();
+      expect(status.queues.find((q) => q.name === 'celery')?.waiting).toBeGreaterThanOrEqual(1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(printed.mock.calls.filter((c) => String(c[0]).includes('[ioredis]'))).toEqual([]);
+    } finally {
+      printed.mockRestore();
+      await backend.close();
+      const cleanup = new Redis({
+        sentinels: [{ host: '127.0.0.1', port: group.sentinel.port }],
+        name: 'mymaster',
+      });
+      await cleanup.del('celery');
+      cleanup.disconnect();
+    }
+  });
 
   it('finds the master through sentinel.sentinels from config, with a plain redis:// URL for the db', async () => {
     const prefix = randomName('sen');
