@@ -70,7 +70,11 @@ describe('BullMQ on a three-master Redis Cluster', () => {
     const backend = createBullmqBackend(system());
     try {
       expect(await backend.listQueues()).toEqual(['dispatch-ios', 'events']);
+      await backend.status(); // the first one also loads the scripts on that master
+      const before = backend.stats().roundTrips;
       const status = await backend.status();
+      // One pipelined round trip, to the master that holds the {hs} slot, as README says.
+      expect(backend.stats().roundTrips - before).toBe(1);
       const byName = Object.fromEntries(status.queues.map((q) => [q.name, q]));
       expect(byName['dispatch-ios']?.waiting).toBe(4);
       expect(byName.events?.failed).toBe(1);
