@@ -19,6 +19,16 @@ describe('queue names by discovery', () => {
     return { names, scans, advance: (ms: number) => (clock += ms) };
   }
 
+  /** `setup()` after its first discovery found `audience`, then `ms` later. */
+  async function discoveredThen(ms: number) {
+    const state = setup();
+    const first = state.names.list();
+    state.scans[0]!.resolve(['audience']);
+    await first;
+    state.advance(ms);
+    return state;
+  }
+
   it('the first read waits for a discovery; reads within the TTL scan nothing', async () => {
     const { names, scans, advance } = setup();
     const first = names.list();
@@ -31,11 +41,7 @@ describe('queue names by discovery', () => {
   });
 
   it('a stale list answers at once while one background discovery runs, shared by every caller', async () => {
-    const { names, scans, advance } = setup();
-    const first = names.list();
-    scans[0]!.resolve(['audience']);
-    await first;
-    advance(300_000);
+    const { names, scans } = await discoveredThen(300_000);
     // The SCAN never finishes here: the reads still answer.
     expect(await names.list()).toEqual(['audience']);
     expect(await names.list()).toEqual(['audience']);
@@ -48,11 +54,7 @@ describe('queue names by discovery', () => {
   });
 
   it('a failed background discovery keeps the names it had, and the next read tries again', async () => {
-    const { names, scans, advance } = setup();
-    const first = names.list();
-    scans[0]!.resolve(['audience']);
-    await first;
-    advance(300_000);
+    const { names, scans } = await discoveredThen(300_000);
     expect(await names.list()).toEqual(['audience']);
     scans[1]!.reject(new Error('Redis down'));
     await new Promise((resolve) => setImmediate(resolve));
@@ -61,11 +63,7 @@ describe('queue names by discovery', () => {
   });
 
   it('a name not known yet is looked for with a discovery waited for, as before', async () => {
-    const { names, scans, advance } = setup();
-    const first = names.list();
-    scans[0]!.resolve(['audience']);
-    await first;
-    advance(6_000);
+    const { names, scans } = await discoveredThen(6_000);
     const resolving = names.resolve(['dispatch-ios']);
     await Promise.resolve();
     expect(scans).toHaveLength(2);
