@@ -15,9 +15,10 @@
  * loopback): its RSS at rest after start-up, right after 1,000 signed `/queue status` commands and
  * at rest after them, then the same for 1,000 more. The target (flat within 10 % over 1,000
  * commands) compares the two "at rest" readings: during a burst V8 lets its heap grow with the
- * garbage (measured: ~33 → ~46 MB of heap while the live part stays ~28 MB), and its memory reducer
- * gives that back once the bot is idle, so the busy figure is the working size, not growth with
- * use. Both are printed. Figures only, no assertions.
+ * garbage (measured: ~27 → ~44 MB of heap while the live part stays ~27–30 MB), and the bot gives
+ * that back once it is idle (one compacting collection 5 s after the last command,
+ * src/lib/idle-collector.ts; V8's own memory reducer did it only some of the time), so the busy
+ * figure is the working size, not growth with use. Both are printed. Figures only, no assertions.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -36,7 +37,7 @@ const BIN = join(ROOT, 'bin', 'queue-ops.js');
 const GNU_TIME = '/usr/bin/time';
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
 const BOT_COMMANDS = 1000;
-/** Idle time before an "at rest" RSS reading: V8's memory reducer starts 8 s after the last allocation. */
+/** Idle time before an "at rest" RSS reading: the bot collects 5 s after its last command. */
 const REST_MS = 12_000;
 const BOT_CONCURRENCY = 4;
 const CELERY_QUEUES = [
@@ -293,9 +294,9 @@ async function botRss(config: string): Promise<string[]> {
       if (ok) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    // At rest: V8's memory reducer gives back what the last burst's garbage made it grow (it starts
-    // ~8 s after allocation stops), so each "at rest" figure is what an idle bot holds, the same
-    // way after start-up as after the commands.
+    // At rest: the bot gives back what the last burst's garbage made its heap grow (5 s after the
+    // last command), so each "at rest" figure is what an idle bot holds, the same way after
+    // start-up as after the commands.
     const atRest = async () => {
       await new Promise((r) => setTimeout(r, REST_MS));
       return rssOf(pid);
@@ -339,7 +340,7 @@ async function botRss(config: string): Promise<string[]> {
       line(`right after ${count(BOT_COMMANDS)} more`, busyAgain, pct(busyAgain, busy)),
       line(`after ${count(BOT_COMMANDS)} more, at rest`, restedAgain, pct(restedAgain, rested)),
       `  (signed slash commands over HTTP, ${BOT_CONCURRENCY} at a time, each answered on its response_url: ` +
-        `the first ${count(BOT_COMMANDS)} in ${fmt(seconds, 1)} s; "at rest": ${REST_MS / 1000} s idle, after V8's memory reducer)`,
+        `the first ${count(BOT_COMMANDS)} in ${fmt(seconds, 1)} s; "at rest": ${REST_MS / 1000} s idle, after the bot's idle collection)`,
     ];
   } finally {
     child.kill('SIGTERM');

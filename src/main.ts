@@ -10,6 +10,7 @@ import { createEscalation, type Escalation } from './escalation/runtime.js';
 import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { inLocale, messages } from './i18n/index.js';
+import { createIdleCollector } from './lib/idle-collector.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
@@ -237,12 +238,16 @@ async function startWithConfig(
     ...options.metricsOptions,
   });
   metrics = liveMetrics;
+  // After a burst of commands, one collection when the bot goes quiet (see lib/idle-collector.ts).
+  const idleCollector = createIdleCollector();
   runtime.dispatcher.use(async (_request, next, { command }) => {
     const started = performance.now();
+    idleCollector.began();
     try {
       return await next();
     } finally {
       liveMetrics.observeCommand(command.verb, (performance.now() - started) / 1000);
+      idleCollector.ended();
     }
   });
   runtime.approvals.onProgress(updater.progress);
@@ -375,6 +380,7 @@ async function startWithConfig(
   const stop = () => {
     stopping ??= (async () => {
       clearInterval(timer);
+      idleCollector.stop();
       homeTab.stop();
       await escalation.monitor.stop();
       try {
