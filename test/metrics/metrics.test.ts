@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type RunningBot, startBot } from '../../src/main.js';
 import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { memoryLogger } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
@@ -21,6 +23,11 @@ let fakeSlack: Server;
 let bot: RunningBot;
 let base: string;
 let configFile: string;
+// Zeus, a Celery system on a Redis of its own (pidbox replies and result keys are per database).
+let celeryRedis: PrivateRedis;
+let celeryWorker: CeleryWorker;
+const CELERY_QUEUE = 'metrics_alarm';
+const CELERY_FAILING = 'metrics_ota';
 
 async function get(path: string): Promise<{ status: number; body: string; type: string | null }> {
   const res = await fetch(`${base}${path}`);
@@ -45,6 +52,25 @@ beforeAll(async () => {
   await events.pause();
   await events.close();
 
+  // Four messages waiting (two of them on a priority list), two real failures stored by a real
+  // worker that stays up (it consumes only the failing queue, so the waiting ones stay).
+  celeryRedis = await startPrivateRedis();
+  const brokerUrl = `${celeryRedis.url}/0`;
+  celeryWorker = await startCeleryWorker({ brokerUrl, queues: [CELERY_FAILING], name: 'zeus-metrics' });
+  await publishCelery(
+    { brokerUrl },
+    [1, 2].map((n) => ({
+      task: 'tasks.boom',
+      args: [`gateway ${n} down`],
+      queue: CELERY_FAILING,
+      wait: true,
+    })),
+  );
+  await publishCelery(
+    { brokerUrl },
+    [0, 0, 6, 6].map((priority, n) => ({ task: 'tasks.add', args: [n, 1], queue: CELERY_QUEUE, priority })),
+  );
+
   configFile = join(dir, 'queue-ops.yml');
   writeFileSync(
     configFile,
@@ -58,6 +84,11 @@ beforeAll(async () => {
       '    type: bullmq',
       `    redis: ${url}`,
       `    prefix: ${prefix}`,
+      '  - name: zeus',
+      '    type: celery',
+      `    redis: ${brokerUrl}`,
+      `    queues: [${CELERY_QUEUE}, ${CELERY_FAILING}]`,
+      '    inspectTimeoutMs: 1500',
       '  - name: down',
       '    type: bullmq',
       '    redis: redis://127.0.0.1:1',
@@ -82,6 +113,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await bot?.stop();
   await new Promise((resolve) => fakeSlack?.close(resolve));
+  await celeryWorker?.stop();
+  await celeryRedis?.stop();
   await deletePrefix(url, prefix);
   rmSync(dir, { recursive: true, force: true });
 });
@@ -92,20 +125,9 @@ describe('/metrics, /readyz and /healthz', () => {
     expect(scraped.status).toBe(200);
     expect(scraped.type).toContain('text/plain');
     const families = parsePrometheusText(scraped.body);
-
-    const cli = jsonOf(await runCli(['--config', configFile, '--json', 'status', 'pushizo']));
-    const system = (cli.data as { systems: { name: string; queues: Record<string, unknown>[] }[] })
-      .systems[0]!;
     const jobs = families.get('queue_ops_queue_jobs');
     expect(jobs?.type).toBe('gauge');
-    for (const queue of system.queues) {
-      for (const state of ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed']) {
-        const sample = jobs?.samples.find(
-          (s) => s.labels.system === 'pushizo' && s.labels.queue === queue.name && s.labels.state === state,
-        );
-        expect(sample?.value, `${queue.name} ${state}`).toBe(queue[state]);
-      }
-    }
+    await expectAgreementWithStatus(families, 'pushizo');
     const waiting = (q: string) =>
       jobs?.samples.find((s) => s.labels.queue === q && s.labels.state === 'waiting')?.value;
     expect(waiting('dispatch-ios')).toBe(5);
@@ -123,7 +145,11 @@ describe('/metrics, /readyz and /healthz', () => {
     expect(families.get('queue_ops_redis_memory_used_bytes')?.samples[0]?.value).toBeGreaterThan(0);
     // A system whose Redis is down is exported as down, and the scrape still succeeds.
     const up = families.get('queue_ops_system_up')?.samples ?? [];
-    expect(Object.fromEntries(up.map((s) => [s.labels.system, s.value]))).toEqual({ pushizo: 1, down: 0 });
+    expect(Object.fromEntries(up.map((s) => [s.labels.system, s.value]))).toEqual({
+      pushizo: 1,
+      zeus: 1,
+      down: 0,
+    });
     // Node's own process metrics.
     expect(families.has('process_cpu_user_seconds_total')).toBe(true);
     expect(families.has('nodejs_eventloop_lag_seconds')).toBe(true);
@@ -137,6 +163,27 @@ describe('/metrics, /readyz and /healthz', () => {
       if (/memory/.test(name)) expect(name, name).toMatch(/_bytes$/);
     }
   });
+
+  it('exports Celery queues, failures and workers that agree with --json status too', async () => {
+    const families = parsePrometheusText((await get('/metrics')).body);
+    const status = await expectAgreementWithStatus(families, 'zeus');
+    const value = (name: string, labels: Record<string, string>) =>
+      families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+        ?.value;
+    const jobs = (queue: string, state: string) =>
+      value('queue_ops_queue_jobs', { system: 'zeus', queue, state });
+    expect(jobs(CELERY_QUEUE, 'waiting')).toBe(4);
+    expect(jobs(CELERY_FAILING, 'failed')).toBe(2);
+    expect(jobs(CELERY_FAILING, 'waiting')).toBe(0);
+    expect(value('queue_ops_workers', { system: 'zeus' })).toBe(1);
+    expect(status.workers).toHaveLength(1);
+    // Celery messages carry no enqueue time: each process ages them from when it first saw them,
+    // so the bot's figure (seen at its first scrape) is its own, not the command line's.
+    expect(
+      value('queue_ops_queue_oldest_waiting_seconds', { system: 'zeus', queue: CELERY_QUEUE }),
+    ).toBeGreaterThanOrEqual(0);
+    expect(value('queue_ops_redis_memory_used_bytes', { system: 'zeus' })).toBeGreaterThan(0);
+  }, 30_000);
 
   it('counts commands by verb in a latency histogram, and audit entries written', async () => {
     const res = await fetch(`${base}/slack/events`, { method: 'POST' });
@@ -244,7 +291,7 @@ describe('/metrics, /readyz and /healthz', () => {
       ready: true,
       store: 'ok',
       slack: 'connected',
-      systems: { pushizo: 'up', down: 'down' },
+      systems: { pushizo: 'up', zeus: 'up', down: 'down' },
     });
     expect((await get('/healthz')).status).toBe(200);
   });
@@ -258,3 +305,30 @@ describe('/metrics, /readyz and /healthz', () => {
     expect(body).not.toContain(dir);
   });
 });
+
+interface StatusSystem {
+  name: string;
+  queues: (Record<string, unknown> & { name: string; oldestWaitingSeconds?: number | null })[];
+  workers: unknown[];
+}
+
+/** Every queue and state of one system, scraped and from `--json status`, is the same number. */
+async function expectAgreementWithStatus(
+  families: ReturnType<typeof parsePrometheusText>,
+  systemName: string,
+): Promise<StatusSystem> {
+  const cli = jsonOf(await runCli(['--config', configFile, '--json', 'status', systemName]));
+  const system = (cli.data as { systems: StatusSystem[] }).systems[0]!;
+  expect(system.name).toBe(systemName);
+  expect(system.queues.length).toBeGreaterThan(0);
+  const jobs = families.get('queue_ops_queue_jobs');
+  for (const queue of system.queues) {
+    for (const state of ['waiting', 'active', 'delayed', 'prioritized', 'failed', 'completed']) {
+      const sample = jobs?.samples.find(
+        (s) => s.labels.system === systemName && s.labels.queue === queue.name && s.labels.state === state,
+      );
+      expect(sample?.value, `${systemName} ${queue.name} ${state}`).toBe(queue[state] ?? 0);
+    }
+  }
+  return system;
+}
