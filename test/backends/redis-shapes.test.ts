@@ -8,6 +8,7 @@ import { redactUrl } from '../../src/backends/redis-client.js';
 import { parseSentinelUrl } from '../../src/backends/redis-endpoint.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
+import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { isOpsError } from '../../src/errors.js';
 import {
   makeTestCa,
@@ -171,12 +172,10 @@ describe('a watched Redis behind Sentinel', () => {
     );
   });
 
-  it('keeps answering status through a failover, from the sentinel URL alone', async () => {
+  it('keeps answering BullMQ status through a failover, from the sentinel URL alone', async () => {
     const prefix = randomName('sen');
-    const direct = new Queue('dispatch', {
-      prefix,
-      connection: { host: '127.0.0.1', port: group.master.port },
-    });
+    const masterBefore = await masterPort(group);
+    const direct = new Queue('dispatch', { prefix, connection: { host: '127.0.0.1', port: masterBefore } });
     await direct.addBulk([1, 2].map((n) => ({ name: 'push', data: { n } })));
     await direct.close();
     const backend = createBullmqBackend(
@@ -187,48 +186,52 @@ describe('a watched Redis behind Sentinel', () => {
         prefix,
       }),
     );
-    const replica = new Redis({ host: '127.0.0.1', port: group.replica.port });
+    const waiting = async () => (await backend.status()).queues.find((q) => q.name === 'dispatch')?.waiting;
     try {
-      expect((await backend.status()).queues.find((q) => q.name === 'dispatch')?.waiting).toBe(2);
-      await waitFor(
-        'the replica to catch up',
-        async () => (await replica.exists(`${prefix}:dispatch:wait`)) === 1,
-      );
-
-      const admin = new Redis({ host: '127.0.0.1', port: group.sentinel.port });
-      await admin.call('SENTINEL', 'FAILOVER', 'mymaster');
-      admin.disconnect();
-      await waitFor('the replica to become master', async () =>
-        (await replica.info('replication')).includes('role:master'),
-      );
-      // Status during and after the switch: it may fail for a moment, then answers from the new master.
-      let waiting: number | undefined;
-      const until = Date.now() + 15_000;
-      while (Date.now() < until) {
-        try {
-          const status = await backend.status();
-          waiting = status.queues.find((q) => q.name === 'dispatch')?.waiting;
-          const role = await replica.info('replication');
-          if (waiting === 2 && role.includes('role:master')) break;
-        } catch (error) {
-          expect(isOpsError(error) && error.code).toBe('RedisUnavailable');
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(waiting).toBe(2);
+      expect(await waiting()).toBe(2);
+      const promotedPort = await failOverDuringReads(group, `${prefix}:dispatch:wait`, waiting, 2);
       // The backend now talks to the former replica: a write there shows in its next status.
       const promoted = new Queue('dispatch', {
         prefix,
-        connection: { host: '127.0.0.1', port: group.replica.port },
+        connection: { host: '127.0.0.1', port: promotedPort },
       });
       await promoted.add('push', { n: 3 });
       await promoted.close();
-      await waitFor('status from the new master', async () => {
-        const status = await backend.status().catch(() => undefined);
-        return status?.queues.find((q) => q.name === 'dispatch')?.waiting === 3;
-      });
+      await waitFor('status from the new master', async () => (await waiting().catch(() => undefined)) === 3);
     } finally {
-      replica.disconnect();
+      await backend.close();
+    }
+  }, 60_000);
+
+  it('keeps answering Celery status through a failover, from the broker URL alone', async () => {
+    const queue = randomName('zeus_failover');
+    const publish = async (port: number, n: number) => {
+      const redis = new Redis({ host: '127.0.0.1', port });
+      await redis.lpush(
+        queue,
+        ...Array.from({ length: n }, (_, i) =>
+          JSON.stringify(celeryEnvelope({ queue, task: 'tasks.add', args: [i, 1], priority: 0 })),
+        ),
+      );
+      redis.disconnect();
+    };
+    await publish(await masterPort(group), 2);
+    const backend = createCeleryBackend(
+      parseSystem<CelerySystemConfig>({
+        name: 'zeus',
+        type: 'celery',
+        redis: `sentinel://127.0.0.1:${group.sentinel.port}/mymaster`,
+        queues: [queue],
+        inspectTimeoutMs: 100,
+      }),
+    );
+    const waiting = async () => (await backend.status()).queues.find((q) => q.name === queue)?.waiting;
+    try {
+      expect(await waiting()).toBe(2);
+      const promotedPort = await failOverDuringReads(group, queue, waiting, 2);
+      await publish(promotedPort, 1);
+      await waitFor('status from the new master', async () => (await waiting().catch(() => undefined)) === 3);
+    } finally {
       await backend.close();
     }
   }, 60_000);
@@ -314,3 +317,67 @@ describe('a watched Redis behind Sentinel', () => {
     }
   });
 });
+
+/** The port of the master the sentinel names now (an earlier test may have failed it over). */
+async function masterPort(group: SentinelGroup): Promise<number> {
+  const admin = new Redis({ host: '127.0.0.1', port: group.sentinel.port });
+  try {
+    const [, port] = (await admin.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', group.name)) as [
+      string,
+      string,
+    ];
+    return Number(port);
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/**
+ * Fails the master over once `key` has reached the replica, reading all along: a read may fail
+ * for a moment (as RedisUnavailable, nothing else), then `read` answers `expected` from the
+ * promoted replica. Returns the new master's port.
+ */
+async function failOverDuringReads(
+  group: SentinelGroup,
+  key: string,
+  read: () => Promise<number | undefined>,
+  expected: number,
+): Promise<number> {
+  const before = await masterPort(group);
+  const replicaPort = before === group.master.port ? group.replica.port : group.master.port;
+  const replica = new Redis({ host: '127.0.0.1', port: replicaPort });
+  const admin = new Redis({ host: '127.0.0.1', port: group.sentinel.port });
+  try {
+    // After an earlier failover the sentinel turns the old master into a replica only on its next
+    // look at it (up to ~10 s), and only then does the key reach it.
+    await waitFor('the replica to catch up', async () => (await replica.exists(key)) === 1, 30_000);
+    await waitFor('the sentinel to start a failover', async () =>
+      admin.call('SENTINEL', 'FAILOVER', group.name).then(
+        () => true,
+        () => false,
+      ),
+    );
+    let answered: number | undefined;
+    const until = Date.now() + 15_000;
+    while (Date.now() < until) {
+      try {
+        answered = await read();
+        const role = await replica.info('replication');
+        if (answered === expected && role.includes('role:master')) break;
+      } catch (error) {
+        expect(isOpsError(error) && error.code).toBe('RedisUnavailable');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(answered).toBe(expected);
+    expect(await replica.info('replication')).toContain('role:master');
+    await waitFor(
+      'the sentinel to name the new master',
+      async () => (await masterPort(group)) === replicaPort,
+    );
+    return replicaPort;
+  } finally {
+    replica.disconnect();
+    admin.disconnect();
+  }
+}

@@ -49,9 +49,13 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-/** Polls until `check` holds; fails the test with `what` after 10 s. */
-export async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
-  const until = Date.now() + 10_000;
+/** Polls until `check` holds; fails the test with `what` after `timeoutMs` (10 s). */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
