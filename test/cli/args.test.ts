@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenize } from '../../src/commands/parse.js';
+import { isOpsError, type OpsError } from '../../src/errors.js';
+import { messages } from '../../src/i18n/index.js';
 import { parseCliArgs, parseExportWords, wantsJson } from '../../src/transports/cli/args.js';
 
 describe('the command line splits its own options from the command words', () => {
@@ -11,6 +13,22 @@ describe('the command line splits its own options from the command words', () =>
       help: false,
       words: ['status', 'pushizo'],
     });
+  });
+
+  it('refuses a --user that is not a Slack user id, saying what would be valid', () => {
+    for (const user of ['bad user', 'alice', 'u0alice', 'S0GROUP', '*']) {
+      let refused: unknown;
+      try {
+        parseCliArgs(['--user', user, 'status']);
+      } catch (error) {
+        refused = error;
+      }
+      expect(isOpsError(refused) && refused.code, user).toBe('UsageError');
+      const line = messages('en').errors.describe(refused as OpsError);
+      expect(line).toContain(`not "${user}"`);
+      expect(line).toContain('U… or W…');
+    }
+    expect(parseCliArgs(['--user=W0GRID1', 'status']).user).toBe('W0GRID1');
   });
 
   it('gives every word after the verb to the command, flags included, as Slack does', () => {

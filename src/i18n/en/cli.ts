@@ -17,6 +17,8 @@ export const cli = {
   ].join('\n'),
   unknownFlag: (flag: string) => `Unknown option ${flag}.`,
   flagNeedsValue: (flag: string) => `Option ${flag} needs a value.`,
+  badUser: (value: string) =>
+    `--user must be a Slack user id (U… or W…, as roles: lists them), not "${value}".`,
   configInvalid: (source: string) => `queue-ops: the config in ${source} is not valid:`,
   storeUnavailable: (reason: string) =>
     `${reason} Read-only commands still work; actions, approvals and the audit trail need the store.`,

@@ -19,6 +19,8 @@ export const cli: Catalog['cli'] = {
   ].join('\n'),
   unknownFlag: (flag: string) => `Bilinmeyen seçenek ${flag}.`,
   flagNeedsValue: (flag: string) => `${flag} seçeneği bir değer ister.`,
+  badUser: (value: string) =>
+    `--user bir Slack kullanıcı kimliği olmalı (roles: içindeki gibi U… ya da W…), "${value}" değil.`,
   configInvalid: (source: string) => `queue-ops: ${source} içindeki config geçerli değil:`,
   storeUnavailable: (reason: string) =>
     `${reason} Salt okunur komutlar yine çalışır; eylemler, onaylar ve denetim kaydı depoya ihtiyaç duyar.`,

@@ -24,6 +24,9 @@ export interface CliArgs {
   words: string[];
 }
 
+/** A Slack user id, as `roles:` lists them (U… or, on Enterprise Grid, W…). */
+const SLACK_USER_ID = /^[UW][A-Z0-9]+$/;
+
 /** The CLI's own options that take a value (`--config F`, `-c F`, `--config=F`). */
 const VALUE_FLAGS = new Set(['--config', '-c', '--user', '-u']);
 
@@ -70,9 +73,16 @@ export function parseCliArgs(argv: readonly string[], t: Catalog['cli'] = englis
         out.config = takeValue();
         break;
       case '--user':
-      case '-u':
-        out.user = takeValue();
+      case '-u': {
+        const user = takeValue();
+        // Roles name Slack user ids: any other word would only ever be a nobody, refused later
+        // with a reason that hides the typo.
+        if (!SLACK_USER_ID.test(user)) {
+          throw new OpsError(ErrorCode.UsageError, { message: t.badUser(user), usage: 'queue-ops --help' });
+        }
+        out.user = user;
         break;
+      }
       default:
         throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(flag), usage: 'queue-ops --help' });
     }
