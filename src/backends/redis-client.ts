@@ -4,6 +4,11 @@ import { messages } from '../i18n/index.js';
 import type { RedisMemory } from './queue-backend.js';
 import { endpointSecrets, type RedisEndpoint, resolveEndpoint } from './redis-endpoint.js';
 
+/** Redis' answer to `SELECT n` beyond its `databases` (and Redis Cluster's, which has only 0). */
+const SELECT_REFUSED = /DB index is out of range|invalid DB index|SELECT is not allowed in cluster mode/i;
+/** Clients whose database the server refused, with its answer (see `createRedisClient`). */
+const refusedSelect = new WeakMap<Redis | Cluster, Error & { db: number }>();
+
 /** Longest pause between two background reconnect attempts. */
 const RETRY_CAP_MS = 500;
 
@@ -36,7 +41,17 @@ export function createRedisClient(target: string | RedisEndpoint, options: Redis
   };
   const client = new Redis(redisOptions);
   // ioredis emits 'error' on every failed reconnect; without a listener Node prints it with the URL.
-  client.on('error', () => {});
+  // One of them matters for good: a SELECT the server refused (`/99` on a Redis of 16 databases).
+  // ioredis reports it here and carries on in database 0, where a status would show another
+  // system's queues and a purge would take them; `ensureConnected` refuses such a client instead.
+  client.on('error', (error: unknown) => {
+    const message = String((error as Error)?.message);
+    if (SELECT_REFUSED.test(message)) {
+      refusedSelect.set(client, Object.assign(new Error(message), { db: client.options.db ?? 0 }));
+    }
+  });
+  // Each connection selects again (a server restarted with more databases is fine next time).
+  client.on('connect', () => refusedSelect.delete(client));
   if (redisOptions.sentinels) quietSentinelWatchers(client);
   return client;
 }
@@ -108,8 +123,13 @@ export function createRedisCluster(
  * one was seen, rather than ioredis' generic "Connection is closed". A timed-out client keeps
  * connecting in the background (its retry strategy), so a Redis that comes back is used again.
  */
-export function ensureConnected(client: Redis | Cluster, timeoutMs?: number): Promise<void> {
-  if (client.status === 'ready') return Promise.resolve();
+export async function ensureConnected(client: Redis | Cluster, timeoutMs?: number): Promise<void> {
+  if (client.status !== 'ready') await waitUntilReady(client, timeoutMs);
+  const refused = refusedSelect.get(client);
+  if (refused !== undefined) throw refused;
+}
+
+function waitUntilReady(client: Redis | Cluster, timeoutMs?: number): Promise<void> {
   const bound =
     timeoutMs ??
     (client instanceof Cluster
@@ -182,6 +202,9 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   else if (/connect timeout|ETIMEDOUT/i.test(reason)) reason = said.connectTimedOut;
   else if (/ECONNREFUSED/i.test(reason)) reason = said.connectionRefused;
   else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = said.notConnected;
+  else if (SELECT_REFUSED.test(reason)) {
+    reason = said.noSuchDatabase((error as { db?: number })?.db ?? 0);
+  }
   for (const secret of secrets) if (secret) reason = reason.split(secret).join('***');
   reason = reason.replace(/(rediss?:\/\/|sentinel:\/\/)[^@\s/]*@/gi, '$1***@');
   return new OpsError(ErrorCode.RedisUnavailable, { system, reason });

@@ -89,5 +89,7 @@ export const errors = {
     connectTimedOut: 'connect timed out',
     connectionRefused: 'connection refused',
     notConnected: 'not connected',
+    noSuchDatabase: (db: number) =>
+      `it has no database ${db}: its \`databases\` setting is lower; check the number at the end of the URL`,
   },
 };

@@ -107,5 +107,7 @@ export const errors: Catalog['errors'] = {
     connectTimedOut: 'bağlantı zaman aşımına uğradı',
     connectionRefused: 'bağlantı reddedildi',
     notConnected: 'bağlı değil',
+    noSuchDatabase: (db: number) =>
+      `${db} numaralı veritabanı yok: \`databases\` ayarı daha küçük; URL'nin sonundaki sayıyı kontrol edin`,
   },
 };
