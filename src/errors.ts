@@ -17,6 +17,7 @@ export const ErrorCode = {
   TwoFactorRequired: 'TwoFactorRequired',
   UnknownRequest: 'UnknownRequest',
   RequestNotPending: 'RequestNotPending',
+  DuplicateRequest: 'DuplicateRequest',
   RequestExpired: 'RequestExpired',
   SelfApproval: 'SelfApproval',
   AlreadyApproved: 'AlreadyApproved',

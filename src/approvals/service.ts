@@ -470,6 +470,27 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     async submit(input) {
       const policy = policyFor(input.action);
       const createdAt = now();
+      if (policy.approvals > 0) {
+        // The same action asked twice (a double click, two people in one channel, `undo` typed
+        // again) would wait as two requests, and both could be approved and run. The first one
+        // stands; a request from another channel is not named here, so it does not count.
+        const wanted = canonical(input.params);
+        const twin = (await deps.store.listRequests({ statuses: [RequestStatus.Pending] })).find(
+          (r) =>
+            r.action === input.action &&
+            r.target === input.target &&
+            r.channel === input.actor.channel &&
+            !isExpired(r.expiresAt, createdAt) &&
+            canonical(r.params) === wanted,
+        );
+        if (twin) {
+          throw new OpsError(ErrorCode.DuplicateRequest, {
+            id: twin.id,
+            action: input.action,
+            target: input.target,
+          });
+        }
+      }
       const request: ActionRequest = {
         id: input.id ?? newId(),
         action: input.action,
@@ -669,4 +690,16 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     },
   };
   return api;
+}
+
+/** Params as one string whatever the order their keys were written in (for "the same request"). */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }

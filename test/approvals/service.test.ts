@@ -171,6 +171,50 @@ describe('two-person approval', () => {
     expect(await audit.verify()).toMatchObject({ ok: true, count: 3 });
   });
 
+  it('refuses the same action asked again while the first waits, naming it; another queue, channel or a later ask is fine', async () => {
+    const approvals = h.make();
+    const first = await submitPause(approvals);
+    const again = await submitPause(approvals, bob).catch((e: unknown) => e);
+    expect((again as OpsError).code).toBe('DuplicateRequest');
+    expect((again as OpsError).params).toMatchObject({
+      id: first.id,
+      action: 'pause',
+      target: 'pushizo/dispatch-ios',
+    });
+    // Params in another key order are the same request.
+    const reordered = await approvals
+      .submit({
+        actor: carol,
+        action: 'pause',
+        target: 'pushizo/dispatch-ios',
+        params: { queue: 'dispatch-ios', system: 'pushizo' },
+        preview: 'pause',
+      })
+      .catch((e: unknown) => e);
+    expect((reordered as OpsError).code).toBe('DuplicateRequest');
+    expect((await approvals.pending()).map((r) => r.id)).toEqual([first.id]);
+
+    const otherQueue = await approvals.submit({
+      actor: alice,
+      action: 'pause',
+      target: 'pushizo/events',
+      params: { system: 'pushizo', queue: 'events' },
+      preview: 'pause',
+    });
+    const otherChannel = await submitPause(approvals, { ...alice, channel: 'C0OTHER' });
+    expect((await approvals.pending()).map((r) => r.id).sort()).toEqual(
+      [first.id, otherQueue.id, otherChannel.id].sort(),
+    );
+    // Once the first is decided (or expired), asking again opens a new request.
+    await approvals.deny(first.id, bob, 'not now');
+    const later = await submitPause(approvals);
+    expect(later.id).not.toBe(first.id);
+    expect(later.status).toBe('pending');
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    // The refused asks left no request and no audit entry of a request.
+    expect((await audit.recent(50)).filter((e) => e.action === 'request.created')).toHaveLength(4);
+  });
+
   it('never lets the requester approve their own request', async () => {
     const approvals = h.make();
     const request = await submitPause(approvals);
@@ -569,8 +613,18 @@ describe('approval state machine under random interleavings', () => {
               const target = ids[ids.length - 1];
               switch (step.kind) {
                 case 'request':
-                  if (roles[step.who] !== 'viewer')
-                    ids.push((await submitPause(approvals, actor(step.who))).id);
+                  if (roles[step.who] !== 'viewer') {
+                    // The same pause asked while one waits is refused, naming the one that waits.
+                    const asked = await submitPause(approvals, actor(step.who)).then(
+                      (r) => r.id,
+                      (e: unknown) => {
+                        if (e instanceof OpsError && e.code === 'DuplicateRequest')
+                          return String(e.params.id);
+                        throw e;
+                      },
+                    );
+                    ids.push(asked);
+                  }
                   break;
                 case 'approve':
                   if (target) {

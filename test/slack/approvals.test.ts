@@ -97,6 +97,7 @@ const users = {
 type Who = keyof typeof users;
 
 const QUEUES = [
+  'q-posted',
   'q-approve',
   'q-viewer',
   'q-other',
@@ -259,7 +260,7 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
     );
 
   it('posts a pause request with chat.postMessage, buttons carrying only the request id and a confirm on Approve', async () => {
-    const { id, ts, post, answered } = await requestPause('q-approve');
+    const { id, ts, post, answered } = await requestPause('q-posted');
 
     expect(id).toMatch(/^r-[a-z0-9]{8}$/);
     expect(post.body.channel).toBe('C0INCIDENT');
@@ -276,10 +277,20 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
     expect(buttons[0]?.confirm).toMatchObject({ title: { text: 'Approve this action?' } });
     expect(buttons[1]?.confirm).toBeUndefined();
     const shown = textOf(post.blocks);
-    expect(shown).toContain('pause pushizo/q-approve: 2 waiting jobs stop being picked up');
+    expect(shown).toContain('pause pushizo/q-posted: 2 waiting jobs stop being picked up');
     expect(shown).toContain('alice (U0ALICE)');
     expect((await bot.runtime.approvals.get(id))?.messageTs).toBe(ts);
-    expect(await isPaused('q-approve')).toBe(false);
+    expect(await isPaused('q-posted')).toBe(false);
+
+    // Asked again while it waits: one ephemeral line naming the request, no second post.
+    const again = await slash('pause pushizo/q-posted', 'bob');
+    expect(
+      again.calls.filter((c) => c.method === 'chat.postMessage' && c.body.channel === 'C0INCIDENT'),
+    ).toEqual([]);
+    expect(textOf(again.responses)).toContain(`already waiting for approval as \`${id}\``);
+    expect(
+      (await bot.runtime.approvals.pending()).filter((r) => r.target === 'pushizo/q-posted'),
+    ).toHaveLength(1);
   });
 
   it("runs the pause once on a second operator's Approve and updates the request message with who approved and the result", async () => {

@@ -43,6 +43,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     'This action needs two-factor authentication, and Slack did not confirm it is on for your account.',
   UnknownRequest: (p) => `There is no request \`${p.id}\`${p.channel ? ' in this channel' : ''}.`,
   RequestNotPending: (p) => `Request \`${p.id}\` is already ${p.status}; nothing was changed.`,
+  DuplicateRequest: (p) =>
+    `The same ${p.action} of \`${p.target}\` is already waiting for approval as \`${p.id}\`: approve or deny that one; no second request was made.`,
   RequestExpired: (p) =>
     `Request \`${p.id}\` expired at ${p.expired ?? p.expiresAt}; ask again if it is still needed.`,
   SelfApproval: (p) => `You asked for \`${p.id}\` yourself; someone else has to approve it.`,

@@ -61,6 +61,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     'Bu işlem iki adımlı doğrulama ister ve Slack hesabınızda açık olduğunu doğrulamadı.',
   UnknownRequest: (p) => `${p.channel ? 'Bu kanalda ' : ''}\`${p.id}\` diye bir istek yok.`,
   RequestNotPending: (p) => `\`${p.id}\` isteği zaten ${state(p.status)}; hiçbir şey değişmedi.`,
+  DuplicateRequest: (p) =>
+    `\`${p.target}\` için aynı ${p.action} isteği \`${p.id}\` olarak zaten onay bekliyor: onu onaylayın ya da reddedin; ikinci bir istek açılmadı.`,
   RequestExpired: (p) =>
     `\`${p.id}\` isteğinin süresi ${p.expired ?? p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
