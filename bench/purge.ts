@@ -10,6 +10,9 @@
  * machine short of CPU.
  * And the CPU each side spent: Redis (INFO cpu) and this process (every thread: the purge, its
  * gzip, V8's collector), to tell which one a figure waited on.
+ * Two reference rows give the machine's own floor, so that a worst PING can be read: the probe
+ * alone on an idle Redis for as long as queue-ops took, and the same deletes queue-ops makes (list
+ * tail and job hashes, in batches) paced to the rate it reached, with nothing read or archived.
  * Figures only, no assertions; `BENCH_PURGE_N` changes the size; `BENCH_PURGE_ONLY=queue-ops`
  * skips the alternatives (a quicker run while working on the purge itself).
  */
@@ -20,7 +23,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { type ChainableCommander, Redis } from 'ioredis';
 import { createAudit } from '../src/audit/audit.js';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../src/backends/celery/index.js';
@@ -119,6 +122,37 @@ async function withProbe(url: string, work: () => Promise<number>): Promise<Omit
   };
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The deletes alone: `step` queues the deletes of jobs `from`…`from + count` (a list's tail and,
+ * for BullMQ, their hashes), one pipeline per batch, paced to `jobsPerSecond` (queue-ops' own
+ * rate) on the schedule's clock, so that a slow batch is not followed by a burst.
+ */
+async function pacedDeletes(
+  url: string,
+  total: number,
+  jobsPerSecond: number,
+  step: (pipeline: ChainableCommander, from: number, count: number) => void,
+): Promise<number> {
+  const redis = new Redis(url);
+  const batch = 500;
+  const t0 = performance.now();
+  try {
+    for (let from = 0; from < total; from += batch) {
+      const count = Math.min(batch, total - from);
+      const pipeline = redis.pipeline();
+      step(pipeline, from, count);
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+      const wait = t0 + ((from + count) / jobsPerSecond) * 1000 - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return total;
+}
+
 async function seedCeleryMessages(redis: Redis, count: number) {
   const steps = [0, 3, 6, 9];
   for (let from = 0; from < count; from += 5000) {
@@ -187,6 +221,31 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('hs', QUEUE))),
     });
+    const bullRate = (N / figures.bullmq[0]!.ms) * 1000;
+    log('the probe alone, on an idle Redis…');
+    figures.bullmq.push({
+      label: "idle Redis (the machine's floor)",
+      ...(await withProbe(url, async () => {
+        await sleep(figures.bullmq[0]!.ms);
+        return 0;
+      })),
+      note: 'nothing running',
+    });
+    await seedBull();
+    log('the same deletes alone, at the same rate…');
+    figures.bullmq.push({
+      label: 'LTRIM + UNLINK alone, same rate',
+      ...(await withProbe(url, () =>
+        pacedDeletes(url, N, bullRate, (pipeline, from, count) => {
+          // Ids 1…N, LPUSHed: the oldest at the tail, where queue-ops takes them too.
+          pipeline.ltrim(`${PREFIX}:${QUEUE}:wait`, 0, -(count + 1));
+          const keys: string[] = [];
+          for (let id = from + 1; id <= from + count; id++) keys.push(`${PREFIX}:${QUEUE}:${id}`);
+          pipeline.unlink(...keys);
+        }),
+      )),
+      note: 'nothing read or archived',
+    });
 
     const alternatives = process.env.BENCH_PURGE_ONLY !== 'queue-ops';
     if (alternatives) {
@@ -234,6 +293,33 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     figures.celery.push({
       label: 'queue-ops purge (archived, undoable)',
       ...(await withProbe(url, () => purge('zeus', CELERY_QUEUE))),
+    });
+    await seedCelery();
+    const celeryRate = (N / figures.celery[0]!.ms) * 1000;
+    const lists = [0, 3, 6, 9].map((s) => priorityKey(CELERY_QUEUE, s));
+    const lengths = await Promise.all(lists.map((list) => admin.llen(list)));
+    log('the same deletes alone, at the same rate…');
+    figures.celery.push({
+      label: 'LTRIM alone, same rate',
+      ...(await withProbe(url, () =>
+        pacedDeletes(url, N, celeryRate, (pipeline, from, count) => {
+          // The lists one after another, as queue-ops walks them.
+          let offset = from;
+          let left = count;
+          for (let i = 0; i < lists.length && left > 0; i++) {
+            const length = lengths[i]!;
+            if (offset >= length) {
+              offset -= length;
+              continue;
+            }
+            const take = Math.min(left, length - offset);
+            pipeline.ltrim(lists[i]!, 0, -(take + 1));
+            left -= take;
+            offset = 0;
+          }
+        }),
+      )),
+      note: 'nothing read or archived',
     });
     if (alternatives) {
       await seedCelery();
@@ -296,6 +382,8 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     "longest call: the longest single command Redis itself timed meanwhile (SLOWLOG, a script's inner calls too;",
     'wall time, so a Redis waiting for a CPU lengthens it too): a worst PING far above it waited for a CPU, not a command.',
     'Redis CPU / client CPU: seconds of CPU Redis and this process (all threads: purge, gzip, GC) spent meanwhile.',
+    "idle Redis: the probe alone for as long as queue-ops took; LTRIM + UNLINK alone: queue-ops' deletes without",
+    'its reads or archive, paced to its rate. Their worst PING is what this machine does to a probe anyway.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
     `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,
   ];
