@@ -118,4 +118,26 @@ describe('LineWriter', () => {
     expect(writer.blocks().length).toBeGreaterThan(1);
     expect(splitBlocks(writer.blocks()).map((l) => l.toString())).toEqual(expected);
   });
+
+  it('writes UTF-8 text as a JSON string byte for byte as JSON.stringify does, never decoding it', () => {
+    // Every control character, quotes, backslashes, multi-byte characters (U+2028 included,
+    // which JSON.stringify leaves as it is), and a kombu-like envelope.
+    const controls = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('');
+    const texts = [
+      '',
+      'plain',
+      controls,
+      '"quoted" \\back\\slash\\"',
+      'ü 中文 😀 \u2028 \u2029 \u007f',
+      JSON.stringify({
+        body: 'W1sxLCAicHVzaCJdLCB7fV0=',
+        headers: { task: 'zeus.notify', argsrepr: "(1, 'a\nb')" },
+      }),
+    ];
+    const writer = new LineWriter(8);
+    for (const text of texts) writer.writeJsonString('{"l":"q","m":', Buffer.from(text), '}\n');
+    const lines = splitBlocks(writer.blocks()).map((l) => l.toString());
+    expect(lines).toEqual(texts.map((text) => `{"l":"q","m":${JSON.stringify(text)}}\n`));
+    expect(lines.map((l) => (JSON.parse(l) as { m: string }).m)).toEqual(texts);
+  });
 });

@@ -166,14 +166,15 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     for (const message of got) bytes += message.length;
     // Each message as a JSON string (a kombu envelope's quotes escaped: about a tenth more), its list.
     const lines = new LineWriter(Math.ceil(bytes * 1.25) + got.length * 64);
-    // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object.
+    // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object or
+    // decoding the message.
     const head = `{"l":${JSON.stringify(place.name)},"m":`;
     // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
     for (let i = got.length - 1; i >= 0; i--) {
       const message = got[i]!;
       items.push({ identity: sha1(message) });
       // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
-      if (isUtf8(message)) lines.write(`${head}${JSON.stringify(message.toString())}}\n`);
+      if (isUtf8(message)) lines.writeJsonString(head, message, '}\n');
       else lines.write(`{"l":${JSON.stringify(place.name)},"b":"${message.toString('base64')}"}\n`);
     }
     return { items, lines: lines.blocks() };
