@@ -3,7 +3,7 @@
  * producer on that Redis would: what it measures is Redis (and the link), not the purging
  * process's pauses (its GC, its page faults), which a thread inside that process would share.
  * Forked with the Redis URL as its argument; says `ready`, then on any message posts
- * `{ worst, p99, count, busy }` (ms; busy = BUSY replies) and exits. Plain JS: no tsx here.
+ * `{ worst, p99, count, busy, worstAt, over20 }` (ms; busy = BUSY replies) and exits. Plain JS: no tsx here.
  */
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -17,6 +17,9 @@ process.on('message', () => {
 await redis.ping();
 process.send('ready');
 let busy = 0;
+const started = performance.now();
+let worstAt = 0;
+let worstSoFar = 0;
 while (!stopping) {
   const t0 = performance.now();
   // A Redis stuck in a long script answers BUSY: the PING waits (and is retried) until it gets PONG.
@@ -29,7 +32,12 @@ while (!stopping) {
       await new Promise((r) => setTimeout(r, 1));
     }
   }
-  samples.push(performance.now() - t0);
+  const took = performance.now() - t0;
+  if (took > worstSoFar) {
+    worstSoFar = took;
+    worstAt = t0 - started;
+  }
+  samples.push(took);
   // A probe, not a load: one PING every half millisecond at most.
   await new Promise((r) => setTimeout(r, 0.5));
 }
@@ -40,6 +48,9 @@ process.send(
     p99: samples[Math.floor(samples.length * 0.99)] ?? 0,
     count: samples.length,
     busy,
+    // When the worst PING was sent (ms after the probe started), and how many waited over 20 ms.
+    worstAt,
+    over20: samples.filter((s) => s > 20).length,
   },
   () => {
     redis.disconnect();

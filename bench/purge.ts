@@ -103,11 +103,17 @@ async function withProbe(url: string, work: () => Promise<number>): Promise<Omit
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpuBefore);
   const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
-  const result = new Promise<{ worst: number; p99: number }>((resolve) =>
-    probe.once('message', (m) => resolve(m as { worst: number; p99: number })),
+  const result = new Promise<{ worst: number; p99: number; worstAt: number; over20: number }>((resolve) =>
+    probe.once('message', (m) =>
+      resolve(m as { worst: number; p99: number; worstAt: number; over20: number }),
+    ),
   );
   probe.send('stop');
-  const { worst, p99 } = await result;
+  const { worst, p99, worstAt, over20 } = await result;
+  if (process.env.BENCH_SLOWLOG)
+    console.error(
+      `probe: worst ${worst.toFixed(1)} ms at ${(worstAt / 1000).toFixed(2)} s of ${(ms / 1000).toFixed(2)} s; ${over20} PINGs over 20 ms`,
+    );
   await new Promise((resolve) => (probe.exitCode === null ? probe.once('exit', resolve) : resolve(null)));
   const longestCall = await slowlogLongest(admin);
   admin.disconnect();
@@ -344,9 +350,8 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       [
         r.label.padEnd(38),
         (r.ms / 1000).toFixed(2).padStart(8),
-        Math.round((r.removed / r.ms) * 1000)
-          .toLocaleString('en-US')
-          .padStart(11),
+        // A rate over less than a tenth of a second (one DEL) says nothing: shown as "–".
+        (r.ms < 100 ? '–' : Math.round((r.removed / r.ms) * 1000).toLocaleString('en-US')).padStart(11),
         r.worstPing.toFixed(1).padStart(10),
         r.p99Ping.toFixed(1).padStart(8),
         `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
