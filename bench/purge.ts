@@ -88,6 +88,14 @@ async function redisCpuSeconds(admin: Redis): Promise<number> {
   return field('used_cpu_user') + field('used_cpu_sys');
 }
 
+/** What ping-probe.mjs posts when told to stop (ms; `worstAt`: since the probe started). */
+interface ProbeReport {
+  worst: number;
+  p99: number;
+  worstAt: number;
+  over20: number;
+}
+
 async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
   await slowlogStart(admin);
@@ -103,10 +111,8 @@ async function withProbe(url: string, work: () => Promise<number>): Promise<Omit
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpuBefore);
   const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
-  const result = new Promise<{ worst: number; p99: number; worstAt: number; over20: number }>((resolve) =>
-    probe.once('message', (m) =>
-      resolve(m as { worst: number; p99: number; worstAt: number; over20: number }),
-    ),
+  const result = new Promise<ProbeReport>((resolve) =>
+    probe.once('message', (m) => resolve(m as ProbeReport)),
   );
   probe.send('stop');
   const { worst, p99, worstAt, over20 } = await result;

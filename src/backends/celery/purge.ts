@@ -168,14 +168,15 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     const lines = new LineWriter(Math.ceil(bytes * 1.25) + got.length * 64);
     // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object or
     // decoding the message.
-    const head = `{"l":${JSON.stringify(place.name)},"m":`;
+    const list = JSON.stringify(place.name);
+    const head = `{"l":${list},"m":`;
     // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
     for (let i = got.length - 1; i >= 0; i--) {
       const message = got[i]!;
       items.push({ identity: sha1(message) });
       // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
       if (isUtf8(message)) lines.writeJsonString(head, message, '}\n');
-      else lines.write(`{"l":${JSON.stringify(place.name)},"b":"${message.toString('base64')}"}\n`);
+      else lines.write(`{"l":${list},"b":"${message.toString('base64')}"}\n`);
     }
     return { items, lines: lines.blocks() };
   }
