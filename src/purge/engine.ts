@@ -121,6 +121,18 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
 
   // 2. The walk.
   const seen = new Set<string>();
+  // Reads are numbered as sent and settled (processed or dropped) in that order. A chunk's
+  // identities are forgotten only once every read sent before its delete has settled: such a read
+  // may hold some of them (the tail moved between two reads), and if its reply were processed
+  // after they were forgotten they would be archived a second time. A read sent after the delete
+  // runs after it in Redis and cannot see them.
+  let readsSent = 0;
+  let readsSettled = 0;
+  const forgetting: { identities: string[]; afterRead: number }[] = [];
+  const forgetSettled = () => {
+    while (forgetting.length > 0 && forgetting[0]!.afterRead <= readsSettled)
+      for (const identity of forgetting.shift()!.identities) seen.delete(identity);
+  };
   let failure: unknown;
   let recordChain: Promise<void> = Promise.resolve();
   let deleteChain: Promise<void> = Promise.resolve();
@@ -193,7 +205,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       // Out of Redis now, or taken by a worker: met again, a record is a new one (a job retried
       // back to waiting), archived in a later chunk, and undo skips it only in this one. So `seen`
       // holds the few chunks on their way, not the whole purge.
-      for (const item of items) seen.delete(item.identity);
+      forgetting.push({ identities: items.map((item) => item.identity), afterRead: readsSent });
+      forgetSettled();
       await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
     });
     deleteChain = done.catch((error: unknown) => {
@@ -223,7 +236,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     };
     // The read after the one awaited is already sent (so Redis is never idle waiting for the
     // client): its offset assumes the one before comes back whole, and it is dropped when not.
-    let next: { want: number; reply: Promise<PurgeBatch> } | undefined;
+    let next: { want: number; reply: Promise<PurgeBatch>; seq: number } | undefined;
     const send = (ahead: number) => {
       // `ahead`: records of the read before, not counted yet (the key cursor moves at each send).
       const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
@@ -232,11 +245,16 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
       const reply = purger.read(place, offset, want);
       if (place.kind === 'keys') keysCursor += want;
-      return { want, reply };
+      return { want, reply, seq: ++readsSent };
+    };
+    const settle = (read: { seq: number }) => {
+      readsSettled = read.seq;
+      forgetSettled();
     };
     const drop = () => {
       next?.reply.catch(() => undefined);
       if (next && place.kind === 'keys') keysCursor -= next.want;
+      if (next) settle(next);
       next = undefined;
     };
     for (;;) {
@@ -256,6 +274,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         seen.add(item.identity);
         fresh.push(item);
       }
+      settle(current);
       if (fresh.length === batch.items.length) blocks.push(...batch.lines);
       else {
         // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings

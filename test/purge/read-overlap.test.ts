@@ -19,7 +19,10 @@ const N = 2_000;
 describe('a purge whose tail moves between two overlapped reads', () => {
   const fx = usePurgeEngine('qo');
 
-  it('archives as many jobs as it counted, each once, and every job ends in exactly one place', async () => {
+  // `lateMs`: how long each read's reply waits before the engine gets it, as on a busy client.
+  // Meanwhile the chunk before it is archived and deleted; the overlapping jobs the late reply
+  // brings must still be known as taken.
+  const purgeWithMovingTail = async (lateMs: number) => {
     const { redis, prefix, store } = fx;
     await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
     const base = `${prefix}:q:`;
@@ -36,7 +39,9 @@ describe('a purge whose tail moves between two overlapped reads', () => {
           await redis.rpush(`${base}wait`, id);
           pushed.push(id);
         }
-        return await real.read(place, offset, limit);
+        const batch = await real.read(place, offset, limit);
+        if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
+        return batch;
       },
     };
     const record = await archivingPurge(store, fx.tmp.dir, {
@@ -75,5 +80,13 @@ describe('a purge whose tail moves between two overlapped reads', () => {
     for (const id of pushed) expect(everyJob).toContain(id);
     for (const id of left) expect(await redis.exists(`${base}${id}`)).toBe(1);
     for (const id of archived) expect(await redis.exists(`${base}${id}`)).toBe(0);
+  };
+
+  it('archives as many jobs as it counted, each once, and every job ends in exactly one place', async () => {
+    await purgeWithMovingTail(0);
+  });
+
+  it('does the same when each read reply reaches the engine late, after the chunk before it was deleted', async () => {
+    await purgeWithMovingTail(30);
   });
 });
