@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most files wait on Redis, a Celery worker or a child process rather than on the CPU, so
+    // three run at once on two cores. Each worker has a private Redis of its own (global-setup.ts).
+    maxWorkers: 3,
   },
 });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { Reply } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -6,8 +6,9 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { BullmqScene } from '../commands/fixture.js';
 import { withFaults } from '../helpers/faulty-store.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 const shown = (reply: Reply) => `${reply.message.text}\n${JSON.stringify(reply.message.blocks)}`;
 

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -15,7 +16,7 @@ import {
 const SECRET = 'apns-token-never-shown';
 
 describe('retry of failed BullMQ jobs from the command line, under policy and approval', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const queueName = 'dispatch-ios';
   const target = `pushizo/${queueName}`;
   let prefix: string;

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 // This file owns DB 14 of the test Redis (broker and results): it is flushed here and nowhere else.
@@ -12,7 +13,7 @@ const TARGET = `zeus/${QUEUE}`;
 const QUIET_MS = 2500;
 
 describe('pause and resume of a Celery queue from the command line, with a real worker', () => {
-  const brokerUrl = redisDbUrl(inject('redisUrl'), DB);
+  const brokerUrl = redisDbUrl(testRedisUrl(), DB);
   let redis: Redis;
   let worker: CeleryWorker;
   let tmp: ReturnType<typeof tempDir>;

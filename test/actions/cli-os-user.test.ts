@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { type CliJsonOut, jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 /** One terminal: an OS account on a host. `--user` on top of it is only a claim. */
@@ -14,7 +15,7 @@ interface Terminal {
 }
 
 describe('two-person approval from the command line counts OS accounts, not claimed ids', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const queueName = 'dispatch-ios';
   const target = `pushizo/${queueName}`;
   let prefix: string;

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { ActionProgress } from '../../src/approvals/service.js';
 import type { Request } from '../../src/commands/types.js';
@@ -7,8 +7,9 @@ import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { connectionFor, waitFor } from '../backends/bullmq/helpers.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 describe('a big retry approved in Slack reports its progress and its outcome', () => {
   let scene: BullmqScene;

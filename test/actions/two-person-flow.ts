@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   AUDIT_CONTENT_COLUMNS,
   type CliRun,
@@ -38,7 +39,7 @@ export function describeTwoPersonFlow(
   makeStore: (dir: string) => Promise<StoreUnderTest>,
 ): void {
   describe(`two people pause and resume a BullMQ queue from the command line (${label})`, () => {
-    const redisUrl = inject('redisUrl');
+    const redisUrl = testRedisUrl();
     const prefix = `qa${randomBytes(5).toString('hex')}`;
     const queueName = 'dispatch-ios';
     const target = `pushizo/${queueName}`;

@@ -1,5 +1,6 @@
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from './bullmq/helpers.js';
 
 /**
@@ -7,7 +8,7 @@ import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from './bull
  * created two hours ago whose attempt just failed and was put back has waited seconds. Real
  * BullMQ, both majors, with a worker processing by hand (BullMQ's manual `getNextJob` API).
  */
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 const HOUR = 3_600_000;
 
 describe.each(LIBS)('oldestWaitingSeconds, BullMQ $major', ({ lib }) => {

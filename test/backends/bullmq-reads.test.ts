@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type BullmqBackend,
   createBullmqBackend,
@@ -8,6 +8,7 @@ import {
 } from '../../src/backends/bullmq/index.js';
 import { OpsError } from '../../src/errors.js';
 import { startPrivateRedis } from '../../src/lib/redis-server.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -18,7 +19,7 @@ import {
   waitFor,
 } from './bullmq/helpers.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 const connection = connectionFor(redisUrl);
 
 describe('BullMQ backend reads', () => {

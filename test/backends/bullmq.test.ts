@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { freePort } from '../../src/lib/redis-server.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -13,7 +14,7 @@ import {
 } from './bullmq/helpers.js';
 import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 /** Seeds with BullMQ's own Queue.add, and a real Worker whose processor throws each failure. */
 async function makeFixture(): Promise<BackendFixture> {

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, inject } from 'vitest';
+import { afterAll } from 'vitest';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { createPidboxClient } from '../../src/backends/celery/pidbox.js';
 import { type CelerySystemConfig, configSchema } from '../../src/config/schema.js';
@@ -11,13 +11,14 @@ import {
   redisDbUrl,
   startCeleryWorker,
 } from '../helpers/celery-worker.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
 
 // This file owns Redis DBs 6, 7 and 8. One worker for the whole file runs the failing tasks on
 // its own broker DB (6) and stores their results in the result DB (8) that the backend under
 // test reads; the backend's broker DB (7) has no worker, so waiting messages stay waiting and
 // no queue looks paused (no live worker answers there).
-const base = inject('redisUrl');
+const base = testRedisUrl();
 const workerBroker = redisDbUrl(base, 6);
 const broker = redisDbUrl(base, 7);
 const results = redisDbUrl(base, 8);

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { createPidboxClient } from '../../src/backends/celery/pidbox.js';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
@@ -14,6 +14,7 @@ import {
   redisDbUrl,
   startCeleryWorker,
 } from '../helpers/celery-worker.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 // This file owns Redis DBs 5 (broker and results, one shared worker) and 9 (global_keyprefix).
 // Pub/sub channels carry the DB number, so workers here never answer another file's backend.
@@ -21,7 +22,7 @@ const DB = 5;
 const PREFIX_DB = 9;
 const SEP = '\x06\x16';
 
-const base = inject('redisUrl');
+const base = testRedisUrl();
 const brokerUrl = redisDbUrl(base, DB);
 const target: CeleryTarget = { brokerUrl };
 

@@ -163,7 +163,7 @@ describe('the Celery failure index across a Redis restart', () => {
     const failed = async () => (await backend.status()).queues[0]!.failed;
 
     await storeFailure(writer, 'before-restart', 'celery');
-    expect(await within5s(failed, (n) => n === 1)).toBe(1);
+    expect(await eventually(failed, (n) => n === 1)).toBe(1);
 
     await first.stop();
     await unavailableWithin5s(() => backend.status());
@@ -180,12 +180,12 @@ describe('the Celery failure index across a Redis restart', () => {
       }),
     );
     const ids = async () => (await backend.dlq('celery', 10)).jobs.map((j) => j.id).join(',');
-    expect(await within5s(ids, (v) => v === 'while-away')).toBe('while-away');
+    expect(await eventually(ids, (v) => v === 'while-away')).toBe('while-away');
     expect(await failed()).toBe(1);
 
     // And the subscription itself came back: a published failure counts without any rescan.
     await storeFailure(writer, 'after-restart', 'celery');
-    expect(await within5s(failed, (n) => n === 2)).toBe(2);
+    expect(await eventually(failed, (n) => n === 2)).toBe(2);
   });
 });
 
@@ -222,7 +222,7 @@ describe('the Celery failure index next to another app on the same Redis', () =>
 
     const failed = async (backend: QueueBackend) => (await backend.status()).queues[0]!.failed;
     expect(
-      await within5s(
+      await eventually(
         () => failed(neighbour),
         (n) => n === 1,
       ),

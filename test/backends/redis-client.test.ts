@@ -1,8 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisClient, ensureConnected, toRedisUnavailable } from '../../src/backends/redis-client.js';
 import { freePort, type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 // Writes nothing to the shared test Redis; the SIGSTOP tests use a private redis-server of their own.
 
@@ -65,7 +66,7 @@ describe('ensureConnected', () => {
   });
 
   it('connects a lazy client to a live Redis, and is a no-op once it is ready', async () => {
-    const redis = client(inject('redisUrl'));
+    const redis = client(testRedisUrl());
     expect(redis.status).toBe('wait');
     expect(await outcome(redis)).toBe('ready');
     expect(redis.status).toBe('ready');
@@ -74,7 +75,7 @@ describe('ensureConnected', () => {
   });
 
   it('lets two callers wait for the same connect', async () => {
-    const redis = client(inject('redisUrl'));
+    const redis = client(testRedisUrl());
     expect(await Promise.all([outcome(redis), outcome(redis)])).toEqual(['ready', 'ready']);
   });
 

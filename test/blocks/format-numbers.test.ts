@@ -28,7 +28,9 @@ describe('English number formatting', () => {
           n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }),
         );
       }),
-      { numRuns: 20_000 },
+      // The constants and the near-halves above are where rounding goes wrong; 3,000 random runs
+      // over them took 2.5 s where 20,000 took 17 s of a 2-core machine's suite.
+      { numRuns: 3_000 },
     );
   });
 

@@ -4,11 +4,12 @@ import { createServer, type Server } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/lib/redis-server.js';
 import { BullmqScene, keysOf } from '../commands/fixture.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 
 interface Run {

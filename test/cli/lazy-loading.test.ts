@@ -8,11 +8,12 @@ import { Queue as Queue6 } from 'bullmq';
 import { Queue as Queue5 } from 'bullmq5';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { ROLES, tempDir, withSchema, writeConfig } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
  * The command line loads only what the verb needs (the seams are src/lib/lazy.ts). Each test runs
@@ -104,7 +105,7 @@ const heavyIn = (run: ProbedRun, except: string[] = []) =>
   HEAVY.filter((name) => run.packages.has(name) && !except.includes(name));
 
 describe('what the command line loads', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   let prefix: string;
 
   beforeEach(() => {
@@ -272,7 +273,7 @@ describe('what the command line loads', () => {
 });
 
 describe('no work before the answer', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
 
   it('status of one system never connects to another one, even one that would hang', async () => {
     // Accepts connections and never answers: a Redis that is SIGSTOPped, or a dead proxy.
@@ -309,7 +310,7 @@ describe('no work before the answer', () => {
 describe('what the command line loads with a PostgreSQL store', async () => {
   const unreachable = await probePostgres();
   if (unreachable && POSTGRES_REQUIRED) throw new Error(`PostgreSQL is required here: ${unreachable}`);
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const schema = `qo_lazy_${randomBytes(5).toString('hex')}`;
 
   afterAll(async () => {

@@ -1,9 +1,10 @@
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/lib/redis-server.js';
 import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 describe('the command line when the bot’s own store does not answer', () => {
   let scene: BullmqScene;

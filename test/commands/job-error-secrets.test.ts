@@ -1,11 +1,12 @@
 import { Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene, connectionFor, waitFor } from './fixture.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 /** Error texts as HTTP and database clients really write them, each carrying one secret. */
 const SECRETS = {

@@ -1,12 +1,13 @@
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { MAX_WORD_LENGTH } from '../../src/commands/parse.js';
 import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { ErrorCode } from '../../src/errors.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 function request(words: string[]): Request {
   return { actor: { id: 'U0VIEWER' }, via: 'slack', channel: 'C0ANY', words, locale: 'en' };

@@ -1,11 +1,12 @@
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { Reply, Request, Via } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene } from './fixture.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 /** Everything Slack would render of a reply, as one string. */
 const shown = (reply: Reply) => `${reply.message.text}\n${JSON.stringify(reply.message.blocks)}`;

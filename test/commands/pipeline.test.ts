@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import type { Queue } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import type { Middleware } from '../../src/commands/dispatcher.js';
@@ -9,9 +9,10 @@ import { parseConfig } from '../../src/config/load.js';
 import { ErrorCode, OpsError } from '../../src/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freePort } from '../../src/lib/redis-server.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene, keysOf } from './fixture.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 const QUEUE_KEYS = [
   'active',

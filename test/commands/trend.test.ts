@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import type { Alert } from '../../src/escalation/lifecycle.js';
@@ -13,6 +13,7 @@ import { registerSlackListeners } from '../../src/transports/slack/listeners.js'
 import { jsonOf, ROLES, runCli, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { decodePng } from '../helpers/png.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
 
 /**
@@ -20,7 +21,7 @@ import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack
  * the built command line (`--out`, sparklines, bad words) and Slack (the answer, then the chart
  * uploaded with files.uploadV2 into the alert's thread), with Slack's HTTP side nock'd.
  */
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 const SLACK = 'https://slack.trend.test';
 const MINUTE = 60_000;
 const logger = createLogger({ level: 'silent' });

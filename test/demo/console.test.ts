@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Request } from '../../src/commands/types.js';
@@ -12,6 +12,7 @@ import { withDb } from '../../src/demo/redis.js';
 import { type SeededDemo, seedDemo } from '../../src/demo/seed.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { createConsoleSession, runLines } from '../../src/transports/console/console.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 /** `data.request` of an answer, failing the test when there is none. */
 function requestOf(outcome: { reply?: { data?: unknown } }): { id: string; status: string } {
@@ -30,7 +31,7 @@ describe('the demo console', () => {
   const seen: Request[] = [];
 
   beforeAll(async () => {
-    const url = withDb(inject('redisUrl'), CONSOLE_DB);
+    const url = withDb(testRedisUrl(), CONSOLE_DB);
     const admin = new Redis(url);
     await admin.flushdb();
     admin.disconnect();
@@ -47,7 +48,7 @@ describe('the demo console', () => {
   afterAll(async () => {
     await app?.close();
     await seeded?.stop();
-    const admin = new Redis(withDb(inject('redisUrl'), CONSOLE_DB));
+    const admin = new Redis(withDb(testRedisUrl(), CONSOLE_DB));
     await admin.flushdb();
     admin.disconnect();
     rmSync(dir, { recursive: true, force: true });

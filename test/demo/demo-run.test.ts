@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoPlan } from '../../src/demo/plan.js';
 import { withDb } from '../../src/demo/redis.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { runDemo } from './run-demo.js';
 
 /** The database of the shared test Redis that only these tests use. */
@@ -28,7 +29,7 @@ describe('npm run demo, non-interactive', () => {
   let admin: Redis;
 
   beforeAll(async () => {
-    admin = new Redis(withDb(inject('redisUrl'), DEMO_DB));
+    admin = new Redis(withDb(testRedisUrl(), DEMO_DB));
     await admin.flushdb();
   });
   afterAll(async () => {
@@ -49,7 +50,7 @@ describe('npm run demo, non-interactive', () => {
         '--script',
         'dlq zeus/celery:alarm_processing',
       ],
-      { env: { REDIS_URL: inject('redisUrl') } },
+      { env: { REDIS_URL: testRedisUrl() } },
     );
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(stdout).toContain(`database ${DEMO_DB}`);

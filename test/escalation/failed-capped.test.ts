@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { configSchema } from '../../src/config/schema.js';
 import { evaluateRules } from '../../src/escalation/rules.js';
@@ -12,6 +12,7 @@ import {
   systemFor,
   waitFor,
 } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
  * `failedIncrease` on a real BullMQ queue whose failed set is capped by `removeOnFail: { count }`,
@@ -19,7 +20,7 @@ import {
  * counts failures by when they failed (ZCOUNT on the set's scores, in the status read's round trip).
  * Between two samples it sees up to the cap (5000 in 30 s is an alert anyway).
  */
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({ lib }) => {
   const prefix = randomName('cap');

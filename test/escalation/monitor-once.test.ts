@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
 // This file owns Redis DB 12 for its Celery broker and results.
 const DB = 12;
-const base = inject('redisUrl');
+const base = testRedisUrl();
 const brokerUrl = redisDbUrl(base, DB);
 const SLACK = 'https://slack.once.test';
 

@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/lib/redis-server.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 const unreachable = await probePostgres();
 if (unreachable && POSTGRES_REQUIRED) throw new Error(`PostgreSQL is required: ${unreachable}`);
 

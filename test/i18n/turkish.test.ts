@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestMessage } from '../../src/approvals/blocks.js';
 import { dlqMessage } from '../../src/blocks/dlq.js';
 import { formatDuration, formatDurationCompact, formatUtc } from '../../src/blocks/format.js';
@@ -11,9 +11,10 @@ import type { ActionRequest } from '../../src/store/store.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { dlqSample, failedJobs, NOW, pushizoStatus, queue } from '../blocks/fixtures.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 describe('locale: tr, the message builders', () => {
   const status = () => {

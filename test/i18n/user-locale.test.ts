@@ -1,10 +1,11 @@
 import { webApi } from '@slack/bolt';
 import { Queue } from 'bullmq';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackDirectory } from '../../src/guards/slack-directory.js';
 import { createUserLocales } from '../../src/transports/slack/user-locale.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, type Harness, randomId, slashCommand, startHarness } from '../slack/harness.js';
 
 const API = 'https://slack.com';
@@ -79,7 +80,7 @@ describe("a user's own Slack locale", () => {
 });
 
 describe('Slack answers each user in their own language over a config in English', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const prefix = randomId('loc');
   let harness: Harness & { close(): Promise<void> };
   let queue: Queue;

@@ -1,15 +1,16 @@
 import { Queue } from 'bullmq';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { connectionFor, deletePrefix, randomName, systemFor } from '../backends/bullmq/helpers.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
  * `metrics.cacheSeconds`: one read of a system serves every scrape for that long, so a Prometheus
  * scraping every few seconds (or several of them) costs the watched Redis one read per window.
  */
-const url = inject('redisUrl');
+const url = testRedisUrl();
 const prefix = randomName('mcache');
 
 afterAll(async () => {

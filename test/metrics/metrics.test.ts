@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type RunningBot, startBot } from '../../src/main.js';
@@ -12,10 +12,11 @@ import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
-const url = inject('redisUrl');
+const url = testRedisUrl();
 const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));
 const prefix = randomName('met');
 

@@ -3,11 +3,12 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { type RunningBot, startBot } from '../../src/main.js';
 import { deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 
 /**
@@ -16,7 +17,7 @@ import { memoryLogger } from '../slack/harness.js';
  * websocket that says hello as Slack's does; `/readyz` follows the websocket: ready while it is
  * open, 503 naming Slack once it drops, and a reconnect Slack refuses does not end the process.
  */
-const url = inject('redisUrl');
+const url = testRedisUrl();
 const prefix = randomName('sock');
 const dir = mkdtempSync(join(tmpdir(), 'qo-socket-'));
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -11,6 +11,7 @@ import {
   writeConfig,
 } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, LIBS, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const ADMINS = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE]', '  admin: [U0BOB, U0ERIN]'];
 
@@ -40,7 +41,7 @@ async function snapshot(redis: Redis, base: string) {
 describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
   'purge and undo of a BullMQ %i.x queue from the command line',
   (major, lib) => {
-    const redisUrl = inject('redisUrl');
+    const redisUrl = testRedisUrl();
     const queueName = 'events';
     let prefix: string;
     let base: string;

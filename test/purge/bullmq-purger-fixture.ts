@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, inject } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { QueuePurger } from '../../src/backends/queue-backend.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 export interface BullmqPurgerFixture {
   /** A fresh BullMQ prefix per test; the queue is `q`. */
@@ -15,7 +16,7 @@ export interface BullmqPurgerFixture {
 
 /** Registers the hooks of a test that drives one BullMQ queue's purger directly. */
 export function useBullmqPurger(stem: string): BullmqPurgerFixture {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const fixture = {} as BullmqPurgerFixture;
   beforeEach(() => {
     fixture.prefix = randomName(stem);

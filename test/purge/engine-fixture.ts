@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, inject } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import { createArchiveDir } from '../../src/archive/archive.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
 import { tempDir } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 export interface PurgeEngineFixture {
   redisUrl: string;
@@ -20,7 +21,7 @@ export interface PurgeEngineFixture {
 
 /** Registers the hooks of a test that drives the purge engine (`runPurge`) directly. */
 export function usePurgeEngine(stem: string): PurgeEngineFixture {
-  const fixture = { redisUrl: inject('redisUrl') } as PurgeEngineFixture;
+  const fixture = { redisUrl: testRedisUrl() } as PurgeEngineFixture;
   beforeEach(async () => {
     fixture.prefix = randomName(stem);
     fixture.redis = new Redis(fixture.redisUrl);

@@ -3,18 +3,19 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 /** Jobs in the killed purge; PURGE_KILL_N=200000 runs the full size. */
 const N = Number(process.env.PURGE_KILL_N ?? 50_000);
 
 describe('a purge killed with SIGKILL halfway', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   let prefix: string;
   let redis: Redis;
   let tmp: ReturnType<typeof tempDir>;

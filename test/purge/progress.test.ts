@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { webApi } from '@slack/bolt';
 import { Redis } from 'ioredis';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps } from '../../src/app.js';
 import { configSchema } from '../../src/config/schema.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
@@ -12,11 +12,12 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createProgressBar } from '../../src/transports/cli/progress.js';
 import { createRequestMessageUpdater } from '../../src/transports/slack/requests.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const API_HOST = 'https://slack-progress.test.example';
 
 describe('a long purge shows its progress', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const prefix = randomName('qpr');
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-progress-'));
   const updates: string[] = [];

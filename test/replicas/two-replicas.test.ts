@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { freePort } from '../../src/lib/redis-server.js';
 import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { buttonClick, slackSignature, slashCommand } from '../slack/harness.js';
 
 /**
@@ -36,7 +37,7 @@ if (unreachable && POSTGRES_REQUIRED) {
   });
 } else {
   describe('two bot replicas in HTTP mode on one PostgreSQL store', () => {
-    const redisUrl = inject('redisUrl');
+    const redisUrl = testRedisUrl();
     const prefix = randomName('rep');
     const schema = `qo_replicas_${randomBytes(5).toString('hex')}`;
     const dir = mkdtempSync(join(tmpdir(), 'qo-replicas-'));

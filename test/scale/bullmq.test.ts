@@ -3,14 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 const HOLDER = join(import.meta.dirname, '../fixtures/bullmq/hold-worker.mjs');
 const LOCK_MS = 1500;
 
 describe('stuck and fail of BullMQ jobs held by a real worker in another process', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const prefix = `qo-stuck-${randomBytes(4).toString('hex')}`;
   const QUEUE = 'dispatch-ios';
   let queue: Queue;

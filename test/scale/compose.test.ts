@@ -1,7 +1,8 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ONE_SHELL_TWO_PEOPLE } from '../actions/cli-helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 /**
@@ -66,7 +67,7 @@ describe('scale of a Compose worker group, through a stand-in docker on PATH', (
       'systems:',
       '  - name: zeus',
       '    type: celery',
-      `    redis: ${JSON.stringify(`${inject('redisUrl')}/15`)}`,
+      `    redis: ${JSON.stringify(`${testRedisUrl()}/15`)}`,
       '    queues: [celery]',
       '    inspectTimeoutMs: 200',
       '    workers:',

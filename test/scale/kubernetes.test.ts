@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 // client-node 1.x speaks plain HTTP to nock only with insecure-skip-tls-verify set.
@@ -138,7 +139,7 @@ describe('scale of a Kubernetes worker group, against the API server mocked with
       'systems:',
       '  - name: pushizo',
       '    type: bullmq',
-      `    redis: ${JSON.stringify(inject('redisUrl'))}`,
+      `    redis: ${JSON.stringify(testRedisUrl())}`,
       `    prefix: qo-kube-${Date.now()}`,
       '    queues: [dispatch-ios]',
       '    workers:',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
@@ -12,6 +12,7 @@ import { type RunningBot, startBot } from '../../src/main.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,
   captureResponses,
@@ -123,7 +124,7 @@ afterAll(() => {
 });
 
 describe('two-person approval through Slack, on the real bot wiring', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const prefix = randomId('apr');
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-slack-approvals-'));
   const redisUser = randomId('qo');
@@ -505,7 +506,7 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
 });
 
 describe('the bot at start', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-slack-start-'));
   const prefix = randomId('rst');
   afterAll(async () => {

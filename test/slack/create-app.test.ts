@@ -1,6 +1,6 @@
 import { verifySlackRequest } from '@slack/bolt';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import {
@@ -10,6 +10,7 @@ import {
   slackSettingsFromEnv,
 } from '../../src/transports/slack/create-app.js';
 import { postMessage, registerSlackListeners, updateMessage } from '../../src/transports/slack/listeners.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, memoryLogger, randomId, slackSignature, slashCommand } from './harness.js';
 
 beforeAll(() => {
@@ -151,7 +152,7 @@ describe('SLACK_API_URL', () => {
 });
 
 describe('HTTP mode', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const secret = 'test-signing-secret-0123456789';
   let slack: SlackApp;
   let base: string;

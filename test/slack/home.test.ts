@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { type RunningBot, startBot } from '../../src/main.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from './harness.js';
 
@@ -112,7 +113,7 @@ afterAll(() => {
 });
 
 describe('the App Home tab, on the real bot wiring', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const prefix = randomId('home');
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-home-'));
   const queues = new Map<string, Queue>();

@@ -1,11 +1,12 @@
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,
   captureResponses,
@@ -34,7 +35,7 @@ afterEach(() => {
 });
 
 describe('Slack listeners over a real dispatcher and real BullMQ queues', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const prefix = randomId('slk');
   let harness: Harness & { close(): Promise<void> };
   let queues: Queue[] = [];
@@ -230,7 +231,7 @@ describe('Slack listeners over a real dispatcher and real BullMQ queues', () => 
 });
 
 describe('Slack middleware after ack (the seam for the guards)', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
 
   it('stops the command when a middleware answers instead of calling next', async () => {
     const harness = await startHarness(

@@ -4,8 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { randomId } from './harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'queue-ops-main-'));
@@ -69,7 +70,7 @@ describe('npm start (src/main.ts)', () => {
 });
 
 describe('npm start as a process (the built dist/main.js)', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   let fakeSlack: Server;
   let apiUrl: string;
   const calls: string[] = [];

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/store.js';
 import { createSlackApp, type SlackApp } from '../../src/transports/slack/create-app.js';
 import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { createSeenSignatures } from '../../src/transports/slack/replay.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, memoryLogger, randomId, slackSignature, slashCommand } from './harness.js';
 
 const secret = 'replay-signing-secret-0123456789';
@@ -19,7 +20,7 @@ const secret = 'replay-signing-secret-0123456789';
  * port, verifying signatures with the signing secret.
  */
 describe('a signed Slack request sent again within the five-minute window', () => {
-  const url = inject('redisUrl');
+  const url = testRedisUrl();
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-replay-'));
   const replicas: { slack: SlackApp; base: string; logLines: Record<string, unknown>[] }[] = [];
   const stores: Store[] = [];

@@ -18,6 +18,8 @@ const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
 const writer = join(import.meta.dirname, 'fixtures', 'audit-writer.ts');
 const KEY = 'verify-while-writing-key-0123456789abcdef';
 const WRITE_MS = 4000;
+/** The writer appends at least this many, however slow the machine. */
+const MINIMUM_APPENDS = 60;
 
 /**
  * Another process appends (store, then witness file) in a loop while this one verifies over and
@@ -37,7 +39,7 @@ async function verifyWhileWriting(spec: string, dir: string): Promise<void> {
     witnesses: [createWitnessFile(witnessPath)],
   });
   try {
-    const child = run(tsx, [writer, spec, KEY, witnessPath, String(WRITE_MS)]);
+    const child = run(tsx, [writer, spec, KEY, witnessPath, String(WRITE_MS), String(MINIMUM_APPENDS)]);
     let finished = false;
     void child.finally(() => {
       finished = true;

@@ -2,11 +2,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliIn } from '../../src/transports/cli/run.js';
 import { type CliRun, jsonOf, tempDir } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
 /** The command line in this process (the same runCli the binary calls): a real store, real Redis. */
@@ -29,7 +30,7 @@ async function runCli(argv: string[]): Promise<CliRun> {
 }
 
 describe('queue-ops timeline: the audit trail and the alert history of a span, in order', () => {
-  const redisUrl = inject('redisUrl');
+  const redisUrl = testRedisUrl();
   const prefix = randomName('tl');
   const queueName = 'dispatch-ios';
   let temp: ReturnType<typeof tempDir>;

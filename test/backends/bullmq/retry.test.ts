@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../../src/backends/bullmq/index.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -11,7 +12,7 @@ import {
   waitFor,
 } from './helpers.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = testRedisUrl();
 
 describe.each(LIBS)('retry of failed jobs on BullMQ $major', ({ lib, version }) => {
   let prefix: string;

@@ -1,14 +1,15 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCeleryBackend } from '../../../src/backends/celery/index.js';
 import { type CelerySystemConfig, configSchema } from '../../../src/config/schema.js';
 import { OpsError } from '../../../src/errors.js';
 import { freePort } from '../../../src/lib/redis-server.js';
 import { publishCelery, redisDbUrl } from '../../helpers/celery-worker.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 
 // This file owns Redis DB 10.
-const broker = redisDbUrl(inject('redisUrl'), 10);
+const broker = redisDbUrl(testRedisUrl(), 10);
 
 function system(overrides: Record<string, unknown>): CelerySystemConfig {
   return configSchema.parse({ systems: [{ name: 'zeus', type: 'celery', redis: broker, ...overrides }] })
