@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createAudit } from '../src/audit/audit.js';
-import { auditKeyId } from '../src/audit/hash.js';
 import type { AuditKeyring } from '../src/audit/keys.js';
+import { auditKeyId } from '../src/store/audit-hash.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { seedAuditChain } from '../test/helpers/audit-chain.js';
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { auditEntryHash, canonicalJson } from '../store/audit-hash.js';
 import type { AuditEntry, AuditEntryInput, Store } from '../store/store.js';
-import { auditEntryHash, canonicalJson } from './hash.js';
 import { type AuditKeyring, NO_AUDIT_KEYS } from './keys.js';
 import type { AuditWitness, WitnessHead } from './witness.js';
 

@@ -1,6 +1,6 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { type AuditKey, auditKeyId } from './hash.js';
+import { type AuditKey, auditKeyId } from '../store/audit-hash.js';
 
 /** The keys the audit trail knows: one to seal new entries with, and every one verify may meet. */
 export interface AuditKeyring {

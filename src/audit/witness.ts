@@ -1,8 +1,8 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { canonicalJson } from '../store/audit-hash.js';
 import type { AuditEntry } from '../store/store.js';
-import { canonicalJson } from './hash.js';
 
 /** What a witness remembers of one entry: enough to tell whether the store still holds it unchanged. */
 export interface WitnessHead {

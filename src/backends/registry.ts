@@ -1,5 +1,11 @@
-import type { BackendRegistry } from '../commands/types.js';
 import type { QueueBackend } from './queue-backend.js';
+
+/** Resolves names from config to live backends (what commands, the monitor and metrics read). */
+export interface BackendRegistry {
+  names(): string[];
+  get(name: string): QueueBackend | undefined;
+  all(): QueueBackend[];
+}
 
 /** The live backends, by system name in config order; closing it closes every one of them. */
 export interface ClosableBackendRegistry extends BackendRegistry {

@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { SystemStatus } from '../backends/queue-backend.js';
-import type { Alert } from '../escalation/lifecycle.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { Alert } from '../store/alert.js';
 import type { ActionRequest } from '../store/store.js';
 import type { TimelineEvent } from '../timeline/events.js';
 import { ActionId } from './action-ids.js';

@@ -5,8 +5,8 @@ import { ErrorCode, OpsError } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
 import { shownValue } from '../escalation/blocks.js';
 import { parseDuration } from '../escalation/duration.js';
-import type { Alert } from '../escalation/lifecycle.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { Alert } from '../store/alert.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */

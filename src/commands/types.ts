@@ -1,6 +1,6 @@
 import type { Approvals } from '../approvals/service.js';
 import type { Audit } from '../audit/audit.js';
-import type { QueueBackend } from '../backends/queue-backend.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import type { Message } from '../blocks/message.js';
 import type { Config, Role } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
@@ -80,13 +80,6 @@ export interface ReplyFile {
   privateTo?: string;
   /** Command line: the path given with `--out`. */
   saveAs?: string;
-}
-
-/** Resolves names from config to live backends. */
-export interface BackendRegistry {
-  names(): string[];
-  get(name: string): QueueBackend | undefined;
-  all(): QueueBackend[];
 }
 
 /** What every command receives; built once in the composition root. */

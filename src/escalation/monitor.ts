@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { BackendRegistry } from '../commands/types.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../lib/logger.js';
 import type { OutboxInput, Store } from '../store/store.js';

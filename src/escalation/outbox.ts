@@ -2,9 +2,9 @@ import type { Message } from '../blocks/message.js';
 import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { Alert } from '../store/alert.js';
 import type { EscalationStore, OutboxItem } from '../store/store.js';
 import { alertMessage, threadMessage } from './blocks.js';
-import type { Alert } from './lifecycle.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {

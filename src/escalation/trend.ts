@@ -1,5 +1,5 @@
 import type { EscalationRule } from '../config/schema.js';
-import type { Alert } from './lifecycle.js';
+import type { Alert } from '../store/alert.js';
 import { ruleMatches } from './rules.js';
 import type { Sample } from './samples.js';
 

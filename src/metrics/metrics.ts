@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SystemStatus } from '../backends/queue-backend.js';
-import type { BackendRegistry } from '../commands/types.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import type { AuditEntry } from '../store/store.js';
 
 /** The queue states exported as `queue_ops_queue_jobs{state}`. */

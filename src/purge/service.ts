@@ -9,7 +9,7 @@ import {
   verifyArchive,
 } from '../archive/archive.js';
 import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-backend.js';
-import type { BackendRegistry } from '../commands/types.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';

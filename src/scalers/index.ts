@@ -1,4 +1,4 @@
-import type { BackendRegistry } from '../commands/types.js';
+import type { BackendRegistry } from '../backends/registry.js';
 import type { Config, WorkerGroupConfig } from '../config/schema.js';
 import { createCeleryPoolScaler } from './celery-pool.js';
 import { type ComposeRunnerDeps, createComposeScaler } from './compose.js';

@@ -1,4 +1,4 @@
-import type { Alert } from '../escalation/lifecycle.js';
+import type { Alert } from './alert.js';
 import type { OutboxItem } from './store.js';
 
 /** The columns an alert is kept under, beside its JSON record. */

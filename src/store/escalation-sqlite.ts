@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Alert } from '../escalation/lifecycle.js';
+import type { Alert } from './alert.js';
 import { alertColumns, alertData, rowToAlert, rowToOutbox } from './escalation-rows.js';
 import type { EscalationStore, OutboxInput } from './store.js';
 

@@ -1,5 +1,5 @@
-import { type AuditKey, auditEntryHash } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { type AuditKey, auditEntryHash } from './audit-hash.js';
 import type {
   ActionRequest,
   Approval,

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AuditKey } from '../audit/hash.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import type { AuditKey } from './audit-hash.js';
 import { createSqliteEscalation } from './escalation-sqlite.js';
 import { migrations } from './migrations.js';
 import { purgeMethods } from './purges.js';

@@ -4,8 +4,8 @@
  * replicas; both pass `test/store/store-contract.ts`.
  */
 
-import type { AuditKey } from '../audit/hash.js';
-import type { Alert } from '../escalation/lifecycle.js';
+import type { Alert } from './alert.js';
+import type { AuditKey } from './audit-hash.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 

@@ -1,4 +1,4 @@
-import type { Alert } from '../escalation/lifecycle.js';
+import type { Alert } from '../store/alert.js';
 import type { AuditEntry } from '../store/store.js';
 
 /** One thing that happened, in words-free form: the builders put it into words per locale. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
-import { auditEntryHash, canonicalJson } from '../../src/audit/hash.js';
+import { auditEntryHash, canonicalJson } from '../../src/store/audit-hash.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { AuditEntry, Store } from '../../src/store/store.js';
 import { seedAuditChain } from '../helpers/audit-chain.js';

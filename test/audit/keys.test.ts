@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditKeyId } from '../../src/audit/hash.js';
 import { loadAuditKeys } from '../../src/audit/keys.js';
 import { createWitnessFile, newestWitnessHead, witnessLine } from '../../src/audit/witness.js';
 import { OpsError } from '../../src/errors.js';
+import { auditKeyId } from '../../src/store/audit-hash.js';
 import type { AuditEntry } from '../../src/store/store.js';
 
 let dir: string;

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditKeyId } from '../../src/audit/hash.js';
+import { auditKeyId } from '../../src/store/audit-hash.js';
 import { runCli as runCliIn } from '../../src/transports/cli/run.js';
 import { type CliRun, jsonOf, tempDir } from '../actions/cli-helpers.js';
 

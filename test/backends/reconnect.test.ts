@@ -38,9 +38,12 @@ async function unavailableWithin5s(call: () => Promise<unknown>): Promise<void> 
   expect(Date.now() - started).toBeLessThan(5_000);
 }
 
-/** Calls `read` until `done` holds, for at most 5 seconds; returns the last value. */
-async function within5s<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5_000;
+/**
+ * Calls `read` until `done` holds, for at most 15 seconds (usually well under one; the margin is
+ * for a loaded machine, where a reconnect can take seconds); returns the last value.
+ */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 15_000;
   for (;;) {
     const value = await read();
     if (done(value) || Date.now() > deadline) return value;

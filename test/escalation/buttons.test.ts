@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertValidMessage } from '../../src/blocks/validate.js';
 import { alertMessage } from '../../src/escalation/blocks.js';
-import type { Alert } from '../../src/escalation/lifecycle.js';
+import type { Alert } from '../../src/store/alert.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
 import { buttonClick } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';

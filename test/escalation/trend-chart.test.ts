@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatNumber } from '../../src/blocks/format.js';
 import { configSchema } from '../../src/config/schema.js';
-import type { Alert } from '../../src/escalation/lifecycle.js';
 import { renderChartPng, trendFile } from '../../src/escalation/render-chart.js';
 import { alertWindow } from '../../src/escalation/runtime.js';
 import type { Sample } from '../../src/escalation/samples.js';
@@ -16,6 +15,7 @@ import {
   trendPoints,
   trendThresholds,
 } from '../../src/escalation/trend.js';
+import type { Alert } from '../../src/store/alert.js';
 import { decodePng, pixelAt, pixelDifference } from '../helpers/png.js';
 
 /**

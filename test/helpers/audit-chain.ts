@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { AuditKey } from '../../src/audit/hash.js';
+import type { AuditKey } from '../../src/store/audit-hash.js';
 import { auditColumns, auditValues, chainEntry } from '../../src/store/rows.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Alert } from '../../src/escalation/lifecycle.js';
+import type { Alert } from '../../src/store/alert.js';
 import type { Store } from '../../src/store/store.js';
 
 const t0 = Date.parse('2030-01-01T10:00:00.000Z');

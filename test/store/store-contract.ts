@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
-import { type AuditKey, auditEntryHash, auditKeyId, canonicalJson } from '../../src/audit/hash.js';
 import type { AuditKeyring } from '../../src/audit/keys.js';
 import { type AuditWitness, createWitnessFile } from '../../src/audit/witness.js';
+import { type AuditKey, auditEntryHash, auditKeyId, canonicalJson } from '../../src/store/audit-hash.js';
 import { migrations } from '../../src/store/migrations.js';
 import { auditColumns } from '../../src/store/rows.js';
 import type {

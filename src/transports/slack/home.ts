@@ -1,7 +1,7 @@
 import type { App, webApi } from '@slack/bolt';
 import type { Approvals } from '../../approvals/service.js';
+import type { BackendRegistry } from '../../backends/registry.js';
 import { type HomeInput, homeView } from '../../blocks/home.js';
-import type { BackendRegistry } from '../../commands/types.js';
 import type { Config, Role } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { AlertService } from '../../escalation/alerts.js';

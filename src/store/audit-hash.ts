@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { AuditEntry } from '../store/store.js';
+import type { AuditEntry } from './store.js';
 
 /**
  * A key the chain is sealed with. `id` is stored on every entry it sealed, so that after a rotation

@@ -1,0 +1,48 @@
+import type { RuleMetric } from '../config/schema.js';
+
+/**
+ * One alert: one Slack message, from the first breach until it clears. Pure transitions over
+ * this record (src/escalation/lifecycle.ts) decide what to say; the store keeps it, so its shape
+ * lives here, on the floor that owns the data.
+ */
+export interface Alert {
+  /** Short id shown to people and carried by the buttons, e.g. `a-7f3k9q2b`. */
+  id: string;
+  /** `rule|subject`: at most one firing alert per key. */
+  key: string;
+  rule: string;
+  metric: RuleMetric;
+  severity: 'critical' | 'warning' | 'info';
+  subject: string;
+  system: string;
+  queue?: string;
+  comparator: 'above' | 'below';
+  threshold: number;
+  status: 'firing' | 'resolved';
+  /** The latest known value; null stands for "not draining" (an infinite minutesToDrain). */
+  value: number | null;
+  /** The value that went furthest past the threshold while it fired. */
+  worst: number | null;
+  /** The last values, oldest first (null: unknown). */
+  series: (number | null)[];
+  /** Minutes to drain at the current rate; null: not draining; absent: unknown or not a queue. */
+  minutesToDrain?: number | null;
+  /** Samples in a row back under the threshold, toward `clearAfterSamples`. */
+  clearing: number;
+  /** ISO 8601 UTC times. */
+  openedAt: string;
+  updatedAt: string;
+  resolvedAt?: string;
+  /** When people were last told (the post, a reminder, the end of a snooze). */
+  lastNotifiedAt: string;
+  escalatedAt?: string;
+  ackedBy?: string;
+  ackedAt?: string;
+  snoozedBy?: string;
+  snoozedUntil?: string;
+  /** Where the message is, once Slack has it. */
+  channel?: string;
+  messageTs?: string;
+  /** Bumped on every write; writes are conditional on it. */
+  version: number;
+}
