@@ -270,7 +270,15 @@ async function startWithConfig(
       }),
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       ...(options.authorization ? { authorization: options.authorization } : {}),
-      ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+      // Bolt's own client (approval request posts, reply files, the Home tab): its retries
+      // (Bolt's default policy unless a test sets one) are logged like the other client's.
+      clientOptions: {
+        ...clientOptions,
+        retryConfig: loggedRetries(
+          retryConfig ?? webApi.retryPolicies.tenRetriesInAboutThirtyMinutes,
+          logger,
+        ),
+      },
       // Shared through the store, so a request replayed to another replica is refused too.
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
