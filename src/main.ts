@@ -31,6 +31,7 @@ import { registerSlackListeners } from './transports/slack/listeners.js';
 import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
+import type { RespondPolicy } from './transports/slack/respond.js';
 import { createUserLocales } from './transports/slack/user-locale.js';
 
 type Env = Record<string, string | undefined>;
@@ -80,6 +81,8 @@ export interface BotOptions {
   auditChannelIntervalMs?: number;
   /** e.g. `{ processMetrics: false }` in tests that start many bots in one process. */
   metricsOptions?: { processMetrics?: boolean };
+  /** Timeout and retries of answers through `response_url` (tests shorten them). */
+  respondPolicy?: Partial<RespondPolicy>;
 }
 
 /** A cheap read of the bot's own store, for `/readyz`. */
@@ -158,13 +161,14 @@ async function startWithConfig(
 
   // Outside a listener (audit channel, in-place updates, the guards' lookups). Bounded, so a
   // Slack outage costs minutes of retries rather than WebClient's default half hour.
+  const { retryConfig, ...clientOptions } = options.clientOptions ?? {};
   const web = new webApi.WebClient(settings.botToken, {
-    // Through Bolt's namespace: @slack/web-api is CommonJS and Node's ESM loader cannot see
-    // `retryPolicies` as a named export.
-    retryConfig: webApi.retryPolicies.fiveRetriesInFiveMinutes,
     timeout: 10_000,
     logger: boltLogger(logger),
-    ...options.clientOptions,
+    ...clientOptions,
+    // Through Bolt's namespace: @slack/web-api is CommonJS and Node's ESM loader cannot see
+    // `retryPolicies` as a named export.
+    retryConfig: loggedRetries(retryConfig ?? webApi.retryPolicies.fiveRetriesInFiveMinutes, logger),
     ...slackClientOptions(settings),
   });
   const auditChannel = config.slack.auditChannel;
@@ -266,7 +270,15 @@ async function startWithConfig(
       }),
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       ...(options.authorization ? { authorization: options.authorization } : {}),
-      ...(options.clientOptions ? { clientOptions: options.clientOptions } : {}),
+      // Bolt's own client (approval request posts, reply files, the Home tab): its retries
+      // (Bolt's default policy unless a test sets one) are logged like the other client's.
+      clientOptions: {
+        ...clientOptions,
+        retryConfig: loggedRetries(
+          retryConfig ?? webApi.retryPolicies.tenRetriesInAboutThirtyMinutes,
+          logger,
+        ),
+      },
       // Shared through the store, so a request replayed to another replica is refused too.
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
@@ -299,6 +311,7 @@ async function startWithConfig(
       locale,
       userLocale,
       homeNotice: (userId, text) => homeTab.notice(userId, text),
+      ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
       middleware: [
         createBoltGuard({
@@ -419,6 +432,42 @@ async function startWithConfig(
     },
     stop,
   };
+}
+
+/**
+ * WebClient retries a failed call (a 5xx, no answer within its timeout, a 429 after its
+ * Retry-After) without a word; each failed try is logged, so an approval message that reached its
+ * outcome late says why. Codes and statuses only: an error's text can quote the API URL.
+ */
+function loggedRetries(policy: webApi.RetryOptions, logger: Logger): webApi.RetryOptions {
+  const onFailedAttempt = (error: {
+    attemptNumber?: number;
+    retriesLeft?: number;
+    code?: unknown;
+    statusCode?: unknown;
+    original?: { message?: string; name?: string };
+  }) => {
+    // A 429 waited out by the client itself comes back as a request error around this text.
+    const reason = /^A rate limit was exceeded/.test(error.original?.message ?? '')
+      ? 'rate limited (429)'
+      : error.original?.name === 'TimeoutError'
+        ? 'no answer within the timeout'
+        : typeof error.code === 'string'
+          ? error.code
+          : 'unknown';
+    logger.warn(
+      {
+        attempt: error.attemptNumber,
+        retriesLeft: error.retriesLeft,
+        reason,
+        ...(typeof error.statusCode === 'number' ? { statusCode: error.statusCode } : {}),
+      },
+      error.retriesLeft
+        ? 'Slack did not take a Web API call; trying again'
+        : 'Slack did not take a Web API call',
+    );
+  };
+  return { ...policy, onFailedAttempt } as webApi.RetryOptions;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -3,7 +3,7 @@ import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Alert } from '../store/alert.js';
-import type { EscalationStore, OutboxItem } from '../store/store.js';
+import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
 import { alertMessage, threadMessage } from './blocks.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
@@ -62,7 +62,8 @@ export interface OutboxDeps {
   /**
    * How long a claim holds while an item is delivered. Default 30 s: longer than one delivery can
    * take (a lookup and a post, each cut off by the Web API client's 10 s timeout), short enough
-   * that a replica killed mid-call holds the outbox up for half a minute at most.
+   * that a replica killed mid-call holds the outbox up for half a minute at most. A chart holds
+   * twice as long: its upload is three calls and a render, and nothing waits behind it.
    */
   claimMs?: number;
 }
@@ -76,22 +77,30 @@ export interface DrainResult {
   stoppedBy?: 'retry' | 'not-before' | 'claimed' | 'deadline' | 'no-slack';
 }
 
-/** Tries of a chart upload before it is dropped; the messages queued behind it wait meanwhile. */
+/** One lane's part of a drain. */
+type LaneResult = Omit<DrainResult, 'pending'>;
+
+/** Tries of a chart upload before it is dropped. */
 const CHART_ATTEMPTS = 3;
 
 /** Back-off after a failure with no Retry-After: 2, 4, 8… s, at most a minute. */
 const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(attempts, 5));
 
 /**
- * Delivers the outbox strictly in order: the oldest item first, and nothing after an item that
- * failed until it goes through (a thread reply must not land before its post, an update before
- * the post it updates). Posts and updates render the alert as it is when sent, so a message
- * delivered late says what is true then. One drain at a time per process (`drain` shares it).
+ * Delivers the outbox in two lanes. Messages (posts, updates, thread replies) go strictly in
+ * order: the oldest first, and nothing after an item that failed until it goes through (a thread
+ * reply must not land before its post, an update before the post it updates). Charts go on their
+ * own, each once its alert's earlier messages are out: an upload that fails, is rate limited or
+ * hangs is retried after its back-off without holding up any alert message, and a chart refused
+ * for good (or tried `CHART_ATTEMPTS` times) is dropped. Posts and updates render the alert as it
+ * is when sent, so a message delivered late says what is true then. One run of each lane at a
+ * time per process (`drain` shares them).
  */
 export function createOutbox(deps: OutboxDeps) {
   const { store, logger } = deps;
   const claimMs = deps.claimMs ?? 30_000;
-  let running: Promise<DrainResult> | undefined;
+  let messagesRun: Promise<LaneResult> | undefined;
+  let chartsRun: Promise<LaneResult> | undefined;
 
   async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
     const alert = await store.getAlert(item.alertId);
@@ -174,8 +183,12 @@ export function createOutbox(deps: OutboxDeps) {
     }
   }
 
-  async function run(deadline: number): Promise<DrainResult> {
-    const result: DrainResult = { sent: 0, dropped: 0, pending: 0 };
+  /**
+   * One lane until it is empty, an item must wait, or the deadline. The messages lane stops at the
+   * first failure (order); the charts lane notes it on the chart and goes on to the next one due.
+   */
+  async function runLane(lane: OutboxLane, deadline: number): Promise<LaneResult> {
+    const result: LaneResult = { sent: 0, dropped: 0 };
     const { slack, channel } = deps;
     for (;;) {
       if (!slack || !channel) {
@@ -186,9 +199,9 @@ export function createOutbox(deps: OutboxDeps) {
         result.stoppedBy = 'deadline';
         break;
       }
-      const item = await store.nextOutbox();
-      if (!item) break;
       const now = deps.now();
+      const item = await store.nextOutbox(lane, now.toISOString());
+      if (!item) break;
       if (Date.parse(item.notBefore) > now.getTime()) {
         result.stoppedBy = 'not-before';
         break;
@@ -196,7 +209,7 @@ export function createOutbox(deps: OutboxDeps) {
       const claimed = await store.claimOutbox(
         item.seq,
         deps.owner,
-        new Date(now.getTime() + claimMs).toISOString(),
+        new Date(now.getTime() + (lane === 'charts' ? 2 * claimMs : claimMs)).toISOString(),
         now.toISOString(),
       );
       if (!claimed) {
@@ -212,7 +225,7 @@ export function createOutbox(deps: OutboxDeps) {
           error instanceof DeliveryError
             ? error
             : new DeliveryError(error instanceof Error ? error.message : String(error), false);
-        // A chart is a courtesy: after a few tries it gives way to the alert messages behind it.
+        // A chart is a courtesy: after a few tries it is given up.
         if (item.kind === 'chart' && !failure.permanent && item.attempts + 1 >= CHART_ATTEMPTS)
           failure = new DeliveryError(`${failure.reason} (chart given up)`, true);
         const at = deps.now();
@@ -227,32 +240,66 @@ export function createOutbox(deps: OutboxDeps) {
         }
         const wait = failure.retryAfterMs ?? backoffMs(item.attempts);
         await store.retryOutbox(item.seq, failure.reason, new Date(at.getTime() + wait).toISOString());
-        logger.warn(
-          { seq: item.seq, alertId: item.alertId, kind: item.kind, reason: failure.reason, retryInMs: wait },
-          'Slack did not take an alert message; it stays in the outbox, in order',
-        );
+        const fields = {
+          seq: item.seq,
+          alertId: item.alertId,
+          kind: item.kind,
+          reason: failure.reason,
+          retryInMs: wait,
+        };
+        if (lane === 'charts') {
+          // Not due again until its back-off is over, so the next pick is another chart, if any.
+          logger.warn(fields, 'Slack did not take an alert chart; it is tried again on its own');
+          continue;
+        }
+        logger.warn(fields, 'Slack did not take an alert message; it stays in the outbox, in order');
         result.stoppedBy = 'retry';
         break;
       }
     }
-    result.pending = await store.pendingOutbox();
     return result;
   }
+
+  const laneStarter = (lane: OutboxLane) => (deadline: number) => {
+    const current = lane === 'messages' ? messagesRun : chartsRun;
+    if (current) return current;
+    const started = runLane(lane, deadline).finally(() => {
+      if (lane === 'messages') messagesRun = undefined;
+      else chartsRun = undefined;
+    });
+    if (lane === 'messages') messagesRun = started;
+    else chartsRun = started;
+    return started;
+  };
+  const startMessages = laneStarter('messages');
+  const startCharts = laneStarter('charts');
 
   return {
     /**
      * Sends what is due, until the outbox is empty, an item must wait, or `deadlineMs` has passed.
      * A drain already running is shared, not doubled.
      */
-    drain(deadlineMs = 20_000): Promise<DrainResult> {
-      running ??= run(Date.now() + deadlineMs).finally(() => {
-        running = undefined;
-      });
-      return running;
+    async drain(deadlineMs = 20_000): Promise<DrainResult> {
+      const deadline = Date.now() + deadlineMs;
+      const messages = startMessages(deadline);
+      // Charts start once the messages due now are out (a chart follows its post), and a charts
+      // run already going on (an upload hanging) is joined: it picks up new charts as it loops.
+      const charts = messages.then(
+        () => startCharts(deadline),
+        () => startCharts(deadline),
+      );
+      const [m, c] = await Promise.all([messages, charts]);
+      return {
+        sent: m.sent + c.sent,
+        dropped: m.dropped + c.dropped,
+        pending: await store.pendingOutbox(),
+        ...((m.stoppedBy ?? c.stoppedBy) ? { stoppedBy: m.stoppedBy ?? c.stoppedBy } : {}),
+      };
     },
-    /** Resolves when the drain in progress, if any, is over. */
+    /** Resolves when the lanes in progress, if any, are over. */
     async idle(): Promise<void> {
-      await running?.catch(() => undefined);
+      await messagesRun?.catch(() => undefined);
+      await chartsRun?.catch(() => undefined);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Alert } from './alert.js';
-import { alertColumns, alertData, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
 import type { EscalationStore, OutboxInput } from './store.js';
 
 type Row = Record<string, unknown>;
@@ -127,10 +127,15 @@ export function createPostgresEscalation(
         }
       }),
 
-    nextOutbox: () =>
+    nextOutbox: (lane, now) =>
       wrap(async () => {
+        let n = 0;
+        const [where, params] = outboxLaneFilter(lane, now, () => `$${++n}`);
         const row = (
-          await pool.query('SELECT * FROM escalation_outbox WHERE done_at IS NULL ORDER BY seq LIMIT 1')
+          await pool.query(
+            `SELECT * FROM escalation_outbox o WHERE done_at IS NULL ${where} ORDER BY seq LIMIT 1`,
+            params,
+          )
         ).rows[0] as Row | undefined;
         return row ? rowToOutbox(row) : undefined;
       }),

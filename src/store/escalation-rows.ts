@@ -1,5 +1,5 @@
 import type { Alert } from './alert.js';
-import type { OutboxItem } from './store.js';
+import type { OutboxItem, OutboxLane } from './store.js';
 
 /** The columns an alert is kept under, beside its JSON record. */
 export function alertColumns(alert: Alert) {
@@ -36,4 +36,25 @@ export function rowToOutbox(row: Record<string, unknown>): OutboxItem {
   if (row.last_error !== null && row.last_error !== undefined) item.lastError = String(row.last_error);
   if (row.claimed_by !== null && row.claimed_by !== undefined) item.claimedBefore = true;
   return item;
+}
+
+/**
+ * The extra `WHERE` of `nextOutbox` for a lane, over the outbox aliased `o`, with its parameters
+ * (`placeholder` gives each one's marker: `?` for SQLite, `$n` for PostgreSQL). The same SQL in
+ * both dialects; `not_before` is an ISO 8601 UTC string, so text order is time order.
+ */
+export function outboxLaneFilter(
+  lane: OutboxLane | undefined,
+  now: string | undefined,
+  placeholder: () => string,
+): [string, string[]] {
+  if (lane === 'messages') return ["AND o.kind <> 'chart'", []];
+  if (lane !== 'charts') return ['', []];
+  const due = now === undefined ? '' : `AND o.not_before <= ${placeholder()}`;
+  return [
+    `AND o.kind = 'chart' ${due}
+     AND NOT EXISTS (SELECT 1 FROM escalation_outbox m WHERE m.alert_id = o.alert_id
+       AND m.done_at IS NULL AND m.kind <> 'chart' AND m.seq < o.seq)`,
+    now === undefined ? [] : [now],
+  ];
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Alert } from './alert.js';
-import { alertColumns, alertData, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
 import type { EscalationStore, OutboxInput } from './store.js';
 
 type Row = Record<string, unknown>;
@@ -155,11 +155,12 @@ export function createSqliteEscalation(
     insertAlert: (alert, outbox) => wrap(() => insert.immediate(alert, outbox)),
     writeAlert: (alert, outbox) => wrap(() => write.immediate(alert, outbox)),
 
-    nextOutbox: () =>
+    nextOutbox: (lane, now) =>
       wrap(() => {
+        const [where, params] = outboxLaneFilter(lane, now, () => '?');
         const row = db
-          .prepare('SELECT * FROM escalation_outbox WHERE done_at IS NULL ORDER BY seq LIMIT 1')
-          .get() as Row | undefined;
+          .prepare(`SELECT * FROM escalation_outbox o WHERE done_at IS NULL ${where} ORDER BY seq LIMIT 1`)
+          .get(...params) as Row | undefined;
         return row ? rowToOutbox(row) : undefined;
       }),
     claimOutbox: (seq, owner, until, now) =>

@@ -227,6 +227,9 @@ export interface OutboxItem {
 
 export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;
 
+/** The outbox's two independent queues: alert messages in order, and charts on their own. */
+export type OutboxLane = 'messages' | 'charts';
+
 /**
  * The monitor's memory. Every write that changes an alert is conditional on its version and
  * carries the outbox items it causes in the same transaction, so a message is queued exactly when
@@ -262,8 +265,13 @@ export interface EscalationStore {
    */
   writeAlert(alert: Alert, outbox: readonly OutboxInput[]): Promise<Alert | undefined>;
 
-  /** The oldest undelivered item, or undefined when the outbox is empty. */
-  nextOutbox(): Promise<OutboxItem | undefined>;
+  /**
+   * The oldest undelivered item, or undefined when there is none. With a lane, only that lane's:
+   * `messages` (posts, updates, thread replies: delivered strictly in order, due or not), or
+   * `charts` that are due at `now` and whose alert has no earlier message still waiting (a chart
+   * belongs below the message it illustrates). Charts never hold up the messages lane.
+   */
+  nextOutbox(lane?: OutboxLane, now?: string): Promise<OutboxItem | undefined>;
   /** Takes an item for delivery until `until`, unless someone else holds it. */
   claimOutbox(seq: number, owner: string, until: string, now: string): Promise<boolean>;
   /**

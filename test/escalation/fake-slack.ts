@@ -1,4 +1,4 @@
-import nock from 'nock';
+import nock, { type ReplyFnResult } from 'nock';
 
 /** One Web API call as the fake Slack received it. */
 export interface SlackCall {
@@ -35,7 +35,11 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
   const calls: SlackCall[] = [];
   const uploads: SlackUpload[] = [];
   /** Failures scripted for the next upload-URL requests (`failUploadNext`). */
-  const uploadFailures: number[] = [];
+  const uploadFailures: (number | string)[] = [];
+  /** Faults scripted for the next POSTs of a file's bytes to its upload URL (`failUploadUrlNext`). */
+  const uploadUrlFaults: Fault[] = [];
+  /** Every POST of bytes to an upload URL, with what the fake answered (0: it hung). */
+  const uploadPosts: { fileId: string; status: number }[] = [];
   const form = (raw: unknown) =>
     Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : JSON.stringify(raw)));
   const files = nock(host)
@@ -43,6 +47,8 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
     .post('/api/files.getUploadURLExternal')
     .reply((_uri, raw) => {
       const failure = uploadFailures.shift();
+      // A string is Slack's own refusal: HTTP 200 with `ok: false`.
+      if (typeof failure === 'string') return [200, { ok: false, error: failure }];
       if (failure) return [failure, 'upstream trouble'];
       const fileId = `F0CHART${uploads.length + 1}`;
       uploads.push({ fileId, requested: form(raw) });
@@ -69,8 +75,15 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
   const uploadScope = nock(UPLOAD_HOST)
     .persist()
     .post(/\/upload\/v1\/F0CHART\d+$/)
-    .reply((uri, raw) => {
+    .reply((uri, raw, answer) => {
       const id = uri.split('/').at(-1)!;
+      const fault = uploadUrlFaults.shift();
+      if (fault) {
+        uploadPosts.push({ fileId: id, status: fault.hangMs ? 0 : fault.status });
+        faultAnswer(fault, answer);
+        return;
+      }
+      uploadPosts.push({ fileId: id, status: 200 });
       const upload = uploads.find((u) => u.fileId === id);
       if (upload) {
         // nock hands a binary body (a PNG) over hex-encoded, and a text one (Markdown) as it is.
@@ -78,9 +91,9 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
         upload.body = /^(?:[0-9a-f]{2})+$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'utf8');
         upload.png = pngIn(upload.body);
       }
-      return [200, 'OK - 1234'];
+      answer(null, [200, 'OK - 1234']);
     });
-  const script: { status: number; retryAfter?: number; posted?: boolean }[] = [];
+  const script: Fault[] = [];
   let counter = 0;
   /** Every message Slack holds (posted, or posted but answered with an error), as history shows it. */
   const history: { channel: string; ts: string; metadata?: Record<string, unknown> }[] = [];
@@ -113,7 +126,7 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
   const scope = nock(host)
     .persist()
     .post(/\/api\/chat\.(postMessage|update)$/)
-    .reply((uri, raw) => {
+    .reply((uri, raw, answer) => {
       const method = uri.replace(/^.*\/api\//, '');
       const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
       const body = Object.fromEntries(new URLSearchParams(text));
@@ -122,17 +135,18 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
       if (next) {
         // Slack took the message, but its answer never arrived (a 5xx from a proxy, a timeout).
         if (next.posted && method === 'chat.postMessage') keep(body);
-        calls.push({ method, body, blocks, status: next.status });
-        if (next.status === 429) return [429, '', { 'Retry-After': String(next.retryAfter ?? 1) }];
-        return [next.status, 'upstream trouble'];
+        calls.push({ method, body, blocks, status: next.hangMs ? 0 : next.status });
+        faultAnswer(next, answer);
+        return;
       }
       const call: SlackCall = { method, body, blocks, status: 200 };
       calls.push(call);
       if (method === 'chat.postMessage') {
         call.ts = keep(body);
-        return [200, { ok: true, channel: body.channel, ts: call.ts }];
+        answer(null, [200, { ok: true, channel: body.channel, ts: call.ts }]);
+        return;
       }
-      return [200, { ok: true, channel: body.channel, ts: body.ts }];
+      answer(null, [200, { ok: true, channel: body.channel, ts: body.ts }]);
     });
   return {
     calls,
@@ -144,16 +158,41 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
     lookups,
     /**
      * The next `times` posts or updates fail with HTTP `status`; with `posted`, a post is kept
-     * by Slack all the same (its answer is what got lost).
+     * by Slack all the same (its answer is what got lost). With `hangMs`, Slack holds the call
+     * that long before answering (past the client's timeout: the call is recorded with status 0).
      */
-    failNext(status: number, options: { retryAfter?: number; times?: number; posted?: boolean } = {}) {
+    failNext(
+      status: number,
+      options: { retryAfter?: number; times?: number; posted?: boolean; hangMs?: number } = {},
+    ) {
       for (let i = 0; i < (options.times ?? 1); i++)
-        script.push({ status, retryAfter: options.retryAfter, posted: options.posted });
+        script.push({
+          status,
+          retryAfter: options.retryAfter,
+          posted: options.posted,
+          hangMs: options.hangMs,
+        });
     },
-    /** The next `times` files.getUploadURLExternal calls answer with HTTP `status`. */
-    failUploadNext(status: number, times = 1) {
+    /**
+     * The next `times` files.getUploadURLExternal calls answer with HTTP `status`, or with
+     * `{ ok: false, error }` when it is Slack's error code (`missing_scope`).
+     */
+    failUploadNext(status: number | string, times = 1) {
       for (let i = 0; i < times; i++) uploadFailures.push(status);
     },
+    /**
+     * The next `times` POSTs of a file's bytes to its upload URL fail with HTTP `status` (429:
+     * with `retryAfter`), or hang for `hangMs` first. The file is then never completed.
+     */
+    failUploadUrlNext(
+      status: number,
+      options: { retryAfter?: number; times?: number; hangMs?: number } = {},
+    ) {
+      for (let i = 0; i < (options.times ?? 1); i++)
+        uploadUrlFaults.push({ status, retryAfter: options.retryAfter, hangMs: options.hangMs });
+    },
+    /** Every POST to an upload URL, with the status answered (0: hung past the client). */
+    uploadPosts,
     done: () => {
       scope.persist(false);
       files.persist(false);
@@ -162,6 +201,26 @@ export function fakeSlack(host: string, options: { now?: () => number } = {}) {
       uploadScope.persist(false);
     },
   };
+}
+
+/** A scripted failure: an HTTP status (429 with Retry-After), optionally after a hang. */
+interface Fault {
+  status: number;
+  retryAfter?: number | undefined;
+  posted?: boolean | undefined;
+  hangMs?: number | undefined;
+}
+
+type Answer = (error: NodeJS.ErrnoException | null, reply: ReplyFnResult) => void;
+
+/** Answers as `fault` says: at once, or after `hangMs` (by then the client has given up). */
+function faultAnswer(fault: Fault, answer: Answer): void {
+  const reply: ReplyFnResult =
+    fault.status === 429
+      ? [429, '', { 'Retry-After': String(fault.retryAfter ?? 1) }]
+      : [fault.status, 'upstream trouble'];
+  if (fault.hangMs) setTimeout(() => answer(null, reply), fault.hangMs).unref();
+  else answer(null, reply);
 }
 
 /** What kind of message a call is, for asserting sequences: post, update, thread. */

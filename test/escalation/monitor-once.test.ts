@@ -103,9 +103,12 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
     const rules = (r: { json: { data: { firing: { rule: string }[] } } }) =>
       r.json.data.firing.map((a) => a.rule).sort();
     expect(rules(first)).toEqual(['backlog', 'no-workers']);
-    // Each queue alert's post is followed by its queue's chart, in its thread.
+    // Each queue alert's post is followed by its queue's chart, in its thread (charts go on their
+    // own lane, once the messages due are out).
     expect(first.json.data.outbox).toMatchObject({ sent: 4, pending: 0 });
-    expect(slack.delivered().map(kindOf)).toEqual(['post', 'chart', 'post', 'chart']);
+    expect(slack.delivered().map(kindOf)).toEqual(['post', 'post', 'chart', 'chart']);
+    const [p1, p2, c1, c2] = slack.delivered();
+    expect([c1!.body.thread_ts, c2!.body.thread_ts]).toEqual([p1!.ts, p2!.ts]);
 
     // Run 2, seconds later: the same message is still at the head of `alarms`, so its age is
     // measured from run 1's sighting (kept in the store), and alarm-latency fires. Nothing is re-posted.

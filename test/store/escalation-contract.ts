@@ -126,6 +126,29 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(await e.getAlert(alert.id)).toMatchObject({ channel: 'C0INC', messageTs: '1.2', version: 2 });
     });
 
+    it('outbox lanes: messages in order past any chart; a chart once due and its alert’s earlier messages are out', async () => {
+      const e = store().escalation;
+      const a = (await e.insertAlert(sampleAlert({ key: 'k|a' }), [
+        { kind: 'post', payload: {} },
+        { kind: 'chart', payload: {} },
+      ]))!;
+      await e.insertAlert(sampleAlert({ key: 'k|b' }), [{ kind: 'post', payload: {} }]);
+      const postA = (await e.nextOutbox('messages', iso(0)))!;
+      expect(postA).toMatchObject({ alertId: a.id, kind: 'post' });
+      // The chart waits for its own alert's post, never for another alert's.
+      expect(await e.nextOutbox('charts', iso(0))).toBeUndefined();
+      await e.completeOutbox(postA.seq, iso(1), 'sent', { alertId: a.id, channel: 'C0INC', ts: '1.1' });
+      const chart = (await e.nextOutbox('charts', iso(1)))!;
+      expect(chart).toMatchObject({ alertId: a.id, kind: 'chart' });
+      // A chart waiting for its retry is passed over by both lanes: the next message is B's post.
+      await e.retryOutbox(chart.seq, 'HTTP 500', iso(30));
+      expect(await e.nextOutbox('charts', iso(29))).toBeUndefined();
+      expect(await e.nextOutbox('messages', iso(29))).toMatchObject({ kind: 'post', seq: chart.seq + 1 });
+      expect(await e.nextOutbox('charts', iso(30))).toMatchObject({ seq: chart.seq, attempts: 1 });
+      // Without a lane: the oldest item of any kind, as before.
+      expect(await e.nextOutbox()).toMatchObject({ seq: chart.seq });
+    });
+
     it('the lease: one owner at a time, renewable by its owner, taken over once expired', async () => {
       const e = store().escalation;
       const other = (await open()).escalation;

@@ -51,12 +51,17 @@ export function toDeliveryError(error: unknown): DeliveryError {
  */
 export function createAlertWebClient(
   token: string,
-  options: { apiUrl?: string; logger?: webApi.WebClientOptions['logger'] } = {},
+  options: {
+    apiUrl?: string;
+    logger?: webApi.WebClientOptions['logger'];
+    /** Each HTTP call's cut-off (default 10 s); tests shorten it rather than wait. */
+    timeoutMs?: number;
+  } = {},
 ): webApi.WebClient {
   return new webApi.WebClient(token, {
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
-    timeout: 10_000,
+    timeout: options.timeoutMs ?? 10_000,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.apiUrl
       ? { slackApiUrl: options.apiUrl.endsWith('/') ? options.apiUrl : `${options.apiUrl}/` }

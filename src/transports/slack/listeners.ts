@@ -8,6 +8,7 @@ import type { Reply, Request } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { actionIdOf, isFromEphemeral, isInPlaceAction, requestFromSlack } from './request.js';
+import { type RespondPolicy, reliableRespond, responseUrlOf } from './respond.js';
 import { uploadFile } from './uploads.js';
 
 /** What the Slack listeners need: something that answers a `Request`, and a logger. */
@@ -38,6 +39,11 @@ export interface SlackListenerDeps {
    * is shown by re-publishing that user's tab with the text at the top (`HomeTab.notice`).
    */
   homeNotice?: (userId: string, text: string) => Promise<void>;
+  /**
+   * Timeout and retries of answers through a payload's `response_url` (`reliableRespond`);
+   * the defaults suit Slack, tests shorten them.
+   */
+  respondPolicy?: Partial<RespondPolicy>;
 }
 
 /**
@@ -95,14 +101,25 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
 
   app.use(ignoreRetries(log));
 
+  /** Bolt's respond() has no timeout and no retry: answers go through `reliableRespond`. */
+  const respondFor = (body: unknown, bolt: RespondFn | undefined): RespondFn | undefined => {
+    const url = responseUrlOf(body);
+    if (!url) return bolt;
+    return reliableRespond(url, {
+      logger: log,
+      ...(deps.respondPolicy ? { policy: deps.respondPolicy } : {}),
+    });
+  };
+
   const unknownAction = async (body: unknown, respond: RespondFn | undefined, as: Locale = locale) => {
     // A forged or stale button: say so to the clicker only, run nothing.
     log.warn({ actionId: actionIdOf(body)?.slice(0, 255) }, 'button not issued by queue-ops ignored');
     await send(respond, errorMessage(messages(as).slack.unknownAction), ephemeralNew, log, as);
   };
 
-  const handle: Step = async ({ ack, body, context, respond: slackRespond, client }) => {
+  const handle: Step = async ({ ack, body, context, respond: boltRespond, client }) => {
     await ack();
+    const slackRespond = respondFor(body, boltRespond);
     // After ack(): the user's own locale may take a users.info call (cached).
     const userId = slackUserId(body);
     const own = userId && deps.userLocale ? await deps.userLocale(userId).catch(() => undefined) : undefined;
@@ -171,7 +188,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
 
   const unknown: Step = async ({ ack, body, respond }) => {
     await ack();
-    await unknownAction(body, respond);
+    await unknownAction(body, respondFor(body, respond));
   };
 
   app.command('/queue', handle as unknown as Parameters<App['command']>[1]);
@@ -298,7 +315,8 @@ async function send(
   try {
     await respond(args);
   } catch (error) {
-    // An expired response_url (30 min, 5 uses) or Slack being down: nobody is left to tell.
+    // An expired response_url (30 min, 5 uses), or Slack down through every retry: nobody is
+    // left to tell.
     const statusCode = (error as { statusCode?: number }).statusCode;
     log.warn({ err: error, statusCode }, 'respond() failed; answer not delivered');
   }

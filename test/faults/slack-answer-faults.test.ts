@@ -1,0 +1,263 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import nock, { type ReplyFnResult } from 'nock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ActionId } from '../../src/blocks/action-ids.js';
+import { type RunningBot, startBot } from '../../src/main.js';
+import { RequestStatus } from '../../src/store/store.js';
+import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
+import { buttonClick, fakeReceiver, HOOKS, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
+
+/**
+ * Issue 19 §1, the answering side: Slack answering 500, 429 with Retry-After, or hanging past the
+ * client's timeout, on a slash command's answer (`respond()` through its response_url) and on the
+ * `chat.update` that brings an approval request's message to its outcome. The real bot wiring
+ * (`startBot`), real BullMQ queues on the test Redis, a real SQLite store; only Slack's HTTP side
+ * is nock'd. Timeouts and back-offs are shortened through the bot's options, not slept through.
+ */
+const API_HOST = 'https://slack-api.answer-faults.test';
+const TOKEN = 'xoxb-answer-faults-secret-token';
+const TIMEOUT_MS = 300;
+const HANG_MS = 1500;
+
+interface Fault {
+  name: string;
+  status: number;
+  retryAfter?: number;
+  hangMs?: number;
+}
+const FAULTS: Fault[] = [
+  { name: 'a 500', status: 500 },
+  { name: 'a 429 with Retry-After: 1', status: 429, retryAfter: 1 },
+  { name: 'a hang past the client timeout', status: 200, hangMs: HANG_MS },
+];
+
+/** Answers as `fault` says: at once, or after hanging (by then the client has given up). */
+function answerWith(fault: Fault, answer: (error: null, reply: ReplyFnResult) => void): void {
+  const reply: ReplyFnResult =
+    fault.status === 429
+      ? [429, 'rate_limited', { 'Retry-After': String(fault.retryAfter ?? 1) }]
+      : [fault.status, fault.status === 200 ? 'ok' : 'upstream trouble'];
+  if (fault.hangMs) setTimeout(() => answer(null, reply), fault.hangMs).unref();
+  else answer(null, reply);
+}
+
+interface Received {
+  /** The HTTP status answered; 0: it hung past the client. */
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Every POST to a response_url, by path; `faultNext(path, fault)` scripts the next one. */
+const hooks = new Map<string, Received[]>();
+const hookFaults = new Map<string, Fault[]>();
+/** Web API calls by method; `apiFaults[method]` scripts the next ones. */
+const api: { method: string; status: number; body: Record<string, string>; ts?: string }[] = [];
+const apiFaults = new Map<string, Fault[]>();
+let tsCounter = 0;
+
+function fakeSlack() {
+  nock(HOOKS)
+    .persist()
+    .post(/.*/)
+    .reply((path, raw, answer) => {
+      const body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown>;
+      const list = hooks.get(path) ?? [];
+      hooks.set(path, list);
+      const fault = hookFaults.get(path)?.shift();
+      list.push({ status: fault ? (fault.hangMs ? 0 : fault.status) : 200, body });
+      answerWith(fault ?? { name: 'ok', status: 200 }, answer);
+    });
+  nock(API_HOST)
+    .persist()
+    .post(/^\/api\//)
+    .reply((uri, raw, answer) => {
+      const method = uri.replace(/^\/api\//, '');
+      const body = Object.fromEntries(new URLSearchParams(typeof raw === 'string' ? raw : ''));
+      const fault = apiFaults.get(method)?.shift();
+      const call: (typeof api)[number] = {
+        method,
+        status: fault ? (fault.hangMs ? 0 : fault.status) : 200,
+        body,
+      };
+      api.push(call);
+      if (fault) return answerWith(fault, answer);
+      if (method === 'chat.postMessage') {
+        tsCounter += 1;
+        call.ts = `1700000200.${String(tsCounter).padStart(6, '0')}`;
+        return answer(null, [200, { ok: true, channel: body.channel, ts: call.ts }]);
+      }
+      if (method === 'chat.update')
+        return answer(null, [200, { ok: true, channel: body.channel, ts: body.ts }]);
+      return answer(null, [200, { ok: false, error: 'unknown_method' }]);
+    });
+}
+
+describe('answers to commands and clicks while Slack fails', () => {
+  const redisUrl = testRedisUrl();
+  const prefix = randomId('saf');
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-answer-faults-'));
+  const log = memoryLogger();
+  const names = FAULTS.map((_, i) => `q-fault-${i}`);
+  const queues: Queue[] = [];
+  let bot: RunningBot;
+
+  beforeAll(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    fakeSlack();
+    for (const name of names) {
+      const queue = new Queue(name, { connection: connectionFor(redisUrl), prefix });
+      await queue.add('push', { n: 1 });
+      queues.push(queue);
+    }
+    const configFile = join(dir, 'queue-ops.yml');
+    writeFileSync(
+      configFile,
+      [
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${redisUrl}`,
+        `    prefix: ${prefix}`,
+        'slack:',
+        '  allowedChannels: [C0INCIDENT]',
+        `store: sqlite:${join(dir, 'bot.db')}`,
+        'roles:',
+        '  viewer: ["*"]',
+        '  operator: [U0ALICE, U0BOB]',
+        'policies:',
+        '  pause: { role: operator, approvals: 1 }',
+        'rateLimit: { perUserPerMinute: 1000 }',
+      ].join('\n'),
+    );
+    const started = await startBot(
+      {
+        SLACK_BOT_TOKEN: TOKEN,
+        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+        SLACK_API_URL: `${API_HOST}/api/`,
+        QUEUE_OPS_CONFIG: configFile,
+      },
+      { stderr: (line) => console.error(line), stdout: () => {} },
+      {
+        receiverOverride: fakeReceiver(),
+        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+        // The Web API clients: a short timeout and quick retries instead of the bot's minutes.
+        clientOptions: { timeout: TIMEOUT_MS, retryConfig: { retries: 3, minTimeout: 50, maxTimeout: 50 } },
+        respondPolicy: { timeoutMs: TIMEOUT_MS, backoffMs: 50 },
+        logger: log.logger,
+        metricsOptions: { processMetrics: false },
+      },
+    );
+    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
+    bot = started;
+  });
+
+  afterAll(async () => {
+    await bot?.stop();
+    for (const queue of queues) await queue.close();
+    await deletePrefix(redisUrl, prefix);
+    nock.cleanAll();
+    nock.enableNetConnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const deliver = (body: Record<string, unknown>) =>
+    bot.slack.app.processEvent({ body, ack: async () => {} });
+  const text = (value: unknown) => JSON.stringify(value);
+
+  function expectNothingSecretLogged(paths: string[]) {
+    const all = JSON.stringify(log.lines);
+    expect(all).not.toContain(TOKEN);
+    // A response_url answers anyone who holds it for 30 minutes: it is never logged.
+    for (const path of paths) expect(all).not.toContain(path);
+  }
+
+  describe.each(FAULTS.map((fault, i) => ({ ...fault, queue: names[i]! })))('$name', (fault) => {
+    it('a slash command’s answer through its response_url is sent again and arrives once', async () => {
+      const path = `/commands/T0TEAM/${randomId('')}/${randomId('secret')}`;
+      hookFaults.set(path, [fault]);
+      const before = log.lines.length;
+      await deliver(slashCommand(`status pushizo/${fault.queue}`, path));
+      const posts = hooks.get(path)!;
+      expect(posts.map((p) => p.status)).toEqual([fault.hangMs ? 0 : fault.status, 200]);
+      // The same answer both times; the one Slack took shows the queue.
+      expect(posts[1]!.body).toEqual(posts[0]!.body);
+      expect(text(posts[1]!.body)).toContain(fault.queue);
+      const retried = log.lines
+        .slice(before)
+        .filter((l) => l.msg === 'Slack did not take an answer to a command or click; trying again');
+      expect(retried).toEqual([
+        expect.objectContaining({
+          attempt: 1,
+          reason: fault.hangMs ? `no answer within ${TIMEOUT_MS} ms` : `HTTP ${fault.status}`,
+          retryInMs: fault.retryAfter ? fault.retryAfter * 1000 : 50,
+        }),
+      ]);
+      expect(
+        log.lines.slice(before).filter((l) => l.msg === 'respond() failed; answer not delivered'),
+      ).toEqual([]);
+      expectNothingSecretLogged([path]);
+    });
+
+    it('an approval request’s message reaches its outcome through a chat.update Slack failed once', async () => {
+      // Alice asks; the request is posted with chat.postMessage (it has a ts to update).
+      const askPath = `/commands/T0TEAM/${randomId('')}/ask`;
+      const firstCall = api.length;
+      await deliver(slashCommand(`pause pushizo/${fault.queue}`, askPath));
+      const post = api.slice(firstCall).find((c) => c.method === 'chat.postMessage')!;
+      expect(post).toBeDefined();
+      const ts = post.ts!;
+      const id = (JSON.parse(post.body.blocks!) as { type: string; elements?: { value: string }[] }[]).find(
+        (b) => b.type === 'actions',
+      )!.elements![0]!.value;
+
+      // Bob approves; the first chat.update of the request's message meets the fault.
+      apiFaults.set('chat.update', [fault]);
+      const before = log.lines.length;
+      const clickPath = `/actions/T0TEAM/${randomId('')}/click`;
+      await deliver(
+        buttonClick(ActionId.Approve, id, clickPath, {
+          user: { id: 'U0BOB', username: 'bob', name: 'bob', team_id: 'T0TEAM' },
+          container: { type: 'message', message_ts: ts, channel_id: 'C0INCIDENT', is_ephemeral: false },
+          message: { ts, type: 'message', text: 'request', blocks: [] },
+        }),
+      );
+      await bot.idle();
+
+      expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+      expect(await queues[names.indexOf(fault.queue)]!.isPaused()).toBe(true);
+      const updates = api.slice(firstCall).filter((c) => c.method === 'chat.update' && c.body.ts === ts);
+      expect(updates[0]!.status).toBe(fault.hangMs ? 0 : fault.status);
+      const last = updates.at(-1)!;
+      expect(last.status).toBe(200);
+      expect(last.body.blocks).toContain('Approved by bob (U0BOB)');
+      expect(last.body.blocks).toContain(`pushizo/${fault.queue} is paused.`);
+      // One request message, posted once; the click's own answer replaced its message once.
+      expect(
+        api.slice(firstCall).filter((c) => c.method === 'chat.postMessage' && !c.body.thread_ts),
+      ).toHaveLength(1);
+      expect(hooks.get(clickPath)!.map((p) => p.status)).toEqual([200]);
+      expect(log.lines.filter((l) => l.msg === 'could not update the request message')).toEqual([]);
+      // The log says a try failed, and why.
+      const retried = log.lines
+        .slice(before)
+        .filter((l) => l.msg === 'Slack did not take a Web API call; trying again');
+      expect(retried).toEqual([
+        expect.objectContaining({
+          attempt: 1,
+          reason:
+            fault.status === 429
+              ? 'rate limited (429)'
+              : fault.hangMs
+                ? 'no answer within the timeout'
+                : 'slack_webapi_http_error',
+        }),
+      ]);
+      expectNothingSecretLogged([askPath, clickPath]);
+    });
+  });
+});
