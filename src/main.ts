@@ -288,6 +288,9 @@ async function startWithConfig(
       userLocale,
       now,
       ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
+      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
+      // there) reach the tabs kept fresh here within one monitor interval.
+      watchEveryMs: config.escalation.intervalSeconds * 1000,
     });
     home = homeTab;
     registerHomeTab(slack.app, homeTab);
