@@ -466,10 +466,13 @@ if (isEntry) {
  */
 function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
   return {
-    // Charts into an alert's thread pass straight through: they change nothing a Home tab shows.
+    // Charts into an alert's thread, and the look for an alert's earlier post, pass straight
+    // through: they change nothing a Home tab shows. Every optional method of the sender must be
+    // passed on (dropping findAlertPost and the alert id posted every lost answer a second time).
     ...(sender.upload ? { upload: sender.upload.bind(sender) } : {}),
-    async post(channel, message, threadTs) {
-      const sent = await sender.post(channel, message, threadTs);
+    ...(sender.findAlertPost ? { findAlertPost: sender.findAlertPost.bind(sender) } : {}),
+    async post(channel, message, threadTs, alertId) {
+      const sent = await sender.post(channel, message, threadTs, alertId);
       changed();
       return sent;
     },

@@ -36,6 +36,7 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
   let queue: Queue;
   let db: pg.Client;
   let counter = 0;
+  let answerLost = false;
 
   beforeAll(async () => {
     slack = createServer((req, res) => {
@@ -57,7 +58,22 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
         if (method === 'chat.postMessage') {
           call.ts = `1700000300.${String(++counter).padStart(6, '0')}`;
           answer = { ok: true, channel: body.channel, ts: call.ts };
-        } else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
+          if (!body.thread_ts && !answerLost) {
+            // Slack takes the alert's first post, but its answer never reaches the bot (a 5xx
+            // from a proxy): the post is in the channel, the store does not know it.
+            answerLost = true;
+            res.writeHead(500);
+            res.end();
+            return;
+          }
+        } else if (method === 'conversations.history')
+          answer = {
+            ok: true,
+            messages: calls
+              .filter((c) => c.method === 'chat.postMessage' && c.body.metadata)
+              .map((c) => ({ ts: c.ts, metadata: JSON.parse(c.body.metadata!) })),
+          };
+        else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
         // The alert's chart (files.uploadV2): an upload URL on this server, then the completion.
         else if (method === 'files.getUploadURLExternal')
           answer = {
@@ -210,6 +226,11 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .toBe(true);
     const post = posts()[0]!;
     expect(post.body.text).toContain('CRITICAL: backlog on pushizo/dispatch-ios is 60');
+    // The post carried the alert's id, and the lost answer was looked up, not posted again.
+    const alertId = (JSON.parse(post.body.metadata ?? '{}') as { event_payload?: { alert_id?: string } })
+      .event_payload?.alert_id;
+    expect(alertId).toMatch(/^a-/);
+    expect(calls.some((c) => c.method === 'conversations.history')).toBe(true);
     const leader = pidOf((await leaseOwner())?.owner);
     expect([a, b]).toContain(leader);
     const follower = leader === a ? b : a;
