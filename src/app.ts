@@ -398,6 +398,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     locale: config.locale,
   });
   const rateLimit = createRateLimiter({
+    store,
     perUserPerMinute: config.rateLimit.perUserPerMinute,
     now: () => now().getTime(),
   });

@@ -300,6 +300,9 @@ async function startWithConfig(
       userLocale,
       now,
       ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
+      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
+      // there) reach the tabs kept fresh here within one monitor interval.
+      watchEveryMs: config.escalation.intervalSeconds * 1000,
     });
     home = homeTab;
     registerHomeTab(slack.app, homeTab);
@@ -512,10 +515,13 @@ if (isEntry) {
  */
 function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
   return {
-    // Charts into an alert's thread pass straight through: they change nothing a Home tab shows.
+    // Charts into an alert's thread, and the look for an alert's earlier post, pass straight
+    // through: they change nothing a Home tab shows. Every optional method of the sender must be
+    // passed on (dropping findAlertPost and the alert id posted every lost answer a second time).
     ...(sender.upload ? { upload: sender.upload.bind(sender) } : {}),
-    async post(channel, message, threadTs) {
-      const sent = await sender.post(channel, message, threadTs);
+    ...(sender.findAlertPost ? { findAlertPost: sender.findAlertPost.bind(sender) } : {}),
+    async post(channel, message, threadTs, alertId) {
+      const sent = await sender.post(channel, message, threadTs, alertId);
       changed();
       return sent;
     },

@@ -466,31 +466,33 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     return (await deps.store.getRequest(request.id)) ?? request;
   }
 
+  /**
+   * The same action asked twice (a double click, two people in one channel, `undo` typed again,
+   * two replicas at the same instant) would wait as two requests, and both could be approved and
+   * run. The store's unique index keeps the first; a twin whose ttl ran out is expired here (as a
+   * sweep would) and the new one takes its place.
+   */
+  async function createOnce(request: ActionRequest): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await deps.store.createRequest(request);
+      if (outcome.created) return;
+      const twin = outcome.pending;
+      if (attempt < 3 && isExpired(twin.expiresAt, now())) {
+        await expireIfDue(twin, { id: 'queue-ops', name: 'queue-ops', via: twin.via, channel: twin.channel });
+        continue;
+      }
+      throw new OpsError(ErrorCode.DuplicateRequest, {
+        id: twin.id,
+        action: request.action,
+        target: request.target,
+      });
+    }
+  }
+
   const api: Approvals = {
     async submit(input) {
       const policy = policyFor(input.action);
       const createdAt = now();
-      if (policy.approvals > 0) {
-        // The same action asked twice (a double click, two people in one channel, `undo` typed
-        // again) would wait as two requests, and both could be approved and run. The first one
-        // stands; a request from another channel is not named here, so it does not count.
-        const wanted = canonical(input.params);
-        const twin = (await deps.store.listRequests({ statuses: [RequestStatus.Pending] })).find(
-          (r) =>
-            r.action === input.action &&
-            r.target === input.target &&
-            r.channel === input.actor.channel &&
-            !isExpired(r.expiresAt, createdAt) &&
-            canonical(r.params) === wanted,
-        );
-        if (twin) {
-          throw new OpsError(ErrorCode.DuplicateRequest, {
-            id: twin.id,
-            action: input.action,
-            target: input.target,
-          });
-        }
-      }
       const request: ActionRequest = {
         id: input.id ?? newId(),
         action: input.action,
@@ -511,7 +513,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         expiresAt: new Date(createdAt.getTime() + deps.config.approvals.ttlMinutes * 60_000).toISOString(),
         updatedAt: createdAt.toISOString(),
       };
-      await deps.store.createRequest(request);
+      await createOnce(request);
       await audit(input.actor, request, 'request.created', policy.approvals > 0 ? 'requested' : 'approved');
       if (policy.approvals > 0) {
         // A new request is waiting for someone: their App Home tabs show it without a reopen.
@@ -690,16 +692,4 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     },
   };
   return api;
-}
-
-/** Params as one string whatever the order their keys were written in (for "the same request"). */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }

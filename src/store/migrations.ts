@@ -1,3 +1,6 @@
+import { pendingKeyOf } from './pending-key.js';
+import { rowToRequest } from './rows.js';
+
 /**
  * Versioned schema changes, applied in order, each once, each in its own transaction, recorded in
  * `schema_migrations`. Never edit a migration that has shipped: add the next one.
@@ -7,6 +10,14 @@ export interface Migration {
   name: string;
   sqlite: string;
   postgres: string;
+  /**
+   * Values only code can compute (a hash over canonical JSON), written after the SQL in the same
+   * transaction: `select` reads the rows, `updates` turns them into statements (`?` placeholders).
+   */
+  fill?: {
+    select: string;
+    updates: (rows: Record<string, unknown>[]) => { sql: string; params: unknown[] }[];
+  };
 }
 
 const requestsTable = (json: string) => `
@@ -164,6 +175,22 @@ CREATE TABLE periodic_runs (
 );
 `;
 
+// One pending request per action, target, channel and params (issue 19): two replicas asked the
+// same thing at the same instant both read "nothing waiting" and both inserted. `pending_key` is a
+// hash the store computes at insert (src/store/pending-key.ts); the index covers pending rows only,
+// so decided requests keep their key and never block a new one.
+const pendingKey = `
+ALTER TABLE approval_requests ADD COLUMN pending_key TEXT;
+CREATE UNIQUE INDEX approval_requests_pending_key ON approval_requests (pending_key) WHERE status = 'pending';
+`;
+
+// The per-user rate limit, shared by replicas: one row per counted command, a sliding minute.
+const rateEvents = `
+CREATE TABLE rate_events (rate_key TEXT NOT NULL, at TEXT NOT NULL);
+CREATE INDEX rate_events_key_at ON rate_events (rate_key, at);
+CREATE INDEX rate_events_at ON rate_events (at);
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -210,5 +237,36 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
     name: 'escalation: samples, alerts, outbox, leader lease',
     sqlite: escalationTables('INTEGER PRIMARY KEY AUTOINCREMENT'),
     postgres: escalationTables('BIGSERIAL PRIMARY KEY'),
+  },
+  {
+    version: 7,
+    name: 'at most one pending request per action, target, channel and params',
+    sqlite: pendingKey,
+    postgres: pendingKey,
+    // Requests already waiting get their key; where two already wait for the same thing (made
+    // before this check existed), the oldest holds it and the other stays decidable as it is.
+    fill: {
+      select: "SELECT * FROM approval_requests WHERE status = 'pending' ORDER BY created_at, id",
+      updates: (rows) => {
+        const seen = new Set<string>();
+        const out: { sql: string; params: unknown[] }[] = [];
+        for (const request of rows.map(rowToRequest)) {
+          const key = pendingKeyOf(request);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          out.push({
+            sql: 'UPDATE approval_requests SET pending_key = ? WHERE id = ?',
+            params: [key, request.id],
+          });
+        }
+        return out;
+      },
+    },
+  },
+  {
+    version: 8,
+    name: 'rate limit per user, shared by replicas',
+    sqlite: rateEvents,
+    postgres: rateEvents,
   },
 ];

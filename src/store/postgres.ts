@@ -10,11 +10,12 @@ import {
   auditValues,
   chainEntry,
   insertValues,
+  PENDING_BY_KEY_SQL,
   patchAssignments,
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { ActionRequest, AuditEntry, Store } from './store.js';
+import type { ActionRequest, AuditEntry, CreateRequestResult, RateTake, Store } from './store.js';
 
 type Row = Record<string, unknown>;
 
@@ -74,6 +75,20 @@ async function wrap<T>(fn: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+/** `?` placeholders as PostgreSQL's `$1, $2, …`. */
+const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+/** A second pending request for the same thing, refused by the partial unique index. */
+const isPendingKeyTaken = (error: unknown) =>
+  (error as { code?: unknown }).code === '23505' &&
+  (error as { constraint?: unknown }).constraint === 'approval_requests_pending_key';
+
+/** Times a create is tried when the pending request that refused it was decided before we read it. */
+const CREATE_ATTEMPTS = 5;
 
 /** `$1, $2, …` from `start`. */
 const placeholders = (count: number, start = 1) =>
@@ -153,6 +168,12 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           await client.query('BEGIN');
           try {
             await client.query(migration.postgres);
+            if (migration.fill) {
+              const { rows } = await client.query(migration.fill.select);
+              for (const update of migration.fill.updates(rows)) {
+                await client.query(numbered(update.sql), update.params);
+              }
+            }
             await client.query(
               'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
               [migration.version, migration.name, new Date().toISOString()],
@@ -241,13 +262,60 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     createRequest: (request) =>
-      wrap(async () => {
+      wrap(async (): Promise<CreateRequestResult> => {
         const { columns, values } = insertValues(request, json);
-        await pool.query(
-          `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
-          values,
-        );
+        const key = values[columns.indexOf('pending_key')];
+        for (let attempt = 1; ; attempt++) {
+          try {
+            // The index decides between two replicas inserting at once: the second INSERT waits
+            // for the first to commit, then fails on the key.
+            await pool.query(
+              `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${placeholders(columns.length)})`,
+              values,
+            );
+            return { created: true };
+          } catch (error) {
+            if (!isPendingKeyTaken(error)) throw error;
+          }
+          const row = (await pool.query(numbered(PENDING_BY_KEY_SQL), [key])).rows[0] as Row | undefined;
+          if (row) return { created: false, pending: rowToRequest(row) };
+          // Approved, denied or expired between the two statements: the key is free again.
+          if (attempt >= CREATE_ATTEMPTS) throw new Error('pending request key kept changing hands');
+        }
       }),
+
+    takeRate: (key, at, windowStart, limit) =>
+      wrap(() =>
+        inTransaction(async (client): Promise<RateTake> => {
+          // One user's uses are counted one replica at a time: count and insert cannot interleave.
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+            `queue-ops.rate:${schema ?? ''}:${key}`,
+          ]);
+          await client.query('DELETE FROM rate_events WHERE rate_key = $1 AND at <= $2', [
+            key,
+            new Date(windowStart).toISOString(),
+          ]);
+          const counted = (
+            await client.query<{ n: number; oldest: string | null }>(
+              'SELECT COUNT(*)::int AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = $1',
+              [key],
+            )
+          ).rows[0]!;
+          if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
+          await client.query('INSERT INTO rate_events (rate_key, at) VALUES ($1, $2)', [
+            key,
+            new Date(at).toISOString(),
+          ]);
+          return { taken: true };
+        }),
+      ),
+
+    pruneRate: (before) =>
+      wrap(
+        async () =>
+          (await pool.query('DELETE FROM rate_events WHERE at <= $1', [new Date(before).toISOString()]))
+            .rowCount ?? 0,
+      ),
 
     getRequest: (id) =>
       wrap(async () => {
@@ -343,11 +411,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     escalation: createPostgresEscalation(pool, wrap, inTransaction),
     ...purgeMethods((sql, params) =>
       wrap(async () => {
-        let n = 0;
-        const result = await pool.query(
-          sql.replace(/\?/g, () => `$${++n}`),
-          params,
-        );
+        const result = await pool.query(numbered(sql), params);
         return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
       }),
     ),

@@ -1,5 +1,6 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { type AuditKey, auditEntryHash } from './audit-hash.js';
+import { pendingKeyOf } from './pending-key.js';
 import type {
   ActionRequest,
   Approval,
@@ -61,7 +62,10 @@ export function patchAssignments(
   return out;
 }
 
-/** All columns of a new request, in `requestColumns` order, preceded by `id`. */
+/**
+ * All columns of a new request, in `requestColumns` order, preceded by `id`, followed by
+ * `pending_key` (the unique index on pending requests reads it).
+ */
 export function insertValues(request: ActionRequest, encodeJson: (value: unknown) => unknown) {
   const columns = ['id'];
   const values: unknown[] = [request.id];
@@ -73,6 +77,8 @@ export function insertValues(request: ActionRequest, encodeJson: (value: unknown
     columns.push(spec.column);
     values.push(value === undefined ? null : spec.json ? encodeJson(value) : value);
   }
+  columns.push('pending_key');
+  values.push(pendingKeyOf(request));
   return { columns, values };
 }
 
@@ -91,6 +97,10 @@ export function rowToRequest(row: Record<string, unknown>): ActionRequest {
   out.approvals ??= [];
   return out as unknown as ActionRequest;
 }
+
+/** The pending request holding `key`, read back after the unique index refused a second one. */
+export const PENDING_BY_KEY_SQL =
+  "SELECT * FROM approval_requests WHERE pending_key = ? AND status = 'pending'";
 
 /** Turns an audit row back into the entry whose hash it stores. */
 export function rowToAudit(row: Record<string, unknown>): AuditEntry {

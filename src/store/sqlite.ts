@@ -13,11 +13,20 @@ import {
   auditValues,
   chainEntry,
   insertValues,
+  PENDING_BY_KEY_SQL,
   patchAssignments,
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { ActionRequest, ApprovalCheck, AuditEntry, AuditEntryInput, Store } from './store.js';
+import type {
+  ActionRequest,
+  ApprovalCheck,
+  AuditEntry,
+  AuditEntryInput,
+  CreateRequestResult,
+  RateTake,
+  Store,
+} from './store.js';
 
 type Row = Record<string, unknown>;
 
@@ -97,6 +106,10 @@ export function createSqliteStore(path: string): SqliteStore {
         const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
         if (done) return;
         db.exec(migration.sqlite);
+        if (migration.fill) {
+          const rows = db.prepare(migration.fill.select).all() as Row[];
+          for (const update of migration.fill.updates(rows)) db.prepare(update.sql).run(...update.params);
+        }
         db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
           migration.version,
           migration.name,
@@ -135,6 +148,34 @@ export function createSqliteStore(path: string): SqliteStore {
       return { ok: true as const, request: rowToRequest(updated) };
     },
   );
+
+  // Inside the write lock: the conflicting pending row read back is the one that refused us.
+  const create = db.transaction((request: ActionRequest): CreateRequestResult => {
+    const { columns, values } = insertValues(request, json);
+    try {
+      db.prepare(
+        `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      ).run(...values);
+      return { created: true };
+    } catch (error) {
+      const pendingKeyTaken =
+        (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+        String((error as Error).message).includes('pending_key');
+      if (!pendingKeyTaken) throw error;
+    }
+    const row = db.prepare(PENDING_BY_KEY_SQL).get(values[columns.indexOf('pending_key')]) as Row;
+    return { created: false, pending: rowToRequest(row) };
+  });
+
+  const takeRate = db.transaction((key: string, at: string, windowStart: string, limit: number): RateTake => {
+    db.prepare('DELETE FROM rate_events WHERE rate_key = ? AND at <= ?').run(key, windowStart);
+    const counted = db
+      .prepare('SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = ?')
+      .get(key) as { n: number; oldest: string | null };
+    if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
+    db.prepare('INSERT INTO rate_events (rate_key, at) VALUES (?, ?)').run(key, at);
+    return { taken: true };
+  });
 
   return {
     path,
@@ -190,13 +231,17 @@ export function createSqliteStore(path: string): SqliteStore {
         return inserted.changes === 1;
       }),
 
-    createRequest: (request) =>
-      wrap(() => {
-        const { columns, values } = insertValues(request, json);
-        db.prepare(
-          `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-        ).run(...values);
-      }),
+    createRequest: (request) => wrap(() => create.immediate(request)),
+
+    takeRate: (key, at, windowStart, limit) =>
+      wrap(() =>
+        takeRate.immediate(key, new Date(at).toISOString(), new Date(windowStart).toISOString(), limit),
+      ),
+
+    pruneRate: (before) =>
+      wrap(
+        () => db.prepare('DELETE FROM rate_events WHERE at <= ?').run(new Date(before).toISOString()).changes,
+      ),
 
     getRequest: (id) =>
       wrap(() => {

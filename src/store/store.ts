@@ -130,6 +130,12 @@ export interface ApprovalCheck {
   distinctOsUser?: boolean;
 }
 
+/** What {@link Store.createRequest} did: stored it, or found the same request already waiting. */
+export type CreateRequestResult = { created: true } | { created: false; pending: ActionRequest };
+
+/** What {@link Store.takeRate} did: counted the use, or refused it (the oldest use still counted). */
+export type RateTake = { taken: true } | { taken: false; oldestAt: string };
+
 /** Why {@link Store.addApproval} changed nothing. */
 export type ApprovalRefusal = 'missing' | 'not-pending' | 'self' | 'duplicate' | 'same-os-user';
 
@@ -173,7 +179,13 @@ export interface Store extends PurgeStore {
    */
   rememberSignature(signature: string, seenAt: string, forgetBefore: string): Promise<boolean>;
 
-  createRequest(request: ActionRequest): Promise<void>;
+  /**
+   * Stores a new request, unless it is pending and the same request (action, target, channel and
+   * params whatever their key order, see `pending-key.ts`) is pending already: then nothing is
+   * stored and that one is returned. A unique index decides, so two replicas asking at the same
+   * instant get one request.
+   */
+  createRequest(request: ActionRequest): Promise<CreateRequestResult>;
   getRequest(id: string): Promise<ActionRequest | undefined>;
   listRequests(options?: { statuses?: RequestStatus[] }): Promise<ActionRequest[]>;
   /**
@@ -198,6 +210,15 @@ export interface Store extends PurgeStore {
   ): Promise<
     { ok: true; request: ActionRequest } | { ok: false; reason: ApprovalRefusal; request?: ActionRequest }
   >;
+
+  /**
+   * The rate limit's sliding window, shared by every replica on the store: counts one use of `key`
+   * at `at` unless `limit` uses of it are already counted after `windowStart`, in one step no other
+   * replica can interleave with. Forgets this key's uses at or before `windowStart`.
+   */
+  takeRate(key: string, at: string, windowStart: string, limit: number): Promise<RateTake>;
+  /** Forgets every key's uses at or before `before` (people who stopped typing); returns how many. */
+  pruneRate(before: string): Promise<number>;
 
   /** Escalation (issue 8): samples, alerts, the outbox and the leader lease. */
   escalation: EscalationStore;

@@ -215,6 +215,28 @@ describe('two-person approval', () => {
     expect((await audit.recent(50)).filter((e) => e.action === 'request.created')).toHaveLength(4);
   });
 
+  it('a waiting twin whose ttl ran out (no sweep yet) is expired and audited, and the new ask opens a request', async () => {
+    const approvals = h.make();
+    const heard: string[] = [];
+    approvals.onChange(async (r) => {
+      heard.push(`${r.id}:${r.status}`);
+    });
+    const first = await submitPause(approvals);
+    h.clock.now = new Date(h.clock.now.getTime() + 15 * 60_000);
+    const second = await submitPause(approvals, bob);
+    expect(second.id).not.toBe(first.id);
+    expect((await approvals.get(first.id))?.status).toBe('expired');
+    expect((await approvals.pending()).map((r) => r.id)).toEqual([second.id]);
+    expect(heard).toEqual([`${first.id}:pending`, `${first.id}:expired`, `${second.id}:pending`]);
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    const trail = (await audit.recent(10)).reverse().map((e) => `${e.action}:${e.params?.request}`);
+    expect(trail).toEqual([
+      `request.created:${first.id}`,
+      `request.expired:${first.id}`,
+      `request.created:${second.id}`,
+    ]);
+  });
+
   it('never lets the requester approve their own request', async () => {
     const approvals = h.make();
     const request = await submitPause(approvals);

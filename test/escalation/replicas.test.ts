@@ -12,8 +12,10 @@ import { freePort } from '../../src/lib/redis-server.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { slackSignature } from '../slack/harness.js';
 
 const redisUrl = testRedisUrl();
+const SECRET = 'replica-secret';
 const unreachable = await probePostgres();
 if (unreachable && POSTGRES_REQUIRED) throw new Error(`PostgreSQL is required: ${unreachable}`);
 
@@ -35,6 +37,7 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
   let queue: Queue;
   let db: pg.Client;
   let counter = 0;
+  let answerLost = false;
 
   beforeAll(async () => {
     slack = createServer((req, res) => {
@@ -56,7 +59,22 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
         if (method === 'chat.postMessage') {
           call.ts = `1700000300.${String(++counter).padStart(6, '0')}`;
           answer = { ok: true, channel: body.channel, ts: call.ts };
-        } else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
+          if (!body.thread_ts && !answerLost) {
+            // Slack takes the alert's first post, but its answer never reaches the bot (a 5xx
+            // from a proxy): the post is in the channel, the store does not know it.
+            answerLost = true;
+            res.writeHead(500);
+            res.end();
+            return;
+          }
+        } else if (method === 'conversations.history')
+          answer = {
+            ok: true,
+            messages: calls
+              .filter((c) => c.method === 'chat.postMessage' && c.body.metadata)
+              .map((c) => ({ ts: c.ts, metadata: JSON.parse(c.body.metadata!) })),
+          };
+        else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
         // The alert's chart (files.uploadV2): an upload URL on this server, then the completion.
         else if (method === 'files.getUploadURLExternal')
           answer = {
@@ -87,14 +105,16 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  const ports = new Map<number, number>();
   async function startBot(config: string): Promise<number> {
+    const port = await freePort();
     const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         SLACK_BOT_TOKEN: 'xoxb-replica',
-        SLACK_SIGNING_SECRET: 'replica-secret',
+        SLACK_SIGNING_SECRET: SECRET,
         SLACK_API_URL: apiUrl,
-        PORT: String(await freePort()),
+        PORT: String(port),
         QUEUE_OPS_CONFIG: config,
         LOG_LEVEL: 'info',
       },
@@ -108,8 +128,51 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       output += String(c);
     });
     bots.set(child.pid!, { child, output: () => output });
+    ports.set(child.pid!, port);
     return child.pid!;
   }
+
+  /** Someone opens queue-ops' Home tab; Slack sends the event to the replica the balancer picks. */
+  async function openHome(pid: number, user: string): Promise<void> {
+    const body = JSON.stringify({
+      token: 'unused',
+      team_id: 'T0TEAM',
+      api_app_id: 'A0QUEUEOPS',
+      type: 'event_callback',
+      event_id: `Ev${randomBytes(4).toString('hex')}`,
+      event_time: Math.floor(Date.now() / 1000),
+      event: {
+        type: 'app_home_opened',
+        user,
+        channel: 'D0HOME',
+        tab: 'home',
+        event_ts: `${Date.now() / 1000}`,
+      },
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    await expect
+      .poll(
+        async () => {
+          const res = await fetch(`http://127.0.0.1:${ports.get(pid)}/slack/events`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-slack-request-timestamp': String(timestamp),
+              'x-slack-signature': slackSignature(SECRET, timestamp, body),
+            },
+            body,
+          }).catch(() => undefined);
+          return res?.status;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(200);
+  }
+  /** The Home views published for `user`, oldest first, as the text of their blocks. */
+  const homeViews = (user: string) =>
+    calls
+      .filter((c) => c.method === 'views.publish' && c.body.user_id === user)
+      .map((c) => c.body.view ?? '');
 
   const leaseOwner = async () =>
     (await db.query(`SELECT owner, expires_at FROM "${schema}".escalation_lease WHERE name = 'monitor'`))
@@ -138,10 +201,20 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
         '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
       ].join('\n'),
     );
-    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
     const a = await startBot(config);
     const b = await startBot(config);
     const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');
+    // Someone keeps their Home tab open at each replica (Slack sends each event to one of them).
+    const homeAt = new Map([
+      [a, 'U0HOMEA'],
+      [b, 'U0HOMEB'],
+    ]);
+    for (const [pid, user] of homeAt) await openHome(pid, user);
+    for (const user of homeAt.values()) {
+      await expect.poll(() => homeViews(user).length, { timeout: 20_000, message: dump() }).toBe(1);
+      expect(homeViews(user)[0]).toContain('No alert is firing.');
+    }
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
 
     await expect.poll(() => posts().length, { timeout: 40_000, message: dump() }).toBe(1);
     // The leader also sends the queue's chart into the thread; killed before that, its claim on
@@ -154,9 +227,20 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .toBe(true);
     const post = posts()[0]!;
     expect(post.body.text).toContain('CRITICAL: backlog on pushizo/dispatch-ios is 60');
+    // The post carried the alert's id, and the lost answer was looked up, not posted again.
+    const alertId = (JSON.parse(post.body.metadata ?? '{}') as { event_payload?: { alert_id?: string } })
+      .event_payload?.alert_id;
+    expect(alertId).toMatch(/^a-/);
+    expect(calls.some((c) => c.method === 'conversations.history')).toBe(true);
     const leader = pidOf((await leaseOwner())?.owner);
     expect([a, b]).toContain(leader);
     const follower = leader === a ? b : a;
+    // Only one replica opened the alert; the tabs kept fresh at both show it.
+    for (const user of homeAt.values()) {
+      await expect
+        .poll(() => homeViews(user).some((v) => v.includes('backlog')), { timeout: 30_000, message: dump() })
+        .toBe(true);
+    }
     // The lease runs one and a half intervals past its last renewal: a follower checking every
     // half interval takes over within two.
     const lease = (await leaseOwner())!;
@@ -202,6 +286,11 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .toBe(true);
     expect(posts()).toHaveLength(1);
     expect(calls.every((c) => c.method !== 'chat.update' || c.body.ts === post.ts)).toBe(true);
+    // The Home tab kept fresh at the survivor follows the alert to its end after the leader died
+    // (the one kept at the killed replica died with it; its user's next open lands on a live one).
+    await expect
+      .poll(() => homeViews(homeAt.get(follower)!).at(-1), { timeout: 30_000, message: dump() })
+      .toContain('No alert is firing.');
 
     const survivor = bots.get(follower)!.child;
     const exited = new Promise((resolve) => survivor.once('exit', resolve));

@@ -97,6 +97,34 @@ describe('the rate limit on commands that change things', () => {
     );
   });
 
+  it("one person firing 20 changes at once gets exactly 3 through and 17 one-line refusals, while another person's commands among them all run", async () => {
+    const app = await start('rateLimit: { perUserPerMinute: 3 }');
+    const alice = Array.from({ length: 20 }, (_, i) =>
+      app.dispatcher.handle(cli('U0ALICE', ['deny', `r-alice${i}`])),
+    );
+    const bob = Array.from({ length: 3 }, (_, i) =>
+      app.dispatcher.handle(cli('U0BOB', ['deny', `r-bob${i}`])),
+    );
+    const [aliceReplies, bobReplies] = await Promise.all([Promise.all(alice), Promise.all(bob)]);
+    const refused = aliceReplies.filter((r) => r.error?.code === 'RateLimited');
+    expect(refused).toHaveLength(17);
+    expect(aliceReplies.filter((r) => r.error?.code === 'UnknownRequest')).toHaveLength(3);
+    for (const reply of refused) {
+      expect(reply.message.text).toBe(
+        'You ran 3 commands that change things in the last minute, the most allowed; `deny` did not run. Try again in 60 s.',
+      );
+    }
+    expect(bobReplies.map((r) => r.error?.code)).toEqual([
+      'UnknownRequest',
+      'UnknownRequest',
+      'UnknownRequest',
+    ]);
+    // Each refusal is one audited denial; only the three that ran reached the command.
+    const trail = await app.audit.recent(100);
+    expect(trail.filter((e) => e.action === 'denied' && e.actorId === 'U0ALICE')).toHaveLength(17);
+    expect(trail.filter((e) => e.action === 'command.deny' && e.actorId === 'U0ALICE')).toHaveLength(3);
+  });
+
   it('in Slack, the Bolt guard refuses the next one before the listener runs, answers ephemerally and audits it', async () => {
     const app = await start('rateLimit: { perUserPerMinute: 2 }', 'transport');
     const responses: Record<string, unknown>[] = [];

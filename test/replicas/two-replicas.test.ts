@@ -134,7 +134,9 @@ if (unreachable && POSTGRES_REQUIRED) {
           '  allowedChannels: [C0INCIDENT]',
           'roles:',
           '  viewer: ["*"]',
-          '  operator: [U0ALICE, U0BOB]',
+          '  operator: [U0ALICE, U0BOB, U0DAN, U0ERIN]',
+          // Shared in the store: the two replicas together allow 3 a minute per person.
+          'rateLimit: { perUserPerMinute: 3 }',
           'policies:',
           '  pause: { role: operator, approvals: 1 }',
           'escalation:',
@@ -222,6 +224,50 @@ if (unreachable && POSTGRES_REQUIRED) {
       expect(entries.some((e) => e.actorId === 'U0BOB' && e.action === 'request.approved')).toBe(true);
       expect(entries.some((e) => e.action === 'action.pause')).toBe(true);
     }, 90_000);
+
+    it("counts each person's commands that change things across both replicas: the fourth in a minute is refused in one line, at either one, while someone else's still run", async () => {
+      const [a, b] = replicas.map((r) => r.port) as [number, number];
+      const hooks = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/hooks`;
+      const answerTo = async (path: string) => {
+        let text: string | undefined;
+        await waitFor(`the answer at ${path}`, async () => {
+          text = posted.find((p) => p.path === `/hooks${path}`)?.body.text as string | undefined;
+          return text !== undefined;
+        });
+        return text!;
+      };
+      const ask = async (port: number, user: string, text: string, path: string) => {
+        const command = slashCommand(text, path, {
+          user_id: user,
+          user_name: user.toLowerCase(),
+          response_url: `${hooks}${path}`,
+        });
+        await send(
+          port,
+          new URLSearchParams(command as Record<string, string>).toString(),
+          'application/x-www-form-urlencoded',
+        );
+        return await answerTo(path);
+      };
+      const refusedLine =
+        /^You ran 3 commands that change things in the last minute, the most allowed; `deny` did not run\. Try again in \d+ s\.$/;
+      // Dan alternates replicas: A, B, A are answered (the request does not exist)…
+      const dan: string[] = [];
+      for (let i = 0; i < 6; i++) dan.push(await ask(i % 2 ? b : a, 'U0DAN', `deny r-dan${i}`, `/dan-${i}`));
+      expect(dan.slice(0, 3)).toEqual(
+        [0, 1, 2].map((i) => `There is no request \`r-dan${i}\` in this channel.`),
+      );
+      // …then both refuse him: per process each would have allowed 3, 6 in all.
+      for (const line of dan.slice(3)) expect(line).toMatch(refusedLine);
+      // Erin, asking at the same replicas meanwhile, is not held back by Dan's minute.
+      const erin = [
+        await ask(b, 'U0ERIN', 'deny r-erin0', '/erin-0'),
+        await ask(a, 'U0ERIN', 'deny r-erin1', '/erin-1'),
+      ];
+      expect(erin).toEqual([0, 1].map((i) => `There is no request \`r-erin${i}\` in this channel.`));
+      // And read-only commands are never counted.
+      expect(await ask(a, 'U0DAN', 'help', '/dan-help')).not.toMatch(/did not run/);
+    }, 60_000);
 
     it('runs the escalation monitor on exactly one of them: one lease holder, one alert post', async () => {
       const alertPosts = () =>

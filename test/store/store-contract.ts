@@ -220,7 +220,8 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
       });
 
       it('listRequests filters by status and lists oldest first', async () => {
-        const a = sampleRequest({ createdAt: iso(1) });
+        // Two pending requests must differ in something to both wait (see "pending twin" below).
+        const a = sampleRequest({ createdAt: iso(1), target: 'pushizo/dispatch-android' });
         const b = sampleRequest({ createdAt: iso(2), status: 'executing' });
         const c = sampleRequest({ createdAt: iso(0) });
         for (const r of [a, b, c]) await store.createRequest(r);
@@ -230,6 +231,70 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         ).toEqual([b.id]);
         expect((await store.listRequests()).map((r) => r.id)).toEqual([c.id, a.id, b.id]);
         expect(await store.listRequests({ statuses: [] })).toEqual([]);
+      });
+
+      it('a pending twin (same action, target, channel and params in another key order) is not stored: the waiting one is returned', async () => {
+        const first = sampleRequest({ params: { reason: 'outage', nested: { a: 1, b: [1, 'two'] } } });
+        expect(await store.createRequest(first)).toEqual({ created: true });
+        const twin = sampleRequest({
+          params: { nested: { b: [1, 'two'], a: 1 }, reason: 'outage' },
+          requestedBy: 'U0SOMEONEELSE',
+        });
+        expect(await store.createRequest(twin)).toEqual({ created: false, pending: first });
+        expect(await store.getRequest(twin.id)).toBeUndefined();
+        // Anything that differs is another request: channel, none (the command line), target,
+        // action, params; and one that is not pending (an action needing no approval).
+        const others = [
+          sampleRequest({ params: first.params, channel: 'C0OTHER' }),
+          sampleRequest({ params: first.params, channel: undefined }),
+          sampleRequest({ params: first.params, target: 'pushizo/events' }),
+          sampleRequest({ params: first.params, action: 'resume' }),
+          sampleRequest({ params: { ...first.params, reason: 'another' } }),
+          sampleRequest({ params: first.params, status: 'approved' }),
+          sampleRequest({ params: first.params, status: 'approved' }),
+        ];
+        for (const other of others) expect(await store.createRequest(other)).toEqual({ created: true });
+        // Once the first is decided, the same request may wait again.
+        await store.transitionRequest(first.id, ['pending'], { status: 'denied' });
+        expect(await store.createRequest(twin)).toEqual({ created: true });
+        expect((await store.getRequest(twin.id))?.status).toBe('pending');
+      });
+
+      it('twenty simultaneous creates of one request from two instances store exactly one', async () => {
+        const other = await open();
+        const tries = Array.from({ length: 20 }, (_, i) => sampleRequest({ requestedBy: `U0ASKER${i}` }));
+        const outcomes = await Promise.all(tries.map((r, i) => (i % 2 ? other : store).createRequest(r)));
+        const created = tries.filter((_, i) => outcomes[i]!.created);
+        expect(created).toHaveLength(1);
+        for (const outcome of outcomes) {
+          if (!outcome.created) expect(outcome.pending).toEqual(created[0]);
+        }
+        expect(await store.listRequests({ statuses: ['pending'] })).toEqual(created);
+      });
+
+      it('migrating a store made before the pending check gives the oldest of two waiting twins the key; the other stays decidable', async () => {
+        const older = sampleRequest({ createdAt: iso(1), params: { reason: 'x', n: 1 } });
+        const newer = sampleRequest({ createdAt: iso(2), params: { reason: 'y', n: 1 } });
+        for (const r of [older, newer]) await store.createRequest(r);
+        // Back to version 6, with the two made identical as the old code could leave them.
+        await harness.sql('DROP INDEX approval_requests_pending_key');
+        await harness.sql('ALTER TABLE approval_requests DROP COLUMN pending_key');
+        await harness.sql('DROP TABLE rate_events');
+        await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
+        await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [
+          JSON.stringify({ n: 1, reason: 'x' }),
+          newer.id,
+        ]);
+        const upgraded = await open();
+        const again = sampleRequest({ createdAt: iso(3), params: { reason: 'x', n: 1 } });
+        expect(await upgraded.createRequest(again)).toMatchObject({
+          created: false,
+          pending: { id: older.id },
+        });
+        expect((await upgraded.transitionRequest(newer.id, ['pending'], { status: 'denied' }))?.status).toBe(
+          'denied',
+        );
+        expect(await upgraded.takeRate('user:U0A', iso(0), iso(-60), 1)).toEqual({ taken: true });
       });
 
       it('a transition applies its patch only while the status is one of `from`, so a replay is a no-op', async () => {
@@ -803,6 +868,45 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true })).toEqual([5, 3, 2]);
         expect(await seqs({ visibleIn: 'C0INCIDENT', newestFirst: true, limit: 2 })).toEqual([5, 3]);
         expect(await seqs({ visibleIn: 'C0PRIVATE' })).toEqual([1, 2, 4, 5]);
+      });
+    });
+
+    describe('rate limit window', () => {
+      it('counts uses of a key up to the limit within the window, refuses the next naming the oldest, and slides', async () => {
+        for (const at of [0, 10, 20])
+          expect(await store.takeRate('user:U0A', iso(at), iso(at - 60), 3)).toEqual({ taken: true });
+        expect(await store.takeRate('user:U0A', iso(30), iso(-30), 3)).toEqual({
+          taken: false,
+          oldestAt: iso(0),
+        });
+        // A refused use is not counted: at 60 s the use at 0 s has left the window, so one fits.
+        expect(await store.takeRate('user:U0A', iso(60), iso(0), 3)).toEqual({ taken: true });
+        expect(await store.takeRate('user:U0A', iso(61), iso(1), 3)).toEqual({
+          taken: false,
+          oldestAt: iso(10),
+        });
+        // Another key has its own window.
+        expect(await store.takeRate('user:U0B', iso(61), iso(1), 3)).toEqual({ taken: true });
+      });
+
+      it('two instances taking at once together allow exactly the limit', async () => {
+        const other = await open();
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            (i % 2 ? other : store).takeRate('user:U0A', iso(i / 100), iso(-60), 10),
+          ),
+        );
+        expect(answers.filter((a) => a.taken)).toHaveLength(10);
+        expect(await store.takeRate('user:U0A', iso(1), iso(-59), 10)).toMatchObject({ taken: false });
+      });
+
+      it("prune forgets every key's uses at or before the cutoff and keeps the rest", async () => {
+        await store.takeRate('user:U0A', iso(0), iso(-60), 5);
+        await store.takeRate('user:U0B', iso(5), iso(-55), 5);
+        await store.takeRate('user:U0B', iso(50), iso(-10), 5);
+        expect(await store.pruneRate(iso(5))).toBe(2);
+        const rows = await harness.sql('SELECT rate_key FROM rate_events');
+        expect(rows.map((r) => r.rate_key)).toEqual(['user:U0B']);
       });
     });
 

@@ -5,9 +5,10 @@ import { type HomeInput, homeView } from '../../blocks/home.js';
 import type { Config, Role } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { AlertService } from '../../escalation/alerts.js';
+import type { Alert } from '../../escalation/lifecycle.js';
 import type { Locale } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Store } from '../../store/store.js';
+import type { ActionRequest, Store } from '../../store/store.js';
 import { eventFromAudit } from '../../timeline/events.js';
 
 type WebClient = webApi.WebClient;
@@ -34,6 +35,25 @@ export interface HomeDeps {
   now?: () => Date;
   minIntervalMs?: number;
   maxUsers?: number;
+  /**
+   * How often this replica looks for changes made elsewhere (another replica approved a request,
+   * the monitor's lease holder opened an alert): the tabs kept fresh here are refreshed when the
+   * waiting requests or open alerts differ. None: only this process's own changes refresh them.
+   */
+  watchEveryMs?: number;
+}
+
+/**
+ * What a Home tab shows that another replica can change, in one string: the requests waiting
+ * (and how many approvals each has) and the open alerts (each write bumps an alert's version).
+ */
+export function homeFingerprint(
+  pending: readonly Pick<ActionRequest, 'id' | 'approvals'>[],
+  alerts: readonly Pick<Alert, 'id' | 'version'>[],
+): string {
+  const requests = pending.map((r) => `${r.id}:${r.approvals.length}`).sort();
+  const open = alerts.map((a) => `${a.id}:${a.version}`).sort();
+  return `${requests.join(',')}|${open.join(',')}`;
 }
 
 /** The App Home tab: published on open, refreshed on changes, throttled per user. */
@@ -166,7 +186,30 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
     state.timer.unref?.();
   }
 
-  return {
+  // Replicas share the store, not their memory: each looks for what the others changed.
+  let seen: string | undefined;
+  let looking = false;
+  const watcher =
+    deps.watchEveryMs === undefined
+      ? undefined
+      : setInterval(() => {
+          // Nobody's tab is kept fresh here: nothing to read.
+          if (looking || stopped || users.size === 0) return;
+          looking = true;
+          void Promise.all([deps.approvals.pending(), deps.alerts.open()])
+            .then(([pending, alerts]) => {
+              const current = homeFingerprint(pending, alerts);
+              if (seen !== undefined && current !== seen) api.changed();
+              seen = current;
+            })
+            .catch((error: unknown) => log.warn({ err: error }, 'Home tab could not look for changes'))
+            .finally(() => {
+              looking = false;
+            });
+        }, deps.watchEveryMs);
+  watcher?.unref?.();
+
+  const api: HomeTab = {
     opened(userId) {
       const state = touch(userId);
       state.notice = undefined;
@@ -188,9 +231,11 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
     },
     stop() {
       stopped = true;
+      clearInterval(watcher);
       for (const state of users.values()) clearTimeout(state.timer);
     },
   };
+  return api;
 }
 
 /** `app_home_opened` on the Home tab (not the Messages tab) refreshes that user's tab. */
