@@ -375,6 +375,22 @@ describe('hostile names, errors and data render as inert text on every surface',
     for (const kind of ['home', 'chat.postMessage', 'chat.update'])
       expect(seen.has(kind), `${kind} in ${[...seen]}`).toBe(true);
     expect(surfaces.some((s) => s.surface === 'chat.postMessage C0AUDIT')).toBe(true);
+    // The hostile text really reached each of them (so the checks below read it, not its absence).
+    const shown = (surface: string) =>
+      surfaces
+        .filter((s) => s.surface.startsWith(surface))
+        .map((s) => JSON.stringify(s.payload))
+        .join('\n');
+    for (const surface of [
+      'home',
+      'chat.postMessage C0INCIDENT',
+      'chat.postMessage C0AUDIT',
+      'chat.update',
+      '/queue timeline',
+      '/queue audit',
+      '/queue alerts',
+    ])
+      expect(shown(surface), surface).toContain('ZQ');
     for (const { surface, payload } of surfaces) expectInert(surface, payload);
   }, 60_000);
 });
