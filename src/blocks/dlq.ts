@@ -63,7 +63,7 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
 
   if (sample.jobs.length === 0) {
     blocks.push(section(t.empty(inCode(rawTarget, 200))), tail);
-    return { text: t.fallback(fitEscaped(rawTarget, 200), total), blocks };
+    return { text: t.fallback(inline(rawTarget, 200), total), blocks };
   }
 
   const budget = BUILDER_TEXT_BUDGET - JSON.stringify(blocks).length - 200;
@@ -82,7 +82,7 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
     blocks.push(context(t.moreJobs(lines.length - shown, inCode(t.moreHint(rawTarget, view.limit), 300))));
   }
   blocks.push(tail);
-  return { text: t.fallback(fitEscaped(rawTarget, 200), total), blocks };
+  return { text: t.fallback(inline(rawTarget, 200), total), blocks };
 }
 
 function jobLine(

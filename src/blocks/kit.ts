@@ -1,7 +1,7 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, SectionBlock } from '@slack/types';
 import { scrubSecrets } from '../lib/logger.js';
 import { SlackLimits } from './limits.js';
-import { truncate as cutText, escapeInline, escapeMrkdwn } from './mrkdwn.js';
+import { truncate as cutText, escapeInline, escapeMrkdwn, showInvisible } from './mrkdwn.js';
 
 /** `truncate` that never leaves half of a surrogate pair (an emoji cut in two) before the ellipsis. */
 export function truncate(text: string, max: number): string {
@@ -14,15 +14,22 @@ export function truncate(text: string, max: number): string {
 
 /**
  * Escapes untrusted text and cuts it so that the escaped result is at most `max` characters.
- * Cutting after escaping could split an entity (`&am…`), so the cut happens on the raw text.
+ * Cutting after escaping could split an entity (`&am…`), so the cut happens on the raw text: the
+ * longest raw prefix whose escaped form fits, searched for, since escaping grows characters
+ * unevenly (`<` takes 4, an invisible one 8) and a name made mostly of them must still show its
+ * start rather than a bare ellipsis.
  */
 export function fitEscaped(raw: string, max: number, escapeFn: (s: string) => string = escapeMrkdwn): string {
-  let n = max;
-  let out = escapeFn(truncate(raw, n));
-  while (out.length > max && n > 1) {
-    n -= Math.max(1, out.length - max);
-    out = escapeFn(truncate(raw, n));
+  const whole = escapeFn(raw);
+  if (whole.length <= max) return whole;
+  let lo = 0;
+  let hi = Math.min(raw.length - 1, max);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (escapeFn(truncate(raw, mid)).length <= max) lo = mid;
+    else hi = mid - 1;
   }
+  const out = escapeFn(truncate(raw, lo));
   return out.length > max ? '…' : out;
 }
 
@@ -48,7 +55,8 @@ export function errorLine(raw: string, max: number): string {
 export function header(text: string): HeaderBlock {
   return {
     type: 'header',
-    text: { type: 'plain_text', text: truncate(text, SlackLimits.headerText), emoji: true },
+    // plain_text is never parsed for mentions or links, but a bidi control still reverses it.
+    text: { type: 'plain_text', text: truncate(showInvisible(text), SlackLimits.headerText), emoji: true },
   };
 }
 
@@ -68,7 +76,7 @@ export function context(...texts: string[]): ContextBlock {
 export function button(label: string, actionId: string, value: string, primary = false): Button {
   const b: Button = {
     type: 'button',
-    text: { type: 'plain_text', text: truncate(label, SlackLimits.buttonText), emoji: true },
+    text: { type: 'plain_text', text: truncate(showInvisible(label), SlackLimits.buttonText), emoji: true },
     action_id: actionId,
     value,
   };

@@ -3,9 +3,10 @@ import type { FailOutcome, RevokeOutcome, RunningWork, SystemType } from '../bac
 import { type Locale, messages } from '../i18n/index.js';
 import type { GroupState, GroupType, ScaleReport, TargetChange } from '../scalers/types.js';
 import { formatDuration, formatUtc } from './format.js';
-import { context, header, inCode, inline, packSections, section } from './kit.js';
+import { context, header, inCode, inline, packSections, section, truncate } from './kit.js';
 import { SlackLimits } from './limits.js';
 import type { Message } from './message.js';
+import { escapeMrkdwn } from './mrkdwn.js';
 
 /** One group in `workers`: its live state, or why it could not be read (not yet escaped). */
 export type GroupView =
@@ -155,6 +156,7 @@ export function stuckMessage(view: StuckView, locale: Locale): Message {
         .slice(0, SlackLimits.messageBlocks - 3)
         .map(section),
     );
-  blocks.push(context(t.stuckHint(inline(view.system, 80), view.type)));
-  return { text: t.stuckFallback(view.system, view.work.length), blocks };
+  // The hint's placeholders (`<queue>`, `<job-id>`) are text, not Slack's <link> syntax: escaped whole.
+  blocks.push(context(escapeMrkdwn(t.stuckHint(truncate(view.system, 80).replace(/`/g, "'"), view.type))));
+  return { text: t.stuckFallback(inline(view.system, 80), view.work.length), blocks };
 }

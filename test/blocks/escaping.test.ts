@@ -3,7 +3,9 @@ import type { SystemStatus } from '../../src/backends/queue-backend.js';
 import { dlqMessage } from '../../src/blocks/dlq.js';
 import { errorMessage } from '../../src/blocks/error.js';
 import { helpMessage } from '../../src/blocks/help.js';
+import { fitEscaped, header } from '../../src/blocks/kit.js';
 import type { Message } from '../../src/blocks/message.js';
+import { escapeMrkdwn } from '../../src/blocks/mrkdwn.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import { statusMessage } from '../../src/blocks/status.js';
 import { validateMessage } from '../../src/blocks/validate.js';
@@ -154,5 +156,27 @@ describe('cutting long names', () => {
       );
       for (const s of [...renderedStrings(m.blocks), m.text]) expect(s).not.toMatch(loneSurrogate);
     }
+  });
+});
+
+describe('characters that hide or reorder text', () => {
+  it('shows zero-width and bidi characters as code points, keeping emoji sequences joined', () => {
+    expect(escapeMrkdwn('dispatch\u200b-ios')).toBe('dispatch[U+200B]-ios');
+    expect(escapeMrkdwn('exe.\u202egpj')).toBe('exe.[U+202E]gpj');
+    expect(escapeMrkdwn('a\u200db \u2066x\u2069 \ufeff')).toBe('a[U+200D]b [U+2066]x[U+2069] [U+FEFF]');
+    // A joiner inside an emoji sequence is what draws one emoji (👩‍💻, 👍🏽‍…): kept.
+    expect(escapeMrkdwn('👩\u200d💻')).toBe('👩\u200d💻');
+    expect(header('q\u202e').text.text).toBe('q[U+202E]');
+  });
+
+  it('turns a run of backticks into quotes so it cannot open a code block; one backtick stays', () => {
+    expect(escapeMrkdwn('a ``` b `` c ` d')).toBe("a ''' b '' c ` d");
+  });
+
+  it('cuts a name that escapes long to the longest start that fits, not to a bare ellipsis', () => {
+    const out = fitEscaped(`w${'<>&'.repeat(40)}`, 80);
+    expect(out.length).toBeLessThanOrEqual(80);
+    expect(out.startsWith('w&lt;&gt;&amp;')).toBe(true);
+    expect(out.endsWith('…')).toBe(true);
   });
 });

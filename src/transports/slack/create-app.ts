@@ -189,6 +189,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       processBeforeResponse: false,
       customPropertiesExtractor: signatureProperties,
     });
+    refuseNullBodies(receiver, '/slack/events');
     app = new App({ ...common, receiver });
     app.use(refuseReplays(options.seenSignatures ?? createSeenSignatures(), options.logger));
   }
@@ -230,6 +231,64 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       await app.stop();
     },
   };
+}
+
+/** Bolt's default limit on a request body (4 MB), kept when the body is read ahead of Bolt. */
+const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bolt's HTTP receiver reads `body.ssl_check` from whatever a verified body parses to. A body of
+ * JSON `null` (`payload=null`, or `null` sent as JSON) throws there, outside every handler: an
+ * unhandled rejection, which ends the process. Only a holder of the signing secret can send one,
+ * but a bot needed in an incident should not die of it. So the body is read here first (Bolt
+ * uses a body already read, and still verifies its signature) and a null one is answered 400.
+ */
+function refuseNullBodies(receiver: HTTPReceiver, endpoint: string): void {
+  const listener = receiver.requestListener;
+  receiver.requestListener = (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method !== 'POST' || path !== endpoint) return listener(req, res);
+    void (async () => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of req) {
+          size += (chunk as Buffer).length;
+          if (size > BODY_LIMIT_BYTES) {
+            res.writeHead(413).end();
+            req.destroy();
+            return;
+          }
+          chunks.push(chunk as Buffer);
+        }
+      } catch {
+        if (!res.headersSent) res.writeHead(400).end();
+        return;
+      }
+      const rawBody = Buffer.concat(chunks);
+      if (isNullBody(rawBody.toString(), req.headers['content-type'])) {
+        res.writeHead(400).end();
+        return;
+      }
+      (req as typeof req & { rawBody?: Buffer }).rawBody = rawBody;
+      listener(req, res);
+    })();
+  };
+}
+
+/** True when Bolt would parse this body (form `payload=` JSON, or a JSON body) to `null`. */
+export function isNullBody(raw: string, contentType: string | undefined): boolean {
+  let json: string | null = raw;
+  if (contentType === 'application/x-www-form-urlencoded') {
+    const payloads = new URLSearchParams(raw).getAll('payload');
+    json = payloads.length === 1 ? (payloads[0] as string) : null;
+  }
+  if (json === null) return false;
+  try {
+    return JSON.parse(json) === null;
+  } catch {
+    return false;
+  }
 }
 
 interface SocketEvents {

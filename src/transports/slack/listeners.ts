@@ -191,10 +191,38 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     await unknownAction(body, respondFor(body, respond));
   };
 
-  app.command('/queue', handle as unknown as Parameters<App['command']>[1]);
+  // Any command: Slack sends an app only the commands in its own manifest, so whatever name the
+  // workspace gave it (`/queue`, or `/q` beside another app's `/queue`) is this bot's.
+  app.command(/^\//, handle as unknown as Parameters<App['command']>[1]);
   app.action(OURS, handle as unknown as Parameters<App['action']>[1]);
   // Buttons outside our namespace still get an ack and an answer rather than Slack's timeout error.
   app.action(NOT_OURS, unknown as unknown as Parameters<App['action']>[1]);
+  routeActionlessClicks(app);
+}
+
+/**
+ * Bolt routes a block_actions payload by `actions[0].action_id`. One without a usable first action
+ * (none, an empty list, an id that is not a string) matches no listener: Bolt never acks it and
+ * the user sees Slack's timeout error three seconds later. Such a payload is handed on with a
+ * first action no id of ours can match, so it reaches the not-ours listener: acked, answered with
+ * one line, nothing run.
+ */
+function routeActionlessClicks(app: App): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = (event) => processEvent({ ...event, body: withRoutableAction(event.body) });
+}
+
+/** The body itself, or a copy whose first action carries an empty action id (see above). */
+export function withRoutableAction<T>(body: T): T {
+  if (typeof body !== 'object' || body === null) return body;
+  const b = body as { type?: unknown; actions?: unknown };
+  if (b.type !== 'block_actions') return body;
+  const first: unknown = Array.isArray(b.actions) ? b.actions[0] : undefined;
+  const routable =
+    typeof first === 'object' &&
+    first !== null &&
+    typeof (first as { action_id?: unknown }).action_id === 'string';
+  return routable ? body : { ...body, actions: [{ type: 'button', action_id: '' }] };
 }
 
 /** The user behind a slash command (`user_id`) or a button click (`user.id`). */
