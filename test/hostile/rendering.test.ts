@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type RunningBot, startBot } from '../../src/main.js';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,
   captureResponses,
@@ -41,7 +42,7 @@ const EVIL_QUEUE = `evil${HOSTILE_WORD}`;
 const PAYLOAD_MARKER = 'PAYLOAD-MARKER-9f1c';
 
 const API_HOST = 'https://slack-render.test.example';
-const url = inject('redisUrl');
+const url = testRedisUrl();
 const prefix = randomId('render');
 const dir = mkdtempSync(join(tmpdir(), 'qo-hostile-render-'));
 

@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActionId, indexedActionId } from '../../src/blocks/action-ids.js';
 import { type RunningBot, startBot } from '../../src/main.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,
   captureResponses,
@@ -31,7 +32,7 @@ const DOC_BODY =
 const DOC_SIGNATURE = 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503';
 const DOC_RESPONSE_PATH = '/commands/T1DC2JH3J/397700885554/96rGlfmibIGlgcZRskXaIFfN';
 
-const url = inject('redisUrl');
+const url = testRedisUrl();
 const dir = mkdtempSync(join(tmpdir(), 'qo-hostile-signing-'));
 let fakeSlack: Server;
 let bot: RunningBot;
