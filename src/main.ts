@@ -465,8 +465,11 @@ function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
   return {
     // Charts into an alert's thread pass straight through: they change nothing a Home tab shows.
     ...(sender.upload ? { upload: sender.upload.bind(sender) } : {}),
-    async post(channel, message, threadTs) {
-      const sent = await sender.post(channel, message, threadTs);
+    // So does the lookup, and the alert id goes on with the post: without them a bot killed while
+    // Slack took an alert's post would post it again on the next start instead of finding it.
+    ...(sender.findAlertPost ? { findAlertPost: sender.findAlertPost.bind(sender) } : {}),
+    async post(channel, message, threadTs, alertId) {
+      const sent = await sender.post(channel, message, threadTs, alertId);
       changed();
       return sent;
     },
