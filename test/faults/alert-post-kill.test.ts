@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { spawnBot, startLoopbackSlack } from './loopback-slack.js';
+import { faultsRedisUrl } from './redis-url.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = faultsRedisUrl();
 
 /**
  * The bot process (dist/main.js) SIGKILLed while Slack holds its alert post: Slack has the message,

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
 import {
   jsonOf,
@@ -15,8 +15,9 @@ import {
   writeConfig,
 } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { faultsRedisUrl } from './redis-url.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = faultsRedisUrl();
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const t = messages('en').approvals;
 

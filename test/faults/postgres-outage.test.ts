@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { Reply } from '../../src/commands/types.js';
 import { loadConfigFile } from '../../src/config/load.js';
@@ -11,8 +11,9 @@ import { jsonOf, ROLES, runCliInProcess, tempDir, writeConfig } from '../actions
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { POSTGRES_REQUIRED } from '../helpers/postgres.js';
 import { postgresBinaries, startPrivatePostgres, startProxy } from './private-postgres.js';
+import { faultsRedisUrl } from './redis-url.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = faultsRedisUrl();
 const bin = postgresBinaries();
 if (!bin && POSTGRES_REQUIRED)
   throw new Error(

@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { messages } from '../../src/i18n/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { jsonOf, ROLES, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { faultsRedisUrl } from './redis-url.js';
 
-const redisUrl = inject('redisUrl');
+const redisUrl = faultsRedisUrl();
 
 /** Whether this process may mount a filesystem and set the immutable flag (root, as in CI's container). */
 function probe(): string | undefined {

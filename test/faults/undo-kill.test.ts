@@ -2,15 +2,16 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { faultsRedisUrl } from './redis-url.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;
-const redisUrl = inject('redisUrl');
+const redisUrl = faultsRedisUrl();
 
 /**
  * An undo (restoring a purge from its archive) whose command line, a real `bin/queue-ops.js`
