@@ -52,6 +52,27 @@ const unavailableCodes = new Set([
 // database (never the password), which is what the operator needs to fix the URL.
 const refusedCodes = new Set(['28000', '28P01', '3D000']);
 
+/**
+ * How long a statement may go without an answer. Through a network partition nothing comes back
+ * and nothing fails: without a limit a request would wait until the partition heals (a test saw
+ * 30 s and more); with it, the user is told the store is not answering. Far above any statement
+ * the bot runs (audit reads are paged); migrations, which may rewrite a big table, get their own.
+ */
+export const QUERY_TIMEOUT_MS = 15_000;
+const MIGRATION_TIMEOUT_MS = 10 * 60_000;
+
+/** A statement allowed {@link MIGRATION_TIMEOUT_MS} (pg reads `query_timeout` per query; its types omit it). */
+const longQuery = (text: string, values: unknown[] = []): pg.QueryConfig =>
+  Object.assign({ text, values }, { query_timeout: MIGRATION_TIMEOUT_MS });
+
+/** The connection itself failed (no answer, reset, terminated): it must not go back to the pool. */
+const connectionLost = (error: unknown) =>
+  error instanceof Error &&
+  (/Connection terminated|Query read timeout/i.test(error.message) ||
+    ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02'].includes(
+      String((error as { code?: unknown }).code),
+    ));
+
 /** `relation … does not exist`: the store's tables (or its schema) have not been created yet. */
 const UNDEFINED_TABLE = '42P01';
 
@@ -71,6 +92,9 @@ async function wrap<T>(fn: () => Promise<T>): Promise<T> {
       /Connection terminated|timeout exceeded when trying to connect/i.test(error.message)
     ) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
+    }
+    if (error instanceof Error && /Query read timeout/i.test(error.message)) {
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: `no answer in ${QUERY_TIMEOUT_MS / 1000} s` });
     }
     throw error;
   }
@@ -108,6 +132,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 10_000,
+    query_timeout: QUERY_TIMEOUT_MS,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle connection dropped by the server would otherwise crash the process; the next query
@@ -118,16 +143,20 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
 
   async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
+    let lost = false;
     try {
       await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
+      // A connection that stopped answering gets no ROLLBACK (it would wait as long again) and is
+      // closed instead of pooled: the server rolls back what it never saw committed.
+      lost = connectionLost(error);
+      if (!lost) await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      client.release(lost);
     }
   }
 
@@ -153,7 +182,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     const lockKey = `queue-ops.migrate:${schema ?? ''}`;
     try {
       // Several replicas may start at once: one migrates, the others wait and then find it done.
-      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
+      await client.query(longQuery('SELECT pg_advisory_lock(hashtext($1))', [lockKey]));
       try {
         if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
         await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -167,11 +196,11 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           if (applied.has(migration.version)) continue;
           await client.query('BEGIN');
           try {
-            await client.query(migration.postgres);
+            await client.query(longQuery(migration.postgres));
             if (migration.fill) {
-              const { rows } = await client.query(migration.fill.select);
+              const { rows } = await client.query(longQuery(migration.fill.select));
               for (const update of migration.fill.updates(rows)) {
-                await client.query(numbered(update.sql), update.params);
+                await client.query(longQuery(numbered(update.sql), update.params));
               }
             }
             await client.query(

@@ -23,6 +23,9 @@ export const cli = {
   storeUnavailable: (reason: string) =>
     `${reason} Read-only commands still work; actions, approvals and the audit trail need the store.`,
   unexpectedFailure: (reason: string) => `queue-ops: unexpected failure: ${reason}`,
+  /** A request whose process died (approved but never started, or mid-action), reported at the next start. */
+  recovered: (id: string, action: string, target: string, error: string) =>
+    `queue-ops: request ${id} (${action} ${target}): ${error}`,
   buttonsHeader: 'To press a button, run:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

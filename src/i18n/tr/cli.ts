@@ -25,6 +25,9 @@ export const cli: Catalog['cli'] = {
   storeUnavailable: (reason: string) =>
     `${reason} Salt okunur komutlar yine çalışır; eylemler, onaylar ve denetim kaydı depoya ihtiyaç duyar.`,
   unexpectedFailure: (reason: string) => `queue-ops: beklenmeyen hata: ${reason}`,
+  /** A request whose process died (approved but never started, or mid-action), reported at the next start. */
+  recovered: (id: string, action: string, target: string, error: string) =>
+    `queue-ops: istek ${id} (${action} ${target}): ${error}`,
   buttonsHeader: 'Bir butona basmak için şunu çalıştırın:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

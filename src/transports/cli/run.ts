@@ -98,6 +98,7 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
   if (typeof runtime === 'number') return runtime;
   const { app, full } = runtime;
   try {
+    if (full) await reportInterrupted(io, full, logger, config.locale, secrets);
     await io.onApp?.(app);
     const osUser = io.osUser ?? safeOsUser(io.env);
     const host = io.osHost ?? safeHostname();
@@ -164,6 +165,35 @@ async function openRuntime(
       `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}\n`,
     );
     return { app: createReadOnlyApp({ config, env: io.env, logger }) };
+  }
+}
+
+/**
+ * Requests whose process died (a command line killed between approval and start, or mid-action)
+ * are closed and reported here as the bot's sweep does: without a bot, the next command line is
+ * the only one that can. Executions still renewing their lease are left alone, so a command line
+ * never takes another's running action for dead; none is ever run again. One line each on stderr.
+ */
+async function reportInterrupted(
+  io: CliIo,
+  full: QueueOps,
+  logger: Logger,
+  locale: Locale,
+  secrets: string[],
+): Promise<void> {
+  try {
+    for (const request of await full.approvals.recoverInterrupted()) {
+      const line = messages(locale).cli.recovered(
+        request.id,
+        request.action,
+        request.target,
+        request.error ?? '',
+      );
+      io.stderr(`${scrubSecrets(line, secrets)}\n`);
+    }
+  } catch (error) {
+    // The command asked for still runs; the next start tries again.
+    logger.warn({ err: error }, 'could not check for interrupted requests');
   }
 }
 

@@ -1,0 +1,130 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { freePort } from '../../src/lib/redis-server.js';
+
+/** One Web API call as the loopback Slack received it. */
+export interface LoopbackCall {
+  method: string;
+  body: Record<string, string>;
+  ts?: string;
+}
+
+/** A message the loopback Slack holds in a channel, as `conversations.history` returns it. */
+interface HeldMessage {
+  ts: string;
+  text: string;
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
+}
+
+/**
+ * Slack's Web API on a loopback port, for bots that run as real child processes (nock cannot reach
+ * into another process). Records every call, keeps each channel's posts for `conversations.history`
+ * (metadata included, as Slack does with `include_all_metadata`), and can take a post and never
+ * answer it: Slack has the message, the bot never hears so, as when it dies mid-call.
+ */
+export async function startLoopbackSlack() {
+  const calls: LoopbackCall[] = [];
+  const history = new Map<string, HeldMessage[]>();
+  const held: ServerResponse[] = [];
+  let counter = 0;
+  let holdNextPost = false;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += String(chunk);
+    });
+    req.on('end', () => {
+      const method = (req.url ?? '').replace(/^\/api\//, '');
+      const body = Object.fromEntries(new URLSearchParams(raw));
+      const call: LoopbackCall = { method, body };
+      calls.push(call);
+      let answer: Record<string, unknown> = {
+        ok: true,
+        user_id: 'U0BOT',
+        bot_id: 'B0BOT',
+        team_id: 'T0TEAM',
+      };
+      if (method === 'chat.postMessage') {
+        // A real ts (seconds now), so `oldest` filters the way Slack's does.
+        call.ts = `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
+        const channel = body.channel ?? '';
+        const message: HeldMessage = { ts: call.ts, text: body.text ?? '' };
+        if (body.metadata) message.metadata = JSON.parse(body.metadata) as HeldMessage['metadata'];
+        history.set(channel, [message, ...(history.get(channel) ?? [])]);
+        if (holdNextPost && !body.thread_ts) {
+          holdNextPost = false;
+          held.push(res);
+          return;
+        }
+        answer = { ok: true, channel, ts: call.ts };
+      } else if (method === 'chat.update') answer = { ok: true, channel: body.channel, ts: body.ts };
+      else if (method === 'conversations.history') {
+        const oldest = Number(body.oldest ?? 0);
+        const all = body.include_all_metadata === 'true';
+        answer = {
+          ok: true,
+          has_more: false,
+          messages: (history.get(body.channel ?? '') ?? [])
+            .filter((m) => Number(m.ts) >= oldest)
+            .map((m) => (all ? m : { ts: m.ts, text: m.text })),
+        };
+      } else if (method === 'files.getUploadURLExternal') {
+        answer = {
+          ok: true,
+          upload_url: `${url.replace(/api\/$/, '')}upload/F${++counter}`,
+          file_id: `F${counter}`,
+        };
+      } else if (method === 'files.completeUploadExternal') answer = { ok: true, files: [] };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+  return {
+    url,
+    calls,
+    /** Top-level posts (not thread replies). */
+    posts: () => calls.filter((c) => c.method === 'chat.postMessage' && !c.body.thread_ts),
+    /** The next top-level post is taken (and kept in history) but never answered. */
+    holdNextPost() {
+      holdNextPost = true;
+    },
+    held: () => held.length,
+    async close() {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
+
+/** A real bot process (`dist/main.js`, as `npm start` runs it) in HTTP mode against `apiUrl`. */
+export async function spawnBot(config: string, apiUrl: string, env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      SLACK_BOT_TOKEN: 'xoxb-fault',
+      SLACK_SIGNING_SECRET: 'fault-secret',
+      SLACK_API_URL: apiUrl,
+      PORT: String(await freePort()),
+      QUEUE_OPS_CONFIG: config,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c) => {
+    output += String(c);
+  });
+  child.stderr?.on('data', (c) => {
+    output += String(c);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, output: () => output, exited };
+}

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
+import { messages } from '../../src/i18n/index.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
+const N = 20_000;
+const redisUrl = testRedisUrl();
+
+/**
+ * An undo (restoring a purge from its archive) whose command line, a real `bin/queue-ops.js`
+ * process, is SIGKILLed halfway through putting the jobs back. The next command line releases the
+ * purge and says so in the audit; asked again, the undo refuses (the ids already back are named)
+ * rather than restore anything a second time.
+ */
+describe('an undo killed with SIGKILL halfway', () => {
+  const prefix = randomName('qu');
+  let redis: Redis;
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+  let purgeId: string;
+  let leftAtKill: number;
+  const as = (...words: string[]) =>
+    runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', ...words]);
+  const purgeRow = () => {
+    const db = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT state, owner FROM purges WHERE id = ?').get(purgeId) as {
+        state: string;
+        owner: string;
+      };
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeAll(async () => {
+    redis = new Redis(redisUrl);
+    tmp = tempDir('undokill');
+    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      'roles:',
+      '  admin: [U0BOB]',
+      // One person, no second approver: what is tested is the kill, not the approval.
+      'policies:',
+      '  purge: { role: admin, approvals: 0 }',
+      '  undo: { role: admin, approvals: 0 }',
+      'archive:',
+      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
+      'systems:',
+      '  - name: hs',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      `    prefix: ${prefix}`,
+    ]);
+    await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
+    const purged = requestOf(await as('purge', 'hs/events'));
+    expect(purged.status).toBe('done');
+    purgeId = purged.id;
+    expect(await redis.llen(`${prefix}:events:wait`)).toBe(0);
+
+    const child = spawn(
+      process.execPath,
+      [BIN, '--config', config, '--user', 'U0BOB', '--json', 'undo', purgeId],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+        stdio: 'ignore',
+      },
+    );
+    const exited = new Promise<NodeJS.Signals | null>((done) =>
+      child.once('exit', (_c, signal) => done(signal)),
+    );
+    const deadline = Date.now() + 60_000;
+    // Killed once the first batches are back in Redis and before the last.
+    while ((await redis.llen(`${prefix}:events:wait`)) === 0) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error('the undo never restored a job');
+      }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    leftAtKill = await redis.llen(`${prefix}:events:wait`);
+  }, 120_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await deletePrefix(redisUrl, prefix);
+    tmp?.remove();
+  });
+
+  it('leaves the purge marked as being undone by the dead process, part of the jobs back', () => {
+    expect(leftAtKill).toBeGreaterThan(0);
+    expect(leftAtKill).toBeLessThan(N);
+    expect(purgeRow().state).toBe('undoing');
+  });
+
+  it('is released by the next command line, audited as interrupted, and never restores a job twice', async () => {
+    const next = await as('pending');
+    expect(next.code, next.stdout).toBe(0);
+    expect(purgeRow().state).toBe('done');
+
+    const audit = jsonOf(await as('audit', '20'));
+    const entries = (
+      audit.data as {
+        entries: { action: string; outcome: string; error?: string; params?: Record<string, unknown> }[];
+      }
+    ).entries;
+    const recovered = entries.filter((e) => e.action === 'undo.recovered');
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]).toMatchObject({
+      outcome: 'interrupted',
+      error: messages('en').purge.undoInterrupted,
+      params: expect.objectContaining({ purge: purgeId }),
+    });
+
+    // Each job back in Redis once; asking again names the ids already back instead of restoring them twice.
+    const back = await redis.lrange(`${prefix}:events:wait`, 0, -1);
+    expect(new Set(back).size).toBe(back.length);
+    const again = await as('undo', purgeId);
+    expect(again.code).toBe(1);
+    const out = jsonOf(again);
+    expect(JSON.stringify(out)).toContain('UndoConflict');
+    expect(out.message.text.split('\n').length).toBeLessThanOrEqual(2);
+    expect(await redis.llen(`${prefix}:events:wait`)).toBe(back.length);
+    // A second start finds nothing more to recover.
+    await as('pending');
+    const later = jsonOf(await as('audit', '20'));
+    expect(
+      (later.data as { entries: { action: string }[] }).entries.filter((e) => e.action === 'undo.recovered'),
+    ).toHaveLength(1);
+    expect(jsonOf(await as('audit', 'verify')).ok).toBe(true);
+  }, 60_000);
+});
