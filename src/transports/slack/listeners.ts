@@ -115,7 +115,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     }
     const homeNotice = deps.homeNotice;
     const respond: RespondFn | undefined =
-      slackRespond ??
+      respondIfUrl(body, slackRespond) ??
       (request.surface === 'home' && homeNotice
         ? async (message) => {
             const text = typeof message === 'string' ? message : (message.text ?? '');
@@ -171,13 +171,24 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
 
   const unknown: Step = async ({ ack, body, respond }) => {
     await ack();
-    await unknownAction(body, respond);
+    await unknownAction(body, respondIfUrl(body, respond));
   };
 
   app.command('/queue', handle as unknown as Parameters<App['command']>[1]);
   app.action(OURS, handle as unknown as Parameters<App['action']>[1]);
   // Buttons outside our namespace still get an ack and an answer rather than Slack's timeout error.
   app.action(NOT_OURS, unknown as unknown as Parameters<App['action']>[1]);
+}
+
+/**
+ * Bolt builds `respond` from any truthy `response_url`; one that is not an https URL (a payload
+ * with a forged field) would make every answer throw before it is sent. Without a usable URL the
+ * answer goes where a Home tab click's goes (or nowhere), as when Slack sends none.
+ */
+function respondIfUrl(body: unknown, respond: RespondFn | undefined): RespondFn | undefined {
+  const url =
+    typeof body === 'object' && body !== null ? (body as { response_url?: unknown }).response_url : undefined;
+  return typeof url === 'string' && /^https:\/\/[^\s]+$/.test(url) ? respond : undefined;
 }
 
 /** The user behind a slash command (`user_id`) or a button click (`user.id`). */
