@@ -56,6 +56,39 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export type ErrorParams = Record<string, string | number | boolean | readonly string[] | undefined>;
 
+/**
+ * Text as a person can read it on one line: a line break, tab or other control character (a name
+ * typed on the command line with `$'a\nb'`) is shown as `\n`, `\t`, `\u0000`, not acted on.
+ */
+export function visibleText(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (ch) => {
+    if (ch === '\n') return '\\n';
+    if (ch === '\r') return '\\r';
+    if (ch === '\t') return '\\t';
+    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * Params with every string (and string in a list) passed through {@link visibleText}: what an
+ * error quotes came from a user or from Redis, and its answer must stay one line. Config problems
+ * are left alone: the loader keeps each one on its own line already, and they are listed by line.
+ */
+export function visibleParams(params: ErrorParams): ErrorParams {
+  const out: ErrorParams = {};
+  for (const [key, value] of Object.entries(params)) {
+    out[key] =
+      key === 'problems'
+        ? value
+        : typeof value === 'string'
+          ? visibleText(value)
+          : Array.isArray(value)
+            ? value.map((v) => (typeof v === 'string' ? visibleText(v) : v))
+            : value;
+  }
+  return out;
+}
+
 export class OpsError extends Error {
   constructor(
     readonly code: ErrorCode,

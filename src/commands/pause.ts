@@ -59,8 +59,11 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
     async run(ctx, args, request) {
       const t = messages(request.locale);
       const usage = t.actions[action].usage;
-      if (args.length !== 1)
+      if (args.length === 0)
         throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      // A word too many is named, not answered with "name the queue" when the queue was named.
+      if (args.length > 1)
+        throw new OpsError(ErrorCode.UsageError, { message: t.commands.tooManyArguments(args[1]!), usage });
       const target = parseTarget(args[0]!);
       if (target.queue === undefined)
         throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });

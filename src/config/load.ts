@@ -12,14 +12,29 @@ import { ENV_REF } from './interpolate.js';
 import { peekLocale } from './locale-peek.js';
 import { type Config, type ConfigProblems, configSchemaFor } from './schema.js';
 
-/** `systems[1].redis` from zod's path. */
+/**
+ * `systems[1].redis` from zod's path. A key with a space, a control or an invisible character in
+ * it (or none at all) is quoted, so that a person can see which key is meant.
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
+    else {
+      const key = String(part);
+      const shown = key === '' || /[\s\p{C}]/u.test(key) ? JSON.stringify(key) : key;
+      out += out ? `.${shown}` : shown;
+    }
   }
   return out || '(root)';
+}
+
+/** A problem on one line: a value quoted into it (a prefix, a name) may hold line breaks. */
+function oneLine(problem: string): string {
+  return problem.replace(
+    /[\p{Cc}\u2028\u2029]/gu,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function formatIssues(issues: readonly $ZodIssue[], p: ConfigProblems = englishProblems): string[] {
@@ -61,7 +76,11 @@ export function parseConfig(
   const locale = problemsLocale(raw, text, env);
   const p = locale === 'tr' ? turkishProblems : englishProblems;
   if (yamlError !== undefined) {
-    throw new OpsError(ErrorCode.ConfigInvalid, { source, locale, problems: [p.notYaml(yamlError)] });
+    throw new OpsError(ErrorCode.ConfigInvalid, {
+      source,
+      locale,
+      problems: [oneLine(p.notYaml(yamlError))],
+    });
   }
   const missingPaths = new Set(missing.map((m) => m.path));
   // zod's own wording (a wrong type, a number out of range) in the config's locale too.
@@ -78,7 +97,7 @@ export function parseConfig(
     for (const line of duplicateNames(raw, p)) if (!problems.includes(line)) problems.push(line);
   }
   if (!result.success || problems.length > 0) {
-    throw new OpsError(ErrorCode.ConfigInvalid, { source, locale, problems });
+    throw new OpsError(ErrorCode.ConfigInvalid, { source, locale, problems: problems.map(oneLine) });
   }
   return deepFreeze(result.data);
 }
@@ -91,17 +110,21 @@ function parseWithEnv(
   // Each reference becomes an inert word that is a valid plain scalar anywhere, even inside
   // `[…]` or `{…}`, so that the YAML parses the way it was written.
   const nonce = randomBytes(4).toString('hex');
-  const refs: { name: string; fallback?: string }[] = [];
+  const refs: { name: string; fallback?: string; written: string }[] = [];
   const placeheld = text.replace(ENV_REF, (match, escaped: string, name: string, fallback?: string) => {
     if (escaped) return match;
-    refs.push({ name, fallback });
+    refs.push({ name, fallback, written: match });
     return `qoenv${nonce}r${refs.length - 1}e`;
   });
   const token = new RegExp(`qoenv${nonce}r(\\d+)e`, 'g');
   const wholeToken = new RegExp(`^qoenv${nonce}r(\\d+)e$`);
-  const doc = parseDocument(placeheld);
+  // `logLevel: 'error'`: yaml's warnings (a key that is a list) would go to the terminal through
+  // process.emitWarning; the schema says what is wrong with such a key instead.
+  // A key, or YAML the parser quotes back, is named as written (`${X}`), never as its stand-in.
+  const asWritten = (s: string) => s.replace(token, (_m, index: string) => refs[Number(index)]!.written);
+  const doc = parseDocument(placeheld, { logLevel: 'error' });
   if (doc.errors.length > 0)
-    return { raw: undefined, missing: [], yamlError: doc.errors[0]!.message.split('\n')[0] };
+    return { raw: undefined, missing: [], yamlError: asWritten(doc.errors[0]!.message.split('\n')[0]!) };
 
   const missing: { path: string; name: string }[] = [];
   visit(doc, {
@@ -128,10 +151,35 @@ function parseWithEnv(
         node.value = readScalar(envValue(whole[1]!));
         return;
       }
-      node.value = unescapeRefs(original.replace(token, (_m, index: string) => envValue(index)));
+      // Unescaped before the values go in: a value's own `$${` (a password) is not config text.
+      node.value = unescapeRefs(original).replace(token, (_m, index: string) => envValue(index));
     },
   });
-  return { raw: doc.toJS(), missing };
+  try {
+    return { raw: renameKeys(doc.toJS({ maxAliasCount: 100 }), asWritten), missing };
+  } catch (error) {
+    // An alias to no anchor, or an alias bomb (`maxAliasCount`): yaml finds both only here.
+    if (!(error instanceof ReferenceError)) throw error;
+    return { raw: undefined, missing: [], yamlError: asWritten(error.message.split('\n')[0]!) };
+  }
+}
+
+/** The data with every map key passed through `rename` (keys are never substituted, only named). */
+function renameKeys(value: unknown, rename: (key: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((item) => renameKeys(item, rename));
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype)
+    return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    // defineProperty: a key `__proto__` stays a key (and an unknown one), as yaml made it.
+    Object.defineProperty(out, rename(key), {
+      value: renameKeys(inner, rename),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** Same wording as the schema's own check, for when zod did not get that far. */

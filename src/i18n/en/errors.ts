@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorParams, OpsError } from '../../errors.js';
+import { type ErrorCode, type ErrorParams, type OpsError, visibleParams } from '../../errors.js';
 
 const list = (value: unknown): string =>
   Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'none';
@@ -83,7 +83,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
 
 export const errors = {
   describe(error: Pick<OpsError, 'code' | 'params'>): string {
-    return lines[error.code](error.params);
+    // What the params quote came from a user or Redis: shown on one line (see visibleParams).
+    return lines[error.code](visibleParams(error.params));
   },
   /** Why a Redis did not answer, in a word or two (the rest of ioredis' text is left as it is). */
   redisReasons: {

@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorParams, OpsError } from '../../errors.js';
+import { type ErrorCode, type ErrorParams, type OpsError, visibleParams } from '../../errors.js';
 import type { Catalog } from '../index.js';
 
 const list = (value: unknown): string =>
@@ -102,7 +102,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
 
 export const errors: Catalog['errors'] = {
   describe(error: Pick<OpsError, 'code' | 'params'>): string {
-    return lines[error.code](error.params);
+    // What the params quote came from a user or Redis: shown on one line (see visibleParams).
+    return lines[error.code](visibleParams(error.params));
   },
   redisReasons: {
     commandTimedOut: 'komut zaman aşımına uğradı',

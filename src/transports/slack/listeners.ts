@@ -132,7 +132,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     }
     const homeNotice = deps.homeNotice;
     const respond: RespondFn | undefined =
-      slackRespond ??
+      respondIfUrl(body, slackRespond) ??
       (request.surface === 'home' && homeNotice
         ? async (message) => {
             const text = typeof message === 'string' ? message : (message.text ?? '');
@@ -188,7 +188,7 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
 
   const unknown: Step = async ({ ack, body, respond }) => {
     await ack();
-    await unknownAction(body, respondFor(body, respond));
+    await unknownAction(body, respondIfUrl(body, respondFor(body, respond)));
   };
 
   // Any command: Slack sends an app only the commands in its own manifest, so whatever name the
@@ -223,6 +223,17 @@ export function withRoutableAction<T>(body: T): T {
     first !== null &&
     typeof (first as { action_id?: unknown }).action_id === 'string';
   return routable ? body : { ...body, actions: [{ type: 'button', action_id: '' }] };
+}
+
+/**
+ * Bolt builds `respond` from any truthy `response_url`; one that is not an https URL (a payload
+ * with a forged field) would make every answer throw before it is sent. Without a usable URL the
+ * answer goes where a Home tab click's goes (or nowhere), as when Slack sends none.
+ */
+function respondIfUrl(body: unknown, respond: RespondFn | undefined): RespondFn | undefined {
+  const url =
+    typeof body === 'object' && body !== null ? (body as { response_url?: unknown }).response_url : undefined;
+  return typeof url === 'string' && /^https:\/\/[^\s]+$/.test(url) ? respond : undefined;
 }
 
 /** The user behind a slash command (`user_id`) or a button click (`user.id`). */
