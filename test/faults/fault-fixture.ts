@@ -88,7 +88,9 @@ export function expectOneLineNaming(run: CliRun, system: string): string {
   expect(line.split('\n')).toHaveLength(1);
   const shown = [out.message.text, ...textsOf(out.message.blocks)].join('\n');
   for (const text of [line, shown, run.stderr]) {
-    expect(text).not.toMatch(/^\s+at |[A-Za-z]+Error\b|ioredis|ECONNREFUSED|Stream isn't writeable/im);
+    expect(text).not.toMatch(
+      /^\s+at |MaxRetriesPerRequestError|ReplyError|AbortError|ioredis|ECONNREFUSED|Stream isn't writeable/im,
+    );
     expect(text).not.toMatch(/Connection is closed|max retries/i);
   }
   return line;
