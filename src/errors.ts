@@ -54,6 +54,8 @@ export const ErrorCode = {
    * is still queued, and the purge goes on from its archive once that Redis answers again.
    */
   PurgeInterrupted: 'PurgeInterrupted',
+  /** A retry whose Redis stopped answering after some of its batches were done. */
+  RetryInterrupted: 'RetryInterrupted',
   /** `undo <id>` names no purge that can be undone (unknown, running, undone, archive gone). */
   NotUndoable: 'NotUndoable',
 } as const;

@@ -203,7 +203,7 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   else if (/ECONNREFUSED/i.test(reason)) reason = said.connectionRefused;
   else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = said.notConnected;
   // A Redis killed under a command: ioredis fails what was sent with these, never naming why.
-  else if (/max retries per request|Connection is closed|ECONNRESET|EPIPE/i.test(reason))
+  else if (/max retries per request|Connection is closed|aborted due to connection close|ECONNRESET|EPIPE/i.test(reason))
     reason = said.connectionLost;
   else if (SELECT_REFUSED.test(reason)) {
     reason = said.noSuchDatabase((error as { db?: number })?.db ?? 0);

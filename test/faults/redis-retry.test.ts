@@ -12,6 +12,8 @@ import {
 import { auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
 
 const JOBS = 1_000;
+/** Jobs per batch of both backends' retries. */
+const BATCH = 250;
 
 /**
  * Each system is reached through a proxy that holds every TCP chunk 100 ms, so a retry's four
@@ -52,8 +54,16 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
     return { redis, client, config, as };
   }
 
-  /** Kills `redis` as soon as MONITOR shows a command matching `pattern` (the first batch). */
-  async function killOnFirst(redis: FaultyRedis, pattern: RegExp): Promise<{ killed: Promise<void> }> {
+  /**
+   * Kills `redis` as soon as MONITOR shows the `nth` command matching `pattern`: the first job of
+   * the second batch, whose send followed the first batch's reply.
+   */
+  async function killOnNth(
+    redis: FaultyRedis,
+    pattern: RegExp,
+    nth: number,
+  ): Promise<{ killed: Promise<void> }> {
+    let seen = 0;
     const admin = new Redis(redis.url);
     admin.on('error', () => {});
     const monitor = await admin.monitor();
@@ -63,7 +73,7 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
       kill = done;
     });
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (!pattern.test(args.join(' '))) return;
+      if (!pattern.test(args.join(' ')) || ++seen < nth) return;
       monitor.removeAllListeners('monitor');
       void redis.kill().then(kill);
     });
@@ -104,19 +114,21 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     const asked = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
     expect(asked.preview).toContain('1,000');
-    const { killed } = await killOnFirst(redis, /^evalsha .*hs:webhooks:failed/i);
+    const { killed } = await killOnNth(redis, /^evalsha .*hs:webhooks:failed/i, BATCH + 1);
     const approved = await as('U0CAROL', 'approve', asked.id);
     await killed;
     expect(approved.code, approved.stdout).toBe(1);
-    expect(jsonOf(approved).error?.code).toBe('RedisUnavailable');
-    expect(expectOneLineNaming(approved, 'hs')).toMatch(
-      /^Redis for `hs` is not answering \(connection (lost|refused)\)\.$/,
+    expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+    // The batches confirmed before the kill: the first, or the second too when its reply came first.
+    const told = expectOneLineNaming(approved, 'hs');
+    expect(told).toMatch(
+      /^Redis for `hs` stopped answering during the retry of `hs\/webhooks` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry hs\/webhooks all` takes only those once Redis answers\.$/,
     );
-
     await redis.restart();
     const failed = await client.zrange(`${base}failed`, 0, -1);
     const waiting = await client.lrange(`${base}wait`, 0, -1);
     expect(failed.length).toBeGreaterThan(0);
+    expect(waiting.length).toBeGreaterThanOrEqual(BATCH);
     expect(failed.length + waiting.length).toBe(JOBS);
     expect(new Set([...failed, ...waiting]).size).toBe(JOBS);
 
@@ -131,7 +143,7 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     const audit = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
     expect(audit.map((e) => [e.actorId, e.outcome, e.error ?? null])).toEqual([
-      ['U0CAROL', 'failed', 'RedisUnavailable'],
+      ['U0CAROL', 'failed', 'RetryInterrupted'],
       ['U0CAROL', 'done', null],
     ]);
   }, 120_000);
@@ -171,19 +183,21 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     const asked = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
     expect(asked.preview).toContain('1,000');
-    const { killed } = await killOnFirst(redis, /^lpush celery /i);
+    const { killed } = await killOnNth(redis, /^lpush celery /i, BATCH + 1);
     const approved = await as('U0CAROL', 'approve', asked.id);
     await killed;
     expect(approved.code, approved.stdout).toBe(1);
-    expect(jsonOf(approved).error?.code).toBe('RedisUnavailable');
-    expect(expectOneLineNaming(approved, 'zeus')).toMatch(
-      /^Redis for `zeus` is not answering \(connection (lost|refused)\)\.$/,
+    expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+    const told = expectOneLineNaming(approved, 'zeus');
+    expect(told).toMatch(
+      /^Redis for `zeus` stopped answering during the retry of `zeus\/celery` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry zeus\/celery all` takes only those once Redis answers\.$/,
     );
 
     await redis.restart();
     // Whole batches only: a batch's messages and the marks of its failures are one transaction.
     const sentFirst = await client.llen('celery');
-    expect(sentFirst % 250).toBe(0);
+    expect(sentFirst % BATCH).toBe(0);
+    expect(sentFirst).toBeGreaterThanOrEqual(Number(/at least (\d+)/.exec(told)![1]));
     expect(sentFirst).toBeLessThan(JOBS);
 
     const again = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
@@ -203,7 +217,7 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     const audit = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
     expect(audit.map((e) => [e.actorId, e.outcome, e.error ?? null])).toEqual([
-      ['U0CAROL', 'failed', 'RedisUnavailable'],
+      ['U0CAROL', 'failed', 'RetryInterrupted'],
       ['U0CAROL', 'done', null],
     ]);
   }, 120_000);
