@@ -67,6 +67,15 @@ export async function chunksWritten(archive: string, count: number, timeoutMs = 
   }
 }
 
+/** Polls (every few ms) until `check` holds: a purge running in this process moves on meanwhile. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 /** Every archived line of a purge, in chunk order, parsed. */
 export async function archivedLines<T>(archive: string): Promise<T[]> {
   const out: T[] = [];
