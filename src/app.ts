@@ -25,7 +25,7 @@ import { timelineCommand } from './commands/timeline.js';
 import { trendCommand } from './commands/trend.js';
 import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
-import { ErrorCode, OpsError } from './errors.js';
+import { ErrorCode, isOpsError, OpsError } from './errors.js';
 import { type AlertService, createAlertService } from './escalation/alerts.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
@@ -274,10 +274,24 @@ function actionExecutors(
       typeof request.params.jobId === 'string'
         ? { jobId: request.params.jobId }
         : { all: true as const, limit: Number(request.params.limit) };
-    const outcome = await backend.retry(queue, selection, (done, total) =>
-      run.progress({ done, total, phase: 'retrying' }),
-    );
-    return { ...outcome };
+    // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
+    // and the approver is told how far it got rather than only that Redis went away.
+    let reached = { done: 0, total: 0 };
+    try {
+      const outcome = await backend.retry(queue, selection, (done, total) => {
+        reached = { done, total };
+        run.progress({ done, total, phase: 'retrying' });
+      });
+      return { ...outcome };
+    } catch (error) {
+      if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable || reached.done === 0) throw error;
+      throw new OpsError(ErrorCode.RetryInterrupted, {
+        system,
+        target: `${system}/${queue}`,
+        reason: error.params.reason,
+        ...reached,
+      });
+    }
   };
   // A read-only Redis user (README's queue-ops-read) asked to act: one line that says so.
   const saysRedisRefused =

@@ -49,6 +49,13 @@ export const ErrorCode = {
   ArchiveInvalid: 'ArchiveInvalid',
   /** Undo would overwrite jobs that exist again under the same ids. */
   UndoConflict: 'UndoConflict',
+  /**
+   * A purge whose Redis stopped answering midway: what is archived and deleted stays so, the rest
+   * is still queued, and the purge goes on from its archive once that Redis answers again.
+   */
+  PurgeInterrupted: 'PurgeInterrupted',
+  /** A retry whose Redis stopped answering after some of its batches were done. */
+  RetryInterrupted: 'RetryInterrupted',
   /** `undo <id>` names no purge that can be undone (unknown, running, undone, archive gone). */
   NotUndoable: 'NotUndoable',
 } as const;

@@ -9,6 +9,13 @@ const SELECT_REFUSED = /DB index is out of range|invalid DB index|SELECT is not 
 /** Clients whose database the server refused, with its answer (see `createRedisClient`). */
 const refusedSelect = new WeakMap<Redis | Cluster, Error & { db: number }>();
 
+/**
+ * What ioredis fails a command with when its Redis was killed under it (a pipeline, a MULTI, a
+ * lone command), never naming why: all of it reads as "connection lost".
+ */
+const CONNECTION_LOST =
+  /max retries per request|Connection is closed|aborted due to connection close|ECONNRESET|EPIPE/i;
+
 /** Longest pause between two background reconnect attempts. */
 const RETRY_CAP_MS = 500;
 
@@ -202,6 +209,7 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
   else if (/connect timeout|ETIMEDOUT/i.test(reason)) reason = said.connectTimedOut;
   else if (/ECONNREFUSED/i.test(reason)) reason = said.connectionRefused;
   else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = said.notConnected;
+  else if (CONNECTION_LOST.test(reason)) reason = said.connectionLost;
   else if (SELECT_REFUSED.test(reason)) {
     reason = said.noSuchDatabase((error as { db?: number })?.db ?? 0);
   }

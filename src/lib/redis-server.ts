@@ -10,7 +10,11 @@ export interface PrivateRedis {
   readonly port: number;
   /** The redis-server process id (tests SIGSTOP it to make a Redis that hangs). */
   readonly pid: number | undefined;
+  /** Where it keeps its append-only file (with `persist`): start it again there to reload it. */
+  readonly dir: string;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash or the OOM killer would: no shutdown, the directory is kept. */
+  kill(): Promise<void>;
 }
 
 /** Asks the kernel for a free TCP port on 127.0.0.1. */
@@ -36,14 +40,33 @@ export async function startPrivateRedis(
     binary?: string;
     /** A port of an earlier private Redis, to start it again where its clients reconnect. */
     port?: number;
+    /**
+     * Keep every write in an append-only file before it is answered (`appendfsync always`), so a
+     * Redis killed and started again (with the same `dir`) holds everything it acknowledged.
+     */
+    persist?: boolean;
+    /** The directory of an earlier private Redis (its `dir`), to reload what it persisted. */
+    dir?: string;
   } = {},
 ): Promise<PrivateRedis> {
   const binary = options.binary ?? 'redis-server';
   const port = options.port ?? (await freePort());
-  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-redis-'));
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'queue-ops-redis-'));
+  const persistence = options.persist ? ['yes', '--appendfsync', 'always'] : ['no'];
   const child: ChildProcess = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      ...persistence,
+      '--dir',
+      dir,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -83,8 +106,15 @@ export async function startPrivateRedis(
     url: `redis://127.0.0.1:${port}`,
     port,
     pid: child.pid,
+    dir,
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await exited;
+    },
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         child.kill('SIGTERM');
         await exited;

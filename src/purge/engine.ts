@@ -140,6 +140,14 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const inFlight: Promise<void>[] = [];
   const places = await purger.places(purge.states as BackendState[]);
 
+  // A failure (Redis gone, the store refusing) ends the walk only once the chunks already on their
+  // way have settled: none is still being written, recorded or deleted when the caller decides
+  // what the purge becomes (released for a later run, or finished as failed).
+  const settleAndThrow = async (error: unknown): Promise<never> => {
+    await Promise.allSettled([writeChain, recordChain, deleteChain, ...inFlight]);
+    throw error;
+  };
+
   const touch = async (patch: Partial<PurgeRecord>) => {
     const at = now().toISOString();
     const updated = await store.updatePurge(
@@ -260,14 +268,21 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     for (;;) {
       if (failure) {
         drop();
-        throw failure;
+        return await settleAndThrow(failure);
       }
       if (deps.signal?.aborted) break;
       const current = next ?? send(0);
       next = undefined;
       if (!current) break;
       next = send(current.want);
-      const batch = await current.reply;
+      let batch: PurgeBatch;
+      try {
+        batch = await current.reply;
+      } catch (error) {
+        // The read sent after this one fails the same way: nobody may be left to await it alone.
+        drop();
+        return await settleAndThrow(error);
+      }
       const fresh: PurgeItem[] = [];
       for (const item of batch.items) {
         if (seen.has(item.identity)) continue;
@@ -306,12 +321,17 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       }
     }
     drop();
+    if (failure) return await settleAndThrow(failure);
     await drain();
     inFlight.length = 0;
     if (failure) throw failure;
     if (deps.signal?.aborted) break;
   }
-  await recordChain;
+  try {
+    await recordChain;
+  } catch (error) {
+    return await settleAndThrow(error);
+  }
   await deleteChain;
   if (failure) throw failure;
   if (deps.signal?.aborted) {

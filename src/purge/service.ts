@@ -11,7 +11,7 @@ import {
 import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { ActionRequest, PurgeRecord, Store } from '../store/store.js';
@@ -117,9 +117,14 @@ export function createPurges(deps: PurgesDeps): Purges {
     try {
       return await runPurge(purge, engine);
     } catch (error) {
-      // Shutting down: leave it to the next start, owned by nobody so it is taken at once.
-      if (run?.signal.aborted) {
+      // Shutting down, or its Redis went away (killed, restarting, hanging past the command
+      // timeout): leave it to a later run, owned by nobody so that the first run to find Redis
+      // answering again takes it. Finished as failed instead, its last chunks would stay archived
+      // but not deleted, in the archive and in the queue at once, and undo would refuse them.
+      const lost = isOpsError(error) && error.code === ErrorCode.RedisUnavailable;
+      if (run?.signal.aborted || lost) {
         await deps.store.updatePurge(purge.id, ['archiving'], { owner: undefined }, owner);
+        if (lost) throw await interrupted(purge, error as OpsError);
       } else {
         const current = await deps.store.getPurge(purge.id);
         if (current?.state === 'archiving' && current.owner === owner) {
@@ -131,6 +136,18 @@ export function createPurges(deps: PurgesDeps): Purges {
     } finally {
       await purger.close();
     }
+  }
+
+  /** `PurgeInterrupted`: which Redis, why, and how far the purge got (chunks deleted so far). */
+  async function interrupted(purge: PurgeRecord, cause: OpsError): Promise<OpsError> {
+    const chunks = await deps.store.listPurgeChunks(purge.id).catch(() => []);
+    return new OpsError(ErrorCode.PurgeInterrupted, {
+      system: purge.system,
+      target: `${purge.system}/${purge.queue}`,
+      reason: cause.params.reason,
+      done: chunks.reduce((n, c) => n + (c.deleted ? c.purged : 0), 0),
+      total: purge.total,
+    });
   }
 
   const resultOf = (record: PurgeRecord): PurgeResult => ({
@@ -260,6 +277,21 @@ export function createPurges(deps: PurgesDeps): Purges {
           await settleRequest(purge.id, resultOf(record));
           out.push(record);
         } catch (error) {
+          if (
+            isOpsError(error) &&
+            (error.code === ErrorCode.PurgeInterrupted || error.code === ErrorCode.RedisUnavailable)
+          ) {
+            // Its Redis is still away: the purge waits, released, for the next run to try again
+            // (this process's sweep included: a purge it owns would never look dead to it).
+            await deps.store
+              .updatePurge(purge.id, ['archiving'], { owner: undefined }, owner)
+              .catch(() => undefined);
+            deps.logger?.warn(
+              { purgeId: purge.id, system: purge.system, reason: error.params.reason },
+              'a purge waits for its Redis to answer again',
+            );
+            continue;
+          }
           const reason = error instanceof OpsError ? error.code : String((error as Error)?.message ?? error);
           await deps.audit.record({
             ...SYSTEM_ACTOR,

@@ -2,6 +2,7 @@ import { type ChainableCommander, Cluster, type Redis, ReplyError } from 'ioredi
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
+import { withUnavailable } from '../purger-errors.js';
 import type {
   BackendCaps,
   DlqSample,
@@ -488,7 +489,7 @@ export function createBullmqBackend(
         connection.disconnect();
         throw unavailable(error);
       }
-      return createBullmqPurger({ client: connection, prefix, queue, now });
+      return withUnavailable(createBullmqPurger({ client: connection, prefix, queue, now }), unavailable);
     },
 
     async close() {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { execWithScripts, luaScript } from '../lua.js';
+import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
   DlqSample,
@@ -506,7 +507,7 @@ export function createCeleryBackend(
       };
       const broker = await connect(system.redis);
       const results = separateResults ? await connect(resultUrl) : broker;
-      return createCeleryPurger({
+      const purger = createCeleryPurger({
         broker,
         results,
         queue,
@@ -526,6 +527,7 @@ export function createCeleryBackend(
         },
         now,
       });
+      return withUnavailable(purger, unavailable);
     },
     async close() {
       await failureIndex?.close();

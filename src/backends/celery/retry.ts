@@ -63,8 +63,9 @@ return out`);
  * published again as a new task (protocol 2, json, a new id) with the name, arguments and queue
  * the result backend stored, which it does only with `result_extended=True`. The stored failure
  * is then marked with the new id (`RETRIED_AS_FIELD`), so it leaves the dead letters and a second
- * retry does not send it twice. Publishing comes before marking: a crash in between can at worst
- * send a task again on a later retry, never lose it.
+ * retry does not send it twice. On one Redis a batch's messages and marks are one transaction; with
+ * a separate result backend publishing comes before marking: a crash in between can at worst send
+ * a task again on a later retry, never lose it.
  */
 export function createCeleryRetry(deps: CeleryRetryDeps) {
   const { client, resultClient, layout } = deps;
@@ -157,13 +158,25 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       args: sends.map((s) => s.newId),
     };
     try {
-      // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
-      const publish: PipelineStep[] = sends.map((send) => ({
-        command: (p) => p.lpush(send.list, send.message),
-      }));
-      const results = await execWithScripts(client, sameRedis ? [...publish, mark] : publish);
-      for (const [error] of results) if (error) throw error;
-      if (!sameRedis) {
+      if (sameRedis) {
+        // One MULTI/EXEC: the messages and their marks are applied (and written to the AOF)
+        // together or not at all. As a plain pipeline, a Redis killed between the LPUSHes and the
+        // mark kept tasks sent but unmarked, and the next retry sent them a second time. The mark
+        // goes by body: an EVALSHA answered NOSCRIPT inside the transaction would leave it out.
+        const tx = client.multi();
+        // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
+        for (const send of sends) tx.lpush(send.list, send.message);
+        tx.eval(MARK_RETRIED.lua, mark.keys.length, ...mark.keys, ...mark.args);
+        const results = await tx.exec();
+        if (!results) throw new Error('Connection is closed.');
+        for (const [error] of results) if (error) throw error;
+      } else {
+        // Two servers share no transaction: published first, marked after, so a crash in between
+        // can at worst send a task again on a later retry, never lose it.
+        const publish: PipelineStep[] = sends.map((send) => ({
+          command: (p) => p.lpush(send.list, send.message),
+        }));
+        for (const [error] of await execWithScripts(client, publish)) if (error) throw error;
         const [[error]] = (await execWithScripts(resultClient, [mark])) as [[Error | null, unknown]];
         if (error) throw error;
       }

@@ -79,6 +79,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UndoConflict: (p) =>
     `Undo refused: ${p.count} job id${p.count === 1 ? '' : 's'} exist${p.count === 1 ? 's' : ''} again (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); nothing was overwritten or restored.`,
   NotUndoable: (p) => `\`${p.id}\` cannot be undone: ${p.reason}.`,
+  RetryInterrupted: (p) =>
+    `Redis for \`${p.system}\` stopped answering during the retry of \`${p.target}\` (${p.reason}): at least ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs were done before, the rest are still failed; \`/queue retry ${p.target} all\` takes only those once Redis answers.`,
+  PurgeInterrupted: (p) =>
+    `Redis for \`${p.system}\` stopped answering during the purge of \`${p.target}\` (${p.reason}): ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs are archived and deleted, the rest are still queued. The purge goes on from its archive once Redis answers again (the bot tries every 30 s, the command line at its next run).`,
 };
 
 export const errors = {
@@ -91,6 +95,7 @@ export const errors = {
     commandTimedOut: 'command timed out',
     connectTimedOut: 'connect timed out',
     connectionRefused: 'connection refused',
+    connectionLost: 'connection lost',
     notConnected: 'not connected',
     noSuchDatabase: (db: number) =>
       `it has no database ${db}: its \`databases\` setting is lower; check the number at the end of the URL`,

@@ -73,6 +73,8 @@ export const timeline = {
       KubernetesNotFound: 'Kubernetes has no such deployment',
       UndoConflict: 'jobs exist again under the same ids',
       ArchiveInvalid: 'the archive did not match its manifest',
+      RetryInterrupted: 'Redis stopped answering midway through the retry',
+      PurgeInterrupted: 'Redis stopped answering; the purge goes on once it is back',
       Internal: 'an unexpected error',
     },
     guardDenied: (command: string, target?: string) =>

@@ -98,6 +98,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UndoConflict: (p) =>
     `Geri alma reddedildi: ${p.count} iş id’si yeniden var (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); hiçbir şeyin üzerine yazılmadı, hiçbir şey geri yüklenmedi.`,
   NotUndoable: (p) => `\`${p.id}\` geri alınamaz: ${p.reason}.`,
+  RetryInterrupted: (p) =>
+    `\`${p.target}\` yeniden denenirken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): ${Number(p.total).toLocaleString('tr-TR')} işin en az ${Number(p.done).toLocaleString('tr-TR')} tanesi önceden yapıldı, kalanlar hâlâ başarısız; Redis yanıt verince \`/queue retry ${p.target} all\` yalnızca onları alır.`,
+  PurgeInterrupted: (p) =>
+    `\`${p.target}\` temizlenirken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): ${Number(p.total).toLocaleString('tr-TR')} işin ${Number(p.done).toLocaleString('tr-TR')} tanesi arşivlendi ve silindi, kalanlar hâlâ kuyrukta. Redis yeniden yanıt verince temizleme arşivinden devam eder (bot 30 sn'de bir dener, komut satırı bir sonraki çalıştırmada).`,
 };
 
 export const errors: Catalog['errors'] = {
@@ -109,6 +113,7 @@ export const errors: Catalog['errors'] = {
     commandTimedOut: 'komut zaman aşımına uğradı',
     connectTimedOut: 'bağlantı zaman aşımına uğradı',
     connectionRefused: 'bağlantı reddedildi',
+    connectionLost: 'bağlantı koptu',
     notConnected: 'bağlı değil',
     noSuchDatabase: (db: number) =>
       `${db} numaralı veritabanı yok: \`databases\` ayarı daha küçük; URL'nin sonundaki sayıyı kontrol edin`,

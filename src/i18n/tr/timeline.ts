@@ -74,6 +74,8 @@ export const timeline: Catalog['timeline'] = {
       KubernetesNotFound: 'Kubernetes’te böyle bir deployment yok',
       UndoConflict: 'aynı kimliklerle işler yeniden var',
       ArchiveInvalid: 'arşiv manifest ile uyuşmadı',
+      RetryInterrupted: 'Redis yeniden deneme sırasında yanıt vermeyi bıraktı',
+      PurgeInterrupted: 'Redis yanıt vermeyi bıraktı; temizleme Redis dönünce sürer',
       Internal: 'beklenmeyen bir hata',
     },
     guardDenied: (command: string, target?: string) =>

@@ -1,0 +1,224 @@
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type LatencyProxy, startLatencyProxy } from '../../bench/latency-proxy.js';
+import {
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
+import { auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
+
+const JOBS = 1_000;
+/** Jobs per batch of both backends' retries. */
+const BATCH = 250;
+
+/**
+ * Each system is reached through a proxy that holds every TCP chunk 100 ms, so a retry's four
+ * batches of 250 are 200 ms apart on the wire: the Redis is killed as soon as MONITOR shows the
+ * first batch at work, certainly before the last one, wherever in that batch the kill lands.
+ */
+describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is killed midway and started again`, () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()!().catch(() => undefined);
+  });
+
+  async function scene(system: string[]) {
+    const redis = await FaultyRedis.start();
+    cleanups.push(() => redis.stop());
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    cleanups.push(async () => client.disconnect());
+    const proxy: LatencyProxy = await startLatencyProxy(
+      { host: '127.0.0.1', port: Number(new URL(redis.url).port) },
+      100,
+    );
+    cleanups.push(() => proxy.close());
+    const tmp = tempDir('fault-retry');
+    cleanups.push(async () => tmp.remove());
+    const via = `redis://127.0.0.1:${proxy.port}`;
+    const config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      'roles:',
+      '  operator: [U0ALICE, U0CAROL]',
+      'policies:',
+      '  retry: { role: operator, approvals: 1 }',
+      ...ONE_SHELL_TWO_PEOPLE,
+      'systems:',
+      ...system.map((line) => line.replace('$URL', via)),
+    ]);
+    const as = (user: string, ...words: string[]) =>
+      runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
+    return { redis, client, config, as };
+  }
+
+  /**
+   * Kills `redis` as soon as MONITOR shows the `nth` command matching `pattern`: the first job of
+   * the second batch, whose send followed the first batch's reply.
+   */
+  async function killOnNth(
+    redis: FaultyRedis,
+    pattern: RegExp,
+    nth: number,
+  ): Promise<{ killed: Promise<void> }> {
+    let seen = 0;
+    const admin = new Redis(redis.url);
+    admin.on('error', () => {});
+    const monitor = await admin.monitor();
+    monitor.on('error', () => {});
+    let kill: () => void = () => {};
+    const killed = new Promise<void>((done) => {
+      kill = done;
+    });
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (!pattern.test(args.join(' ')) || ++seen < nth) return;
+      monitor.removeAllListeners('monitor');
+      void redis.kill().then(kill);
+    });
+    return { killed };
+  }
+
+  it('bullmq: the approver is told in one line that Redis for hs stopped answering; afterwards each job is failed or waiting once, and a second retry takes exactly the rest', async () => {
+    const { redis, client, config, as } = await scene([
+      '  - name: hs',
+      '    type: bullmq',
+      '    redis: "$URL"',
+      '    prefix: hs',
+    ]);
+    const base = 'hs:webhooks:';
+    const seed = client.pipeline();
+    seed.hset(`${base}meta`, 'opts.maxLenEvents', '10000', 'version', 'bullmq:6.7.0');
+    const at = Date.now() - 60_000;
+    for (let n = 1; n <= JOBS; n++) {
+      // A job as BullMQ leaves it when its last attempt failed.
+      seed.hset(`${base}${n}`, {
+        name: 'deliver',
+        data: JSON.stringify({ n }),
+        opts: JSON.stringify({ attempts: 1 }),
+        timestamp: String(at),
+        delay: '0',
+        priority: '0',
+        processedOn: String(at + n),
+        finishedOn: String(at + n + 5),
+        attemptsMade: '1',
+        atm: '1',
+        ats: '1',
+        failedReason: 'HTTP 503 from https://hooks.example/x',
+        stacktrace: '[]',
+      });
+      seed.zadd(`${base}failed`, at + n + 5, String(n));
+    }
+    await seed.exec();
+
+    const asked = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
+    expect(asked.preview).toContain('1,000');
+    const { killed } = await killOnNth(redis, /^evalsha .*hs:webhooks:failed/i, BATCH + 1);
+    const approved = await as('U0CAROL', 'approve', asked.id);
+    await killed;
+    expect(approved.code, approved.stdout).toBe(1);
+    expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+    // The batches confirmed before the kill: the first, or the second too when its reply came first.
+    const told = expectOneLineNaming(approved, 'hs');
+    expect(told).toMatch(
+      /^Redis for `hs` stopped answering during the retry of `hs\/webhooks` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry hs\/webhooks all` takes only those once Redis answers\.$/,
+    );
+    await redis.restart();
+    const failed = await client.zrange(`${base}failed`, 0, -1);
+    const waiting = await client.lrange(`${base}wait`, 0, -1);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(waiting.length).toBeGreaterThanOrEqual(BATCH);
+    expect(failed.length + waiting.length).toBe(JOBS);
+    expect(new Set([...failed, ...waiting]).size).toBe(JOBS);
+
+    const again = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
+    const done = await as('U0CAROL', 'approve', again.id);
+    expect(done.code, done.stdout).toBe(0);
+    expect(requestOf(done).result).toMatchObject({ retried: failed.length, skipped: 0 });
+    expect(await client.zcard(`${base}failed`)).toBe(0);
+    const all = await client.lrange(`${base}wait`, 0, -1);
+    expect(all).toHaveLength(JOBS);
+    expect(new Set(all).size).toBe(JOBS);
+
+    const audit = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
+    expect(audit.map((e) => [e.actorId, e.outcome, e.error ?? null])).toEqual([
+      ['U0CAROL', 'failed', 'RetryInterrupted'],
+      ['U0CAROL', 'done', null],
+    ]);
+  }, 120_000);
+
+  it('celery: the approver is told in one line that Redis for zeus stopped answering; afterwards each failed task was sent again exactly once, over both retries', async () => {
+    const { redis, client, config, as } = await scene([
+      '  - name: zeus',
+      '    type: celery',
+      '    redis: "$URL/0"',
+      '    queues: [celery]',
+      '    inspectTimeoutMs: 200',
+    ]);
+    await client.sadd('_kombu.binding.celery', 'celery\x06\x16\x06\x16celery');
+    const seed = client.pipeline();
+    for (let n = 1; n <= JOBS; n++) {
+      const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+      // What Celery's Redis result backend stores for a failed task with result_extended.
+      seed.set(
+        `celery-task-meta-${id}`,
+        JSON.stringify({
+          status: 'FAILURE',
+          result: { exc_type: 'ConnectionError', exc_message: ['gateway down'], exc_module: 'builtins' },
+          traceback: 'Traceback (most recent call last): …',
+          children: [],
+          date_done: new Date(Date.now() - 60_000 + n).toISOString().replace('Z', ''),
+          task_id: id,
+          name: 'tasks.add',
+          args: [n, 1],
+          kwargs: {},
+          worker: 'w1@lab',
+          retries: 0,
+          queue: 'celery',
+        }),
+      );
+    }
+    await seed.exec();
+
+    const asked = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
+    expect(asked.preview).toContain('1,000');
+    const { killed } = await killOnNth(redis, /^lpush celery /i, BATCH + 1);
+    const approved = await as('U0CAROL', 'approve', asked.id);
+    await killed;
+    expect(approved.code, approved.stdout).toBe(1);
+    expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+    const told = expectOneLineNaming(approved, 'zeus');
+    expect(told).toMatch(
+      /^Redis for `zeus` stopped answering during the retry of `zeus\/celery` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry zeus\/celery all` takes only those once Redis answers\.$/,
+    );
+
+    await redis.restart();
+    // Whole batches only: a batch's messages and the marks of its failures are one transaction.
+    const sentFirst = await client.llen('celery');
+    expect(sentFirst % BATCH).toBe(0);
+    expect(sentFirst).toBeGreaterThanOrEqual(Number(/at least (\d+)/.exec(told)![1]));
+    expect(sentFirst).toBeLessThan(JOBS);
+
+    const again = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
+    const done = await as('U0CAROL', 'approve', again.id);
+    expect(done.code, done.stdout).toBe(0);
+    expect(requestOf(done).result).toMatchObject({ retried: JOBS - sentFirst });
+
+    // Each failed task is in the queue again exactly once: none lost, none sent twice.
+    const sent = (await client.lrange('celery', 0, -1)).map((m) => {
+      const body = JSON.parse(Buffer.from((JSON.parse(m) as { body: string }).body, 'base64').toString()) as [
+        number[],
+      ];
+      return body[0][0]!;
+    });
+    expect(sent).toHaveLength(JOBS);
+    expect(new Set(sent).size).toBe(JOBS);
+
+    const audit = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
+    expect(audit.map((e) => [e.actorId, e.outcome, e.error ?? null])).toEqual([
+      ['U0CAROL', 'failed', 'RetryInterrupted'],
+      ['U0CAROL', 'done', null],
+    ]);
+  }, 120_000);
+});
