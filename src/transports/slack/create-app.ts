@@ -190,6 +190,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       customPropertiesExtractor: signatureProperties,
     });
     app = new App({ ...common, receiver });
+    ackOnce(app);
     app.use(refuseReplays(options.seenSignatures ?? createSeenSignatures(), options.logger));
   }
 
@@ -229,6 +230,21 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
       stopping = true;
       await app.stop();
     },
+  };
+}
+
+/**
+ * Makes every request's `ack()` answer Slack once and then do nothing: `refuseReplays`
+ * acknowledges a signed request before its store check, and the listener acknowledges again.
+ * Bolt's HTTP receiver would throw on the second call (ReceiverMultipleAckError). The receiver
+ * hands each request to `app.processEvent`, so that is where its `ack` is wrapped.
+ */
+function ackOnce(app: App): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = (event) => {
+    let acked: Promise<void> | undefined;
+    const ack = event.ack;
+    return processEvent({ ...event, ack: (response) => (acked ??= ack(response)) });
   };
 }
 
