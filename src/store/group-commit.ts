@@ -14,9 +14,10 @@ export interface GroupCommit<I, O> {
 }
 
 /**
- * How long the first write of a group waits for others. Requests of a burst reach their write a
- * few turns of the event loop apart (accept, read, parse, verify); committing at the end of each
- * turn caught one at a time, and every fsync in between held the next ones up.
+ * How long the first write of a group waits for others when a commit was made less than this
+ * long ago. Requests of a burst reach their write a few turns of the event loop apart (accept,
+ * read, parse, verify); committing at the end of each turn caught one at a time, and every fsync
+ * in between held the next ones up.
  */
 export const GROUP_WINDOW_MS = 10;
 
@@ -27,8 +28,10 @@ export const GROUP_WINDOW_MS = 10;
  * 4 ms on a quiet disk, 30 ms and more on a busy VM, during which nothing else runs. Two hundred
  * slash commands arriving together each wrote their signature (and later their audit entry) in a
  * commit of its own, so the last one was acknowledged only after two hundred fsyncs, seconds past
- * Slack's 3 s. Here they share one: everything queued within `windowMs` of the first write is
- * written in one `BEGIN IMMEDIATE` transaction, and each caller is answered once it committed.
+ * Slack's 3 s. Here they share one: everything queued until the next commit (at the end of this
+ * turn of the event loop, or `windowMs` after the first write when the last commit was less than
+ * `windowMs` ago) is written in one `BEGIN IMMEDIATE` transaction, and each caller is answered
+ * once it committed.
  *
  * `write` must be atomic on its own (one statement, or a `db.transaction`, which nests as a
  * savepoint): a write that throws fails alone and the others still commit. If the commit itself
@@ -44,7 +47,9 @@ export function groupCommit<I, O>(
   let queue: Pending<I, O>[] = [];
   let scheduled: NodeJS.Timeout | undefined;
 
+  let lastFlush = Number.NEGATIVE_INFINITY;
   const flush = () => {
+    lastFlush = performance.now();
     if (scheduled) clearTimeout(scheduled);
     scheduled = undefined;
     const batch = queue;
@@ -75,7 +80,9 @@ export function groupCommit<I, O>(
   const enqueue = (item: I) =>
     new Promise<O>((resolve, reject) => {
       queue.push({ item, resolve, reject });
-      scheduled ??= setTimeout(flush, windowMs);
+      // A write with no other commit close before it (the command line, a quiet bot) goes at the
+      // end of this turn; during a burst, the next commit waits for the window to fill.
+      scheduled ??= setTimeout(flush, performance.now() - lastFlush < windowMs ? windowMs : 0);
     });
   return Object.assign(enqueue, { flush });
 }
