@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- section…]`: every section, or those named (`status`, `startup`).
+ * `npm run bench [-- section…]`: every section, or those named (`status`, `startup`, `load`, …).
  *
  * status: what one `status` costs, next to what people do today.
  *
@@ -36,9 +36,11 @@ import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { loadBench } from './load.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { purgeBench } from './purge.js';
 import { benchRetry } from './retry.js';
+import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
 
 const TOTAL_JOBS = 1_000_000;
@@ -435,13 +437,16 @@ async function purgeOnly() {
   }
 }
 
-// `npm run bench` runs every section; `npm run bench -- audit` (or `status`, `startup`, `metrics`)
+// `npm run bench` runs every section; `npm run bench -- audit` (or `status`, `startup`, `metrics`,
+// `load`, `soak`)
 // runs only those named.
 const SECTIONS: Record<string, () => Promise<void>> = {
   status: statusBench,
   audit: async () => console.log(`\n${await benchAuditVerify((text) => process.stderr.write(`${text}\n`))}`),
   metrics: benchMetricsCoalescing,
   startup: async () => console.log((await startupBench()).join('\n')),
+  load: async () => console.log((await loadBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
+  soak: async () => console.log((await soakBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   // Also part of `status` (after the retry figures); on its own it needs only a private Redis.
   purge: purgeOnly,
 };

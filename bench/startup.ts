@@ -20,19 +20,16 @@
  * src/lib/idle-collector.ts; V8's own memory reducer did it only some of the time), so the busy
  * figure is the working size, not growth with use. Both are printed. Figures only, no assertions.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { freePort, startPrivateRedis } from '../src/lib/redis-server.js';
+import { postSlash, ROOT, rssOf, SIGNING_SECRET, slackStandIn, spawnBot, until } from './bot.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin', 'queue-ops.js');
 const GNU_TIME = '/usr/bin/time';
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
@@ -48,7 +45,6 @@ const CELERY_QUEUES = [
   'celery:ota_processing',
   'celery:measurement_processing',
 ];
-const SIGNING_SECRET = 'bench-signing-secret';
 
 interface Timed {
   wallMs: number;
@@ -132,7 +128,7 @@ function table(results: Map<string, Timed[]>, floor: string, target: Map<string,
 }
 
 /** 12 BullMQ queues written by BullMQ itself, a few jobs each in several states. */
-async function seedBullmq(url: string): Promise<void> {
+export async function seedBullmq(url: string): Promise<void> {
   const connection = new Redis(url, { maxRetriesPerRequest: null });
   const now = Date.now();
   for (let q = 0; q < 12; q++) {
@@ -185,115 +181,22 @@ function writeConfigs(dir: string, bullmqUrl: string, celeryUrl: string) {
   };
 }
 
-/** Linux: the resident set of a running process, MB. */
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-}
-
-/** Stands in for Slack: answers the Web API (auth.test) and counts what arrives on response_url. */
-async function fakeSlack(): Promise<{ server: Server; url: string; responses: () => number }> {
-  let responses = 0;
-  const server = createServer((req: IncomingMessage, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url?.startsWith('/respond/')) responses++;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ ok: true, user_id: 'U0BOT', bot_id: 'B0BOT', team_id: 'T0TEAM' }));
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { server, url, responses: () => responses };
-}
-
-/** One `/queue status` as Slack sends it, signed. */
-async function slash(port: number, slackUrl: string, n: number): Promise<void> {
-  const body = new URLSearchParams({
-    token: 'unused',
-    team_id: 'T0TEAM',
-    channel_id: 'C0INCIDENT',
-    user_id: 'U0BENCH',
-    user_name: 'bench',
-    command: '/queue',
-    text: 'status',
-    api_app_id: 'A0QUEUEOPS',
-    response_url: `${slackUrl}/respond/${n}`,
-    trigger_id: `${n}.1.1`,
-  }).toString();
-  const ts = Math.floor(Date.now() / 1000);
-  const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${ts}:${body}`).digest('hex')}`;
-  const res = await fetch(`http://127.0.0.1:${port}/slack/events`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-slack-request-timestamp': String(ts),
-      'x-slack-signature': signature,
-    },
-    body,
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`slash command ${n} answered ${res.status}`);
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** The bot's RSS after start-up and as status commands go by. */
 async function botRss(config: string): Promise<string[]> {
-  const slack = await fakeSlack();
+  const slack = await slackStandIn();
   const port = await freePort();
-  // As `npm start` runs it: the same node flags, without npm in between (its RSS is the bot's).
-  const start = (
-    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-  ).scripts.start;
-  // `VAR=value … node <flags> <entry>`: the assignments go to the environment, `node` is this one.
-  const words = start.split(/\s+/);
-  const assignments = Object.fromEntries(
-    words
-      .filter((w, i) => i < words.indexOf('node') && w.includes('='))
-      .map((w) => w.split('=', 2) as [string, string]),
-  );
-  const args = words.slice(words.indexOf('node') + 1);
-  const child: ChildProcess = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: {
-      ...assignments,
-      PATH: process.env.PATH ?? '',
-      ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+  const bot = await spawnBot(
+    {
       SLACK_BOT_TOKEN: 'xoxb-bench',
       SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: `${slack.url}/api/`,
+      SLACK_API_URL: slack.apiUrl,
       PORT: String(port),
       QUEUE_OPS_CONFIG: config,
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (c) => {
-    output += String(c);
-  });
-  child.stderr?.on('data', (c) => {
-    output += String(c);
-  });
-  const pid = child.pid!;
+    port,
+  );
+  const pid = bot.pid;
   try {
-    // Ready when /healthz answers (the listener is up, the store open, the sweep done).
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the bot exited: ${output}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
     // At rest: the bot gives back what the last burst's garbage made its heap grow (5 s after the
     // last command), so each "at rest" figure is what an idle bot holds, the same way after
     // start-up as after the commands.
@@ -307,7 +210,7 @@ async function botRss(config: string): Promise<string[]> {
       const workers = Array.from({ length: BOT_CONCURRENCY }, async () => {
         while (sent < total) {
           const n = ++sent;
-          await slash(port, slack.url, n);
+          await postSlash(port, slack.url, n);
         }
       });
       await Promise.all(workers);
@@ -343,9 +246,8 @@ async function botRss(config: string): Promise<string[]> {
         `the first ${count(BOT_COMMANDS)} in ${fmt(seconds, 1)} s; "at rest": ${REST_MS / 1000} s idle, after the bot's idle collection)`,
     ];
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    await new Promise((r) => slack.server.close(r));
+    await bot.stop();
+    await slack.close();
   }
 }
 

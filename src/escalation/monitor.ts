@@ -10,6 +10,9 @@ import { takeSample } from './sampler.js';
 import type { Sample } from './samples.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
+/** How long a delivered outbox item is kept (the monitor prunes older ones every tick). */
+export const OUTBOX_KEEP_MS = 24 * 3_600_000;
+
 /** The lease every monitor competes for; exactly one holder samples and posts. */
 export const MONITOR_LEASE = 'monitor';
 
@@ -137,6 +140,8 @@ export function createMonitor(deps: MonitorDeps) {
     await store.escalation.pruneSamples(
       new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
     );
+    // Delivered messages are never read again; a day of them is left for whoever investigates.
+    await store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString());
 
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
     const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));

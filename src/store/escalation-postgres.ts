@@ -58,6 +58,15 @@ export function createPostgresEscalation(
         async () =>
           (await pool.query('DELETE FROM escalation_samples WHERE at < $1', [beforeAt])).rowCount ?? 0,
       ),
+    pruneOutbox: (beforeAt) =>
+      wrap(
+        async () =>
+          (
+            await pool.query('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < $1', [
+              beforeAt,
+            ])
+          ).rowCount ?? 0,
+      ),
 
     getAlert: (id) =>
       wrap(async () => {

@@ -115,6 +115,12 @@ export function createSqliteEscalation(
       ),
     pruneSamples: (beforeAt) =>
       wrap(() => db.prepare('DELETE FROM escalation_samples WHERE at < ?').run(beforeAt).changes),
+    pruneOutbox: (beforeAt) =>
+      wrap(
+        () =>
+          db.prepare('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < ?').run(beforeAt)
+            .changes,
+      ),
 
     getAlert: (id) =>
       wrap(() => {

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
 import { createSqliteEscalation } from './escalation-sqlite.js';
+import { groupCommit } from './group-commit.js';
 import { migrations } from './migrations.js';
 import { purgeMethods } from './purges.js';
 import {
@@ -43,12 +44,17 @@ function wrap<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && [...unavailableCodes].some((c) => code.startsWith(c))) {
-      return Promise.reject(new OpsError(ErrorCode.StoreUnavailable, { reason: code }));
-    }
-    return Promise.reject(error);
+    return Promise.reject(storeError(error));
   }
+}
+
+/** SQLite's "cannot reach the file" codes become `StoreUnavailable`; anything else stays as it is. */
+function storeError(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && [...unavailableCodes].some((c) => code.startsWith(c))) {
+    return new OpsError(ErrorCode.StoreUnavailable, { reason: code });
+  }
+  return error;
 }
 
 /** The SQLite store, plus what `doctor`-style checks and tests want to see of its connection. */
@@ -134,6 +140,24 @@ export function createSqliteStore(path: string): SqliteStore {
     db.prepare('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1').run(next.seq, next.hash);
     return next;
   });
+  // Every Slack command writes its signature before its ack and an audit entry before its answer:
+  // those of commands arriving together share one commit (one fsync), see group-commit.ts.
+  const appendGrouped = groupCommit(
+    db,
+    ({ entry, key }: { entry: AuditEntryInput; key: AuditKey | undefined }) => append(entry, key),
+    storeError,
+  );
+  const rememberGrouped = groupCommit(
+    db,
+    ({ signature, seenAt, forgetBefore }: { signature: string; seenAt: string; forgetBefore: string }) => {
+      db.prepare('DELETE FROM seen_signatures WHERE seen_at < ?').run(new Date(forgetBefore).toISOString());
+      const inserted = db
+        .prepare('INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+        .run(signature, new Date(seenAt).toISOString());
+      return inserted.changes === 1;
+    },
+    storeError,
+  );
 
   const approve = db.transaction(
     (id: string, approval: Parameters<Store['addApproval']>[1], check: ApprovalCheck = {}) => {
@@ -185,7 +209,7 @@ export function createSqliteStore(path: string): SqliteStore {
     }),
     migrate: () => wrap(migrate),
 
-    appendAudit: (entry, key) => wrap(() => append.immediate(entry, key)),
+    appendAudit: (entry, key) => appendGrouped({ entry, key }),
 
     auditHead: () =>
       wrap(() => {
@@ -223,13 +247,7 @@ export function createSqliteStore(path: string): SqliteStore {
       }),
 
     rememberSignature: (signature, seenAt, forgetBefore) =>
-      wrap(() => {
-        db.prepare('DELETE FROM seen_signatures WHERE seen_at < ?').run(new Date(forgetBefore).toISOString());
-        const inserted = db
-          .prepare('INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
-          .run(signature, new Date(seenAt).toISOString());
-        return inserted.changes === 1;
-      }),
+      rememberGrouped({ signature, seenAt, forgetBefore }),
 
     createRequest: (request) => wrap(() => create.immediate(request)),
 
@@ -304,7 +322,11 @@ export function createSqliteStore(path: string): SqliteStore {
 
     close: () =>
       wrap(() => {
-        if (db.open) db.close();
+        if (!db.open) return;
+        // What waits for the next group commit is written, not dropped.
+        appendGrouped.flush();
+        rememberGrouped.flush();
+        db.close();
       }),
   };
 }

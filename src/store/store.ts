@@ -310,6 +310,11 @@ export interface EscalationStore {
   retryOutbox(seq: number, error: string, notBefore: string): Promise<void>;
   /** Items not yet delivered. */
   pendingOutbox(): Promise<number>;
+  /**
+   * Drops items delivered (sent or given up) before `beforeAt`; one still waiting is never
+   * dropped. Returns how many. Without it the table kept a row for every Slack message ever sent.
+   */
+  pruneOutbox(beforeAt: string): Promise<number>;
 
   /** Takes or renews the lease `name` until `until` if it is free, expired or already ours. */
   acquireLease(name: string, owner: string, until: string, now: string): Promise<boolean>;

@@ -190,7 +190,9 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
         now: () => new Date(Date.now() + offsetMs),
         sweepIntervalMs: 100,
         logger: memoryLogger().logger,
-        auditChannelIntervalMs: 0,
+        // Slack's pace is 1 s; 50 ms keeps the test quick and still lets entries written while a
+        // post is paced share the next one (an audit entry now commits with others a turn later).
+        auditChannelIntervalMs: 50,
       },
     );
     if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);

@@ -42,6 +42,27 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect((await e.listSamples(iso(0))).map((r) => r.at)).toEqual([iso(2)]);
     });
 
+    it('pruning the outbox drops items delivered before the cutoff, never one still waiting', async () => {
+      const e = store().escalation;
+      const alert = (await e.insertAlert(sampleAlert(), [
+        { kind: 'post', payload: {} },
+        { kind: 'thread', payload: { n: 1 } },
+        { kind: 'thread', payload: { n: 2 } },
+      ]))!;
+      const sent = (await e.nextOutbox())!;
+      await e.completeOutbox(sent.seq, iso(10), 'sent', { alertId: alert.id, channel: 'C0', ts: '1.1' });
+      const dropped = (await e.nextOutbox())!;
+      await e.completeOutbox(dropped.seq, iso(100), 'dropped', undefined, 'channel_not_found');
+      const waiting = (await e.nextOutbox())!;
+      expect(await e.pruneOutbox(iso(50))).toBe(1);
+      expect(await e.pruneOutbox(iso(1000))).toBe(1);
+      expect(await e.pruneOutbox(iso(1000))).toBe(0);
+      expect(await e.pendingOutbox()).toBe(1);
+      expect((await e.nextOutbox())?.seq).toBe(waiting.seq);
+      // The alert keeps where its message is.
+      expect((await e.getAlert(alert.id))?.messageTs).toBe('1.1');
+    });
+
     it('one firing alert per key, even from two instances; the loser gets undefined and queues nothing', async () => {
       const other = (await open()).escalation;
       const a = sampleAlert();

@@ -191,6 +191,7 @@ export function createSlackApp(options: CreateSlackAppOptions): SlackApp {
     });
     refuseNullBodies(receiver, '/slack/events');
     app = new App({ ...common, receiver });
+    ackOnce(app);
     app.use(refuseReplays(options.seenSignatures ?? createSeenSignatures(), options.logger));
   }
 
@@ -289,6 +290,21 @@ export function isNullBody(raw: string, contentType: string | undefined): boolea
   } catch {
     return false;
   }
+}
+
+/**
+ * Makes every request's `ack()` answer Slack once and then do nothing: `refuseReplays`
+ * acknowledges a signed request before its store check, and the listener acknowledges again.
+ * Bolt's HTTP receiver would throw on the second call (ReceiverMultipleAckError). The receiver
+ * hands each request to `app.processEvent`, so that is where its `ack` is wrapped.
+ */
+function ackOnce(app: App): void {
+  const processEvent = app.processEvent.bind(app);
+  app.processEvent = (event) => {
+    let acked: Promise<void> | undefined;
+    const ack = event.ack;
+    return processEvent({ ...event, ack: (response) => (acked ??= ack(response)) });
+  };
 }
 
 interface SocketEvents {
