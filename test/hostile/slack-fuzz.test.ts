@@ -183,7 +183,9 @@ function boltRefused(error: unknown): boolean {
   if (Array.isArray(originals)) return originals.length > 0 && originals.every(boltRefused);
   const stack = String((error as Error)?.stack ?? '');
   const first = stack.split('\n').find((line) => line.trim().startsWith('at ')) ?? '';
-  return first.includes('@slack/bolt') && !stack.includes('/src/transports/');
+  // Thrown in Bolt itself (the processEvent wrappers of create-app.ts and listeners.ts may stand
+  // below it on the stack: they only hand the payload on).
+  return first.includes('@slack/bolt');
 }
 
 const messageOf = (body: Record<string, unknown>): Message => ({
@@ -378,9 +380,11 @@ describe('every Bolt listener under forged and malformed payloads, on the real b
           // Slack can send one, signed. Then nothing at all happened.
           expect(boltRefused(run.rejected), `${context}: ${String(run.rejected)}`).toBe(true);
           expect(run.answers, context).toEqual([]);
-        } else if (c.actions === 'one' || c.actions === 'two') expect(run.acks, context).toBe(1);
-        // No action at all: no listener of Bolt's can match it, so none acks (Bolt's receiver does).
-        else expect(run.answers, context).toEqual([]);
+        } else {
+          // Every other payload is acked once; one without a usable action is routed to the
+          // not-ours listener (routeActionlessClicks) and answered with its one line.
+          expect(run.acks, context).toBe(1);
+        }
         // Bolt logs its own refusal of a payload outside Slack's schema; nothing of ours may log an error.
         const ours = run.rejected ? [] : run.errors;
         expect(

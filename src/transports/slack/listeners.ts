@@ -226,14 +226,20 @@ export function withRoutableAction<T>(body: T): T {
 }
 
 /**
- * Bolt builds `respond` from any truthy `response_url`; one that is not an https URL (a payload
+ * Bolt builds `respond` from any truthy `response_url`; one that is not an http(s) URL (a payload
  * with a forged field) would make every answer throw before it is sent. Without a usable URL the
- * answer goes where a Home tab click's goes (or nowhere), as when Slack sends none.
+ * answer goes where a Home tab click's goes (or nowhere), as when Slack sends none. (Slack's are
+ * https; a local stand-in's may be plain http.)
  */
 function respondIfUrl(body: unknown, respond: RespondFn | undefined): RespondFn | undefined {
-  const url =
-    typeof body === 'object' && body !== null ? (body as { response_url?: unknown }).response_url : undefined;
-  return typeof url === 'string' && /^https:\/\/[^\s]+$/.test(url) ? respond : undefined;
+  const url = responseUrlOf(body);
+  if (url === undefined || /\s/.test(url)) return undefined;
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'https:' || protocol === 'http:' ? respond : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The user behind a slash command (`user_id`) or a button click (`user.id`). */
