@@ -182,6 +182,9 @@ describe('the Celery failure index across a Redis restart', () => {
         task_id: 'while-away',
       }),
     );
+    // Under load the subscriber can be back before that write; dropping its connection now makes
+    // its reconnect (and so the rescan under test) come after the write in every run.
+    await writer.client('KILL', 'TYPE', 'pubsub');
     const ids = async () => (await backend.dlq('celery', 10)).jobs.map((j) => j.id).join(',');
     expect(await eventually(ids, (v) => v === 'while-away')).toBe('while-away');
     expect(await failed()).toBe(1);
