@@ -138,6 +138,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // An idle connection dropped by the server would otherwise crash the process; the next query
   // gets a fresh connection or reports StoreUnavailable.
   pool.on('error', () => {});
+  // The pool listens only to idle connections. One checked out for a transaction whose socket is
+  // reset between two statements (a restart, a proxy or firewall cutting it) emits 'error' with no
+  // query to hand it to, and an unheard 'error' ends the process. Heard here, the client is left
+  // unqueryable: its next statement fails, the transaction reports StoreUnavailable, and the pool
+  // discards it on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
 
   const json = (value: unknown) => JSON.stringify(value);
 
