@@ -252,6 +252,10 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       if (want <= 0) return undefined;
       const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
       const reply = purger.read(place, offset, want);
+      // Awaited only once the read before it is handled (and the chunk flushed): if Redis goes
+      // away meanwhile, its rejection must not count as unhandled, which ends a Node process.
+      // Awaiting it later still throws.
+      reply.catch(() => undefined);
       if (place.kind === 'keys') keysCursor += want;
       return { want, reply, seq: ++readsSent };
     };
