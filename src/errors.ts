@@ -54,6 +54,13 @@ export const ErrorCode = {
    * is still queued, and the purge goes on from its archive once that Redis answers again.
    */
   PurgeInterrupted: 'PurgeInterrupted',
+  /**
+   * An undo whose Redis stopped answering midway: what is back stays back, the rest waits in the
+   * archive, and the undo goes on from where Redis says it stopped once that Redis answers again.
+   */
+  UndoInterrupted: 'UndoInterrupted',
+  /** Another process moved an undo's marker in Redis: it took the undo over; this one stops. */
+  UndoTakenOver: 'UndoTakenOver',
   /** A retry whose Redis stopped answering after some of its batches were done. */
   RetryInterrupted: 'RetryInterrupted',
   /** `undo <id>` names no purge that can be undone (unknown, running, undone, archive gone). */

@@ -32,6 +32,7 @@ export function withUnavailable(purger: QueuePurger, unavailable: (error: unknow
     read: (place, offset, limit) => purger.read(place, offset, limit).catch(map),
     remove: (place, items) => purger.remove(place, items).catch(map),
     conflicts: (lines) => purger.conflicts(lines).catch(map),
-    restore: (lines) => purger.restore(lines).catch(map),
+    restore: (lines, step) => purger.restore(lines, step).catch(map),
+    undoProgress: (purgeId) => purger.undoProgress(purgeId).catch(map),
   };
 }

@@ -343,6 +343,28 @@ export interface PurgePreview {
 }
 
 /**
+ * How far an undo has put its archive back: `position` lines of its restore sequence (the
+ * archive's files last to first, each file's lines last to first, moved ones left out) are
+ * handled, `restored` of them were put back. Kept in the watched Redis itself, written by the
+ * same script that writes the jobs, so the two can never disagree: a Redis restarted without
+ * its data lost both, and the undo starts over; one restarted from its append-only file kept both.
+ */
+export interface UndoProgress {
+  position: number;
+  restored: number;
+}
+
+/** One step of an undo: the marker must be at `from` (else `UndoMarkerMoved`), and moves past these lines. */
+export interface UndoStep {
+  purgeId: string;
+  from: number;
+  /** `restored` before these lines (the marker keeps the running total). */
+  restoredBefore: number;
+  /** How long the marker outlives the last step: as long as the archive may be undone. */
+  ttlSeconds: number;
+}
+
+/**
  * A purge's access to one queue, over a connection of its own. Every method is bounded: reads
  * and deletes take at most `limit` entries, and each Redis call stays in the low milliseconds
  * so the workers and producers on that Redis keep running. Nothing here needs Redis memory:
@@ -363,9 +385,14 @@ export interface QueuePurger {
   conflicts(lines: string[]): Promise<string[]>;
   /**
    * Puts the lines back, in the order given, each where it was; one whose identity exists is
-   * left alone and returned in `existing`.
+   * left alone and returned in `existing`. With `step`, each Redis call that puts lines back also
+   * moves the undo's marker (see {@link UndoStep}) in the same atomic step, and only if the marker
+   * still says `step.from`: an undo cut short by a lost Redis or a killed process resumes exactly
+   * where Redis says it stopped, and two processes can never both put one line back.
    */
-  restore(lines: string[]): Promise<{ restored: number; existing: string[] }>;
+  restore(lines: string[], step?: UndoStep): Promise<{ restored: number; existing: string[] }>;
+  /** Where an undo of `purgeId` stands in Redis (zero when none began or Redis lost it all). */
+  undoProgress(purgeId: string): Promise<UndoProgress>;
   /** Facts the archive manifest keeps (prefix, layout). */
   meta(): Record<string, unknown>;
   /** Entries per read and per delete call when the system needs other sizes than the defaults. */

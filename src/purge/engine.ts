@@ -338,13 +338,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   }
   await deleteChain;
   if (failure) throw failure;
-  if (deps.signal?.aborted) {
-    throw new OpsError(ErrorCode.NotSupported, {
-      system: purge.system,
-      type: purge.backend,
-      what: messages().purge.stoppedForShutdown,
-    });
-  }
+  if (deps.signal?.aborted) throw stoppedForShutdown(purge);
   report();
   return await finishPurge(purge, deps, 'done');
 }
@@ -404,45 +398,83 @@ export async function finishPurge(
 
 /**
  * Undo: checks every archive file against the manifest (a mismatch refuses, naming the file),
- * then every job id against Redis (any that exists again refuses, naming them: nothing is
- * overwritten), then restores: files last to first, lines last to first, so that list order
- * comes back exactly (the oldest job ends up where a worker takes next, as before).
+ * then every job id still to go back against Redis (any that exists again refuses, naming them:
+ * nothing is overwritten), then restores: files last to first, lines last to first, so that list
+ * order comes back exactly (the oldest job ends up where a worker takes next, as before).
+ *
+ * That sequence (moved lines left out) is fixed, and the lines go back in steps
+ * that each move the undo's marker in Redis atomically with what they write. So an undo cut short
+ * by a lost Redis, a killed process or a shutdown resumes at the marker: every line goes back
+ * exactly once (Celery's messages carry no id that could tell a second push), and the conflict
+ * check covers only what is still to go back.
  */
 export async function runUndo(
   purge: PurgeRecord,
-  deps: Pick<EngineDeps, 'purger' | 'progress'> & { batch?: number },
+  deps: Pick<EngineDeps, 'purger' | 'progress' | 'signal'> & {
+    batch?: number;
+    /** How long the marker outlives the last step (as long as the archive may be undone). */
+    markerTtlSeconds?: number;
+    /** Called after each step: the service's heartbeat, so no other host takes a live undo for dead. */
+    beat?: () => Promise<void>;
+  },
 ): Promise<{ restored: number; existing: string[] }> {
   const manifest = await readManifest(purge.archivePath);
   await verifyArchive(purge.archivePath, manifest);
   const batch = deps.batch ?? 1000;
   const total = manifest.counts.purged;
-  const restorable = async (name: string, skipped: string[]) => {
-    const skip = new Set(skipped);
-    const lines = await readChunk(purge.archivePath, name);
-    return skip.size === 0 ? lines : lines.filter((l) => !skip.has(deps.purger.parse(l).identity));
+  const order = [...manifest.files].reverse();
+  const restorable = async (file: (typeof order)[number]) => {
+    const skip = new Set(file.skipped);
+    const lines = await readChunk(purge.archivePath, file.name);
+    const kept = skip.size === 0 ? lines : lines.filter((l) => !skip.has(deps.purger.parse(l).identity));
+    return kept.reverse();
   };
+  const start = await deps.purger.undoProgress(purge.id);
   const conflicts: string[] = [];
-  let checked = 0;
-  for (const file of manifest.files) {
-    const lines = await restorable(file.name, file.skipped);
-    for (let i = 0; i < lines.length; i += batch)
-      conflicts.push(...(await deps.purger.conflicts(lines.slice(i, i + batch))));
-    checked += lines.length;
-    deps.progress?.({ done: 0, total, phase: `checking ${checked}` });
+  let offset = 0;
+  for (const file of order) {
+    const lines = await restorable(file);
+    const toGo = lines.slice(Math.max(0, start.position - offset));
+    offset += lines.length;
+    for (let i = 0; i < toGo.length; i += batch)
+      conflicts.push(...(await deps.purger.conflicts(toGo.slice(i, i + batch))));
+    deps.progress?.({ done: start.restored, total, phase: 'checking' });
   }
   if (conflicts.length > 0) {
     throw new OpsError(ErrorCode.UndoConflict, { count: conflicts.length, ids: conflicts.slice(0, 10) });
   }
-  let restored = 0;
+  let restored = start.restored;
   const existing: string[] = [];
-  for (const file of [...manifest.files].reverse()) {
-    const lines = (await restorable(file.name, file.skipped)).reverse();
-    for (let i = 0; i < lines.length; i += batch) {
-      const outcome = await deps.purger.restore(lines.slice(i, i + batch));
+  let position = 0;
+  for (const file of order) {
+    const lines = await restorable(file);
+    const first = Math.max(0, start.position - position);
+    for (let i = first; i < lines.length; i += batch) {
+      if (deps.signal?.aborted) throw stoppedForShutdown(purge);
+      const slice = lines.slice(i, i + batch);
+      const outcome = await deps.purger.restore(slice, {
+        purgeId: purge.id,
+        from: position + i,
+        restoredBefore: restored,
+        ttlSeconds: deps.markerTtlSeconds ?? DEFAULT_MARKER_TTL_SECONDS,
+      });
       restored += outcome.restored;
       existing.push(...outcome.existing);
       deps.progress?.({ done: restored, total, phase: 'restoring' });
+      await deps.beat?.();
     }
+    position += lines.length;
   }
   return { restored, existing };
+}
+
+/** Thirty days: longer than an archive is usually kept (the service passes its own retention). */
+const DEFAULT_MARKER_TTL_SECONDS = 30 * 86_400;
+
+function stoppedForShutdown(purge: PurgeRecord): OpsError {
+  return new OpsError(ErrorCode.NotSupported, {
+    system: purge.system,
+    type: purge.backend,
+    what: messages().purge.stoppedForShutdown,
+  });
 }

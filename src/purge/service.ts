@@ -71,6 +71,8 @@ export interface PurgesDeps {
 }
 
 const DAY_MS = 86_400_000;
+/** How often a running undo tells the store it is alive. */
+const BEAT_EVERY_MS = 5_000;
 const SYSTEM_ACTOR = { actorId: 'queue-ops', actorName: 'queue-ops', via: 'cli' as const };
 
 /** Is the process `host:pid` gone? Only answerable on this host; elsewhere, staleness decides. */
@@ -212,6 +214,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       if (!purge) throw refuse(t.undoUnknown);
       if (purge.state === 'undone' || purge.state === 'rolled-back')
         throw refuse(t.undoAlready(purge.undoneBy));
+      if (purge.state === 'undoing' && !purge.owner) throw refuse(t.undoResuming);
       if (purge.state === 'archiving' || purge.state === 'undoing') throw refuse(t.undoRunning);
       if (purge.archiveRemovedAt) throw refuse(t.undoArchiveGone(purge.archiveRemovedAt));
       const manifest = await readManifest(purge.archivePath);
@@ -221,33 +224,17 @@ export function createPurges(deps: PurgesDeps): Purges {
 
     async undo(request, run) {
       const purgeId = String(request.params.purgeId);
-      const purge = await this.undoable(purgeId);
+      await this.undoable(purgeId);
       const claimed = await deps.store.updatePurge(purgeId, ['done', 'failed'], {
         state: 'undoing',
         owner,
+        // Known from the start, so that whoever finishes an undo this run leaves can settle it.
+        undoneBy: request.id,
+        heartbeatAt: now().toISOString(),
         updatedAt: now().toISOString(),
       });
       if (!claimed) throw new OpsError(ErrorCode.NotUndoable, { id: purgeId, reason: t.undoRunning });
-      const purger = await purgerFor(purge.system, purge.queue);
-      try {
-        const { restored } = await runUndo(purge, { purger, progress: progressOf(run) });
-        const at = now().toISOString();
-        await deps.store.updatePurge(purgeId, ['undoing'], {
-          state: 'undone',
-          undoneBy: request.id,
-          updatedAt: at,
-        });
-        return { restored, purgeId, archivePath: purge.archivePath };
-      } catch (error) {
-        // Refused before anything was written (checksum, ids that exist again): undoable later.
-        await deps.store.updatePurge(purgeId, ['undoing'], {
-          state: purge.state,
-          updatedAt: now().toISOString(),
-        });
-        throw error;
-      } finally {
-        await purger.close();
-      }
+      return await resumeUndo(claimed, run);
     },
 
     async recover() {
@@ -307,26 +294,56 @@ export function createPurges(deps: PurgesDeps): Purges {
           );
         }
       }
-      // An undo whose process died may have restored part of the archive: it is not redone
-      // (Celery messages have no id to tell which went back); the purge becomes undoable again,
-      // where BullMQ then refuses naming the ids already back, and the audit says so.
+      // An undo whose process died, or whose Redis went away, is finished from where the marker
+      // in that Redis says it stopped: what is back is never put back twice.
       for (const purge of await deps.store.listPurges({ states: ['undoing'] })) {
-        if (ownerGone(purge.owner) !== true) continue;
-        const released = await deps.store.updatePurge(
+        const gone = ownerGone(purge.owner);
+        const stale = Date.parse(purge.heartbeatAt ?? purge.updatedAt) < staleBefore;
+        if (gone === false || (gone === undefined && !stale)) continue;
+        const claimed = await deps.store.updatePurge(
           purge.id,
           ['undoing'],
-          { state: 'done', owner: undefined, updatedAt: now().toISOString() },
+          { owner, heartbeatAt: now().toISOString() },
           purge.owner ?? null,
         );
-        if (!released) continue;
-        await deps.audit.record({
+        if (!claimed) continue;
+        const audited = {
           ...SYSTEM_ACTOR,
           action: 'undo.recovered',
           target: `${purge.system}/${purge.queue}`,
-          params: { purge: purge.id, diedOwner: purge.owner ?? null },
-          outcome: 'interrupted',
-          error: t.undoInterrupted,
-        });
+        };
+        const params = { purge: purge.id, request: purge.undoneBy ?? null, diedOwner: purge.owner ?? null };
+        if (purge.owner)
+          deps.logger?.warn(
+            { purgeId: purge.id, owner: purge.owner },
+            'finishing an undo whose process died',
+          );
+        try {
+          const result = await resumeUndo(claimed);
+          await deps.audit.record({
+            ...audited,
+            params: { ...params, restored: result.restored },
+            outcome: 'finished',
+          });
+          if (purge.undoneBy) await settleRequest(purge.undoneBy, result);
+        } catch (error) {
+          if (
+            isOpsError(error) &&
+            (error.code === ErrorCode.UndoInterrupted || error.code === ErrorCode.UndoTakenOver)
+          ) {
+            deps.logger?.warn(
+              { purgeId: purge.id, system: purge.system, code: error.code },
+              'an undo waits for its Redis to answer again',
+            );
+            continue;
+          }
+          const reason = isOpsError(error) ? error.code : String((error as Error)?.message ?? error);
+          await deps.audit.record({ ...audited, params, outcome: 'failed', error: reason });
+          deps.logger?.error(
+            { err: error, purgeId: purge.id },
+            'could not finish an undo whose process died',
+          );
+        }
       }
       return out;
     },
@@ -364,8 +381,77 @@ export function createPurges(deps: PurgesDeps): Purges {
     },
   };
 
-  /** The request of a purge finished at recovery says so, whatever the dead process left it as. */
-  async function settleRequest(id: string, result: PurgeResult) {
+  /**
+   * Runs (or resumes, at the marker its Redis keeps) the undo of a purge this process has claimed.
+   * Redis gone or a shutdown: the purge stays `undoing`, released, for the next sweep or command
+   * line to finish. Refused (checksum, ids that exist again, any reply error): undoable again,
+   * and a later undo starts where this one stopped.
+   */
+  async function resumeUndo(purge: PurgeRecord, run?: ExecutionContext): Promise<UndoResult> {
+    let done = 0;
+    let lastBeat = now().getTime();
+    const progress = (update: ActionProgress) => {
+      done = update.done;
+      run?.progress(update);
+    };
+    let purger: QueuePurger | undefined;
+    try {
+      purger = await purgerFor(purge.system, purge.queue);
+      const { restored } = await runUndo(purge, {
+        purger,
+        progress,
+        markerTtlSeconds: (deps.config.archive.retentionDays + 7) * 86_400,
+        beat: async () => {
+          // A write every few seconds, not every step: plenty against a 60 s staleness.
+          if (now().getTime() - lastBeat < BEAT_EVERY_MS) return;
+          lastBeat = now().getTime();
+          await deps.store.updatePurge(purge.id, ['undoing'], { heartbeatAt: now().toISOString() }, owner);
+        },
+        ...(run ? { signal: run.signal } : {}),
+      });
+      const at = now().toISOString();
+      await deps.store.updatePurge(
+        purge.id,
+        ['undoing'],
+        { state: 'undone', owner: undefined, updatedAt: at, heartbeatAt: at },
+        owner,
+      );
+      return { restored, purgeId: purge.id, archivePath: purge.archivePath };
+    } catch (error) {
+      // Another run moved the marker: it holds the undo now, and its row too.
+      if (isOpsError(error) && error.code === ErrorCode.UndoTakenOver) throw error;
+      const lost = isOpsError(error) && error.code === ErrorCode.RedisUnavailable;
+      const at = now().toISOString();
+      if (lost || run?.signal.aborted) {
+        await deps.store
+          .updatePurge(purge.id, ['undoing'], { owner: undefined, updatedAt: at }, owner)
+          .catch(() => undefined);
+        if (!lost) throw error;
+        throw new OpsError(ErrorCode.UndoInterrupted, {
+          system: purge.system,
+          id: purge.id,
+          target: `${purge.system}/${purge.queue}`,
+          reason: (error as OpsError).params.reason,
+          done,
+          total: purge.purged,
+        });
+      }
+      await deps.store
+        .updatePurge(
+          purge.id,
+          ['undoing'],
+          { state: purge.error ? 'failed' : 'done', owner: undefined, updatedAt: at },
+          owner,
+        )
+        .catch(() => undefined);
+      throw error;
+    } finally {
+      await purger?.close();
+    }
+  }
+
+  /** The request of a purge or undo finished at recovery says so, whatever the dead process left it as. */
+  async function settleRequest(id: string, result: PurgeResult | UndoResult) {
     const at = now().toISOString();
     await deps.store.transitionRequest(id, ['executing', 'interrupted', 'failed'], {
       status: 'done',

@@ -8,6 +8,7 @@ import { messages } from '../../src/i18n/index.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { storedRequest } from './fault-fixture.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;
@@ -15,9 +16,9 @@ const redisUrl = testRedisUrl();
 
 /**
  * An undo (restoring a purge from its archive) whose command line, a real `bin/queue-ops.js`
- * process, is SIGKILLed halfway through putting the jobs back. The next command line releases the
- * purge and says so in the audit; asked again, the undo refuses (the ids already back are named)
- * rather than restore anything a second time.
+ * process, is SIGKILLed halfway through putting the jobs back. The next command line finishes it
+ * from where the marker in Redis says it stopped: every job back exactly once, in its place and
+ * order, the undo request settled, the audit saying what happened.
  */
 describe('an undo killed with SIGKILL halfway', () => {
   const prefix = randomName('qu');
@@ -26,6 +27,7 @@ describe('an undo killed with SIGKILL halfway', () => {
   let config: string;
   let purgeId: string;
   let leftAtKill: number;
+  let ids: string[];
   const as = (...words: string[]) =>
     runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', ...words]);
   const purgeRow = () => {
@@ -59,6 +61,7 @@ describe('an undo killed with SIGKILL halfway', () => {
       `    prefix: ${prefix}`,
     ]);
     await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
+    ids = await redis.lrange(`${prefix}:events:wait`, 0, -1);
     const purged = requestOf(await as('purge', 'hs/events'));
     expect(purged.status).toBe('done');
     purgeId = purged.id;
@@ -101,10 +104,13 @@ describe('an undo killed with SIGKILL halfway', () => {
     expect(purgeRow().state).toBe('undoing');
   });
 
-  it('is released by the next command line, audited as interrupted, and never restores a job twice', async () => {
+  it('is finished by the next command line from where it stopped: every job back once, in order', async () => {
     const next = await as('pending');
     expect(next.code, next.stdout).toBe(0);
-    expect(purgeRow().state).toBe('done');
+    expect(purgeRow().state).toBe('undone');
+    // Exactly what was purged, in the order workers would have taken it: nothing twice, nothing missing.
+    expect(await redis.lrange(`${prefix}:events:wait`, 0, -1)).toEqual(ids);
+    expect(await redis.hget(`${prefix}:events:${ids[0]}`, 'name')).toBeTruthy();
 
     const audit = jsonOf(await as('audit', '20'));
     const entries = (
@@ -115,21 +121,21 @@ describe('an undo killed with SIGKILL halfway', () => {
     const recovered = entries.filter((e) => e.action === 'undo.recovered');
     expect(recovered).toHaveLength(1);
     expect(recovered[0]).toMatchObject({
-      outcome: 'interrupted',
-      error: messages('en').purge.undoInterrupted,
-      params: expect.objectContaining({ purge: purgeId }),
+      outcome: 'finished',
+      params: expect.objectContaining({ purge: purgeId, restored: N }),
+    });
+    const undoRequest = String(recovered[0]!.params!.request);
+    expect(undoRequest).toMatch(/^r-/);
+    expect(storedRequest(tmp.dir, undoRequest)).toMatchObject({
+      status: 'done',
+      result: { restored: N, purgeId },
     });
 
-    // Each job back in Redis once; asking again names the ids already back instead of restoring them twice.
-    const back = await redis.lrange(`${prefix}:events:wait`, 0, -1);
-    expect(new Set(back).size).toBe(back.length);
+    // Asked again, it is refused as already undone; a second start finds nothing more to recover.
     const again = await as('undo', purgeId);
     expect(again.code).toBe(1);
-    const out = jsonOf(again);
-    expect(JSON.stringify(out)).toContain('UndoConflict');
-    expect(out.message.text.split('\n').length).toBeLessThanOrEqual(2);
-    expect(await redis.llen(`${prefix}:events:wait`)).toBe(back.length);
-    // A second start finds nothing more to recover.
+    expect(jsonOf(again).message.text).toContain(messages('en').purge.undoAlready(undoRequest));
+    expect(await redis.llen(`${prefix}:events:wait`)).toBe(N);
     await as('pending');
     const later = jsonOf(await as('audit', '20'));
     expect(

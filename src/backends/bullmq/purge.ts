@@ -2,7 +2,14 @@ import type { Redis } from 'ioredis';
 import { LineWriter } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
-import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
+import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger, UndoStep } from '../queue-backend.js';
+import {
+  MARKER_MOVED,
+  readUndoProgress,
+  undoMarkerKey,
+  undoStepArgs,
+  undoTakenOver,
+} from '../undo-marker.js';
 import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
 
 /**
@@ -57,6 +64,9 @@ export function createBullmqPurger(options: {
   const { client, prefix, queue } = options;
   const now = options.now ?? Date.now;
   const base = `${prefix}:${queue}:`;
+  // Beside the queue's keys on Redis Cluster (the prefix holds its {hash-tag}); without a step,
+  // the script neither reads nor writes it.
+  const marker = (step?: UndoStep) => undoMarkerKey(step?.purgeId ?? '-', prefix);
 
   async function sizes(states: PurgeState[]): Promise<PurgePlace[]> {
     const wanted = LAYOUT.filter((p) => states.includes(p.state));
@@ -162,21 +172,27 @@ export function createBullmqPurger(options: {
       return out;
     },
 
-    async restore(lines) {
+    async restore(lines, step) {
       let restored = 0;
       const existing: string[] = [];
       for (let i = 0; i < lines.length; i += RESTORE_BATCH) {
+        const batch = lines.slice(i, i + RESTORE_BATCH);
+        // Each call moves the marker past its own lines: a call cut short wrote nothing.
+        const at = step && { ...step, from: step.from + i, restoredBefore: step.restoredBefore + restored };
         const [count, ...ids] = (await runScript(
           client,
           PURGE_RESTORE,
-          [],
-          [base, ...lines.slice(i, i + RESTORE_BATCH)],
+          [marker(step)],
+          [...undoStepArgs(at, batch.length), base, ...batch],
         )) as [number, ...string[]];
+        if (Number(count) === MARKER_MOVED && at) throw undoTakenOver(at);
         restored += Number(count);
         existing.push(...ids);
       }
       return { restored, existing };
     },
+
+    undoProgress: (purgeId) => readUndoProgress(client, undoMarkerKey(purgeId, prefix)),
 
     meta: () => ({ prefix, keyBase: base }),
 

@@ -1,5 +1,6 @@
 import { loadReprocessJobModule } from '../../lib/lazy.js';
 import { type LuaScript, luaScript } from '../lua.js';
+import { MARKER_MOVED, UNDO_MARKER_LUA } from '../undo-marker.js';
 
 export type { LuaScript };
 
@@ -248,14 +249,17 @@ return out`);
  * blocked workers wake up: \`0\` for waiting jobs unless the queue is paused, the next delayed
  * timestamp for delayed ones.
  *
- * KEYS: none (every key is under ARGV[1], the key base). Returns { restored, existing ids… }.
+ * KEYS[1]: the undo's marker (see undo-marker.ts), checked first and moved in the same call.
+ * ARGV[1..4]: the undo step; ARGV[5]: the key base (every job key is under it); ARGV[6…]: lines.
+ * Returns { restored, existing ids… }, or { -1 } without writing when another run moved the marker.
  */
-export const PURGE_RESTORE = luaScript(`
-local base = ARGV[1]
+export const PURGE_RESTORE = luaScript(`${UNDO_MARKER_LUA}
+if not check_marker() then return { ${MARKER_MOVED} } end
+local base = ARGV[5]
 local lists = { wait = true, paused = true }
 local restored, existing = 0, {}
 local ready, delayed = false, false
-for i = 2, #ARGV do
+for i = 6, #ARGV do
   local rec = cjson.decode(ARGV[i])
   local key = base .. rec.id
   if redis.call('EXISTS', key) == 1 then
@@ -295,6 +299,7 @@ if delayed then
   local next = redis.call('ZRANGE', base .. 'delayed', 0, 0, 'WITHSCORES')
   if next[2] then redis.call('ZADD', base .. 'marker', math.floor(tonumber(next[2]) / 4096), '1') end
 end
+move_marker(restored)
 local out = { restored }
 for _, id in ipairs(existing) do out[#out + 1] = id end
 return out`);

@@ -5,6 +5,14 @@ import { LineWriter } from '../../archive/archive.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
 import type { PurgeBatch, PurgeItem, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
+import {
+  MARKER_MOVED,
+  readUndoProgress,
+  UNDO_MARKER_LUA,
+  undoMarkerKey,
+  undoStepArgs,
+  undoTakenOver,
+} from '../undo-marker.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -58,6 +66,51 @@ end
 for i = 1, n do
   local j = where[ARGV[i]]
   if j then out[i] = redis.call('LREM', KEYS[1], -1, window[j]) end
+end
+return out`);
+
+/**
+ * Undo's messages: pushed back onto their lists in the order given, and the undo's marker moved
+ * past them, in one call (see undo-marker.ts): a call cut short pushed nothing, and a resumed
+ * undo never pushes a message twice (messages carry no id that could tell).
+ *
+ * KEYS[1]: the marker; KEYS[2…]: the lists. ARGV[1..4]: the undo step; then pairs of (index into
+ * KEYS of the list, message). Returns the count pushed, or -1 without writing when the marker moved.
+ */
+const RESTORE_MESSAGES = luaScript(`${UNDO_MARKER_LUA}
+if not check_marker() then return ${MARKER_MOVED} end
+local pushed = 0
+for i = 5, #ARGV, 2 do
+  redis.call('RPUSH', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+  pushed = pushed + 1
+end
+move_marker(pushed)
+return pushed`);
+
+/**
+ * Undo's results: each key set back (with the rest of its ttl, ARGV pairs of value and ms, 0 for
+ * none) unless it exists. One that exists and holds the archived value already is back (a resumed
+ * undo's own earlier write): 2. One that holds something else: 0, left alone.
+ */
+const RESTORE_RESULTS = luaScript(`
+local out = {}
+for i, key in ipairs(KEYS) do
+  local value, ms = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
+  local set
+  if ms > 0 then set = redis.call('SET', key, value, 'PX', ms, 'NX')
+  else set = redis.call('SET', key, value, 'NX') end
+  if set then out[i] = 1
+  elseif redis.call('GET', key) == value then out[i] = 2
+  else out[i] = 0 end
+end
+return out`);
+
+/** Undo's check: result keys that exist again holding something other than what was archived. */
+const RESULTS_TAKEN = luaScript(`
+local out = {}
+for i, key in ipairs(KEYS) do
+  local value = redis.call('GET', key)
+  if value and redis.sha1hex(value) ~= ARGV[i] then out[#out + 1] = key end
 end
 return out`);
 
@@ -232,60 +285,76 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     },
 
     async conflicts(lines) {
-      // Messages have no key of their own to collide with; a result key that exists again does.
-      const keys = lines
+      // Messages have no key of their own to collide with; a result key that exists again with
+      // another value does (one holding the archived value is this undo's own, resumed).
+      const records = lines
         .map((line) => JSON.parse(line) as CeleryLine)
-        .filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r)
-        .map((r) => r.k);
-      if (keys.length === 0) return [];
-      const pipeline = results.pipeline();
-      for (const key of keys) pipeline.exists(key);
-      const replies = (await pipeline.exec()) ?? [];
-      return keys.filter((_, i) => Number(replies[i]?.[1]) === 1);
+        .filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r);
+      if (records.length === 0) return [];
+      return (await runScript(
+        results,
+        RESULTS_TAKEN,
+        records.map((r) => r.k),
+        records.map((r) => sha1(r.v)),
+      )) as string[];
     },
 
-    async restore(batch) {
-      let restored = 0;
-      const existing: string[] = [];
-      const messages = broker.pipeline();
-      const sets = results.pipeline();
-      const setKeys: string[] = [];
+    async restore(batch, step) {
       const at = now();
-      let run: { list: string; values: (string | Buffer)[] } | undefined;
-      const flush = () => {
-        if (run) messages.rpush(run.list, ...run.values);
-        run = undefined;
-      };
+      const resultKeys: string[] = [];
+      const resultArgs: string[] = [];
+      const listIndex = new Map<string, number>();
+      const messageArgs: (string | Buffer)[] = [];
+      let messages = 0;
       for (const line of batch) {
         const record = JSON.parse(line) as CeleryLine;
         if ('k' in record) {
           // A result keeps the rest of its ttl; one whose ttl ran out meanwhile is not brought back.
-          const left = record.t > 0 ? record.t - (at - record.a) : -1;
+          const left = record.t > 0 ? record.t - (at - record.a) : 0;
           if (record.t > 0 && left <= 0) continue;
-          if (left > 0) sets.set(record.k, record.v, 'PX', left, 'NX');
-          else sets.set(record.k, record.v, 'NX');
-          setKeys.push(record.k);
+          resultKeys.push(record.k);
+          resultArgs.push(record.v, String(left));
           continue;
         }
-        // Consecutive messages of one list go in one RPUSH, in the order given.
-        if (run && run.list !== record.l) flush();
-        run ??= { list: record.l, values: [] };
-        run.values.push(messageOf(record));
-        restored += 1;
+        if (!listIndex.has(record.l)) listIndex.set(record.l, listIndex.size + 2);
+        messageArgs.push(String(listIndex.get(record.l)), messageOf(record));
+        messages += 1;
       }
-      flush();
-      if (messages.length > 0) for (const [error] of (await messages.exec()) ?? []) if (error) throw error;
-      if (sets.length > 0) {
-        const replies = (await sets.exec()) ?? [];
-        replies.forEach(([error, reply], i) => {
-          if (error) throw error;
-          if (reply === 'OK') restored += 1;
-          else existing.push(setKeys[i]!);
+      let restored = 0;
+      const existing: string[] = [];
+      // Results first: setting one twice is harmless (NX, and the same value counts as back),
+      // so a call cut short between the two is simply done again; the messages, which could be
+      // pushed twice, go last, with the marker.
+      if (resultKeys.length > 0) {
+        const flags = (await runScript(results, RESTORE_RESULTS, resultKeys, resultArgs)) as number[];
+        flags.forEach((flag, i) => {
+          if (Number(flag) > 0) restored += 1;
+          else existing.push(resultKeys[i]!);
         });
         options.onResultsChanged?.([], true);
       }
+      if (messages > 0 || step) {
+        const pushed = Number(
+          await runScript(
+            broker,
+            RESTORE_MESSAGES,
+            [undoMarkerKey(step?.purgeId ?? '-'), ...listIndex.keys()],
+            [
+              ...undoStepArgs(
+                step && { ...step, restoredBefore: step.restoredBefore + restored },
+                batch.length,
+              ),
+              ...messageArgs,
+            ],
+          ),
+        );
+        if (pushed === MARKER_MOVED && step) throw undoTakenOver(step);
+        restored += pushed;
+      }
       return { restored, existing };
     },
+
+    undoProgress: (purgeId) => readUndoProgress(broker, undoMarkerKey(purgeId)),
 
     meta: () => ({ queue: options.queue, lists }),
 

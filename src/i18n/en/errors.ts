@@ -81,6 +81,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   NotUndoable: (p) => `\`${p.id}\` cannot be undone: ${p.reason}.`,
   RetryInterrupted: (p) =>
     `Redis for \`${p.system}\` stopped answering during the retry of \`${p.target}\` (${p.reason}): at least ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs were done before, the rest are still failed; \`/queue retry ${p.target} all\` takes only those once Redis answers.`,
+  UndoInterrupted: (p) =>
+    `Redis for \`${p.system}\` stopped answering during the undo of \`${p.id}\` (${p.reason}): ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs of \`${p.target}\` are back, the rest are still in the archive. The undo goes on from where it stopped once Redis answers again (the bot tries every 30 s, the command line at its next run); nothing is put back twice.`,
+  UndoTakenOver: (p) =>
+    `\`${p.id}\`: another run took this undo over; this one stopped without putting anything back twice.`,
   PurgeInterrupted: (p) =>
     `Redis for \`${p.system}\` stopped answering during the purge of \`${p.target}\` (${p.reason}): ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs are archived and deleted, the rest are still queued. The purge goes on from its archive once Redis answers again (the bot tries every 30 s, the command line at its next run).`,
 };

@@ -75,6 +75,8 @@ export const timeline = {
       ArchiveInvalid: 'the archive did not match its manifest',
       RetryInterrupted: 'Redis stopped answering midway through the retry',
       PurgeInterrupted: 'Redis stopped answering; the purge goes on once it is back',
+      UndoInterrupted: 'Redis stopped answering; the undo goes on once it is back',
+      UndoTakenOver: 'another run took the undo over',
       Internal: 'an unexpected error',
     },
     guardDenied: (command: string, target?: string) =>

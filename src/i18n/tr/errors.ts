@@ -100,6 +100,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   NotUndoable: (p) => `\`${p.id}\` geri alınamaz: ${p.reason}.`,
   RetryInterrupted: (p) =>
     `\`${p.target}\` yeniden denenirken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): ${Number(p.total).toLocaleString('tr-TR')} işin en az ${Number(p.done).toLocaleString('tr-TR')} tanesi önceden yapıldı, kalanlar hâlâ başarısız; Redis yanıt verince \`/queue retry ${p.target} all\` yalnızca onları alır.`,
+  UndoInterrupted: (p) =>
+    `\`${p.id}\` geri alınırken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): \`${p.target}\` için ${Number(p.total).toLocaleString('tr-TR')} işin ${Number(p.done).toLocaleString('tr-TR')} tanesi geri geldi, kalanlar hâlâ arşivde. Redis yeniden yanıt verince geri alma kaldığı yerden sürer (bot 30 sn'de bir dener, komut satırı bir sonraki çalıştırmada); hiçbir iş iki kez geri konmaz.`,
+  UndoTakenOver: (p) =>
+    `\`${p.id}\`: bu geri almayı başka bir çalışma devraldı; bu çalışma hiçbir şeyi iki kez geri koymadan durdu.`,
   PurgeInterrupted: (p) =>
     `\`${p.target}\` temizlenirken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): ${Number(p.total).toLocaleString('tr-TR')} işin ${Number(p.done).toLocaleString('tr-TR')} tanesi arşivlendi ve silindi, kalanlar hâlâ kuyrukta. Redis yeniden yanıt verince temizleme arşivinden devam eder (bot 30 sn'de bir dener, komut satırı bir sonraki çalıştırmada).`,
 };

@@ -76,6 +76,8 @@ export const timeline: Catalog['timeline'] = {
       ArchiveInvalid: 'arşiv manifest ile uyuşmadı',
       RetryInterrupted: 'Redis yeniden deneme sırasında yanıt vermeyi bıraktı',
       PurgeInterrupted: 'Redis yanıt vermeyi bıraktı; temizleme Redis dönünce sürer',
+      UndoInterrupted: 'Redis yanıt vermeyi bıraktı; geri alma Redis dönünce sürer',
+      UndoTakenOver: 'geri almayı başka bir çalışma devraldı',
       Internal: 'beklenmeyen bir hata',
     },
     guardDenied: (command: string, target?: string) =>

@@ -1,0 +1,60 @@
+import type { Redis } from 'ioredis';
+import { ErrorCode, OpsError } from '../errors.js';
+import type { UndoProgress, UndoStep } from './queue-backend.js';
+
+/**
+ * The key that says how far an undo got, in the Redis the jobs go back to. `slot` is appended so
+ * that on Redis Cluster the marker shares the queue's `{hash-tag}` slot (a script may only touch
+ * keys of one slot); request ids never hold a brace, so the tag is the first one in the key.
+ */
+export function undoMarkerKey(purgeId: string, slot?: string): string {
+  return `queue-ops:undo:${purgeId}${slot ? `:${slot}` : ''}`;
+}
+
+/** The marker's value, `"<position> <restored>"`, as written by the restore scripts. */
+export function parseUndoProgress(value: string | null | undefined): UndoProgress {
+  const [position, restored] = (value ?? '').split(' ').map(Number);
+  return {
+    position: Number.isSafeInteger(position) ? position! : 0,
+    restored: Number.isSafeInteger(restored) ? restored! : 0,
+  };
+}
+
+export async function readUndoProgress(client: Redis, key: string): Promise<UndoProgress> {
+  return parseUndoProgress(await client.get(key));
+}
+
+/**
+ * The arguments every restore script takes first: the position the marker must be at ('' for a
+ * restore without an undo step, which neither checks nor moves it), the position after these
+ * lines, the running total before them and the marker's ttl.
+ */
+export function undoStepArgs(step: UndoStep | undefined, lines: number): string[] {
+  if (!step) return ['', '', '0', '0'];
+  return [String(step.from), String(step.from + lines), String(step.restoredBefore), String(step.ttlSeconds)];
+}
+
+/**
+ * The Lua shared by the restore scripts: `check_marker()` before anything is written (false when
+ * another run moved the marker), `move_marker(restored)` after. KEYS[1] is the marker, ARGV[1..4]
+ * are {@link undoStepArgs}.
+ */
+export const UNDO_MARKER_LUA = `
+local function check_marker()
+  if ARGV[1] == '' then return true end
+  local at = redis.call('GET', KEYS[1])
+  local position = at and string.match(at, '^(%d+)') or '0'
+  return position == ARGV[1]
+end
+local function move_marker(restored)
+  if ARGV[1] == '' then return end
+  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. (tonumber(ARGV[3]) + restored), 'EX', ARGV[4])
+end
+`;
+
+/** What a restore script answers when its marker moved: another run holds the undo. */
+export const MARKER_MOVED = -1;
+
+export function undoTakenOver(step: UndoStep): OpsError {
+  return new OpsError(ErrorCode.UndoTakenOver, { id: step.purgeId });
+}

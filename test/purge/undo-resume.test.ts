@@ -1,0 +1,110 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
+import { createCeleryPurger } from '../../src/backends/celery/purge.js';
+import { undoMarkerKey } from '../../src/backends/undo-marker.js';
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
+import { isOpsError } from '../../src/errors.js';
+import { runPurge, runUndo } from '../../src/purge/engine.js';
+import { randomName } from '../backends/bullmq/helpers.js';
+import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
+
+const N = 3_000;
+
+describe('undo steps move a marker in Redis with the jobs they put back', () => {
+  const fx = usePurgeEngine('qu');
+
+  const purged = async () => {
+    const { redis, prefix, store } = fx;
+    await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
+    const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
+    const record = await archivingPurge(store, fx.tmp.dir, {
+      id: randomName('p'),
+      system: 'hs',
+      queue: 'q',
+      total: N,
+      owner: 'me',
+    });
+    const purger = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
+    const { record: done } = await runPurge(record, { store, purger, owner: 'me', chunkSize: 1_000 });
+    await purger.close();
+    expect(await redis.llen(`${prefix}:q:wait`)).toBe(0);
+    return { done, before };
+  };
+
+  it('two runs of one undo at once put every job back exactly once; the one that lost the marker stops', async () => {
+    const { done, before } = await purged();
+    const [a, b] = [0, 1].map(() =>
+      createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' }),
+    );
+    const outcomes = await Promise.allSettled([
+      runUndo(done, { purger: a!, batch: 100 }),
+      runUndo(done, { purger: b!, batch: 100 }),
+    ]);
+    await Promise.all([a!.close(), b!.close()]);
+    expect(await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1)).toEqual(before);
+    const won = outcomes.filter((o) => o.status === 'fulfilled');
+    const lost = outcomes.filter((o) => o.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    const reason = (lost[0] as PromiseRejectedResult).reason;
+    expect(isOpsError(reason) && ['UndoTakenOver', 'UndoConflict'].includes(reason.code)).toBe(true);
+    expect(await fx.redis.get(undoMarkerKey(done.id, fx.prefix))).toBe(`${N} ${N}`);
+  });
+
+  it('an undo resumed at the marker puts back only the rest, and reports the whole count', async () => {
+    const { done, before } = await purged();
+    // The first 1,400 lines of the restore sequence (a whole file of 1,000, then 400) went back before the process died.
+    const first = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
+    let steps = 0;
+    await expect(
+      runUndo(done, {
+        purger: first,
+        batch: 400,
+        beat: async () => {
+          if (++steps === 4) throw new Error('killed');
+        },
+      }),
+    ).rejects.toThrow('killed');
+    await first.close();
+    expect(await fx.redis.llen(`${fx.prefix}:q:wait`)).toBe(1_400);
+
+    const second = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
+    expect(await runUndo(done, { purger: second })).toEqual({ restored: N, existing: [] });
+    await second.close();
+    expect(await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1)).toEqual(before);
+  });
+
+  it('Celery: a result already holding its archived value is back, not a conflict; another value is both', async () => {
+    const broker = new Redis(fx.redisUrl);
+    const key = (n: number) => `celery-task-meta-${fx.prefix}-${n}`;
+    const purger = createCeleryPurger({
+      broker,
+      results: broker,
+      queue: 'q',
+      lists: [`${fx.prefix}-q`],
+      failureIds: async () => [],
+    });
+    const line = (n: number) =>
+      JSON.stringify({ k: key(n), v: `{"status":"FAILURE","n":${n}}`, t: 0, a: Date.now() });
+    try {
+      // Result 1 went back in a step cut short before its messages; result 2 was written anew by someone else.
+      await fx.redis.set(key(1), `{"status":"FAILURE","n":1}`);
+      await fx.redis.set(key(2), '{"status":"SUCCESS"}');
+      expect(await purger.conflicts([line(1), line(2), line(3)])).toEqual([key(2)]);
+      const step = { purgeId: fx.prefix, from: 0, restoredBefore: 0, ttlSeconds: 60 };
+      expect(await purger.restore([line(1), line(2), line(3)], step)).toEqual({
+        restored: 2,
+        existing: [key(2)],
+      });
+      expect(await fx.redis.get(key(2))).toBe('{"status":"SUCCESS"}');
+      expect(await fx.redis.get(key(3))).toBe(`{"status":"FAILURE","n":3}`);
+      expect(await purger.undoProgress(fx.prefix)).toEqual({ position: 3, restored: 2 });
+      // The same step again finds the marker moved on: nothing is written twice.
+      await expect(purger.restore([line(3)], step)).rejects.toMatchObject({ code: 'UndoTakenOver' });
+    } finally {
+      await fx.redis.del(key(1), key(2), key(3), undoMarkerKey(fx.prefix));
+      await purger.close();
+    }
+  });
+});
