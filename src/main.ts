@@ -273,6 +273,9 @@ async function startWithConfig(
       // Bolt's own client (approval request posts, reply files, the Home tab): its retries
       // (Bolt's default policy unless a test sets one) are logged like the other client's.
       clientOptions: {
+        // Without one, a Slack that takes the connection and never answers holds an approval
+        // post or a Home tab for minutes (the Web API client's own default waits indefinitely).
+        timeout: 10_000,
         ...clientOptions,
         retryConfig: loggedRetries(
           retryConfig ?? webApi.retryPolicies.tenRetriesInAboutThirtyMinutes,
@@ -341,6 +344,8 @@ async function startWithConfig(
   const sweep = () => {
     sweeping ??= (async () => {
       try {
+        // Request messages Slack did not take during an outage are brought up to date now.
+        updater.resendFailed();
         const expired = await runtime.approvals.expireDue();
         if (expired.length > 0) logger.info({ requests: expired.map((r) => r.id) }, 'requests expired');
         // Also on every tick, not only at start: another replica may have died mid-action.

@@ -118,9 +118,37 @@ export interface RequestMessageUpdater {
    * message, at most once per `progressEveryMs`; the outcome replaces it when the request ends.
    */
   progress: ProgressListener;
+  /**
+   * Sends again the messages whose last update Slack never took (an outage longer than the
+   * client's retries): the bot's sweep calls it every 30 s, so a request message left showing
+   * its buttons after an outage catches up with its outcome once Slack answers again.
+   */
+  resendFailed(): void;
   /** Resolves when every update queued so far has been tried (shutdown, tests). */
   idle(): Promise<void>;
 }
+
+/**
+ * Slack's answers that will not change by asking again (the message or channel is gone, the bot
+ * was removed): such an update is dropped, not resent.
+ */
+const FINAL_SLACK_ERRORS = new Set([
+  'message_not_found',
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
+  'cant_update_message',
+  'edit_window_closed',
+  'invalid_auth',
+  'account_inactive',
+  'token_revoked',
+  'missing_scope',
+  'invalid_blocks',
+  'msg_too_long',
+]);
+
+/** Messages kept for a later try at most; the oldest go first (a day-long outage). */
+const MAX_FAILED = 500;
 
 export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): RequestMessageUpdater {
   const locale = deps.locale ?? 'en';
@@ -132,6 +160,8 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
   /** Per executing request: when progress was first seen (for the rate), and last sent. */
   const progressState = new Map<string, { since: { at: number; done: number }; sentAt: number }>();
   const progressLines = new WeakMap<ActionRequest, string>();
+  /** Requests whose latest state never reached their message, by id (insertion order: oldest first). */
+  const failed = new Map<string, ActionRequest>();
 
   const update = async (request: ActionRequest, channel: string, ts: string) => {
     // A newer state of the same request is queued behind this one: it alone is worth sending.
@@ -142,11 +172,19 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
         logger: log,
         locale,
       });
+      failed.delete(request.id);
     } catch (error) {
+      const slackError = slackErrorCode(error);
+      const again = !slackError || !FINAL_SLACK_ERRORS.has(slackError);
       log.warn(
-        { err: error, requestId: request.id, status: request.status, slackError: slackErrorCode(error) },
+        // `sentAgain`: kept for the next sweep (Slack was away), or dropped (its answer is final).
+        { err: error, requestId: request.id, status: request.status, slackError, sentAgain: again },
         'could not update the request message',
       );
+      failed.delete(request.id);
+      if (!again) return;
+      failed.set(request.id, request);
+      if (failed.size > MAX_FAILED) failed.delete(failed.keys().next().value!);
     }
   };
 
@@ -184,6 +222,12 @@ export function createRequestMessageUpdater(deps: RequestMessageUpdaterDeps): Re
       const snapshot: ActionRequest = { ...request };
       progressLines.set(snapshot, progressLine(request.action, update, current.since, at, locale));
       enqueue(snapshot);
+    },
+    resendFailed() {
+      const due = [...failed.values()];
+      failed.clear();
+      // A request with a newer state queued meanwhile is brought up to date by that one.
+      for (const request of due) if (!latest.has(request.id)) enqueue(request);
     },
     async idle() {
       while (chains.size > 0) await Promise.all([...chains.values()]);
