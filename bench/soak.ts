@@ -10,6 +10,7 @@
  * interval on, then the outbox is drained, as the bot's loop does. A few "hot" queues go over the
  * rule's threshold for an hour every six, so alerts open, remind, chart and resolve all along.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,8 @@ export interface SoakOptions {
   prefix: string;
   /** Hours of simulated time after which the tables and heap are read; default 1, half, end. */
   checkpointHours?: number[];
+  /** Runs `trend <hot queue> 24h` at the end in a process with this heap, MB (the bench does). */
+  trendHeapMb?: number;
   /** Called at each checkpoint, e.g. to print progress. */
   log?: (text: string) => void;
 }
@@ -59,6 +62,11 @@ export interface SoakCheckpoint {
 
 export interface SoakResult {
   checkpoints: SoakCheckpoint[];
+  /**
+   * `trend <hot queue> 24h` at the end, in a process with a `heapMb` heap: read as the bot reads
+   * it (a page at a time), and the whole day at once.
+   */
+  trend?: { heapMb: number; paged: TrendRun; whole: TrendRun };
   ticks: number;
   seconds: number;
   alertsOpened: number;
@@ -75,7 +83,32 @@ function collect(): void {
   gc();
 }
 
+/** One `trend … 24h` in a child process whose heap is capped: how it went. */
+export interface TrendRun {
+  /** Samples drawn; undefined when the process ran out of heap (or failed otherwise). */
+  points?: number;
+  ms?: number;
+}
+
+/** Runs bench/trend-heap.ts with `--max-old-space-size=<heapMb>` over the soak's store. */
+function trendInHeap(heapMb: number, args: string[]): TrendRun {
+  const run = spawnSync(
+    process.execPath,
+    [
+      `--max-old-space-size=${heapMb}`,
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'trend-heap.ts'),
+      ...args,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (run.status !== 0) return {};
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as TrendRun;
+}
+
 const HOUR = 3_600_000;
+
 const T0 = Date.parse('2030-06-01T00:00:00.000Z');
 const THRESHOLD = 100;
 
@@ -195,13 +228,27 @@ export async function runMonitorSoak(options: SoakOptions): Promise<SoakResult> 
     raw.close();
     await escalation.monitor.stop();
     await runtime.close();
-    return { checkpoints, ticks, seconds: (performance.now() - started) / 1000, alertsOpened };
+    // What `/queue trend <hot queue> 24h` needs: each way in a process with a small heap.
+    const heapMb = options.trendHeapMb;
+    const trendArgs = (mode: string) => [storePath, mode, 'soak', hot[0]!, String(clock)];
+    const trend =
+      heapMb === undefined
+        ? undefined
+        : {
+            heapMb,
+            paged: trendInHeap(heapMb, trendArgs('paged')),
+            whole: trendInHeap(heapMb, trendArgs('whole')),
+          };
+    return { checkpoints, trend, ticks, seconds: (performance.now() - started) / 1000, alertsOpened };
   } finally {
     admin.disconnect();
     await slack.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const shownTrend = (run: TrendRun) =>
+  run.points === undefined ? 'ran out of heap' : `${run.points} samples in ${run.ms!.toFixed(0)} ms`;
 
 /** `npm run bench -- soak`. */
 export async function soakBench(log: (text: string) => void): Promise<string[]> {
@@ -217,6 +264,8 @@ export async function soakBench(log: (text: string) => void): Promise<string[]> 
       hours,
       intervalSeconds,
       prefix: 'soak',
+      // Well under the bot's heap, and above what one page of samples needs.
+      trendHeapMb: 64,
       log,
     });
     const w = [10, 10, 9, 12, 15, 15, 11, 10];
@@ -241,6 +290,12 @@ export async function soakBench(log: (text: string) => void): Promise<string[]> 
       ),
       `heap: used after a full collection; samples are kept for trend's longest window (24 h); ` +
         `${result.alertsOpened} alerts opened in all.`,
+      ...(result.trend
+        ? [
+            `trend q0000 24h in a process with a ${result.trend.heapMb} MB heap: read a page at a time as the bot does, ` +
+              `${shownTrend(result.trend.paged)}; the whole day at once (as before), ${shownTrend(result.trend.whole)}.`,
+          ]
+        : []),
     ];
   } finally {
     await redis.stop();

@@ -53,8 +53,11 @@ export interface TrendData {
 
 /** Where the samples and alert history come from (the store, through `trendSource`). */
 export interface TrendSource {
-  /** Samples at or after `sinceMs`, oldest first. */
-  samples(sinceMs: number): Promise<Sample[]>;
+  /**
+   * Samples at or after `sinceMs`, oldest first, narrowed to one queue: each holds only that
+   * system, and of its queues only that one (a day of all queues does not fit a bot's heap).
+   */
+  samples(sinceMs: number, only: { system: string; queue: string }): Promise<Sample[]>;
   /** Firing alerts, and the newest resolved alert of each key in `keys`. */
   alerts(keys: readonly string[]): Promise<Alert[]>;
 }
@@ -147,7 +150,7 @@ export async function loadTrend(
   const { system, queue, window } = target;
   const from = now - TREND_WINDOWS[window];
   const [samples, alerts] = await Promise.all([
-    source.samples(from),
+    source.samples(from, { system, queue }),
     source.alerts(trendAlertKeys(rules, system, queue)),
   ]);
   return {

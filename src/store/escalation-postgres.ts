@@ -1,7 +1,14 @@
 import type pg from 'pg';
 import type { Alert } from './alert.js';
 import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
-import type { EscalationStore, OutboxInput } from './store.js';
+import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
+
+/** A sample row as pg gives it (a BIGSERIAL id comes as text). */
+const sampleRow = (row: { id: string | number; at: string; data: string }): SampleRow => ({
+  id: Number(row.id),
+  at: row.at,
+  data: row.data,
+});
 
 type Row = Record<string, unknown>;
 
@@ -44,15 +51,22 @@ export function createPostgresEscalation(
       wrap(async () => {
         await pool.query('INSERT INTO escalation_samples (at, data) VALUES ($1, $2)', [at, data]);
       }),
-    listSamples: (sinceAt) =>
-      wrap(
-        async () =>
-          (
-            await pool.query('SELECT at, data FROM escalation_samples WHERE at >= $1 ORDER BY at, id', [
+    listSamples: (sinceAt, page) =>
+      wrap(async () => {
+        if (!page)
+          return (
+            await pool.query('SELECT id, at, data FROM escalation_samples WHERE at >= $1 ORDER BY at, id', [
               sinceAt,
             ])
-          ).rows as { at: string; data: string }[],
-      ),
+          ).rows.map(sampleRow);
+        const after = page.after ?? { at: '', id: 0 };
+        return (
+          await pool.query(
+            'SELECT id, at, data FROM escalation_samples WHERE at >= $1 AND (at > $2 OR (at = $2 AND id > $3)) ORDER BY at, id LIMIT $4',
+            [sinceAt, after.at, after.id, page.limit],
+          )
+        ).rows.map(sampleRow);
+      }),
     pruneSamples: (beforeAt) =>
       wrap(
         async () =>

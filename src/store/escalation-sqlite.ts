@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Alert } from './alert.js';
 import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
-import type { EscalationStore, OutboxInput } from './store.js';
+import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
 type Row = Record<string, unknown>;
 
@@ -106,13 +106,19 @@ export function createSqliteEscalation(
       wrap(() => {
         db.prepare('INSERT INTO escalation_samples (at, data) VALUES (?, ?)').run(at, data);
       }),
-    listSamples: (sinceAt) =>
-      wrap(
-        () =>
-          db
-            .prepare('SELECT at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id')
-            .all(sinceAt) as { at: string; data: string }[],
-      ),
+    listSamples: (sinceAt, page) =>
+      wrap(() => {
+        if (!page)
+          return db
+            .prepare('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id')
+            .all(sinceAt) as SampleRow[];
+        const after = page.after ?? { at: '', id: 0 };
+        return db
+          .prepare(
+            'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
+          )
+          .all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
+      }),
     pruneSamples: (beforeAt) =>
       wrap(() => db.prepare('DELETE FROM escalation_samples WHERE at < ?').run(beforeAt).changes),
     pruneOutbox: (beforeAt) =>

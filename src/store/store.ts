@@ -251,6 +251,17 @@ export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;
 /** The outbox's two independent queues: alert messages in order, and charts on their own. */
 export type OutboxLane = 'messages' | 'charts';
 
+export interface SampleRow {
+  id: number;
+  at: string;
+  data: string;
+}
+
+export interface SamplePage {
+  after?: Pick<SampleRow, 'id' | 'at'>;
+  limit: number;
+}
+
 /**
  * The monitor's memory. Every write that changes an alert is conditional on its version and
  * carries the outbox items it causes in the same transaction, so a message is queued exactly when
@@ -258,8 +269,12 @@ export type OutboxLane = 'messages' | 'charts';
  */
 export interface EscalationStore {
   appendSample(at: string, data: string): Promise<void>;
-  /** Samples at or after `sinceAt`, oldest first. */
-  listSamples(sinceAt: string): Promise<{ at: string; data: string }[]>;
+  /**
+   * Samples at or after `sinceAt`, oldest first; with `page`, at most `page.limit` of them, after
+   * `page.after` (the last row of the previous page): a day of samples of a thousand queues is
+   * more than a bot's heap, so `trend` reads it a page at a time.
+   */
+  listSamples(sinceAt: string, page?: SamplePage): Promise<SampleRow[]>;
   /** Drops samples older than `beforeAt`; returns how many. */
   pruneSamples(beforeAt: string): Promise<number>;
 

@@ -42,6 +42,23 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect((await e.listSamples(iso(0))).map((r) => r.at)).toEqual([iso(2)]);
     });
 
+    it('samples come a page at a time, in order, none skipped or repeated where several share a time', async () => {
+      const e = store().escalation;
+      // Two samples per instant: a page may end between them.
+      for (const s of [0, 1, 2, 3, 4, 5, 6, 7])
+        await e.appendSample(iso(Math.floor(s / 2)), JSON.stringify({ n: s }));
+      const seen: number[] = [];
+      let pages = 0;
+      for (let after: { id: number; at: string } | undefined; ; pages++) {
+        const rows = await e.listSamples(iso(1), { limit: 3, ...(after ? { after } : {}) });
+        seen.push(...rows.map((r) => JSON.parse(r.data).n as number));
+        if (rows.length < 3) break;
+        after = rows.at(-1)!;
+      }
+      expect(seen).toEqual([2, 3, 4, 5, 6, 7]);
+      expect(pages).toBe(2);
+    });
+
     it('pruning the outbox drops items delivered before the cutoff, never one still waiting', async () => {
       const e = store().escalation;
       const alert = (await e.insertAlert(sampleAlert(), [
