@@ -28,6 +28,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Pool size; default 10. */
   max?: number;
+  /** How long a statement may go unanswered before StoreUnavailable; default {@link QUERY_TIMEOUT_MS}. */
+  queryTimeoutMs?: number;
 }
 
 // Connection-level failures: the database is not there, not the query being wrong.
@@ -73,13 +75,34 @@ const connectionLost = (error: unknown) =>
       String((error as { code?: unknown }).code),
     ));
 
+/** StoreUnavailable for a write or COMMIT that got no answer: whether it was saved is not known. */
+async function commitUnsure(error: unknown, timeoutMs?: number): Promise<unknown> {
+  const mapped = await wrap(() => Promise.reject(error), { timeoutMs }).catch((e: unknown) => e);
+  return mapped instanceof OpsError && mapped.code === ErrorCode.StoreUnavailable
+    ? new OpsError(ErrorCode.StoreUnavailable, { ...mapped.params, unsure: true })
+    : mapped;
+}
+
 /** `relation … does not exist`: the store's tables (or its schema) have not been created yet. */
 const UNDEFINED_TABLE = '42P01';
 
-async function wrap<T>(fn: () => Promise<T>): Promise<T> {
+interface WrapOptions {
+  /**
+   * The statements write: a connection lost or timed out while one was in flight (sent, never
+   * answered) may still have changed something, and the user is told it is not known.
+   */
+  writes?: boolean;
+  /** The pool's statement timeout, named in the answer. */
+  timeoutMs?: number;
+}
+
+async function wrap<T>(fn: () => Promise<T>, options: WrapOptions = {}): Promise<T> {
   try {
     return await fn();
   } catch (error) {
+    // Already a coded answer (a COMMIT that went unanswered, a refusal of ours): passed on as it is.
+    if (error instanceof OpsError) throw error;
+    if (options.writes && connectionLost(error)) throw await commitUnsure(error, options.timeoutMs);
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && unavailableCodes.has(code)) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: code });
@@ -94,7 +117,8 @@ async function wrap<T>(fn: () => Promise<T>): Promise<T> {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
     }
     if (error instanceof Error && /Query read timeout/i.test(error.message)) {
-      throw new OpsError(ErrorCode.StoreUnavailable, { reason: `no answer in ${QUERY_TIMEOUT_MS / 1000} s` });
+      const seconds = (options.timeoutMs ?? QUERY_TIMEOUT_MS) / 1000;
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: `no answer in ${seconds} s` });
     }
     throw error;
   }
@@ -125,6 +149,10 @@ const placeholders = (count: number, start = 1) =>
  */
 export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Store {
   const { schema } = options;
+  const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+  // Every statement's failure as a coded value; `writing` for the ones that change what users see.
+  const guard = <T>(fn: () => Promise<T>) => wrap(fn, { timeoutMs });
+  const writing = <T>(fn: () => Promise<T>) => wrap(fn, { timeoutMs, writes: true });
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/i.test(schema)) {
     throw new OpsError(ErrorCode.BadArgument, { message: `\`${schema}\` is not a plain schema name` });
   }
@@ -132,7 +160,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 10_000,
-    query_timeout: QUERY_TIMEOUT_MS,
+    query_timeout: timeoutMs,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle connection dropped by the server would otherwise crash the process; the next query
@@ -155,12 +183,20 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     try {
       await client.query('BEGIN');
       const result = await fn(client);
-      await client.query('COMMIT');
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        if (!connectionLost(error)) throw error;
+        // The COMMIT was sent and never answered: the server may have committed it, or may once
+        // the network heals. "Nothing was changed" could be wrong, so the user is told it is not known.
+        lost = true;
+        throw await commitUnsure(error, timeoutMs);
+      }
       return result;
     } catch (error) {
       // A connection that stopped answering gets no ROLLBACK (it would wait as long again) and is
       // closed instead of pooled: the server rolls back what it never saw committed.
-      lost = connectionLost(error);
+      lost ||= connectionLost(error);
       if (!lost) await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
@@ -230,10 +266,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   }
 
   return {
-    migrate: () => wrap(migrate),
+    migrate: () => guard(migrate),
 
     appendAudit: (entry, key) =>
-      wrap(() =>
+      guard(() =>
         inTransaction(async (client): Promise<AuditEntry> => {
           // The head row is the chain's lock: a second replica waits here until this append commits.
           const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE'))
@@ -250,7 +286,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       ),
 
     auditHead: () =>
-      wrap(async () => {
+      guard(async () => {
         // One statement, one snapshot: the head and the highest seq are from the same moment.
         const head = (await pool.query(AUDIT_HEAD_SQL)).rows[0] as
           | { seq: string | number; hash: string; max_seq: string | number | null }
@@ -261,7 +297,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     listAudit: (opts = {}) =>
-      wrap(async () => {
+      guard(async () => {
         const where: string[] = [];
         const params: unknown[] = [];
         if (opts.sinceAt !== undefined) {
@@ -286,7 +322,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     rememberSignature: (signature, seenAt, forgetBefore) =>
-      wrap(async () => {
+      guard(async () => {
         await pool.query('DELETE FROM seen_signatures WHERE seen_at < $1', [
           new Date(forgetBefore).toISOString(),
         ]);
@@ -299,7 +335,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     createRequest: (request) =>
-      wrap(async (): Promise<CreateRequestResult> => {
+      writing(async (): Promise<CreateRequestResult> => {
         const { columns, values } = insertValues(request, json);
         const key = values[columns.indexOf('pending_key')];
         for (let attempt = 1; ; attempt++) {
@@ -322,7 +358,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     takeRate: (key, at, windowStart, limit) =>
-      wrap(() =>
+      guard(() =>
         inTransaction(async (client): Promise<RateTake> => {
           // One user's uses are counted one replica at a time: count and insert cannot interleave.
           await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
@@ -348,14 +384,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       ),
 
     pruneRate: (before) =>
-      wrap(
+      guard(
         async () =>
           (await pool.query('DELETE FROM rate_events WHERE at <= $1', [new Date(before).toISOString()]))
             .rowCount ?? 0,
       ),
 
     getRequest: (id) =>
-      wrap(async () => {
+      guard(async () => {
         const row = (await pool.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
           | Row
           | undefined;
@@ -363,7 +399,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     listRequests: (opts = {}) =>
-      wrap(async () => {
+      guard(async () => {
         const statuses = opts.statuses;
         if (statuses && statuses.length === 0) return [];
         const sql = `SELECT * FROM approval_requests${statuses ? ' WHERE status = ANY($1)' : ''} ORDER BY created_at, id`;
@@ -371,7 +407,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     transitionRequest: (id, from, patch, check) =>
-      wrap(async (): Promise<ActionRequest | undefined> => {
+      writing(async (): Promise<ActionRequest | undefined> => {
         if (from.length === 0) return undefined;
         const sets = patchAssignments(patch, json);
         const params: unknown[] = sets.map((s) => s.value);
@@ -409,7 +445,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     addApproval: (id, approval, check = {}) =>
-      wrap(async () => {
+      writing(async () => {
         const params: unknown[] = [id, json(approval), approval.at, approval.userId];
         let sameOsUser = '';
         if (check.distinctOsUser && approval.osUser !== undefined) {
@@ -445,9 +481,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         };
       }),
 
-    escalation: createPostgresEscalation(pool, wrap, inTransaction),
+    escalation: createPostgresEscalation(pool, guard, inTransaction),
     ...purgeMethods((sql, params) =>
-      wrap(async () => {
+      guard(async () => {
         const result = await pool.query(numbered(sql), params);
         return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
       }),

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { OpsError } from '../../src/errors.js';
+import { messages } from '../../src/i18n/index.js';
 import { createPostgresStore } from '../../src/store/postgres.js';
 import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
-import { describeStore, type StoreHarness } from './store-contract.js';
+import { describeStore, type StoreHarness, sampleRequest } from './store-contract.js';
 
 const url = POSTGRES_URL;
 const shownUrl = POSTGRES_SHOWN;
@@ -12,11 +13,12 @@ const required = POSTGRES_REQUIRED;
 const probe = probePostgres;
 
 /** Each test gets its own schema, dropped afterwards, so runs never see each other's rows. */
-async function makePostgresHarness(): Promise<StoreHarness> {
+async function makePostgresHarness(): Promise<StoreHarness & { schema: string }> {
   const schema = `qo_test_${randomBytes(6).toString('hex')}`;
   const raw = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
   await raw.connect();
   return {
+    schema,
     open: () => createPostgresStore(url, { schema }),
     async sql(query, params = []) {
       let n = 0;
@@ -71,6 +73,39 @@ if (!unreachable) {
         expect(JSON.stringify(error) + String(error)).not.toContain('hunter2');
       }
     });
+  });
+
+  describe('postgres store whose COMMIT goes unanswered', () => {
+    it('says it is not known whether it was saved, and it was (the server committed after the client gave up)', async () => {
+      const harness = await makePostgresHarness();
+      const store = createPostgresStore(url, { schema: harness.schema, queryTimeoutMs: 1_000 });
+      try {
+        await store.migrate();
+        // A deferred trigger runs at COMMIT: the server takes 3 s to commit, the client waits 1 s.
+        await harness.sql(`CREATE FUNCTION slow_commit() RETURNS trigger AS $$
+          BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$ LANGUAGE plpgsql`);
+        await harness.sql(`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON approval_requests
+          DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
+        const request = sampleRequest();
+        const error = await store.createRequest(request).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OpsError);
+        expect((error as OpsError).params).toMatchObject({ unsure: true });
+        expect(messages('en').errors.describe(error as OpsError)).toMatch(
+          /^The bot's own store stopped answering while saving \(.+\); whether it was saved is not known: look with `\/queue pending`/,
+        );
+        await harness.sql('DROP TRIGGER slow_commit ON approval_requests');
+        // The server went on and committed: "nothing was changed" would have been wrong.
+        let stored = await store.getRequest(request.id);
+        for (let i = 0; !stored && i < 50; i++) {
+          await new Promise((r) => setTimeout(r, 200));
+          stored = await store.getRequest(request.id);
+        }
+        expect(stored?.id).toBe(request.id);
+      } finally {
+        await store.close();
+        await harness.destroy();
+      }
+    }, 30_000);
   });
 } else if (required) {
   describe('postgres store', () => {

@@ -50,7 +50,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   SelfApproval: (p) => `You asked for \`${p.id}\` yourself; someone else has to approve it.`,
   AlreadyApproved: (p) => `You already approved \`${p.id}\`; it needs someone else too.`,
   StoreUnavailable: (p) =>
-    `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
+    p.unsure
+      ? `The bot's own store stopped answering while saving (${p.reason ?? 'no reply'}); whether it was saved is not known: look with \`/queue pending\` or \`/queue audit\` before doing it again.`
+      : `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
   ConfigInvalid: (p) =>
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,

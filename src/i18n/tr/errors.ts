@@ -68,7 +68,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
   AlreadyApproved: (p) => `\`${p.id}\` isteğini zaten onayladınız; başka birinin de onayı gerekiyor.`,
   StoreUnavailable: (p) =>
-    `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
+    p.unsure
+      ? `Botun kendi deposu kaydederken yanıt vermeyi bıraktı (${p.reason ?? 'yanıt yok'}); kaydedilip kaydedilmediği bilinmiyor: yeniden yapmadan önce \`/queue pending\` ya da \`/queue audit\` ile bakın.`
+      : `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
