@@ -11,6 +11,7 @@ import { Agent, createServer, type IncomingMessage, request, type Server } from 
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { outputOf } from '../test/helpers/loopback-slack.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const SIGNING_SECRET = 'bench-signing-secret';
@@ -233,13 +234,7 @@ export async function spawnBot(env: Record<string, string>, port: number): Promi
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout?.on('data', (c) => {
-    output += String(c);
-  });
-  child.stderr?.on('data', (c) => {
-    output += String(c);
-  });
+  const output = outputOf(child);
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
@@ -249,7 +244,7 @@ export async function spawnBot(env: Record<string, string>, port: number): Promi
   try {
     // Ready when /healthz answers (the listener is up, the store open, the sweep done).
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the bot exited: ${output}`);
+      if (child.exitCode !== null) throw new Error(`the bot exited: ${output()}`);
       const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
         (r) => r.ok,
         () => false,
@@ -261,5 +256,5 @@ export async function spawnBot(env: Record<string, string>, port: number): Promi
     await stop();
     throw error;
   }
-  return { child, pid: child.pid!, port, output: () => output, stop };
+  return { child, pid: child.pid!, port, output, stop };
 }

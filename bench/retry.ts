@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import type { BullmqSystemConfig } from '../src/config/schema.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
-import { type LatencyProxy, startLatencyProxy } from './latency-proxy.js';
+import { type LatencyProxy, startLatencyProxy } from '../test/helpers/latency-proxy.js';
 
 const JOBS = 1000;
 const PREFIX = 'bench-retry';

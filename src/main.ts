@@ -517,14 +517,14 @@ if (isEntry) {
 /**
  * An alert's post or update reaching Slack means it fired, changed or resolved (on whichever
  * replica holds the monitor's lease): the Home tabs kept fresh here are refreshed (throttled).
+ * Every other method of the sender (the chart upload into an alert's thread, the look for an
+ * alert's earlier post, and any added later) passes straight through, bound to the sender: they
+ * change nothing a Home tab shows, and listing them by hand dropped one more than once (without
+ * findAlertPost every lost answer was posted a second time).
  */
-function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
+export function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
   return {
-    // Charts into an alert's thread, and the look for an alert's earlier post, pass straight
-    // through: they change nothing a Home tab shows. Every optional method of the sender must be
-    // passed on (dropping findAlertPost and the alert id posted every lost answer a second time).
-    ...(sender.upload ? { upload: sender.upload.bind(sender) } : {}),
-    ...(sender.findAlertPost ? { findAlertPost: sender.findAlertPost.bind(sender) } : {}),
+    ...boundMethods(sender),
     async post(channel, message, threadTs, alertId) {
       const sent = await sender.post(channel, message, threadTs, alertId);
       changed();
@@ -535,4 +535,24 @@ function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
       changed();
     },
   };
+}
+
+/**
+ * Every method of `target`, its own and its prototypes' (a class instance's methods are on its
+ * prototype, where an object spread does not look), bound to it.
+ */
+function boundMethods<T extends object>(target: T): Partial<T> {
+  const bound: Record<PropertyKey, unknown> = {};
+  for (
+    let from: object | null = target;
+    from && from !== Object.prototype;
+    from = Object.getPrototypeOf(from)
+  ) {
+    for (const key of Reflect.ownKeys(from)) {
+      if (key === 'constructor' || key in bound) continue;
+      const value = (target as Record<PropertyKey, unknown>)[key];
+      if (typeof value === 'function') bound[key] = value.bind(target);
+    }
+  }
+  return bound as Partial<T>;
 }

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/lib/redis-server.js';
-import { BullmqScene, keysOf } from '../commands/fixture.js';
+import { BullmqScene, EVERY_VERB, keysOf } from '../commands/fixture.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
@@ -120,30 +120,7 @@ describe('the queue-ops command line', () => {
     expect(onlyJson(run)).toMatchObject({
       ok: true,
       data: {
-        verbs: [
-          'status',
-          'dlq',
-          'workers',
-          'pause',
-          'resume',
-          'retry',
-          'purge',
-          'undo',
-          'pending',
-          'approve',
-          'deny',
-          'audit',
-          'alerts',
-          'ack',
-          'snooze',
-          'scale',
-          'stuck',
-          'revoke',
-          'fail',
-          'timeline',
-          'trend',
-          'help',
-        ],
+        verbs: EVERY_VERB,
       },
     });
     // a flag after the verb reaches the command (dlq, which names the limits it takes), not the

@@ -9,6 +9,35 @@ export function randomName(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
 }
 
+/**
+ * Every verb of the command line and the bot, in the order `help --json` lists them: written out,
+ * not read from the registry, so that a test comparing with it fails when one goes missing.
+ */
+export const EVERY_VERB = [
+  'status',
+  'dlq',
+  'workers',
+  'pause',
+  'resume',
+  'retry',
+  'purge',
+  'undo',
+  'pending',
+  'approve',
+  'deny',
+  'audit',
+  'alerts',
+  'ack',
+  'snooze',
+  'scale',
+  'stuck',
+  'revoke',
+  'fail',
+  'timeline',
+  'trend',
+  'help',
+] as const;
+
 /** ioredis options for BullMQ's own clients (Workers need maxRetriesPerRequest null). */
 export function connectionFor(url: string) {
   const parsed = new URL(url);

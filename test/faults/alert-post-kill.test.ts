@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { spawnBot, startLoopbackSlack } from './loopback-slack.js';
 
 const redisUrl = testRedisUrl();
 

@@ -2,10 +2,19 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { expect } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { type CliRun, jsonOf, runCliInProcess } from '../actions/cli-helpers.js';
+import {
+  type CliRun,
+  jsonOf,
+  ONE_SHELL_TWO_PEOPLE,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 
 /**
  * A watched Redis that a test kills, pauses and starts again: persistent (every acknowledged write
@@ -73,6 +82,25 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/**
+ * Runs `whileDown` while a Redis is down (killed or paused just before), and brings it back
+ * (`back`: restart or resume) 10 s later; fails unless `whileDown` finished first, as an answer
+ * must not wait for Redis to come back. Resolves with what `whileDown` did, once Redis is back.
+ */
+export async function answeredBeforeBack<T>(back: () => unknown, whileDown: () => Promise<T>): Promise<T> {
+  let isBack = false;
+  const outage = new Promise((r) => setTimeout(r, 10_000)).then(back).then(() => {
+    isBack = true;
+  });
+  try {
+    const result = await whileDown();
+    expect(isBack, 'the answer came only once Redis was back').toBe(false);
+    return result;
+  } finally {
+    await outage;
   }
 }
 
@@ -149,4 +177,144 @@ export function storedRequest(
   } finally {
     db.close();
   }
+}
+
+/** What {@link describePurgeUnderRedisFault} needs to know of one backend. */
+export interface PurgeFaultBackend {
+  /** `BullMQ`, `Celery`: in the test's name. */
+  kind: string;
+  /** What the backend queues, `jobs` or `messages`: in the test's name. */
+  noun: string;
+  /** What undo restores, for the test's name: `every job once`. */
+  restores: string;
+  /** The system's name in the config, and the queue purged. */
+  system: string;
+  queue: string;
+  /** The system's config lines (under `systems:`) for a Redis at `url`. */
+  systemConfig(url: string): string[];
+  /** Queues `count` entries in `list`. */
+  seed(client: Redis, count: number): Promise<void>;
+  /** The Redis list the queued entries are in, oldest last. */
+  list: string;
+  /** Which job a queued entry is, and which job an archived line is. */
+  queuedId(entry: string): string;
+  archivedId(line: Record<string, string>): string;
+  /** How many chunk files the purge writes before Redis is paused. */
+  chunksBeforePause: number;
+}
+
+/** Entries purged; FAULT_PURGE_N=200000 runs the issue's full size (minutes on a loaded 2-core machine). */
+const FAULT_PURGE_N = Number(process.env.FAULT_PURGE_N ?? 50_000);
+
+/**
+ * An approved purge, run by the approver's command line, whose Redis hangs for 10 s midway and is
+ * then killed once a chunk is deleted: the approver is told in one line naming the system, Redis
+ * comes back from its append-only file, the next command line finishes the purge from its archive
+ * (every entry once: still queued or archived, never both, never neither), the audit trail says
+ * so, and undo puts back every entry in its old order.
+ */
+export function describePurgeUnderRedisFault(backend: PurgeFaultBackend, N = FAULT_PURGE_N): void {
+  const { system, queue, list } = backend;
+  const target = `${system}/${queue}`;
+  describe(`a ${backend.kind} purge of ${N.toLocaleString('en-US')} ${backend.noun} whose Redis is paused, then killed, midway`, () => {
+    let redis: FaultyRedis;
+    let client: Redis;
+    let tmp: ReturnType<typeof tempDir>;
+    let config: string;
+    let before: string[];
+    const as = (user: string, ...words: string[]) =>
+      runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
+
+    beforeAll(async () => {
+      redis = await FaultyRedis.start();
+      client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+      client.on('error', () => {});
+      tmp = tempDir(`fault-purge-${backend.kind.toLowerCase()}`);
+      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+        'roles:',
+        '  admin: [U0BOB, U0ERIN]',
+        ...ONE_SHELL_TWO_PEOPLE,
+        'archive:',
+        `  dir: ${JSON.stringify(archiveDirOf(tmp.dir))}`,
+        'systems:',
+        ...backend.systemConfig(redis.url),
+      ]);
+      await backend.seed(client, N);
+      before = await client.lrange(list, 0, -1);
+      expect(before).toHaveLength(N);
+    }, 120_000);
+
+    afterAll(async () => {
+      client?.disconnect();
+      await redis?.stop();
+      tmp?.remove();
+    });
+
+    it(`waits out a 10 s pause, is stopped by the kill with one line naming ${system}, is finished once Redis is back, and undo restores ${backend.restores}`, async () => {
+      const asked = requestOf(await as('U0BOB', 'purge', target));
+      expect(asked.preview).toContain(`${N.toLocaleString('en-US')} jobs will be archived`);
+      const archive = join(archiveDirOf(tmp.dir), asked.id);
+
+      // The approver's command runs the purge; Redis hangs for 10 s after the first chunks, and
+      // is killed after more.
+      const approving = as('U0ERIN', 'approve', asked.id);
+      await chunksWritten(archive, backend.chunksBeforePause);
+      redis.pause();
+      await new Promise((r) => setTimeout(r, 10_000));
+      redis.resume();
+      // Killed once a chunk is deleted, so that the kill finds some entries gone and some still queued.
+      await until('a chunk is deleted', async () => (await client.llen(list)) <= N - 10_000);
+      await redis.kill();
+      // Started again 10 s after the kill, from its append-only file: the approver is told while
+      // it is down, not once it is back.
+      const approved = await answeredBeforeBack(
+        () => redis.restart(),
+        () => approving,
+      );
+      expect(approved.code, approved.stdout).toBe(1);
+      expect(jsonOf(approved).error?.code).toBe('PurgeInterrupted');
+      const line = expectOneLineNaming(approved, system);
+      expect(line).toMatch(
+        new RegExp(
+          `^Redis for \`${system}\` stopped answering during the purge of \`${target}\` \\(connection (lost|refused)\\): [\\d,]+ of [\\d,]+ jobs are archived and deleted, the rest are still queued\\. The purge goes on from its archive once Redis answers again`,
+        ),
+      );
+      expect(requestOf(approved).status).toBe('failed');
+
+      // Back from its append-only file: what it acknowledged is there, what was deleted stays
+      // deleted. The next command line that opens the store finishes the purge.
+      const leftAtRestart = await client.llen(list);
+      expect(leftAtRestart).toBeGreaterThan(0);
+      expect(leftAtRestart).toBeLessThan(N);
+      const next = await as('U0BOB', 'pending');
+      expect(next.code, next.stdout + next.stderr).toBe(0);
+
+      // Every entry once: still queued or in the archive, never both, never neither.
+      const left = await client.lrange(list, 0, -1);
+      const archived = (await archivedLines<Record<string, string>>(archive)).map(backend.archivedId);
+      expect(left).toEqual([]);
+      expect(archived).toHaveLength(N);
+      expect(new Set(archived).size).toBe(N);
+      expect(new Set([...archived, ...before.map(backend.queuedId)]).size).toBe(N);
+
+      // The trail says what happened: the approved purge failed on the system's Redis, and was finished.
+      const audit = await auditEntries(config);
+      const purgeEntries = audit.filter((e) => e.target === target && /^(action|purge)\./.test(e.action));
+      expect(purgeEntries.map((e) => [e.actorId, e.action, e.outcome, e.error ?? null])).toEqual([
+        ['U0ERIN', 'action.purge', 'failed', 'PurgeInterrupted'],
+        ['queue-ops', 'purge.recovered', 'finished', null],
+      ]);
+      expect(purgeEntries[1]!.params).toMatchObject({ request: asked.id, purged: N, archived: N });
+      expect(storedRequest(tmp.dir, asked.id)).toMatchObject({
+        status: 'done',
+        result: { purged: N, archived: N, purgeId: asked.id },
+      });
+
+      const undo = requestOf(await as('U0BOB', 'undo', asked.id));
+      const undone = await as('U0ERIN', 'approve', undo.id);
+      expect(undone.code, undone.stdout).toBe(0);
+      expect(requestOf(undone)).toMatchObject({ status: 'done', result: { restored: N, purgeId: asked.id } });
+      expect(await client.lrange(list, 0, -1)).toEqual(before);
+    }, 300_000);
+  });
 }

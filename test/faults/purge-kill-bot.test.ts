@@ -14,8 +14,8 @@ import {
   writeConfig,
 } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { spawnBot, startLoopbackSlack } from './loopback-slack.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LatencyProxy, startLatencyProxy } from '../../bench/latency-proxy.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -9,6 +8,7 @@ import {
   tempDir,
   writeConfig,
 } from '../actions/cli-helpers.js';
+import { type LatencyProxy, startLatencyProxy } from '../helpers/latency-proxy.js';
 import { auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
 
 const JOBS = 1_000;

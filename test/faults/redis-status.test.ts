@@ -5,13 +5,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { StatusData } from '../../src/commands/status.js';
-import { systemTimeoutMs } from '../../src/commands/timeout.js';
 import type { Reply, Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { FaultyRedis } from './fault-fixture.js';
+import { answeredBeforeBack, FaultyRedis } from './fault-fixture.js';
 
 /**
  * `status` as the bot answers it (one long-lived app, its backends kept across the fault, as in
@@ -23,10 +22,7 @@ describe('status while the watched Redis is killed, started again and paused', (
   let calm: PrivateRedis;
   let ops: QueueOps;
   let dir: string;
-  /** The longest a system may take (Celery's: its inspect wait on top), plus scheduling slack. */
-  const deadline = Math.max(systemTimeoutMs(undefined), 200 + 2000) + 1500;
-
-  const status = async (...scope: string[]): Promise<{ reply: Reply; ms: number; data: StatusData }> => {
+  const status = async (...scope: string[]): Promise<{ reply: Reply; data: StatusData }> => {
     const request: Request = {
       actor: { id: 'U0DAVE' },
       via: 'slack',
@@ -34,9 +30,8 @@ describe('status while the watched Redis is killed, started again and paused', (
       words: ['status', ...scope],
       locale: 'en',
     };
-    const started = Date.now();
     const reply = await ops.dispatcher.handle(request);
-    return { reply, ms: Date.now() - started, data: reply.data as StatusData };
+    return { reply, data: reply.data as StatusData };
   };
 
   /** Each system down is one line naming it; nothing in the reply looks like a stack or ioredis. */
@@ -98,8 +93,12 @@ systems:
 
   it('killed: names hs and zeus as not answering at once, calm still reports; asked alone, hs fails with that one line', async () => {
     await faulty.kill();
+    // Started again 10 s after the kill: every answer here comes before it is back.
+    await answeredBeforeBack(() => faulty.restart(), answersWhileKilled);
+  });
+
+  async function answersWhileKilled(): Promise<void> {
     const all = await status();
-    expect(all.ms).toBeLessThan(deadline);
     expect(all.reply.ok).toBe(true);
     expectDown(all.reply, all.data, ['hs', 'zeus']);
     expect(all.data.systems.find((s) => s.name === 'calm')?.queues).toMatchObject([
@@ -108,15 +107,13 @@ systems:
 
     for (const scope of ['hs', 'hs/events', 'zeus/celery']) {
       const one = await status(scope);
-      expect(one.ms).toBeLessThan(deadline);
       expect(one.reply.ok).toBe(false);
       expect(one.reply.error?.code).toBe('RedisUnavailable');
       expectDown(one.reply, one.data, [scope.split('/')[0]!]);
     }
-  });
+  }
 
   it('started again: the first status after it is back shows the jobs it persisted, not the last failure', async () => {
-    await faulty.restart();
     const back = await status();
     expect(back.data.systems.map((s) => [s.name, s.ok])).toEqual([
       ['hs', true],
@@ -127,22 +124,19 @@ systems:
     expect(back.data.systems[1]!.queues).toMatchObject([{ name: 'celery', waiting: 5 }]);
   });
 
-  it('paused for 10 s: every status asked meanwhile answers within the deadline naming what hangs, and the one after shows everything again', async () => {
+  it('paused for 10 s: every status asked meanwhile answers before Redis is back, naming what hangs, and the one after shows everything again', async () => {
     faulty.pause();
-    const pausedAt = Date.now();
-    try {
-      // Asked together, as several people in an incident channel would; the pause is waited once.
-      const [all, hs, zeus] = await Promise.all([status(), status('hs/events'), status('zeus')]);
-      for (const answer of [all, hs, zeus]) expect(answer.ms).toBeLessThan(deadline);
-      expectDown(all.reply, all.data, ['hs', 'zeus']);
-      expect(all.data.systems.find((s) => s.name === 'calm')?.ok).toBe(true);
-      expectDown(hs.reply, hs.data, ['hs']);
-      expectDown(zeus.reply, zeus.data, ['zeus']);
-      expect(hs.reply.error?.code).toBe('RedisUnavailable');
-      await new Promise((r) => setTimeout(r, Math.max(0, 10_000 - (Date.now() - pausedAt))));
-    } finally {
-      faulty.resume();
-    }
+    // Asked together, as several people in an incident channel would, and answered while Redis
+    // still hangs (each system's deadline, Celery's inspect wait on top, is well inside the 10 s).
+    const [all, hs, zeus] = await answeredBeforeBack(
+      () => faulty.resume(),
+      () => Promise.all([status(), status('hs/events'), status('zeus')]),
+    );
+    expectDown(all.reply, all.data, ['hs', 'zeus']);
+    expect(all.data.systems.find((s) => s.name === 'calm')?.ok).toBe(true);
+    expectDown(hs.reply, hs.data, ['hs']);
+    expectDown(zeus.reply, zeus.data, ['zeus']);
+    expect(hs.reply.error?.code).toBe('RedisUnavailable');
     const after = await status();
     expect(after.data.systems.map((s) => [s.name, s.ok])).toEqual([
       ['hs', true],

@@ -1,15 +1,23 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock, { type ReplyFnResult } from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
-import { type RunningBot, startBot } from '../../src/main.js';
+import type { RunningBot } from '../../src/main.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { buttonClick, fakeReceiver, HOOKS, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
+import {
+  botConfig,
+  buttonClick,
+  HOOKS,
+  memoryLogger,
+  randomId,
+  slashCommand,
+  startWiredBot,
+} from '../slack/harness.js';
 
 /**
  * Issue 19 §1, the answering side: Slack answering 500, 429 with Retry-After, or hanging past the
@@ -114,46 +122,19 @@ describe('answers to commands and clicks while Slack fails', () => {
       await queue.add('push', { n: 1 });
       queues.push(queue);
     }
-    const configFile = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      configFile,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${redisUrl}`,
-        `    prefix: ${prefix}`,
-        'slack:',
-        '  allowedChannels: [C0INCIDENT]',
-        `store: sqlite:${join(dir, 'bot.db')}`,
-        'roles:',
-        '  viewer: ["*"]',
-        '  operator: [U0ALICE, U0BOB]',
-        'policies:',
-        '  pause: { role: operator, approvals: 1 }',
-        'rateLimit: { perUserPerMinute: 1000 }',
-      ].join('\n'),
-    );
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: TOKEN,
-        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-        SLACK_API_URL: `${API_HOST}/api/`,
-        QUEUE_OPS_CONFIG: configFile,
-      },
-      { stderr: (line) => console.error(line), stdout: () => {} },
-      {
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+    bot = await startWiredBot({
+      dir,
+      config: botConfig({ redis: redisUrl, prefix, dir }),
+      token: TOKEN,
+      apiUrl: `${API_HOST}/api/`,
+      seams: {
         // The Web API clients: a short timeout and quick retries instead of the bot's minutes.
         clientOptions: { timeout: TIMEOUT_MS, retryConfig: { retries: 3, minTimeout: 50, maxTimeout: 50 } },
         respondPolicy: { timeoutMs: TIMEOUT_MS, backoffMs: 50 },
         logger: log.logger,
         metricsOptions: { processMetrics: false },
       },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-    bot = started;
+    });
   });
 
   afterAll(async () => {

@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { connectionFor, randomName, waitFor } from '../commands/fixture.js';
+import { connectionFor, EVERY_VERB, randomName, waitFor } from '../commands/fixture.js';
 import { brief, isPidboxKey, keyOf, type RedisWatch, type SeenCommand, watchRedis } from './redis-watch.js';
 
 /**
@@ -158,28 +158,7 @@ function ask(
 }
 
 const VERBS = [
-  'status',
-  'dlq',
-  'workers',
-  'help',
-  'pause',
-  'resume',
-  'retry',
-  'purge',
-  'undo',
-  'pending',
-  'approve',
-  'deny',
-  'audit',
-  'alerts',
-  'ack',
-  'snooze',
-  'scale',
-  'stuck',
-  'revoke',
-  'fail',
-  'timeline',
-  'trend',
+  ...EVERY_VERB,
   'STATUS',
   'Dlq',
   'ѕtatus', // Cyrillic ѕ

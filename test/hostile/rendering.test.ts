@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -6,17 +6,17 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { type RunningBot, startBot } from '../../src/main.js';
+import type { RunningBot } from '../../src/main.js';
 import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
+  botConfig,
   buttonClick,
   captureResponses,
-  fakeReceiver,
-  memoryLogger,
   randomId,
   slashCommand,
+  startWiredBot,
 } from '../slack/harness.js';
 
 /**
@@ -152,56 +152,31 @@ beforeAll(async () => {
   );
   await publishCelery({ brokerUrl }, [{ task: 'tasks.sleepy', args: [60], queue: 'alarm_processing' }]);
 
-  const configFile = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    configFile,
-    [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}`,
-      `    prefix: ${prefix}`,
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${brokerUrl}`,
-      '    queues: [alarm_processing]',
-      '    inspectTimeoutMs: 1500',
-      'slack:',
-      '  incidentChannel: C0INCIDENT',
-      '  auditChannel: C0AUDIT',
-      '  allowedChannels: [C0INCIDENT]',
-      `store: sqlite:${join(dir, 'bot.db')}`,
-      'roles:',
-      '  viewer: ["*"]',
-      '  operator: [U0ALICE, U0BOB]',
-      'policies:',
-      '  pause: { role: operator, approvals: 1 }',
-      'rateLimit: { perUserPerMinute: 1000 }',
-      'escalation:',
-      '  intervalSeconds: 3600',
-      '  rules:',
-      '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',
-    ].join('\n'),
-  );
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-render-test',
-      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-      SLACK_API_URL: `${API_HOST}/api/`,
-      QUEUE_OPS_CONFIG: configFile,
-    },
-    { stderr: (line) => console.error(line), stdout: () => {} },
-    {
-      receiverOverride: fakeReceiver(),
-      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-      clientOptions: { retryConfig: { retries: 0 } },
-      logger: memoryLogger().logger,
-      auditChannelIntervalMs: 0,
-      homeMinIntervalMs: 0,
-    },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-  bot = started;
+  bot = await startWiredBot({
+    dir,
+    config: botConfig({
+      redis: url,
+      prefix,
+      dir,
+      systems: [
+        '  - name: zeus',
+        '    type: celery',
+        `    redis: ${brokerUrl}`,
+        '    queues: [alarm_processing]',
+        '    inspectTimeoutMs: 1500',
+      ],
+      slack: ['  incidentChannel: C0INCIDENT', '  auditChannel: C0AUDIT', '  allowedChannels: [C0INCIDENT]'],
+      extra: [
+        'escalation:',
+        '  intervalSeconds: 3600',
+        '  rules:',
+        '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',
+      ],
+    }),
+    token: 'xoxb-render-test',
+    apiUrl: `${API_HOST}/api/`,
+    seams: { auditChannelIntervalMs: 0, homeMinIntervalMs: 0 },
+  });
 }, 90_000);
 
 afterAll(async () => {

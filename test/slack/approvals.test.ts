@@ -14,12 +14,14 @@ import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
+  botConfig,
   buttonClick,
   captureResponses,
   fakeReceiver,
   memoryLogger,
   randomId,
   slashCommand,
+  startWiredBot,
 } from './harness.js';
 
 /** Slack's Web API, reached through SLACK_API_URL: every call is recorded with its parsed form body. */
@@ -152,51 +154,26 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
       queues.set(name, queue);
     }
 
-    const configFile = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      configFile,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${botRedis}`,
-        `    prefix: ${prefix}`,
-        'slack:',
-        '  allowedChannels: [C0INCIDENT, C0OTHER, C0NOBOT]',
-        '  auditChannel: C0AUDIT',
-        `store: sqlite:${join(dir, 'bot.db')}`,
-        'roles:',
-        '  viewer: ["*"]',
-        '  operator: [U0ALICE, U0BOB]',
-        'policies:',
-        '  pause: { role: operator, approvals: 1 }',
-        'approvals: { ttlMinutes: 15 }',
-        // Alice asks for many pauses within a minute here; the rate limit has its own test.
-        'rateLimit: { perUserPerMinute: 1000 }',
-      ].join('\n'),
-    );
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: 'xoxb-approvals-test',
-        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-        SLACK_API_URL: API_URL,
-        QUEUE_OPS_CONFIG: configFile,
-      },
-      { stderr: (line) => console.error(line), stdout: () => {} },
-      {
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-        clientOptions: { retryConfig: { retries: 0 } },
+    // Alice asks for many pauses within a minute here (botConfig's rate limit is out of reach).
+    bot = await startWiredBot({
+      dir,
+      config: botConfig({
+        redis: botRedis,
+        prefix,
+        dir,
+        slack: ['  allowedChannels: [C0INCIDENT, C0OTHER, C0NOBOT]', '  auditChannel: C0AUDIT'],
+        extra: ['approvals: { ttlMinutes: 15 }'],
+      }),
+      token: 'xoxb-approvals-test',
+      apiUrl: API_URL,
+      seams: {
         now: () => new Date(Date.now() + offsetMs),
         sweepIntervalMs: 100,
-        logger: memoryLogger().logger,
         // Slack's pace is 1 s; 50 ms keeps the test quick and still lets entries written while a
         // post is paced share the next one (an audit entry now commits with others a turn later).
         auditChannelIntervalMs: 50,
       },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-    bot = started;
+    });
   });
 
   afterAll(async () => {

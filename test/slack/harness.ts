@@ -1,9 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 import nock from 'nock';
 import { createApp, type App as QueueOpsApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
+import { type BotOptions, type RunningBot, startBot } from '../../src/main.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import {
   registerSlackListeners,
@@ -156,6 +159,75 @@ export async function startHarness(
       await services.close();
     },
   };
+}
+
+/**
+ * The config most tests of the whole bot share: `pushizo` (BullMQ at `redis` under `prefix`), a
+ * SQLite store in `dir`, anyone a viewer, Alice and Bob operators, a pause approved by one of them,
+ * and a rate limit no test reaches (it has tests of its own). `slack` lines go under `slack:`
+ * (default: commands allowed in C0INCIDENT), `systems` after pushizo's, `extra` at the end.
+ */
+export function botConfig(options: {
+  redis: string;
+  prefix: string;
+  dir: string;
+  slack?: string[];
+  systems?: string[];
+  extra?: string[];
+}): string[] {
+  return [
+    'systems:',
+    '  - name: pushizo',
+    '    type: bullmq',
+    `    redis: ${options.redis}`,
+    `    prefix: ${options.prefix}`,
+    ...(options.systems ?? []),
+    'slack:',
+    ...(options.slack ?? ['  allowedChannels: [C0INCIDENT]']),
+    `store: sqlite:${join(options.dir, 'bot.db')}`,
+    'roles:',
+    '  viewer: ["*"]',
+    '  operator: [U0ALICE, U0BOB]',
+    'policies:',
+    '  pause: { role: operator, approvals: 1 }',
+    'rateLimit: { perUserPerMinute: 1000 }',
+    ...(options.extra ?? []),
+  ];
+}
+
+/**
+ * The bot as `npm start` builds it (`startBot`: the real wiring, store, monitor, Home tab), its
+ * config written to `dir`/queue-ops.yml, over a receiver that binds nothing (tests hand events to
+ * `bot.slack.app.processEvent`), its Web API at `apiUrl` (nock'd), without retries and logging
+ * to memory unless `seams` says otherwise.
+ */
+export async function startWiredBot(options: {
+  dir: string;
+  config: string[];
+  token: string;
+  apiUrl: string;
+  seams?: BotOptions;
+}): Promise<RunningBot> {
+  const configFile = join(options.dir, 'queue-ops.yml');
+  writeFileSync(configFile, options.config.join('\n'));
+  const started = await startBot(
+    {
+      SLACK_BOT_TOKEN: options.token,
+      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+      SLACK_API_URL: options.apiUrl,
+      QUEUE_OPS_CONFIG: configFile,
+    },
+    { stderr: (line) => console.error(line), stdout: () => {} },
+    {
+      receiverOverride: fakeReceiver(),
+      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+      clientOptions: { retryConfig: { retries: 0 } },
+      logger: memoryLogger().logger,
+      ...options.seams,
+    },
+  );
+  if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
+  return started;
 }
 
 function deliver(app: App, body: Record<string, unknown>, extra: Partial<ReceiverEvent>) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -6,12 +6,12 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { validateMessage } from '../../src/blocks/validate.js';
-import { type RunningBot, startBot } from '../../src/main.js';
+import type { RunningBot } from '../../src/main.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
-import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from './harness.js';
+import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 const API_HOST = 'https://slack-home.test.example';
 const API_URL = `${API_HOST}/api/`;
@@ -125,47 +125,17 @@ describe('the App Home tab, on the real bot wiring', () => {
       await queue.add('push', { token: 'JOB-PAYLOAD-MARKER' });
       queues.set(name, queue);
     }
-    const configFile = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      configFile,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${prefix}`,
-        'slack:',
-        '  allowedChannels: [C0INCIDENT]',
-        `store: sqlite:${join(dir, 'bot.db')}`,
-        'roles:',
-        '  viewer: ["*"]',
-        '  operator: [U0ALICE, U0BOB]',
-        'policies:',
-        '  pause: { role: operator, approvals: 1 }',
-        'approvals: { ttlMinutes: 15 }',
-        'rateLimit: { perUserPerMinute: 1000 }',
-      ].join('\n'),
-    );
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: 'xoxb-home-test',
-        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-        SLACK_API_URL: API_URL,
-        QUEUE_OPS_CONFIG: configFile,
-      },
-      { stderr: (line) => console.error(line), stdout: () => {} },
-      {
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-        clientOptions: { retryConfig: { retries: 0 } },
-        logger: memoryLogger().logger,
+    bot = await startWiredBot({
+      dir,
+      config: botConfig({ redis: url, prefix, dir, extra: ['approvals: { ttlMinutes: 15 }'] }),
+      token: 'xoxb-home-test',
+      apiUrl: API_URL,
+      seams: {
         auditChannelIntervalMs: 0,
         // Every refresh goes out at once here; the throttle has its own test below.
         homeMinIntervalMs: 0,
       },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-    bot = started;
+    });
   });
 
   afterAll(async () => {

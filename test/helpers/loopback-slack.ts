@@ -22,7 +22,8 @@ interface HeldMessage {
  * Slack's Web API on a loopback port, for bots that run as real child processes (nock cannot reach
  * into another process). Records every call, keeps each channel's posts for `conversations.history`
  * (metadata included, as Slack does with `include_all_metadata`), and can take a post and never
- * answer it: Slack has the message, the bot never hears so, as when it dies mid-call.
+ * answer it (Slack has the message, the bot never hears so, as when it dies mid-call) or answer
+ * it 500 (Slack has the message, a proxy lost the answer).
  */
 export async function startLoopbackSlack() {
   const calls: LoopbackCall[] = [];
@@ -30,6 +31,7 @@ export async function startLoopbackSlack() {
   const held: ServerResponse[] = [];
   let counter = 0;
   let holdNextPost = false;
+  let failNextPostAnswer = false;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.on('data', (chunk) => {
@@ -56,6 +58,12 @@ export async function startLoopbackSlack() {
         if (holdNextPost && !body.thread_ts) {
           holdNextPost = false;
           held.push(res);
+          return;
+        }
+        if (failNextPostAnswer && !body.thread_ts) {
+          failNextPostAnswer = false;
+          res.writeHead(500);
+          res.end();
           return;
         }
         answer = { ok: true, channel, ts: call.ts };
@@ -93,6 +101,10 @@ export async function startLoopbackSlack() {
       holdNextPost = true;
     },
     held: () => held.length,
+    /** The next top-level post is taken (and kept in history), and answered 500. */
+    failNextPostAnswer() {
+      failNextPostAnswer = true;
+    },
     async close() {
       for (const res of held) res.destroy();
       server.closeAllConnections();
@@ -101,21 +113,35 @@ export async function startLoopbackSlack() {
   };
 }
 
-/** A real bot process (`dist/main.js`, as `npm start` runs it) in HTTP mode against `apiUrl`. */
+export type LoopbackSlack = Awaited<ReturnType<typeof startLoopbackSlack>>;
+
+/**
+ * A real bot process (`dist/main.js`, as `npm start` runs it) in HTTP mode against `apiUrl`, on
+ * `env.PORT` or a free port.
+ */
 export async function spawnBot(config: string, apiUrl: string, env: Record<string, string> = {}) {
+  const port = Number(env.PORT ?? (await freePort()));
   const child: ChildProcess = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       SLACK_BOT_TOKEN: 'xoxb-fault',
       SLACK_SIGNING_SECRET: 'fault-secret',
       SLACK_API_URL: apiUrl,
-      PORT: String(await freePort()),
       QUEUE_OPS_CONFIG: config,
       LOG_LEVEL: 'info',
       ...env,
+      PORT: String(port),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, port, output: outputOf(child), exited };
+}
+
+/** Everything a child process writes, stdout and stderr interleaved, from now on. */
+export function outputOf(child: ChildProcess): () => string {
   let output = '';
   child.stdout?.on('data', (c) => {
     output += String(c);
@@ -123,8 +149,5 @@ export async function spawnBot(config: string, apiUrl: string, env: Record<strin
   child.stderr?.on('data', (c) => {
     output += String(c);
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
-  return { child, output: () => output, exited };
+  return () => output;
 }
