@@ -1,0 +1,83 @@
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
+import type { PurgeFaultBackend } from './fault-fixture.js';
+
+/** A kombu envelope as Celery's `apply_async` LPUSHes it, with its own task id (n in its last digits). */
+function celeryEnvelope(n: number): string {
+  const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  return JSON.stringify({
+    body: Buffer.from(
+      JSON.stringify([[n, 1], {}, { callbacks: null, errbacks: null, chain: null }]),
+    ).toString('base64'),
+    'content-encoding': 'utf-8',
+    'content-type': 'application/json',
+    headers: {
+      lang: 'py',
+      task: 'tasks.add',
+      id,
+      root_id: id,
+      parent_id: null,
+      retries: 0,
+      argsrepr: `(${n}, 1)`,
+    },
+    properties: {
+      correlation_id: id,
+      delivery_mode: 2,
+      delivery_info: { exchange: '', routing_key: 'celery' },
+      priority: 0,
+      body_encoding: 'base64',
+      delivery_tag: id,
+    },
+  });
+}
+
+/** The task id of a kombu envelope. */
+const taskIdOf = (message: string) => (JSON.parse(message) as { headers: { id: string } }).headers.id;
+
+/** A BullMQ queue `hs/events` (prefix `hs`) of raw jobs, as the purge and undo fault tests drive it. */
+export const BULLMQ_FAULT_BACKEND: PurgeFaultBackend = {
+  kind: 'BullMQ',
+  noun: 'jobs',
+  restores: 'every job once',
+  system: 'hs',
+  queue: 'events',
+  systemConfig: (url) => [
+    '  - name: hs',
+    '    type: bullmq',
+    `    redis: ${JSON.stringify(url)}`,
+    '    prefix: hs',
+  ],
+  seed: (client, count) => seedRawBullmqJobs(client, { prefix: 'hs', queue: 'events', count, batch: 10_000 }),
+  // A BullMQ job is its id in the wait list, and its id in the archive.
+  list: 'hs:events:wait',
+  queuedId: (entry) => entry,
+  archivedId: (line) => line.id!,
+  chunksBeforePause: 2,
+};
+
+/** A Celery queue `zeus/celery` of kombu envelopes, as the purge and undo fault tests drive it. */
+export const CELERY_FAULT_BACKEND: PurgeFaultBackend = {
+  kind: 'Celery',
+  noun: 'messages',
+  restores: 'every message once, in order',
+  system: 'zeus',
+  queue: 'celery',
+  systemConfig: (url) => [
+    '  - name: zeus',
+    '    type: celery',
+    `    redis: ${JSON.stringify(`${url}/0`)}`,
+    '    queues: [celery]',
+    '    inspectTimeoutMs: 200',
+  ],
+  async seed(client, count) {
+    await client.sadd('_kombu.binding.celery', 'celery\x06\x16\x06\x16celery');
+    for (let from = 0; from < count; from += 5_000) {
+      const batch = Array.from({ length: Math.min(5_000, count - from) }, (_, i) => celeryEnvelope(from + i));
+      await client.lpush('celery', ...batch);
+    }
+  },
+  // A Celery message is its task id, in the list and in the archived line's message.
+  list: 'celery',
+  queuedId: taskIdOf,
+  archivedId: (line) => taskIdOf(line.m!),
+  chunksBeforePause: 1,
+};
