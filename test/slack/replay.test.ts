@@ -98,6 +98,27 @@ describe('a signed Slack request sent again within the five-minute window', () =
     expect(answered(a.logLines) + answered(b.logLines)).toBe(1);
   });
 
+  it('refuses a correctly signed request stamped more than five minutes ahead (Slack: "from local time")', async () => {
+    const path = `/commands/T0TEAM/${randomId('')}/ahead`;
+    const { bodies } = captureResponses(path);
+    const raw = new URLSearchParams(slashCommand('help', path) as Record<string, string>).toString();
+    const now = Math.floor(Date.now() / 1000);
+    const before = replicas[0]!.logLines.length;
+    expect((await post(replicas[0]!.base, raw, now + 10 * 60)).status).toBe(200);
+    await expect
+      .poll(
+        () =>
+          replicas[0]!.logLines
+            .slice(before)
+            .filter((l) => l.msg === 'Slack request stamped in the future refused').length,
+      )
+      .toBe(1);
+    // A minute ahead (a clock that is a little off) is still run.
+    expect((await post(replicas[0]!.base, raw, now + 60)).status).toBe(200);
+    await expect.poll(() => bodies.length, { timeout: 5_000 }).toBe(1);
+    expect(answered(replicas[0]!.logLines.slice(before))).toBe(1);
+  });
+
   it('still runs a new request with the same text (a new timestamp is a new signature)', async () => {
     const path = `/commands/T0TEAM/${randomId('')}/again`;
     const { bodies } = captureResponses(path);

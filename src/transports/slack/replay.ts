@@ -8,6 +8,9 @@ import type { Store } from '../../store/store.js';
  */
 export const REPLAY_WINDOW_MS = 6 * 60_000;
 
+/** How far ahead of this clock a request may be stamped: Slack's five minutes. */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
 /** Where the HTTP receiver leaves the request's signature headers in Bolt's context. */
 export const SIGNATURE_CONTEXT_KEY = 'queueOpsSignature';
 
@@ -110,7 +113,11 @@ export function signatureProperties(request: {
  * acknowledging earlier changes nothing else; the listener's own `ack()` is then a no-op
  * (`ackOnce` in create-app.ts).
  */
-export function refuseReplays(seen: SeenSignatures, logger: Logger): Middleware<object> {
+export function refuseReplays(
+  seen: SeenSignatures,
+  logger: Logger,
+  now: () => number = Date.now,
+): Middleware<object> {
   const log = logger.child({ component: 'slack-replay' });
   return async (args) => {
     const { context, next } = args as unknown as { context: Context; next: NextFn };
@@ -121,6 +128,13 @@ export function refuseReplays(seen: SeenSignatures, logger: Logger): Middleware<
     }
     const ack = (args as { ack?: () => Promise<void> }).ack;
     if (ack) await ack();
+    // Slack's own rule is "more than five minutes from local time", both ways; Bolt refuses only
+    // the old ones. A request stamped far ahead was not sent now by Slack: a captured body
+    // re-signed, or a sender whose clock is wrong, and either way not to be run.
+    if (headers.timestamp !== undefined && headers.timestamp * 1000 > now() + FUTURE_SKEW_MS) {
+      log.warn({ timestamp: headers.timestamp }, 'Slack request stamped in the future refused');
+      return;
+    }
     if (await seen.firstSeen(headers)) {
       await next();
       return;
