@@ -65,10 +65,17 @@ const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 const longQuery = (text: string, values: unknown[] = []): pg.QueryConfig =>
   Object.assign({ text, values }, { query_timeout: MIGRATION_TIMEOUT_MS });
 
+/**
+ * A statement on a client whose connection already failed (reset while the client sat between
+ * two statements of a transaction): pg refuses it at once with this, and no code.
+ */
+const NOT_QUERYABLE = /is not queryable/i;
+
 /** The connection itself failed (no answer, reset, terminated): it must not go back to the pool. */
 const connectionLost = (error: unknown) =>
   error instanceof Error &&
   (/Connection terminated|Query read timeout/i.test(error.message) ||
+    NOT_QUERYABLE.test(error.message) ||
     ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02'].includes(
       String((error as { code?: unknown }).code),
     ));
@@ -89,7 +96,8 @@ async function wrap<T>(fn: () => Promise<T>): Promise<T> {
     }
     if (
       error instanceof Error &&
-      /Connection terminated|timeout exceeded when trying to connect/i.test(error.message)
+      (/Connection terminated|timeout exceeded when trying to connect/i.test(error.message) ||
+        NOT_QUERYABLE.test(error.message))
     ) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
     }
