@@ -282,8 +282,10 @@ function actionExecutors(
     let sofar: RetrySoFar | undefined;
     try {
       const outcome = await backend.retry(queue, selection, (done, total, now) => {
-        reached = { done, total };
         sofar = now;
+        // Told again as each batch is sent, with the same count: nothing new to show.
+        if (done === reached.done && total === reached.total) return;
+        reached = { done, total };
         run.progress({ done, total, phase: 'retrying' });
       });
       return { ...outcome };
