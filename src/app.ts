@@ -7,7 +7,7 @@ import { type AuditWitness, createWitnessFile } from './audit/witness.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import { coalesceStatus } from './backends/coalesce.js';
-import type { QueueBackend } from './backends/queue-backend.js';
+import type { QueueBackend, RetrySoFar } from './backends/queue-backend.js';
 import { toRedisForbidden, urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
 import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
@@ -275,22 +275,29 @@ function actionExecutors(
         ? { jobId: request.params.jobId }
         : { all: true as const, limit: Number(request.params.limit) };
     // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
-    // and the approver is told how far it got rather than only that Redis went away.
+    // and the approver is told how far it got rather than only that Redis went away. What those
+    // batches did, and the batch on its way, go into the audit entry as a finished retry's result
+    // does: a Celery retry's new task ids are recorded nowhere else.
     let reached = { done: 0, total: 0 };
+    let sofar: RetrySoFar | undefined;
     try {
-      const outcome = await backend.retry(queue, selection, (done, total) => {
+      const outcome = await backend.retry(queue, selection, (done, total, now) => {
+        sofar = now;
+        // Told again as each batch is sent, with the same count: nothing new to show.
+        if (done === reached.done && total === reached.total) return;
         reached = { done, total };
         run.progress({ done, total, phase: 'retrying' });
       });
       return { ...outcome };
     } catch (error) {
-      if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable || reached.done === 0) throw error;
-      throw new OpsError(ErrorCode.RetryInterrupted, {
-        system,
-        target: `${system}/${queue}`,
-        reason: error.params.reason,
-        ...reached,
-      });
+      if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable) throw error;
+      const partial = sofar && (reached.done > 0 || sofar.unconfirmed) ? { ...sofar } : undefined;
+      if (reached.done === 0) throw partial ? new OpsError(error.code, error.params, partial) : error;
+      throw new OpsError(
+        ErrorCode.RetryInterrupted,
+        { system, target: `${system}/${queue}`, reason: error.params.reason, ...reached },
+        partial,
+      );
     }
   };
   // A read-only Redis user (README's queue-ops-read) asked to act: one line that says so.

@@ -107,6 +107,12 @@ export class OpsError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly params: ErrorParams = {},
+    /**
+     * What an action had done when it failed, shaped as its result would have been (an interrupted
+     * retry: the ids its finished batches put back). Not shown to the user: the audit records it,
+     * since some of it (a Celery retry's new task ids) is recorded nowhere else.
+     */
+    readonly partialResult?: Readonly<Record<string, unknown>>,
   ) {
     super(`${code} ${JSON.stringify(params)}`);
     this.name = 'OpsError';

@@ -367,6 +367,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     const heartbeat = keepLease(started);
     let patch: Partial<ActionRequest>;
     let failure: string | undefined;
+    let partialResult: Readonly<Record<string, unknown>> | undefined;
     try {
       if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
       const result = await executor(started, {
@@ -386,6 +387,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     } catch (error) {
       heartbeat.executorReturned();
       failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
+      if (error instanceof OpsError) partialResult = error.partialResult;
       patch = {
         status: RequestStatus.Failed,
         error: failure,
@@ -396,7 +398,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     // What really happened is recorded first: the bookkeeping write below may fail (SQLITE_BUSY, a
     // PostgreSQL blip), and a queue that really is paused must never be recorded as a failure.
     try {
-      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else.
+      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else. So
+      // does what a failed action had done before it stopped (a retry cut short by Redis).
+      const result = failure === undefined ? patch.result : partialResult;
       await persistently(() =>
         audit(
           actor,
@@ -404,7 +408,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
           `action.${started.action}`,
           failure === undefined ? 'done' : 'failed',
           failure,
-          failure === undefined ? { result: patch.result } : undefined,
+          result === undefined ? undefined : { result },
         ),
       );
     } catch (error) {

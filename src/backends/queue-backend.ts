@@ -160,8 +160,27 @@ export interface RetryOutcome {
   skipped: number;
 }
 
-/** Told how far a retry has come; cheap to call. */
-export type RetryProgress = (done: number, total: number) => void;
+/** What a retry has done so far, as its {@link RetryProgress} is told. */
+export interface RetrySoFar extends RetryOutcome {
+  /**
+   * The batch on its way: sent to Redis and not answered yet (old id → id it would run under). A
+   * retry whose Redis goes away now may have put all of it back (Celery on one Redis: one
+   * transaction), some of it (BullMQ: a pipeline of scripts) or none; only that Redis can tell.
+   */
+  unconfirmed?: Record<string, string>;
+}
+
+/**
+ * Told how far a retry has come: before each batch is sent (`sofar.unconfirmed` is that batch) and
+ * after its answer; cheap to call. `sofar` is a copy, which later batches leave as it is, so a
+ * retry that Redis cuts short can still say which jobs it put back.
+ */
+export type RetryProgress = (done: number, total: number, sofar: RetrySoFar) => void;
+
+/** `outcome` as it stands now, and the batch on its way if there is one, for a {@link RetryProgress}. */
+export function outcomeSoFar(outcome: RetryOutcome, unconfirmed?: Record<string, string>): RetrySoFar {
+  return { ...outcome, ids: { ...outcome.ids }, ...(unconfirmed ? { unconfirmed: { ...unconfirmed } } : {}) };
+}
 
 /**
  * Work that is running now (`stuck`). Never carries the job's data or the task's arguments.

@@ -67,13 +67,27 @@ const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 const longQuery = (text: string, values: unknown[] = []): pg.QueryConfig =>
   Object.assign({ text, values }, { query_timeout: MIGRATION_TIMEOUT_MS });
 
+/**
+ * A statement on a client whose connection already failed (reset while the client sat between
+ * two statements of a transaction): pg refuses it at once with this, and no code.
+ */
+const NOT_QUERYABLE = /is not queryable/i;
+
 /** The connection itself failed (no answer, reset, terminated): it must not go back to the pool. */
 const connectionLost = (error: unknown) =>
   error instanceof Error &&
   (/Connection terminated|Query read timeout/i.test(error.message) ||
+    NOT_QUERYABLE.test(error.message) ||
     ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02'].includes(
       String((error as { code?: unknown }).code),
     ));
+
+/**
+ * A statement was sent and its connection failed before the answer: the server may have run it.
+ * (A client already not queryable refuses before sending: that one certainly did not run.)
+ */
+const lostInFlight = (error: unknown) =>
+  connectionLost(error) && !NOT_QUERYABLE.test(String((error as Error).message));
 
 /** StoreUnavailable for a write or COMMIT that got no answer: whether it was saved is not known. */
 async function commitUnsure(error: unknown, timeoutMs?: number): Promise<unknown> {
@@ -102,7 +116,7 @@ async function wrap<T>(fn: () => Promise<T>, options: WrapOptions = {}): Promise
   } catch (error) {
     // Already a coded answer (a COMMIT that went unanswered, a refusal of ours): passed on as it is.
     if (error instanceof OpsError) throw error;
-    if (options.writes && connectionLost(error)) throw await commitUnsure(error, options.timeoutMs);
+    if (options.writes && lostInFlight(error)) throw await commitUnsure(error, options.timeoutMs);
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && unavailableCodes.has(code)) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: code });
@@ -112,7 +126,8 @@ async function wrap<T>(fn: () => Promise<T>, options: WrapOptions = {}): Promise
     }
     if (
       error instanceof Error &&
-      /Connection terminated|timeout exceeded when trying to connect/i.test(error.message)
+      (/Connection terminated|timeout exceeded when trying to connect/i.test(error.message) ||
+        NOT_QUERYABLE.test(error.message))
     ) {
       throw new OpsError(ErrorCode.StoreUnavailable, { reason: error.message });
     }
@@ -186,7 +201,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       try {
         await client.query('COMMIT');
       } catch (error) {
-        if (!connectionLost(error)) throw error;
+        if (!lostInFlight(error)) throw error;
         // The COMMIT was sent and never answered: the server may have committed it, or may once
         // the network heals. "Nothing was changed" could be wrong, so the user is told it is not known.
         lost = true;

@@ -84,7 +84,7 @@ export async function startPrivatePostgres(bin: string) {
  * connections open but passes nothing either way, as a network partition does; `restore()` ends
  * either and forwards again.
  */
-export async function startProxy(targetPort: number) {
+export async function startProxy(targetPort: number, targetHost = '127.0.0.1') {
   const port = await freePort();
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
   let mode: 'up' | 'blackhole' = 'up';
@@ -108,7 +108,7 @@ export async function startProxy(targetPort: number) {
         upstream.on('data', (chunk) => {
           if (mode === 'up') client.write(chunk);
         });
-        upstream.connect(targetPort, '127.0.0.1');
+        upstream.connect(targetPort, targetHost);
       });
       server.listen(port, '127.0.0.1', done);
     });

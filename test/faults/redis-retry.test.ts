@@ -9,17 +9,29 @@ import {
   writeConfig,
 } from '../actions/cli-helpers.js';
 import { type LatencyProxy, startLatencyProxy } from '../helpers/latency-proxy.js';
-import { auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
+import { type AuditEntry, auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
 
 const JOBS = 1_000;
 /** Jobs per batch of both backends' retries. */
 const BATCH = 250;
 
 /**
- * Each system is reached through a proxy that holds every TCP chunk 100 ms, so a retry's four
- * batches of 250 are 200 ms apart on the wire: the Redis is killed as soon as MONITOR shows the
- * first batch at work, certainly before the last one, wherever in that batch the kill lands.
+ * What an `action.retry` audit entry says the retry did (`params.result`, as a finished one
+ * records it); an interrupted one also names the batch that was on its way (`unconfirmed`).
  */
+function retriedPerAudit(entry: AuditEntry | undefined): {
+  queue: string;
+  retried: number;
+  ids: Record<string, string>;
+  unconfirmed?: Record<string, string>;
+} {
+  expect(entry?.params?.result, 'the audit entry records what the retry did').toBeDefined();
+  return entry!.params!.result as ReturnType<typeof retriedPerAudit>;
+}
+
+/** The jobs an interrupted retry's one line says were done before (`at least 500 of 1,000`). */
+const atLeast = (told: string) => Number(/at least ([\d,]+)/.exec(told)![1]!.replace(/,/g, ''));
+
 describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is killed midway and started again`, () => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -131,6 +143,22 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
     expect(waiting.length).toBeGreaterThanOrEqual(BATCH);
     expect(failed.length + waiting.length).toBe(JOBS);
     expect(new Set([...failed, ...waiting]).size).toBe(JOBS);
+    // The audit of the interrupted retry names the jobs it put back, as a finished retry's does:
+    // every batch Redis confirmed, each back in the queue under its own id; and the batch on the
+    // wire when Redis died, which may be partly back without an answer (a pipeline, not a
+    // transaction). Every job waiting now is one of those.
+    const [interrupted] = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
+    const traced = retriedPerAudit(interrupted);
+    const confirmed = Object.keys(traced.ids);
+    const onItsWay = Object.keys(traced.unconfirmed ?? {});
+    expect(confirmed).toHaveLength(atLeast(told));
+    expect(traced).toMatchObject({ queue: 'webhooks', retried: confirmed.length, skipped: 0 });
+    expect([0, BATCH]).toContain(onItsWay.length);
+    for (const [id, now] of Object.entries({ ...traced.ids, ...traced.unconfirmed })) expect(now).toBe(id);
+    const waitingNow = new Set(waiting);
+    expect(confirmed.filter((id) => !waitingNow.has(id))).toEqual([]);
+    const named = new Set([...confirmed, ...onItsWay]);
+    expect(waiting.filter((id) => !named.has(id))).toEqual([]);
 
     const again = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
     const done = await as('U0CAROL', 'approve', again.id);
@@ -197,8 +225,32 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
     // Whole batches only: a batch's messages and the marks of its failures are one transaction.
     const sentFirst = await client.llen('celery');
     expect(sentFirst % BATCH).toBe(0);
-    expect(sentFirst).toBeGreaterThanOrEqual(Number(/at least (\d+)/.exec(told)![1]));
+    expect(sentFirst).toBeGreaterThanOrEqual(atLeast(told));
     expect(sentFirst).toBeLessThan(JOBS);
+    // Each message back in the queue, read from Redis: the failed task it retries (its arguments
+    // say which) → the new task id it was sent under.
+    const oldIdOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const inQueue = (messages: string[]) =>
+      Object.fromEntries(
+        messages.map((m) => {
+          const message = JSON.parse(m) as { body: string; headers: { id: string } };
+          const [[n]] = JSON.parse(Buffer.from(message.body, 'base64').toString()) as [[number]];
+          return [oldIdOf(n), message.headers.id];
+        }),
+      );
+    const sentBeforeKill = inQueue(await client.lrange('celery', 0, -1));
+    // The audit entry of the interrupted retry traces exactly those: old → new id of every task
+    // its confirmed batches sent, and of the batch on its way when Redis died, which is one
+    // transaction: all of its messages are in the queue, or none.
+    const [interrupted] = (await auditEntries(config)).filter((e) => e.action === 'action.retry');
+    const traced = retriedPerAudit(interrupted);
+    const onItsWay = traced.unconfirmed ?? {};
+    // None when Redis died after answering a batch, before the next was sent.
+    expect([0, BATCH]).toContain(Object.keys(onItsWay).length);
+    expect(Object.keys(traced.ids)).toHaveLength(atLeast(told));
+    const applied = Object.keys(onItsWay).some((old) => sentBeforeKill[old] === onItsWay[old]);
+    expect(traced).toMatchObject({ queue: 'celery', retried: Object.keys(traced.ids).length, skipped: 0 });
+    expect(sentBeforeKill).toEqual({ ...traced.ids, ...(applied ? onItsWay : {}) });
 
     const again = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
     const done = await as('U0CAROL', 'approve', again.id);
@@ -220,5 +272,9 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
       ['U0CAROL', 'failed', 'RetryInterrupted'],
       ['U0CAROL', 'done', null],
     ]);
+    // Between them, the two entries trace every message in the queue, each once.
+    const both = { ...sentBeforeKill, ...retriedPerAudit(audit[1]).ids };
+    expect(Object.keys(both)).toHaveLength(JOBS);
+    expect(both).toEqual(inQueue(await client.lrange('celery', 0, -1)));
   }, 120_000);
 });

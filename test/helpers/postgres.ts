@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { describe, it } from 'vitest';
 
 /** The machine's PostgreSQL for tests: `TEST_POSTGRES_URL` or the local trust-auth one. */
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -18,5 +19,38 @@ export async function probePostgres(): Promise<string | undefined> {
     return error instanceof Error ? error.message : String(error);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * `describe` over the machine's PostgreSQL, `body` given its URL. When it does not answer: a failing
+ * test under CI or REQUIRE_POSTGRES=1, otherwise skipped with a banner that says why and how to
+ * run it.
+ */
+export async function describePostgres(title: string, body: (url: string) => void): Promise<void> {
+  const unreachable = await probePostgres();
+  if (!unreachable) {
+    describe(title, () => body(POSTGRES_URL));
+  } else if (POSTGRES_REQUIRED) {
+    describe(title, () => {
+      it(`PostgreSQL is reachable at ${POSTGRES_SHOWN} (required because CI or REQUIRE_POSTGRES=1 is set)`, () => {
+        throw new Error(`PostgreSQL is not reachable at ${POSTGRES_SHOWN}: ${unreachable}`);
+      });
+    });
+  } else {
+    console.warn(
+      [
+        '',
+        '!'.repeat(78),
+        `!! SKIPPING ${title}: PostgreSQL not reachable at ${POSTGRES_SHOWN}`,
+        `!! (${unreachable})`,
+        '!! Set TEST_POSTGRES_URL, or REQUIRE_POSTGRES=1 to make this a failure.',
+        '!'.repeat(78),
+        '',
+      ].join('\n'),
+    );
+    describe.skip(`${title} — SKIPPED: PostgreSQL not reachable at ${POSTGRES_SHOWN}`, () => {
+      it('needs PostgreSQL', () => {});
+    });
   }
 }

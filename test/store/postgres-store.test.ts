@@ -4,13 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { OpsError } from '../../src/errors.js';
 import { messages } from '../../src/i18n/index.js';
 import { createPostgresStore } from '../../src/store/postgres.js';
-import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+import { describePostgres, POSTGRES_SHOWN, POSTGRES_URL } from '../helpers/postgres.js';
 import { describeStore, type StoreHarness, sampleRequest } from './store-contract.js';
 
 const url = POSTGRES_URL;
 const shownUrl = POSTGRES_SHOWN;
-const required = POSTGRES_REQUIRED;
-const probe = probePostgres;
 
 /** Each test gets its own schema, dropped afterwards, so runs never see each other's rows. */
 async function makePostgresHarness(): Promise<StoreHarness & { schema: string }> {
@@ -40,9 +38,7 @@ async function makePostgresHarness(): Promise<StoreHarness & { schema: string }>
   };
 }
 
-const unreachable = await probe();
-
-if (!unreachable) {
+await describePostgres('the PostgreSQL store', () => {
   describeStore(`postgres store (${shownUrl}, a fresh schema per test)`, makePostgresHarness);
 
   describe('postgres store that refuses us', () => {
@@ -107,25 +103,4 @@ if (!unreachable) {
       }
     }, 30_000);
   });
-} else if (required) {
-  describe('postgres store', () => {
-    it(`PostgreSQL is reachable at ${shownUrl} (required because CI or REQUIRE_POSTGRES=1 is set)`, () => {
-      throw new Error(`PostgreSQL is not reachable at ${shownUrl}: ${unreachable}`);
-    });
-  });
-} else {
-  console.warn(
-    [
-      '',
-      '!'.repeat(78),
-      `!! SKIPPING the PostgreSQL store contract: PostgreSQL not reachable at ${shownUrl}`,
-      `!! (${unreachable})`,
-      '!! Set TEST_POSTGRES_URL, or REQUIRE_POSTGRES=1 to make this a failure.',
-      '!'.repeat(78),
-      '',
-    ].join('\n'),
-  );
-  describe.skipIf(true)(`postgres store — SKIPPED: PostgreSQL not reachable at ${shownUrl}`, () => {
-    it('runs the store contract against PostgreSQL', () => {});
-  });
-}
+});

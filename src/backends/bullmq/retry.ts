@@ -2,6 +2,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts } from '../lua.js';
 import {
+  outcomeSoFar,
   RETRY_MAX,
   type RetryOutcome,
   type RetryPreview,
@@ -166,7 +167,7 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
         // `lifo` decides LPUSH or RPUSH, as Job.retry reads it from job.opts.
         const opts = await fieldOf(queue, ids, 'opts');
         const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
-        progress?.(0, ids.length);
+        progress?.(0, ids.length, outcomeSoFar(outcome));
         for (let start = 0; start < ids.length; start += RETRY_BATCH) {
           const batch = ids.slice(start, start + RETRY_BATCH);
           const calls = batch.map((id, i) => ({
@@ -180,6 +181,11 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
               '1',
             ],
           }));
+          progress?.(
+            start,
+            ids.length,
+            outcomeSoFar(outcome, Object.fromEntries(batch.map((id) => [id, id]))),
+          );
           const replies = await reprocess(script, calls);
           replies.forEach((reply, i) => {
             if (Number(reply) === REPROCESSED) {
@@ -189,7 +195,7 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
               outcome.skipped++;
             }
           });
-          progress?.(Math.min(ids.length, start + batch.length), ids.length);
+          progress?.(Math.min(ids.length, start + batch.length), ids.length, outcomeSoFar(outcome));
         }
         return outcome;
       });

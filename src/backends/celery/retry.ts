@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import {
+  outcomeSoFar,
   RETRY_MAX,
   type RetryOutcome,
   type RetryPreview,
@@ -136,22 +137,36 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     return { ids: newest.map((f) => f.id), errors: newest.map((f) => f.error), failed };
   }
 
-  async function publishBatch(queue: string, ids: string[], outcome: RetryOutcome): Promise<void> {
+  /**
+   * Sends one batch and adds what it did to `outcome` once Redis confirmed it; `sending` is told
+   * the old → new ids first, so a batch cut short by Redis is not lost track of.
+   */
+  async function publishBatch(
+    queue: string,
+    ids: string[],
+    outcome: RetryOutcome,
+    sending: (ids: Record<string, string>) => void,
+  ): Promise<void> {
     const raws = await read(ids.map((id) => RESULT_KEY_PREFIX + id));
     const sends: { oldId: string; newId: string; list: string; message: string }[] = [];
+    let skipped = 0;
     raws.forEach((raw, i) => {
       const oldId = ids[i]!;
       const task = raw && parseFailure(oldId, raw, null) ? storedTask(raw) : undefined;
       // Gone (expired, deleted), retried meanwhile, or not this queue's: not ours to send.
       if (!task || task.queue !== queue) {
-        outcome.skipped++;
+        skipped++;
         return;
       }
       const priority = task.priority ?? 0;
       const { id, message } = taskEnvelope(task, { origin: ORIGIN, priority });
       sends.push({ oldId, newId: id, list: priorityListFor(layout, queue, priority), message });
     });
-    if (sends.length === 0) return;
+    if (sends.length === 0) {
+      outcome.skipped += skipped;
+      return;
+    }
+    sending(Object.fromEntries(sends.map((s) => [s.oldId, s.newId])));
     const mark: PipelineStep = {
       script: MARK_RETRIED,
       keys: sends.map((s) => RESULT_KEY_PREFIX + s.oldId),
@@ -183,6 +198,7 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     } catch (error) {
       throw deps.unavailable(error);
     }
+    outcome.skipped += skipped;
     for (const send of sends) {
       outcome.ids[send.oldId] = send.newId;
       outcome.retried++;
@@ -214,11 +230,13 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
         throw deps.unavailable(error);
       }
       const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
-      progress?.(0, ids.length);
+      progress?.(0, ids.length, outcomeSoFar(outcome));
       for (let start = 0; start < ids.length; start += CELERY_RETRY_BATCH) {
         const batch = ids.slice(start, start + CELERY_RETRY_BATCH);
-        await publishBatch(queue, batch, outcome);
-        progress?.(start + batch.length, ids.length);
+        await publishBatch(queue, batch, outcome, (sending) =>
+          progress?.(start, ids.length, outcomeSoFar(outcome, sending)),
+        );
+        progress?.(start + batch.length, ids.length, outcomeSoFar(outcome));
       }
       return outcome;
     },
