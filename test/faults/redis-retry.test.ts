@@ -8,6 +8,7 @@ import {
   tempDir,
   writeConfig,
 } from '../actions/cli-helpers.js';
+import { seedFailedJobs } from '../backends/bullmq/helpers.js';
 import { type LatencyProxy, startLatencyProxy } from '../helpers/latency-proxy.js';
 import { type AuditEntry, auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
 
@@ -100,29 +101,7 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
       '    prefix: hs',
     ]);
     const base = 'hs:webhooks:';
-    const seed = client.pipeline();
-    seed.hset(`${base}meta`, 'opts.maxLenEvents', '10000', 'version', 'bullmq:6.7.0');
-    const at = Date.now() - 60_000;
-    for (let n = 1; n <= JOBS; n++) {
-      // A job as BullMQ leaves it when its last attempt failed.
-      seed.hset(`${base}${n}`, {
-        name: 'deliver',
-        data: JSON.stringify({ n }),
-        opts: JSON.stringify({ attempts: 1 }),
-        timestamp: String(at),
-        delay: '0',
-        priority: '0',
-        processedOn: String(at + n),
-        finishedOn: String(at + n + 5),
-        attemptsMade: '1',
-        atm: '1',
-        ats: '1',
-        failedReason: 'HTTP 503 from https://hooks.example/x',
-        stacktrace: '[]',
-      });
-      seed.zadd(`${base}failed`, at + n + 5, String(n));
-    }
-    await seed.exec();
+    await seedFailedJobs(client, base, JOBS);
 
     const asked = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
     expect(asked.preview).toContain('1,000');

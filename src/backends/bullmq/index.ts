@@ -167,16 +167,22 @@ export function createBullmqBackend(
    * a server that accepts the TCP connection but never replies (SIGSTOP, a stuck host) would
    * otherwise leave the ready check waiting forever.
    */
-  async function withRedis<T>(work: () => Promise<T>): Promise<T> {
+  async function withRedis<T>(work: (expired: AbortSignal) => Promise<T>): Promise<T> {
     if (closed) throw unavailable(new Error('backend closed'));
     let timer: NodeJS.Timeout | undefined;
     let expire: () => void = () => {};
+    // Told to the work when the caller has been answered: work of several round trips (a retry's
+    // batches) must then stop before its next one, or it would go on, unaudited, once Redis is back.
+    const expiry = new AbortController();
     const arm = () => {
       clearTimeout(timer);
       timer = setTimeout(expire, DEADLINE_MS);
     };
     const deadline = new Promise<never>((_, reject) => {
-      expire = () => reject(new Error('Command timed out'));
+      expire = () => {
+        expiry.abort();
+        reject(new Error('Command timed out'));
+      };
       arm();
     });
     // A first discovery on a big keyspace is many SCAN replies (about 1 s per million keys);
@@ -186,7 +192,7 @@ export function createBullmqBackend(
       return await Promise.race([
         (async () => {
           await ensureConnected(client);
-          return await work();
+          return await work(expiry.signal);
         })(),
         deadline,
       ]);

@@ -19,8 +19,11 @@ export interface BullmqRetryDeps {
   client: Redis;
   /** Sends a pipeline (one round trip, counted) and returns its replies. */
   exec(pipeline: ChainableCommander): Promise<[Error | null, unknown][]>;
-  /** Runs work against a connected client within the backend's deadline. */
-  withRedis<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs work against a connected client within the backend's deadline; `expired` is aborted
+   * when the deadline answered the caller first (the work must not send anything more).
+   */
+  withRedis<T>(work: (expired: AbortSignal) => Promise<T>): Promise<T>;
   /** Throws `UnknownQueue` for a queue the system does not have. */
   resolveQueue(queue: string): Promise<void>;
 }
@@ -159,7 +162,7 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
 
     async retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome> {
       checkSelection(selection);
-      return await deps.withRedis(async () => {
+      return await deps.withRedis(async (expired) => {
         await deps.resolveQueue(queue);
         const { ids, version } = await select(queue, selection);
         const major = majorOfVersion(version);
@@ -169,6 +172,8 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
         const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
         progress?.(0, ids.length, outcomeSoFar(outcome));
         for (let start = 0; start < ids.length; start += RETRY_BATCH) {
+          // The user was told the retry stopped here: nothing more may be retried behind that.
+          expired.throwIfAborted();
           const batch = ids.slice(start, start + RETRY_BATCH);
           const calls = batch.map((id, i) => ({
             keys: reprocessKeys(queue, id, major),

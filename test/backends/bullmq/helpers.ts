@@ -126,3 +126,32 @@ export async function monitorClient(url: string, clientName: string) {
     },
   };
 }
+
+/**
+ * `count` failed jobs (ids 1..count) of the queue under `base` (`prefix:queue:`), written as
+ * BullMQ 6 leaves a job whose last attempt failed: fast for a thousand, no worker needed.
+ */
+export async function seedFailedJobs(client: Redis, base: string, count: number): Promise<void> {
+  const seed = client.pipeline();
+  seed.hset(`${base}meta`, 'opts.maxLenEvents', '10000', 'version', 'bullmq:6.7.0');
+  const at = Date.now() - 60_000;
+  for (let n = 1; n <= count; n++) {
+    seed.hset(`${base}${n}`, {
+      name: 'deliver',
+      data: JSON.stringify({ n }),
+      opts: JSON.stringify({ attempts: 1 }),
+      timestamp: String(at),
+      delay: '0',
+      priority: '0',
+      processedOn: String(at + n),
+      finishedOn: String(at + n + 5),
+      attemptsMade: '1',
+      atm: '1',
+      ats: '1',
+      failedReason: 'HTTP 503 from https://hooks.example/x',
+      stacktrace: '[]',
+    });
+    seed.zadd(`${base}failed`, at + n + 5, String(n));
+  }
+  await seed.exec();
+}
