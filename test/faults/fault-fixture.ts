@@ -318,3 +318,19 @@ export function describePurgeUnderRedisFault(backend: PurgeFaultBackend, N = FAU
     }, 300_000);
   });
 }
+
+/**
+ * Config lines for one admin, U0BOB, who may purge and undo alone (no second approver: what a
+ * fault test tests is the fault, not the approval), archiving under `dir`/archive.
+ */
+export function purgeAloneConfig(dir: string): string[] {
+  return [
+    'roles:',
+    '  admin: [U0BOB]',
+    'policies:',
+    '  purge: { role: admin, approvals: 0 }',
+    '  undo: { role: admin, approvals: 0 }',
+    'archive:',
+    `  dir: ${JSON.stringify(archiveDirOf(dir))}`,
+  ];
+}

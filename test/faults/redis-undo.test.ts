@@ -1,10 +1,16 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND } from './fault-backends.js';
-import { auditEntries, expectOneLineNaming, FaultyRedis, storedRequest, until } from './fault-fixture.js';
+import {
+  auditEntries,
+  expectOneLineNaming,
+  FaultyRedis,
+  purgeAloneConfig,
+  storedRequest,
+  until,
+} from './fault-fixture.js';
 
 const N = 20_000;
 
@@ -35,14 +41,7 @@ describe.each([BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND])(
       client.on('error', () => {});
       tmp = tempDir(`fault-undo-${kind.system}`);
       config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        'roles:',
-        '  admin: [U0BOB]',
-        // One person, no second approver: what is tested is the fault, not the approval.
-        'policies:',
-        '  purge: { role: admin, approvals: 0 }',
-        '  undo: { role: admin, approvals: 0 }',
-        'archive:',
-        `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
+        ...purgeAloneConfig(tmp.dir),
         'systems:',
         ...kind.systemConfig(redis.url),
       ]);

@@ -8,7 +8,7 @@ import { messages } from '../../src/i18n/index.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { storedRequest } from './fault-fixture.js';
+import { purgeAloneConfig, storedRequest } from './fault-fixture.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;
@@ -46,14 +46,7 @@ describe('an undo killed with SIGKILL halfway', () => {
     redis = new Redis(redisUrl);
     tmp = tempDir('undokill');
     config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'roles:',
-      '  admin: [U0BOB]',
-      // One person, no second approver: what is tested is the kill, not the approval.
-      'policies:',
-      '  purge: { role: admin, approvals: 0 }',
-      '  undo: { role: admin, approvals: 0 }',
-      'archive:',
-      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
+      ...purgeAloneConfig(tmp.dir),
       'systems:',
       '  - name: hs',
       '    type: bullmq',
