@@ -11,6 +11,10 @@ const UNAVAILABLE_REPLY = /^(NOAUTH|WRONGPASS|LOADING|MASTERDOWN|BUSY|MISCONF)\b
  */
 export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof OpsError) return false;
+  // A bug of ours (a line that does not parse, a missing field) is not Redis going away: taken
+  // for one, an undo or purge would wait "for Redis" and be retried every 30 s for ever.
+  if (error instanceof TypeError || error instanceof SyntaxError || error instanceof RangeError) return false;
+  if (error instanceof ReferenceError) return false;
   const replied = error instanceof ReplyError || (error as Error)?.name === 'ReplyError';
   return !replied || UNAVAILABLE_REPLY.test(String((error as Error)?.message));
 }
@@ -34,5 +38,6 @@ export function withUnavailable(purger: QueuePurger, unavailable: (error: unknow
     conflicts: (lines) => purger.conflicts(lines).catch(map),
     restore: (lines, step) => purger.restore(lines, step).catch(map),
     undoProgress: (purgeId) => purger.undoProgress(purgeId).catch(map),
+    clearUndoProgress: (purgeId) => purger.clearUndoProgress(purgeId).catch(map),
   };
 }

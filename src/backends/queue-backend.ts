@@ -367,6 +367,7 @@ export interface PurgePreview {
  * handled, `restored` of them were put back. Kept in the watched Redis itself, written by the
  * same script that writes the jobs, so the two can never disagree: a Redis restarted without
  * its data lost both, and the undo starts over; one restarted from its append-only file kept both.
+ * Dropped once the undo is done.
  */
 export interface UndoProgress {
   position: number;
@@ -379,8 +380,6 @@ export interface UndoStep {
   from: number;
   /** `restored` before these lines (the marker keeps the running total). */
   restoredBefore: number;
-  /** How long the marker outlives the last step: as long as the archive may be undone. */
-  ttlSeconds: number;
 }
 
 /**
@@ -412,6 +411,12 @@ export interface QueuePurger {
   restore(lines: string[], step?: UndoStep): Promise<{ restored: number; existing: string[] }>;
   /** Where an undo of `purgeId` stands in Redis (zero when none began or Redis lost it all). */
   undoProgress(purgeId: string): Promise<UndoProgress>;
+  /**
+   * Drops the undo's marker, once the store says the undo is done (never before: a marker gone
+   * while the undo could still resume would start it over). It has no ttl: an undo may wait for
+   * its Redis, or be resumed after a refusal, for as long as the archive is kept.
+   */
+  clearUndoProgress(purgeId: string): Promise<void>;
   /** Facts the archive manifest keeps (prefix, layout). */
   meta(): Record<string, unknown>;
   /** Entries per read and per delete call when the system needs other sizes than the defaults. */

@@ -27,17 +27,17 @@ export async function readUndoProgress(client: Redis, key: string): Promise<Undo
 /**
  * The arguments every restore script takes first: the position the marker must be at ('' for a
  * restore without an undo step, which neither checks nor moves it), the position after these
- * lines, the running total before them and the marker's ttl.
+ * lines, and the running total before them.
  */
 export function undoStepArgs(step: UndoStep | undefined, lines: number): string[] {
-  if (!step) return ['', '', '0', '0'];
-  return [String(step.from), String(step.from + lines), String(step.restoredBefore), String(step.ttlSeconds)];
+  if (!step) return ['', '', '0'];
+  return [String(step.from), String(step.from + lines), String(step.restoredBefore)];
 }
 
 /**
  * The Lua shared by the restore scripts: `check_marker()` before anything is written (false when
- * another run moved the marker), `move_marker(restored)` after. KEYS[1] is the marker, ARGV[1..4]
- * are {@link undoStepArgs}.
+ * another run moved the marker), `move_marker(restored)` after. KEYS[1] is the marker, ARGV[1..3]
+ * are {@link undoStepArgs}. No ttl: see `QueuePurger.clearUndoProgress`.
  */
 export const UNDO_MARKER_LUA = `
 local function check_marker()
@@ -48,7 +48,7 @@ local function check_marker()
 end
 local function move_marker(restored)
   if ARGV[1] == '' then return end
-  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. (tonumber(ARGV[3]) + restored), 'EX', ARGV[4])
+  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. (tonumber(ARGV[3]) + restored))
 end
 `;
 

@@ -16,7 +16,7 @@ import type {
   PurgePlace,
   QueuePurger,
 } from '../backends/queue-backend.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { PurgeRecord, PurgeStore } from '../store/store.js';
 
@@ -412,14 +412,26 @@ export async function runUndo(
   purge: PurgeRecord,
   deps: Pick<EngineDeps, 'purger' | 'progress' | 'signal'> & {
     batch?: number;
-    /** How long the marker outlives the last step (as long as the archive may be undone). */
-    markerTtlSeconds?: number;
-    /** Called after each step: the service's heartbeat, so no other host takes a live undo for dead. */
+    /**
+     * Called between steps, and while checking: the service's heartbeat, so that no other host
+     * takes a live undo for dead. Best effort: it must not throw.
+     */
     beat?: () => Promise<void>;
   },
 ): Promise<{ restored: number; existing: string[] }> {
   const manifest = await readManifest(purge.archivePath);
-  await verifyArchive(purge.archivePath, manifest);
+  // Redis first: while it is away (a sweep every 30 s retries) the archive is not hashed for nothing.
+  const start = await deps.purger.undoProgress(purge.id);
+  // Refusals say what is already back when a resumed undo stops: "nothing was restored" would be wrong.
+  const partly = start.restored > 0 ? { restoredBefore: start.restored } : {};
+  try {
+    await verifyArchive(purge.archivePath, manifest);
+  } catch (error) {
+    if (isOpsError(error) && error.code === ErrorCode.ArchiveInvalid && start.restored > 0)
+      throw new OpsError(error.code, { ...error.params, ...partly });
+    throw error;
+  }
+  await deps.beat?.();
   const batch = deps.batch ?? 1000;
   const total = manifest.counts.purged;
   const order = [...manifest.files].reverse();
@@ -429,7 +441,6 @@ export async function runUndo(
     const kept = skip.size === 0 ? lines : lines.filter((l) => !skip.has(deps.purger.parse(l).identity));
     return kept.reverse();
   };
-  const start = await deps.purger.undoProgress(purge.id);
   const conflicts: string[] = [];
   let offset = 0;
   for (const file of order) {
@@ -439,9 +450,14 @@ export async function runUndo(
     for (let i = 0; i < toGo.length; i += batch)
       conflicts.push(...(await deps.purger.conflicts(toGo.slice(i, i + batch))));
     deps.progress?.({ done: start.restored, total, phase: 'checking' });
+    await deps.beat?.();
   }
   if (conflicts.length > 0) {
-    throw new OpsError(ErrorCode.UndoConflict, { count: conflicts.length, ids: conflicts.slice(0, 10) });
+    throw new OpsError(ErrorCode.UndoConflict, {
+      count: conflicts.length,
+      ids: conflicts.slice(0, 10),
+      ...partly,
+    });
   }
   let restored = start.restored;
   const existing: string[] = [];
@@ -456,7 +472,6 @@ export async function runUndo(
         purgeId: purge.id,
         from: position + i,
         restoredBefore: restored,
-        ttlSeconds: deps.markerTtlSeconds ?? DEFAULT_MARKER_TTL_SECONDS,
       });
       restored += outcome.restored;
       existing.push(...outcome.existing);
@@ -467,9 +482,6 @@ export async function runUndo(
   }
   return { restored, existing };
 }
-
-/** Thirty days: longer than an archive is usually kept (the service passes its own retention). */
-const DEFAULT_MARKER_TTL_SECONDS = 30 * 86_400;
 
 function stoppedForShutdown(purge: PurgeRecord): OpsError {
   return new OpsError(ErrorCode.NotSupported, {

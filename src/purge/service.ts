@@ -95,6 +95,8 @@ export function createPurges(deps: PurgesDeps): Purges {
   const now = deps.now ?? (() => new Date());
   const owner = deps.owner ?? `${hostname()}:${process.pid}`;
   const t = messages(deps.locale ?? 'en').purge;
+  /** Undos this process is running now: a row of its own not among them was left by a run that ended. */
+  const runningUndos = new Set<string>();
 
   async function purgerFor(system: string, queue: string): Promise<QueuePurger> {
     const backend = deps.backends().get(system);
@@ -297,7 +299,12 @@ export function createPurges(deps: PurgesDeps): Purges {
       // An undo whose process died, or whose Redis went away, is finished from where the marker
       // in that Redis says it stopped: what is back is never put back twice.
       for (const purge of await deps.store.listPurges({ states: ['undoing'] })) {
-        const gone = ownerGone(purge.owner);
+        if (purge.undoneBy === undefined) {
+          await releaseLegacyUndo(purge);
+          continue;
+        }
+        // One of this process's own whose run ended without releasing it (the store blinked).
+        const gone = purge.owner === owner ? !runningUndos.has(purge.id) : ownerGone(purge.owner);
         const stale = Date.parse(purge.heartbeatAt ?? purge.updatedAt) < staleBefore;
         if (gone === false || (gone === undefined && !stale)) continue;
         const claimed = await deps.store.updatePurge(
@@ -312,8 +319,8 @@ export function createPurges(deps: PurgesDeps): Purges {
           action: 'undo.recovered',
           target: `${purge.system}/${purge.queue}`,
         };
-        const params = { purge: purge.id, request: purge.undoneBy ?? null, diedOwner: purge.owner ?? null };
-        if (purge.owner)
+        const params = { purge: purge.id, request: purge.undoneBy, diedOwner: purge.owner ?? null };
+        if (purge.owner && purge.owner !== owner)
           deps.logger?.warn(
             { purgeId: purge.id, owner: purge.owner },
             'finishing an undo whose process died',
@@ -325,20 +332,29 @@ export function createPurges(deps: PurgesDeps): Purges {
             params: { ...params, restored: result.restored },
             outcome: 'finished',
           });
-          if (purge.undoneBy) await settleRequest(purge.undoneBy, result);
+          await settleRequest(purge.undoneBy, result);
         } catch (error) {
-          if (
-            isOpsError(error) &&
-            (error.code === ErrorCode.UndoInterrupted || error.code === ErrorCode.UndoTakenOver)
-          ) {
+          if (isOpsError(error) && error.code === ErrorCode.UndoInterrupted) {
             deps.logger?.warn(
-              { purgeId: purge.id, system: purge.system, code: error.code },
+              { purgeId: purge.id, system: purge.system },
               'an undo waits for its Redis to answer again',
+            );
+            continue;
+          }
+          if (isOpsError(error) && error.code === ErrorCode.UndoTakenOver) {
+            // A live run elsewhere (its heartbeat looked old) holds the marker: it is left to it.
+            await deps.store
+              .updatePurge(purge.id, ['undoing'], { owner: purge.owner }, owner)
+              .catch(() => undefined);
+            deps.logger?.info(
+              { purgeId: purge.id, owner: purge.owner },
+              'an undo is still running elsewhere',
             );
             continue;
           }
           const reason = isOpsError(error) ? error.code : String((error as Error)?.message ?? error);
           await deps.audit.record({ ...audited, params, outcome: 'failed', error: reason });
+          await failRequest(purge.undoneBy, reason);
           deps.logger?.error(
             { err: error, purgeId: purge.id },
             'could not finish an undo whose process died',
@@ -395,27 +411,40 @@ export function createPurges(deps: PurgesDeps): Purges {
       run?.progress(update);
     };
     let purger: QueuePurger | undefined;
+    runningUndos.add(purge.id);
     try {
       purger = await purgerFor(purge.system, purge.queue);
       const { restored } = await runUndo(purge, {
         purger,
         progress,
-        markerTtlSeconds: (deps.config.archive.retentionDays + 7) * 86_400,
         beat: async () => {
-          // A write every few seconds, not every step: plenty against a 60 s staleness.
+          // A write every few seconds, not every step: plenty against a 60 s staleness. A store
+          // that blinks costs a beat, not the undo.
           if (now().getTime() - lastBeat < BEAT_EVERY_MS) return;
           lastBeat = now().getTime();
-          await deps.store.updatePurge(purge.id, ['undoing'], { heartbeatAt: now().toISOString() }, owner);
+          await deps.store
+            .updatePurge(purge.id, ['undoing'], { heartbeatAt: now().toISOString() }, owner)
+            .catch((error: unknown) =>
+              deps.logger?.warn({ err: error, purgeId: purge.id }, 'undo heartbeat not stored'),
+            );
         },
         ...(run ? { signal: run.signal } : {}),
       });
       const at = now().toISOString();
-      await deps.store.updatePurge(
-        purge.id,
-        ['undoing'],
-        { state: 'undone', owner: undefined, updatedAt: at, heartbeatAt: at },
-        owner,
-      );
+      // Whoever holds the row now: the marker at its end says this undo is complete (a sweep
+      // elsewhere may have claimed the row meanwhile, taking the heartbeat for a dead one's).
+      await deps.store.updatePurge(purge.id, ['undoing'], {
+        state: 'undone',
+        owner: undefined,
+        updatedAt: at,
+        heartbeatAt: at,
+      });
+      // Only now: a marker dropped while the undo could still resume would start it over.
+      await purger
+        .clearUndoProgress(purge.id)
+        .catch((error: unknown) =>
+          deps.logger?.warn({ err: error, purgeId: purge.id }, 'undo marker not removed; it is harmless'),
+        );
       return { restored, purgeId: purge.id, archivePath: purge.archivePath };
     } catch (error) {
       // Another run moved the marker: it holds the undo now, and its row too.
@@ -446,8 +475,46 @@ export function createPurges(deps: PurgesDeps): Purges {
         .catch(() => undefined);
       throw error;
     } finally {
+      runningUndos.delete(purge.id);
       await purger?.close();
     }
+  }
+
+  /**
+   * An undo left running by a version that kept no marker (no `undoneBy`): where it stopped is
+   * not known, so it is not resumed (Celery's messages would go back twice). Released as before,
+   * once its process is surely gone, and audited; the user checks the queue.
+   */
+  async function releaseLegacyUndo(purge: PurgeRecord) {
+    if (ownerGone(purge.owner) !== true) return;
+    const released = await deps.store.updatePurge(
+      purge.id,
+      ['undoing'],
+      { state: purge.error ? 'failed' : 'done', owner: undefined, updatedAt: now().toISOString() },
+      purge.owner ?? null,
+    );
+    if (!released) return;
+    await deps.audit.record({
+      ...SYSTEM_ACTOR,
+      action: 'undo.recovered',
+      target: `${purge.system}/${purge.queue}`,
+      params: { purge: purge.id, diedOwner: purge.owner ?? null },
+      outcome: 'interrupted',
+      error: t.undoInterrupted,
+    });
+  }
+
+  /** The request of an undo that recovery could not finish says why (it said "goes on by itself"). */
+  async function failRequest(id: string, reason: string) {
+    const at = now().toISOString();
+    await deps.store
+      .transitionRequest(id, ['executing', 'interrupted', 'failed'], {
+        status: 'failed',
+        error: reason,
+        finishedAt: at,
+        updatedAt: at,
+      })
+      .catch(() => undefined);
   }
 
   /** The request of a purge or undo finished at recovery says so, whatever the dead process left it as. */

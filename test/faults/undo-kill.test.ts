@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
@@ -135,5 +136,44 @@ describe('an undo killed with SIGKILL halfway', () => {
       (later.data as { entries: { action: string }[] }).entries.filter((e) => e.action === 'undo.recovered'),
     ).toHaveLength(1);
     expect(jsonOf(await as('audit', 'verify')).ok).toBe(true);
+    // Done: the marker kept in Redis for a resume is gone with it.
+    expect(await redis.keys('queue-ops:undo:*')).toEqual([]);
+  }, 60_000);
+
+  it('an undo left running by a version that kept no marker is released, not resumed from a guess', async () => {
+    // The purge again, then its row as an earlier version left it: undoing, owned by a process
+    // that is gone, no undo request recorded (that version kept no marker in Redis either).
+    const purged = requestOf(await as('purge', 'hs/events'));
+    expect(purged.status).toBe('done');
+    const db = new Database(join(tmp.dir, 'queue-ops.db'));
+    try {
+      db.prepare("UPDATE purges SET state = 'undoing', owner = ?, undone_by = NULL WHERE id = ?").run(
+        `${hostname()}:${2 ** 22 + 7}`,
+        purged.id,
+      );
+    } finally {
+      db.close();
+    }
+    await as('pending');
+    const row = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });
+    try {
+      expect(row.prepare('SELECT state, owner FROM purges WHERE id = ?').get(purged.id)).toEqual({
+        state: 'done',
+        owner: null,
+      });
+    } finally {
+      row.close();
+    }
+    expect(await redis.llen(`${prefix}:events:wait`)).toBe(0);
+    const entries = (
+      jsonOf(await as('audit', '20')).data as {
+        entries: { action: string; outcome: string; error?: string; params?: Record<string, unknown> }[];
+      }
+    ).entries;
+    expect(entries.filter((e) => e.action === 'undo.recovered' && e.params?.purge === purged.id)).toEqual([
+      expect.objectContaining({ outcome: 'interrupted', error: messages('en').purge.undoInterrupted }),
+    ]);
+    // Undoable again, as before.
+    expect(requestOf(await as('undo', purged.id))).toMatchObject({ status: 'done', result: { restored: N } });
   }, 60_000);
 });

@@ -4,7 +4,8 @@ import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { undoMarkerKey } from '../../src/backends/undo-marker.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
-import { isOpsError } from '../../src/errors.js';
+import { isOpsError, type OpsError } from '../../src/errors.js';
+import { messages } from '../../src/i18n/index.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { randomName } from '../backends/bullmq/helpers.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
@@ -62,7 +63,9 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
         purger: first,
         batch: 400,
         beat: async () => {
-          if (++steps === 4) throw new Error('killed');
+          // Beats: the archive checked, each of its 3 files checked, then one per step; the
+          // fourth step's beat is the process dying.
+          if (++steps === 8) throw new Error('killed');
         },
       }),
     ).rejects.toThrow('killed');
@@ -73,6 +76,40 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
     expect(await runUndo(done, { purger: second })).toEqual({ restored: N, existing: [] });
     await second.close();
     expect(await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1)).toEqual(before);
+  });
+
+  it('a resumed undo refused for an id that exists again says what is already back', async () => {
+    const { done, before } = await purged();
+    const first = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
+    let steps = 0;
+    await expect(
+      runUndo(done, {
+        purger: first,
+        batch: 400,
+        beat: async () => {
+          // As above: four beats while checking, then the fourth step's beat is the process dying.
+          if (++steps === 8) throw new Error('killed');
+        },
+      }),
+    ).rejects.toThrow('killed');
+    await first.close();
+    const back = await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1);
+    expect(back).toHaveLength(1_400);
+    // A producer adds a job under an id still in the archive.
+    const taken = before.find((id) => !back.includes(id))!;
+    await fx.redis.hset(`${fx.prefix}:q:${taken}`, 'name', 'new', 'data', '{}');
+
+    const second = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
+    const refused = await runUndo(done, { purger: second }).catch((e: unknown) => e);
+    await second.close();
+    expect(refused).toMatchObject({
+      code: 'UndoConflict',
+      params: { count: 1, ids: [taken], restoredBefore: 1_400 },
+    });
+    expect(messages('en').errors.describe(refused as OpsError)).toBe(
+      `Undo refused: 1 job id exists again (\`${taken}\`); nothing was overwritten, the 1,400 restored before it stopped stay back and the rest is still in the archive.`,
+    );
+    expect(await fx.redis.llen(`${fx.prefix}:q:wait`)).toBe(1_400);
   });
 
   it('Celery: a result already holding its archived value is back, not a conflict; another value is both', async () => {
@@ -92,7 +129,7 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
       await fx.redis.set(key(1), `{"status":"FAILURE","n":1}`);
       await fx.redis.set(key(2), '{"status":"SUCCESS"}');
       expect(await purger.conflicts([line(1), line(2), line(3)])).toEqual([key(2)]);
-      const step = { purgeId: fx.prefix, from: 0, restoredBefore: 0, ttlSeconds: 60 };
+      const step = { purgeId: fx.prefix, from: 0, restoredBefore: 0 };
       expect(await purger.restore([line(1), line(2), line(3)], step)).toEqual({
         restored: 2,
         existing: [key(2)],

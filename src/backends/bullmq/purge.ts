@@ -193,6 +193,9 @@ export function createBullmqPurger(options: {
     },
 
     undoProgress: (purgeId) => readUndoProgress(client, undoMarkerKey(purgeId, prefix)),
+    clearUndoProgress: async (purgeId) => {
+      await client.del(undoMarkerKey(purgeId, prefix));
+    },
 
     meta: () => ({ prefix, keyBase: base }),
 

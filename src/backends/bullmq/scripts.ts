@@ -250,16 +250,16 @@ return out`);
  * timestamp for delayed ones.
  *
  * KEYS[1]: the undo's marker (see undo-marker.ts), checked first and moved in the same call.
- * ARGV[1..4]: the undo step; ARGV[5]: the key base (every job key is under it); ARGV[6…]: lines.
+ * ARGV[1..3]: the undo step; ARGV[4]: the key base (every job key is under it); ARGV[5…]: lines.
  * Returns { restored, existing ids… }, or { -1 } without writing when another run moved the marker.
  */
 export const PURGE_RESTORE = luaScript(`${UNDO_MARKER_LUA}
 if not check_marker() then return { ${MARKER_MOVED} } end
-local base = ARGV[5]
+local base = ARGV[4]
 local lists = { wait = true, paused = true }
 local restored, existing = 0, {}
 local ready, delayed = false, false
-for i = 6, #ARGV do
+for i = 5, #ARGV do
   local rec = cjson.decode(ARGV[i])
   local key = base .. rec.id
   if redis.call('EXISTS', key) == 1 then

@@ -74,13 +74,13 @@ return out`);
  * past them, in one call (see undo-marker.ts): a call cut short pushed nothing, and a resumed
  * undo never pushes a message twice (messages carry no id that could tell).
  *
- * KEYS[1]: the marker; KEYS[2…]: the lists. ARGV[1..4]: the undo step; then pairs of (index into
+ * KEYS[1]: the marker; KEYS[2…]: the lists. ARGV[1..3]: the undo step; then pairs of (index into
  * KEYS of the list, message). Returns the count pushed, or -1 without writing when the marker moved.
  */
 const RESTORE_MESSAGES = luaScript(`${UNDO_MARKER_LUA}
 if not check_marker() then return ${MARKER_MOVED} end
 local pushed = 0
-for i = 5, #ARGV, 2 do
+for i = 4, #ARGV, 2 do
   redis.call('RPUSH', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
   pushed = pushed + 1
 end
@@ -355,6 +355,9 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     },
 
     undoProgress: (purgeId) => readUndoProgress(broker, undoMarkerKey(purgeId)),
+    clearUndoProgress: async (purgeId) => {
+      await broker.del(undoMarkerKey(purgeId));
+    },
 
     meta: () => ({ queue: options.queue, lists }),
 

@@ -23,6 +23,12 @@ const hint = (suggestion: unknown): string =>
  * One line per error code. Values in params came from the user or from Redis: the caller
  * escapes the whole line for mrkdwn before it reaches Slack.
  */
+/** What an undo refused after a resume has already put back, or that nothing was. */
+const restoredSoFar = (before: unknown) =>
+  Number(before) > 0
+    ? `the ${Number(before).toLocaleString('en-US')} restored before it stopped stay back and the rest is still in the archive`
+    : 'nothing was restored';
+
 const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UsageError: (p) => `${p.message ?? 'That command is not complete.'} Usage: \`${p.usage ?? '/queue help'}\``,
   UnknownVerb: (p) =>
@@ -77,9 +83,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
   ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
   ArchiveInvalid: (p) =>
-    `The archive ${p.path} cannot be trusted: \`${p.file}\` is ${p.problem === 'checksum' ? 'not what its manifest says (sha256 mismatch)' : p.problem}; nothing was restored.`,
+    `The archive ${p.path} cannot be trusted: \`${p.file}\` is ${p.problem === 'checksum' ? 'not what its manifest says (sha256 mismatch)' : p.problem}; ${restoredSoFar(p.restoredBefore)}.`,
   UndoConflict: (p) =>
-    `Undo refused: ${p.count} job id${p.count === 1 ? '' : 's'} exist${p.count === 1 ? 's' : ''} again (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); nothing was overwritten or restored.`,
+    `Undo refused: ${p.count} job id${p.count === 1 ? '' : 's'} exist${p.count === 1 ? 's' : ''} again (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); nothing was overwritten, ${restoredSoFar(p.restoredBefore)}.`,
   NotUndoable: (p) => `\`${p.id}\` cannot be undone: ${p.reason}.`,
   RetryInterrupted: (p) =>
     `Redis for \`${p.system}\` stopped answering during the retry of \`${p.target}\` (${p.reason}): at least ${Number(p.done).toLocaleString('en-US')} of ${Number(p.total).toLocaleString('en-US')} jobs were done before, the rest are still failed; \`/queue retry ${p.target} all\` takes only those once Redis answers.`,

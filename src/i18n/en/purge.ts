@@ -45,6 +45,8 @@ export const purge = {
   undoUnknown: 'no purge has that id',
   undoAlready: (by?: string) => `it was already undone${by ? ` (by ${by})` : ''}`,
   undoRunning: 'it is still running',
+  undoInterrupted:
+    'the undo stopped with its process; part of the archive may be back in Redis: check the queue before undoing again',
   undoResuming:
     'an undo of it was interrupted and goes on by itself, from where it stopped, once its Redis answers again (the bot tries every 30 s, the command line at its next run)',
   undoArchiveGone: (at: string) => `its archive was removed by the retention sweep at ${at}`,

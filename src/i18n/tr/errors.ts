@@ -40,6 +40,12 @@ const state = (value: unknown): string => {
  * Her hata kodu için bir satır (Record<ErrorCode, …>: yeni bir kod eklenince tsc burada durur).
  * Parametreler kullanıcıdan ya da Redis'ten gelir: çağıran, satırın tamamını mrkdwn için kaçışlar.
  */
+/** Bir geri almanın durmadan önce geri koyduğu, ya da hiçbir şey. */
+const restoredSoFar = (before: unknown) =>
+  Number(before) > 0
+    ? `durmadan önce geri konan ${Number(before).toLocaleString('tr-TR')} iş yerinde kalıyor, kalanlar hâlâ arşivde`
+    : 'hiçbir şey geri yüklenmedi';
+
 const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UsageError: (p) => `${p.message ?? 'Komut eksik.'} Kullanım: \`${p.usage ?? '/queue help'}\``,
   UnknownVerb: (p) =>
@@ -96,9 +102,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
   ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
   ArchiveInvalid: (p) =>
-    `${p.path} arşivine güvenilemez: \`${p.file}\` ${p.problem === 'checksum' ? 'manifestin söylediği dosya değil (sha256 uyuşmuyor)' : p.problem}; hiçbir şey geri yüklenmedi.`,
+    `${p.path} arşivine güvenilemez: \`${p.file}\` ${p.problem === 'checksum' ? 'manifestin söylediği dosya değil (sha256 uyuşmuyor)' : p.problem}; ${restoredSoFar(p.restoredBefore)}.`,
   UndoConflict: (p) =>
-    `Geri alma reddedildi: ${p.count} iş id’si yeniden var (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); hiçbir şeyin üzerine yazılmadı, hiçbir şey geri yüklenmedi.`,
+    `Geri alma reddedildi: ${p.count} iş id’si yeniden var (${list(p.ids)}${Number(p.count) > ((p.ids as string[] | undefined) ?? []).length ? ', …' : ''}); hiçbir şeyin üzerine yazılmadı, ${restoredSoFar(p.restoredBefore)}.`,
   NotUndoable: (p) => `\`${p.id}\` geri alınamaz: ${p.reason}.`,
   RetryInterrupted: (p) =>
     `\`${p.target}\` yeniden denenirken \`${p.system}\` için Redis yanıt vermeyi bıraktı (${p.reason}): ${Number(p.total).toLocaleString('tr-TR')} işin en az ${Number(p.done).toLocaleString('tr-TR')} tanesi önceden yapıldı, kalanlar hâlâ başarısız; Redis yanıt verince \`/queue retry ${p.target} all\` yalnızca onları alır.`,

@@ -64,6 +64,8 @@ export const purge: Catalog['purge'] = {
   undoUnknown: 'bu id’ye sahip bir purge yok',
   undoAlready: (by?: string) => `zaten geri alınmış${by ? ` (${by} tarafından)` : ''}`,
   undoRunning: 'hâlâ çalışıyor',
+  undoInterrupted:
+    'geri alma, süreciyle birlikte durdu; arşivin bir kısmı Redis’e dönmüş olabilir: yeniden geri almadan önce kuyruğu kontrol edin',
   undoResuming:
     'yarıda kalan bir geri alması var; Redis yeniden yanıt verince kaldığı yerden kendiliğinden sürer (bot 30 sn’de bir dener, komut satırı bir sonraki çalıştırmada)',
   undoArchiveGone: (at: string) => `arşivi ${at} tarihinde saklama süresi temizliğiyle silindi`,
