@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { undoMarkerKey } from '../../src/backends/undo-marker.js';
@@ -14,6 +14,12 @@ const N = 3_000;
 
 describe('undo steps move a marker in Redis with the jobs they put back', () => {
   const fx = usePurgeEngine('qu');
+  // The engine leaves its marker (the service drops it once the store says undone): this file's
+  // go with the test's prefix, on a Redis other files share.
+  afterEach(async () => {
+    const markers = await fx.redis.keys(`queue-ops:undo:*:${fx.prefix}`);
+    if (markers.length > 0) await fx.redis.del(...markers);
+  });
 
   const purged = async () => {
     const { redis, prefix, store } = fx;
