@@ -173,16 +173,29 @@ export function postLocal(
   });
 }
 
-/** The command over HTTP, signed as Slack signs it; resolves when the bot has acknowledged it. */
-export async function postSlash(port: number, slackUrl: string, n: number, text = 'status'): Promise<void> {
+/** A `/queue <text>` command's body and headers, signed as Slack signs it. */
+export function signedSlash(
+  slackUrl: string,
+  n: number,
+  text = 'status',
+): { body: string; headers: Record<string, string> } {
   const body = new URLSearchParams(slashFields(slackUrl, n, text)).toString();
   const ts = Math.floor(Date.now() / 1000);
   const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${ts}:${body}`).digest('hex')}`;
-  const status = await postLocal(port, '/slack/events', body, {
-    'content-type': 'application/x-www-form-urlencoded',
-    'x-slack-request-timestamp': String(ts),
-    'x-slack-signature': signature,
-  });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signature,
+    },
+  };
+}
+
+/** The command over HTTP, signed as Slack signs it; resolves when the bot has acknowledged it. */
+export async function postSlash(port: number, slackUrl: string, n: number, text = 'status'): Promise<void> {
+  const { body, headers } = signedSlash(slackUrl, n, text);
+  const status = await postLocal(port, '/slack/events', body, headers);
   if (status !== 200) throw new Error(`slash command ${n} answered ${status}`);
 }
 
