@@ -25,6 +25,14 @@ export function peakRssOf(pid: number): number {
   return statusMb(pid, 'VmHWM');
 }
 
+/** Linux: the CPU time (user + system) a process has used so far, ms (10 ms resolution). */
+export function cpuMsOf(pid: number): number {
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 function statusMb(pid: number, field: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;

@@ -28,6 +28,7 @@ import { Redis } from 'ioredis';
 import { freePort, startPrivateRedis } from '../src/lib/redis-server.js';
 import {
   type BotProcess,
+  cpuMsOf,
   peakRssOf,
   ROOT,
   rssOf,
@@ -60,6 +61,8 @@ interface ModeFigures {
   startMb: number;
   peakMb: number;
   endMb: number;
+  /** The bot's CPU time (user + system) per command over the measured bursts. */
+  cpuMsPerCommand: number;
 }
 
 function percentile(values: number[], p: number): number {
@@ -190,6 +193,7 @@ async function runMode(
     const cold = await burst(slack, n, send);
     n += CONCURRENT;
     const before = await commandCalls(admin);
+    const cpuBefore = cpuMsOf(pid);
     const warm: Burst[] = [];
     for (let b = 0; b < BURSTS; b++) {
       await new Promise((r) => setTimeout(r, 300));
@@ -197,6 +201,7 @@ async function runMode(
       warm.push(await burst(slack, n, send));
       n += CONCURRENT;
     }
+    const cpuMs = cpuMsOf(pid) - cpuBefore;
     const after = await commandCalls(admin);
     const delta = [...after]
       .map(
@@ -214,6 +219,7 @@ async function runMode(
       topCommands: delta,
       startMb,
       peakMb: peakRssOf(pid),
+      cpuMsPerCommand: cpuMs / (BURSTS * CONCURRENT),
       endMb: rssOf(pid),
     };
   } finally {
@@ -251,6 +257,7 @@ function report(f: ModeFigures, floor: number[]): string[] {
       .slice(0, 6)
       .map(([name, d]) => `${name} ${d}`)
       .join(', ')})`,
+    `  bot CPU (user + system) per command: ${f.cpuMsPerCommand.toFixed(2)} ms`,
     `  bot RSS: ${f.startMb.toFixed(1)} MB settled after start, peak ${f.peakMb.toFixed(1)} MB, ${f.endMb.toFixed(1)} MB at the end`,
   ];
 }
