@@ -26,6 +26,14 @@ export function peakRssOf(pid: number): number {
   return statusMb(pid, 'VmHWM');
 }
 
+/** Linux: the CPU time (user + system) a process has used so far, ms (10 ms resolution). */
+export function cpuMsOf(pid: number): number {
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 function statusMb(pid: number, field: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024;
@@ -174,16 +182,29 @@ export function postLocal(
   });
 }
 
-/** The command over HTTP, signed as Slack signs it; resolves when the bot has acknowledged it. */
-export async function postSlash(port: number, slackUrl: string, n: number, text = 'status'): Promise<void> {
+/** A `/queue <text>` command's body and headers, signed as Slack signs it. */
+export function signedSlash(
+  slackUrl: string,
+  n: number,
+  text = 'status',
+): { body: string; headers: Record<string, string> } {
   const body = new URLSearchParams(slashFields(slackUrl, n, text)).toString();
   const ts = Math.floor(Date.now() / 1000);
   const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${ts}:${body}`).digest('hex')}`;
-  const status = await postLocal(port, '/slack/events', body, {
-    'content-type': 'application/x-www-form-urlencoded',
-    'x-slack-request-timestamp': String(ts),
-    'x-slack-signature': signature,
-  });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signature,
+    },
+  };
+}
+
+/** The command over HTTP, signed as Slack signs it; resolves when the bot has acknowledged it. */
+export async function postSlash(port: number, slackUrl: string, n: number, text = 'status'): Promise<void> {
+  const { body, headers } = signedSlash(slackUrl, n, text);
+  const status = await postLocal(port, '/slack/events', body, headers);
   if (status !== 200) throw new Error(`slash command ${n} answered ${status}`);
 }
 

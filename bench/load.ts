@@ -12,20 +12,24 @@
  * - Redis commands per command (INFO commandstats delta over the measured bursts, Lua's inner
  *   calls included, the bench's own INFO left out): concurrent status reads share one read.
  * - the bot's peak RSS (VmHWM, start-up included) and its RSS at the end.
- * The sender and the stand-in run in this process, on the same 2 cores as the bot. Figures only,
- * no assertions; `BENCH_LOAD_N` / `BENCH_LOAD_BURSTS` change the sizes.
+ * HTTP commands come from a sender in a process of its own (bench/load-sender.ts), so that
+ * answers arriving at the stand-in (this process) do not hold up its reading of acks; the floor
+ * is that same sender against a server that answers at once, and what the bot adds is printed
+ * beside it. Socket Mode's sender is the stand-in's websocket, in this process. All of it shares
+ * the machine's cores with the bot. Figures only, no assertions; `BENCH_LOAD_N` /
+ * `BENCH_LOAD_BURSTS` change the sizes.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { freePort, startPrivateRedis } from '../src/lib/redis-server.js';
 import {
   type BotProcess,
+  cpuMsOf,
   peakRssOf,
-  postLocal,
-  postSlash,
   ROOT,
   rssOf,
   SIGNING_SECRET,
@@ -35,6 +39,7 @@ import {
   spawnBot,
   until,
 } from './bot.js';
+import type { SendJob, SendResult } from './load-sender.js';
 import { seedBullmq } from './startup.js';
 
 const CONCURRENT = Number(process.env.BENCH_LOAD_N ?? 200);
@@ -56,6 +61,8 @@ interface ModeFigures {
   startMb: number;
   peakMb: number;
   endMb: number;
+  /** The bot's CPU time (user + system) per command over the measured bursts. */
+  cpuMsPerCommand: number;
 }
 
 function percentile(values: number[], p: number): number {
@@ -72,37 +79,59 @@ async function commandCalls(admin: Redis): Promise<Map<string, number>> {
   return calls;
 }
 
-/** A number of concurrent commands, one sender per command, over `send`; `n0` numbers them. */
-async function burst(slack: SlackStandIn, n0: number, send: (n: number) => Promise<number>): Promise<Burst> {
-  const started = new Map<number, number>();
-  const acks = await Promise.all(
-    Array.from({ length: CONCURRENT }, (_, i) => {
-      const n = n0 + i;
-      started.set(n, performance.now());
-      return send(n).then((at) => at - started.get(n)!);
-    }),
-  );
-  await until(`${CONCURRENT} answers`, () => [...started.keys()].every((n) => slack.answer(n)), 60_000);
-  const answers = [...started].map(([n, at]) => slack.answer(n)!.at - at);
-  for (const [n] of started) {
+/** Epoch ms, comparable between this process and the sender's. */
+const epochNow = () => performance.timeOrigin + performance.now();
+
+/** Sends `CONCURRENT` commands numbered from `n0` at once; when each started and was acked. */
+type BurstSender = (n0: number) => Promise<SendResult>;
+
+/** Concurrent commands over `send`, then their answers: ack and answer times per command. */
+async function burst(slack: SlackStandIn, n0: number, send: BurstSender): Promise<Burst> {
+  const { startedAt, ackedAt } = await send(n0);
+  const numbers = startedAt.map((_, i) => n0 + i);
+  await until(`${CONCURRENT} answers`, () => numbers.every((n) => slack.answer(n)), 60_000);
+  const answers = numbers.map((n, i) => performance.timeOrigin + slack.answer(n)!.at - startedAt[i]!);
+  for (const n of numbers) {
     const body = slack.answer(n)!.body;
     // Every answer must be the status, not an error: a fast wrong answer proves nothing.
     if (!body.includes('q00') || body.includes('went wrong'))
       throw new Error(`answer ${n} is not a status: ${body.slice(0, 300)}`);
   }
-  return { ackMs: acks, answerMs: answers };
+  return { ackMs: ackedAt.map((at, i) => at - startedAt[i]!), answerMs: answers };
 }
 
-/** Socket Mode: the envelope Slack sends for a slash command; resolves when its ack comes back. */
-function socketSender(slack: SlackStandIn) {
+/** The HTTP sender's process (bench/load-sender.ts), run through tsx as this bench is. */
+async function startSender(): Promise<{ send(job: SendJob): Promise<SendResult>; stop(): void }> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./load-sender.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the load sender exited (${code})`)));
+  });
+  return {
+    send: (job) =>
+      new Promise<SendResult>((resolve, reject) => {
+        child.once('message', (m: { ok: boolean; result?: SendResult; error?: string }) =>
+          m.ok ? resolve(m.result!) : reject(new Error(m.error)),
+        );
+        child.send(job);
+      }),
+    stop: () => child.kill(),
+  };
+}
+
+/** Socket Mode: the envelopes Slack sends for slash commands; each done when its ack comes back. */
+function socketSender(slack: SlackStandIn): BurstSender {
   const waiting = new Map<string, (at: number) => void>();
   const ws = slack.socket()!;
   ws.on('message', (data) => {
-    const at = performance.now();
+    const at = epochNow();
     const { envelope_id: id } = JSON.parse(String(data)) as { envelope_id?: string };
     if (id) waiting.get(id)?.(at);
   });
-  return (n: number) =>
+  const one = (n: number) =>
     new Promise<number>((resolve) => {
       const id = `env-${n}`;
       waiting.set(id, (at) => {
@@ -118,6 +147,14 @@ function socketSender(slack: SlackStandIn) {
         }),
       );
     });
+  return async (n0) => {
+    const startedAt: number[] = [];
+    const acks = Array.from({ length: CONCURRENT }, (_, i) => {
+      startedAt[i] = epochNow();
+      return one(n0 + i);
+    });
+    return { startedAt, ackedAt: await Promise.all(acks) };
+  };
 }
 
 async function runMode(
@@ -130,6 +167,7 @@ async function runMode(
   const slack = await slackStandIn({ socket });
   const port = await freePort();
   let bot: BotProcess | undefined;
+  const sender = socket ? undefined : await startSender();
   try {
     bot = await spawnBot(
       {
@@ -147,14 +185,15 @@ async function runMode(
     // Settled: start-up's own work (the first expiry sweep, the idle collection) is over.
     await new Promise((r) => setTimeout(r, 2000));
     const startMb = rssOf(pid);
-    const send = socket
-      ? socketSender(slack)
-      : (n: number) => postSlash(port, slack.url, n).then(() => performance.now());
+    const send: BurstSender = sender
+      ? (n0) => sender.send({ port, slash: { slackUrl: slack.url, n0 }, count: CONCURRENT })
+      : socketSender(slack);
     log(`load: ${mode}, first burst of ${CONCURRENT}…`);
     let n = 1;
     const cold = await burst(slack, n, send);
     n += CONCURRENT;
     const before = await commandCalls(admin);
+    const cpuBefore = cpuMsOf(pid);
     const warm: Burst[] = [];
     for (let b = 0; b < BURSTS; b++) {
       await new Promise((r) => setTimeout(r, 300));
@@ -162,6 +201,7 @@ async function runMode(
       warm.push(await burst(slack, n, send));
       n += CONCURRENT;
     }
+    const cpuMs = cpuMsOf(pid) - cpuBefore;
     const after = await commandCalls(admin);
     const delta = [...after]
       .map(
@@ -179,9 +219,11 @@ async function runMode(
       topCommands: delta,
       startMb,
       peakMb: peakRssOf(pid),
+      cpuMsPerCommand: cpuMs / (BURSTS * CONCURRENT),
       endMb: rssOf(pid),
     };
   } finally {
+    sender?.stop();
     await bot?.stop();
     // BENCH_BOT_OUTPUT=1: what the bot wrote (warnings, a crash), after its figures.
     if (bot && process.env.BENCH_BOT_OUTPUT) log(bot.output());
@@ -191,7 +233,7 @@ async function runMode(
 
 const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(0)} ms` : '-');
 
-function report(f: ModeFigures): string[] {
+function report(f: ModeFigures, floor: number[]): string[] {
   const acks = f.warm.flatMap((b) => b.ackMs);
   const answers = f.warm.flatMap((b) => b.answerMs);
   const worstBurstP99 = Math.max(...f.warm.map((b) => percentile(b.ackMs, 99)));
@@ -205,18 +247,24 @@ function report(f: ModeFigures): string[] {
     row('answer on response_url', answers),
     row('first burst after start: ack', f.cold.ackMs),
     row('first burst after start: answer', f.cold.answerMs),
+    ...(f.mode === 'HTTP'
+      ? [
+          `  the bot's share of the ack (above the floor): p50 ${ms(percentile(acks, 50) - percentile(floor, 50))}, p99 ${ms(percentile(acks, 99) - percentile(floor, 99))}`,
+        ]
+      : []),
     `  worst burst's ack p99 ${ms(worstBurstP99)}; acks over Slack's 3 s: ${late} of ${acks.length + f.cold.ackMs.length}`,
     `  Redis commands per command: ${f.commandsPerRequest.toFixed(2)} (${f.topCommands
       .slice(0, 6)
       .map(([name, d]) => `${name} ${d}`)
       .join(', ')})`,
+    `  bot CPU (user + system) per command: ${f.cpuMsPerCommand.toFixed(2)} ms`,
     `  bot RSS: ${f.startMb.toFixed(1)} MB settled after start, peak ${f.peakMb.toFixed(1)} MB, ${f.endMb.toFixed(1)} MB at the end`,
   ];
 }
 
 /**
- * The floor: the same bursts, from the same sender, to a plain `node:http` server in a process of
- * its own that answers 200 at once. What is left above it is the bot's.
+ * The floor: the same bursts, from the same sender process, to a plain `node:http` server in a
+ * process of its own that answers 200 at once. What is left above it is the bot's.
  */
 async function floorBursts(): Promise<Burst[]> {
   const port = await freePort();
@@ -228,23 +276,19 @@ async function floorBursts(): Promise<Burst[]> {
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
+  const sender = await startSender();
   try {
     await new Promise((resolve) => child.stdout!.once('data', resolve));
     const bursts: Burst[] = [];
     for (let b = 0; b <= BURSTS; b++) {
-      const acks = await Promise.all(
-        Array.from({ length: CONCURRENT }, async () => {
-          const started = performance.now();
-          await postLocal(port, '/slack/events', 'x'.repeat(400));
-          return performance.now() - started;
-        }),
-      );
+      const { startedAt, ackedAt } = await sender.send({ port, count: CONCURRENT });
       // The first burst opens the connections; the bot's measured bursts reuse theirs too.
-      if (b > 0) bursts.push({ ackMs: acks, answerMs: [] });
+      if (b > 0) bursts.push({ ackMs: ackedAt.map((at, i) => at - startedAt[i]!), answerMs: [] });
       await new Promise((r) => setTimeout(r, 300));
     }
     return bursts;
   } finally {
+    sender.stop();
     child.kill();
   }
 }
@@ -272,12 +316,12 @@ export async function loadBench(log: (t: string) => void): Promise<string[]> {
     const floor = (await floorBursts()).flatMap((b) => b.ackMs);
     const out: string[] = [
       '',
-      `floor: ${CONCURRENT} concurrent POSTs from this sender to a plain node:http server answering 200 at once: ` +
+      `floor: ${CONCURRENT} concurrent POSTs from the HTTP sender (a process of its own) to a plain node:http server answering 200 at once: ` +
         `p50 ${ms(percentile(floor, 50))}, p99 ${ms(percentile(floor, 99))}, max ${ms(Math.max(...floor))}`,
       '',
     ];
     for (const mode of ['HTTP', 'Socket Mode'] as const) {
-      out.push(...report(await runMode(mode, config, admin, log)), '');
+      out.push(...report(await runMode(mode, config, admin, log), floor), '');
     }
     out.push(
       'One BullMQ system of 12 queues (SQLite store), each command answered in full on its response_url',

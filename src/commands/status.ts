@@ -1,7 +1,9 @@
 import type { QueueBackend, SystemStatus, SystemType } from '../backends/queue-backend.js';
-import { statusMessage } from '../blocks/status.js';
+import { formatUtc } from '../blocks/format.js';
+import type { Message } from '../blocks/message.js';
+import { type StatusView, statusMessage } from '../blocks/status.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
 import { newRef } from './ref.js';
 import { askSystem } from './timeout.js';
@@ -115,6 +117,37 @@ export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
 }
 
 /**
+ * `statusMessage`, rendered once for commands that share a snapshot. Commands typed together share
+ * one Redis read (`coalesceStatus`), so two hundred `/queue status` in an incident got the same
+ * status objects and each rendered them again: 200 renders in one turn of the event loop, 100-200
+ * ms with their garbage, while Slack requests that arrived meanwhile waited to be acknowledged.
+ * The last message is reused while nothing it shows differs: every system read fine into the very
+ * same status objects, and scope, locale and the "updated" time as shown (to the second) match.
+ * A message is plain data that nothing downstream changes, so sharing it is safe.
+ */
+export function statusRenderer(): (view: StatusView, locale: Locale) => Message {
+  let last: { view: StatusView; locale: Locale; updated: string; message: Message } | undefined;
+  const sameSnapshot = (a: StatusView, b: StatusView) =>
+    a.scope === b.scope &&
+    a.thresholds === b.thresholds &&
+    a.systems.length === b.systems.length &&
+    a.systems.every((sys, i) => {
+      const other = b.systems[i]!;
+      return sys.ok && other.ok && sys.status === other.status && sys.name === other.name;
+    });
+  return (view, locale) => {
+    const updated = formatUtc(view.generatedAt, locale);
+    if (last && last.locale === locale && last.updated === updated && sameSnapshot(last.view, view))
+      return last.message;
+    const message = statusMessage(view, locale);
+    last = { view, locale, updated, message };
+    return message;
+  };
+}
+
+const renderStatus = statusRenderer();
+
+/**
  * `status [system[/queue]]`. The reply is ok while at least one asked-for system answered; when
  * every one of them is down the command failed (`ok: false`, code `RedisUnavailable`) but the
  * message and data still show each system's error.
@@ -161,7 +194,7 @@ export const statusCommand: CommandDefinition = {
 
     const outcomes = earlyFailure ? [earlyFailure] : await readSystems(ctx, request, targets);
     const data = toStatusData(outcomes);
-    const message = statusMessage(
+    const message = renderStatus(
       { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes },
       request.locale,
     );

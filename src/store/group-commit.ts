@@ -10,79 +10,99 @@ interface Pending<I, O> {
 /** A write that joins the next group commit; `flush()` commits what waits now (before a close). */
 export interface GroupCommit<I, O> {
   (item: I): Promise<O>;
+  /** Commits what waits now with `synchronous=FULL`, on this thread (before a close). */
   flush(): void;
 }
 
-/**
- * How long the first write of a group waits for others when a commit was made less than this
- * long ago. Requests of a burst reach their write a few turns of the event loop apart (accept,
- * read, parse, verify); committing at the end of each turn caught one at a time, and every fsync
- * in between held the next ones up.
- */
-export const GROUP_WINDOW_MS = 10;
+export interface GroupCommitOptions {
+  /** Maps an error of the commit or of one write to what its caller gets. */
+  toError?: (error: unknown) => unknown;
+  /**
+   * Makes the commits made so far durable off the event loop (`walSync(path).sync`). With it, a
+   * group commits with `synchronous=NORMAL` (written to the WAL, not synced) and its callers are
+   * answered once this resolves; without it (`:memory:`), with the connection's own setting.
+   */
+  durable?: () => Promise<void>;
+}
 
 /**
- * Writes made within a few milliseconds of the event loop, committed in one transaction.
+ * Writes made in one turn of the event loop, committed in one transaction and made durable by one
+ * fsync that runs off the event loop.
  *
  * With `synchronous=FULL` every commit is an fsync, and better-sqlite3 runs it on the main thread:
- * 4 ms on a quiet disk, 30 ms and more on a busy VM, during which nothing else runs. Two hundred
- * slash commands arriving together each wrote their signature (and later their audit entry) in a
- * commit of its own, so the last one was acknowledged only after two hundred fsyncs, seconds past
- * Slack's 3 s. Here they share one: everything queued until the next commit (at the end of this
- * turn of the event loop, or `windowMs` after the first write when the last commit was less than
- * `windowMs` ago) is written in one `BEGIN IMMEDIATE` transaction, and each caller is answered
- * once it committed.
+ * 4 ms on a quiet disk, 30 ms and more on a busy VM, during which nothing else runs, not even the
+ * acknowledgement of the next Slack request. Two hundred slash commands arriving together each
+ * write their signature (after the ack) and an audit entry (before the answer). Here the writes
+ * queued in one turn (everything read from the sockets before the loop's check phase) are written
+ * in one `BEGIN IMMEDIATE` transaction at `synchronous=NORMAL`, which costs a write to the WAL and
+ * no fsync; `durable` then fsyncs the WAL on libuv's thread pool, and each caller is answered only
+ * after that. Commits made while an fsync runs share the next one, so the number of fsyncs follows
+ * the disk, not the number of commands, and the loop keeps reading requests meanwhile.
  *
  * `write` must be atomic on its own (one statement, or a `db.transaction`, which nests as a
  * savepoint): a write that throws fails alone and the others still commit. If the commit itself
  * fails (the file busy past `busy_timeout`, the disk full), nothing was written and every caller
- * of the group gets the error, mapped by `toError`.
+ * of the group gets the error, mapped by `toError`; so does every caller of a group whose fsync
+ * failed (committed, but not known to be on disk).
  */
 export function groupCommit<I, O>(
   db: Database.Database,
   write: (item: I) => O,
-  toError: (error: unknown) => unknown = (error) => error,
-  windowMs = GROUP_WINDOW_MS,
+  options: GroupCommitOptions = {},
 ): GroupCommit<I, O> {
+  const toError = options.toError ?? ((error: unknown) => error);
+  const durable = options.durable;
   let queue: Pending<I, O>[] = [];
-  let scheduled: NodeJS.Timeout | undefined;
+  let scheduled: NodeJS.Immediate | undefined;
 
-  let lastFlush = Number.NEGATIVE_INFINITY;
-  const flush = () => {
-    lastFlush = performance.now();
-    if (scheduled) clearTimeout(scheduled);
+  const commit = (deferSync: boolean) => {
+    if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
     const batch = queue;
     queue = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: O } | { ok: false; error: unknown })[] = [];
     try {
-      db.transaction(() => {
-        for (const pending of batch) {
-          try {
-            outcomes.push({ ok: true, value: write(pending.item) });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
+      // Per connection and outside any transaction: every other write of this connection still
+      // commits with FULL, and a FULL commit syncs whatever NORMAL ones left in the WAL before it.
+      if (deferSync) db.pragma('synchronous = NORMAL');
+      try {
+        db.transaction(() => {
+          for (const pending of batch) {
+            try {
+              outcomes.push({ ok: true, value: write(pending.item) });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
           }
-        }
-      }).immediate();
+        }).immediate();
+      } finally {
+        if (deferSync) db.pragma('synchronous = FULL');
+      }
     } catch (error) {
       for (const pending of batch) pending.reject(toError(error));
       return;
     }
-    batch.forEach((pending, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) pending.resolve(outcome.value);
-      else pending.reject(toError(outcome.error));
+    const answer = () =>
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) pending.resolve(outcome.value);
+        else pending.reject(toError(outcome.error));
+      });
+    if (!deferSync || !durable) {
+      answer();
+      return;
+    }
+    durable().then(answer, (error: unknown) => {
+      for (const pending of batch) pending.reject(toError(error));
     });
   };
 
   const enqueue = (item: I) =>
     new Promise<O>((resolve, reject) => {
       queue.push({ item, resolve, reject });
-      // A write with no other commit close before it (the command line, a quiet bot) goes at the
-      // end of this turn; during a burst, the next commit waits for the window to fill.
-      scheduled ??= setTimeout(flush, performance.now() - lastFlush < windowMs ? windowMs : 0);
+      // After the poll phase: requests read in this turn write in the same commit.
+      scheduled ??= setImmediate(() => commit(durable !== undefined));
     });
-  return Object.assign(enqueue, { flush });
+  return Object.assign(enqueue, { flush: () => commit(false) });
 }

@@ -28,6 +28,7 @@ import type {
   RateTake,
   Store,
 } from './store.js';
+import { walSync } from './wal-sync.js';
 
 type Row = Record<string, unknown>;
 
@@ -128,35 +129,58 @@ export function createSqliteStore(path: string): SqliteStore {
   const getRow = (id: string) =>
     db.prepare('SELECT * FROM approval_requests WHERE id = ?').get(id) as Row | undefined;
 
-  const append = db.transaction((entry: AuditEntryInput, key: AuditKey | undefined): AuditEntry => {
-    const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as {
-      seq: number;
-      hash: string;
+  // Prepared once, on first use (after migrate): a burst writes hundreds of entries and
+  // signatures, and preparing was most of each write's cost.
+  const prepared = (sql: string) => {
+    let statement: Database.Statement | undefined;
+    return () => {
+      statement ??= db.prepare(sql);
+      return statement;
     };
+  };
+  const auditHeadRow = prepared('SELECT seq, hash FROM audit_head WHERE id = 1');
+  const insertAudit = prepared(
+    `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
+  );
+  const updateAuditHead = prepared('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1');
+  const append = db.transaction((entry: AuditEntryInput, key: AuditKey | undefined): AuditEntry => {
+    const head = auditHeadRow().get() as { seq: number; hash: string };
     const next = chainEntry(entry, head, key);
-    db.prepare(
-      `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
-    ).run(...auditValues(next));
-    db.prepare('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1').run(next.seq, next.hash);
+    insertAudit().run(...auditValues(next));
+    updateAuditHead().run(next.seq, next.hash);
     return next;
   });
-  // Every Slack command writes its signature before its ack and an audit entry before its answer:
-  // those of commands arriving together share one commit (one fsync), see group-commit.ts.
+  // Every Slack command writes its signature after its ack and an audit entry before its answer:
+  // those of commands arriving together share one commit and one fsync off the event loop (see
+  // group-commit.ts); the two groups share the fsyncs too.
+  const wal = path === ':memory:' ? undefined : walSync(path);
+  // An fsync that fails (EIO, the file gone) leaves the group committed but not known to be on
+  // disk: its callers get StoreUnavailable, as for a commit SQLite could not make.
+  const durable = wal
+    ? () =>
+        wal.sync().catch((error: unknown) => {
+          throw new OpsError(ErrorCode.StoreUnavailable, {
+            reason: `fsync of the WAL failed: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+          });
+        })
+    : undefined;
+  const grouping = { toError: storeError, ...(durable ? { durable } : {}) };
   const appendGrouped = groupCommit(
     db,
     ({ entry, key }: { entry: AuditEntryInput; key: AuditKey | undefined }) => append(entry, key),
-    storeError,
+    grouping,
+  );
+  const forgetSignatures = prepared('DELETE FROM seen_signatures WHERE seen_at < ?');
+  const insertSignature = prepared(
+    'INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
   );
   const rememberGrouped = groupCommit(
     db,
     ({ signature, seenAt, forgetBefore }: { signature: string; seenAt: string; forgetBefore: string }) => {
-      db.prepare('DELETE FROM seen_signatures WHERE seen_at < ?').run(new Date(forgetBefore).toISOString());
-      const inserted = db
-        .prepare('INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
-        .run(signature, new Date(seenAt).toISOString());
-      return inserted.changes === 1;
+      forgetSignatures().run(new Date(forgetBefore).toISOString());
+      return insertSignature().run(signature, new Date(seenAt).toISOString()).changes === 1;
     },
-    storeError,
+    grouping,
   );
 
   const approve = db.transaction(
@@ -327,6 +351,6 @@ export function createSqliteStore(path: string): SqliteStore {
         appendGrouped.flush();
         rememberGrouped.flush();
         db.close();
-      }),
+      }).then(() => wal?.close()),
   };
 }

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
+import { groupCommit } from '../../src/store/group-commit.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 
 /**
- * Two hundred slash commands arriving together each write a seen signature (before the ack) and
+ * Two hundred slash commands arriving together each write a seen signature (after the ack) and
  * an audit entry (before the answer). With `synchronous=FULL` each commit is an fsync on the
  * event loop; written together they share one commit. Counted in WAL frames: every commit
  * appends the pages it changed, so 100 commits of one entry each write hundreds of frames, one
@@ -99,5 +100,86 @@ describe('the SQLite store under a burst of concurrent writes', () => {
       n: number;
     };
     expect(last.n).toBe(1);
+  });
+});
+
+/** A `durable` the test completes by hand, counting how often it was asked. */
+function manualDurable() {
+  const waiting: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  return {
+    durable: () => new Promise<void>((resolve, reject) => waiting.push({ resolve, reject })),
+    calls: () => waiting.length,
+    complete: () => waiting.shift()!.resolve(),
+    fail: (error: unknown) => waiting.shift()!.reject(error),
+  };
+}
+
+describe('group commit with the fsync off the event loop', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-group-durable-'));
+  let db: Database.Database;
+  let n = 0;
+
+  beforeAll(() => {
+    db = new Database(join(dir, 'g.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE t (v TEXT NOT NULL)');
+  });
+  afterAll(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const insert = (v: string) => db.prepare('INSERT INTO t (v) VALUES (?)').run(v).changes;
+  const settled = (p: Promise<unknown>) => {
+    const state = { done: false };
+    p.then(
+      () => {
+        state.done = true;
+      },
+      () => {
+        state.done = true;
+      },
+    );
+    return state;
+  };
+
+  it('answers the writes of one turn only once their one durable call resolved, and commits them at NORMAL', async () => {
+    const manual = manualDurable();
+    const write = groupCommit(db, insert, { durable: manual.durable });
+    const tag = `turn-${++n}`;
+    const writes = Array.from({ length: 5 }, () => write(tag));
+    const states = writes.map(settled);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // Committed (another connection sees the rows), not yet answered, and one fsync asked for.
+    expect((db.prepare('SELECT COUNT(*) AS c FROM t WHERE v = ?').get(tag) as { c: number }).c).toBe(5);
+    expect(manual.calls()).toBe(1);
+    expect(states.some((s) => s.done)).toBe(false);
+    // Every other write of the connection still commits with FULL.
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    manual.complete();
+    expect(await Promise.all(writes)).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('fails every write of a group whose fsync failed, mapped by toError', async () => {
+    const manual = manualDurable();
+    const write = groupCommit(db, insert, {
+      durable: manual.durable,
+      toError: (error) => new Error(`mapped: ${(error as Error).message}`),
+    });
+    const writes = [write('a'), write('b')];
+    await new Promise((r) => setImmediate(r));
+    manual.fail(new Error('EIO'));
+    for (const w of writes) await expect(w).rejects.toThrow('mapped: EIO');
+  });
+
+  it('flush() commits what waits at FULL and answers without waiting for an fsync', async () => {
+    const manual = manualDurable();
+    const write = groupCommit(db, insert, { durable: manual.durable });
+    const pending = write('closing');
+    write.flush();
+    expect(await pending).toBe(1);
+    expect(manual.calls()).toBe(0);
   });
 });

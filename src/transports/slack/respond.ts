@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { RespondArguments, RespondFn } from '@slack/bolt';
 import type { Logger } from '../../lib/logger.js';
 
@@ -42,6 +44,74 @@ export function responseUrlOf(body: unknown): string | undefined {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What `reliableRespond` reads of Slack's answer to one POST. */
+export interface PostAnswer {
+  status: number;
+  /** The `Retry-After` header, if any. */
+  retryAfter: string | null;
+}
+
+/** POSTs a JSON body; rejects on no answer within `timeoutMs` (error name `TimeoutError`). */
+export type JsonPost = (url: string, body: string, timeoutMs: number) => Promise<PostAnswer>;
+
+// Kept connections, as fetch keeps them: a burst of answers to Slack reuses a few sockets.
+const agents = {
+  http: new HttpAgent({ keepAlive: true }),
+  https: new HttpsAgent({ keepAlive: true }),
+};
+
+/**
+ * The POST of an answer over `node:http(s)`. fetch did the same job at several times the CPU and
+ * garbage (a Request, Headers, web streams and an AbortSignal per answer): during a burst of two
+ * hundred commands that was time the event loop did not spend reading and acknowledging the next
+ * ones (`npm run bench -- load`).
+ */
+export const postJson: JsonPost = (url, body, timeoutMs) =>
+  new Promise<PostAnswer>((resolve, reject) => {
+    const target = new URL(url);
+    const https = target.protocol === 'https:';
+    const req = (https ? httpsRequest : httpRequest)(
+      target,
+      {
+        method: 'POST',
+        agent: https ? agents.https : agents.http,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const answer = { status: res.statusCode ?? 0, retryAfter: headerOf(res.headers['retry-after']) };
+        res.on('error', fail);
+        res.on('end', () => done(answer));
+        res.resume();
+      },
+    );
+    const timer = setTimeout(() => {
+      const error = new Error(`no answer within ${timeoutMs} ms`);
+      error.name = 'TimeoutError';
+      req.destroy(error);
+    }, timeoutMs);
+    function done(answer: PostAnswer) {
+      clearTimeout(timer);
+      resolve(answer);
+    }
+    function fail(error: unknown) {
+      clearTimeout(timer);
+      reject(error);
+    }
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept connection Slack closed as idle just as it was reused: the request never reached
+      // it, so it goes again at once on a fresh one (not a failure to back off from).
+      if (req.reusedSocket && error.code === 'ECONNRESET') {
+        clearTimeout(timer);
+        postJson(url, body, timeoutMs).then(resolve, reject);
+      } else fail(error);
+    });
+    req.end(body);
+  });
+
+function headerOf(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
+}
+
 /**
  * Bolt's `respond()` (a POST of JSON to the payload's `response_url`) with what it lacks when
  * Slack is failing: a timeout (Bolt's has none, so a hung Slack held the listener for minutes),
@@ -53,10 +123,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export function reliableRespond(
   responseUrl: string,
-  options: { fetch?: typeof fetch; policy?: Partial<RespondPolicy>; logger: Logger },
+  options: { post?: JsonPost; policy?: Partial<RespondPolicy>; logger: Logger },
 ): RespondFn {
   const policy = { ...DEFAULT_RESPOND_POLICY, ...options.policy };
-  const fetchFn = options.fetch ?? globalThis.fetch;
+  const post = options.post ?? postJson;
   const log = options.logger;
   return (async (message: string | RespondArguments) => {
     const args = typeof message === 'string' ? { text: message } : message;
@@ -66,18 +136,12 @@ export function reliableRespond(
       let retryAfterMs: number | undefined;
       let reason: string;
       try {
-        const response = await fetchFn(responseUrl, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body,
-          signal: AbortSignal.timeout(policy.timeoutMs),
-        });
-        if (response.ok) return response;
+        const response = await post(responseUrl, body, policy.timeoutMs);
+        if (response.status >= 200 && response.status < 300) return undefined as never;
         status = response.status;
-        await response.body?.cancel().catch(() => undefined);
         reason = `HTTP ${status}`;
         if (status === 429) {
-          const seconds = Number(response.headers.get('retry-after'));
+          const seconds = Number(response.retryAfter);
           retryAfterMs = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : policy.backoffMs;
         } else if (status < 500) {
           throw new RespondFailed(`Slack refused the answer: ${reason}`, status);
