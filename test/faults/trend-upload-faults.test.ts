@@ -163,5 +163,7 @@ describe('a command’s chart upload while Slack fails', () => {
     const all = JSON.stringify(log.lines);
     expect(all).not.toContain(TOKEN);
     expect(all).not.toContain(path);
+    // Nor the upload URL (a credential while it lives), which the Slack library quotes on a 429.
+    expect(all).not.toMatch(/\/upload\/F\d+/);
   });
 });

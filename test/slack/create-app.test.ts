@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import {
+  boltLogger,
   createSlackApp,
   type SlackApp,
   SlackEnvError,
@@ -280,5 +281,24 @@ describe('Socket Mode', () => {
     await expect(slack.start()).rejects.toThrow(/invalid_auth/);
     expect(scope.isDone()).toBe(true);
     await slack.stop().catch(() => undefined);
+  });
+});
+
+describe("the Slack libraries' log lines", () => {
+  it('keep only the origin of a URL quoted in them (an upload URL is a credential while it lives)', () => {
+    const { logger, lines } = memoryLogger();
+    const bolt = boltLogger(logger);
+    bolt.warn(
+      'A rate limit was exceeded (url: https://files.slack.com/upload/v1/CwABAAAAXAoAAZnpZ2xtb2RlbA, retry-after: 1)',
+    );
+    bolt.error(new Error('upload to https://files.slack.com/upload/v1/CwABAAAAXAoAAZnpZ2xtb2RlbA failed'));
+    bolt.info('http request url: https://slack.com/api/chat.postMessage');
+    const all = JSON.stringify(lines);
+    expect(all).not.toContain('CwABAAAAXAoAAZnpZ2xtb2RlbA');
+    expect(lines.map((l) => l.msg)).toEqual([
+      'A rate limit was exceeded (url: https://files.slack.com/…, retry-after: 1)',
+      'upload to https://files.slack.com/… failed',
+      'http request url: https://slack.com/api/chat.postMessage',
+    ]);
   });
 });

@@ -367,11 +367,14 @@ export function boltLogger(logger: Logger): BoltLogger {
   let log = logger.child({ component: 'bolt' });
   const emit = (at: LogLevel, args: unknown[]) => {
     if (severity[at] < severity[level]) return;
-    const err = args.find((a): a is Error => a instanceof Error);
-    const text = args
-      .filter((a) => !(a instanceof Error))
-      .map((a) => (typeof a === 'string' ? a : safeJson(a)))
-      .join(' ');
+    const found = args.find((a): a is Error => a instanceof Error);
+    const err = found && withoutUrlPaths(found);
+    const text = withoutUrlPaths(
+      args
+        .filter((a) => !(a instanceof Error))
+        .map((a) => (typeof a === 'string' ? a : safeJson(a)))
+        .join(' '),
+    );
     const method = at === LogLevel.DEBUG ? 'debug' : at;
     if (err) log[method]({ err }, text || err.message);
     else log[method](text);
@@ -389,6 +392,25 @@ export function boltLogger(logger: Logger): BoltLogger {
       log = logger.child({ component: name });
     },
   };
+}
+
+/**
+ * The Slack libraries' own lines may quote a URL whose path is a credential for a while (a file
+ * upload URL, a response_url): only its origin is kept, and a Web API method's `/api/<method>`.
+ */
+function withoutUrlPaths<T extends string | Error>(value: T): T {
+  const scrub = (text: string) =>
+    text.replace(/\b(https?:\/\/[^\s/"'<>]+)(\/[^\s"'<>,)]*)?/g, (_, origin: string, path?: string) =>
+      !path || /^\/api\/[\w.]+\/?$/.test(path) ? `${origin}${path ?? ''}` : `${origin}/…`,
+    );
+  if (typeof value === 'string') return scrub(value) as T;
+  const error = value as Error;
+  const message = scrub(error.message);
+  const stack = error.stack && scrub(error.stack);
+  if (message === error.message && stack === error.stack) return value;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(error)) as Error, error, { message });
+  if (stack !== undefined) copy.stack = stack;
+  return copy as T;
 }
 
 function safeJson(value: unknown): string {
