@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { vi } from 'vitest';
 
 /**
@@ -17,6 +18,35 @@ export async function withTimersFrozen<T>(call: () => Promise<T>): Promise<T> {
   freezeTimers();
   try {
     return await call();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/**
+ * Like {@link withTimersFrozen}, except that timers due now still run: a zero delay (a store's
+ * batch flushed on the next turn) is no wait. The clock never moves, so `call` settles only if
+ * it waits for no timer with a delay.
+ */
+export async function withClockStopped<T>(call: () => Promise<T>): Promise<T> {
+  freezeTimers();
+  try {
+    let outcome: { value: T } | { error: unknown } | undefined;
+    void call().then(
+      (value) => {
+        outcome = { value };
+      },
+      (error: unknown) => {
+        outcome = { error };
+      },
+    );
+    while (outcome === undefined) {
+      await vi.advanceTimersByTimeAsync(0);
+      // Real I/O goes on meanwhile (node:timers/promises is not stopped).
+      await sleep(1);
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
   } finally {
     vi.useRealTimers();
   }
