@@ -27,15 +27,19 @@ function system<T>(entry: Record<string, unknown>): T {
   return configSchema.parse({ systems: [entry] }).systems[0] as T;
 }
 
-async function unavailableWithin5s(call: () => Promise<unknown>): Promise<void> {
-  const started = Date.now();
+/**
+ * `call` fails RedisUnavailable while Redis is down: it does not wait for Redis to come back,
+ * which no test here does before this has answered (a call that waited would never settle). How
+ * soon it answers is counted on stopped timers, not a wall clock, in contract.ts and
+ * bullmq-failures.test.ts.
+ */
+async function unavailable(call: () => Promise<unknown>): Promise<void> {
   const error = await call().then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(OpsError);
   expect((error as OpsError).code).toBe('RedisUnavailable');
-  expect(Date.now() - started).toBeLessThan(5_000);
 }
 
 /**
@@ -106,10 +110,10 @@ describe('a backend whose Redis went away and came back', () => {
       expect((await backend.status()).queues).toHaveLength(1);
 
       await first.stop();
-      await unavailableWithin5s(() => backend.status());
+      await unavailable(() => backend.status());
       // Long enough for the client to be between two background reconnect attempts.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
-      await unavailableWithin5s(() => backend.status());
+      await unavailable(() => backend.status());
 
       await privateRedis(first.port);
       const status = await backend.status();
@@ -138,7 +142,7 @@ describe('a backend whose Redis went away and came back', () => {
     await add();
     expect((await backend.status()).queues[0]?.waiting).toBe(2);
     await first.stop();
-    await unavailableWithin5s(() => backend.status());
+    await unavailable(() => backend.status());
     await privateRedis(first.port);
     await add();
     expect((await backend.status()).queues[0]?.waiting).toBe(1);
@@ -169,7 +173,7 @@ describe('the Celery failure index across a Redis restart', () => {
     expect(await eventually(failed, (n) => n === 1)).toBe(1);
 
     await first.stop();
-    await unavailableWithin5s(() => backend.status());
+    await unavailable(() => backend.status());
     await privateRedis(first.port);
     // Stored before the subscriber is back (its next attempt is up to half a second away), so
     // only a rescan can find it; the restarted Redis no longer holds the first failure.

@@ -1,6 +1,6 @@
 import { createServer, type Socket } from 'node:net';
 import type { Queue } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import type { Middleware } from '../../src/commands/dispatcher.js';
@@ -9,6 +9,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { ErrorCode, OpsError } from '../../src/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freePort } from '../../src/lib/redis-server.js';
+import { freezeTimers, withTimersFrozen } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene, keysOf } from './fixture.js';
 
@@ -48,6 +49,7 @@ describe('the command pipeline over real BullMQ queues', () => {
   });
 
   afterEach(async () => {
+    vi.useRealTimers();
     await app?.close();
     app = undefined;
     await scene.cleanup();
@@ -144,9 +146,9 @@ ${extraSystems}`,
     type: bullmq
     redis: redis://127.0.0.1:${closedPort}
 `);
-    const started = Date.now();
-    const reply = await dispatcher.handle(request(['status']));
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // No timer may fire while it answers: a refused connection is the answer, not a connect
+    // timeout, a command timeout or a reconnect backoff run out.
+    const reply = await withTimersFrozen(() => dispatcher.handle(request(['status'])));
     expect(reply.ok).toBe(true);
     const data = reply.data as { systems: Record<string, unknown>[] };
     expect(data.systems.map((s) => [s.name, s.ok])).toEqual([
@@ -168,20 +170,47 @@ ${extraSystems}`,
 
   it('a Redis that accepts connections but never answers is reported within 5 s; the other system still reports', async () => {
     const sockets: Socket[] = [];
+    let heard!: () => void;
+    const asked = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
     const silent = createServer((socket) => {
       sockets.push(socket);
+      socket.once('data', () => heard());
     });
     await new Promise<void>((ready) => silent.listen(0, '127.0.0.1', ready));
     try {
       await scene.paused('events', 2);
       const { port } = silent.address() as { port: number };
-      const { dispatcher } = start(`  - name: zeus-hung
+      const { dispatcher, backends } = start(`  - name: zeus-hung
     type: celery
     redis: redis://127.0.0.1:${port}/0
 `);
-      const started = Date.now();
-      const reply = await dispatcher.handle(request(['status']));
-      expect(Date.now() - started).toBeLessThan(5_000);
+      // The healthy system's own read, to move the clock only once it is in (its command timeout
+      // would fire too).
+      const healthy = backends.get('pushizo')!;
+      const read = healthy.status.bind(healthy);
+      let healthyRead!: () => void;
+      const healthyDone = new Promise<void>((resolve) => {
+        healthyRead = resolve;
+      });
+      healthy.status = (...args) => read(...args).finally(healthyRead);
+      // The 5 s are counted on a stopped timer clock, not on this machine's: once the bot is
+      // connected and waiting for its first answer, nothing but a timer can end the wait; 5 s of
+      // timers must, with no timer after them.
+      freezeTimers();
+      let settled = false;
+      const answer = dispatcher.handle(request(['status']));
+      void answer.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await asked;
+      await healthyDone;
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(5_000);
+      const reply = await answer;
+      vi.useRealTimers();
       expect(reply.ok).toBe(true);
       const data = reply.data as { systems: { name: string; ok: boolean; error?: string }[] };
       expect(data.systems.map((s) => [s.name, s.ok])).toEqual([

@@ -42,13 +42,12 @@ describePostgresFault(
       const before = await bot.chain();
       await bot.proxy.refuse();
       const until = Date.now() + OUTAGE_MS;
-      let refused = 0;
-      while (Date.now() < until - 1000) {
+      // Five requests, 6 s apart, however long each takes to be answered: the store comes back
+      // only after them (and not before 30 s), so each is answered during the outage.
+      for (let request = 0; request < 5; request++) {
+        if (request > 0) await sleep(6000);
         await expectRefused();
-        refused++;
-        await sleep(Math.min(6000, Math.max(0, until - Date.now() - 1000)));
       }
-      expect(refused).toBeGreaterThanOrEqual(3);
       // The command line in the same outage: its actions need the store, reads still answer.
       const config = bot.config;
       const cli = await runCliInProcess([

@@ -20,17 +20,14 @@ describePostgresFault(
       const before = await bot.chain();
       bot.proxy.blackhole();
       const until = Date.now() + OUTAGE_MS;
-      // A request must be answered while the partition lasts, not hang until it heals.
-      const answered = await Promise.race([
-        bot.ask('pause', 'pushizo/dispatch-ios').then((reply) => reply),
-        sleep(OUTAGE_MS - 2000).then(() => undefined),
-      ]);
-      expect(answered, 'no answer while the store was partitioned').toBeDefined();
-      expect(answered!.ok).toBe(false);
-      expect(answered!.error?.code).toBe('StoreUnavailable');
-      expect(answered!.message.text.split('\n')).toHaveLength(1);
+      // A request must be answered while the partition lasts, not hang until it heals: it heals
+      // only after this answer (and not before 30 s), so a bot that waited for it never answers.
+      const answered = await bot.ask('pause', 'pushizo/dispatch-ios');
+      expect(answered.ok).toBe(false);
+      expect(answered.error?.code).toBe('StoreUnavailable');
+      expect(answered.message.text.split('\n')).toHaveLength(1);
       expect(
-        messages('en').errors.describe({ code: 'StoreUnavailable', params: answered!.error!.params ?? {} }),
+        messages('en').errors.describe({ code: 'StoreUnavailable', params: answered.error!.params ?? {} }),
       ).toMatch(
         // A pooled connection's statement gets no answer; a new connection never completes its start-up.
         /^The bot's own store is not answering \((no answer in 15 s|timeout exceeded when trying to connect)\); nothing was changed\.$/,
