@@ -109,7 +109,8 @@ describe('answers to commands and clicks while Slack fails', () => {
   const prefix = randomId('saf');
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-answer-faults-'));
   const log = memoryLogger();
-  const names = FAULTS.map((_, i) => `q-fault-${i}`);
+  // One queue per fault, and one for the outage longer than the client's retries.
+  const names = [...FAULTS.map((_, i) => `q-fault-${i}`), 'q-outage'];
   const queues: Queue[] = [];
   let bot: RunningBot;
 
@@ -240,5 +241,56 @@ describe('answers to commands and clicks while Slack fails', () => {
       ]);
       expectNothingSecretLogged([askPath, clickPath]);
     });
+  });
+
+  it('an approval request’s message whose every update try failed reaches its outcome on the next sweep', async () => {
+    const askPath = `/commands/T0TEAM/${randomId('')}/ask`;
+    const firstCall = api.length;
+    await deliver(slashCommand('pause pushizo/q-outage', askPath));
+    const post = api.slice(firstCall).find((c) => c.method === 'chat.postMessage')!;
+    const ts = post.ts!;
+    const id = (JSON.parse(post.body.blocks!) as { type: string; elements?: { value: string }[] }[]).find(
+      (b) => b.type === 'actions',
+    )!.elements![0]!.value;
+
+    // Slack answers 500 to every try of every update (the client's 3 retries each): an outage
+    // longer than the client waits, over the request's moves from approved to done.
+    const outage = { name: 'a 500', status: 500 };
+    apiFaults.set(
+      'chat.update',
+      Array.from({ length: 40 }, () => outage),
+    );
+    const before = log.lines.length;
+    await deliver(
+      buttonClick(ActionId.Approve, id, `/actions/T0TEAM/${randomId('')}/click`, {
+        user: { id: 'U0BOB', username: 'bob', name: 'bob', team_id: 'T0TEAM' },
+        container: { type: 'message', message_ts: ts, channel_id: 'C0INCIDENT', is_ephemeral: false },
+        message: { ts, type: 'message', text: 'request', blocks: [] },
+      }),
+    );
+    await bot.idle();
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+    const updates = () => api.slice(firstCall).filter((c) => c.method === 'chat.update' && c.body.ts === ts);
+    const failed = updates().length;
+    expect(failed).toBeGreaterThanOrEqual(4);
+    expect(new Set(updates().map((u) => u.status))).toEqual(new Set([500]));
+    const givenUp = log.lines.slice(before).filter((l) => l.msg === 'could not update the request message');
+    expect(givenUp.length).toBeGreaterThan(0);
+    expect(givenUp.every((l) => l.requestId === id && l.sentAgain === true)).toBe(true);
+
+    // Slack is back; the bot's sweep (every 30 s) sends the outcome again, once.
+    apiFaults.set('chat.update', []);
+    await bot.sweep();
+    await bot.idle();
+    expect(
+      updates()
+        .slice(failed)
+        .map((u) => u.status),
+    ).toEqual([200]);
+    expect(updates().at(-1)!.body.blocks).toContain('Approved by bob (U0BOB)');
+    expect(updates().at(-1)!.body.blocks).toContain('pushizo/q-outage is paused.');
+    await bot.sweep();
+    await bot.idle();
+    expect(updates()).toHaveLength(failed + 1);
   });
 });
