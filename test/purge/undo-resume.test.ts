@@ -7,6 +7,7 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { isOpsError, type OpsError } from '../../src/errors.js';
 import { messages } from '../../src/i18n/index.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
+import type { PurgeRecord } from '../../src/store/store.js';
 import { randomName } from '../backends/bullmq/helpers.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
@@ -59,23 +60,29 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
     expect(await fx.redis.get(undoMarkerKey(done.id, fx.prefix))).toBe(`${N} ${N}`);
   });
 
-  it('an undo resumed at the marker puts back only the rest, and reports the whole count', async () => {
-    const { done, before } = await purged();
-    // The first 1,400 lines of the restore sequence (a whole file of 1,000, then 400) went back before the process died.
+  /**
+   * An undo whose process dies after its fourth step: the first 1,400 lines of the restore
+   * sequence (a whole file of 1,000, then 400) are back.
+   */
+  const undoKilledAfterFourSteps = async (done: PurgeRecord) => {
     const first = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
-    let steps = 0;
+    let beats = 0;
     await expect(
       runUndo(done, {
         purger: first,
         batch: 400,
         beat: async () => {
-          // Beats: the archive checked, each of its 3 files checked, then one per step; the
-          // fourth step's beat is the process dying.
-          if (++steps === 8) throw new Error('killed');
+          // Beats: the archive checked, each of its 3 files checked, then one per step.
+          if (++beats === 8) throw new Error('killed');
         },
       }),
     ).rejects.toThrow('killed');
     await first.close();
+  };
+
+  it('an undo resumed at the marker puts back only the rest, and reports the whole count', async () => {
+    const { done, before } = await purged();
+    await undoKilledAfterFourSteps(done);
     expect(await fx.redis.llen(`${fx.prefix}:q:wait`)).toBe(1_400);
 
     const second = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
@@ -86,19 +93,7 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
 
   it('a resumed undo refused for an id that exists again says what is already back', async () => {
     const { done, before } = await purged();
-    const first = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix: fx.prefix, queue: 'q' });
-    let steps = 0;
-    await expect(
-      runUndo(done, {
-        purger: first,
-        batch: 400,
-        beat: async () => {
-          // As above: four beats while checking, then the fourth step's beat is the process dying.
-          if (++steps === 8) throw new Error('killed');
-        },
-      }),
-    ).rejects.toThrow('killed');
-    await first.close();
+    await undoKilledAfterFourSteps(done);
     const back = await fx.redis.lrange(`${fx.prefix}:q:wait`, 0, -1);
     expect(back).toHaveLength(1_400);
     // A producer adds a job under an id still in the archive.
