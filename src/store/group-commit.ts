@@ -72,6 +72,10 @@ export function groupCommit<I, O>(
             try {
               outcomes.push({ ok: true, value: write(pending.item) });
             } catch (error) {
+              // One write refused (its savepoint rolled back) leaves the others; an error that
+              // rolled back the whole transaction (SQLITE_FULL can) fails the whole group, or the
+              // writes after it would commit on their own while every caller is told they failed.
+              if (!db.inTransaction) throw error;
               outcomes.push({ ok: false, error });
             }
           }

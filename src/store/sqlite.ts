@@ -28,7 +28,7 @@ import type {
   RateTake,
   Store,
 } from './store.js';
-import { walSync } from './wal-sync.js';
+import { type SyncFile, walSync } from './wal-sync.js';
 
 type Row = Record<string, unknown>;
 
@@ -70,7 +70,19 @@ export interface SqliteStore extends Store {
  * told about survives a power cut. Several processes may share the file: every write that reads
  * first runs in `BEGIN IMMEDIATE`, and `busy_timeout` makes the others wait their turn.
  */
-export function createSqliteStore(path: string): SqliteStore {
+/** The main database's file as SQLite resolved it (`PRAGMA database_list`). */
+function mainDatabaseFile(db: Database.Database): string | undefined {
+  const list = db.pragma('database_list') as { name: string; file: string }[];
+  const file = list.find((d) => d.name === 'main')?.file;
+  return file ? file : undefined;
+}
+
+export interface SqliteStoreOptions {
+  /** The fsync of the WAL (tests: which file it syncs, a disk that fails). */
+  syncFile?: SyncFile;
+}
+
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
@@ -153,7 +165,9 @@ export function createSqliteStore(path: string): SqliteStore {
   // Every Slack command writes its signature after its ack and an audit entry before its answer:
   // those of commands arriving together share one commit and one fsync off the event loop (see
   // group-commit.ts); the two groups share the fsyncs too.
-  const wal = path === ':memory:' ? undefined : walSync(path);
+  // The WAL SQLite really writes: beside the file it opened, symlinks resolved (not beside the
+  // configured path, where a stray `-wal` would be synced in its place).
+  const wal = path === ':memory:' ? undefined : walSync(mainDatabaseFile(db) ?? path, options.syncFile);
   // An fsync that fails (EIO, the file gone) leaves the group committed but not known to be on
   // disk: its callers get StoreUnavailable, as for a commit SQLite could not make.
   const durable = wal

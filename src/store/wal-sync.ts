@@ -1,5 +1,8 @@
 import { close, fsync, open } from 'node:fs';
 
+/** An fsync of an open file, as `node:fs`' callback form. */
+export type SyncFile = (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void;
+
 /** Makes what was committed to a SQLite WAL so far durable, off the event loop. */
 export interface WalSync {
   /**
@@ -18,11 +21,20 @@ export interface WalSync {
  * still for it. The WAL is never deleted while the database is open (only the last connection's
  * close removes it, and a checkpoint syncs what it copies out of it), so one handle serves.
  */
-export function walSync(databasePath: string): WalSync {
+export function walSync(
+  databasePath: string,
+  /** The fsync to call (tests: a disk that fails once). */
+  syncFile: SyncFile = fsync,
+): WalSync {
   const path = `${databasePath}-wal`;
   let fd: Promise<number> | undefined;
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
+  // A failed fsync is final. Linux reports a writeback error once per open file and may mark the
+  // pages clean, so a later fsync that succeeds would not mean the earlier frames are on disk;
+  // and WAL recovery stops at the first frame that did not make it, taking later ones with it.
+  // Every later sync fails too, until the store is opened again (a restart recovers from disk).
+  let broken: unknown;
 
   const handle = () => {
     if (fd) return fd;
@@ -38,13 +50,20 @@ export function walSync(databasePath: string): WalSync {
   };
 
   const fsyncOnce = async () => {
+    if (broken) throw broken;
+    // A failed open is only that (tried again next time); a failed fsync is final.
     const opened = await handle();
     await new Promise<void>((resolve, reject) =>
-      fsync(opened, (error) => (error ? reject(error) : resolve())),
+      syncFile(opened, (error) => {
+        if (!error) return resolve();
+        broken ??= error;
+        reject(error);
+      }),
     );
   };
 
   const sync = (): Promise<void> => {
+    if (broken) return Promise.reject(broken);
     if (!running) {
       running = fsyncOnce().finally(() => {
         running = undefined;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fsync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAudit } from '../../src/audit/audit.js';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import { walSync } from '../../src/store/wal-sync.js';
 
 /**
  * Two hundred slash commands arriving together each write a seen signature (after the ack) and
@@ -181,5 +182,86 @@ describe('group commit with the fsync off the event loop', () => {
     write.flush();
     expect(await pending).toBe(1);
     expect(manual.calls()).toBe(0);
+  });
+});
+
+describe('the WAL fsync', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-wal-sync-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('once failed, fails every later sync too (a later fsync that succeeds would not mean the frames are on disk)', async () => {
+    const path = join(dir, 'eio.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v TEXT)');
+    let fails = 1;
+    const wal = walSync(path, (fd, done) => {
+      if (fails-- > 0) return done(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      fsync(fd, done);
+    });
+    try {
+      await expect(wal.sync()).rejects.toMatchObject({ code: 'EIO' });
+      // The disk answers again: the store still says it cannot vouch for what it wrote.
+      await expect(wal.sync()).rejects.toMatchObject({ code: 'EIO' });
+    } finally {
+      await wal.close();
+      db.close();
+    }
+  });
+
+  it('syncs the WAL SQLite writes, beside the file a symlinked path resolves to, not a stray one beside the link', async () => {
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real', 'q.db'), join(dir, 'link.db'));
+    // A leftover file where the WAL of the configured path would be.
+    writeFileSync(join(dir, 'link.db-wal'), '');
+    const synced: string[] = [];
+    const store = createSqliteStore(join(dir, 'link.db'), {
+      syncFile: (fd, done) => {
+        synced.push(readlinkSync(`/proc/self/fd/${fd}`));
+        fsync(fd, done);
+      },
+    });
+    try {
+      await store.migrate();
+      await store.appendAudit({
+        at: new Date().toISOString(),
+        actorId: 'U0BOB',
+        actorName: 'bob',
+        via: 'cli',
+        action: 'status',
+        target: 'hs',
+        params: {},
+        outcome: 'ok',
+      });
+      expect(synced.length).toBeGreaterThan(0);
+      expect(new Set(synced)).toEqual(new Set([join(dir, 'real', 'q.db-wal')]));
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('a group one of whose writes rolls back the whole transaction (SQLITE_FULL)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-group-full-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fails as a whole: no write after it commits on its own while its caller is told it failed', async () => {
+    const db = new Database(join(dir, 'full.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (v TEXT NOT NULL)');
+    db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true })) + 2}`);
+    const write = groupCommit(db, (v: string) =>
+      db.transaction(() => db.prepare('INSERT INTO t (v) VALUES (?)').run(v).changes)(),
+    );
+    try {
+      const outcomes = await Promise.allSettled(
+        ['small1', 'x'.repeat(20_000), 'small2'].map((v) => write(v)),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(db.prepare('SELECT COUNT(*) AS c FROM t').get()).toEqual({ c: 0 });
+      expect(db.inTransaction).toBe(false);
+    } finally {
+      db.close();
+    }
   });
 });
