@@ -265,6 +265,9 @@ export function createAudit(deps: AuditDeps): Audit {
       let written = 0;
       const sinceAt = options.since === undefined ? undefined : isoTime(options.since);
       for await (const page of pages(sinceAt === undefined ? {} : { sinceAt })) {
+        // Never written out before it is on disk: an entry a power cut then took back would
+        // leave the copy disagreeing with the chain for good (its seq reused by another entry).
+        await store.sync?.();
         for (const entry of page) {
           write(canonicalJson(entry));
           written += 1;

@@ -358,6 +358,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       }),
     ),
 
+    sync: () => durable?.() ?? Promise.resolve(),
+
     close: () =>
       wrap(() => {
         if (!db.open) return;

@@ -149,6 +149,12 @@ export interface Store extends PurgeStore {
    * it and the entry records the key's id.
    */
   appendAudit(entry: AuditEntryInput, key?: AuditKey): Promise<AuditEntry>;
+  /**
+   * Makes every commit made so far durable. SQLite's group commit answers its own callers only
+   * after its fsync, but another reader can see those rows a few milliseconds earlier: what leaves
+   * the process (an export) waits for this first. Stores that commit durably need not have it.
+   */
+  sync?(): Promise<void>;
   /** Entries in seq order. */
   listAudit(options?: {
     sinceAt?: string;

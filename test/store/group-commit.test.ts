@@ -241,6 +241,39 @@ describe('the WAL fsync', () => {
   });
 });
 
+describe('an audit export', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-export-sync-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes no entry out before the store has made it durable', async () => {
+    const order: string[] = [];
+    const store = createSqliteStore(join(dir, 'e.db'), {
+      syncFile: (fd, done) => {
+        order.push('fsync');
+        fsync(fd, done);
+      },
+    });
+    try {
+      await store.migrate();
+      const audit = createAudit({ store, now: () => new Date() });
+      await audit.record({
+        actorId: 'U0BOB',
+        actorName: 'bob',
+        via: 'cli',
+        action: 'status',
+        target: 'hs',
+        params: {},
+        outcome: 'ok',
+      });
+      order.length = 0;
+      expect(await audit.export({}, () => order.push('line'))).toBe(1);
+      expect(order).toEqual(['fsync', 'line']);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('a group one of whose writes rolls back the whole transaction (SQLITE_FULL)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-group-full-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
