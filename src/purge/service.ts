@@ -142,6 +142,19 @@ export function createPurges(deps: PurgesDeps): Purges {
     }
   }
 
+  /** The purge an undo may start on, by its state alone (the archive is checked after). */
+  async function undoableState(purgeId: string): Promise<PurgeRecord> {
+    const purge = await deps.store.getPurge(purgeId);
+    const refuse = (reason: string) => new OpsError(ErrorCode.NotUndoable, { id: purgeId, reason });
+    if (!purge) throw refuse(t.undoUnknown);
+    if (purge.state === 'undone' || purge.state === 'rolled-back')
+      throw refuse(t.undoAlready(purge.undoneBy));
+    if (purge.state === 'undoing' && !purge.owner) throw refuse(t.undoResuming);
+    if (purge.state === 'archiving' || purge.state === 'undoing') throw refuse(t.undoRunning);
+    if (purge.archiveRemovedAt) throw refuse(t.undoArchiveGone(purge.archiveRemovedAt));
+    return purge;
+  }
+
   /** `PurgeInterrupted`: which Redis, why, and how far the purge got (chunks deleted so far). */
   async function interrupted(purge: PurgeRecord, cause: OpsError): Promise<OpsError> {
     const chunks = await deps.store.listPurgeChunks(purge.id).catch(() => []);
@@ -211,14 +224,7 @@ export function createPurges(deps: PurgesDeps): Purges {
     },
 
     async undoable(purgeId) {
-      const purge = await deps.store.getPurge(purgeId);
-      const refuse = (reason: string) => new OpsError(ErrorCode.NotUndoable, { id: purgeId, reason });
-      if (!purge) throw refuse(t.undoUnknown);
-      if (purge.state === 'undone' || purge.state === 'rolled-back')
-        throw refuse(t.undoAlready(purge.undoneBy));
-      if (purge.state === 'undoing' && !purge.owner) throw refuse(t.undoResuming);
-      if (purge.state === 'archiving' || purge.state === 'undoing') throw refuse(t.undoRunning);
-      if (purge.archiveRemovedAt) throw refuse(t.undoArchiveGone(purge.archiveRemovedAt));
+      const purge = await undoableState(purgeId);
       const manifest = await readManifest(purge.archivePath);
       await verifyArchive(purge.archivePath, manifest);
       return purge;
@@ -226,7 +232,8 @@ export function createPurges(deps: PurgesDeps): Purges {
 
     async undo(request, run) {
       const purgeId = String(request.params.purgeId);
-      await this.undoable(purgeId);
+      // The archive's checksums are verified once, by the undo itself, right before it restores.
+      await undoableState(purgeId);
       const claimed = await deps.store.updatePurge(purgeId, ['done', 'failed'], {
         state: 'undoing',
         owner,

@@ -197,5 +197,21 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       expect(jsonOf(refused).error?.message).toContain('sha256 mismatch');
       expect((await queue.getJobCounts('wait')).wait).toBe(0);
     }, 60_000);
+
+    it('an archive file changed between the undo request and its approval is refused when it runs, nothing restored', async () => {
+      await queue.addBulk([1, 2, 3].map((n) => ({ name: 'event.ingest', data: { n } })));
+      const pending = requestOf(await as('U0BOB', 'purge', target()));
+      const result = requestOf(await as('U0ERIN', 'approve', pending.id)).result!;
+      const undo = requestOf(await as('U0BOB', 'undo', pending.id));
+      expect(undo.status).toBe('pending');
+      writeFileSync(join(String(result.archivePath), 'chunk-000001.jsonl.gz'), 'not the archive any more');
+      const refused = await as('U0ERIN', 'approve', undo.id);
+      expect(refused.code).toBe(1);
+      expect(jsonOf(refused).error?.message).toContain('sha256 mismatch');
+      expect((await queue.getJobCounts('wait')).wait).toBe(0);
+      // Still undoable once the file is right again: refused, not left half-way.
+      const again = await as('U0BOB', 'undo', pending.id);
+      expect(jsonOf(again).error?.message).toContain('sha256 mismatch');
+    }, 60_000);
   },
 );
