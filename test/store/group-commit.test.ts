@@ -185,6 +185,38 @@ describe('group commit with the fsync off the event loop', () => {
   });
 });
 
+/**
+ * A migrated SQLite store at `path` whose WAL fsyncs are told to `onSync` (with the synced file's
+ * path) and then made, and one audit entry in it; closed after `test`.
+ */
+async function withSyncedStore(
+  path: string,
+  onSync: (file: string) => void,
+  test: (store: SqliteStore) => Promise<void>,
+): Promise<void> {
+  const store = createSqliteStore(path, {
+    syncFile: (fd, done) => {
+      onSync(readlinkSync(`/proc/self/fd/${fd}`));
+      fsync(fd, done);
+    },
+  });
+  try {
+    await store.migrate();
+    await createAudit({ store, now: () => new Date() }).record({
+      actorId: 'U0BOB',
+      actorName: 'bob',
+      via: 'cli',
+      action: 'status',
+      target: 'hs',
+      params: {},
+      outcome: 'ok',
+    });
+    await test(store);
+  } finally {
+    await store.close();
+  }
+}
+
 describe('the WAL fsync', () => {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-wal-sync-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -215,29 +247,14 @@ describe('the WAL fsync', () => {
     // A leftover file where the WAL of the configured path would be.
     writeFileSync(join(dir, 'link.db-wal'), '');
     const synced: string[] = [];
-    const store = createSqliteStore(join(dir, 'link.db'), {
-      syncFile: (fd, done) => {
-        synced.push(readlinkSync(`/proc/self/fd/${fd}`));
-        fsync(fd, done);
+    await withSyncedStore(
+      join(dir, 'link.db'),
+      (file) => synced.push(file),
+      async () => {
+        expect(synced.length).toBeGreaterThan(0);
+        expect(new Set(synced)).toEqual(new Set([join(dir, 'real', 'q.db-wal')]));
       },
-    });
-    try {
-      await store.migrate();
-      await store.appendAudit({
-        at: new Date().toISOString(),
-        actorId: 'U0BOB',
-        actorName: 'bob',
-        via: 'cli',
-        action: 'status',
-        target: 'hs',
-        params: {},
-        outcome: 'ok',
-      });
-      expect(synced.length).toBeGreaterThan(0);
-      expect(new Set(synced)).toEqual(new Set([join(dir, 'real', 'q.db-wal')]));
-    } finally {
-      await store.close();
-    }
+    );
   });
 });
 
@@ -247,30 +264,16 @@ describe('an audit export', () => {
 
   it('writes no entry out before the store has made it durable', async () => {
     const order: string[] = [];
-    const store = createSqliteStore(join(dir, 'e.db'), {
-      syncFile: (fd, done) => {
-        order.push('fsync');
-        fsync(fd, done);
+    await withSyncedStore(
+      join(dir, 'e.db'),
+      () => order.push('fsync'),
+      async (store) => {
+        order.length = 0;
+        const audit = createAudit({ store, now: () => new Date() });
+        expect(await audit.export({}, () => order.push('line'))).toBe(1);
+        expect(order).toEqual(['fsync', 'line']);
       },
-    });
-    try {
-      await store.migrate();
-      const audit = createAudit({ store, now: () => new Date() });
-      await audit.record({
-        actorId: 'U0BOB',
-        actorName: 'bob',
-        via: 'cli',
-        action: 'status',
-        target: 'hs',
-        params: {},
-        outcome: 'ok',
-      });
-      order.length = 0;
-      expect(await audit.export({}, () => order.push('line'))).toBe(1);
-      expect(order).toEqual(['fsync', 'line']);
-    } finally {
-      await store.close();
-    }
+    );
   });
 });
 
