@@ -3,12 +3,14 @@ import { ErrorCode, OpsError } from '../errors.js';
 import type { UndoProgress, UndoStep } from './queue-backend.js';
 
 /**
- * The key that says how far an undo got, in the Redis the jobs go back to. `slot` is appended so
- * that on Redis Cluster the marker shares the queue's `{hash-tag}` slot (a script may only touch
- * keys of one slot); request ids never hold a brace, so the tag is the first one in the key.
+ * The key that says how far an undo got, in the Redis the jobs go back to. A BullMQ undo's is
+ * under the queue's prefix: on Redis Cluster it shares the prefix's `{hash-tag}` slot (a script
+ * may only touch keys of one slot), and a Redis user whose keys are limited to the prefix
+ * (`~hs:*`) may write it. It is no job's key (BullMQ refuses a custom id like `undo:<id>`, with
+ * one colon) and no queue's (queues are found by `<prefix>:*:meta`).
  */
-export function undoMarkerKey(purgeId: string, slot?: string): string {
-  return `queue-ops:undo:${purgeId}${slot ? `:${slot}` : ''}`;
+export function undoMarkerKey(purgeId: string, prefix?: string): string {
+  return `${prefix ? `${prefix}:` : ''}queue-ops:undo:${purgeId}`;
 }
 
 /** The marker's value, `"<position> <restored>"`, as written by the restore scripts. */

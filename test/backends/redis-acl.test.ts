@@ -8,9 +8,14 @@ import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { toRedisForbidden } from '../../src/backends/redis-client.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { runPurge, runUndo } from '../../src/purge/engine.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import { tempDir } from '../actions/cli-helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { archivingPurge } from '../purge/engine-fixture.js';
 import { waitFor } from './bullmq/helpers.js';
 
 /**
@@ -106,6 +111,60 @@ describe("README's Redis users: read-only, and one for actions", () => {
       await backend.close();
       await failing.close();
       await queue.close();
+    }
+  });
+
+  it('purges and undoes as the actions user narrowed to the queues prefix (~hs:*): the undo marker is under it', async () => {
+    // README's actions line with its keys limited to one BullMQ prefix, as a shared Redis would.
+    const narrowed = readmeAclLine('queue-ops-act')
+      .replace('queue-ops-act', 'queue-ops-act-hs')
+      .replace('>CHANGE-ME', `>${PASSWORD}`)
+      .replace(/ ~\* /, ' ~hs:* ');
+    expect(narrowed).toContain(' ~hs:* ');
+    expect(
+      await admin.call(
+        'ACL',
+        ...[...narrowed.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(1),
+      ),
+    ).toBe('OK');
+    const seeder = new Redis(redis.url);
+    await seedRawBullmqJobs(seeder, { prefix: 'hs', queue: 'acl-purge', count: 500 });
+    const before = await seeder.lrange('hs:acl-purge:wait', 0, -1);
+    const tmp = tempDir('acl-undo');
+    const store = createSqliteStore(join(tmp.dir, 'q.db'));
+    await store.migrate();
+    const actor = createBullmqBackend(
+      configSchema.parse({
+        systems: [
+          {
+            name: 'pushizo',
+            type: 'bullmq',
+            prefix: 'hs',
+            redis: `redis://queue-ops-act-hs:${PASSWORD}@127.0.0.1:${redis.port}/0`,
+          },
+        ],
+      }).systems[0] as BullmqSystemConfig,
+    );
+    try {
+      const record = await archivingPurge(store, tmp.dir, {
+        id: 'r-aclundo1',
+        system: 'pushizo',
+        queue: 'acl-purge',
+        total: 500,
+        owner: 'me',
+      });
+      const purger = await actor.purger!('acl-purge');
+      const { record: done } = await runPurge(record, { store, purger, owner: 'me' });
+      expect(await seeder.llen('hs:acl-purge:wait')).toBe(0);
+      expect(await runUndo(done, { purger })).toEqual({ restored: 500, existing: [] });
+      await purger.clearUndoProgress(done.id);
+      await purger.close();
+      expect(await seeder.lrange('hs:acl-purge:wait', 0, -1)).toEqual(before);
+    } finally {
+      await actor.close();
+      await store.close();
+      seeder.disconnect();
+      tmp.remove();
     }
   });
 

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { undoMarkerKey } from '../../src/backends/undo-marker.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
@@ -137,7 +138,7 @@ describe('an undo killed with SIGKILL halfway', () => {
     ).toHaveLength(1);
     expect(jsonOf(await as('audit', 'verify')).ok).toBe(true);
     // Done: the marker kept in Redis for a resume is gone with it.
-    expect(await redis.exists(`queue-ops:undo:${purgeId}:${prefix}`)).toBe(0);
+    expect(await redis.exists(undoMarkerKey(purgeId, prefix))).toBe(0);
   }, 60_000);
 
   it('an undo left running by a version that kept no marker is released, not resumed from a guess', async () => {

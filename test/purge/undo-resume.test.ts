@@ -18,7 +18,7 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
   // The engine leaves its marker (the service drops it once the store says undone): this file's
   // go with the test's prefix, on a Redis other files share.
   afterEach(async () => {
-    const markers = await fx.redis.keys(`queue-ops:undo:*:${fx.prefix}`);
+    const markers = await fx.redis.keys(undoMarkerKey('*', fx.prefix));
     if (markers.length > 0) await fx.redis.del(...markers);
   });
 
