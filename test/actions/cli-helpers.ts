@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -127,4 +127,41 @@ export async function runCliInProcess(args: string[], options: { cwd?: string } 
     logger: createLogger({ level: 'silent' }),
   });
   return { code, stdout, stderr };
+}
+
+/**
+ * Runs `node bin/queue-ops.js …` as a child (a bare environment, as a cron job has) and SIGKILLs it
+ * once `reached` holds, polled every few ms: the process dies wherever it is. Throws, after
+ * killing it, when `reached` never holds within `timeoutMs`, naming `what` and what it printed.
+ */
+export async function killCliWhen(
+  args: string[],
+  reached: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let said = '';
+  child.stdout?.on('data', (chunk) => {
+    said += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    said += String(chunk);
+  });
+  const exited = new Promise<NodeJS.Signals | null>((done) =>
+    child.once('exit', (_c, signal) => done(signal)),
+  );
+  const deadline = Date.now() + timeoutMs;
+  while (!(await reached())) {
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${what} never happened: ${said}`);
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
 }

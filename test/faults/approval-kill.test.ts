@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
 import {
   jsonOf,
+  killCliWhen,
   ONE_SHELL_TWO_PEOPLE,
   ROLES,
   requestOf,
@@ -18,7 +18,6 @@ import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/help
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
-const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const t = messages('en').approvals;
 
 /**
@@ -64,34 +63,12 @@ describe('an approval whose command line is killed', () => {
 
   /** Runs `approve <id>` as a child, waits for `reached`, SIGKILLs it; the write it hangs in is lost. */
   async function approveAndKill(id: string, reached: () => boolean | Promise<boolean>) {
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [BIN, '--config', config, '--user', 'U0CAROL', '--json', 'approve', id],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    await killCliWhen(
+      ['--config', config, '--user', 'U0CAROL', '--json', 'approve', id],
+      reached,
+      `approve ${id} reaching the point to kill it at`,
+      30_000,
     );
-    let said = '';
-    child.stdout?.on('data', (c) => {
-      said += String(c);
-    });
-    child.stderr?.on('data', (c) => {
-      said += String(c);
-    });
-    const exited = new Promise<NodeJS.Signals | null>((done) =>
-      child.once('exit', (_c, signal) => done(signal)),
-    );
-    const deadline = Date.now() + 30_000;
-    while (!(await reached())) {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`approve ${id} never reached the point to kill it at (${row(id).status}): ${said}`);
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
   }
 
   /** A trigger that spins inside the UPDATE moving request `id` to one of `statuses`. */

@@ -1,12 +1,12 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import {
+  killCliWhen,
   ONE_SHELL_TWO_PEOPLE,
   requestOf,
   runCliInProcess,
@@ -17,7 +17,6 @@ import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;
 const redisUrl = testRedisUrl();
 
@@ -61,24 +60,11 @@ describe('a purge killed with SIGKILL halfway, then the bot starts', () => {
       await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'purge', 'hs/events']),
     );
     const archive = join(archiveDir, asked.id);
-    const child = spawn(
-      process.execPath,
-      [BIN, '--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-        stdio: 'ignore',
-      },
+    await killCliWhen(
+      ['--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
+      () => existsSync(archive) && readdirSync(archive).some((f) => f.startsWith('chunk-')),
+      'the purge writing a chunk',
     );
-    const exited = new Promise<NodeJS.Signals | null>((done) =>
-      child.once('exit', (_c, signal) => done(signal)),
-    );
-    const deadline = Date.now() + 60_000;
-    while (!(existsSync(archive) && readdirSync(archive).some((f) => f.startsWith('chunk-')))) {
-      if (Date.now() > deadline) throw new Error('the purge never wrote a chunk');
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
     const state = () => {
       const db = new Database(dbFile, { readonly: true });
       try {

@@ -1,18 +1,23 @@
-import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { undoMarkerKey } from '../../src/backends/undo-marker.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import {
+  jsonOf,
+  killCliWhen,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { purgeAloneConfig, storedRequest } from './fault-fixture.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 const N = 20_000;
 const redisUrl = testRedisUrl();
 
@@ -62,28 +67,12 @@ describe('an undo killed with SIGKILL halfway', () => {
     purgeId = purged.id;
     expect(await redis.llen(`${prefix}:events:wait`)).toBe(0);
 
-    const child = spawn(
-      process.execPath,
-      [BIN, '--config', config, '--user', 'U0BOB', '--json', 'undo', purgeId],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-        stdio: 'ignore',
-      },
-    );
-    const exited = new Promise<NodeJS.Signals | null>((done) =>
-      child.once('exit', (_c, signal) => done(signal)),
-    );
-    const deadline = Date.now() + 60_000;
     // Killed once the first batches are back in Redis and before the last.
-    while ((await redis.llen(`${prefix}:events:wait`)) === 0) {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error('the undo never restored a job');
-      }
-      await new Promise((r) => setTimeout(r, 1));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
+    await killCliWhen(
+      ['--config', config, '--user', 'U0BOB', '--json', 'undo', purgeId],
+      async () => (await redis.llen(`${prefix}:events:wait`)) > 0,
+      'the undo restoring a job',
+    );
     leftAtKill = await redis.llen(`${prefix}:events:wait`);
   }, 120_000);
 

@@ -1,16 +1,21 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import {
+  jsonOf,
+  killCliWhen,
+  requestOf,
+  runCliInProcess,
+  tempDir,
+  writeConfig,
+} from '../actions/cli-helpers.js';
 import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/queue-ops.js');
 /** Jobs in the killed purge; PURGE_KILL_N=200000 runs the full size. */
 const N = Number(process.env.PURGE_KILL_N ?? 50_000);
 
@@ -53,24 +58,11 @@ describe('a purge killed with SIGKILL halfway', () => {
     const archive = join(archiveDir(), asked.id);
 
     // The approver's command line runs the purge; it is killed once two chunks are on disk.
-    const child = spawn(
-      process.execPath,
-      [BIN, '--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-        stdio: 'ignore',
-      },
+    await killCliWhen(
+      ['--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
+      () => existsSync(archive) && readdirSync(archive).filter((f) => f.startsWith('chunk-')).length >= 2,
+      'the purge writing two chunks',
     );
-    const exited = new Promise<NodeJS.Signals | null>((done) =>
-      child.once('exit', (_code, signal) => done(signal)),
-    );
-    const deadline = Date.now() + 60_000;
-    while (!(existsSync(archive) && readdirSync(archive).filter((f) => f.startsWith('chunk-')).length >= 2)) {
-      if (Date.now() > deadline) throw new Error('the purge never wrote two chunks');
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
 
     const db = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });
     const row = db.prepare('SELECT state, owner FROM purges WHERE id = ?').get(asked.id) as { state: string };
