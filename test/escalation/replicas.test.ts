@@ -1,13 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
-import { type LoopbackSlack, spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
+import {
+  type LoopbackSlack,
+  spawnBot,
+  startLoopbackSlack,
+  writeBacklogAlertConfig,
+} from '../helpers/loopback-slack.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { slackSignature } from '../slack/harness.js';
@@ -108,25 +113,7 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
 
   it('exactly one runs the monitor; when it is killed the other takes over without posting the alert twice', async () => {
     const config = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      config,
-      [
-        'slack:',
-        '  incidentChannel: C0INCIDENT',
-        `store: ${POSTGRES_URL}?schema=${schema}`,
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${redisUrl}`,
-        `    prefix: ${prefix}`,
-        '    queues: [dispatch-ios]',
-        'escalation:',
-        '  intervalSeconds: 1',
-        '  renotifyMinutes: 60',
-        '  rules:',
-        '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
-      ].join('\n'),
-    );
+    writeBacklogAlertConfig(config, { store: `${POSTGRES_URL}?schema=${schema}`, redis: redisUrl, prefix });
     const a = await startBot(config);
     const b = await startBot(config);
     const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
-import { spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
+import { spawnBot, startLoopbackSlack, writeBacklogAlertConfig } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
@@ -37,25 +37,11 @@ describe('a bot killed during an alert post', () => {
 
   it('is not posted twice by the next bot: the next bot finds the post Slack took and updates it in place', async () => {
     const config = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      config,
-      [
-        'slack:',
-        '  incidentChannel: C0INCIDENT',
-        `store: sqlite:${join(dir, 'queue-ops.db')}`,
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${redisUrl}`,
-        `    prefix: ${prefix}`,
-        '    queues: [dispatch-ios]',
-        'escalation:',
-        '  intervalSeconds: 1',
-        '  renotifyMinutes: 60',
-        '  rules:',
-        '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
-      ].join('\n'),
-    );
+    writeBacklogAlertConfig(config, {
+      store: `sqlite:${join(dir, 'queue-ops.db')}`,
+      redis: redisUrl,
+      prefix,
+    });
     await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
     slack.holdNextPost();
     const first = await spawnBot(config, slack.url);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -114,6 +115,35 @@ export async function startLoopbackSlack() {
 }
 
 export type LoopbackSlack = Awaited<ReturnType<typeof startLoopbackSlack>>;
+
+/**
+ * The config of a bot that alerts on a backlog of `pushizo/dispatch-ios` (over 50 waiting) every
+ * second, written to `file`: what the bots run as processes against the loopback Slack watch.
+ */
+export function writeBacklogAlertConfig(
+  file: string,
+  options: { store: string; redis: string; prefix: string },
+): void {
+  writeFileSync(
+    file,
+    [
+      'slack:',
+      '  incidentChannel: C0INCIDENT',
+      `store: ${options.store}`,
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${options.redis}`,
+      `    prefix: ${options.prefix}`,
+      '    queues: [dispatch-ios]',
+      'escalation:',
+      '  intervalSeconds: 1',
+      '  renotifyMinutes: 60',
+      '  rules:',
+      '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
+    ].join('\n'),
+  );
+}
 
 /**
  * A real bot process (`dist/main.js`, as `npm start` runs it) in HTTP mode against `apiUrl`, on
