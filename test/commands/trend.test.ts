@@ -4,7 +4,6 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { loadConfigFile } from '../../src/config/load.js';
-import type { Sample } from '../../src/escalation/samples.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Alert } from '../../src/store/alert.js';
 import { openStore } from '../../src/store/open.js';
@@ -12,6 +11,7 @@ import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { jsonOf, ROLES, runCli, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
+import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
 import { decodePng } from '../helpers/png.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
@@ -53,29 +53,7 @@ describe('trend', () => {
     for (let i = 0; i < 50; i++) {
       const at = now - (51 - i) * MINUTE;
       const waiting = i < 30 ? i * 5 - Math.max(0, i - 25) * 3 : Math.max(0, 140 - (i - 30) * 6);
-      const sample: Sample = {
-        at,
-        systems: [
-          {
-            name: 'pushizo',
-            type: 'bullmq',
-            ok: true,
-            workers: ['w1'],
-            queues: [
-              {
-                name: 'dispatch-ios',
-                waiting,
-                active: 8,
-                delayed: i % 7,
-                failed: i < 35 ? 1 : 3,
-                oldestWaitingSeconds: null,
-                workers: 1,
-              },
-            ],
-          },
-        ],
-      };
-      await store.escalation.appendSample(new Date(at).toISOString(), JSON.stringify(sample));
+      await appendDispatchIosSample(store, at, { waiting, delayed: i % 7, failed: i < 35 ? 1 : 3 });
     }
     const opened = new Date(now - 40 * MINUTE).toISOString();
     const alert: Alert = {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sample } from '../../src/escalation/samples.js';
 import { type RunningBot, startBot } from '../../src/main.js';
 import { openStore } from '../../src/store/open.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
+import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
 
@@ -53,29 +53,7 @@ describe('a command’s chart upload while Slack fails', () => {
     const now = Date.now();
     for (let i = 0; i < 30; i++) {
       const at = now - (31 - i) * MINUTE;
-      const sample: Sample = {
-        at,
-        systems: [
-          {
-            name: 'pushizo',
-            type: 'bullmq',
-            ok: true,
-            workers: ['w1'],
-            queues: [
-              {
-                name: 'dispatch-ios',
-                waiting: i * 4,
-                active: 8,
-                delayed: 0,
-                failed: 1,
-                oldestWaitingSeconds: null,
-                workers: 1,
-              },
-            ],
-          },
-        ],
-      };
-      await store.escalation.appendSample(new Date(at).toISOString(), JSON.stringify(sample));
+      await appendDispatchIosSample(store, at, { waiting: i * 4, delayed: 0, failed: 1 });
     }
     await store.close();
     const configFile = join(dir, 'queue-ops.yml');
