@@ -32,6 +32,54 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `binary` (redis-server by default) with `args` and resolves once its output says `ready`
+ * ("Ready to accept connections"), within 10 s; rejects with what it printed otherwise. The
+ * child's exit is then the caller's to watch.
+ */
+export async function spawnRedis(
+  args: string[],
+  options: { binary?: string; ready?: RegExp } = {},
+): Promise<ChildProcess> {
+  const binary = options.binary ?? 'redis-server';
+  const ready = options.ready ?? /Ready to accept connections/;
+  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${binary} did not start within 10s:\n${output}`)),
+      10_000,
+    );
+    const onData = () => {
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(
+        new Error(
+          `could not run ${binary} (${error.message}); install Debian's redis-server package or set REDIS_URL`,
+        ),
+      );
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${binary} exited with ${code}:\n${output}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  return child;
+}
+
+/**
  * Starts a private redis-server (used by the tests, the demo and the benchmarks) so that nothing
  * ever touches the machine's shared Redis on 6379.
  */
@@ -53,8 +101,7 @@ export async function startPrivateRedis(
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'queue-ops-redis-'));
   const persistence = options.persist ? ['yes', '--appendfsync', 'always'] : ['no'];
-  const child: ChildProcess = spawn(
-    binary,
+  const child = await spawnRedis(
     [
       '--port',
       String(port),
@@ -67,41 +114,8 @@ export async function startPrivateRedis(
       '--dir',
       dir,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { binary },
   );
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += String(chunk);
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`redis-server did not start within 10s:\n${output}`)),
-      10_000,
-    );
-    const onData = () => {
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `could not run ${binary} (${error.message}); install Debian's redis-server package or set REDIS_URL`,
-        ),
-      );
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${output}`));
-    });
-  });
-  child.removeAllListeners('exit');
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -1,8 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/lib/redis-server.js';
+import { freePort, spawnRedis } from '../../src/lib/redis-server.js';
 
 /** A redis-server (or sentinel) process started with arbitrary arguments, stopped by the test. */
 export interface RedisProcess {
@@ -16,28 +16,7 @@ export async function startRedisProcess(
 ): Promise<RedisProcess> {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'qo-redis-shape-'));
-  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += String(chunk);
-  };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
-  const ready = options.ready ?? /Ready to accept connections/;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis did not start:\n${output}`)), 10_000);
-    child.stdout.on('data', () => {
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis exited with ${code}:\n${output}`));
-    });
-  });
-  child.removeAllListeners('exit');
+  const child = await spawnRedis([...args, '--dir', dir], options.ready ? { ready: options.ready } : {});
   return {
     port,
     async stop() {
