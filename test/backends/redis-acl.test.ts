@@ -19,13 +19,13 @@ import { archivingPurge } from '../purge/engine-fixture.js';
 import { waitFor } from './bullmq/helpers.js';
 
 /**
- * README's read-only ACL user, created from README's own line, must be enough for the whole read
+ * docs/deploy.md's read-only ACL user, created from its own line, must be enough for the whole read
  * path: a NOPERM anywhere means the documentation lies to the operator who follows it.
  */
 function readmeAclLine(user: string): string {
-  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  const readme = readFileSync(join(import.meta.dirname, '../../docs/deploy.md'), 'utf8');
   const line = readme.split('\n').find((l) => l.startsWith(`ACL SETUSER ${user} `));
-  if (!line) throw new Error(`README has no "ACL SETUSER ${user}" line`);
+  if (!line) throw new Error(`docs/deploy.md has no "ACL SETUSER ${user}" line`);
   return line;
 }
 

@@ -41,15 +41,15 @@ const one = (kind: string, name?: string) => {
 const matches = (selector: Record<string, string>, labels: Record<string, string> = {}) =>
   Object.entries(selector).every(([key, value]) => labels[key] === value);
 
-/** The rules of every Role README shows, from its ```yaml blocks holding `kind: Role`. */
+/** The rules of every Role docs/deploy.md shows, from its ```yaml blocks holding `kind: Role`. */
 function readmeRoleRules(): unknown[] {
-  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  const readme = readFileSync(join(import.meta.dirname, '../../docs/deploy.md'), 'utf8');
   const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const roles = blocks
     .filter((b) => /^kind: Role$/m.test(b))
     .flatMap((block) => parseAllDocuments(block).map((d) => d.toJS() as K8sObject))
     .filter((o) => o?.kind === 'Role');
-  expect(roles.length, 'README shows the Role in ```yaml blocks').toBeGreaterThan(0);
+  expect(roles.length, 'docs/deploy.md shows the Role in ```yaml blocks').toBeGreaterThan(0);
   return roles.map((role) => role.rules);
 }
 

@@ -77,9 +77,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   JobNotActive: (p) =>
     `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,
   RedisForbidden: (p) =>
-    `Redis for \`${p.system}\` refused: its user may not change the queues (ACL: ${p.reason}). Nothing was changed; actions need the actions user (README: "Least-privilege Redis users").`,
+    `Redis for \`${p.system}\` refused: its user may not change the queues (ACL: ${p.reason}). Nothing was changed; actions need the actions user (docs/deploy.md: "Least-privilege Redis users").`,
   KubernetesForbidden: (p) =>
-    `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (README: "Kubernetes RBAC").`,
+    `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (docs/deploy.md: "Kubernetes RBAC for scale").`,
   KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
   ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
   ArchiveInvalid: (p) =>

@@ -95,9 +95,9 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   JobNotActive: (p) =>
     `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,
   RedisForbidden: (p) =>
-    `\`${p.system}\` için Redis reddetti: kullanıcısı kuyrukları değiştiremez (ACL: ${p.reason}). Hiçbir şey değişmedi; eylemler için eylem kullanıcısı gerekir (README: "Least-privilege Redis users").`,
+    `\`${p.system}\` için Redis reddetti: kullanıcısı kuyrukları değiştiremez (ACL: ${p.reason}). Hiçbir şey değişmedi; eylemler için eylem kullanıcısı gerekir (docs/deploy.md: "Least-privilege Redis users").`,
   KubernetesForbidden: (p) =>
-    `Kubernetes reddetti: botun service account'u \`${p.namespace}\` namespace'inde \`${p.resource}\` üzerinde \`${p.verb}\` yapamıyor. Role içinde izin verin (README: "Kubernetes RBAC").`,
+    `Kubernetes reddetti: botun service account'u \`${p.namespace}\` namespace'inde \`${p.resource}\` üzerinde \`${p.verb}\` yapamıyor. Role içinde izin verin (docs/deploy.md: "Kubernetes RBAC for scale").`,
   KubernetesNotFound: (p) =>
     `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
   ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
