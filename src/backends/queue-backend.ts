@@ -1,3 +1,4 @@
+import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
  * `src/backends/` imports bullmq or ioredis. A third queue system is one new folder here plus the
@@ -310,6 +311,8 @@ export interface QueueBackend {
   failJob?(queue: string, id: string, reason: string): Promise<FailOutcome>;
   /** With `caps.purge`: a purger for one queue, on a connection of its own (close it). */
   purger?(queue: string): Promise<QueuePurger>;
+  /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */
+  redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
   close(): Promise<void>;
 }
 

@@ -179,6 +179,7 @@ function memoryLine(st: SystemStatus, locale: Locale): string {
     max > 0 ? formatBytes(max, locale) : null,
     percent,
     inCode(policy || '?', 60),
+    inCode(st.name, 80),
   );
 }
 

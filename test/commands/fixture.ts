@@ -17,6 +17,7 @@ export const EVERY_VERB = [
   'status',
   'dlq',
   'workers',
+  'redis',
   'pause',
   'resume',
   'retry',

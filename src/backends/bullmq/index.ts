@@ -33,6 +33,7 @@ import {
   urlSecrets,
 } from '../redis-client.js';
 import { systemEndpoint } from '../redis-endpoint.js';
+import { readRedisHealth } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
@@ -225,6 +226,17 @@ export function createBullmqBackend(
     return await send(client);
   }
 
+  /** On a cluster, the master holding the prefix's one slot, where every key of the queues lives. */
+  async function prefixNode(): Promise<Redis> {
+    const asCluster = client as unknown as Cluster;
+    if (!(asCluster instanceof Cluster)) return client;
+    const slot = Number(await asCluster.call('CLUSTER', 'KEYSLOT', `${prefix}:meta`));
+    const owner = asCluster.slots[slot]?.[0];
+    const node = asCluster.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
+    if (!node) throw new Error(`no master holds slot ${slot} of ${prefix}`);
+    return node;
+  }
+
   async function scanQueues(): Promise<string[]> {
     const pattern = `${escapeGlob(prefix)}:*:meta`;
     const head = prefix.length + 1;
@@ -315,6 +327,10 @@ export function createBullmqBackend(
     async listQueues() {
       if (system.queues) return queueNames.list();
       return await withRedis(() => queueNames.list());
+    },
+
+    async redisHealth(budget) {
+      return await withRedis(async () => readRedisHealth(await prefixNode(), budget));
     },
 
     async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {

@@ -22,6 +22,7 @@ import {
   urlSecrets,
 } from '../redis-client.js';
 import { siblingEndpoint, systemEndpoint } from '../redis-endpoint.js';
+import { type KeySampleBudget, type RedisHealth, readRedisHealth } from '../redis-health.js';
 import { createCeleryControl } from './control.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
@@ -397,6 +398,16 @@ export function createCeleryBackend(
     };
   }
 
+  /** The broker's Redis: where the queues, the unacked hash and the pidbox live. */
+  async function redisHealth(budget?: KeySampleBudget): Promise<RedisHealth> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readRedisHealth(client, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
@@ -482,6 +493,7 @@ export function createCeleryBackend(
     status,
     dlq,
     workers,
+    redisHealth,
     running: control.running,
     pool: control.pool,
     resizePool: control.resizePool,

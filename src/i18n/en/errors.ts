@@ -14,6 +14,7 @@ const abilities: Record<string, string> = {
   resizePool: 'resize a worker pool',
   listWorkers: 'list workers',
   listRunning: 'list running work',
+  redisHealth: 'show its Redis',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>

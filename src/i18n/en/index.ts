@@ -13,6 +13,7 @@ import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
 import { purge } from './purge.js';
+import { redis } from './redis.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -41,6 +42,7 @@ export const en = {
   home,
   scale,
   purge,
+  redis,
   slack,
   status,
   timeline,

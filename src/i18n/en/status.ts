@@ -27,8 +27,8 @@ export const status = {
     `*${name}* · ${type} · ${queues === 1 ? '1 queue' : `${queues} queues`}` +
     (flagged > 0 ? ` · :warning: ${flagged} need${flagged === 1 ? 's' : ''} attention` : ''),
   noQueues: 'No queues found.',
-  memory: (used: string, max: string | null, percent: number | null, policy: string) =>
-    `Redis memory: ${used}${max ? ` of ${max}${percent !== null ? ` (${percent}%)` : ''}` : ', no limit'} · policy \`${policy}\``,
+  memory: (used: string, max: string | null, percent: number | null, policy: string, system: string) =>
+    `Redis memory: ${used}${max ? ` of ${max}${percent !== null ? ` (${percent}%)` : ''}` : ', no limit'} · policy \`${policy}\` · more: \`/queue redis ${system}\``,
   warnings: {
     EvictionPolicy: (p: Record<string, string | number>) =>
       `:warning: maxmemory-policy is \`${p.policy ?? 'not noeviction'}\`: under memory pressure Redis may delete jobs. BullMQ needs \`noeviction\`.`,

@@ -12,6 +12,7 @@ const abilities: Record<string, string> = {
   resizePool: 'worker havuzunu boyutlandırma',
   listWorkers: 'worker listeleme',
   listRunning: 'çalışan işleri listeleme',
+  redisHealth: 'Redis’ini gösterme',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>

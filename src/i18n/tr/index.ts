@@ -14,6 +14,7 @@ import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
 import { purge } from './purge.js';
+import { redis } from './redis.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -43,6 +44,7 @@ export const tr: Catalog = {
   home,
   scale,
   purge,
+  redis,
   slack,
   status,
   timeline,

@@ -29,8 +29,8 @@ export const status: Catalog['status'] = {
     `*${name}* · ${type} · ${queues} kuyruk` +
     (flagged > 0 ? ` · :warning: ${flagged} kuyruk dikkat gerektiriyor` : ''),
   noQueues: 'Kuyruk bulunamadı.',
-  memory: (used: string, max: string | null, percent: number | null, policy: string) =>
-    `Redis belleği: ${used}${max ? ` / ${max}${percent !== null ? ` (%${percent})` : ''}` : ', limit yok'} · politika \`${policy}\``,
+  memory: (used: string, max: string | null, percent: number | null, policy: string, system: string) =>
+    `Redis belleği: ${used}${max ? ` / ${max}${percent !== null ? ` (%${percent})` : ''}` : ', limit yok'} · politika \`${policy}\` · ayrıntı: \`/queue redis ${system}\``,
   warnings: {
     EvictionPolicy: (p: Record<string, string | number>) =>
       `:warning: maxmemory-policy \`${p.policy ?? 'noeviction değil'}\`: bellek sıkışınca Redis işleri silebilir. BullMQ \`noeviction\` ister.`,

@@ -1,0 +1,99 @@
+import type { RedisHealth } from '../backends/redis-health.js';
+import { redisHealthMessage } from '../blocks/redis-health.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { resolveSystem } from './parse.js';
+import { askSystem } from './timeout.js';
+import type { CommandDefinition } from './types.js';
+
+/**
+ * `redis --json` data. Byte figures are numbers of bytes; times are ISO 8601 UTC. Never a value:
+ * the slow log keeps each command's name and first key, the key sample names, types and sizes.
+ */
+export interface RedisHealthData {
+  system: string;
+  version: string | null;
+  role: string | null;
+  memory: {
+    used: number;
+    peak: number;
+    maxmemory: number;
+    policy: string;
+    fragmentationRatio: number | null;
+    rss: number | null;
+    dataset: number | null;
+    overhead: number | null;
+  };
+  clients: { connected: number; blocked: number; max: number | null };
+  slowlog: { at: string; durationMicros: number; command: string; key: string | null }[] | null;
+  keyspace: { db: number; keys: number; expires: number }[];
+  bigKeys: { key: string; type: string; bytes: number; length: number | null }[];
+  sample: { scanned: number; total: number; complete: boolean; stoppedBy: string };
+  persistence: {
+    rdbLastStatus: string;
+    aofLastStatus: string | null;
+    aofEnabled: boolean;
+    lastSaveAt: string | null;
+    changesSinceLastSave: number | null;
+    loading: boolean;
+  };
+}
+
+export function redisHealthData(system: string, health: RedisHealth): RedisHealthData {
+  const { persistence } = health;
+  return {
+    system,
+    version: health.version ?? null,
+    role: health.role ?? null,
+    memory: health.memory,
+    clients: health.clients,
+    slowlog: health.slowlog?.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })) ?? null,
+    keyspace: health.keyspace,
+    bigKeys: health.bigKeys,
+    sample: {
+      scanned: health.sample.scanned,
+      total: health.sample.total,
+      complete: health.sample.complete,
+      stoppedBy: health.sample.stoppedBy,
+    },
+    persistence: {
+      rdbLastStatus: persistence.rdbLastStatus,
+      aofLastStatus: persistence.aofLastStatus,
+      aofEnabled: persistence.aofEnabled,
+      lastSaveAt: persistence.lastSaveAt === null ? null : new Date(persistence.lastSaveAt).toISOString(),
+      changesSinceLastSave: persistence.changesSinceLastSave,
+      loading: persistence.loading,
+    },
+  };
+}
+
+/**
+ * `redis <system>`: the runbooks' `INFO`, `MEMORY STATS`, `SLOWLOG GET 10`, `INFO keyspace` and
+ * `--bigkeys` in one answer. One pipelined read, then a key sample bounded in keys and time.
+ */
+export const redisCommand: CommandDefinition = {
+  verb: 'redis',
+  mutating: false,
+  describe: (locale) => ({ usage: messages(locale).redis.usage, summary: messages(locale).redis.summary }),
+  async run(ctx, args, request) {
+    const t = messages(request.locale);
+    if (args.length === 0)
+      throw new OpsError(ErrorCode.UsageError, { message: t.commands.nameTarget, usage: t.redis.usage });
+    if (args.length > 1)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: t.commands.tooManyArguments(args[1]!),
+        usage: t.redis.usage,
+      });
+    // `redis pushizo/events` reads the same Redis as `redis pushizo`.
+    const { system, backend } = resolveSystem(ctx, args[0]!.split('/', 1)[0]!);
+    if (!backend.redisHealth)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'redisHealth' });
+    const health = await askSystem(ctx, system, backend.redisHealth());
+    return {
+      ok: true,
+      message: redisHealthMessage({ system, health, generatedAt: ctx.now() }, request.locale),
+      data: redisHealthData(system, health),
+      visibility: 'in_channel',
+    };
+  },
+};
