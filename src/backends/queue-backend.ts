@@ -1,3 +1,4 @@
+import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
@@ -313,6 +314,8 @@ export interface QueueBackend {
   purger?(queue: string): Promise<QueuePurger>;
   /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
+  /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
+  results?(budget?: ResultsBudget): Promise<ResultsReading>;
   close(): Promise<void>;
 }
 

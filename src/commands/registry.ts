@@ -3,6 +3,7 @@ import { suggest } from '../lib/suggest.js';
 import { dlqCommand } from './dlq.js';
 import { createHelpCommand } from './help.js';
 import { redisCommand } from './redis.js';
+import { resultsCommand } from './results.js';
 import { statusCommand } from './status.js';
 import type { CommandDefinition } from './types.js';
 import { workersCommand } from './workers.js';
@@ -42,9 +43,16 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
   return registry;
 }
 
-/** The read path (status, dlq, workers, redis), then `extra` (actions, approvals, audit), then help. */
+/** The read path (status, dlq, workers, redis, results), then `extra` (actions, approvals, audit), then help. */
 export function createReadCommands(extra: readonly CommandDefinition[] = []): CommandRegistry {
-  const registry = createCommandRegistry([statusCommand, dlqCommand, workersCommand, redisCommand, ...extra]);
+  const registry = createCommandRegistry([
+    statusCommand,
+    dlqCommand,
+    workersCommand,
+    redisCommand,
+    resultsCommand,
+    ...extra,
+  ]);
   registry.register(createHelpCommand(() => registry.all()));
   return registry;
 }

@@ -18,6 +18,7 @@ export const EVERY_VERB = [
   'dlq',
   'workers',
   'redis',
+  'results',
   'pause',
   'resume',
   'retry',

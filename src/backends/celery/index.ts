@@ -40,6 +40,7 @@ import {
 import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
 import { createCeleryPurger } from './purge.js';
+import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
@@ -408,6 +409,16 @@ export function createCeleryBackend(
     }
   }
 
+  /** The result backend (`resultBackend:`, else the broker). */
+  async function resultKeys(budget?: ResultsBudget): Promise<ResultsReading> {
+    try {
+      await ensureConnected(resultClient, connectTimeoutMs);
+      return await readResults(resultClient, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
@@ -494,6 +505,7 @@ export function createCeleryBackend(
     dlq,
     workers,
     redisHealth,
+    results: resultKeys,
     running: control.running,
     pool: control.pool,
     resizePool: control.resizePool,

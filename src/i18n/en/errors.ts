@@ -15,6 +15,7 @@ const abilities: Record<string, string> = {
   listWorkers: 'list workers',
   listRunning: 'list running work',
   redisHealth: 'show its Redis',
+  results: 'hold Celery results (only a Celery system has a result backend)',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>

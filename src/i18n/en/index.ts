@@ -14,6 +14,7 @@ import { help } from './help.js';
 import { home } from './home.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
+import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -43,6 +44,7 @@ export const en = {
   scale,
   purge,
   redis,
+  results,
   slack,
   status,
   timeline,

@@ -13,6 +13,7 @@ const abilities: Record<string, string> = {
   listWorkers: 'worker listeleme',
   listRunning: 'çalışan işleri listeleme',
   redisHealth: 'Redis’ini gösterme',
+  results: 'Celery sonuçları tutma (yalnızca Celery sistemlerinin sonuç deposu vardır)',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>

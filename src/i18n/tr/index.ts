@@ -15,6 +15,7 @@ import { help } from './help.js';
 import { home } from './home.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
+import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
@@ -45,6 +46,7 @@ export const tr: Catalog = {
   scale,
   purge,
   redis,
+  results,
   slack,
   status,
   timeline,

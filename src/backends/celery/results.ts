@@ -1,0 +1,122 @@
+import type { Redis } from 'ioredis';
+import { luaScript, runScript } from '../lua.js';
+import { RESULT_KEY_PREFIX } from './keys.js';
+
+/**
+ * What Celery's result backend holds: the runbook's `KEYS "celery-task-meta-*"` count, the ones
+ * Redis will never expire, and how much memory they take, from a SCAN bounded in keys and time.
+ */
+export interface ResultsReading {
+  /** Result keys found by the walk. */
+  count: number;
+  /** Of those, keys without a TTL (Celery's `result_expires` off, or set by hand). */
+  withoutTtl: number;
+  /** MEMORY USAGE of the keys found, in bytes. */
+  bytes: number;
+  /** The oldest `date_done` found, ms since the epoch, and its task id. */
+  oldest: { at: number; id: string } | null;
+  /** How the walk went: keys it looked at (all keys, not only results), of how many, and why it stopped. */
+  sample: { scanned: number; total: number; complete: boolean; stoppedBy: 'done' | 'keys' | 'time' };
+  /** When the walk was partial: the counts above scaled to the whole keyspace, else null. */
+  estimate: { count: number; withoutTtl: number; bytes: number } | null;
+}
+
+export interface ResultsBudget {
+  /** Keys SCAN may walk (every key, not only results). Default 1,000,000. */
+  maxKeys?: number;
+  /** Our time for the walk. Default 3 s. */
+  maxMillis?: number;
+}
+
+/**
+ * For each key: its PTTL, MEMORY USAGE and `date_done` (read from the value inside Redis, so the
+ * value itself, which can hold arguments and tracebacks, never leaves it). One call per SCAN
+ * batch of at most 1,000 keys: O(1) per key apart from finding `date_done` in the value.
+ */
+const READ_RESULTS = luaScript(`
+local out = {}
+for _, key in ipairs(KEYS) do
+  local ttl = redis.call('PTTL', key)
+  if ttl ~= -2 then
+    local value = redis.pcall('GET', key)
+    local done = ''
+    if type(value) == 'string' then
+      done = string.match(value, '"date_done"%s*:%s*"([^"]*)"') or ''
+    end
+    out[#out + 1] = key
+    out[#out + 1] = ttl
+    out[#out + 1] = redis.call('MEMORY', 'USAGE', key) or 0
+    out[#out + 1] = done
+  end
+end
+return out`);
+
+const SCAN_COUNT = 1000;
+
+/** Celery writes `date_done` as naive ISO in UTC (`2026-12-01T10:00:00.123456`). */
+function parseDateDone(text: string): number | null {
+  if (!text) return null;
+  const at = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(at) ? null : at;
+}
+
+export async function readResults(
+  client: Redis,
+  budget: ResultsBudget = {},
+  now: () => number = Date.now,
+): Promise<ResultsReading> {
+  const maxKeys = budget.maxKeys ?? 1_000_000;
+  const maxMillis = budget.maxMillis ?? 3_000;
+  const started = now();
+  const total = await client.dbsize();
+  let cursor = '0';
+  let scanned = 0;
+  let stoppedBy: ResultsReading['sample']['stoppedBy'] = 'done';
+  let count = 0;
+  let withoutTtl = 0;
+  let bytes = 0;
+  let oldest: ResultsReading['oldest'] = null;
+  do {
+    if (scanned >= maxKeys) {
+      stoppedBy = 'keys';
+      break;
+    }
+    if (now() - started >= maxMillis) {
+      stoppedBy = 'time';
+      break;
+    }
+    // MATCH filters after the walk: COUNT bounds the keys Redis looks at per call, results or not.
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${RESULT_KEY_PREFIX}*`, 'COUNT', SCAN_COUNT);
+    cursor = next;
+    scanned += SCAN_COUNT;
+    if (keys.length === 0) continue;
+    const reply = (await runScript(client, READ_RESULTS, keys, [])) as (string | number)[];
+    for (let i = 0; i + 3 < reply.length; i += 4) {
+      count++;
+      if (Number(reply[i + 1]) === -1) withoutTtl++;
+      bytes += Number(reply[i + 2]);
+      const at = parseDateDone(String(reply[i + 3]));
+      if (at !== null && (oldest === null || at < oldest.at))
+        oldest = { at, id: String(reply[i]).slice(RESULT_KEY_PREFIX.length) };
+    }
+  } while (cursor !== '0');
+  const complete = stoppedBy === 'done';
+  // SCAN's COUNT is a hint: the last step may look at fewer keys than asked.
+  const looked = complete ? total : Math.min(scanned, total);
+  const scale = !complete && looked > 0 ? total / looked : null;
+  return {
+    count,
+    withoutTtl,
+    bytes,
+    oldest,
+    sample: { scanned: looked, total, complete, stoppedBy },
+    estimate:
+      scale === null
+        ? null
+        : {
+            count: Math.round(count * scale),
+            withoutTtl: Math.round(withoutTtl * scale),
+            bytes: Math.round(bytes * scale),
+          },
+  };
+}

@@ -1,0 +1,65 @@
+import type { ResultsReading } from '../backends/celery/results.js';
+import { resultsMessage } from '../blocks/results.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
+import { resolveSystem } from './parse.js';
+import { askSystem } from './timeout.js';
+import type { CommandDefinition } from './types.js';
+
+/** `results --json` data: counts and bytes as numbers, `oldest.at` ISO 8601 UTC. Never a value. */
+export interface ResultsData {
+  system: string;
+  count: number;
+  withoutTtl: number;
+  bytes: number;
+  oldest: { at: string; id: string } | null;
+  sample: ResultsReading['sample'];
+  estimate: ResultsReading['estimate'];
+}
+
+/** How long the walk may take: within the system's deadline for an answer. */
+const WALK_BUDGET_MS = 3_000;
+
+/**
+ * `results <system>`: the runbook's `KEYS "celery-task-meta-*"` without KEYS: a SCAN bounded in
+ * time, whose answer says when it covered only part of the keyspace.
+ */
+export const resultsCommand: CommandDefinition = {
+  verb: 'results',
+  mutating: false,
+  describe: (locale) => ({
+    usage: messages(locale).results.usage,
+    summary: messages(locale).results.summary,
+  }),
+  async run(ctx, args, request) {
+    const t = messages(request.locale);
+    if (args.length === 0)
+      throw new OpsError(ErrorCode.UsageError, { message: t.commands.nameTarget, usage: t.results.usage });
+    if (args.length > 1)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: t.commands.tooManyArguments(args[1]!),
+        usage: t.results.usage,
+      });
+    const { system, backend } = resolveSystem(ctx, args[0]!.split('/', 1)[0]!);
+    if (!backend.results)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'results' });
+    const reading = await askSystem(ctx, system, backend.results({ maxMillis: WALK_BUDGET_MS }));
+    const data: ResultsData = {
+      system,
+      count: reading.count,
+      withoutTtl: reading.withoutTtl,
+      bytes: reading.bytes,
+      oldest: reading.oldest
+        ? { at: new Date(reading.oldest.at).toISOString(), id: reading.oldest.id }
+        : null,
+      sample: reading.sample,
+      estimate: reading.estimate,
+    };
+    return {
+      ok: true,
+      message: resultsMessage({ system, reading, generatedAt: ctx.now() }, request.locale),
+      data,
+      visibility: 'in_channel',
+    };
+  },
+};

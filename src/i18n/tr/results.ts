@@ -1,0 +1,22 @@
+import type { results as english } from '../en/results.js';
+
+/** `/queue results <sistem>` dizeleri. */
+export const results: typeof english = {
+  usage: '/queue results <sistem>',
+  summary:
+    'sonuç deposundaki Celery sonuçları (celery-task-meta-*): kaç tane, kaçı hiç silinmeyecek, bellek, en eskisi',
+  title: (system) => `${system} Celery sonuçları`,
+  fallback: (system, count, withoutTtl) => `${system}: ${count} sonuç, ${withoutTtl} TTL’siz`,
+  counts: (count, withoutTtl, percent) =>
+    `*${count}* sonuç · *${withoutTtl}* TTL’siz (%${percent}): Redis bunları hiç silmez`,
+  memory: (bytes) => `bellek: ${bytes}`,
+  oldest: (age, at, id) => `en eski: ${age} önce bitti (${at}), görev \`${id}\``,
+  none: 'Kayıtlı sonuç yok.',
+  complete: (total) => `Sonuç deposunun ${total} anahtarının tümü sayıldı.`,
+  sampled: (scanned, total, stoppedBy) =>
+    `Örneklem: ${stoppedBy} bütçesi dolmadan ${total} anahtardan ${scanned} tanesi tarandı; sayılar o kısma ait.`,
+  estimate: (count, withoutTtl, bytes) =>
+    `Tüm anahtar alanına oranlanırsa: yaklaşık ${count} sonuç, ${withoutTtl} TTL’siz, ${bytes}.`,
+  budget: { keys: 'anahtar', time: 'süre', done: 'hiçbir' },
+  hint: 'TTL’siz sonuçlar silinene kadar kalır: Celery’nin `result_expires` ayarını verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).',
+};
