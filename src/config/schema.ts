@@ -377,7 +377,12 @@ function buildConfigSchema(p: ConfigProblems) {
        */
       cli: z._default(
         z.strictObject({
-          users: z._default(z.record(osAccount, z.array(slackUserId).check(z.minLength(1))), {}),
+          users: z._default(
+            z.record(osAccount, z.array(slackUserId).check(z.minLength(1, { error: p.slackUserId })), {
+              error: (issue) => (issue.code === 'invalid_key' ? p.osAccount : undefined),
+            }),
+            {},
+          ),
         }),
         { users: {} },
       ),
