@@ -441,7 +441,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     middleware: [
       ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
-      createCommandAuditMiddleware({ audit, logger }),
+      createCommandAuditMiddleware({ audit, logger, cliUsers: config.cli.users }),
     ],
     commands: [...ACTION_COMMANDS],
     services: { approvals, audit, roles: authority, alerts, purges, store },

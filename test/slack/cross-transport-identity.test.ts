@@ -169,6 +169,9 @@ describeWithBot(
           error: 'IdentityNotBound',
           params: { osUser: ME, identity: 'claimed' },
         });
+        // So does the entry of the command itself.
+        const typed = entries.find((e) => e.action === 'command.approve' && e.via === 'cli');
+        expect(typed?.params).toMatchObject({ osUser: ME, identity: 'claimed' });
 
         expect(await slash('bob', `approve ${id}`)).not.toContain('IdentityNotBound');
         expect((await bot().runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
@@ -225,6 +228,8 @@ describeWithBot(
           via: 'cli',
           params: { osUser: ME, identity: 'bound' },
         });
+        const typed = entries.find((e) => e.action === 'command.approve' && e.via === 'cli');
+        expect(typed?.params).toMatchObject({ osUser: ME, identity: 'bound' });
       },
       STEP_MS,
     );
