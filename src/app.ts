@@ -27,6 +27,7 @@ import type { CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, isOpsError, OpsError } from './errors.js';
 import { type AlertService, createAlertService } from './escalation/alerts.js';
+import { type ChannelMembershipCheck, createChannelMembership } from './guards/channel-members.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
 import { createRateLimiter } from './guards/rate-limit.js';
@@ -189,6 +190,8 @@ export interface QueueOps extends App {
   purges: Purges;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
+  /** Who may answer from the App Home tab what was asked in a channel (the tab lists only those). */
+  channelMembership: ChannelMembershipCheck;
 }
 
 /** The verbs of issue 3, registered after the read path. */
@@ -394,7 +397,14 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(config, directory, now, logger);
   let app: App | undefined;
-  const authority = createAuthority({ roles, directory });
+  // App Home answers to requests from private channels: only their members (cached, ≤ 5 min).
+  const channelMembership = createChannelMembership({
+    directory,
+    now: () => now().getTime(),
+    onLookupError: (channel, error) =>
+      logger.warn({ err: error, channel }, 'channel member lookup failed; the Home tab refuses its requests'),
+  });
+  const authority = createAuthority({ roles, directory, channelMembership });
   const backendsOfApp = () => {
     if (!app) throw new Error('actions ran before the app was composed');
     return app.backends;
@@ -431,7 +441,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     middleware: [
       ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
-      createCommandAuditMiddleware({ audit, logger }),
+      createCommandAuditMiddleware({ audit, logger, cliUsers: config.cli.users }),
     ],
     commands: [...ACTION_COMMANDS],
     services: { approvals, audit, roles: authority, alerts, purges, store },
@@ -458,6 +468,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     alerts,
     purges,
     guards,
+    channelMembership,
     close() {
       closing ??= (async () => {
         approvals.abortExecutions();

@@ -20,6 +20,13 @@ export const ErrorCode = {
   DuplicateRequest: 'DuplicateRequest',
   RequestExpired: 'RequestExpired',
   SelfApproval: 'SelfApproval',
+  /**
+   * A command-line identity that `cli.users` does not bind, where it would count against a Slack
+   * identity; or a bound OS account claiming an id it is not bound to.
+   */
+  IdentityNotBound: 'IdentityNotBound',
+  /** An App Home approval of a request asked in a private channel the clicker is not in (or unknown). */
+  NotChannelMember: 'NotChannelMember',
   AlreadyApproved: 'AlreadyApproved',
   StoreUnavailable: 'StoreUnavailable',
   ConfigInvalid: 'ConfigInvalid',

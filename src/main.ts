@@ -298,6 +298,7 @@ async function startWithConfig(
       alerts: runtime.alerts,
       store: runtime.store,
       roles: runtime.ctx.roles ?? { has: async () => false },
+      channelMembership: runtime.channelMembership,
       logger,
       locale,
       userLocale,

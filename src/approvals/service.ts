@@ -13,6 +13,7 @@ import type {
   Via,
 } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
+import { type CliUsers, cliIdentity, crossTransportRefusal, type Party, partiesOf } from './identity.js';
 import { isExpired, type Transition, transitions } from './state.js';
 
 /** Who is acting, and through what. */
@@ -34,7 +35,16 @@ export interface Authority {
   has(userId: string, role: Role): Promise<boolean>;
   /** true / false / undefined = Slack did not say. */
   has2fa(userId: string): Promise<boolean | undefined>;
+  /**
+   * Whether the user may answer, from the App Home tab, what was asked in `channel`: `public` for
+   * a public channel (anyone may join it), `member` or `not-member` for a private one, or what
+   * Slack answered instead (`channel_not_found`…), which refuses. Absent: no Slack to ask.
+   */
+  channelMembership?(userId: string, channel: string): Promise<ChannelMembership>;
 }
+
+/** What {@link Authority.channelMembership} found. */
+export type ChannelMembership = 'public' | 'member' | 'not-member' | { unknown: string };
 
 /** How far a long action has come (a purge of a million jobs, a big retry). */
 export interface ActionProgress {
@@ -112,7 +122,7 @@ export interface ApprovalsDeps {
   store: Store;
   audit: AuditRecorder;
   authority: Authority;
-  config: Pick<Config, 'policies' | 'approvals'>;
+  config: Pick<Config, 'policies' | 'approvals'> & { cli?: { users: CliUsers } };
   /** The config's `locale`: previews and stored errors are written in it. English by default. */
   locale?: Locale;
   executors: Partial<Record<ActionName, Executor>>;
@@ -171,6 +181,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   // Stored with the request, which has no locale of its own: written in the config's locale and
   // shown as stored.
   const t = messages(deps.locale ?? 'en').approvals;
+  const cliUsers: CliUsers = deps.config.cli?.users ?? {};
 
   const policyFor = (action: string) => {
     const policy = deps.config.policies[action as ActionName];
@@ -216,14 +227,38 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     });
   }
 
-  /** `--user` is a claim: the audit keeps the OS account and host that typed the command too. */
+  /**
+   * `--user` is a claim: the audit keeps the OS account and host that typed the command too, and
+   * whether `cli.users` binds that account to the id (`identity: bound`) or not (`claimed`).
+   */
   function originOf(actor: Actor): Record<string, string> {
     if (actor.via !== 'cli' || actor.osUser === undefined) return {};
     return {
       origin: t.viaCommandLine(actor.osUser),
       osUser: actor.osUser,
       ...(actor.host !== undefined ? { host: actor.host } : {}),
+      identity: cliIdentity(cliUsers, actor.osUser, actor.id),
     };
+  }
+
+  const partyOf = (actor: Actor): Party => ({
+    id: actor.id,
+    via: actor.via,
+    ...(actor.via === 'cli' && actor.osUser !== undefined ? { osUser: actor.osUser, host: actor.host } : {}),
+  });
+
+  /** The refusal of `actor` counting against `others` across transports, as the error to throw. */
+  function crossError(requestId: string, actor: Party, others: readonly Party[]): OpsError | undefined {
+    const refusal = crossTransportRefusal(cliUsers, actor, others);
+    if (!refusal) return undefined;
+    if (refusal.kind === 'same-person') return new OpsError(ErrorCode.SelfApproval, { id: requestId });
+    const cli = refusal.kind === 'cli-actor' ? actor : refusal.party;
+    return new OpsError(ErrorCode.IdentityNotBound, {
+      kind: refusal.kind,
+      id: requestId,
+      osUser: cli.osUser ?? '?',
+      user: cli.id,
+    });
   }
 
   /**
@@ -336,6 +371,13 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         if (person.requester) return no2fa ? t.requesterNo2fa(who) : t.requesterLostRole(who, role);
         return no2fa ? t.approverNo2fa(who) : t.approverLostRole(who, role);
       }
+    }
+    // Each approval against everyone before it, as when it was given: two approvals racing from
+    // Slack and the command line are checked together here, however the store ordered them.
+    const parties = partiesOf(request);
+    for (let i = 1; i < parties.length; i++) {
+      const error = crossError(request.id, parties[i]!, parties.slice(0, i));
+      if (error) return messages(deps.locale ?? 'en').errors.describe(error);
     }
     return undefined;
   }
@@ -456,6 +498,19 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         channel: actor.via === 'slack' ? 'yes' : undefined,
       });
     }
+    // The Home tab crosses channels: what was asked in a private channel is answered there only
+    // by its members (the requester, who asked in it, may still withdraw).
+    if (fromHome && request.via === 'slack' && request.channel && request.requestedBy !== actor.id) {
+      const membership = deps.authority.channelMembership
+        ? await deps.authority.channelMembership(actor.id, request.channel)
+        : { unknown: 'no Slack client' };
+      if (membership !== 'public' && membership !== 'member') {
+        throw new OpsError(ErrorCode.NotChannelMember, {
+          id,
+          reason: membership === 'not-member' ? 'not-member' : membership.unknown,
+        });
+      }
+    }
     return request;
   }
 
@@ -545,6 +600,18 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         await audit(actor, request, 'request.approve', 'rejected', 'self-approval');
         throw new OpsError(ErrorCode.SelfApproval, { id });
       }
+      // A command-line identity counts against a Slack one only when `cli.users` binds it.
+      const cross = crossError(id, partyOf(actor), partiesOf(request));
+      if (cross) {
+        await audit(
+          actor,
+          request,
+          'request.approve',
+          'rejected',
+          cross.code === ErrorCode.SelfApproval ? 'self-approval' : cross.code,
+        );
+        throw cross;
+      }
       try {
         await checkRole(actor, policyFor(request.action).role, `approve ${request.action}`);
       } catch (error) {
@@ -593,6 +660,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       const request = await expireIfDue(await load(id, actor), actor);
       if (request.status !== RequestStatus.Pending) {
         throw new OpsError(ErrorCode.RequestNotPending, { id, status: request.status });
+      }
+      // An unbound `--user` does not answer what was asked in Slack, not even as its requester.
+      const cross = crossError(id, partyOf(actor), partiesOf(request).slice(0, 1));
+      if (cross?.code === ErrorCode.IdentityNotBound && cross.params.kind === 'cli-actor') {
+        await audit(actor, request, 'request.deny', 'rejected', cross.code);
+        throw cross;
       }
       // The requester may withdraw; anyone else needs the role that could approve it.
       if (request.requestedBy !== actor.id) {

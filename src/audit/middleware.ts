@@ -1,3 +1,4 @@
+import { type CliUsers, cliIdentity } from '../approvals/identity.js';
 import type { Middleware } from '../commands/dispatcher.js';
 import type { Reply } from '../commands/types.js';
 import { isOpsError } from '../errors.js';
@@ -14,6 +15,8 @@ import { auditArgs, auditTarget } from './target.js';
 export function createCommandAuditMiddleware(deps: {
   audit: Pick<Audit, 'record'>;
   logger: Logger;
+  /** `cli.users`: a command-line entry says whether its id was `bound` there or only `claimed`. */
+  cliUsers?: CliUsers;
 }): Middleware {
   return async (request, next, { command }) => {
     let reply: Reply | undefined;
@@ -43,7 +46,12 @@ export function createCommandAuditMiddleware(deps: {
         params: {
           args,
           ...(request.action ? { button: request.action.actionId } : {}),
-          ...(request.actor.osUser ? { osUser: request.actor.osUser } : {}),
+          ...(request.actor.osUser
+            ? {
+                osUser: request.actor.osUser,
+                identity: cliIdentity(deps.cliUsers ?? {}, request.actor.osUser, request.actor.id),
+              }
+            : {}),
         },
         outcome: errorCode === undefined ? 'ok' : 'error',
         error: errorCode,

@@ -227,6 +227,16 @@ function buildConfigSchema(p: ConfigProblems) {
     }),
   );
 
+  /** A Slack user id, as `cli.users` binds OS accounts to them (no groups, no `*`). */
+  const slackUserId = z.string({ error: p.slackUserId }).check(
+    z.regex(/^[UW][A-Z0-9]+$/, {
+      error: p.slackUserId,
+    }),
+  );
+
+  /** An OS account name as the command line reads it (`userInfo().username`): no whitespace. */
+  const osAccount = z.string().check(z.regex(/^[^\s:]+$/, { error: p.osAccount }));
+
   const role = z.enum(['viewer', 'operator', 'admin']);
 
   const policy = z.strictObject({
@@ -359,6 +369,22 @@ function buildConfigSchema(p: ConfigProblems) {
           cliSameOsUser: z._default(z.enum(['allow', 'refuse']), 'refuse'),
         }),
         { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
+      ),
+      /**
+       * The command line: `users` binds OS accounts to the Slack user ids they are. Only a bound
+       * `--user` counts against a Slack identity (approving a request asked in Slack, or being
+       * approved from Slack); a bound account may not claim an id it is not bound to.
+       */
+      cli: z._default(
+        z.strictObject({
+          users: z._default(
+            z.record(osAccount, z.array(slackUserId).check(z.minLength(1, { error: p.slackUserId })), {
+              error: (issue) => (issue.code === 'invalid_key' ? p.osAccount : undefined),
+            }),
+            {},
+          ),
+        }),
+        { users: {} },
       ),
       audit: z._default(
         z.strictObject({

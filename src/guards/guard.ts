@@ -1,12 +1,15 @@
+import { boundElsewhere, type CliUsers } from '../approvals/identity.js';
 import type { Authority } from '../approvals/service.js';
 import type { Via } from '../commands/types.js';
 import type { Config, Role } from '../config/schema.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import type { ChannelMembershipCheck } from './channel-members.js';
 import { type Decision, decide, needsTwoFactor, requirementFor } from './policy.js';
 import { isSlackUserId, type RoleResolver, roleIncludes } from './roles.js';
 import type { SlackDirectory } from './slack-directory.js';
 
 /** What the guards read from the config. */
-export type GuardConfig = Pick<Config, 'policies' | 'approvals' | 'slack'>;
+export type GuardConfig = Pick<Config, 'policies' | 'approvals' | 'slack'> & { cli?: { users: CliUsers } };
 
 export interface GuardDeps {
   roles: RoleResolver;
@@ -25,6 +28,8 @@ export interface GuardInput {
   mutating: boolean;
   /** `home`: clicked on the App Home tab. */
   surface?: 'home';
+  /** On the command line: the OS account that typed it (`cli.users` may bind it to ids). */
+  osUser?: string;
 }
 
 /** A decision plus what went into it, so a denial can say why and the audit can record it. */
@@ -45,8 +50,11 @@ export interface Guard {
  * The approvals service's `Authority` over the role resolver and Slack; `has2fa` turns a failed
  * lookup into "unknown" (which denies).
  */
-export function createAuthority(deps: Pick<GuardDeps, 'roles' | 'directory'>): Authority {
+export function createAuthority(
+  deps: Pick<GuardDeps, 'roles' | 'directory'> & { channelMembership?: ChannelMembershipCheck },
+): Authority {
   return {
+    ...(deps.channelMembership ? { channelMembership: deps.channelMembership } : {}),
     has: (userId, role) => deps.roles.has(userId, role),
     has2fa: async (userId) => {
       // Only a Slack user can have 2FA; `cli:alice` is never asked about.
@@ -67,6 +75,25 @@ export function createGuard(deps: GuardDeps): Guard {
   return {
     async check(input) {
       const { role, unresolvedGroups } = await roles.resolve(input.actorId);
+      // An OS account bound in `cli.users` is those ids and no other: `--user` with another id is
+      // someone pretending, whatever the command.
+      const bound =
+        input.via === 'cli'
+          ? boundElsewhere(config.cli?.users ?? {}, input.osUser, input.actorId)
+          : undefined;
+      if (bound) {
+        return {
+          allow: false,
+          error: new OpsError(ErrorCode.IdentityNotBound, {
+            kind: 'mismatch',
+            osUser: input.osUser,
+            user: input.actorId,
+            bound,
+          }),
+          role,
+          unresolvedGroups,
+        };
+      }
       // users.info is only asked when its answer can change the decision.
       const askSlack =
         needsTwoFactor(input.verb, config.policies, config.approvals) &&

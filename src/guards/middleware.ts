@@ -71,6 +71,7 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
       verb: command.verb,
       mutating: command.mutating,
       ...(request.surface ? { surface: request.surface } : {}),
+      ...(request.actor.osUser !== undefined ? { osUser: request.actor.osUser } : {}),
     });
     const verdict = await withinRate(deps, request, command, checked);
     if (verdict.allow) return next();

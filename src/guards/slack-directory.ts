@@ -19,6 +19,13 @@ export interface SlackDirectory {
    * without it leaves everyone on the config's `locale`.
    */
   userLocale?(userId: string): Promise<string | undefined>;
+  /**
+   * Who is in a channel (`conversations.members`, every page); scope `channels:read` or
+   * `groups:read`. A private channel the bot is not in answers `channel_not_found`.
+   */
+  channelMembers?(channelId: string): Promise<string[]>;
+  /** Whether a channel is private (`conversations.info`'s `is_private`, or a DM). */
+  channelIsPrivate?(channelId: string): Promise<boolean>;
 }
 
 export interface SlackDirectoryOptions {
@@ -54,6 +61,31 @@ export function createSlackDirectory(client: WebClient, options: SlackDirectoryO
       );
       const value = res.user?.locale;
       return typeof value === 'string' && value ? value : undefined;
+    },
+    async channelMembers(channelId) {
+      const members: string[] = [];
+      let cursor: string | undefined;
+      // 1,000 a page; a channel of 20,000 people is 20 calls, once per cache period.
+      for (let page = 0; page < 50; page++) {
+        const res = await withTimeout(
+          client.conversations.members({ channel: channelId, limit: 1000, ...(cursor ? { cursor } : {}) }),
+          timeoutMs,
+          `conversations.members ${channelId}`,
+        );
+        members.push(...(res.members ?? []));
+        cursor = res.response_metadata?.next_cursor || undefined;
+        if (!cursor) break;
+      }
+      return members;
+    },
+    async channelIsPrivate(channelId) {
+      const res = await withTimeout(
+        client.conversations.info({ channel: channelId }),
+        timeoutMs,
+        `conversations.info ${channelId}`,
+      );
+      const channel = res.channel;
+      return channel?.is_private === true || channel?.is_im === true || channel?.is_mpim === true;
     },
   };
 }

@@ -51,6 +51,10 @@ interface Harness {
     require2fa?: boolean;
     twoFactor?: Record<string, boolean>;
     cliSameOsUser?: 'allow' | 'refuse';
+    /** `cli.users`: OS account → the Slack ids it is. */
+    cliUsers?: Record<string, string[]>;
+    /** The role checks (a test may hold them at a barrier); `table`'s otherwise. */
+    authority?: Authority;
     purgeApprovals?: number;
     lease?: LeaseOptions;
     /** The store this instance writes through (a fault-injecting wrapper); the harness's otherwise. */
@@ -81,7 +85,7 @@ async function harness(): Promise<Harness> {
       return createApprovals({
         store,
         audit,
-        authority: authorityFrom(opts.table ?? roles, opts.twoFactor),
+        authority: opts.authority ?? authorityFrom(opts.table ?? roles, opts.twoFactor),
         config: {
           policies: {
             pause: { role: 'operator', approvals: opts.approvals ?? 1 },
@@ -98,6 +102,7 @@ async function harness(): Promise<Harness> {
             require2fa: opts.require2fa ?? false,
             cliSameOsUser: opts.cliSameOsUser ?? 'refuse',
           },
+          cli: { users: opts.cliUsers ?? {} },
         },
         executors: { pause: executor, resume: executor, purge: executor },
         now,
@@ -402,6 +407,41 @@ describe('two-person approval', () => {
     await Promise.allSettled([approvals.approve(request.id, bob), approvals.approve(request.id, carol)]);
     expect(h.executed).toHaveLength(1);
     expect((await approvals.get(request.id))?.status).toBe('done');
+  });
+
+  it('two approvals racing from Slack and an unbound shell are checked together before the action runs: it does not run', async () => {
+    // Alice asks from her bound shell; Carol's `--user` (shell bora, unbound) and Bob's Slack click
+    // each pass on their own against her. Both role checks are held until both have arrived, so
+    // neither saw the other's approval: only the check at execution can.
+    let arrived = 0;
+    let release: () => void = () => {};
+    const bothIn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const table = authorityFrom(roles);
+    const authority: Authority = {
+      ...table,
+      async has(userId, role) {
+        if (arrived < 2) {
+          arrived += 1;
+          if (arrived === 2) release();
+          await bothIn;
+        }
+        return await table.has(userId, role);
+      },
+    };
+    const approvals = h.make({ approvals: 2, authority, cliUsers: { alice: ['U0ALICE'] } });
+    const request = await submitPause(approvals, { id: 'U0ALICE', via: 'cli', osUser: 'alice', host: 'ops' });
+    const carolClaimed = { id: 'U0CAROL', via: 'cli' as const, osUser: 'bora', host: 'ops' };
+    await Promise.allSettled([
+      approvals.approve(request.id, carolClaimed),
+      approvals.approve(request.id, bob),
+    ]);
+    expect(h.executed).toHaveLength(0);
+    const final = await approvals.get(request.id);
+    expect(final?.approvals.map((a) => a.userId).sort()).toEqual(['U0BOB', 'U0CAROL']);
+    expect(final?.status).toBe('failed');
+    expect(final?.error).toContain('`cli.users`');
   });
 
   it('lets the requester withdraw, and a denied request can no longer be approved', async () => {

@@ -159,6 +159,35 @@ systems:
     ]);
   });
 
+  it('cli.users binds OS accounts to Slack user ids; a group, "*", a name or an empty list is refused by its path', () => {
+    const config = parseConfig(
+      `cli: { users: { alice: [U0ALICE], bob.smith: [U0BOB, W0BOBGRID] } }
+systems:
+  - { name: a, type: bullmq, redis: "redis://h:1" }
+`,
+      {},
+    );
+    expect(config.cli.users).toEqual({ alice: ['U0ALICE'], 'bob.smith': ['U0BOB', 'W0BOBGRID'] });
+    expect(parseConfig('systems: [{ name: a, type: bullmq, redis: "redis://h:1" }]', {}).cli).toEqual({
+      users: {},
+    });
+    const problems =
+      problemsOf(`cli: { users: { alice: [S0ONCALL], bob: ["*"], carol: [carol], dave: [], "e ve": [U0EVE] } }
+systems:
+  - { name: a, type: bullmq, redis: "redis://h:1" }
+`);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'cli.users.alice[0]: expected a Slack user id (U…/W…)',
+        'cli.users.bob[0]: expected a Slack user id (U…/W…)',
+        'cli.users.carol[0]: expected a Slack user id (U…/W…)',
+        'cli.users.dave: expected a Slack user id (U…/W…)',
+        'cli.users."e ve": expected an OS account name (no spaces or ":")',
+      ]),
+    );
+    expect(problems).toHaveLength(5);
+  });
+
   it('reports every problem at once, not just the first', () => {
     const problems = problemsOf(`slack: { incidentChannel: "#incidents" }
 store: mysql://x

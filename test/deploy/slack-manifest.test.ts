@@ -50,6 +50,9 @@ describe('manifest.yml', () => {
       'usergroups:read',
       'files:write',
       'im:write',
+      // conversations.members / conversations.info: the Home tab and private channels.
+      'channels:read',
+      'groups:read',
     ])
       expect(scopes, scope).toContain(scope);
     expect(scopes).not.toContain('chat:write.public');

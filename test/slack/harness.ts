@@ -173,6 +173,8 @@ export function botConfig(options: {
   dir: string;
   slack?: string[];
   systems?: string[];
+  /** Lines under `policies:`; default: a pause approved by one operator. */
+  policies?: string[];
   extra?: string[];
 }): string[] {
   return [
@@ -189,7 +191,7 @@ export function botConfig(options: {
     '  viewer: ["*"]',
     '  operator: [U0ALICE, U0BOB]',
     'policies:',
-    '  pause: { role: operator, approvals: 1 }',
+    ...(options.policies ?? ['  pause: { role: operator, approvals: 1 }']),
     'rateLimit: { perUserPerMinute: 1000 }',
     ...(options.extra ?? []),
   ];

@@ -24,6 +24,19 @@ const published: Published[] = [];
 const posted: { channel: string; blocks: Record<string, unknown>[]; ts: string }[] = [];
 let ts = 100;
 
+/**
+ * The channels Slack knows, as conversations.info and conversations.members answer for them:
+ * C0INCIDENT is public (Bob is not in it, and may still answer its requests), the C0PRIV… ones are
+ * private, and C0GONE is a private channel the bot is not in (Slack says `channel_not_found`).
+ */
+const CHANNELS: Record<string, { isPrivate: boolean; members: string[] }> = {
+  C0INCIDENT: { isPrivate: false, members: ['U0ALICE'] },
+  C0PRIVOUT: { isPrivate: true, members: ['U0ALICE', 'U0VIEW'] },
+  C0PRIVIN: { isPrivate: true, members: ['U0ALICE', 'U0BOB'] },
+};
+/** Every conversations.* call the bot made, as `method channel`. */
+const conversationCalls: string[] = [];
+
 function fakeSlackApi() {
   nock(API_HOST)
     .persist()
@@ -44,6 +57,14 @@ function fakeSlackApi() {
         return [200, { ok: true, channel: body.channel, ts: at }];
       }
       if (method === 'chat.update') return [200, { ok: true, channel: body.channel, ts: body.ts }];
+      if (method === 'conversations.members' || method === 'conversations.info') {
+        conversationCalls.push(`${method} ${body.channel}`);
+        const channel = CHANNELS[body.channel ?? ''];
+        if (!channel) return [200, { ok: false, error: 'channel_not_found' }];
+        return method === 'conversations.members'
+          ? [200, { ok: true, members: channel.members, response_metadata: { next_cursor: '' } }]
+          : [200, { ok: true, channel: { id: body.channel, is_private: channel.isPrivate } }];
+      }
       // Vic set Slack to Turkish; nobody else's locale is known (the config's applies).
       if (method === 'users.info' && body.user === 'U0VIEW')
         return [200, { ok: true, user: { id: 'U0VIEW', locale: 'tr-TR' } }];
@@ -120,14 +141,20 @@ describe('the App Home tab, on the real bot wiring', () => {
   let bot: RunningBot;
 
   beforeAll(async () => {
-    for (const name of ['q-home', 'q-forged', 'q-refresh']) {
+    for (const name of ['q-home', 'q-forged', 'q-refresh', 'q-priv-out', 'q-priv-in', 'q-gone']) {
       const queue = new Queue(name, { connection: connectionFor(url), prefix });
       await queue.add('push', { token: 'JOB-PAYLOAD-MARKER' });
       queues.set(name, queue);
     }
     bot = await startWiredBot({
       dir,
-      config: botConfig({ redis: url, prefix, dir, extra: ['approvals: { ttlMinutes: 15 }'] }),
+      config: botConfig({
+        redis: url,
+        prefix,
+        dir,
+        slack: ['  allowedChannels: [C0INCIDENT, C0PRIVOUT, C0PRIVIN, C0GONE]'],
+        extra: ['approvals: { ttlMinutes: 15 }'],
+      }),
       token: 'xoxb-home-test',
       apiUrl: API_URL,
       seams: {
@@ -156,7 +183,7 @@ describe('the App Home tab, on the real bot wiring', () => {
     if (!last) throw new Error(`no Home tab published for ${who}`);
     return last.view;
   };
-  async function requestPause(queue: string) {
+  async function requestPause(queue: string, channel = 'C0INCIDENT') {
     const path = `/commands/T0TEAM/${randomId('')}/cmd`;
     captureResponses(path);
     const before = posted.length;
@@ -164,10 +191,10 @@ describe('the App Home tab, on the real bot wiring', () => {
       slashCommand(`pause pushizo/${queue}`, path, {
         user_id: 'U0ALICE',
         user_name: 'alice',
-        channel_id: 'C0INCIDENT',
+        channel_id: channel,
       }),
     );
-    const post = posted.slice(before).find((p) => p.channel === 'C0INCIDENT');
+    const post = posted.slice(before).find((p) => p.channel === channel);
     const approve = post && buttonsOf(post.blocks).find((b) => b.action_id === ActionId.Approve);
     if (!approve) throw new Error('no request posted');
     return approve.value;
@@ -264,5 +291,57 @@ describe('the App Home tab, on the real bot wiring', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(await refreshed()).toBe(true);
+  });
+
+  /** Bob's Approve on his Home tab; resolves with the tab re-published for him afterwards. */
+  async function bobApproves(id: string) {
+    const before = published.length;
+    await deliver(homeClick('bob', ActionId.Approve, id));
+    await bot.home.idle();
+    const answer = published
+      .slice(before)
+      .filter((p) => p.user === 'U0BOB')
+      .at(-1);
+    if (!answer) throw new Error('no Home tab re-published for bob');
+    return textOf(answer.view);
+  }
+
+  it('a request asked in a private channel Bob is not in is not on his tab, and his forged Approve is refused in one line; nothing runs', async () => {
+    const calls = conversationCalls.length;
+    const id = await requestPause('q-priv-out', 'C0PRIVOUT');
+    const bobs = await open('bob');
+    expect(textOf(bobs)).not.toContain(id);
+    expect(textOf(bobs)).not.toContain('pushizo/q-priv-out');
+
+    const answer = await bobApproves(id);
+    expect(answer).toContain(`${id}\` was asked in a private channel you are not in`);
+    expect(await (queues.get('q-priv-out') as Queue).isPaused()).toBe(false);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
+    // The tabs kept fresh, Bob's open and his click asked Slack once per method: the rest was cached.
+    expect(conversationCalls.slice(calls)).toEqual([
+      'conversations.members C0PRIVOUT',
+      'conversations.info C0PRIVOUT',
+    ]);
+    const entries = await bot.runtime.audit.recent(20);
+    const about = entries.filter((e) => (e.params as { request?: string } | undefined)?.request === id);
+    expect(about.map((e) => e.action)).toEqual(['request.created']);
+  });
+
+  it('a member of the private channel sees its request on his tab and approves it there', async () => {
+    const id = await requestPause('q-priv-in', 'C0PRIVIN');
+    expect(textOf(await open('bob'))).toContain(`${id}: pause pushizo/q-priv-in`);
+    await bobApproves(id);
+    expect(await (queues.get('q-priv-in') as Queue).isPaused()).toBe(true);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+  });
+
+  it('when Slack will not say who is in the channel (channel_not_found), the request is not listed and a click is refused in one line, without a crash', async () => {
+    const id = await requestPause('q-gone', 'C0GONE');
+    expect(textOf(await open('bob'))).not.toContain(id);
+    const answer = await bobApproves(id);
+    expect(answer).toContain('channel_not_found');
+    expect(answer).toContain('answer it in that channel');
+    expect(await (queues.get('q-gone') as Queue).isPaused()).toBe(false);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
   });
 });

@@ -18,6 +18,8 @@ export const config = {
   systemType: 'expected type: bullmq or celery',
   invalidSystem: 'invalid system',
   principal: 'expected "*", a Slack user id (U…/W…) or a user group id (S…)',
+  slackUserId: 'expected a Slack user id (U…/W…)',
+  osAccount: 'expected an OS account name (no spaces or ":")',
   duration: 'expected a duration like 30s, 2m or 1h',
   queuePattern: 'expected a pattern like "system/queue-*" or "*"',
   metric: (metrics: string) => `expected one of: ${metrics}`,

@@ -56,6 +56,16 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RequestExpired: (p) =>
     `Request \`${p.id}\` expired at ${p.expired ?? p.expiresAt}; ask again if it is still needed.`,
   SelfApproval: (p) => `You asked for \`${p.id}\` yourself; someone else has to approve it.`,
+  IdentityNotBound: (p) =>
+    p.kind === 'mismatch'
+      ? `OS user \`${p.osUser}\` is bound to ${list(p.bound)} in \`cli.users\`, so it cannot act as \`${p.user}\`; nothing was done.`
+      : p.kind === 'cli-party'
+        ? `\`${p.id}\` was asked on the command line by OS user \`${p.osUser}\` as \`${p.user}\`, which \`cli.users\` does not bind, so it cannot be approved from Slack; approve it on the command line or bind that account in \`cli.users\`.`
+        : `\`--user ${p.user}\` is only a claim: OS user \`${p.osUser}\` is not bound to it in \`cli.users\`, and \`${p.id}\` was asked or approved in Slack; nothing was changed. Answer it in Slack, or bind the account in \`cli.users\`.`,
+  NotChannelMember: (p) =>
+    p.reason === 'not-member'
+      ? `\`${p.id}\` was asked in a private channel you are not in; only its members can approve or deny it from the Home tab.`
+      : `Slack did not say who is in the channel \`${p.id}\` was asked in (${p.reason}), so it cannot be answered from the Home tab; answer it in that channel.`,
   AlreadyApproved: (p) => `You already approved \`${p.id}\`; it needs someone else too.`,
   StoreUnavailable: (p) =>
     p.unsure

@@ -65,6 +65,8 @@ export const timeline = {
       RequestNotPending: 'the request was no longer waiting',
       RequestExpired: 'the request had expired',
       SelfApproval: 'the requester cannot approve their own request',
+      IdentityNotBound: 'a command-line identity not bound in cli.users',
+      NotChannelMember: "not a member of the request's private channel",
       NoWorkersAnswered: 'no worker answered',
       RedisUnavailable: 'Redis did not answer',
       RedisForbidden: 'Redis refused its user (ACL)',

@@ -16,6 +16,8 @@ export const config: Catalog['config'] = {
   systemType: 'type şunlardan biri olmalı: bullmq ya da celery',
   invalidSystem: 'geçersiz sistem',
   principal: '"*", bir Slack kullanıcı kimliği (U…/W…) ya da kullanıcı grubu kimliği (S…) olmalı',
+  slackUserId: 'bir Slack kullanıcı kimliği (U…/W…) olmalı',
+  osAccount: 'boşluk ya da ":" içermeyen bir işletim sistemi hesabı adı olmalı',
   duration: '30s, 2m ya da 1h gibi bir süre olmalı',
   queuePattern: '"system/queue-*" ya da "*" gibi bir desen olmalı',
   metric: (metrics: string) => `şunlardan biri olmalı: ${metrics}`,

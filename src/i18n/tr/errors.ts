@@ -74,6 +74,16 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RequestExpired: (p) =>
     `\`${p.id}\` isteğinin süresi ${p.expired ?? p.expiresAt} itibarıyla doldu; hâlâ gerekiyorsa yeniden isteyin.`,
   SelfApproval: (p) => `\`${p.id}\` isteğini kendiniz açtınız; onayı başka biri vermeli.`,
+  IdentityNotBound: (p) =>
+    p.kind === 'mismatch'
+      ? `\`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde ${list(p.bound)} kimliğine bağlı, bu yüzden \`${p.user}\` olarak davranamaz; hiçbir şey yapılmadı.`
+      : p.kind === 'cli-party'
+        ? `\`${p.id}\` komut satırından \`${p.osUser}\` işletim sistemi kullanıcısı tarafından \`${p.user}\` olarak istendi ve \`cli.users\` bu hesabı o kimliğe bağlamıyor; bu yüzden Slack'ten onaylanamaz. Komut satırından onaylayın ya da hesabı \`cli.users\` içinde bağlayın.`
+        : `\`--user ${p.user}\` yalnızca bir iddia: \`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde bu kimliğe bağlı değil ve \`${p.id}\` Slack'te istendi ya da onaylandı; hiçbir şey değişmedi. Slack'ten yanıtlayın ya da hesabı \`cli.users\` içinde bağlayın.`,
+  NotChannelMember: (p) =>
+    p.reason === 'not-member'
+      ? `\`${p.id}\` üyesi olmadığınız özel bir kanalda istendi; Ana Sayfa sekmesinden yalnızca o kanalın üyeleri onaylayabilir ya da reddedebilir.`
+      : `Slack, \`${p.id}\` isteğinin açıldığı kanalda kimlerin olduğunu söylemedi (${p.reason}), bu yüzden Ana Sayfa sekmesinden yanıtlanamaz; o kanalda yanıtlayın.`,
   AlreadyApproved: (p) => `\`${p.id}\` isteğini zaten onayladınız; başka birinin de onayı gerekiyor.`,
   StoreUnavailable: (p) =>
     p.unsure

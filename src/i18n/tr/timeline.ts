@@ -66,6 +66,8 @@ export const timeline: Catalog['timeline'] = {
       RequestNotPending: 'istek artık beklemiyordu',
       RequestExpired: 'isteğin süresi dolmuştu',
       SelfApproval: 'isteği yapan kendi isteğini onaylayamaz',
+      IdentityNotBound: 'cli.users içinde bağlı olmayan bir komut satırı kimliği',
+      NotChannelMember: 'isteğin özel kanalının üyesi değil',
       NoWorkersAnswered: 'hiçbir worker yanıt vermedi',
       RedisUnavailable: 'Redis yanıt vermedi',
       RedisForbidden: 'Redis kullanıcıyı reddetti (ACL)',

@@ -6,6 +6,7 @@ import type { Config, Role } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { AlertService } from '../../escalation/alerts.js';
 import type { Alert } from '../../escalation/lifecycle.js';
+import type { ChannelMembershipCheck } from '../../guards/channel-members.js';
 import type { Locale } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ActionRequest, Store } from '../../store/store.js';
@@ -28,6 +29,11 @@ export interface HomeDeps {
   alerts: Pick<AlertService, 'open'>;
   store: Pick<Store, 'listAudit'>;
   roles: { has(userId: string, role: Role): Promise<boolean> };
+  /**
+   * Whether the user may answer what was asked in a channel (a private one: only its members).
+   * Absent: every request the role allows is listed (the approvals service still checks a click).
+   */
+  channelMembership?: ChannelMembershipCheck;
   logger: Logger;
   locale?: Locale;
   /** The user's own language when their Slack locale is one we speak (as commands use it). */
@@ -117,13 +123,22 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
     );
   }
 
-  /** Pending requests this user could approve now: has the role, did not ask, has not approved. */
+  /**
+   * Pending requests this user could approve now: has the role, did not ask, has not approved, and
+   * is in the private channel it was asked in (a request from a private channel never reaches
+   * anyone outside it, nor one Slack would not tell us about).
+   */
   async function waitingFor(userId: string) {
     const out = [];
     for (const request of await deps.approvals.pending()) {
       if (request.requestedBy === userId || request.approvals.some((a) => a.userId === userId)) continue;
       const role = deps.config.policies[request.action as keyof Config['policies']]?.role;
-      if (role && (await deps.roles.has(userId, role))) out.push(request);
+      if (!role || !(await deps.roles.has(userId, role))) continue;
+      if (deps.channelMembership && request.via === 'slack' && request.channel) {
+        const membership = await deps.channelMembership(userId, request.channel);
+        if (membership !== 'public' && membership !== 'member') continue;
+      }
+      out.push(request);
     }
     return out;
   }
