@@ -105,7 +105,12 @@ describe('a BullMQ purge whose Redis dies while a chunk is being deleted, finish
     expect(storedRequest(tmp.dir, asked.id)).toEqual({
       status: 'done',
       error: null,
-      result: { purged: N, archived: N, purgeId: asked.id, archivePath: join(archiveDirOf(tmp.dir), asked.id) },
+      result: {
+        purged: N,
+        archived: N,
+        purgeId: asked.id,
+        archivePath: join(archiveDirOf(tmp.dir), asked.id),
+      },
     });
   }, 120_000);
 });
