@@ -96,7 +96,7 @@ interface ProbeReport {
   over20: number;
 }
 
-async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
+export async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
   await slowlogStart(admin);
   const probe = fork(fileURLToPath(new URL('./ping-probe.mjs', import.meta.url)), [url], {

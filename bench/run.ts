@@ -39,6 +39,7 @@ import { benchAuditVerify } from './audit-verify.js';
 import { loadBench } from './load.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { purgeBench } from './purge.js';
+import { recoveryBench } from './recovery.js';
 import { benchRetry } from './retry.js';
 import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
@@ -438,7 +439,7 @@ async function purgeOnly() {
 }
 
 // `npm run bench` runs every section; `npm run bench -- audit` (or `status`, `startup`, `metrics`,
-// `load`, `soak`)
+// `load`, `soak`, `recovery`)
 // runs only those named.
 const SECTIONS: Record<string, () => Promise<void>> = {
   status: statusBench,
@@ -449,6 +450,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   soak: async () => console.log((await soakBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   // Also part of `status` (after the retry figures); on its own it needs only a private Redis.
   purge: purgeOnly,
+  // A purge SIGKILLed mid-way and finished by the next command line, beside the purge itself.
+  recovery: async () => console.log((await recoveryBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
 };
 
 const asked = process.argv.slice(2).filter((a) => a !== '--');

@@ -177,6 +177,11 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
    * returned `guards`). Never both: a denial would be recorded twice.
    */
   guardsAt?: 'dispatcher' | 'transport';
+  /**
+   * The caller runs `recoverPurges()` itself (the command line: after a read-only command has
+   * answered, before any other). Otherwise it runs here, before anything else can.
+   */
+  recoverLater?: boolean;
 }
 
 /** The whole product: the read path plus guards, approvals, actions and the audit trail. */
@@ -188,6 +193,11 @@ export interface QueueOps extends App {
   alerts: AlertService;
   /** Purge, undo, crash recovery and archive retention (issue 7). */
   purges: Purges;
+  /**
+   * Finishes purges and undos whose process died, then removes archives past retention; neither
+   * throws. Run by `createQueueOps` itself unless `recoverLater` asked the caller to run it.
+   */
+  recoverPurges(options?: Parameters<Purges['recover']>[0]): Promise<void>;
   /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
   guards: GuardMiddlewareDeps;
   /** Who may answer from the App Home tab what was asked in a channel (the tab lists only those). */
@@ -447,18 +457,22 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     services: { approvals, audit, roles: authority, alerts, purges, store },
   });
   const composed = app;
-  // A purge whose process was killed is finished before anything else runs (bot or command
-  // line), and old archives go once a day; neither may stop the app from answering.
-  try {
-    await purges.recover();
-  } catch (error) {
-    logger.error({ err: error }, 'purge recovery failed; it is tried again on the next start');
-  }
-  try {
-    await purges.sweepRetention();
-  } catch (error) {
-    logger.warn({ err: error }, 'archive retention sweep failed; it is tried again on the next run');
-  }
+  // A purge whose process was killed is finished before anything else runs (the bot, a command
+  // line's action; a read-only command line answers first), and old archives go once a day;
+  // neither may stop the app from answering.
+  const recoverPurges = async (options?: Parameters<Purges['recover']>[0]) => {
+    try {
+      await purges.recover(options);
+    } catch (error) {
+      logger.error({ err: error }, 'purge recovery failed; it is tried again on the next start');
+    }
+    try {
+      await purges.sweepRetention();
+    } catch (error) {
+      logger.warn({ err: error }, 'archive retention sweep failed; it is tried again on the next run');
+    }
+  };
+  if (!deps.recoverLater) await recoverPurges();
   let closing: Promise<void> | undefined;
   return {
     ...composed,
@@ -467,6 +481,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     approvals,
     alerts,
     purges,
+    recoverPurges,
     guards,
     channelMembership,
     close() {

@@ -481,6 +481,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     return final;
   }
 
+  /** A purge or undo request whose purge row recovery will finish (see Purges.recover). */
+  async function finishedByRecovery(row: ActionRequest): Promise<boolean> {
+    if (row.action === 'purge') return (await deps.store.getPurge(row.id))?.state === 'archiving';
+    if (row.action !== 'undo') return false;
+    const purge = await deps.store.getPurge(String(row.params.purgeId));
+    return purge?.state === 'undoing' && purge.undoneBy === row.id;
+  }
+
   async function load(id: string, actor: Actor): Promise<ActionRequest> {
     const request = await deps.store.getRequest(id);
     // A request from another channel is reported as unknown: a forged button must learn nothing.
@@ -723,6 +731,10 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
             ? at
             : new Date(at.getTime() - (options.staleAfterMs ?? STALE_EXECUTION_MS));
           if (Date.parse(row.leaseUntil ?? row.startedAt ?? row.updatedAt) > deadline.getTime()) continue;
+          // A purge or undo goes on from its archive: purge recovery (here or on another replica)
+          // finishes it and settles its request. Reported interrupted meanwhile, it would show an
+          // "interrupted" error next to its `done`.
+          if (await finishedByRecovery(row)) continue;
           // Conditional on the lease still being out: a renewal that lands first keeps it running.
           moved = await move(
             row,

@@ -41,6 +41,11 @@ export interface EngineDeps {
   deleteBatch?: number;
   /** Entries per archive file: each is fsynced and recorded once. Default 10,000. */
   chunkSize?: number;
+  /**
+   * Told after each delete call how many of chunk `seq`'s jobs the delete scripts have reported
+   * removed so far: what is gone from Redis before the chunk's row says so.
+   */
+  deleted?: (seq: number, purged: number) => void;
 }
 
 /** The archive of one finished (or failed) purge, as the manifest records it. */
@@ -207,6 +212,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
           if (ok) chunkPurged++;
           else skipped.push(batch[j]!.identity);
         });
+        deps.deleted?.(mySeq, chunkPurged);
         resolved += batch.length;
         report();
       }

@@ -47,8 +47,11 @@ export interface Purges {
   /**
    * Purges whose process died (SIGKILL, a crashed replica) are finished from their archive and
    * store cursor; the audit says so. Run at every start of the bot and of the command line.
+   * `onClaimed` is told of each purge (or undo) this run takes over, before it finishes it.
    */
-  recover(): Promise<PurgeRecord[]>;
+  recover(options?: {
+    onClaimed?: (purge: PurgeRecord, kind: 'purge' | 'undo') => void;
+  }): Promise<PurgeRecord[]>;
   /** At most once a day (whoever runs first): archives older than `archive.retentionDays` go. */
   sweepRetention(): Promise<string[] | undefined>;
 }
@@ -110,12 +113,16 @@ export function createPurges(deps: PurgesDeps): Purges {
 
   async function resume(purge: PurgeRecord, run?: ExecutionContext) {
     const purger = await purgerFor(purge.system, purge.queue);
+    // What the delete scripts reported removed, chunk by chunk, this run: a chunk's row says so
+    // only once its last batch is deleted.
+    const deleted = new Map<number, number>();
     const engine = {
       store: deps.store,
       purger,
       owner,
       now,
       chunkSize: deps.chunkSize,
+      deleted: (seq: number, purged: number) => deleted.set(seq, purged),
       ...(run ? { progress: progressOf(run), signal: run.signal } : {}),
     };
     try {
@@ -128,7 +135,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       const lost = isOpsError(error) && error.code === ErrorCode.RedisUnavailable;
       if (run?.signal.aborted || lost) {
         await deps.store.updatePurge(purge.id, ['archiving'], { owner: undefined }, owner);
-        if (lost) throw await interrupted(purge, error as OpsError);
+        if (lost) throw await interrupted(purge, error as OpsError, deleted);
       } else {
         const current = await deps.store.getPurge(purge.id);
         if (current?.state === 'archiving' && current.owner === owner) {
@@ -155,14 +162,21 @@ export function createPurges(deps: PurgesDeps): Purges {
     return purge;
   }
 
-  /** `PurgeInterrupted`: which Redis, why, and how far the purge got (chunks deleted so far). */
-  async function interrupted(purge: PurgeRecord, cause: OpsError): Promise<OpsError> {
+  /**
+   * `PurgeInterrupted`: which Redis, why, and how far the purge got: what the delete scripts
+   * reported removed, in chunks marked deleted and in those this run was still deleting.
+   */
+  async function interrupted(
+    purge: PurgeRecord,
+    cause: OpsError,
+    deleted: ReadonlyMap<number, number>,
+  ): Promise<OpsError> {
     const chunks = await deps.store.listPurgeChunks(purge.id).catch(() => []);
     return new OpsError(ErrorCode.PurgeInterrupted, {
       system: purge.system,
       target: `${purge.system}/${purge.queue}`,
       reason: cause.params.reason,
-      done: chunks.reduce((n, c) => n + (c.deleted ? c.purged : 0), 0),
+      done: chunks.reduce((n, c) => n + (c.deleted ? c.purged : (deleted.get(c.seq) ?? 0)), 0),
       total: purge.total,
     });
   }
@@ -246,7 +260,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       return await resumeUndo(claimed, run);
     },
 
-    async recover() {
+    async recover(options = {}) {
       const out: PurgeRecord[] = [];
       const staleBefore = now().getTime() - (deps.staleAfterMs ?? 60_000);
       for (const purge of await deps.store.listPurges({ states: ['archiving'] })) {
@@ -261,6 +275,7 @@ export function createPurges(deps: PurgesDeps): Purges {
         );
         if (!claimed) continue;
         deps.logger?.warn({ purgeId: purge.id, owner: purge.owner }, 'finishing a purge whose process died');
+        options.onClaimed?.(claimed, 'purge');
         try {
           const { record } = await resume(claimed);
           await deps.audit.record({
@@ -327,6 +342,7 @@ export function createPurges(deps: PurgesDeps): Purges {
           target: `${purge.system}/${purge.queue}`,
         };
         const params = { purge: purge.id, request: purge.undoneBy, diedOwner: purge.owner ?? null };
+        options.onClaimed?.(claimed, 'undo');
         if (purge.owner && purge.owner !== owner)
           deps.logger?.warn(
             { purgeId: purge.id, owner: purge.owner },
@@ -524,13 +540,16 @@ export function createPurges(deps: PurgesDeps): Purges {
       .catch(() => undefined);
   }
 
-  /** The request of a purge or undo finished at recovery says so, whatever the dead process left it as. */
+  /**
+   * The request of a purge or undo finished at recovery says so, whatever the dead process (or
+   * one that lost its Redis: `PurgeInterrupted`) left it as: done, and no error beside it.
+   */
   async function settleRequest(id: string, result: PurgeResult | UndoResult) {
     const at = now().toISOString();
     await deps.store.transitionRequest(id, ['executing', 'interrupted', 'failed'], {
       status: 'done',
       result: { ...result },
-      error: undefined,
+      error: null,
       finishedAt: at,
       updatedAt: at,
     });

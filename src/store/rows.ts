@@ -8,6 +8,7 @@ import type {
   ApprovalRefusal,
   AuditEntry,
   AuditEntryInput,
+  RequestPatch,
   RequestStatus,
   Via,
 } from './store.js';
@@ -45,7 +46,7 @@ export const requestColumns: Record<RequestField, { column: string; json?: true 
 
 /** The columns a patch sets, in a stable order, with values ready for the driver. */
 export function patchAssignments(
-  patch: Partial<Omit<ActionRequest, 'id' | 'createdAt'>>,
+  patch: RequestPatch,
   encodeJson: (value: unknown) => unknown,
 ): { column: string; value: unknown }[] {
   const out: { column: string; value: unknown }[] = [];

@@ -104,6 +104,16 @@ export interface ActionRequest {
   leaseOwner?: string;
 }
 
+/**
+ * What {@link Store.transitionRequest} writes: an absent or undefined field is left as stored,
+ * `null` clears an optional one (a request settled `done` keeps no earlier error).
+ */
+export type RequestPatch = {
+  [K in keyof Omit<ActionRequest, 'id' | 'createdAt'>]?:
+    | ActionRequest[K]
+    | (undefined extends ActionRequest[K] ? null : never);
+};
+
 /** Extra conditions for {@link Store.transitionRequest}, checked in the same conditional write. */
 export interface TransitionCheck {
   /** Only if the request's `expiresAt` is after this instant (it has not expired by then). */
@@ -202,7 +212,7 @@ export interface Store extends PurgeStore {
   transitionRequest(
     id: string,
     from: readonly RequestStatus[],
-    patch: Partial<Omit<ActionRequest, 'id' | 'createdAt'>>,
+    patch: RequestPatch,
     check?: TransitionCheck,
   ): Promise<ActionRequest | undefined>;
   /**

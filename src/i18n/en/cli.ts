@@ -26,6 +26,9 @@ export const cli = {
   /** A request whose process died (approved but never started, or mid-action), reported at the next start. */
   recovered: (id: string, action: string, target: string, error: string) =>
     `queue-ops: request ${id} (${action} ${target}): ${error}`,
+  /** A read-only command answered first; a purge (or undo) a dead process left is finished now. */
+  finishingAfter: (verb: string, kind: 'purge' | 'undo', id: string, target: string) =>
+    `queue-ops: \`${verb}\` answered first; now finishing the ${kind === 'purge' ? 'purge' : 'undo of purge'} ${id} (${target}), which a process that died left unfinished.`,
   buttonsHeader: 'To press a button, run:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

@@ -28,6 +28,9 @@ export const cli: Catalog['cli'] = {
   /** A request whose process died (approved but never started, or mid-action), reported at the next start. */
   recovered: (id: string, action: string, target: string, error: string) =>
     `queue-ops: istek ${id} (${action} ${target}): ${error}`,
+  /** A read-only command answered first; a purge (or undo) a dead process left is finished now. */
+  finishingAfter: (verb: string, kind: 'purge' | 'undo', id: string, target: string) =>
+    `queue-ops: önce \`${verb}\` yanıtlandı; ölen bir sürecin yarım bıraktığı ${id} ${kind === 'purge' ? 'temizlemesi' : 'temizlemesinin geri alınması'} (${target}) şimdi tamamlanıyor.`,
   buttonsHeader: 'Bir butona basmak için şunu çalıştırın:',
   button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
 };

@@ -97,7 +97,12 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
   const runtime = await openRuntime(config, io, logger, json);
   if (typeof runtime === 'number') return runtime;
   const { app, full } = runtime;
+  // A read-only command (status, dlq, pending, …) answers first: an operator needs it most right
+  // after a crash, and finishing a purge a killed process left can take a while. Anything else
+  // runs once that purge is finished, as the bot does.
+  const firstVerb = answersBeforeRecovery(app, args.words);
   try {
+    if (full && !firstVerb) await full.recoverPurges();
     if (full) await reportInterrupted(io, full, logger, config.locale, secrets);
     await io.onApp?.(app);
     const osUser = io.osUser ?? safeOsUser(io.env);
@@ -130,8 +135,34 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
     io.stdout(scrubSecrets(out + (json ? '' : saved), secrets));
     return exitCodeOf(reply);
   } finally {
+    if (full && firstVerb)
+      await full.recoverPurges({
+        onClaimed: (purge, kind) =>
+          io.stderr(
+            `${scrubSecrets(
+              messages(config.locale).cli.finishingAfter(
+                firstVerb,
+                kind,
+                purge.id,
+                `${purge.system}/${purge.queue}`,
+              ),
+              secrets,
+            )}\n`,
+          ),
+      });
     await app.close();
   }
+}
+
+/**
+ * The verb of a command that only reads (its definition is not `mutating`), which answers before
+ * purge recovery runs; undefined for everything else, `audit export` and `monitor` included.
+ */
+function answersBeforeRecovery(app: App, words: readonly string[]): string | undefined {
+  const [verb, sub] = words;
+  if (verb === undefined || verb === 'monitor' || (verb === 'audit' && sub === 'export')) return undefined;
+  const command = app.commands.get(verb);
+  return command && !command.mutating ? command.verb : undefined;
 }
 
 /**
@@ -150,6 +181,7 @@ async function openRuntime(
       config,
       env: io.env,
       logger,
+      recoverLater: true,
       auditWitnesses: auditChannelWitnessFromEnv(io.env, config.slack.auditChannel, logger),
     });
     return { app: full, full };
