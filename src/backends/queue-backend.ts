@@ -1,3 +1,4 @@
+import type { BullmqJobView } from './bullmq/job.js';
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
@@ -316,6 +317,11 @@ export interface QueueBackend {
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
+  /**
+   * One job by id (BullMQ: in `queue`; Celery: the task wherever it is, `queue` narrowing the
+   * search). Undefined when nothing knows the id; `looked` then says where the search went.
+   */
+  job?(queue: string | undefined, id: string): Promise<JobLookup>;
   close(): Promise<void>;
 }
 
@@ -429,3 +435,8 @@ export interface QueuePurger {
   batch?: { read: number; delete: number };
   close(): Promise<void>;
 }
+
+/** What `job` found: the job, or nothing and where it looked (lists walked, bounds hit). */
+export type JobLookup =
+  | { found: true; kind: 'bullmq'; job: BullmqJobView }
+  | { found: false; looked: string[] };

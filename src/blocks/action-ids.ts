@@ -29,6 +29,12 @@ export const ActionId = {
    * how many replicas is the operator's call).
    */
   AlertScale: 'queue_ops.alert.scale',
+  /** value: `system/queue/id` (system and queue hold no `/`; the id is the rest). */
+  JobRefresh: 'queue_ops.job.refresh',
+  /** value: `system/queue/id`; runs `retry system/queue id`, through its policy and approval. */
+  JobRetry: 'queue_ops.job.retry',
+  /** value: `system/queue/id`; runs `fail system/queue id`, through its policy and approval. */
+  JobFail: 'queue_ops.job.fail',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -60,6 +66,12 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return ['dlq', scope];
     case ActionId.AlertScale:
       return ['workers', scope.split('/')[0]!];
+    case ActionId.JobRefresh:
+      return jobWords('job', scope);
+    case ActionId.JobRetry:
+      return jobWords('retry', scope);
+    case ActionId.JobFail:
+      return jobWords('fail', scope);
     default:
       return undefined;
   }
@@ -82,3 +94,17 @@ export function baseActionId(actionId: string): string {
 
 /** Matches every action id this app issues, suffixed or not (for `app.action(ActionIdPattern, …)`). */
 export const ActionIdPattern = /^queue_ops\.[a-z_.]+(#\d+)?$/;
+
+/** A job button's value: `system/queue/id`, or undefined when it would not fit a button. */
+export function jobRef(target: string, id: string): string | undefined {
+  const value = `${target}/${id}`;
+  return value.length <= 255 && !/[\s\p{Cc}]/u.test(value) ? value : undefined;
+}
+
+/** `verb system/queue id` from a job button's `system/queue/id` (system and queue names hold no `/`). */
+function jobWords(verb: string, value: string): string[] | undefined {
+  const first = value.indexOf('/');
+  const second = first < 0 ? -1 : value.indexOf('/', first + 1);
+  if (second < 0 || second === value.length - 1) return undefined;
+  return [verb, value.slice(0, second), value.slice(second + 1)];
+}

@@ -2,6 +2,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
 import { dlqCommand } from './dlq.js';
 import { createHelpCommand } from './help.js';
+import { jobCommand } from './job.js';
 import { redisCommand } from './redis.js';
 import { resultsCommand } from './results.js';
 import { statusCommand } from './status.js';
@@ -43,7 +44,7 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
   return registry;
 }
 
-/** The read path (status, dlq, workers, redis, results), then `extra` (actions, approvals, audit), then help. */
+/** The read path (status, dlq, workers, redis, results, job), then `extra` (actions, approvals, audit), then help. */
 export function createReadCommands(extra: readonly CommandDefinition[] = []): CommandRegistry {
   const registry = createCommandRegistry([
     statusCommand,
@@ -51,6 +52,7 @@ export function createReadCommands(extra: readonly CommandDefinition[] = []): Co
     workersCommand,
     redisCommand,
     resultsCommand,
+    jobCommand,
     ...extra,
   ]);
   registry.register(createHelpCommand(() => registry.all()));

@@ -19,6 +19,7 @@ export const EVERY_VERB = [
   'workers',
   'redis',
   'results',
+  'job',
   'pause',
   'resume',
   'retry',

@@ -36,6 +36,7 @@ import { systemEndpoint } from '../redis-endpoint.js';
 import { readRedisHealth } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
+import { readBullmqJob } from './job.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
@@ -370,6 +371,16 @@ export function createBullmqBackend(
           workers = workersFromClientList(String(list), prefix, names);
         }
         return { name: system.name, type: 'bullmq', redis, queues: counts, workers, warnings };
+      });
+    },
+
+    async job(queue, id) {
+      if (queue === undefined) throw new Error('a BullMQ job is looked up in its queue');
+      return await withRedis(async () => {
+        await queueNames.resolve([queue]);
+        const job = await readBullmqJob(client, prefix, queue, id);
+        if (job) return { found: true, kind: 'bullmq', job };
+        return { found: false, looked: [`${prefix}:${queue}:${id}`] };
       });
     },
 

@@ -15,6 +15,7 @@ const abilities: Record<string, string> = {
   listWorkers: 'list workers',
   listRunning: 'list running work',
   redisHealth: 'show its Redis',
+  job: 'look up one job',
   results: 'hold Celery results (only a Celery system has a result backend)',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
@@ -78,7 +79,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`
-      : `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.`,
+      : `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
   NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,

@@ -12,6 +12,7 @@ import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
+import { job } from './job.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
 import { results } from './results.js';
@@ -41,6 +42,7 @@ export const en = {
   guards,
   help,
   home,
+  job,
   scale,
   purge,
   redis,

@@ -13,6 +13,7 @@ const abilities: Record<string, string> = {
   listWorkers: 'worker listeleme',
   listRunning: 'çalışan işleri listeleme',
   redisHealth: 'Redis’ini gösterme',
+  job: 'tek bir işe bakma',
   results: 'Celery sonuçları tutma (yalnızca Celery sistemlerinin sonuç deposu vardır)',
 };
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
@@ -96,7 +97,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
-      : `\`${p.system}/${p.queue}\` içinde \`${p.id}\` diye bir iş yok.`,
+      : `\`${p.system}/${p.queue}\` içinde \`${p.id}\` diye bir iş yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
   NothingToRetry: (p) => `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` içindeki \`${p.id}\` görevi yeniden denenemiyor: kayıtlı hatasında` : `\`${p.target}\` yeniden denenemiyor: \`${p.system}\` sisteminin ${p.unnamed} kayıtlı hatasında`} görev adı, argümanlar ya da kuyruk yok. Celery bunları yalnızca uygulama \`result_extended=True\` ayarladığında saklar.`,

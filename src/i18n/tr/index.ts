@@ -13,6 +13,7 @@ import { escalation } from './escalation.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
+import { job } from './job.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
 import { results } from './results.js';
@@ -43,6 +44,7 @@ export const tr: Catalog = {
   guards,
   help,
   home,
+  job,
   scale,
   purge,
   redis,

@@ -1,0 +1,88 @@
+import type { BullmqJobView } from '../backends/bullmq/job.js';
+import { type Locale, messages } from '../i18n/index.js';
+import { ActionId, jobRef } from './action-ids.js';
+import { formatDuration, formatNumber, formatRelative, formatUtc } from './format.js';
+import { actions, button, context, errorLine, header, inCode, inline, section } from './kit.js';
+import type { KnownBlock, Message } from './message.js';
+
+export interface BullmqJobMessageView {
+  system: string;
+  queue: string;
+  job: BullmqJobView;
+  generatedAt: Date;
+}
+
+const STACK_LINE_CHARS = 200;
+
+/** The command a job's view is one click (or one line) away from: for dlq, stuck and alerts. */
+export function jobCommand(target: string, id: string): string {
+  return `/queue job ${target} ${id}`;
+}
+
+/**
+ * One BullMQ job: where it is, attempts, times, error and stack, flow, and the buttons its state
+ * allows (Retry when failed, Fail when active); each button runs the typed command, through the
+ * same guards and approvals. Never `data` or `returnvalue`.
+ */
+export function bullmqJobMessage(view: BullmqJobMessageView, locale: Locale): Message {
+  const t = messages(locale).job;
+  const { job, generatedAt } = view;
+  const target = `${view.system}/${view.queue}`;
+  const at = (ms: number) => formatUtc(ms, locale);
+  const duration = (ms: number | null) => (ms === null ? null : formatDuration(ms / 1000, locale));
+  const state = t.states[job.state] ?? job.state;
+
+  const facts: string[] = [t.stateLine(state, inCode(job.name || '?', 80))];
+  if (job.position !== null) facts.push(t.position(formatNumber(job.position, locale)));
+  if (job.searched !== null && job.state === 'unknown')
+    facts.push(t.searched(formatNumber(job.searched, locale)));
+  if (job.dueAt !== null) facts.push(t.due(at(job.dueAt), formatRelative(job.dueAt, generatedAt, locale)));
+  if (job.priority !== null) facts.push(t.priority(job.priority));
+  facts.push(t.attempts(job.attempts.made, job.attempts.allowed));
+  if (job.lock) facts.push(job.lock.held ? t.lockHeld(duration(job.lock.ttlMs)) : t.lockLost);
+  if (job.progress !== null && job.progress !== undefined)
+    facts.push(
+      t.progress(inline(typeof job.progress === 'string' ? job.progress : JSON.stringify(job.progress), 80)),
+    );
+  if (job.parent) facts.push(t.parent(inCode(job.parent.queue, 80), inCode(job.parent.id, 80)));
+  const { children } = job;
+  if (children.pending + children.processed + children.failed > 0) {
+    facts.push(t.children(children.pending, children.processed, children.failed));
+    if (children.keys.length > 0)
+      facts.push(t.childKeys(children.keys.map((key) => `\`${inCode(key, 80)}\``).join(', ')));
+  }
+  if (job.repeatKey) facts.push(t.repeat(inCode(job.repeatKey, 120)));
+
+  const { added, processed, finished } = job.timestamps;
+  const times: string[] = [];
+  if (added !== null) times.push(t.added(at(added)));
+  if (processed !== null) times.push(t.processed(at(processed), duration(job.waitMs)));
+  if (finished !== null) times.push(t.finished(at(finished), duration(job.runMs)));
+
+  const blocks: KnownBlock[] = [
+    header(t.title(target, job.id)),
+    context(messages(locale).workers.updated(formatUtc(generatedAt, locale))),
+    section(facts.join('\n')),
+  ];
+  if (times.length > 0) blocks.push(section([t.timesTitle, ...times].join('\n')));
+  if (job.failedReason) blocks.push(section(`${t.errorTitle}\n${errorLine(job.failedReason, 500)}`));
+  if (job.stack.length > 0)
+    blocks.push(
+      section(
+        `${t.stackTitle}\n\`\`\`${job.stack.map((line) => errorLine(line.replace(/`/g, "'"), STACK_LINE_CHARS)).join('\n')}\`\`\``,
+      ),
+    );
+  blocks.push(context(t.dataNote));
+
+  const ref = jobRef(target, job.id);
+  if (ref) {
+    const buttons = [];
+    if (job.state === 'failed') buttons.push(button(t.retry, ActionId.JobRetry, ref, true));
+    if (job.state === 'active') buttons.push(button(t.fail, ActionId.JobFail, ref));
+    buttons.push(button(t.refresh, ActionId.JobRefresh, ref));
+    blocks.push(actions(buttons));
+  } else {
+    blocks.push(context(t.view(inCode(jobCommand(target, job.id), 300))));
+  }
+  return { text: t.fallback(inline(target, 120), inline(job.id, 80), state), blocks };
+}
