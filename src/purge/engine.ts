@@ -314,7 +314,10 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const send = (ahead: number) => {
       // `ahead`: records of the read before, not counted yet (the key cursor moves at each send).
       const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
-      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal - ahead);
+      // A resumed purge reads on past what is left to archive while it meets jobs an earlier run
+      // archived: a Redis back from an older snapshot holds them at the edge workers take from.
+      const left = earlier.size > 0 ? readBatch : purge.total - readTotal - ahead;
+      const want = Math.min(readBatch, place.size - consumed, left);
       if (want <= 0) return undefined;
       const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
       const reply = purger.read(place, offset, want);
@@ -355,14 +358,23 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       }
       const fresh: PurgeItem[] = [];
       let again = 0;
+      // Jobs counted when the purge started are what it archives; past them, only jobs an earlier
+      // run archived are taken, and the walk of this place stops at the first other one.
+      let budget = purge.total - readTotal;
+      let cut = false;
       for (const item of batch.items) {
         if (seen.has(item.identity)) continue;
+        const archivedBefore = earlier.has(item.identity);
+        if (!archivedBefore && budget <= 0) {
+          cut = true;
+          break;
+        }
         seen.add(item.identity);
         fresh.push(item);
-        if (earlier.has(item.identity)) {
+        if (archivedBefore) {
           metAgain.add(item);
           again++;
-        }
+        } else budget--;
       }
       settle(current);
       if (fresh.length === batch.items.length && again === 0) blocks.push(...batch.lines);
@@ -376,8 +388,9 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
           if (keep.has(item)) blocks.push(lines[i]!);
         });
       }
-      if (fresh.length !== current.want && place.kind !== 'keys') drop();
+      if (cut || (fresh.length !== current.want && place.kind !== 'keys')) drop();
       if (fresh.length === 0) {
+        if (cut) break;
         if (place.kind === 'keys') continue;
         if (counter.outstanding === 0) break;
         // Everything there is already on its way out: let the deletes catch up, read again.
@@ -395,6 +408,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         // At most two chunks on their way out: memory stays bounded whatever the queue's size.
         while (inFlight.length > 2) await inFlight.shift();
       }
+      if (cut) break;
     }
     drop();
     if (failure) return await settleAndThrow(failure);
