@@ -78,8 +78,12 @@ describe.each([BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND])(
     it(`undo after Redis came back with all ${n(N)} purged ${kind.noun} puts none back twice and says all were already there`, async () => {
       const { before, purgeId } = await purgedThenBackFromSnapshot(N);
 
-      const undo = requestOf(await as('undo', purgeId));
+      const undone = await as('undo', purgeId);
+      const undo = requestOf(undone);
       expect(undo).toMatchObject({ status: 'done', result: { restored: 0, alreadyThere: N, purgeId } });
+      expect(JSON.stringify(jsonOf(undone).message.blocks)).toContain(
+        `Restored 0 jobs of purge ${purgeId}. ${n(N)} were already in Redis under the same id and were left as they were, not put back twice.`,
+      );
       const ids = await queuedIds();
       const duplicates = ids.length - new Set(ids).size;
       console.log(

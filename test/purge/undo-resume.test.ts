@@ -139,4 +139,49 @@ describe('undo steps move a marker in Redis with the jobs they put back', () => 
       await purger.close();
     }
   });
+
+  it('Celery: a step never pushes a task id in Redis, also one that came back after the ids were read', async () => {
+    const broker = new Redis(fx.redisUrl);
+    const list = `${fx.prefix}-q`;
+    const unacked = `${fx.prefix}-unacked`;
+    const purger = createCeleryPurger({
+      broker,
+      results: broker,
+      queue: 'q',
+      lists: [list, `${list}\x06\x163`],
+      unacked,
+      failureIds: async () => [],
+    });
+    const message = (id: string) =>
+      JSON.stringify({
+        body: 'W10=',
+        headers: { lang: 'py', task: 'tasks.add', id, root_id: id },
+        properties: {},
+      });
+    const line = (id: string, l = list) => JSON.stringify({ l, m: message(id) });
+    const step = (from: number, restoredBefore: number) => ({ purgeId: fx.prefix, from, restoredBefore });
+    try {
+      // Task a is queued at another priority, b is held by a worker: neither goes back.
+      await fx.redis.lpush(`${list}\x06\x163`, message('a'));
+      await fx.redis.hset(unacked, 'tag-b', JSON.stringify([JSON.parse(message('b')), '', 'q']));
+      expect(await purger.restore([line('a'), line('b'), line('c')], step(0, 0))).toEqual({
+        restored: 1,
+        existing: ['a', 'b'],
+      });
+      // Redis comes back older than the read: its token is gone, and task d is queued again.
+      await fx.redis.del(`${undoMarkerKey(fx.prefix)}:present`);
+      await fx.redis.lpush(list, message('d'));
+      expect(await purger.restore([line('d'), line('e'), line('e')], step(3, 1))).toEqual({
+        restored: 1,
+        existing: ['d', 'e'],
+      });
+      expect(await fx.redis.lrange(list, 0, -1)).toEqual([message('d'), message('c'), message('e')]);
+      expect(await purger.undoProgress(fx.prefix)).toEqual({ position: 6, restored: 2 });
+      await purger.clearUndoProgress(fx.prefix);
+      expect(await fx.redis.keys(`*queue-ops:undo:${fx.prefix}*`)).toEqual([]);
+    } finally {
+      await fx.redis.del(list, `${list}\x06\x163`, unacked, undoMarkerKey(fx.prefix));
+      await purger.close();
+    }
+  });
 });
