@@ -78,6 +78,9 @@ export interface PurgeRecovery {
  * is conditional, so this is idempotent), chunk files the store never recorded are removed (their
  * jobs never left Redis), and the walk continues until `total` jobs are archived or the places
  * are empty. So each job is either in Redis or in the archive, never in both, never in neither.
+ * A Redis that came back older than it was (a snapshot, a failover, a backup) holds again jobs
+ * an earlier run archived and deleted: the resumed walk deletes them again without archiving
+ * them a second time, and every chunk's counts are what Redis answered (see {@link PurgeRecovery}).
  */
 export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<PurgeOutcome> {
   const { store, purger, owner } = deps;
