@@ -103,7 +103,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         String(result.purgeId),
       );
     if (request.action === 'undo' && typeof result.restored === 'number')
-      return p.resultRestored(result.restored, String(result.purgeId));
+      return p.resultRestored(result.restored, String(result.purgeId), Number(result.alreadyThere ?? 0));
     return actionOutcome(request.action, result, locale);
   }
   if (request.status === 'failed' && request.error) {

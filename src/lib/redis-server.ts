@@ -4,13 +4,18 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A redis-server this process started on a free loopback port; nothing is written to disk. */
+/**
+ * A redis-server this process started on a free loopback port. Nothing is written to disk unless
+ * asked: with `persist`, an append-only file; without it, it runs snapshots-only with no save
+ * point (`--save "" --appendonly no`), so only a SAVE or BGSAVE writes `dump.rdb` in `dir`, which
+ * a start with that `dir` reloads (a Redis that crashes and comes back older than it was).
+ */
 export interface PrivateRedis {
   readonly url: string;
   readonly port: number;
   /** The redis-server process id (tests SIGSTOP it to make a Redis that hangs). */
   readonly pid: number | undefined;
-  /** Where it keeps its append-only file (with `persist`): start it again there to reload it. */
+  /** Where it keeps its append-only file (with `persist`) or its snapshot: start it again there to reload it. */
   readonly dir: string;
   stop(): Promise<void>;
   /** SIGKILL, as a crash or the OOM killer would: no shutdown, the directory is kept. */

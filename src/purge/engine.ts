@@ -52,6 +52,24 @@ export interface EngineDeps {
 export interface PurgeOutcome {
   record: PurgeRecord;
   manifest: ArchiveManifest;
+  /** A resumed purge: what Redis said of the jobs an earlier run had archived. */
+  recovered?: PurgeRecovery;
+}
+
+/**
+ * What a resumed purge found of the jobs an earlier run archived, as Redis answered. Of the
+ * chunks recorded but not marked deleted: `deletedNow` the delete removed now (never deleted
+ * before), `alreadyGone` were no longer in Redis (the killed run's delete took them),
+ * `stillThere` were in Redis where the delete did not find them (a worker's, or further down a
+ * list). `deletedAgain`: jobs of any earlier chunk the walk met again in the queue (a Redis back
+ * from an older snapshot, a failover to a replica that lagged) and deleted, without archiving them
+ * a second time.
+ */
+export interface PurgeRecovery {
+  deletedNow: number;
+  alreadyGone: number;
+  stillThere: number;
+  deletedAgain: number;
 }
 
 /**
@@ -65,6 +83,9 @@ export interface PurgeOutcome {
  * is conditional, so this is idempotent), chunk files the store never recorded are removed (their
  * jobs never left Redis), and the walk continues until `total` jobs are archived or the places
  * are empty. So each job is either in Redis or in the archive, never in both, never in neither.
+ * A Redis that came back older than it was (a snapshot, a failover, a backup) holds again jobs
+ * an earlier run archived and deleted: the resumed walk deletes them again without archiving
+ * them a second time, and every chunk's counts are what Redis answered (see {@link PurgeRecovery}).
  */
 export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<PurgeOutcome> {
   const { store, purger, owner } = deps;
@@ -85,21 +106,29 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   let seq = recorded.reduce((max, c) => Math.max(max, c.seq), purge.chunks);
   const known = new Set(recorded.map((c) => c.file));
   for (const file of await listChunkFiles(path)) if (!known.has(file)) await removeFile(path, file);
+  // Every identity an earlier run archived, and the chunk it is in: a Redis that came back from an
+  // older snapshot (or a failover to a replica that lagged) holds again jobs that chunk says are
+  // deleted. The walk deletes such a job again and amends its chunk, but never archives it twice.
+  const earlier = new Map<string, number>();
+  const outcomes = new Map<number, { purged: number; skipped: Set<string> }>();
+  const recovered: PurgeRecovery = { deletedNow: 0, alreadyGone: 0, stillThere: 0, deletedAgain: 0 };
   for (const chunk of recorded) {
+    const lines = await readChunk(path, chunk.file);
+    const parsed = lines.map((line) => purger.parse(line));
+    for (const item of parsed) earlier.set(item.identity, chunk.seq);
     if (chunk.deleted) {
+      outcomes.set(chunk.seq, { purged: chunk.purged, skipped: new Set(chunk.skipped) });
       resolved += chunk.records;
       continue;
     }
-    const lines = await readChunk(path, chunk.file);
     const byPlace = new Map<string, PurgeItem[]>();
-    for (const line of lines) {
-      const { place, ...item } = purger.parse(line);
+    for (const { place, ...item } of parsed) {
       const items = byPlace.get(place) ?? [];
       items.push(item);
       byPlace.set(place, items);
     }
-    let chunkPurged = 0;
-    const skipped: string[] = [];
+    let deletedNow = 0;
+    const notRemoved = new Set<string>();
     const places = await purger.places(['waiting', 'failed', 'delayed']);
     for (const [name, items] of byPlace) {
       const place = places.find((p) => p.name === name) ?? { state: 'waiting', name, kind: 'list', size: 0 };
@@ -107,18 +136,26 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         const batch = items.slice(i, i + deleteBatch);
         const flags = await purger.remove(place as PurgePlace, batch);
         flags.forEach((ok, j) => {
-          if (ok) chunkPurged++;
-          else skipped.push(batch[j]!.identity);
+          if (ok) deletedNow++;
+          else notRemoved.add(batch[j]!.identity);
         });
       }
     }
-    // What the killed run deleted is gone from where it was, so it reads as "not removed now";
-    // those are purged all the same unless a worker holds them (their identity still exists).
+    // Not removed now: either the killed run's delete took it (already gone), or it is still in
+    // Redis, where this delete did not find it (never deleted, further down a list that came back
+    // older, or taken by a worker). Redis tells the two apart; the walk below deletes what is
+    // still queued and moves it from skipped to purged.
     const stillThere = new Set(
-      await purger.conflicts(lines.filter((l) => skipped.includes(purger.parse(l).identity))),
+      notRemoved.size === 0
+        ? []
+        : await purger.conflicts(lines.filter((_, i) => notRemoved.has(parsed[i]!.identity))),
     );
-    const reallySkipped = skipped.filter((id) => stillThere.has(id));
-    chunkPurged = chunk.records - reallySkipped.length;
+    const reallySkipped = [...notRemoved].filter((id) => stillThere.has(id));
+    recovered.deletedNow += deletedNow;
+    recovered.stillThere += reallySkipped.length;
+    recovered.alreadyGone += notRemoved.size - reallySkipped.length;
+    const chunkPurged = chunk.records - reallySkipped.length;
+    outcomes.set(chunk.seq, { purged: chunkPurged, skipped: new Set(reallySkipped) });
     await store.markPurgeChunk(purge.id, chunk.seq, { purged: chunkPurged, skipped: reallySkipped });
     resolved += chunk.records;
   }
@@ -143,6 +180,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   let deleteChain: Promise<void> = Promise.resolve();
   let writeChain: Promise<void> = Promise.resolve();
   const inFlight: Promise<void>[] = [];
+  /** Read records an earlier run already archived (see `earlier`): deleted, not archived again. */
+  const metAgain = new Set<PurgeItem>();
   const places = await purger.places(purge.states as BackendState[]);
 
   // A failure (Redis gone, the store refusing) ends the walk only once the chunks already on their
@@ -165,40 +204,62 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     if (!updated) throw new Error(`purge ${purge.id} is no longer owned by ${owner}`);
   };
 
+  /** An earlier chunk's outcome, as Redis answered a delete of one of its jobs met again. */
+  const amend = (identity: string, removed: boolean, changed: Set<number>) => {
+    const at = earlier.get(identity)!;
+    const outcome = outcomes.get(at);
+    if (!outcome) return;
+    if (removed) recovered.deletedAgain++;
+    if (removed && outcome.skipped.delete(identity)) outcome.purged++;
+    else if (!removed && !outcome.skipped.has(identity)) {
+      // Gone from where it was read before the delete reached it: a worker took it. It is no
+      // longer in the queue, and undo must not put it back.
+      outcome.skipped.add(identity);
+      outcome.purged--;
+    } else return;
+    changed.add(at);
+  };
+
   const flush = (
     place: PurgePlace,
     counter: { outstanding: number },
     items: PurgeItem[],
     blocks: Buffer[],
   ) => {
-    const mySeq = ++seq;
-    // One chunk written at a time, in order: the compressor is one low-priority thread anyway
-    // (archive/compressor.ts), and chunks queued behind it would only hold memory.
-    const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, items.length));
-    writeChain = written.then(
-      () => undefined,
-      () => undefined,
-    );
-    const recordedNow = recordChain.then(async () => {
-      const file = await written;
-      await store.addPurgeChunk({
-        purgeId: purge.id,
-        seq: mySeq,
-        file: file.name,
-        sha256: file.sha256,
-        bytes: file.bytes,
-        records: file.records,
-        deleted: false,
-        purged: 0,
-        skipped: [],
+    const records = metAgain.size === 0 ? items.length : items.filter((i) => !metAgain.has(i)).length;
+    // A chunk of jobs met again only (all archived already) is deleted, and has no file of its own.
+    const mySeq = records > 0 ? ++seq : 0;
+    let recordedNow = recordChain;
+    if (records > 0) {
+      // One chunk written at a time, in order: the compressor is one low-priority thread anyway
+      // (archive/compressor.ts), and chunks queued behind it would only hold memory.
+      const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, records));
+      writeChain = written.then(
+        () => undefined,
+        () => undefined,
+      );
+      recordedNow = recordChain.then(async () => {
+        const file = await written;
+        await store.addPurgeChunk({
+          purgeId: purge.id,
+          seq: mySeq,
+          file: file.name,
+          sha256: file.sha256,
+          bytes: file.bytes,
+          records: file.records,
+          deleted: false,
+          purged: 0,
+          skipped: [],
+        });
+        archived += records;
+        await touch({ chunks: mySeq, archived });
       });
-      archived += items.length;
-      await touch({ chunks: mySeq, archived });
-    });
-    recordChain = recordedNow;
+      recordChain = recordedNow;
+    }
     const done = Promise.all([deleteChain, recordedNow]).then(async () => {
       let chunkPurged = 0;
       const skipped: string[] = [];
+      const amended = new Set<number>();
       for (let i = 0; i < items.length; i += deleteBatch) {
         const batch = items.slice(i, i + deleteBatch);
         // The delete is sent now, on the connection the reads use: a read sent after it runs after
@@ -208,9 +269,12 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         const removing = purger.remove(place, batch);
         counter.outstanding -= batch.length;
         const flags = await removing;
+        // Counted as Redis answered: removed now, or no longer where it was read.
         flags.forEach((ok, j) => {
-          if (ok) chunkPurged++;
-          else skipped.push(batch[j]!.identity);
+          const item = batch[j]!;
+          if (metAgain.has(item)) amend(item.identity, ok, amended);
+          else if (ok) chunkPurged++;
+          else skipped.push(item.identity);
         });
         deps.deleted?.(mySeq, chunkPurged);
         resolved += batch.length;
@@ -221,7 +285,12 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       // holds the few chunks on their way, not the whole purge.
       forgetting.push({ identities: items.map((item) => item.identity), afterRead: readsSent });
       forgetSettled();
-      await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
+      for (const item of items) metAgain.delete(item);
+      for (const at of amended) {
+        const outcome = outcomes.get(at)!;
+        await store.markPurgeChunk(purge.id, at, { purged: outcome.purged, skipped: [...outcome.skipped] });
+      }
+      if (records > 0) await store.markPurgeChunk(purge.id, mySeq, { purged: chunkPurged, skipped });
     });
     deleteChain = done.catch((error: unknown) => {
       failure ??= error;
@@ -254,7 +323,10 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const send = (ahead: number) => {
       // `ahead`: records of the read before, not counted yet (the key cursor moves at each send).
       const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
-      const want = Math.min(readBatch, place.size - consumed, purge.total - readTotal - ahead);
+      // A resumed purge reads on past what is left to archive while it meets jobs an earlier run
+      // archived: a Redis back from an older snapshot holds them at the edge workers take from.
+      const left = earlier.size > 0 ? readBatch : purge.total - readTotal - ahead;
+      const want = Math.min(readBatch, place.size - consumed, left);
       if (want <= 0) return undefined;
       const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
       const reply = purger.read(place, offset, want);
@@ -294,24 +366,40 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         return await settleAndThrow(error);
       }
       const fresh: PurgeItem[] = [];
+      let again = 0;
+      // Jobs counted when the purge started are what it archives; past them, only jobs an earlier
+      // run archived are taken, and the walk of this place stops at the first other one.
+      let budget = purge.total - readTotal;
+      let cut = false;
       for (const item of batch.items) {
         if (seen.has(item.identity)) continue;
+        const archivedBefore = earlier.has(item.identity);
+        if (!archivedBefore && budget <= 0) {
+          cut = true;
+          break;
+        }
         seen.add(item.identity);
         fresh.push(item);
+        if (archivedBefore) {
+          metAgain.add(item);
+          again++;
+        } else budget--;
       }
       settle(current);
-      if (fresh.length === batch.items.length) blocks.push(...batch.lines);
+      if (fresh.length === batch.items.length && again === 0) blocks.push(...batch.lines);
       else {
         // A read that overlapped one before it (a job pushed back at the tail meanwhile) brings
-        // records already taken: only the lines of the others go.
-        const keep = new Set(fresh);
+        // records already taken, and one on a Redis that came back older records an earlier run
+        // archived: only the lines of the others go.
+        const keep = new Set(fresh.filter((item) => !metAgain.has(item)));
         const lines = splitBlocks(batch.lines);
         batch.items.forEach((item, i) => {
           if (keep.has(item)) blocks.push(lines[i]!);
         });
       }
-      if (fresh.length !== current.want && place.kind !== 'keys') drop();
+      if (cut || (fresh.length !== current.want && place.kind !== 'keys')) drop();
       if (fresh.length === 0) {
+        if (cut) break;
         if (place.kind === 'keys') continue;
         if (counter.outstanding === 0) break;
         // Everything there is already on its way out: let the deletes catch up, read again.
@@ -321,7 +409,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       for (const item of fresh) buffer.push(item);
       counter.outstanding += fresh.length;
       taken += fresh.length;
-      readTotal += fresh.length;
+      readTotal += fresh.length - again;
       if (buffer.length >= chunkSize) {
         flush(place, counter, buffer, blocks);
         buffer = [];
@@ -329,6 +417,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         // At most two chunks on their way out: memory stays bounded whatever the queue's size.
         while (inFlight.length > 2) await inFlight.shift();
       }
+      if (cut) break;
     }
     drop();
     if (failure) return await settleAndThrow(failure);
@@ -346,7 +435,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   if (failure) throw failure;
   if (deps.signal?.aborted) throw stoppedForShutdown(purge);
   report();
-  return await finishPurge(purge, deps, 'done');
+  const outcome = await finishPurge(purge, deps, 'done');
+  return recorded.length > 0 ? { ...outcome, recovered } : outcome;
 }
 
 /** Writes the manifest from the recorded chunks and moves the purge to `state`. */
@@ -404,15 +494,19 @@ export async function finishPurge(
 
 /**
  * Undo: checks every archive file against the manifest (a mismatch refuses, naming the file),
- * then every job id still to go back against Redis (any that exists again refuses, naming them:
- * nothing is overwritten), then restores: files last to first, lines last to first, so that list
- * order comes back exactly (the oldest job ends up where a worker takes next, as before).
+ * then restores: files last to first, lines last to first, so that list order comes back exactly
+ * (the oldest job ends up where a worker takes next, as before).
  *
- * That sequence (moved lines left out) is fixed, and the lines go back in steps
- * that each move the undo's marker in Redis atomically with what they write. So an undo cut short
- * by a lost Redis, a killed process or a shutdown resumes at the marker: every line goes back
- * exactly once (Celery's messages carry no id that could tell a second push), and the conflict
- * check covers only what is still to go back.
+ * A job whose id exists in Redis again is left as it is and counted in `existing`, never put
+ * back a second time: a Redis that restarted from a snapshot taken before the purge, a failover
+ * to a replica that lagged, a restore from backup, or a producer, brought it back. Each backend's
+ * restore decides that in the same atomic step that writes (BullMQ: the job's hash; Celery: the
+ * task id, in every priority list of the queue and in `unacked`).
+ *
+ * That sequence (moved lines left out) is fixed, and the lines go back in steps that each move
+ * the undo's marker in Redis atomically with what they write. So an undo cut short by a lost
+ * Redis, a killed process or a shutdown resumes at the marker: every line goes back at most once.
+ * `alreadyThere` counts the lines handled and not put back, earlier runs of this undo included.
  */
 export async function runUndo(
   purge: PurgeRecord,
@@ -424,7 +518,7 @@ export async function runUndo(
      */
     beat?: () => Promise<void>;
   },
-): Promise<{ restored: number; existing: string[] }> {
+): Promise<{ restored: number; existing: string[]; alreadyThere: number }> {
   const manifest = await readManifest(purge.archivePath);
   // Redis first: while it is away (a sweep every 30 s retries) the archive is not hashed for nothing.
   const start = await deps.purger.undoProgress(purge.id);
@@ -447,25 +541,9 @@ export async function runUndo(
     const kept = skip.size === 0 ? lines : lines.filter((l) => !skip.has(deps.purger.parse(l).identity));
     return kept.reverse();
   };
-  const conflicts: string[] = [];
-  let offset = 0;
-  for (const file of order) {
-    const lines = await restorable(file);
-    const toGo = lines.slice(Math.max(0, start.position - offset));
-    offset += lines.length;
-    for (let i = 0; i < toGo.length; i += batch)
-      conflicts.push(...(await deps.purger.conflicts(toGo.slice(i, i + batch))));
-    deps.progress?.({ done: start.restored, total, phase: 'checking' });
-    await deps.beat?.();
-  }
-  if (conflicts.length > 0) {
-    throw new OpsError(ErrorCode.UndoConflict, {
-      count: conflicts.length,
-      ids: conflicts.slice(0, 10),
-      ...partly,
-    });
-  }
   let restored = start.restored;
+  // Lines an earlier run of this undo handled without putting them back.
+  const before = Math.max(0, start.position - start.restored);
   const existing: string[] = [];
   let position = 0;
   for (const file of order) {
@@ -486,7 +564,7 @@ export async function runUndo(
     }
     position += lines.length;
   }
-  return { restored, existing };
+  return { restored, existing, alreadyThere: before + existing.length };
 }
 
 function stoppedForShutdown(purge: PurgeRecord): OpsError {

@@ -27,6 +27,11 @@ export interface PurgeResult {
 
 export interface UndoResult {
   restored: number;
+  /**
+   * Archived jobs left as they are because their id exists in Redis again (a Redis back from an
+   * older snapshot, a failover, a producer): none is ever put back twice.
+   */
+  alreadyThere: number;
   purgeId: string;
   archivePath: string;
 }
@@ -277,12 +282,17 @@ export function createPurges(deps: PurgesDeps): Purges {
         deps.logger?.warn({ purgeId: purge.id, owner: purge.owner }, 'finishing a purge whose process died');
         options.onClaimed?.(claimed, 'purge');
         try {
-          const { record } = await resume(claimed);
+          const { record, recovered } = await resume(claimed);
           await deps.audit.record({
             ...SYSTEM_ACTOR,
             action: 'purge.recovered',
             target: `${purge.system}/${purge.queue}`,
-            params: { request: purge.id, diedOwner: purge.owner ?? null, ...resultOf(record) },
+            params: {
+              request: purge.id,
+              diedOwner: purge.owner ?? null,
+              ...resultOf(record),
+              ...(recovered ? { recovered: { ...recovered } } : {}),
+            },
             outcome: 'finished',
           });
           await settleRequest(purge.id, resultOf(record));
@@ -352,7 +362,7 @@ export function createPurges(deps: PurgesDeps): Purges {
           const result = await resumeUndo(claimed);
           await deps.audit.record({
             ...audited,
-            params: { ...params, restored: result.restored },
+            params: { ...params, restored: result.restored, alreadyThere: result.alreadyThere },
             outcome: 'finished',
           });
           await settleRequest(purge.undoneBy, result);
@@ -437,7 +447,7 @@ export function createPurges(deps: PurgesDeps): Purges {
     runningUndos.add(purge.id);
     try {
       purger = await purgerFor(purge.system, purge.queue);
-      const { restored } = await runUndo(purge, {
+      const { restored, alreadyThere } = await runUndo(purge, {
         purger,
         progress,
         beat: async () => {
@@ -468,7 +478,7 @@ export function createPurges(deps: PurgesDeps): Purges {
         .catch((error: unknown) =>
           deps.logger?.warn({ err: error, purgeId: purge.id }, 'undo marker not removed; it is harmless'),
         );
-      return { restored, purgeId: purge.id, archivePath: purge.archivePath };
+      return { restored, alreadyThere, purgeId: purge.id, archivePath: purge.archivePath };
     } catch (error) {
       // Another run moved the marker: it holds the undo now, and its row too.
       if (isOpsError(error) && error.code === ErrorCode.UndoTakenOver) throw error;

@@ -156,7 +156,7 @@ describe("README's Redis users: read-only, and one for actions", () => {
       const purger = await actor.purger!('acl-purge');
       const { record: done } = await runPurge(record, { store, purger, owner: 'me' });
       expect(await seeder.llen('hs:acl-purge:wait')).toBe(0);
-      expect(await runUndo(done, { purger })).toEqual({ restored: 500, existing: [] });
+      expect(await runUndo(done, { purger })).toEqual({ restored: 500, existing: [], alreadyThere: 0 });
       await purger.clearUndoProgress(done.id);
       await purger.close();
       expect(await seeder.lrange('hs:acl-purge:wait', 0, -1)).toEqual(before);

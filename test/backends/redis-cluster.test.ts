@@ -116,7 +116,11 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       expect(await queue.getJob('1')).toBeUndefined();
 
       const restorer = await backend.purger('purge-me');
-      expect(await runUndo(done, { purger: restorer })).toEqual({ restored: 1500, existing: [] });
+      expect(await runUndo(done, { purger: restorer })).toEqual({
+        restored: 1500,
+        existing: [],
+        alreadyThere: 0,
+      });
       await restorer.close();
       expect(await queue.getWaitingCount()).toBe(1500);
 

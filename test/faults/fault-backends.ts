@@ -52,6 +52,20 @@ export const BULLMQ_FAULT_BACKEND: PurgeFaultBackend = {
   queuedId: (entry) => entry,
   archivedId: (line) => line.id!,
   chunksBeforePause: 2,
+  // A worker moves the job to active, under a lock; its hash stays.
+  async takeByWorker(client, entry) {
+    await client.multi().lrem('hs:events:wait', 1, entry).lpush('hs:events:active', entry).exec();
+  },
+  // Run and removed on completion (removeOnComplete): no hash, no list.
+  async ranAndGone(client, entries) {
+    for (let i = 0; i < entries.length; i += 1_000) {
+      const ids = entries.slice(i, i + 1_000);
+      const pipeline = client.pipeline();
+      for (const id of ids) pipeline.lrem('hs:events:wait', -1, id);
+      pipeline.unlink(...ids.map((id) => `hs:events:${id}`));
+      await pipeline.exec();
+    }
+  },
 };
 
 /** A Celery queue `zeus/celery` of kombu envelopes, as the purge and undo fault tests drive it. */
@@ -80,4 +94,22 @@ export const CELERY_FAULT_BACKEND: PurgeFaultBackend = {
   queuedId: taskIdOf,
   archivedId: (line) => taskIdOf(line.m!),
   chunksBeforePause: 1,
+  // kombu's QoS.append: the delivered message in `unacked` (as [message, exchange, routing key])
+  // under its delivery tag, until the worker acknowledges it.
+  async takeByWorker(client, entry) {
+    const message = JSON.parse(entry) as { properties: { delivery_tag: string } };
+    await client
+      .multi()
+      .lrem('celery', 1, entry)
+      .hset('unacked', message.properties.delivery_tag, JSON.stringify([message, '', 'celery']))
+      .zadd('unacked_index', Date.now() / 1000, message.properties.delivery_tag)
+      .exec();
+  },
+  async ranAndGone(client, entries) {
+    for (let i = 0; i < entries.length; i += 1_000) {
+      const pipeline = client.pipeline();
+      for (const entry of entries.slice(i, i + 1_000)) pipeline.lrem('celery', -1, entry);
+      await pipeline.exec();
+    }
+  },
 };

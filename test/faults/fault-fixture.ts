@@ -17,19 +17,36 @@ import {
 } from '../actions/cli-helpers.js';
 
 /**
- * A watched Redis that a test kills, pauses and starts again: persistent (every acknowledged write
- * survives a SIGKILL, as with `appendfsync always` in production), and restarted on the same port
- * and directory so that the bot's clients reconnect to the same data.
+ * A watched Redis that a test kills, pauses and starts again, on the same port and directory so
+ * that the bot's clients reconnect to the same data. Persistent by default (every acknowledged
+ * write survives a SIGKILL, as with `appendfsync always` in production); with `snapshots`, it
+ * keeps only what the last {@link FaultyRedis.snapshot} saved, as Debian's default `redis.conf`
+ * (save points, no append-only file) does between two of them: killed and started again, it comes
+ * back older than it was.
  */
 export class FaultyRedis {
-  private constructor(private server: PrivateRedis) {}
+  private constructor(
+    private server: PrivateRedis,
+    private readonly persist: boolean,
+  ) {}
 
-  static async start(): Promise<FaultyRedis> {
+  static async start(options: { snapshots?: boolean } = {}): Promise<FaultyRedis> {
     // tmpfs where there is one: a SIGKILL loses nothing Redis wrote (the page cache outlives the
     // process), and each of the many fsyncs of `appendfsync always` then costs nothing.
     const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
     const dir = mkdtempSync(join(base, 'queue-ops-faulty-redis-'));
-    return new FaultyRedis(await startPrivateRedis({ persist: true, dir }));
+    const persist = !options.snapshots;
+    return new FaultyRedis(await startPrivateRedis({ persist, dir }), persist);
+  }
+
+  /** SAVE: what a snapshots-only Redis started again comes back with. */
+  async snapshot(): Promise<void> {
+    const client = new Redis(this.server.url, { maxRetriesPerRequest: 1 });
+    try {
+      await client.save();
+    } finally {
+      client.disconnect();
+    }
   }
 
   get url(): string {
@@ -41,9 +58,13 @@ export class FaultyRedis {
     await this.server.kill();
   }
 
-  /** Starts it again where it was, from its append-only file. */
+  /** Starts it again where it was, from its append-only file (or its last snapshot). */
   async restart(): Promise<void> {
-    this.server = await startPrivateRedis({ persist: true, port: this.server.port, dir: this.server.dir });
+    this.server = await startPrivateRedis({
+      persist: this.persist,
+      port: this.server.port,
+      dir: this.server.dir,
+    });
   }
 
   pause(): void {
@@ -201,6 +222,10 @@ export interface PurgeFaultBackend {
   archivedId(line: Record<string, string>): string;
   /** How many chunk files the purge writes before Redis is paused. */
   chunksBeforePause: number;
+  /** Takes a queued entry as a worker does: out of the list, held (and still in Redis). */
+  takeByWorker(client: Redis, entry: string): Promise<void>;
+  /** Queued entries that workers took, ran and acknowledged: gone from Redis altogether. */
+  ranAndGone(client: Redis, entries: string[]): Promise<void>;
 }
 
 /** Entries purged; FAULT_PURGE_N=200000 runs the issue's full size (minutes on a loaded 2-core machine). */

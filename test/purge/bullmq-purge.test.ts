@@ -168,20 +168,26 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       expect(jsonOf(again).error?.message).toContain('already undone');
     }, 120_000);
 
-    it('undo refuses, naming the ids, when a purged job id exists again, and changes nothing', async () => {
+    it('undo leaves a job whose id exists again as it is, restores the others, and says how many were already there', async () => {
       await queue.add('event.ingest', { n: 0 }, { jobId: 'custom-1' });
       await queue.add('event.ingest', { n: 1 }, { jobId: 'custom-2' });
       const pending = requestOf(await as('U0BOB', 'purge', target()));
       expect(requestOf(await as('U0ERIN', 'approve', pending.id)).result).toMatchObject({ purged: 2 });
       await queue.add('event.new', { n: 9 }, { jobId: 'custom-2' });
       const undo = requestOf(await as('U0BOB', 'undo', pending.id));
-      const refused = await as('U0ERIN', 'approve', undo.id);
-      expect(refused.code).toBe(1);
-      const out = jsonOf(refused);
-      expect(out.error?.message).toContain('custom-2');
-      expect(out.error?.message).toContain('nothing was overwritten');
+      expect(undo.preview).toContain('is left as it is and counted, never put back twice');
+      const approved = await as('U0ERIN', 'approve', undo.id);
+      expect(approved.code, approved.stdout).toBe(0);
+      expect(requestOf(approved)).toMatchObject({
+        status: 'done',
+        result: { restored: 1, alreadyThere: 1, purgeId: pending.id },
+      });
+      expect(JSON.stringify(jsonOf(approved).message.blocks)).toContain(
+        `Restored 1 job of purge ${pending.id}. 1 was already in Redis under the same id and was left as it was, not put back twice.`,
+      );
       expect(await redis.hget(`${base}custom-2`, 'name')).toBe('event.new');
-      expect(await redis.exists(`${base}custom-1`)).toBe(0);
+      expect(await redis.hget(`${base}custom-1`, 'name')).toBe('event.ingest');
+      expect((await redis.lrange(`${base}wait`, 0, -1)).sort()).toEqual(['custom-1', 'custom-2']);
     }, 60_000);
 
     it('undo refuses to restore from an archive file that no longer matches its manifest, naming the file', async () => {

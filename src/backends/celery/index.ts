@@ -536,6 +536,7 @@ export function createCeleryBackend(
         results,
         queue,
         lists: priorityKeys(layout, queue),
+        unacked: unackedKey(layout),
         failureIds: async () => {
           const index = failures();
           try {

@@ -69,18 +69,29 @@ for i = 1, n do
 end
 return out`);
 
+/** What RESTORE_MESSAGES answers when the ids present in Redis must be read again. */
+const PRESENT_STALE = -2;
+
 /**
  * Undo's messages: pushed back onto their lists in the order given, and the undo's marker moved
  * past them, in one call (see undo-marker.ts): a call cut short pushed nothing, and a resumed
- * undo never pushes a message twice (messages carry no id that could tell).
+ * undo never pushes a message twice.
  *
- * KEYS[1]: the marker; KEYS[2…]: the lists. ARGV[1..3]: the undo step; then pairs of (index into
- * KEYS of the list, message). Returns the count pushed, or -1 without writing when the marker moved.
+ * The caller leaves out the messages whose task id is in Redis (see `TASK_KEYS`), as read after it
+ * wrote a token to KEYS[2]. The token still there says that this Redis is the one that was read,
+ * with nothing of it lost since: a Redis restarted from an older snapshot, or a replica promoted
+ * meanwhile, has an older token or none, and the call writes nothing (the caller reads again).
+ *
+ * KEYS[1]: the marker; KEYS[2]: the token's key; KEYS[3…]: the lists. ARGV[1..3]: the undo step;
+ * ARGV[4]: the token ('' for none to check); then pairs of (index into KEYS of the list, message).
+ * Returns the count pushed, -1 without writing when the marker moved, -2 when the token did not
+ * hold.
  */
 const RESTORE_MESSAGES = luaScript(`${UNDO_MARKER_LUA}
 if not check_marker() then return ${MARKER_MOVED} end
+if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[4] then return ${PRESENT_STALE} end
 local pushed = 0
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   redis.call('RPUSH', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
   pushed = pushed + 1
 end
@@ -104,6 +115,46 @@ for i, key in ipairs(KEYS) do
   else out[i] = 0 end
 end
 return out`);
+
+/**
+ * Which tasks a stretch of a list holds, so that undo never pushes a task id that is present: the
+ * task id of each message (`id:<headers.id>`), or `sha1:<digest>` for a message with no id in its
+ * headers (protocol 1, another producer). Found by a plain search rather than cjson, which would
+ * cost a thousand messages tens of milliseconds: in a kombu envelope the body is base64, and a
+ * quote inside a JSON string is escaped, so the first `"id"` key after `"headers"` is the task's.
+ *
+ * KEYS[1]: the list. ARGV: LRANGE's start and stop. Returns one string per message, head first.
+ */
+const TASK_KEYS = luaScript(`
+local got = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
+local out = {}
+for i = 1, #got do
+  local m = got[i]
+  local h = string.find(m, '"headers"', 1, true)
+  local id = h and string.match(m, '"id"%s*:%s*"([^"]*)"', h)
+  if id then out[i] = 'id:' .. id else out[i] = 'sha1:' .. redis.sha1hex(m) end
+end
+return out`);
+
+/** KEYS[1] set to ARGV[1] unless it holds a value already; returns the value it holds. */
+const SET_TOKEN = luaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return ARGV[1] end
+return redis.call('GET', KEYS[1])`);
+
+/** Messages per TASK_KEYS call: a millisecond or two of Redis for kombu messages of about 1 KB. */
+const SCAN_BATCH = 1000;
+
+/** What TASK_KEYS says of one message, worked out the same way from its bytes or text. */
+export function taskKeyOf(message: string | Buffer): string {
+  const text = typeof message === 'string' ? message : message.toString('latin1');
+  const headers = text.indexOf('"headers"');
+  const id = headers < 0 ? null : /"id"[ \t\n\r\f\v]*:[ \t\n\r\f\v]*"([^"]*)"/.exec(text.slice(headers));
+  if (id) return `id:${typeof message === 'string' ? id[1] : Buffer.from(id[1]!, 'latin1').toString()}`;
+  return `sha1:${sha1(message)}`;
+}
+
+/** The task id (or `sha1:` digest) a task key names, as reported to the user. */
+const shownKey = (key: string) => (key.startsWith('id:') ? key.slice(3) : key);
 
 /** Undo's check: result keys that exist again holding something other than what was archived. */
 const RESULTS_TAKEN = luaScript(`
@@ -156,6 +207,8 @@ export interface CeleryPurgerOptions {
   failureIds: () => Promise<string[]>;
   /** Told which results were purged or restored, so counts follow at once. */
   onResultsChanged?: (purged: string[], restored: boolean) => void;
+  /** kombu's `unacked` hash (with the global key prefix): messages workers hold. Default `unacked`. */
+  unacked?: string;
   now?: () => number;
 }
 
@@ -168,7 +221,55 @@ export interface CeleryPurgerOptions {
 export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
   const { broker, results, lists } = options;
   const now = options.now ?? Date.now;
+  const unacked = options.unacked ?? 'unacked';
   let failureKeys: string[] | undefined;
+  /** Task keys in Redis, as read for this undo (and what it pushed since), with its token. */
+  let present: { keys: Set<string>; token: string; purgeId: string } | undefined;
+
+  /**
+   * Every task the queue holds: each of its priority lists, read in bounded stretches from the
+   * head (a worker taking from the tail meanwhile moves nothing not yet read, and a message it
+   * took is in `unacked` when that is read next), and the messages workers hold (`unacked`,
+   * global: a task id is a task id whichever queue it came from). Read-only, a few milliseconds
+   * a call.
+   */
+  async function tasksInRedis(): Promise<Set<string>> {
+    const keys = new Set<string>();
+    for (const list of lists) {
+      for (let from = 0; ; from += SCAN_BATCH) {
+        const got = (await runScript(broker, TASK_KEYS, [list], [from, from + SCAN_BATCH - 1])) as string[];
+        for (const key of got) keys.add(key);
+        if (got.length < SCAN_BATCH) break;
+      }
+    }
+    let cursor = '0';
+    do {
+      const [next, entries] = await broker.hscan(unacked, cursor, 'COUNT', SCAN_BATCH);
+      cursor = next;
+      // Each value is `[message, exchange, routing_key]`, the message an object with its headers.
+      for (let i = 1; i < entries.length; i += 2) {
+        const key = taskKeyOf(entries[i]!);
+        if (key.startsWith('id:')) keys.add(key);
+      }
+    } while (cursor !== '0');
+    return keys;
+  }
+
+  /**
+   * The task keys present, and then the token (see RESTORE_MESSAGES): written once the read is
+   * over, so a Redis that holds it holds everything the read saw. One that is there already (a
+   * second run of the same undo) is taken as it is, so that two runs never void each other's.
+   * A restore outside an undo step (no marker) checks no token.
+   */
+  async function readPresent(purgeId: string | undefined): Promise<NonNullable<typeof present>> {
+    const keys = await tasksInRedis();
+    const mine = `${now()}-${Math.random().toString(36).slice(2)}`;
+    const token = purgeId
+      ? String((await runScript(broker, SET_TOKEN, [presentTokenKey(purgeId)], [mine])) ?? '')
+      : '';
+    present = { keys, token, purgeId: purgeId ?? '-' };
+    return present;
+  }
 
   async function sizes(states: PurgeState[]): Promise<PurgePlace[]> {
     const places: PurgePlace[] = [];
@@ -285,18 +386,30 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     },
 
     async conflicts(lines) {
-      // Messages have no key of their own to collide with; a result key that exists again with
-      // another value does (one holding the archived value is this undo's own, resumed).
-      const records = lines
-        .map((line) => JSON.parse(line) as CeleryLine)
-        .filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r);
-      if (records.length === 0) return [];
-      return (await runScript(
-        results,
-        RESULTS_TAKEN,
-        records.map((r) => r.k),
-        records.map((r) => sha1(r.v)),
-      )) as string[];
+      // A message is in Redis when its task id is: in a priority list of the queue, or held by a
+      // worker. A result key, when it exists again with another value (one holding the archived
+      // value is this undo's own, resumed).
+      const all = lines.map((line) => JSON.parse(line) as CeleryLine);
+      const records = all.filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r);
+      const found: string[] = [];
+      if (records.length > 0)
+        found.push(
+          ...((await runScript(
+            results,
+            RESULTS_TAKEN,
+            records.map((r) => r.k),
+            records.map((r) => sha1(r.v)),
+          )) as string[]),
+        );
+      const messages = all.filter((r): r is Exclude<CeleryLine, { k: string }> => !('k' in r));
+      if (messages.length > 0) {
+        const inRedis = await tasksInRedis();
+        for (const record of messages) {
+          const message = messageOf(record);
+          if (inRedis.has(taskKeyOf(message))) found.push(sha1(message));
+        }
+      }
+      return found;
     },
 
     async restore(batch, step) {
@@ -316,7 +429,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
           resultArgs.push(record.v, String(left));
           continue;
         }
-        if (!listIndex.has(record.l)) listIndex.set(record.l, listIndex.size + 2);
+        if (!listIndex.has(record.l)) listIndex.set(record.l, listIndex.size + 3);
         messageArgs.push(String(listIndex.get(record.l)), messageOf(record));
         messages += 1;
       }
@@ -334,29 +447,57 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
         options.onResultsChanged?.([], true);
       }
       if (messages > 0 || step) {
-        const pushed = Number(
-          await runScript(
-            broker,
-            RESTORE_MESSAGES,
-            [undoMarkerKey(step?.purgeId ?? '-'), ...listIndex.keys()],
-            [
-              ...undoStepArgs(
-                step && { ...step, restoredBefore: step.restoredBefore + restored },
-                batch.length,
-              ),
-              ...messageArgs,
-            ],
-          ),
-        );
-        if (pushed === MARKER_MOVED && step) throw undoTakenOver(step);
-        restored += pushed;
+        const purgeId = step?.purgeId ?? '-';
+        let known = present?.purgeId === purgeId ? present : undefined;
+        for (;;) {
+          // Read once per undo (and again if Redis lost it): the tasks Redis holds now.
+          if (messages > 0 && !known) known = await readPresent(step?.purgeId);
+          const args: (string | Buffer)[] = [];
+          const going = new Set<string>();
+          const skipped: string[] = [];
+          for (let i = 0; i < messageArgs.length; i += 2) {
+            const key = taskKeyOf(messageArgs[i + 1]!);
+            // Present, or twice in this batch: left as it is.
+            if (known!.keys.has(key) || going.has(key)) skipped.push(shownKey(key));
+            else {
+              going.add(key);
+              args.push(messageArgs[i]!, messageArgs[i + 1]!);
+            }
+          }
+          const pushed = Number(
+            await runScript(
+              broker,
+              RESTORE_MESSAGES,
+              [undoMarkerKey(purgeId), presentTokenKey(purgeId), ...listIndex.keys()],
+              [
+                ...undoStepArgs(
+                  step && { ...step, restoredBefore: step.restoredBefore + restored },
+                  batch.length,
+                ),
+                known?.token ?? '',
+                ...args,
+              ],
+            ),
+          );
+          if (pushed === MARKER_MOVED && step) throw undoTakenOver(step);
+          if (pushed === PRESENT_STALE) {
+            // This Redis is not the one read: it came back older, or another took its place.
+            known = undefined;
+            present = undefined;
+            continue;
+          }
+          for (const key of going) known?.keys.add(key);
+          restored += pushed;
+          existing.push(...skipped);
+          break;
+        }
       }
       return { restored, existing };
     },
 
     undoProgress: (purgeId) => readUndoProgress(broker, undoMarkerKey(purgeId)),
     clearUndoProgress: async (purgeId) => {
-      await broker.del(undoMarkerKey(purgeId));
+      await broker.del(undoMarkerKey(purgeId), presentTokenKey(purgeId));
     },
 
     meta: () => ({ queue: options.queue, lists }),
@@ -371,6 +512,9 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     },
   };
 }
+
+/** Where an undo keeps the token of its read of the tasks in Redis (see RESTORE_MESSAGES). */
+const presentTokenKey = (purgeId: string) => `${undoMarkerKey(purgeId)}:present`;
 
 function sampleOf(record: CeleryLine, at: number): { name: string; ageSeconds: number | null } {
   if ('k' in record) {

@@ -41,7 +41,7 @@ export const purge = {
   byState: (state: string, count: number) => `${state} ${n(count)}`,
   unsupported: (state: string, why: string) => `${state}: ${why}`,
   undoPreview: (id: string, target: string, purged: number, archivePath: string) =>
-    `undo ${id}: restore ${n(purged)} job${purged === 1 ? '' : 's'} of ${target} from ${archivePath}, with the same ids and place; refused if any id exists again.`,
+    `undo ${id}: restore ${n(purged)} job${purged === 1 ? '' : 's'} of ${target} from ${archivePath}, with the same ids and place. A job whose id is in Redis again (for Celery: a message with its task id in any priority list of the queue, or held by a worker in \`unacked\`) is left as it is and counted, never put back twice.`,
   undoUnknown: 'no purge has that id',
   undoAlready: (by?: string) => `it was already undone${by ? ` (by ${by})` : ''}`,
   undoRunning: 'it is still running',
@@ -63,8 +63,12 @@ export const purge = {
     `Purged ${n(purged)} of ${n(archived)} archived job${archived === 1 ? '' : 's'}${
       archived > purged ? ` (${n(archived - purged)} had been taken by workers and were left alone)` : ''
     }. Archive: ${archivePath}. Undo: \`/queue undo ${id}\`.`,
-  resultRestored: (restored: number, purgeId: string) =>
-    `Restored ${n(restored)} job${restored === 1 ? '' : 's'} of purge ${purgeId}.`,
+  resultRestored: (restored: number, purgeId: string, alreadyThere = 0) =>
+    `Restored ${n(restored)} job${restored === 1 ? '' : 's'} of purge ${purgeId}.${
+      alreadyThere > 0
+        ? ` ${n(alreadyThere)} ${alreadyThere === 1 ? 'was' : 'were'} already in Redis under the same id and ${alreadyThere === 1 ? 'was' : 'were'} left as ${alreadyThere === 1 ? 'it was' : 'they were'}, not put back twice.`
+        : ''
+    }`,
   /** Why a state cannot be purged, by the backend's reason code. */
   why: (code: string) =>
     code === 'EtaTasksLiveInWorkers'

@@ -60,7 +60,7 @@ export const purge: Catalog['purge'] = {
   byState: (state: string, count: number) => `${stateName(state)} ${n(count)}`,
   unsupported: (state: string, why: string) => `${stateName(state)}: ${why}`,
   undoPreview: (id: string, target: string, purged: number, archivePath: string) =>
-    `undo ${id}: ${target} kuyruğunun ${n(purged)} işi ${archivePath} arşivinden aynı id’ler ve sırayla geri yüklenecek; id’lerden biri yeniden varsa reddedilir.`,
+    `undo ${id}: ${target} kuyruğunun ${n(purged)} işi ${archivePath} arşivinden aynı id’ler ve sırayla geri yüklenecek. Id’si Redis’te yeniden bulunan bir iş (Celery’de: görev id’si kuyruğun herhangi bir öncelik listesinde ya da \`unacked\` içinde bir worker’da olan mesaj) olduğu gibi bırakılır ve sayılır, asla ikinci kez geri konmaz.`,
   undoUnknown: 'bu id’ye sahip bir purge yok',
   undoAlready: (by?: string) => `zaten geri alınmış${by ? ` (${by} tarafından)` : ''}`,
   undoRunning: 'hâlâ çalışıyor',
@@ -80,8 +80,12 @@ export const purge: Catalog['purge'] = {
     `Arşivlenen ${n(archived)} işin ${n(purged)} tanesi silindi${
       archived > purged ? ` (${n(archived - purged)} tanesini worker’lar almıştı, dokunulmadı)` : ''
     }. Arşiv: ${archivePath}. Geri al: \`/queue undo ${id}\`.`,
-  resultRestored: (restored: number, purgeId: string) =>
-    `${purgeId} purge’ünün ${n(restored)} işi geri yüklendi.`,
+  resultRestored: (restored: number, purgeId: string, alreadyThere = 0) =>
+    `${purgeId} purge’ünün ${n(restored)} işi geri yüklendi.${
+      alreadyThere > 0
+        ? ` ${n(alreadyThere)} iş aynı id ile Redis’te zaten vardı; olduğu gibi bırakıldı, ikinci kez geri konmadı.`
+        : ''
+    }`,
   why: (code: string) =>
     code === 'EtaTasksLiveInWorkers'
       ? 'Celery ETA/countdown görevlerini bir Redis listesinde değil, onları önceden alan worker’ların içinde (ve `unacked` içinde) tutar; temizlenecek gecikmeli bir şey yok'
