@@ -210,7 +210,7 @@ describe('the connection factories', () => {
       .filter((path) =>
         readFileSync(path, 'utf8')
           .split('\n')
-          .some((line) => !/^\s*(\*|\/\/)/.test(line) && opening.test(line)),
+          .some((line) => !/^\s*(\/?\*|\/\/)/.test(line) && opening.test(line)),
       )
       .map((path) => relative(root, path))
       .sort();
