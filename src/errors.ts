@@ -82,12 +82,24 @@ export type ErrorParams = Record<string, string | number | boolean | readonly st
  * typed on the command line with `$'a\nb'`) is shown as `\n`, `\t`, `\u0000`, not acted on.
  */
 export function visibleText(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (ch) => {
-    if (ch === '\n') return '\\n';
-    if (ch === '\r') return '\\r';
-    if (ch === '\t') return '\\t';
-    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, showControl);
+}
+
+function showControl(ch: string): string {
+  if (ch === '\n') return '\\n';
+  if (ch === '\r') return '\\r';
+  if (ch === '\t') return '\\t';
+  return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * Text for a terminal, as {@link visibleText} shows it, except the line breaks that lay it out:
+ * every other C0 and C1 control (ESC and CSI sequences that clear the screen, set the window
+ * title or hide an OSC 8 link, a carriage return that writes over the line) is shown, not acted
+ * on. What the command line prints as text comes from job names, failure reasons and workers.
+ */
+export function terminalText(text: string): string {
+  return text.replace(/[^\P{Cc}\n]|[\u2028\u2029]/gu, showControl);
 }
 
 /**

@@ -1,23 +1,8 @@
-import { ReplyError } from 'ioredis';
-import { OpsError } from '../errors.js';
+import type { OpsError } from '../errors.js';
 import type { QueuePurger } from './queue-backend.js';
+import { isConnectionFailure } from './redis-errors.js';
 
-/** Replies that mean "this Redis cannot serve us now", as opposed to a bug in what we sent. */
-const UNAVAILABLE_REPLY = /^(NOAUTH|WRONGPASS|LOADING|MASTERDOWN|BUSY|MISCONF)\b/;
-
-/**
- * Is this what ioredis throws when the Redis went away or stopped answering (a closed or reset
- * connection, a command sent while reconnecting, a timeout), rather than a reply to what was sent?
- */
-export function isConnectionFailure(error: unknown): boolean {
-  if (error instanceof OpsError) return false;
-  // A bug of ours (a line that does not parse, a missing field) is not Redis going away: taken
-  // for one, an undo or purge would wait "for Redis" and be retried every 30 s for ever.
-  if (error instanceof TypeError || error instanceof SyntaxError || error instanceof RangeError) return false;
-  if (error instanceof ReferenceError) return false;
-  const replied = error instanceof ReplyError || (error as Error)?.name === 'ReplyError';
-  return !replied || UNAVAILABLE_REPLY.test(String((error as Error)?.message));
-}
+export { isConnectionFailure } from './redis-errors.js';
 
 /**
  * A purger whose Redis calls fail as `RedisUnavailable` for its system when the connection is

@@ -3,18 +3,10 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { RedisMemory } from './queue-backend.js';
 import { endpointSecrets, type RedisEndpoint, resolveEndpoint } from './redis-endpoint.js';
+import { classifyRedisError, firstLineOf, type RedisErrorKind, SELECT_REFUSED } from './redis-errors.js';
 
-/** Redis' answer to `SELECT n` beyond its `databases` (and Redis Cluster's, which has only 0). */
-const SELECT_REFUSED = /DB index is out of range|invalid DB index|SELECT is not allowed in cluster mode/i;
 /** Clients whose database the server refused, with its answer (see `createRedisClient`). */
 const refusedSelect = new WeakMap<Redis | Cluster, Error & { db: number }>();
-
-/**
- * What ioredis fails a command with when its Redis was killed under it (a pipeline, a MULTI, a
- * lone command), never naming why: all of it reads as "connection lost".
- */
-const CONNECTION_LOST =
-  /max retries per request|Connection is closed|aborted due to connection close|ECONNRESET|EPIPE/i;
 
 /** Longest pause between two background reconnect attempts. */
 const RETRY_CAP_MS = 500;
@@ -24,6 +16,24 @@ export interface RedisClientOptions {
   connectionName?: string;
   connectTimeoutMs?: number;
   commandTimeoutMs?: number;
+}
+
+/** What one connection of a backend is for: its CLIENT LIST name, and a command timeout when not the default. */
+export interface ConnectionRole {
+  connectionName: string;
+  commandTimeoutMs?: number;
+}
+
+/** A backend's defaults with one connection's role over them (see the backends' connections.ts). */
+export function roleOptions(
+  defaults: Pick<RedisClientOptions, 'connectTimeoutMs' | 'commandTimeoutMs'>,
+  role: ConnectionRole,
+): RedisClientOptions {
+  return {
+    ...defaults,
+    connectionName: role.connectionName,
+    ...(role.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: role.commandTimeoutMs }),
+  };
 }
 
 /**
@@ -200,19 +210,17 @@ export function redactUrl(url: string): string {
  */
 export function toRedisUnavailable(system: string, error: unknown, secrets: string[] = []): OpsError {
   if (error instanceof OpsError) return error;
-  let reason = String((error as Error)?.message ?? error)
-    .split('\n')[0]!
-    .slice(0, 200);
   // In the locale of whatever is being answered (a request's, the config's).
   const said = messages().errors.redisReasons;
-  if (/Command timed out/i.test(reason)) reason = said.commandTimedOut;
-  else if (/connect timeout|ETIMEDOUT/i.test(reason)) reason = said.connectTimedOut;
-  else if (/ECONNREFUSED/i.test(reason)) reason = said.connectionRefused;
-  else if (/Stream isn't writeable|enableOfflineQueue/i.test(reason)) reason = said.notConnected;
-  else if (CONNECTION_LOST.test(reason)) reason = said.connectionLost;
-  else if (SELECT_REFUSED.test(reason)) {
-    reason = said.noSuchDatabase((error as { db?: number })?.db ?? 0);
-  }
+  const worded: Partial<Record<RedisErrorKind, () => string>> = {
+    commandTimeout: () => said.commandTimedOut,
+    connectTimeout: () => said.connectTimedOut,
+    refused: () => said.connectionRefused,
+    notConnected: () => said.notConnected,
+    lost: () => said.connectionLost,
+    noSuchDatabase: () => said.noSuchDatabase((error as { db?: number })?.db ?? 0),
+  };
+  let reason = worded[classifyRedisError(error).kind]?.() ?? firstLineOf(error);
   for (const secret of secrets) if (secret) reason = reason.split(secret).join('***');
   reason = reason.replace(/(rediss?:\/\/|sentinel:\/\/)[^@\s/]*@/gi, '$1***@');
   return new OpsError(ErrorCode.RedisUnavailable, { system, reason });
@@ -223,9 +231,8 @@ export function toRedisUnavailable(system: string, error: unknown, secrets: stri
  * command the user may not), else undefined: an action tried with README's read-only user.
  */
 export function toRedisForbidden(system: string, error: unknown): OpsError | undefined {
-  if (error instanceof OpsError) return undefined;
+  if (classifyRedisError(error).kind !== 'forbidden') return undefined;
   const message = String((error as Error)?.message ?? error).split('\n')[0]!;
-  if (!/^NOPERM\b|user executing the script can't run this command/i.test(message)) return undefined;
   // Redis names the command or script, never a key's value or a password.
   const reason = message.replace(/\s*script: [0-9a-f]{40}.*$/i, '').slice(0, 160);
   return new OpsError(ErrorCode.RedisForbidden, { system, reason });

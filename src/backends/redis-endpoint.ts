@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { RedisOptions } from 'ioredis';
+import { parseSentinelUrl, SENTINEL_SCHEME } from '../lib/redis-url.js';
+
+export { parseSentinelUrl } from '../lib/redis-url.js';
 
 /**
  * How one watched Redis is reached: a plain or TLS URL, a Sentinel group (Celery's
@@ -21,40 +24,8 @@ export interface ResolvedEndpoint {
   db: number;
 }
 
-const SENTINEL_SCHEME = /^sentinel:\/\//i;
-
 export function isSentinelEndpoint(endpoint: RedisEndpoint): boolean {
   return SENTINEL_SCHEME.test(endpoint.url) || (endpoint.sentinels?.length ?? 0) > 0;
-}
-
-interface SentinelUrl {
-  sentinels: { host: string; port: number }[];
-  name?: string;
-  db: number;
-  username?: string;
-  password?: string;
-}
-
-/**
- * `sentinel://:pw@h1:26379;sentinel://h2:26379/mymaster` → hosts, master name, db. A numeric
- * path is the db (Celery's form puts `master_name` in transport options instead), any other path
- * is the master's name. The password is the master's, as kombu uses it.
- */
-export function parseSentinelUrl(url: string): SentinelUrl {
-  const out: SentinelUrl = { sentinels: [], db: 0 };
-  for (const part of url.split(';')) {
-    const trimmed = part.trim();
-    if (!trimmed) continue;
-    const parsed = new URL(trimmed.replace(SENTINEL_SCHEME, 'redis://'));
-    out.sentinels.push({ host: parsed.hostname, port: Number(parsed.port || 26379) });
-    if (parsed.password) out.password = decodeURIComponent(parsed.password);
-    if (parsed.username) out.username = decodeURIComponent(parsed.username);
-    for (const segment of parsed.pathname.split('/').filter(Boolean)) {
-      if (/^\d+$/.test(segment)) out.db = Number(segment);
-      else out.name = decodeURIComponent(segment);
-    }
-  }
-  return out;
 }
 
 function splitHostPort(hostPort: string): { host: string; port: number } {

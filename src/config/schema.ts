@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseDuration } from '../escalation/duration.js';
 import { config as englishProblems } from '../i18n/en/config.js';
+import { isReadableRedisUrl } from '../lib/redis-url.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.
 z.config(en());
@@ -87,12 +88,24 @@ export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
  * config with `locale: tr` is refused in Turkish. The checks are the same in every locale.
  */
 function buildConfigSchema(p: ConfigProblems) {
-  const redisUrl = z.string({ error: p.redisUrl }).check(z.regex(/^rediss?:\/\/.+/, { error: p.redisUrl }));
+  /**
+   * A URL the Redis client can also read, as it will when it connects (src/lib/redis-url.ts): one
+   * that only looks right (a password with `#` in it) would otherwise fail every command later.
+   */
+  const readable = z.refine<string>(
+    (url) => !/^(rediss?|sentinel):\/\//i.test(url) || isReadableRedisUrl(url),
+    {
+      error: p.unreadableRedisUrl,
+    },
+  );
+  const redisUrl = z
+    .string({ error: p.redisUrl })
+    .check(z.regex(/^rediss?:\/\/.+/, { error: p.redisUrl }), readable);
 
   /** Also Celery's Sentinel broker form: `sentinel://h1:26379;sentinel://h2:26379/mymaster`. */
   const watchedRedisUrl = z
     .string({ error: p.watchedRedisUrl })
-    .check(z.regex(/^(rediss?|sentinel):\/\/.+/, { error: p.watchedRedisUrl }));
+    .check(z.regex(/^(rediss?|sentinel):\/\/.+/, { error: p.watchedRedisUrl }), readable);
 
   /** A string of at least one character (`z.string().min(1)`). */
   const nonEmpty = () => z.string().check(z.minLength(1));

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
@@ -82,10 +82,21 @@ export interface SqliteStoreOptions {
   syncFile?: SyncFile;
 }
 
+/**
+ * Creates the store's file (and any directory missing above it) readable by its owner only, 0600
+ * and 0700, as the archives are: it holds the audit trail, the requests and their previews. SQLite
+ * gives its `-wal` and `-shm` files the database file's mode, so they are 0600 too. A file that
+ * exists keeps its mode (`chmod 600` one created 0644 by an earlier version).
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+}
+
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
+    if (path !== ':memory:' && path !== '') createPrivately(path);
     db = new Database(path);
   } catch (error) {
     throw new OpsError(ErrorCode.StoreUnavailable, {

@@ -263,6 +263,30 @@ describe('the queue-ops command line', () => {
         },
       });
     });
+
+    it('refuses a Redis URL the client cannot read before anything connects, naming systems[i].redis, never the password', async () => {
+      // A generated password with a space and a `#`: the schema's `redis://` pattern matches, but
+      // the client cannot read the URL ("unexpected failure: Invalid URL" on every command).
+      const bad = scene.writeConfig(
+        `systems:
+  - { name: pushizo, type: bullmq, redis: "redis://127.0.0.1:${port}" }
+  - { name: zeus, type: celery, redis: "redis://:\${ZEUS_REDIS_PASSWORD}@127.0.0.1:${port}/0" }
+`,
+        'unreadable.yml',
+      );
+      const run = await cli(['--config', bad, 'status'], {
+        env: { ...env(), ZEUS_REDIS_PASSWORD: 'hunter 2#x' },
+      });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.split('\n')).toEqual([
+        `queue-ops: the config in ${bad} is not valid:`,
+        '  systems[1].redis: not a URL the Redis client can read: percent-encode # / ? @ % and spaces in the user and password (# as %23, / as %2F, ? as %3F, @ as %40, % as %25, space as %20)',
+        '',
+      ]);
+      expect(run.stderr).not.toContain('hunter');
+      expect(connections).toBe(0);
+    });
   });
 
   it('finds the config through QUEUE_OPS_CONFIG, else ./queue-ops.yml', async () => {

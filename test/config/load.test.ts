@@ -76,13 +76,17 @@ ${twoSystems}`,
 
   it('keeps an environment value that looks like YAML structure as one string', () => {
     // `{hs}` is the usual Redis Cluster hash-tag prefix; pasted into the text it would be a mapping.
+    // `: ` and ` #` would end a plain scalar (a URL's password holds them percent-encoded, as the
+    // client needs: a raw `#` there is refused, see below; a file path may hold them as they are).
     const config = parseConfig(
-      `systems:
+      `store: \${STORE}
+systems:
   - { name: pushizo, type: bullmq, redis: "\${URL}", prefix: \${PREFIX} }
 `,
-      { URL: 'redis://:p@ss: #word@h:1', PREFIX: '{hs}' },
+      { STORE: 'sqlite:/var/lib/q: #1.db', URL: 'redis://:p@ss:%20%23word@h:1', PREFIX: '{hs}' },
     );
-    expect(config.systems[0]).toMatchObject({ redis: 'redis://:p@ss: #word@h:1', prefix: '{hs}' });
+    expect(config.store).toBe('sqlite:/var/lib/q: #1.db');
+    expect(config.systems[0]).toMatchObject({ redis: 'redis://:p@ss:%20%23word@h:1', prefix: '{hs}' });
   });
 
   it('reads an unquoted whole-value variable as YAML would, so numbers stay numbers', () => {
@@ -147,6 +151,33 @@ ${twoSystems}`,
   - { name: b, type: celery, redis: "http://h:1" }
 `);
     expect(problems).toEqual(['systems[1].redis: expected a redis://, rediss:// or sentinel:// URL']);
+  });
+
+  it('refuses a Redis URL the client cannot read (a password with a space and a #), naming its path, never the password', () => {
+    const unreadable =
+      'not a URL the Redis client can read: percent-encode # / ? @ % and spaces in the user and password (# as %23, / as %2F, ? as %3F, @ as %40, % as %25, space as %20)';
+    const env = { PASSWORD: 'pa ss#7', BAD_ESCAPE: 'p%zz' };
+    const problems = problemsOf(
+      `systems:
+  - { name: a, type: bullmq, redis: "redis://h:1" }
+  - { name: b, type: bullmq, redis: "redis://:\${PASSWORD}@h:6379/0" }
+  - { name: c, type: bullmq, redis: "redis://h:7000", cluster: true, prefix: "{hs}", nodes: ["redis://h:7001", "redis://:a/b@h:7002"] }
+  - { name: d, type: celery, redis: "sentinel://:\${BAD_ESCAPE}@h:26379/mymaster", resultBackend: "rediss://:x?y@h:6380/1" }
+`,
+      env,
+    );
+    expect(problems).toEqual([
+      `systems[1].redis: ${unreadable}`,
+      `systems[2].nodes[1]: ${unreadable}`,
+      `systems[3].redis: ${unreadable}`,
+      `systems[3].resultBackend: ${unreadable}`,
+    ]);
+    expect(problems.join('\n')).not.toContain('pa ss');
+    // The same password percent-encoded is read, and the client gets it back as written.
+    expect(
+      parseConfig('systems: [{ name: b, type: bullmq, redis: "redis://:pa%20ss%237@h:6379/0" }]', {})
+        .systems[0]?.redis,
+    ).toBe('redis://:pa%20ss%237@h:6379/0');
   });
 
   it('names a role entry that is neither "*", a user id nor a user group, saying what would be valid', () => {

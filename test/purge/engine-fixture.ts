@@ -39,13 +39,14 @@ export function usePurgeEngine(stem: string): PurgeEngineFixture {
 }
 
 /**
- * A BullMQ purge of `waiting` jobs as the service starts one: its row in the store (archiving,
+ * A purge of `waiting` jobs (BullMQ unless `fields.backend` says) as the service starts one: its row in the store (archiving,
  * nothing archived yet) and its archive directory under `archiveRoot`.
  */
 export async function archivingPurge(
   store: PurgeStore,
   archiveRoot: string,
-  fields: Pick<PurgeRecord, 'id' | 'system' | 'queue' | 'total' | 'owner'>,
+  fields: Pick<PurgeRecord, 'id' | 'system' | 'queue' | 'total' | 'owner'> &
+    Partial<Pick<PurgeRecord, 'backend'>>,
 ): Promise<PurgeRecord> {
   const at = new Date().toISOString();
   const record: PurgeRecord = {

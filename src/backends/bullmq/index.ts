@@ -1,4 +1,4 @@
-import { type ChainableCommander, Cluster, type Redis, ReplyError } from 'ioredis';
+import { type ChainableCommander, Cluster, type Redis } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
@@ -24,17 +24,11 @@ import type {
   WorkerInfo,
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
-import {
-  createRedisClient,
-  createRedisCluster,
-  ensureConnected,
-  parseMemoryInfo,
-  toRedisUnavailable,
-  urlSecrets,
-} from '../redis-client.js';
-import { systemEndpoint } from '../redis-endpoint.js';
+import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
+import { isPlainReply, isReplyError, isVagueConnectionError } from '../redis-errors.js';
 import { readRedisHealth } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
+import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { readBullmqJob } from './job.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
@@ -111,16 +105,6 @@ function toNumber(value: unknown): number {
   return Number.isFinite(n) ? n : 0;
 }
 
-/** A reply error means Redis answered; anything else (closed, timed out) means it did not. */
-function isReplyError(error: unknown): boolean {
-  return error instanceof ReplyError || (error as Error)?.name === 'ReplyError';
-}
-
-/** Replies that mean "this Redis cannot serve us now", as opposed to a bug in what we sent. */
-function isUnavailableReply(error: unknown): boolean {
-  return /^(NOAUTH|WRONGPASS|LOADING|MASTERDOWN|BUSY|MISCONF)\b/.test(String((error as Error)?.message));
-}
-
 /**
  * A `QueueBackend` for one BullMQ system. Reads go through one fail-fast ioredis client (no
  * offline queue, short timeouts); `status` is one pipelined round trip (INFO memory, CLIENT LIST,
@@ -134,21 +118,11 @@ export function createBullmqBackend(
   const now = options.now ?? Date.now;
   const secrets = urlSecrets(system.redis);
   const prefix = system.prefix;
-  const clientOptions = {
+  const connect = bullmqConnections(system, {
     connectTimeoutMs: options.connectTimeoutMs,
     commandTimeoutMs: options.commandTimeoutMs,
-  };
-  const endpoint = systemEndpoint(system);
-  const connect = (connectionName: string): Redis =>
-    system.cluster
-      ? // Everything a queue needs lives in its `{hash-tag}` slot, where a Cluster client speaks the
-        // same commands as a plain one; only SCAN has to visit every master (scanQueues).
-        (createRedisCluster(endpoint, system.nodes ?? [], {
-          ...clientOptions,
-          connectionName,
-        }) as unknown as Redis)
-      : createRedisClient(endpoint, { ...clientOptions, connectionName });
-  const client = connect(`queue-ops:${system.name}`);
+  });
+  const client = connect({ connectionName: `queue-ops:${system.name}` });
   // ioredis reports why a connection failed only as an 'error' event; the promise just says
   // "closed" or times out, which tells the on-call engineer less than "connection refused".
   let lastConnectionError: unknown;
@@ -200,9 +174,8 @@ export function createBullmqBackend(
       ]);
     } catch (error) {
       if (error instanceof OpsError) throw error;
-      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
-      const vague = /connect timeout|connection (is )?closed/i.test(String((error as Error)?.message));
-      throw unavailable(vague && lastConnectionError ? lastConnectionError : error);
+      if (isPlainReply(error)) throw error;
+      throw unavailable(isVagueConnectionError(error) && lastConnectionError ? lastConnectionError : error);
     } finally {
       scanProgress.delete(arm);
       clearTimeout(timer);
@@ -469,7 +442,7 @@ export function createBullmqBackend(
         const names = await queueNames.list();
         const list = await single((r) => r.client('LIST') as Promise<string>).catch((error: unknown) => {
           // Managed Redis services may refuse CLIENT LIST; that is a limit, not a fault.
-          if (isReplyError(error) && !isUnavailableReply(error)) {
+          if (isPlainReply(error)) {
             throw new OpsError(ErrorCode.NotSupported, {
               system: system.name,
               type: 'bullmq',
@@ -511,10 +484,9 @@ export function createBullmqBackend(
       await withRedis(() => queueNames.resolve([queue]));
       // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
       // ahead of) the status reads, and its calls may take longer than the read deadline.
-      const connection = createRedisClient(endpoint, {
-        connectTimeoutMs: options.connectTimeoutMs,
-        commandTimeoutMs: 30_000,
+      const connection = connect({
         connectionName: `queue-ops:${system.name}:purge`,
+        commandTimeoutMs: 30_000,
       });
       try {
         await ensureConnected(connection);
@@ -548,16 +520,14 @@ export function createBullmqBackend(
       await queueNames.resolve([queue]);
       return await single((r) => r.hget(`${prefix}:${queue}:meta`, 'version'));
     });
-    const admin = createRedisClient(system.redis, {
-      ...clientOptions,
-      connectionName: `queue-ops:${system.name}:admin`,
-    });
+    // The system's whole endpoint, as every connection: TLS files, Sentinel, Cluster.
+    const admin = connect({ connectionName: `queue-ops:${system.name}:admin` });
     try {
       await ensureConnected(admin);
       return await work(admin, majorOfVersion(version));
     } catch (error) {
       if (error instanceof OpsError) throw error;
-      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
+      if (isPlainReply(error)) throw error;
       throw unavailable(error);
     } finally {
       admin.disconnect();
@@ -571,7 +541,7 @@ export function createBullmqBackend(
     });
     // BullMQ defines its scripts on the connection it is given: a separate, short-lived one keeps
     // 5.x and 6.x scripts (same names, different bodies) apart and off the read client.
-    const admin = connect(`queue-ops:${system.name}:admin`);
+    const admin = connect({ connectionName: `queue-ops:${system.name}:admin` });
     try {
       await ensureConnected(admin);
       await setPausedWithBullmq(admin, prefix, queue, majorOfVersion(version), paused);
@@ -579,7 +549,7 @@ export function createBullmqBackend(
       return { queue, isPaused };
     } catch (error) {
       if (error instanceof OpsError) throw error;
-      if (isReplyError(error) && !isUnavailableReply(error)) throw error;
+      if (isPlainReply(error)) throw error;
       throw unavailable(error);
     } finally {
       admin.disconnect();

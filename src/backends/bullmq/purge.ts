@@ -161,10 +161,12 @@ export function createBullmqPurger(options: {
       const ids = lines.map((line) => (JSON.parse(line) as { id: string }).id);
       const out: string[] = [];
       for (let i = 0; i < ids.length; i += 1000) {
+        // The queue's meta key is not read: it routes the call to the master of the queue's
+        // slot on Redis Cluster (a script without keys goes to any node).
         const found = (await runScript(
           client,
           PURGE_EXISTING,
-          [],
+          [`${base}meta`],
           [base, ...ids.slice(i, i + 1000)],
         )) as string[];
         out.push(...found);

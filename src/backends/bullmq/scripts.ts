@@ -321,7 +321,7 @@ local out = { restored }
 for _, id in ipairs(existing) do out[#out + 1] = id end
 return out`);
 
-/** Undo's check before anything is written: which of these job ids have a hash again. */
+/** Undo's check before anything is written: which of these job ids have a hash again. KEYS[1] only routes (see purge.ts). */
 export const PURGE_EXISTING = luaScript(`
 local out = {}
 for i = 2, #ARGV do

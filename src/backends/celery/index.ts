@@ -14,15 +14,9 @@ import type {
   WorkerInfo,
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
-import {
-  createRedisClient,
-  ensureConnected,
-  parseMemoryInfo,
-  toRedisUnavailable,
-  urlSecrets,
-} from '../redis-client.js';
-import { siblingEndpoint, systemEndpoint } from '../redis-endpoint.js';
+import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import { type KeySampleBudget, type RedisHealth, readRedisHealth } from '../redis-health.js';
+import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
@@ -146,14 +140,10 @@ export function createCeleryBackend(
     fanoutPrefix: system.fanoutPrefix,
     db: dbFromUrl(system.redis),
   };
-  const clientOptions = { connectTimeoutMs, commandTimeoutMs };
-  const broker = systemEndpoint(system);
-  const separateResults = resultUrl !== system.redis;
-  const results = separateResults ? siblingEndpoint(resultUrl, broker) : broker;
-  const client = createRedisClient(broker, { ...clientOptions, connectionName: 'queue-ops' });
-  const resultClient = separateResults
-    ? createRedisClient(results, { ...clientOptions, connectionName: 'queue-ops' })
-    : client;
+  const connections = celeryConnections(system, { connectTimeoutMs, commandTimeoutMs });
+  const separateResults = connections.separateResults;
+  const client = connections.broker({ connectionName: 'queue-ops' });
+  const resultClient = separateResults ? connections.results({ connectionName: 'queue-ops' }) : client;
   let subscriber: Redis | undefined;
   let failureIndex: FailureIndex | undefined;
   const pidbox: PidboxClient = createPidboxClient({
@@ -162,8 +152,7 @@ export function createCeleryBackend(
     // Deadlines run on the real clock: an injected `now` is for ages and dates only.
     connectTimeoutMs,
     createBlockingClient: () =>
-      createRedisClient(broker, {
-        connectTimeoutMs,
+      connections.broker({
         // A BRPOP here waits up to 1 s by design; the timeout is for a Redis that hangs.
         commandTimeoutMs: commandTimeoutMs + 1500,
         connectionName: 'queue-ops:pidbox',
@@ -178,7 +167,7 @@ export function createCeleryBackend(
 
   function failures(): FailureIndex {
     if (!failureIndex) {
-      subscriber = createRedisClient(results, { ...clientOptions, connectionName: 'queue-ops:results' });
+      subscriber = connections.results({ connectionName: 'queue-ops:results' });
       failureIndex = createFailureIndex({
         client: resultClient,
         subscriber,
@@ -515,12 +504,8 @@ export function createCeleryBackend(
     async purger(queue) {
       await queueNames.resolve([queue]);
       // Connections of its own: thousands of pipelined calls must not queue behind status reads.
-      const connect = async (url: string) => {
-        const connection = createRedisClient(url, {
-          connectTimeoutMs,
-          commandTimeoutMs: 30_000,
-          connectionName: 'queue-ops:purge',
-        });
+      const connect = async (open: typeof connections.broker) => {
+        const connection = open({ connectionName: 'queue-ops:purge', commandTimeoutMs: 30_000 });
         try {
           await ensureConnected(connection, connectTimeoutMs);
         } catch (error) {
@@ -529,8 +514,8 @@ export function createCeleryBackend(
         }
         return connection;
       };
-      const broker = await connect(system.redis);
-      const results = separateResults ? await connect(resultUrl) : broker;
+      const broker = await connect(connections.broker);
+      const results = separateResults ? await connect(connections.results) : broker;
       const purger = createCeleryPurger({
         broker,
         results,

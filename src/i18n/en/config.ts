@@ -6,6 +6,8 @@
 export const config = {
   redisUrl: 'expected a redis:// or rediss:// URL',
   watchedRedisUrl: 'expected a redis://, rediss:// or sentinel:// URL',
+  unreadableRedisUrl:
+    'not a URL the Redis client can read: percent-encode # / ? @ % and spaces in the user and password (# as %23, / as %2F, ? as %3F, @ as %40, % as %25, space as %20)',
   hostPort: 'expected host:port',
   slackChannelId: 'expected a Slack channel id',
   queueName: 'expected a queue name without "/" or spaces',

@@ -4,6 +4,8 @@ import type { Catalog } from '../index.js';
 export const config: Catalog['config'] = {
   redisUrl: 'bir redis:// ya da rediss:// adresi olmalı',
   watchedRedisUrl: 'bir redis://, rediss:// ya da sentinel:// adresi olmalı',
+  unreadableRedisUrl:
+    'Redis istemcisinin okuyabileceği bir adres değil: kullanıcı adı ve paroladaki # / ? @ % ve boşlukları yüzde kodlamasıyla yazın (# için %23, / için %2F, ? için %3F, @ için %40, % için %25, boşluk için %20)',
   hostPort: 'host:port biçiminde olmalı',
   slackChannelId: 'bir Slack kanal kimliği olmalı',
   queueName: '"/" ve boşluk içermeyen bir kuyruk adı olmalı',

@@ -1,6 +1,7 @@
 // The command line's own words alone, not the catalog: `--help` and the entry point load only
 // these (the Turkish ones when the config asks for them), and the whole catalog comes with the runtime.
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
+import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
 import { loadCliRuntime, loadTurkishCliWords } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
@@ -45,7 +46,7 @@ main().then(
   (error: unknown) => {
     // runCli answers every expected failure itself; reaching here is a bug. No stack on stdout.
     const reason = String((error as Error)?.message ?? error);
-    process.stderr.write(`${scrubSecrets(englishCli.unexpectedFailure(reason))}\n`);
+    process.stderr.write(`${terminalText(scrubSecrets(englishCli.unexpectedFailure(reason)))}\n`);
     exit(ExitCode.Failed);
   },
 );

@@ -11,7 +11,7 @@ import type { Actor, Reply } from '../../commands/types.js';
 import { loadConfigFile } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
-import { ErrorCode, isOpsError, isUsageError, OpsError } from '../../errors.js';
+import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, type Locale, messages } from '../../i18n/index.js';
@@ -129,10 +129,11 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
       .finally(() => bar?.end());
     const saved = saveFiles(io, reply, config.locale);
     if (typeof saved === 'number') return saved;
+    // Text shows the controls job names and failure reasons may carry; JSON escapes them itself.
     const out = json
-      ? `${JSON.stringify(toCliJson(reply, config.locale))}\n`
-      : (reply.terminal ?? textOf(reply.message, config.locale));
-    io.stdout(scrubSecrets(out + (json ? '' : saved), secrets));
+      ? `${jsonText(toCliJson(reply, config.locale))}\n`
+      : terminalText(reply.terminal ?? textOf(reply.message, config.locale));
+    io.stdout(scrubSecrets(out + (json ? '' : terminalText(saved)), secrets));
     return exitCodeOf(reply);
   } finally {
     if (full && firstVerb)
@@ -194,7 +195,9 @@ async function openRuntime(
       throw error;
     }
     io.stderr(
-      `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}\n`,
+      `${terminalText(
+        `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}`,
+      )}\n`,
     );
     return { app: createReadOnlyApp({ config, env: io.env, logger }) };
   }
@@ -221,7 +224,7 @@ async function reportInterrupted(
         request.target,
         request.error ?? '',
       );
-      io.stderr(`${scrubSecrets(line, secrets)}\n`);
+      io.stderr(`${terminalText(scrubSecrets(line, secrets))}\n`);
     }
   } catch (error) {
     // The command asked for still runs; the next start tries again.
@@ -259,7 +262,9 @@ async function exportAudit(
     return failEarly(io, args.json, error, locale);
   }
   try {
-    const count = await full.audit.export({ since }, (line) => io.stdout(scrubSecrets(`${line}\n`, secrets)));
+    const count = await full.audit.export({ since }, (line) =>
+      io.stdout(scrubSecrets(`${escapeC1(line)}\n`, secrets)),
+    );
     await full.audit.record({
       actorId: actor.id,
       actorName: actor.name,
@@ -326,8 +331,8 @@ async function monitorOnce(
     });
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json
-      ? `${JSON.stringify(toCliJson(reply, full.config.locale))}\n`
-      : (reply.terminal ?? textOf(reply.message, full.config.locale));
+      ? `${jsonText(toCliJson(reply, full.config.locale))}\n`
+      : terminalText(reply.terminal ?? textOf(reply.message, full.config.locale));
     io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {
@@ -350,7 +355,7 @@ function saveFiles(io: CliIo, reply: Reply, locale: Locale): string | number {
       writeFileSync(path, file.content);
     } catch (error) {
       io.stderr(
-        `queue-ops: ${t.writeFailed(path, (error as NodeJS.ErrnoException).code ?? String(error))}\n`,
+        `${terminalText(`queue-ops: ${t.writeFailed(path, (error as NodeJS.ErrnoException).code ?? String(error))}`)}\n`,
       );
       return ExitCode.Failed;
     }
@@ -388,6 +393,23 @@ export function toCliJson(reply: Reply, locale: Locale): CliJson {
   return out;
 }
 
+/**
+ * JSON as the command line prints it. `JSON.stringify` escapes C0 controls but leaves DEL, the C1
+ * controls (U+009B is a CSI on some terminals) and U+2028/9 raw: escaped here too, so `--json`
+ * read on a terminal is as inert as the text; the parsed value is the same.
+ */
+function jsonText(value: unknown): string {
+  return escapeC1(JSON.stringify(value));
+}
+
+/** DEL, C1 controls and U+2028/9 in JSON text as `\\u` escapes (only JSON strings can hold them). */
+function escapeC1(json: string): string {
+  return json.replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** The message as plain text, then the buttons with the command each one stands for. */
 function textOf(message: Message, locale: Locale): string {
   const t = messages(locale).cli;
@@ -416,10 +438,12 @@ function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): n
   const problems = Array.isArray(error.params.problems) ? (error.params.problems as string[]) : undefined;
   if (error.code === ErrorCode.ConfigInvalid) {
     io.stderr(
-      `${t.cli.configInvalid(String(error.params.source))}\n${(problems ?? []).map((p) => `  ${p}\n`).join('')}`,
+      terminalText(
+        `${t.cli.configInvalid(String(error.params.source))}\n${(problems ?? []).map((p) => `  ${p}\n`).join('')}`,
+      ),
     );
   } else {
-    io.stderr(`queue-ops: ${t.errors.describe(error)}\n`);
+    io.stderr(`${terminalText(`queue-ops: ${t.errors.describe(error)}`)}\n`);
   }
   if (json) {
     const line = t.errors.describe(error);
@@ -429,7 +453,7 @@ function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): n
       data: null,
       error: problems ? { code: error.code, message: line, problems } : { code: error.code, message: line },
     };
-    io.stdout(`${JSON.stringify(body)}\n`);
+    io.stdout(`${jsonText(body)}\n`);
   }
   return isUsageError(error) || error.code === ErrorCode.ConfigInvalid ? ExitCode.Usage : ExitCode.Failed;
 }

@@ -6,7 +6,7 @@ import { renderText, type TextButton } from '../../blocks/render-text.js';
 import { tokenize } from '../../commands/parse.js';
 import { newRef } from '../../commands/ref.js';
 import type { Reply, Request } from '../../commands/types.js';
-import { isOpsError } from '../../errors.js';
+import { isOpsError, terminalText } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
 
@@ -141,7 +141,7 @@ export async function runLines(
     write(`> ${line.trim()}\n`);
     const outcome = await session.handleLine(line);
     if (outcome.reply && !outcome.reply.ok) failures++;
-    if (outcome.output) write(`${outcome.output}\n\n`);
+    if (outcome.output) write(`${terminalText(outcome.output)}\n\n`);
     if (outcome.quit) break;
   }
   return { failures };
@@ -161,7 +161,7 @@ export async function runInteractive(
     rl.prompt();
     for await (const line of rl) {
       const outcome = await session.handleLine(line);
-      if (outcome.output) io.output.write(`${outcome.output}\n\n`);
+      if (outcome.output) io.output.write(`${terminalText(outcome.output)}\n\n`);
       if (outcome.quit) break;
       rl.setPrompt(t.prompt(session.user));
       rl.prompt();
