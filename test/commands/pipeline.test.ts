@@ -245,7 +245,7 @@ ${extraSystems}`,
     const reply = await dispatcher.handle(request(['stauts']));
     expect(reply).toMatchObject({ ok: false, visibility: 'ephemeral', error: { code: 'UnknownVerb' } });
     expect(reply.message.text).toBe(
-      '`stauts` is not a /queue command. Did you mean `status`? Valid commands: `status`, `dlq`, `workers`, `help`.',
+      '`stauts` is not a /queue command. Did you mean `status`? Valid commands: `status`, `dlq`, `workers`, `redis`, `results`, `job`, `help`.',
     );
     expect(reply.message.blocks).toHaveLength(1);
   });
@@ -274,7 +274,7 @@ ${extraSystems}`,
     const { dispatcher } = start();
     const reply = await dispatcher.handle(request([]));
     expect(reply.ok).toBe(true);
-    expect(reply.data).toEqual({ verbs: ['status', 'dlq', 'workers', 'help'] });
+    expect(reply.data).toEqual({ verbs: ['status', 'dlq', 'workers', 'redis', 'results', 'job', 'help'] });
     expect(shown(reply)).toContain('dlq');
   });
 
