@@ -1,5 +1,6 @@
 import type { BullmqJobView } from './bullmq/job.js';
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
+import type { CeleryTaskView } from './celery/task.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
@@ -439,4 +440,5 @@ export interface QueuePurger {
 /** What `job` found: the job, or nothing and where it looked (lists walked, bounds hit). */
 export type JobLookup =
   | { found: true; kind: 'bullmq'; job: BullmqJobView }
+  | { found: true; kind: 'celery'; task: CeleryTaskView }
   | { found: false; looked: string[] };

@@ -5,6 +5,7 @@ import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
   DlqSample,
+  JobLookup,
   QueueBackend,
   QueueCounts,
   RedisMemory,
@@ -29,6 +30,7 @@ import {
   pausedKey,
   priorityKeys,
   queueOfBindingMember,
+  RESULT_KEY_PREFIX,
   unackedKey,
 } from './keys.js';
 import { createCeleryPause } from './pause.js';
@@ -36,6 +38,7 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
+import { type CeleryTaskView, findTaskMessage, readTaskResult } from './task.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -408,6 +411,71 @@ export function createCeleryBackend(
     }
   }
 
+  /**
+   * A task by id, wherever it is: a worker's own word (`query_task`), its message in the queues'
+   * lists (bounded) or in `unacked`, and its stored result. Never its arguments.
+   */
+  async function task(queue: string | undefined, id: string): Promise<JobLookup> {
+    const queues = queue === undefined ? await queueNames.list() : await queueNames.resolve([queue]);
+    const steps = [...new Set(layout.prioritySteps)].sort((a, b) => a - b);
+    const lists = queues.flatMap((name) =>
+      priorityKeys(layout, name).map((key, i) => ({ key, queue: name, priority: steps[i] ?? 0 })),
+    );
+    let found: Awaited<ReturnType<typeof findTaskMessage>>;
+    let result: Awaited<ReturnType<typeof readTaskResult>>;
+    let asked: BroadcastResult;
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      [found, result, asked] = await Promise.all([
+        findTaskMessage(client, id, { lists, unackedKey: unackedKey(layout) }),
+        readTaskResult(resultClient, id),
+        pidbox.broadcast('query_task', { ids: [id] }, { timeoutMs: system.inspectTimeoutMs }),
+      ]);
+    } catch (error) {
+      throw unavailable(error);
+    }
+    // query_task: `{"<worker>": {"<id>": ["active" | "reserved" | "scheduled", {…request…}]}}`.
+    let worker: string | null = null;
+    let workerState: string | null = null;
+    let workerName: string | null = null;
+    for (const { worker: node, reply } of asked.replies) {
+      const entry = (reply as Record<string, unknown> | null)?.[id];
+      if (!Array.isArray(entry)) continue;
+      worker = node;
+      workerState = String(entry[0]);
+      const info = entry[1] as { name?: unknown } | undefined;
+      workerName = typeof info?.name === 'string' ? info.name : null;
+      break;
+    }
+    const state =
+      workerState ?? (found.where ? 'queued' : found.unacked ? 'unacked' : (result?.status ?? null));
+    if (state === null) {
+      return {
+        found: false,
+        looked: [
+          `${queues.length === 1 ? `\`${queues[0]}\`` : `${queues.length} queues`} (${found.searched.messages} messages${found.searched.complete ? '' : ', not all'})`,
+          '`unacked`',
+          `\`${RESULT_KEY_PREFIX}${id}\``,
+          `${asked.replies.length} workers (query_task)`,
+        ],
+      };
+    }
+    const { name: resultName, ...shown } = result ?? { name: null };
+    return {
+      found: true,
+      kind: 'celery',
+      task: {
+        id,
+        state,
+        name: workerName ?? found.name ?? resultName ?? null,
+        where: found.where,
+        worker,
+        result: result ? (shown as NonNullable<CeleryTaskView['result']>) : null,
+        searched: found.searched,
+      },
+    };
+  }
+
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
@@ -495,6 +563,7 @@ export function createCeleryBackend(
     workers,
     redisHealth,
     results: resultKeys,
+    job: task,
     running: control.running,
     pool: control.pool,
     resizePool: control.resizePool,
