@@ -33,6 +33,8 @@ export async function startLoopbackSlack() {
   let counter = 0;
   let holdNextPost = false;
   let failNextPostAnswer = false;
+  /** Methods Slack answers `ok: false` with an error (a refused token, a method in trouble). */
+  const refused = new Map<string, string>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.on('data', (chunk) => {
@@ -49,7 +51,9 @@ export async function startLoopbackSlack() {
         bot_id: 'B0BOT',
         team_id: 'T0TEAM',
       };
-      if (method === 'chat.postMessage') {
+      const refusal = refused.get(method);
+      if (refusal !== undefined) answer = { ok: false, error: refusal };
+      else if (method === 'chat.postMessage') {
         // A real ts (seconds now), so `oldest` filters the way Slack's does.
         call.ts = `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
         const channel = body.channel ?? '';
@@ -102,6 +106,10 @@ export async function startLoopbackSlack() {
       holdNextPost = true;
     },
     held: () => held.length,
+    /** From now on every call of `method` is answered `{ ok: false, error }`, as Slack refuses it. */
+    refuse(method: string, error: string) {
+      refused.set(method, error);
+    },
     /** The next top-level post is taken (and kept in history), and answered 500. */
     failNextPostAnswer() {
       failNextPostAnswer = true;
