@@ -156,7 +156,7 @@ describe('the rate limit counts actions that ran (Slack, the real wiring)', () =
   it('ten mistyped retry ids do not lock the user out of pause', async () => {
     for (let i = 0; i < 10; i++)
       expect(await slash(`retry pushizo/q0 8888${i}`)).not.toContain('did not run');
-    // Pause asks for approval in Slack by default: it was asked, not refused.
+    // Pause runs (its answer is the request's outcome), not refused.
     const asked = await slash('pause pushizo/q12');
     expect(asked).toContain('Request: pause pushizo/q12');
     expect(asked).not.toContain('did not run');
