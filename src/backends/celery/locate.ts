@@ -94,8 +94,8 @@ export async function locateTasks(deps: LocateDeps, ids: readonly string[]): Pro
     out.get(id)!.result = status;
   });
 
-  // The queues' lists, in bounded steps, only for ids no worker holds.
-  let looking = ids.filter((id) => !out.get(id)!.worker);
+  // The queues' lists, in bounded steps, only for ids neither a worker nor a result accounts for.
+  let looking = ids.filter((id) => !out.get(id)!.worker && !out.get(id)!.result);
   for (const queue of looking.length > 0 ? await deps.queues() : []) {
     for (const key of priorityKeys(deps.layout, queue)) {
       const length = await deps.client.llen(key);
