@@ -111,6 +111,7 @@ export const alertsCommand: CommandDefinition = {
 export const ackCommand: CommandDefinition = {
   verb: 'ack',
   mutating: true,
+  rateLimited: false,
   describe: (locale) => messages(locale).escalation.ack,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
@@ -135,6 +136,7 @@ export const ackCommand: CommandDefinition = {
 export const snoozeCommand: CommandDefinition = {
   verb: 'snooze',
   mutating: true,
+  rateLimited: false,
   describe: (locale) => messages(locale).escalation.snooze,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;

@@ -36,7 +36,7 @@ describe('the answer to a request whose action failed', () => {
         policies: {
           pause: { role: 'operator', approvals: 0 },
           resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
           revoke: { role: 'operator', approvals: 0 },
@@ -94,7 +94,7 @@ describe('the answer to a request whose action failed', () => {
         policies: {
           pause: { role: 'operator', approvals: 0 },
           resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
           revoke: { role: 'operator', approvals: 0 },
