@@ -29,6 +29,8 @@ export const ActionId = {
    * how many replicas is the operator's call).
    */
   AlertScale: 'queue_ops.alert.scale',
+  /** value: the id of a done purge request; asks for its undo (policy and approval apply). */
+  PurgeUndo: 'queue_ops.purge.undo',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -60,6 +62,8 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return ['dlq', scope];
     case ActionId.AlertScale:
       return ['workers', scope.split('/')[0]!];
+    case ActionId.PurgeUndo:
+      return ['undo', scope];
     default:
       return undefined;
   }

@@ -200,7 +200,10 @@ export const trendCommand: CommandDefinition = {
       { system, queue: target.queue, window: parsed.window },
       ctx.now().getTime(),
     );
-    const wantChart = data.points.length > 0 && (request.via === 'slack' || parsed.out !== undefined);
+    // The demo console writes the chart into its own directory and says where.
+    const wantChart =
+      data.points.length > 0 &&
+      (request.via === 'slack' || request.via === 'console' || parsed.out !== undefined);
     let file: ReplyFile | undefined;
     let note: string | undefined;
     if (wantChart) {
