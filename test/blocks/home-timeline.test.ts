@@ -133,6 +133,10 @@ describe('an action outcome in the timeline', () => {
       'pause zeus/celery done: paused, 2 workers acknowledged',
       'pause zeus/celery tamamlandı: duraklatıldı, 2 worker yanıt verdi',
     ]);
+    // One worker is one worker, not "1 workers".
+    expect(
+      describeEvent(done('pause', 'zeus/celery', { queue: 'celery', workersAnswered: ['w1'] }), 'en').what,
+    ).toBe('pause zeus/celery done: paused, 1 worker acknowledged');
     expect(both(done('resume', 'pushizo/dispatch-ios', { queue: 'dispatch-ios', isPaused: false }))).toEqual([
       'resume pushizo/dispatch-ios done: resumed',
       'resume pushizo/dispatch-ios tamamlandı: devam ettirildi',

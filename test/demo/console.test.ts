@@ -120,6 +120,17 @@ describe('the demo console', () => {
     expect(console.user).toBe('U0ALICE');
   });
 
+  it('words a bad --since as two sentences, and shows a long timeline whole instead of pointing at Slack direct messages', async () => {
+    const console = session('U0BOB');
+    const bad = await console.handleLine('timeline --since xyz');
+    expect(bad.output).toContain('--since xyz is not a time. Valid: a duration ago');
+    for (let i = 0; i < 45; i++) await console.handleLine('workers pushizo');
+    const timeline = await console.handleLine('timeline');
+    expect(timeline.reply?.ok).toBe(true);
+    expect(timeline.output).not.toContain('direct messages');
+    expect(timeline.output.match(/looked at workers pushizo/g)?.length).toBeGreaterThanOrEqual(45);
+  });
+
   it('says so when a number is typed before any message has buttons', async () => {
     const outcome = await session().handleLine('1');
     expect(outcome.output).toContain('no buttons');

@@ -2,6 +2,9 @@
  * `timeline`: the incident timeline for a postmortem. Values passed in came from users, Redis or
  * the store: the builders escape them (mrkdwn in Slack, Markdown table cells on the command line).
  */
+/** `1 worker acknowledged`, `3 workers acknowledged`. */
+const acknowledged = (n: string) => `${n} ${n === '1' ? 'worker' : 'workers'} acknowledged`;
+
 export const timeline = {
   describe: {
     usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
@@ -40,8 +43,8 @@ export const timeline = {
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {
-      paused: (workers?: string) => `paused${workers ? `, ${workers} workers acknowledged` : ''}`,
-      resumed: (workers?: string) => `resumed${workers ? `, ${workers} workers acknowledged` : ''}`,
+      paused: (workers?: string) => `paused${workers ? `, ${acknowledged(workers)}` : ''}`,
+      resumed: (workers?: string) => `resumed${workers ? `, ${acknowledged(workers)}` : ''}`,
       scaled: (replicas: string, changes: string) => `scaled to ${replicas}${changes ? ` (${changes})` : ''}`,
       change: (name: string, before: string, after: string) => `${name} ${before} → ${after}`,
       autoscaler: (kind: string, name: string, min: string, max: string) =>
@@ -97,7 +100,7 @@ export const timeline = {
     `The whole timeline: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
   capped: (limit: number) =>
     `The span holds more than ${limit} audit entries; narrow it with --since/--until.`,
-  badTime: (flag: string, value: string) => `${flag} ${value} is not a time`,
+  badTime: (flag: string, value: string) => `${flag} ${value} is not a time.`,
   timeValid: 'a duration ago such as `2h`, `30m`, `1d`, or an ISO 8601 time such as `2024-05-01T10:00:00Z`',
   badOrder: (since: string, until: string) => `--since ${since} is not before --until ${until}`,
   orderValid: 'a --since earlier than --until',

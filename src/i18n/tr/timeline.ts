@@ -98,7 +98,7 @@ export const timeline: Catalog['timeline'] = {
     `Çizelgenin tamamı: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
   capped: (limit: number) =>
     `Bu aralıkta ${limit} denetim kaydından fazlası var; --since/--until ile daraltın.`,
-  badTime: (flag: string, value: string) => `${flag} ${value} bir zaman değil`,
+  badTime: (flag: string, value: string) => `${flag} ${value} bir zaman değil.`,
   timeValid:
     '`2h`, `30m`, `1d` gibi geriye dönük bir süre ya da `2024-05-01T10:00:00Z` gibi bir ISO 8601 zamanı',
   badOrder: (since: string, until: string) => `--since ${since}, --until ${until} zamanından önce değil`,
