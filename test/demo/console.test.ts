@@ -131,6 +131,54 @@ describe('the demo console', () => {
     expect(timeline.output.match(/looked at workers pushizo/g)?.length).toBeGreaterThanOrEqual(45);
   });
 
+  it('counts waiting one way: the status row of a queue with prioritized jobs says what its pause preview says, and help says what waiting means', async () => {
+    const console = session('U0ALICE');
+    const ios = seeded.plan.pushizo.queues.find((q) => q.name === 'dispatch-ios')!;
+    expect(ios.prioritized).toBeGreaterThan(0);
+    const status = await console.handleLine('status pushizo/dispatch-ios');
+    const row = status.output.split('\n').find((l) => l.startsWith('dispatch-ios '))!;
+    const heading = status.output.split('\n').find((l) => l.startsWith('queue '))!;
+    expect(heading).toMatch(/^queue +waiting +active +delayed +of which prio +failed/);
+    const [, waiting, , , prio] = row.trim().split(/\s+/);
+    expect(waiting).toBe(String(ios.waiting + ios.prioritized));
+    expect(prio).toBe(String(ios.prioritized));
+    const pause = await console.handleLine('pause pushizo/dispatch-ios');
+    expect(pause.output).toContain(
+      `pause pushizo/dispatch-ios: ${waiting} waiting jobs stop being picked up`,
+    );
+    await console.handleLine(`deny ${requestOf(pause).id}`);
+    const help = await console.handleLine('help');
+    expect(help.output).toContain('Waiting is every job ready to run, prioritized ones included');
+  });
+
+  it('posts shared read-only answers in the channel and keeps the asker’s own ones ephemeral, as help says', async () => {
+    const console = session('U0BOB');
+    const help = (await console.handleLine('help')).output;
+    const said = (list: string) => (new RegExp(`${list}: ([^.]*)\\.`).exec(help)?.[1] ?? '').split(', ');
+    const shared = said('Everyone in the channel sees');
+    const own = said('Only you see');
+    expect(shared).toEqual(['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend']);
+    expect(own).toEqual(['help', 'pending', 'audit', 'timeline', 'errors and refusals']);
+    own.pop();
+    const words: Record<string, string> = {
+      status: 'status',
+      dlq: 'dlq pushizo/dispatch-ios',
+      workers: 'workers',
+      stuck: 'stuck zeus',
+      alerts: 'alerts',
+      trend: 'trend pushizo/dispatch-ios',
+      help: 'help',
+      pending: 'pending',
+      audit: 'audit',
+      timeline: 'timeline',
+    };
+    for (const verb of [...shared, ...own]) {
+      const reply = (await console.handleLine(words[verb]!)).reply;
+      expect(reply?.ok, verb).toBe(true);
+      expect(reply?.visibility, verb).toBe(shared.includes(verb) ? 'in_channel' : 'ephemeral');
+    }
+  });
+
   it('says so when a number is typed before any message has buttons', async () => {
     const outcome = await session().handleLine('1');
     expect(outcome.output).toContain('no buttons');

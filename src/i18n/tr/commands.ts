@@ -3,9 +3,9 @@ import type { Catalog } from '../index.js';
 /** Okuma komutlarının (status, dlq, workers, help) kullanım satırları ve argüman sorunları. */
 export const commands: Catalog['commands'] = {
   usage: {
-    status: '/queue status [system[/queue]]',
+    status: '/queue status [sistem[/kuyruk]]',
     dlq: '/queue dlq <sistem>/<kuyruk> [sınır]',
-    workers: '/queue workers [system]',
+    workers: '/queue workers [sistem]',
     help: '/queue help',
   },
   tooManyArguments: (extra: string) => `Beklenmeyen \`${extra}\`.`,
