@@ -179,6 +179,32 @@ describe('the demo console', () => {
     }
   });
 
+  it('records and shows why a look failed and why the guards refused: a typo is not "looked at", a rate limit is named', async () => {
+    const alice = session('U0ALICE');
+    await alice.handleLine('status pushzio');
+    const bob = session('U0BOB');
+    // Mutating commands count against the per-minute limit (10 in the demo) even when they fail.
+    let refused: Awaited<ReturnType<typeof bob.handleLine>> | undefined;
+    for (let i = 0; i < 12 && !refused; i++) {
+      const outcome = await bob.handleLine('deny r-nosuch');
+      if (outcome.reply?.error?.code === 'RateLimited') refused = outcome;
+    }
+    expect(refused).toBeDefined();
+    const entries = await app.audit.recent(50);
+    const typo = entries.find((e) => e.action === 'command.status' && e.target === 'pushzio');
+    expect(typo).toMatchObject({ outcome: 'error', error: 'UnknownSystem' });
+    const limited = entries.find((e) => e.action === 'denied' && e.actorId === 'U0BOB');
+    expect(limited?.params).toMatchObject({ command: 'deny', code: 'RateLimited' });
+
+    const timeline = (await bob.handleLine('timeline')).output;
+    expect(timeline).toContain(
+      '| U0ALICE | asked for status pushzio, which failed: there is no such system |',
+    );
+    expect(timeline).not.toContain('looked at status pushzio');
+    expect(timeline).toMatch(/\| U0BOB \| was refused deny[^|]*: too many commands in a minute \|/);
+    expect(timeline).not.toContain('by the guards');
+  });
+
   it('says so when a number is typed before any message has buttons', async () => {
     const outcome = await session().handleLine('1');
     expect(outcome.output).toContain('no buttons');

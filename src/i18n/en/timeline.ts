@@ -20,6 +20,9 @@ export const timeline = {
       `alert ${rule} fired on ${subject} (${severity}, threshold ${threshold})`,
     alertResolved: (rule: string, subject: string) => `alert ${rule} resolved on ${subject}`,
     looked: (verb: string, target?: string) => `looked at ${verb}${target ? ` ${target}` : ''}`,
+    /** A look that was answered with an error: a typo, a queue that is not there, Redis away. */
+    lookFailed: (verb: string, target: string | undefined, why: string) =>
+      `asked for ${verb}${target ? ` ${target}` : ''}, which failed: ${why}`,
     alertHandled: (verb: string, target?: string) => `${verb} alert${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `requested ${action} ${target} (${id})`,
     approved: (action: string, target: string, id: string) => `approved ${action} ${target} (${id})`,
@@ -81,9 +84,18 @@ export const timeline = {
       UndoInterrupted: 'Redis stopped answering; the undo goes on once it is back',
       UndoTakenOver: 'another run took the undo over',
       Internal: 'an unexpected error',
+      UnknownSystem: 'there is no such system',
+      UnknownQueue: 'there is no such queue',
+      UnknownVerb: 'there is no such command',
+      BadArgument: 'an argument was not valid',
+      UsageError: 'the command was incomplete',
+      NotSupported: 'the system cannot do that',
+      UnknownRequest: 'there is no such request',
+      UnknownAlert: 'there is no such alert',
+      StoreUnavailable: 'the bot’s store did not answer',
     },
-    guardDenied: (command: string, target?: string) =>
-      `was refused ${command}${target ? ` ${target}` : ''} by the guards`,
+    guardDenied: (command: string, target?: string, why?: string) =>
+      `was refused ${command}${target ? ` ${target}` : ''}: ${why ?? 'by the guards'}`,
   },
   verification: {
     ok: (count: number, first?: number, last?: number) =>

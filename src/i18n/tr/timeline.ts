@@ -19,6 +19,8 @@ export const timeline: Catalog['timeline'] = {
       `${subject} üzerinde ${rule} alarmı tetiklendi (${severity}, eşik ${threshold})`,
     alertResolved: (rule: string, subject: string) => `${subject} üzerinde ${rule} alarmı çözüldü`,
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
+    lookFailed: (verb: string, target: string | undefined, why: string) =>
+      `${verb}${target ? ` ${target}` : ''} istedi, başarısız oldu: ${why}`,
     alertHandled: (verb: string, target?: string) => `alarm ${verb}${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `${action} ${target} istedi (${id})`,
     approved: (action: string, target: string, id: string) => `${action} ${target} onayladı (${id})`,
@@ -79,9 +81,18 @@ export const timeline: Catalog['timeline'] = {
       UndoInterrupted: 'Redis yanıt vermeyi bıraktı; geri alma Redis dönünce sürer',
       UndoTakenOver: 'geri almayı başka bir çalışma devraldı',
       Internal: 'beklenmeyen bir hata',
+      UnknownSystem: 'böyle bir sistem yok',
+      UnknownQueue: 'böyle bir kuyruk yok',
+      UnknownVerb: 'böyle bir komut yok',
+      BadArgument: 'bir argüman geçerli değildi',
+      UsageError: 'komut eksikti',
+      NotSupported: 'sistem bunu yapamıyor',
+      UnknownRequest: 'böyle bir istek yok',
+      UnknownAlert: 'böyle bir alarm yok',
+      StoreUnavailable: 'botun deposu yanıt vermedi',
     },
-    guardDenied: (command: string, target?: string) =>
-      `${command}${target ? ` ${target}` : ''} korumalar tarafından reddedildi`,
+    guardDenied: (command: string, target?: string, why?: string) =>
+      `${command}${target ? ` ${target}` : ''} reddedildi: ${why ?? 'korumalar tarafından'}`,
   },
   verification: {
     ok: (count: number, first?: number, last?: number) =>
