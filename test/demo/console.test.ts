@@ -205,6 +205,27 @@ describe('the demo console', () => {
     expect(timeline).not.toContain('by the guards');
   });
 
+  it('did you mean: a queue without `celery:` or without its system, verbs one slip away or by another name, and a mistyped option', async () => {
+    const console = session();
+    const said = async (line: string) => (await console.handleLine(line)).output;
+    expect(await said('dlq zeus/alarm_processing')).toContain(
+      '`zeus` has no queue called `alarm_processing`. Did you mean `zeus/celery:alarm_processing`?',
+    );
+    expect(await said('dlq alarm_processing')).toContain(
+      'Name the queue as system/queue. Did you mean `zeus/celery:alarm_processing`?',
+    );
+    expect(await said('status dispatch-ios')).toContain(
+      'There is no system called `dispatch-ios`. Did you mean `pushizo/dispatch-ios`?',
+    );
+    expect(await said('pause dispatch-sms')).toContain('Did you mean `pushizo/dispatch-sms`?');
+    expect(await said('al')).toContain('`al` is not a /queue command. Did you mean `alerts`?');
+    expect(await said('waitng')).toContain('Did you mean `pending`?');
+    expect(await said('verfy')).toContain('Did you mean `audit verify`?');
+    const flag = await said('status --jsn');
+    expect(flag).toContain('`--jsn` is not an option here. Did you mean `--json`?');
+    expect(flag).not.toContain('no system');
+  });
+
   it('says so when a number is typed before any message has buttons', async () => {
     const outcome = await session().handleLine('1');
     expect(outcome.output).toContain('no buttons');
