@@ -102,7 +102,8 @@ export const alertsCommand: CommandDefinition = {
       ok: true,
       message: alertsListMessage(open, request.locale),
       data: { alerts: open.map(alertData) },
-      visibility: 'ephemeral',
+      // The open alerts are the incident's, not the asker's: the channel sees the same list.
+      visibility: 'in_channel',
     };
   },
 };

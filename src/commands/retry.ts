@@ -2,7 +2,7 @@ import { RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
-import { parseTarget, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
@@ -61,7 +61,7 @@ export const retryCommand: CommandDefinition = {
       });
     const target = parseTarget(args[0]!);
     if (target.queue === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
     const selection = parseRetrySelection(args.slice(1), request.locale);
     const approvals = requireApprovals(ctx);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
