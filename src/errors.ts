@@ -34,6 +34,8 @@ export const ErrorCode = {
   AlreadyInState: 'AlreadyInState',
   /** A job id that names no job (fail), or no failed job (retry), of the queue. */
   UnknownJob: 'UnknownJob',
+  /** `revoke` of task ids that no worker, queue list or result of the system knows. */
+  UnknownTask: 'UnknownTask',
   /** A retry of a queue with no failed jobs. */
   NothingToRetry: 'NothingToRetry',
   /** A Celery retry whose failures lack the task name, arguments and queue (`result_extended`). */

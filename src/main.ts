@@ -26,12 +26,14 @@ import {
   slackClientOptions,
   slackSettingsFromEnv,
 } from './transports/slack/create-app.js';
+import { createSlackHealth, failedMethod, type SlackHealth } from './transports/slack/health.js';
 import { createHomeTab, type HomeTab, registerHomeTab } from './transports/slack/home.js';
 import { registerSlackListeners } from './transports/slack/listeners.js';
 import { createSeenSignatures } from './transports/slack/replay.js';
 import { requestFromSlack } from './transports/slack/request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './transports/slack/requests.js';
 import type { RespondPolicy } from './transports/slack/respond.js';
+import { checkAppToken, checkBotToken, SlackTokenError } from './transports/slack/tokens.js';
 import { createUserLocales } from './transports/slack/user-locale.js';
 
 type Env = Record<string, string | undefined>;
@@ -52,6 +54,8 @@ export interface RunningBot {
   escalation: Escalation;
   /** The App Home tab (published on `app_home_opened`, refreshed on changes). */
   home: HomeTab;
+  /** What Slack last answered the bot's Web API calls (what `/readyz` reports). */
+  slackHealth: SlackHealth;
   /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
   /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
@@ -159,18 +163,52 @@ async function startWithConfig(
   const locale = config.locale;
   const now = options.now ?? (() => new Date());
 
+  // Every client below fetches through it: `/readyz` says what Slack last answered.
+  const slackHealth = createSlackHealth();
   // Outside a listener (audit channel, in-place updates, the guards' lookups). Bounded, so a
   // Slack outage costs minutes of retries rather than WebClient's default half hour.
-  const { retryConfig, ...clientOptions } = options.clientOptions ?? {};
+  const { retryConfig, fetch: testFetch, ...clientOptions } = options.clientOptions ?? {};
+  const fetch = slackHealth.fetch(testFetch);
   const web = new webApi.WebClient(settings.botToken, {
     timeout: 10_000,
     logger: boltLogger(logger),
     ...clientOptions,
+    fetch,
     // Through Bolt's namespace: @slack/web-api is CommonJS and Node's ESM loader cannot see
     // `retryPolicies` as a named export.
     retryConfig: loggedRetries(retryConfig ?? webApi.retryPolicies.fiveRetriesInFiveMinutes, logger),
     ...slackClientOptions(settings),
   });
+
+  // The tokens, before the store opens or anything listens: a token Slack refuses is one line and
+  // exit 1 (Bolt's own auth.test was an unhandled rejection after "listening").
+  let authorization = options.authorization;
+  try {
+    if (!authorization) authorization = await checkBotToken(web);
+    if (settings.mode === 'socket' && !options.receiverOverride && settings.appToken) {
+      await checkAppToken(
+        new webApi.WebClient(settings.appToken, {
+          timeout: 10_000,
+          logger: boltLogger(logger),
+          ...clientOptions,
+          fetch,
+          retryConfig: loggedRetries(retryConfig ?? webApi.retryPolicies.fiveRetriesInFiveMinutes, logger),
+          ...slackClientOptions(settings),
+        }),
+      );
+    }
+  } catch (error) {
+    if (!(error instanceof SlackTokenError)) throw error;
+    io.stderr(
+      scrubSecrets(
+        error.slackError === undefined
+          ? t.tokenUnchecked(error.variable, error.reason)
+          : t.tokenRefused(error.variable, error.slackError),
+        secrets,
+      ),
+    );
+    return 1;
+  }
   const auditChannel = config.slack.auditChannel;
   const auditPoster = auditChannel
     ? createAuditChannelSink({
@@ -267,9 +305,13 @@ async function startWithConfig(
         metrics: liveMetrics,
         pingStore: () => pingStore(runtime),
         slackConnected: () => slack?.connected() ?? false,
+        slackCall: () => slackHealth.last(),
+        // While Slack's last answer was a failure, each probe asks again (one at a time).
+        recheckSlack: () => slackHealth.recheck(() => web.auth.test()),
       }),
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
-      ...(options.authorization ? { authorization: options.authorization } : {}),
+      // Checked above: Bolt does not call auth.test again.
+      ...(authorization ? { authorization } : {}),
       // Bolt's own client (approval request posts, reply files, the Home tab): its retries
       // (Bolt's default policy unless a test sets one) are logged like the other client's.
       clientOptions: {
@@ -277,6 +319,7 @@ async function startWithConfig(
         // post or a Home tab for minutes (the Web API client's own default waits indefinitely).
         timeout: 10_000,
         ...clientOptions,
+        fetch,
         retryConfig: loggedRetries(
           retryConfig ?? webApi.retryPolicies.tenRetriesInAboutThirtyMinutes,
           logger,
@@ -387,6 +430,7 @@ async function startWithConfig(
         createAlertWebClient(settings.botToken, {
           ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
           logger: boltLogger(logger),
+          fetch,
         }),
         logger,
         locale,
@@ -430,6 +474,7 @@ async function startWithConfig(
   return {
     slack,
     home: homeTab,
+    slackHealth,
     ...(port === undefined ? {} : { port }),
     runtime,
     escalation,
@@ -454,6 +499,8 @@ function loggedRetries(policy: webApi.RetryOptions, logger: Logger): webApi.Retr
     retriesLeft?: number;
     code?: unknown;
     statusCode?: unknown;
+    headers?: unknown;
+    message?: unknown;
     original?: { message?: string; name?: string };
   }) => {
     // A 429 waited out by the client itself comes back as a request error around this text.
@@ -466,6 +513,7 @@ function loggedRetries(policy: webApi.RetryOptions, logger: Logger): webApi.Retr
           : 'unknown';
     logger.warn(
       {
+        method: failedMethod(error) ?? 'unknown',
         attempt: error.attemptNumber,
         retriesLeft: error.retriesLeft,
         reason,
@@ -493,8 +541,9 @@ if (isEntry) {
   main(process.env, io).then(
     (result) => {
       if (typeof result === 'number') {
-        process.exitCode = result;
-        return;
+        // Whatever a start that failed half-way left open (a socket, a timer) does not keep the
+        // process up; the lines above are written synchronously.
+        process.exit(result);
       }
       const onSignal = (signal: NodeJS.Signals) => {
         result.stop().then(

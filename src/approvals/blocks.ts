@@ -216,6 +216,22 @@ export function requestMessage(
       elements: [{ type: 'mrkdwn', text: escapeMrkdwn(t.howToApprove(request.id)) }],
     });
   }
+  // A done purge offers its undo where it was approved: the undo is a request of its own.
+  const purgeId = request.result?.purgeId;
+  if (request.action === 'purge' && request.status === 'done' && typeof purgeId === 'string') {
+    blocks.push({
+      type: 'actions',
+      block_id: `undo:${request.id}`,
+      elements: [
+        {
+          type: 'button',
+          action_id: ActionId.PurgeUndo,
+          text: { type: 'plain_text', text: t.undoButton },
+          value: purgeId,
+        },
+      ],
+    });
+  }
   // The notification text is mrkdwn too: a queue name from Redis must not form `<!channel>`.
   const text = fitEscaped(
     `${t.header(request.action, request.target)}: ${t.status[request.status] ?? request.status}`,

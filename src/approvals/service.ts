@@ -85,6 +85,8 @@ export interface SubmitInput {
   preview: string;
   /** The request's id when the preview already names it (a purge's archive path); else a new one. */
   id?: string;
+  /** More approvals than the policy's `approvals` for this request (a bulk retry); never fewer. */
+  requiredApprovals?: number;
 }
 
 export interface Approvals {
@@ -559,13 +561,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const api: Approvals = {
     async submit(input) {
       const policy = policyFor(input.action);
+      const required = Math.max(policy.approvals, input.requiredApprovals ?? 0);
       const createdAt = now();
       const request: ActionRequest = {
         id: input.id ?? newId(),
         action: input.action,
         target: input.target,
         params: input.params,
-        status: policy.approvals > 0 ? RequestStatus.Pending : RequestStatus.Approved,
+        status: required > 0 ? RequestStatus.Pending : RequestStatus.Approved,
         requestedBy: input.actor.id,
         requestedByName: input.actor.name,
         via: input.actor.via,
@@ -573,7 +576,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         ...(input.actor.via === 'cli' && input.actor.osUser !== undefined
           ? { requestedByOsUser: input.actor.osUser, requestedOnHost: input.actor.host }
           : {}),
-        requiredApprovals: policy.approvals,
+        requiredApprovals: required,
         approvals: [],
         preview: input.preview,
         createdAt: createdAt.toISOString(),
@@ -581,8 +584,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         updatedAt: createdAt.toISOString(),
       };
       await createOnce(request);
-      await audit(input.actor, request, 'request.created', policy.approvals > 0 ? 'requested' : 'approved');
-      if (policy.approvals > 0) {
+      await audit(input.actor, request, 'request.created', required > 0 ? 'requested' : 'approved');
+      if (required > 0) {
         // A new request is waiting for someone: their App Home tabs show it without a reopen.
         await notify(request);
         return request;

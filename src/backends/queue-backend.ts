@@ -223,6 +223,17 @@ export interface PoolChange {
   autoscale?: { before: { min: number; max: number }; after: { min: number; max: number } | null };
 }
 
+/** Where a Celery task id is known (`revoke`'s preview); none of the three: nothing knows it. */
+export interface TaskLocation {
+  id: string;
+  /** A worker holds it (`inspect query_task`): `active`, `reserved` or `scheduled`. */
+  worker?: { name: string; state: string };
+  /** Its message waits in this queue's lists, or `unacked` (delivered, not yet acknowledged). */
+  queue?: string;
+  /** The result backend has it, in this state (`SUCCESS`, `FAILURE`, `REVOKED`…). */
+  result?: string;
+}
+
 /** Outcome of a Celery revoke broadcast. */
 export interface RevokeOutcome {
   ids: string[];
@@ -303,6 +314,8 @@ export interface QueueBackend {
   pool?(): Promise<WorkerPool[]>;
   /** Celery: `pool_grow`/`pool_shrink` (or `autoscale`) so that every such worker has `processes`. */
   resizePool?(processes: number): Promise<PoolChange[]>;
+  /** Celery: where each task id is known (workers, queue lists and unacked, the result backend). */
+  locateTasks?(ids: readonly string[]): Promise<TaskLocation[]>;
   /** Celery: `revoke` broadcast, like `celery control revoke [--terminate]`. */
   revoke?(
     ids: readonly string[],

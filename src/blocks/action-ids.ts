@@ -35,6 +35,8 @@ export const ActionId = {
   JobRetry: 'queue_ops.job.retry',
   /** value: `system/queue/id`; runs `fail system/queue id`, through its policy and approval. */
   JobFail: 'queue_ops.job.fail',
+  /** value: the id of a done purge request; asks for its undo (policy and approval apply). */
+  PurgeUndo: 'queue_ops.purge.undo',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -72,6 +74,8 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return jobWords('retry', scope);
     case ActionId.JobFail:
       return jobWords('fail', scope);
+    case ActionId.PurgeUndo:
+      return ['undo', scope];
     default:
       return undefined;
   }

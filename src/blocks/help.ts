@@ -20,7 +20,12 @@ export function defaultHelpVerbs(locale: Locale): HelpVerb[] {
  * The `/queue help` message. `verbs` are added after the defaults; an entry whose verb is already
  * listed replaces that default, so later issues can register pause, approve, audit, … here.
  */
-export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
+export function helpMessage(
+  locale: Locale,
+  verbs: HelpVerb[] = [],
+  /** Which read-only answers the channel sees and which only the asker does. */
+  answers: { shared: readonly string[]; own: readonly string[] } = { shared: [], own: [] },
+): Message {
   const t = messages(locale).help;
   const list = defaultHelpVerbs(locale);
   for (const extra of verbs) {
@@ -47,7 +52,12 @@ export function helpMessage(locale: Locale, verbs: HelpVerb[] = []): Message {
     header(t.title),
     section(t.intro),
     ...packSections(lines).slice(0, room).map(section),
-    context(t.footer),
+    context(
+      t.footer(
+        answers.shared.map((v) => inCode(v, 40)).join(', '),
+        answers.own.map((v) => inCode(v, 40)).join(', '),
+      ),
+    ),
   ];
   return { text: t.fallback(fitEscaped(list.map((v) => v.verb).join(', '), 1000)), blocks };
 }

@@ -102,7 +102,8 @@ export function homeView(input: HomeInput, locale: Locale): HomeView {
       return `:x: ${escapeMrkdwn(t.systemDown(s.name, why))}`;
     }
     const q = s.status.queues;
-    const waiting = q.reduce((n, x) => n + x.waiting, 0);
+    // Waiting as everywhere: prioritized jobs wait too.
+    const waiting = q.reduce((n, x) => n + x.waiting + x.prioritized, 0);
     const failed = q.reduce((n, x) => n + x.failed, 0);
     const paused = q.filter((x) => x.isPaused).length;
     const mark = failed > 0 || paused > 0 ? ':warning:' : ':white_check_mark:';

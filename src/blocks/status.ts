@@ -216,7 +216,9 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
   const n = (v: number) => formatNumber(v, locale);
   const cols: Column[] = [
     { title: c.queue, cell: (r) => truncateName(r.q.name), right: false },
-    { title: c.waiting, cell: (r) => n(r.q.waiting), right: true },
+    // Waiting is every job ready to run, prioritized ones included, as everywhere else (help);
+    // the prioritized column says how many of them are prioritized.
+    { title: c.waiting, cell: (r) => n(r.q.waiting + r.q.prioritized), right: true },
     { title: c.active, cell: (r) => n(r.q.active), right: true },
   ];
   if (rows.some((r) => r.q.delayed > 0))

@@ -43,11 +43,24 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
     case 'alert.resolved':
       return { who: t.monitor, what: e.alertResolved(event.rule, event.subject) };
     case 'look':
-      return { who: event.who, what: e.looked(event.verb, event.target) };
+      return {
+        who: event.who,
+        what:
+          event.reason === undefined
+            ? e.looked(event.verb, event.target)
+            : e.lookFailed(event.verb, event.target, reasonText(event.reason, locale)),
+      };
     case 'alert.handled':
       return { who: event.who, what: e.alertHandled(event.verb, event.target) };
     case 'guard.denied':
-      return { who: event.who, what: e.guardDenied(event.verb, event.target) };
+      return {
+        who: event.who,
+        what: e.guardDenied(
+          event.verb,
+          event.target,
+          event.reason === undefined ? undefined : reasonText(event.reason, locale),
+        ),
+      };
     case 'requested':
       return { who: event.who, what: e.requested(event.action, event.target, event.request) };
     case 'approved':

@@ -102,7 +102,8 @@ export const alertsCommand: CommandDefinition = {
       ok: true,
       message: alertsListMessage(open, request.locale),
       data: { alerts: open.map(alertData) },
-      visibility: 'ephemeral',
+      // The open alerts are the incident's, not the asker's: the channel sees the same list.
+      visibility: 'in_channel',
     };
   },
 };
@@ -111,6 +112,7 @@ export const alertsCommand: CommandDefinition = {
 export const ackCommand: CommandDefinition = {
   verb: 'ack',
   mutating: true,
+  rateLimited: false,
   describe: (locale) => messages(locale).escalation.ack,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
@@ -135,6 +137,7 @@ export const ackCommand: CommandDefinition = {
 export const snoozeCommand: CommandDefinition = {
   verb: 'snooze',
   mutating: true,
+  rateLimited: false,
   describe: (locale) => messages(locale).escalation.snooze,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;

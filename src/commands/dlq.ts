@@ -3,7 +3,7 @@ import { dlqMessage } from '../blocks/dlq.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
-import { parseTarget, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
@@ -67,9 +67,8 @@ export const dlqCommand: CommandDefinition = {
     // The limit is checked first: it needs no Redis, and a typo there should not cost a round trip.
     const limit = parseLimit(args[1], request.locale);
     const target = parseTarget(args[0]!);
-    if (target.queue === undefined) {
-      throw new OpsError(ErrorCode.UsageError, { message: t.commands.dlqNeedsQueue, usage });
-    }
+    if (target.queue === undefined)
+      throw await queueMissing(ctx, target.system, t.commands.dlqNeedsQueue, usage);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
     const sample = await askSystem(ctx, system, backend.dlq(queue!, limit));
     return {

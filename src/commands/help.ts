@@ -1,5 +1,6 @@
 import { type HelpVerb, helpMessage } from '../blocks/help.js';
 import type { CommandDefinition, Reply, Request } from './types.js';
+import { OWN_ANSWERS, SHARED_ANSWERS } from './visibility.js';
 
 /**
  * `help`, also what an empty `/queue` answers. Commands registered later (pause, approve, …)
@@ -20,7 +21,7 @@ export function createHelpCommand(commands: () => CommandDefinition[]): CommandD
       });
       return {
         ok: true,
-        message: helpMessage(request.locale, extra),
+        message: helpMessage(request.locale, extra, { shared: SHARED_ANSWERS, own: OWN_ANSWERS }),
         data: { verbs: registered.map((c) => c.verb) },
         visibility: 'ephemeral',
       };

@@ -1,7 +1,8 @@
 import type { QueueBackend } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { rankBySimilarity, suggest } from '../lib/suggest.js';
+import { rankBySimilarity, suggest, suggestFlag } from '../lib/suggest.js';
+import { askSystem } from './timeout.js';
 import type { CommandContext } from './types.js';
 
 /** The verb (lower-cased) and the remaining words of one command line. */
@@ -84,6 +85,13 @@ export interface Target {
  * and a BullMQ queue name may in principle contain anything but the system name cannot.
  */
 export function parseTarget(text: string): Target {
+  // `status --jsn`: a mistyped option, not a system called `--jsn`.
+  if (text.startsWith('--')) {
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: messages().commands.unknownOption(text, suggestFlag(text)),
+      valid: messages().commands.targetValid,
+    });
+  }
   const slash = text.indexOf('/');
   if (slash === -1) {
     if (!text) throw new OpsError(ErrorCode.BadArgument, { message: messages().commands.nameTarget });
@@ -147,7 +155,18 @@ export function resolveSystem(
  * Redis keys, and `Events` is not `events`.
  */
 export async function resolveTarget(ctx: CommandContext, target: Target): Promise<ResolvedTarget> {
-  const { system, backend } = resolveSystem(ctx, target.system);
+  let resolved: { system: string; backend: QueueBackend };
+  try {
+    resolved = resolveSystem(ctx, target.system);
+  } catch (error) {
+    // `status alarm_processing`: a queue named without its system; say which system has it.
+    const unknown = error instanceof OpsError && error.code === ErrorCode.UnknownSystem;
+    if (!unknown || target.queue !== undefined || error.params.suggestion !== undefined) throw error;
+    const found = await queueAnywhere(ctx, target.system);
+    if (found === undefined) throw error;
+    throw new OpsError(ErrorCode.UnknownSystem, { ...error.params, suggestion: found });
+  }
+  const { system, backend } = resolved;
   if (target.queue === undefined) return { system, backend };
   const queues = await backend.listQueues();
   if (!queues.includes(target.queue)) {
@@ -155,8 +174,51 @@ export async function resolveTarget(ctx: CommandContext, target: Target): Promis
       system,
       queue: target.queue,
       valid: listed(target.queue, queues),
-      suggestion: suggest(target.queue, queues),
+      // The whole `system/queue`, so the suggestion can be typed as it is.
+      suggestion: withSystem(system, suggest(target.queue, queues)),
     });
   }
   return { system, backend, queue: target.queue };
+}
+
+const withSystem = (system: string, queue: string | undefined) =>
+  queue === undefined ? undefined : `${system}/${queue}`;
+
+/**
+ * `system/queue` of the one queue, across every system, that is `name` or is named like it
+ * (`alarm_processing` → `zeus/celery:alarm_processing`); undefined when none or several are. A
+ * system whose queues cannot be listed (Redis down) is passed over.
+ */
+export async function queueAnywhere(ctx: CommandContext, name: string): Promise<string | undefined> {
+  const found: string[] = [];
+  await Promise.all(
+    allSystems(ctx).map(async ({ system, backend }) => {
+      let queues: string[];
+      try {
+        queues = await askSystem(ctx, system, backend.listQueues());
+      } catch {
+        return;
+      }
+      const queue = queues.includes(name) ? name : suggest(name, queues);
+      if (queue !== undefined) found.push(`${system}/${queue}`);
+    }),
+  );
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/**
+ * The usage error of a command that needs `system/queue` and was given one word: when that word
+ * is a queue of exactly one system, the answer names it (`Did you mean zeus/celery:alarm_processing?`).
+ */
+export async function queueMissing(
+  ctx: CommandContext,
+  word: string,
+  message: string,
+  usage: string,
+): Promise<OpsError> {
+  const found = word ? await queueAnywhere(ctx, word) : undefined;
+  return new OpsError(ErrorCode.UsageError, {
+    message: found === undefined ? message : `${message} ${messages().commands.didYouMean(found)}`,
+    usage,
+  });
 }

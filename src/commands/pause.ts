@@ -3,7 +3,7 @@ import type { Approvals } from '../approvals/service.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
-import { parseTarget, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
@@ -66,7 +66,7 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
         throw new OpsError(ErrorCode.UsageError, { message: t.commands.tooManyArguments(args[1]!), usage });
       const target = parseTarget(args[0]!);
       if (target.queue === undefined)
-        throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+        throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
       const approvals = requireApprovals(ctx);
       const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
       if (!backend.pause || !backend.resume) {

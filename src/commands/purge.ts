@@ -3,7 +3,7 @@ import type { PurgeState } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Purges } from '../purge/service.js';
-import { parseTarget, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
@@ -40,7 +40,7 @@ export const purgeCommand: CommandDefinition = {
       });
     const target = parseTarget(args[0]!);
     if (target.queue === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
     const stateWord = (args[1] ?? 'waiting').toLowerCase();
     const asked = STATES[stateWord];
     if (!asked)

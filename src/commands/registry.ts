@@ -9,6 +9,24 @@ import { statusCommand } from './status.js';
 import type { CommandDefinition } from './types.js';
 import { workersCommand } from './workers.js';
 
+/**
+ * Words people type for a verb that is called something else: `verify` is `audit verify`,
+ * `waiting` (requests waiting for approval) is `pending`. Only suggested, never run.
+ */
+const VERB_ALIASES: Record<string, string> = {
+  verify: 'audit verify',
+  waiting: 'pending',
+  requests: 'pending',
+};
+
+/** The verb (or alias's command) a mistyped verb most likely was. */
+export function suggestVerb(verb: string, verbs: readonly string[]): string | undefined {
+  const aliases = Object.keys(VERB_ALIASES).filter((a) => !verbs.includes(a));
+  const hit = suggest(verb, [...verbs, ...aliases]);
+  if (hit === undefined) return undefined;
+  return Object.hasOwn(VERB_ALIASES, hit) ? VERB_ALIASES[hit] : hit;
+}
+
 /** Verb → command. Later features (pause, approve, audit…) `register` theirs at composition. */
 export interface CommandRegistry {
   /** The command for a verb, or `UnknownVerb` naming the valid verbs and the likely one. */
@@ -29,7 +47,7 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
       const command = byVerb.get(verb.toLowerCase());
       if (command) return command;
       const valid = [...byVerb.keys()];
-      throw new OpsError(ErrorCode.UnknownVerb, { verb, valid, suggestion: suggest(verb, valid) });
+      throw new OpsError(ErrorCode.UnknownVerb, { verb, valid, suggestion: suggestVerb(verb, valid) });
     },
     get: (verb) => byVerb.get(verb.toLowerCase()),
     verbs: () => [...byVerb.keys()],

@@ -2,7 +2,7 @@ import { RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
-import { parseTarget, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
@@ -61,7 +61,7 @@ export const retryCommand: CommandDefinition = {
       });
     const target = parseTarget(args[0]!);
     if (target.queue === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.actions.needsTarget, usage });
+      throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
     const selection = parseRetrySelection(args.slice(1), request.locale);
     const approvals = requireApprovals(ctx);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
@@ -69,6 +69,12 @@ export const retryCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
     const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     const name = `${system}/${queue}`;
+    // More than one job: `policies.retry.bulkApprovals` (1 by default). A retry of `all` that finds
+    // one failure runs under `approvals`, and is then held to that one job (failures that arrive
+    // in between wait for a request that gets the bulk approvals).
+    const policy = ctx.config.policies.retry;
+    const bulk = 'all' in selection && selection.limit > 1 && preview.count > 1;
+    const heldToOne = 'all' in selection && !bulk && policy.bulkApprovals > policy.approvals;
     const created = await approvals.submit({
       actor: actorOf(request),
       action: 'retry',
@@ -77,8 +83,9 @@ export const retryCommand: CommandDefinition = {
       params: {
         system,
         queue,
-        ...('jobId' in selection ? { jobId: selection.jobId } : { limit: selection.limit }),
+        ...('jobId' in selection ? { jobId: selection.jobId } : { limit: heldToOne ? 1 : selection.limit }),
       },
+      ...(bulk ? { requiredApprovals: Math.max(policy.approvals, policy.bulkApprovals) } : {}),
       preview: t.approvals.previewRetry(
         name,
         preview.count,

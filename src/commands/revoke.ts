@@ -76,20 +76,44 @@ export const revokeCommand: CommandDefinition = {
     if (!backend.revoke || !backend.running)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: t.notBullmqFail });
     const approvals = requireApprovals(ctx);
-    const running = await askSystem(ctx, system, backend.running());
+    const [running, located] = await Promise.all([
+      askSystem(ctx, system, backend.running()),
+      backend.locateTasks ? askSystem(ctx, system, backend.locateTasks(parsed.ids)) : undefined,
+    ]);
     const now = ctx.now().getTime();
+    // An id no worker, queue list or result knows is said, not silently broadcast; when none of
+    // them is known there is nothing to revoke (a typo): refused before anything is asked.
+    const unknown = located?.filter((l) => !l.worker && !l.queue && !l.result).map((l) => l.id) ?? [];
+    if (located && unknown.length === parsed.ids.length)
+      throw new OpsError(ErrorCode.UnknownTask, { system, ids: unknown });
     const tasks = parsed.ids.map((id) => {
       const where = running.find((w) => w.id === id);
-      if (!where) return t.taskNotRunning(id);
-      const runtime =
-        where.startedAt === undefined ? '?' : formatDuration((now - where.startedAt) / 1000, request.locale);
-      return t.taskRunsOn(id, where.name, where.worker ?? '?', runtime);
+      if (where) {
+        const runtime =
+          where.startedAt === undefined
+            ? '?'
+            : formatDuration((now - where.startedAt) / 1000, request.locale);
+        return t.taskRunsOn(id, where.name, where.worker ?? '?', runtime);
+      }
+      const at = located?.find((l) => l.id === id);
+      if (!at) return t.taskNotRunning(id);
+      if (at.worker) return t.taskHeldBy(id, at.worker.name, at.worker.state);
+      if (at.queue === 'unacked') return t.taskDelivered(id);
+      if (at.queue) return t.taskQueued(id, at.queue);
+      if (at.result) return t.taskFinished(id, at.result);
+      return t.taskUnknown(id);
     });
     const created = await approvals.submit({
       actor: actorOf(request),
       action: 'revoke',
       target: `${system}/${parsed.ids.join(',')}`.slice(0, 200),
-      params: { system, ids: parsed.ids, terminate: parsed.terminate, signal: parsed.signal },
+      params: {
+        system,
+        ids: parsed.ids,
+        terminate: parsed.terminate,
+        signal: parsed.signal,
+        ...(unknown.length > 0 ? { unknownIds: unknown } : {}),
+      },
       preview: t.previewRevoke(system, tasks, parsed.terminate, parsed.signal),
     });
     return requestReply(created, request, ctx);

@@ -171,7 +171,8 @@ export const statusCommand: CommandDefinition = {
     } else {
       const target = parseTarget(scope);
       if (target.queue === undefined) {
-        targets = [resolveSystem(ctx, target.system)];
+        // resolveTarget, not resolveSystem: a queue named without its system is pointed at it.
+        targets = [await resolveTarget(ctx, target)];
       } else {
         const { system, backend } = resolveSystem(ctx, target.system);
         try {

@@ -14,7 +14,7 @@ import {
   type TrendWindow,
 } from '../escalation/trend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
+import { parseTarget, queueMissing, resolveSystem, resolveTarget } from './parse.js';
 import type { CommandContext, CommandDefinition, ReplyFile, Request } from './types.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
@@ -185,8 +185,7 @@ export const trendCommand: CommandDefinition = {
     if (parsed.out !== undefined && request.via !== 'cli')
       throw new OpsError(ErrorCode.BadArgument, { message: t.outOnlyCli, valid: t.describe.usage });
     const target = parseTarget(parsed.target);
-    if (target.queue === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.needsQueue, usage: t.usage });
+    if (target.queue === undefined) throw await queueMissing(ctx, target.system, t.needsQueue, t.usage);
     const { system } = await knownQueue(ctx, target.system, target.queue);
     if (!ctx.alerts)
       throw new OpsError(ErrorCode.NotSupported, {
@@ -200,7 +199,10 @@ export const trendCommand: CommandDefinition = {
       { system, queue: target.queue, window: parsed.window },
       ctx.now().getTime(),
     );
-    const wantChart = data.points.length > 0 && (request.via === 'slack' || parsed.out !== undefined);
+    // The demo console writes the chart into its own directory and says where.
+    const wantChart =
+      data.points.length > 0 &&
+      (request.via === 'slack' || request.via === 'console' || parsed.out !== undefined);
     let file: ReplyFile | undefined;
     let note: string | undefined;
     if (wantChart) {

@@ -109,6 +109,11 @@ export interface CommandDefinition {
   verb: string;
   /** Mutating commands only run in `slack.allowedChannels` and go through policy. */
   mutating: boolean;
+  /**
+   * `false`: a mutating command the rate limit does not count (`ack`, `snooze`: answering an alert
+   * storm must not stop at the eleventh alert). Default: counted when mutating.
+   */
+  rateLimited?: boolean;
   run(ctx: CommandContext, args: string[], request: Request): Promise<Reply>;
   /** Its line in `/queue help`; the read path's verbs are described by the help builder itself. */
   describe?(locale: Locale): { usage: string; summary: string };

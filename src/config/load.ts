@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { isPair, isScalar, isSeq, parseDocument, parse as parseYaml, visit } from 'yaml';
 import type { $ZodIssue } from 'zod/v4/core';
 import turkish from 'zod/v4/locales/tr.js';
@@ -237,6 +238,25 @@ export function loadConfigFile(path: string, env: Record<string, string | undefi
     });
   }
   return parseConfig(text, env, path);
+}
+
+/**
+ * The config with its relative file paths (a `sqlite:` store, the purge archive, the audit key
+ * and witness files) made absolute against `cwd`, the directory the command line was run in: so
+ * a process given another working directory (a test, a wrapper) writes there, not wherever Node
+ * happens to run.
+ */
+export function withPathsFrom(config: Config, cwd: string): Config {
+  const absolute = (path: string) => (isAbsolute(path) ? path : resolvePath(cwd, path));
+  const sqlite = /^sqlite:(.+)$/.exec(config.store)?.[1];
+  const store = sqlite !== undefined && sqlite !== ':memory:' ? `sqlite:${absolute(sqlite)}` : config.store;
+  const copy = structuredClone(config) as Config & { store: string };
+  copy.store = store;
+  copy.archive.dir = absolute(config.archive.dir);
+  if (config.audit.keyFile !== undefined) copy.audit.keyFile = absolute(config.audit.keyFile);
+  if (config.audit.witnessFile !== undefined) copy.audit.witnessFile = absolute(config.audit.witnessFile);
+  copy.audit.previousKeyFiles = config.audit.previousKeyFiles.map(absolute);
+  return deepFreeze(copy);
 }
 
 function deepFreeze<T>(value: T): T {

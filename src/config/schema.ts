@@ -256,6 +256,16 @@ function buildConfigSchema(p: ConfigProblems) {
     role: role,
     approvals: z._default(intIn(0, 5), 0),
   });
+  /**
+   * `retry`'s policy: `approvals` for one job, `bulkApprovals` (at least `approvals`) for a retry
+   * of more than one (`retry … all`): re-queueing a whole dead-letter list waits for a second person
+   * by default.
+   */
+  const retryPolicy = z.strictObject({
+    role: role,
+    approvals: z._default(intIn(0, 5), 0),
+    bulkApprovals: z._default(intIn(0, 5), 1),
+  });
 
   const duration = z.pipe(
     z.string({ error: p.duration }).check(
@@ -343,7 +353,7 @@ function buildConfigSchema(p: ConfigProblems) {
         z.strictObject({
           pause: z._default(policy, { role: 'operator', approvals: 0 }),
           resume: z._default(policy, { role: 'operator', approvals: 0 }),
-          retry: z._default(policy, { role: 'operator', approvals: 0 }),
+          retry: z._default(retryPolicy, { role: 'operator', approvals: 0, bulkApprovals: 1 }),
           scale: z._default(policy, { role: 'operator', approvals: 1 }),
           purge: z._default(policy, { role: 'admin', approvals: 1 }),
           revoke: z._default(policy, { role: 'operator', approvals: 0 }),
@@ -354,7 +364,7 @@ function buildConfigSchema(p: ConfigProblems) {
         {
           pause: { role: 'operator', approvals: 0 },
           resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0, bulkApprovals: 1 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
           revoke: { role: 'operator', approvals: 0 },

@@ -120,7 +120,7 @@ export async function deleteDemoKeys(url: string): Promise<number> {
  */
 export async function resolveDemoRedis(
   env: Record<string, string | undefined>,
-  options: { db?: number } = {},
+  options: { db?: number; dir?: string } = {},
 ): Promise<DemoRedis> {
   const shared = env.REDIS_URL?.trim();
   let sharedProblem: string | undefined;
@@ -144,7 +144,7 @@ export async function resolveDemoRedis(
     }
   }
   try {
-    const server = await startPrivateRedis();
+    const server = await startPrivateRedis(options.dir ? { dir: options.dir } : {});
     return {
       url: withDb(server.url, 0),
       displayUrl: server.url,

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,10 +8,13 @@ import { collectSecrets, createQueueOps, type QueueOps } from '../app.js';
 import { formatDecimal, formatNumber } from '../blocks/format.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
+import { createEscalation, type Escalation } from '../escalation/runtime.js';
 import { type Catalog, type Locale, messages } from '../i18n/index.js';
 import { createLogger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
-import { writeDemoConfig } from './config.js';
+import { DEMO_GROUPS, DEMO_MONITOR_SECONDS, DEMO_PEOPLE, writeDemoConfig } from './config.js';
+import { writeStandInDocker } from './docker.js';
+import { backfillSamples, DEMO_HISTORY } from './history.js';
 import { type DemoRedis, resolveDemoRedis } from './redis.js';
 import { type DemoScale, type SeededDemo, seedDemo, willUseRealCelery } from './seed.js';
 
@@ -113,9 +116,11 @@ export async function runDemo(io: DemoIo): Promise<number> {
   let redis: DemoRedis | undefined;
   let seeded: SeededDemo | undefined;
   let app: QueueOps | undefined;
+  let escalation: Escalation | undefined;
   let cleaning: Promise<void> | undefined;
   const cleanup = () => {
     cleaning ??= (async () => {
+      await escalation?.monitor.stop().catch(() => {});
       await app?.close().catch(() => {});
       await seeded?.stop().catch(() => {});
       await redis?.release().catch(() => {});
@@ -130,7 +135,9 @@ export async function runDemo(io: DemoIo): Promise<number> {
 
   try {
     try {
-      redis = await resolveDemoRedis(io.env, { db: args.db });
+      const redisDir = join(workDir, 'redis');
+      mkdirSync(redisDir);
+      redis = await resolveDemoRedis(io.env, { db: args.db, dir: redisDir });
       if (redis.sharedProblem) say(redis.sharedProblem);
       if (redis.kind === 'private') say(t.startingRedis);
     } catch (error) {
@@ -151,6 +158,11 @@ export async function runDemo(io: DemoIo): Promise<number> {
     const configPath = writeDemoConfig(workDir, redis.url, seeded.plan, locale);
     const config = parseConfig(readFileSync(configPath, 'utf8'), {}, configPath);
     const secrets = collectSecrets(config, io.env);
+    // `scale pushizo/dispatch` runs `docker compose`: the stand-in first on the PATH answers it.
+    const docker = writeStandInDocker(workDir);
+    const env = { ...io.env, PATH: [docker.binDir, io.env.PATH].filter(Boolean).join(':') };
+    const chartsDir = join(workDir, 'charts');
+    mkdirSync(chartsDir);
     const logFile = join(workDir, 'queue-ops.log');
     const logger = createLogger({
       level: 'info',
@@ -160,7 +172,15 @@ export async function runDemo(io: DemoIo): Promise<number> {
     });
     // The whole runtime, not just the read path: guards, approvals and the audit trail over the
     // demo's own SQLite store, so the two-person flow can be shown.
-    app = await createQueueOps({ config, env: io.env, logger });
+    app = await createQueueOps({ config, env, logger });
+    // The monitor as the bot runs it, on a short interval, over a few hours of back-filled
+    // samples: alerts, trend and timeline have content on the first command.
+    say(t.monitoring);
+    const now = Date.now();
+    await backfillSamples(app, { ...DEMO_HISTORY, now });
+    escalation = createEscalation({ runtime: app, logger, label: 'demo' });
+    await escalation.monitor.tick();
+    escalation.monitor.start();
 
     say('');
     say(t.bannerTitle);
@@ -172,13 +192,37 @@ export async function runDemo(io: DemoIo): Promise<number> {
     say(t.bannerConfig(configPath));
     say(t.bannerCli(configPath));
     say(seeded.celeryMode === 'real' ? t.bannerCeleryReal : t.bannerCelerySimulated);
-    say(t.bannerUser(args.user));
+    say(t.bannerPeople(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1], args.user));
+    say(t.bannerApprovals(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
+    say(t.bannerApprovalsThen(DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
+    say(
+      t.bannerScaleCompose(
+        `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
+        DEMO_GROUPS.compose.service,
+        docker.callsLog,
+      ),
+    );
+    say(
+      seeded.celeryMode === 'real'
+        ? t.bannerScalePool(
+            `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
+            seeded.plan.zeus.worker.name,
+          )
+        : t.bannerScalePoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
+    );
+    say(t.bannerMonitor(DEMO_MONITOR_SECONDS, DEMO_HISTORY.hours));
+    say(t.bannerTrend(join(chartsDir, 'trend-pushizo-dispatch-ios-1h.png')));
+    say(t.bannerFiles(workDir));
     say(t.bannerHint);
-    say(t.bannerApprovals);
-    say(t.bannerApprovalsThen);
     say('');
 
-    const session = createConsoleSession({ dispatcher: app.dispatcher, user: args.user, logger, locale });
+    const session = createConsoleSession({
+      dispatcher: app.dispatcher,
+      user: args.user,
+      logger,
+      locale,
+      filesDir: chartsDir,
+    });
     const write = (text: string) => io.stdout.write(scrubSecrets(text, secrets));
     if (args.scripts.length > 0) {
       const { failures } = await runLines(session, args.scripts, write);

@@ -1,12 +1,12 @@
 import { auditTarget } from '../audit/target.js';
 import { parseWords } from '../commands/parse.js';
 import type { CommandDefinition, Reply, Request } from '../commands/types.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
 import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
 import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';
-import type { RateLimiter } from './rate-limit.js';
+import { actionRan, type RateLimiter } from './rate-limit.js';
 import type { RoleResolver } from './roles.js';
 import type { SlackDirectory } from './slack-directory.js';
 
@@ -24,36 +24,53 @@ export interface GuardMiddlewareDeps {
   rateLimit?: RateLimiter;
 }
 
+type GuardedCommand = Pick<CommandDefinition, 'verb' | 'mutating' | 'rateLimited'>;
+
 /**
  * The rate limit, after every other check passed: only a command that would run counts, so a
- * refused one never uses up someone's allowance. Read-only commands are not limited.
+ * refused one never uses up someone's allowance. Read-only commands, `ack` and `snooze` are not
+ * limited. An allowed command is counted now and `release` gives the use back if it then did not
+ * run (a typo, a usage error, a refusal: see `settleRate`).
  */
 async function withinRate(
   deps: GuardMiddlewareDeps,
   request: Request,
-  command: Pick<CommandDefinition, 'verb' | 'mutating'>,
+  command: GuardedCommand,
   verdict: GuardVerdict,
-): Promise<GuardVerdict> {
-  if (!verdict.allow || !command.mutating || !deps.rateLimit) return verdict;
+): Promise<{ verdict: GuardVerdict; release?: () => Promise<void> }> {
+  if (!verdict.allow || !command.mutating || command.rateLimited === false || !deps.rateLimit)
+    return { verdict };
   const decision = await deps.rateLimit.take(request.actor.id);
-  if (decision.allow) return verdict;
+  if (decision.allow) return { verdict, release: decision.release };
   return {
-    allow: false,
-    error: new OpsError(ErrorCode.RateLimited, {
-      action: command.verb,
-      limit: decision.limit,
-      retryAfterSeconds: decision.retryAfterSeconds,
-    }),
-    role: verdict.role,
-    unresolvedGroups: verdict.unresolvedGroups,
+    verdict: {
+      allow: false,
+      error: new OpsError(ErrorCode.RateLimited, {
+        action: command.verb,
+        limit: decision.limit,
+        retryAfterSeconds: decision.retryAfterSeconds,
+      }),
+      role: verdict.role,
+      unresolvedGroups: verdict.unresolvedGroups,
+    },
   };
+}
+
+/** Gives a counted use back when the command's answer says its action did not run. */
+async function settleRate(
+  release: (() => Promise<void>) | undefined,
+  reply: Pick<Reply, 'ok' | 'error'> | undefined,
+): Promise<void> {
+  if (!release || !reply || actionRan(reply)) return;
+  // Housekeeping: the answer goes out whether or not the store took the use back.
+  await release().catch(() => undefined);
 }
 
 /** The dispatcher's middleware shape, narrowed to what the guards read. */
 export type GuardMiddleware = (
   request: Request,
   next: () => Promise<Reply>,
-  info: { command: Pick<CommandDefinition, 'verb' | 'mutating'> },
+  info: { command: GuardedCommand },
 ) => Promise<Reply>;
 
 /**
@@ -73,9 +90,18 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
       ...(request.surface ? { surface: request.surface } : {}),
       ...(request.actor.osUser !== undefined ? { osUser: request.actor.osUser } : {}),
     });
-    const verdict = await withinRate(deps, request, command, checked);
-    if (verdict.allow) return next();
-    return deny(deps.audit, request, command.verb, verdict);
+    const { verdict, release } = await withinRate(deps, request, command, checked);
+    if (!verdict.allow) return deny(deps.audit, request, command.verb, verdict);
+    let reply: Reply;
+    try {
+      reply = await next();
+    } catch (error) {
+      // A command's typo or refusal is thrown as an OpsError; the dispatcher answers it.
+      await settleRate(release, { ok: false, error: { code: isOpsError(error) ? error.code : 'Internal' } });
+      throw error;
+    }
+    await settleRate(release, reply);
+    return reply;
   };
 }
 
@@ -86,7 +112,7 @@ export interface BoltGuardDeps extends GuardMiddlewareDeps {
    */
   toRequest: (body: unknown, context: { locale?: Locale }) => Request | undefined;
   /** The command a verb names; an unknown verb is checked as read-only (the dispatcher answers it). */
-  commandFor: (verb: string) => Pick<CommandDefinition, 'verb' | 'mutating'> | undefined;
+  commandFor: (verb: string) => GuardedCommand | undefined;
 }
 
 /** The parts of Bolt's middleware arguments the guard uses. */
@@ -105,6 +131,8 @@ export interface BoltGuardArgs {
 
 /** Key under Bolt's `context` where an allowed command's verdict is left for the listener. */
 export const GUARD_CONTEXT_KEY = 'queueOpsGuard';
+/** Key under Bolt's `context` where the listener leaves the dispatcher's reply (listeners.ts). */
+export const REPLY_CONTEXT_KEY = 'queueOpsReply';
 
 /**
  * The same checks as Bolt middleware (`app.use(createBoltGuard(...))`), for a Slack side that
@@ -129,10 +157,16 @@ export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => P
       mutating: command?.mutating ?? false,
       ...(request.surface ? { surface: request.surface } : {}),
     });
-    const verdict = command ? await withinRate(deps, request, command, checked) : checked;
+    const { verdict, release } = command
+      ? await withinRate(deps, request, command, checked)
+      : { verdict: checked, release: undefined };
     if (verdict.allow) {
       context[GUARD_CONTEXT_KEY] = verdict;
-      return next();
+      await next();
+      // The listener leaves the dispatcher's reply here (`REPLY_CONTEXT_KEY`); without one the
+      // use stays counted.
+      await settleRate(release, context[REPLY_CONTEXT_KEY] as Reply | undefined);
+      return;
     }
     await ack?.();
     const reply = await deny(deps.audit, request, command?.verb ?? verb, verdict);

@@ -1,7 +1,15 @@
+import type { Reply } from '../commands/types.js';
+import { ErrorCode } from '../errors.js';
 import type { Store } from '../store/store.js';
 
 /** What the rate limit answers for one mutating command about to run. */
-export type RateDecision = { allow: true } | { allow: false; limit: number; retryAfterSeconds: number };
+export type RateDecision =
+  | {
+      allow: true;
+      /** Gives the use back: the command was counted, then did not run (typo, usage, refusal). */
+      release(): Promise<void>;
+    }
+  | { allow: false; limit: number; retryAfterSeconds: number };
 
 /** Mutating commands per user per minute (`rateLimit.perUserPerMinute`). */
 export interface RateLimiter {
@@ -11,7 +19,7 @@ export interface RateLimiter {
 
 export interface RateLimiterDeps {
   /** Where the window lives: the store every replica shares. */
-  store: Pick<Store, 'takeRate' | 'pruneRate'>;
+  store: Pick<Store, 'takeRate' | 'pruneRate' | 'releaseRate'>;
   perUserPerMinute: number;
   /** Milliseconds since the epoch. */
   now: () => number;
@@ -22,7 +30,8 @@ const WINDOW_MS = 60_000;
 /**
  * A sliding one-minute window per user, kept in the store: every replica (and every command-line
  * run) counts against the same window, so N replicas together allow `perUserPerMinute`, not N
- * times it. A refused command counts nothing. Once a minute this process also forgets everyone's
+ * times it. A refused command counts nothing, and a command that was counted but then did not run
+ * (a typo, a usage error, a refusal; see `actionRan`) is given back. Once a minute this process also forgets everyone's
  * uses older than the window, so the table holds at most one minute of commands.
  */
 export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
@@ -33,12 +42,9 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
     async take(userId) {
       const now = deps.now();
       const windowStart = new Date(now - WINDOW_MS).toISOString();
-      const taken = await deps.store.takeRate(
-        `user:${userId}`,
-        new Date(now).toISOString(),
-        windowStart,
-        limit,
-      );
+      const key = `user:${userId}`;
+      const at = new Date(now).toISOString();
+      const taken = await deps.store.takeRate(key, at, windowStart, limit);
       if (!taken.taken) {
         const retryAfterSeconds = Math.max(
           1,
@@ -51,7 +57,25 @@ export function createRateLimiter(deps: RateLimiterDeps): RateLimiter {
         // Housekeeping: a failure here must not refuse a command that was within its limit.
         await deps.store.pruneRate(windowStart).catch(() => 0);
       }
-      return { allow: true };
+      // Counted first, given back after: commands at once still cannot get past the limit.
+      return { allow: true, release: () => deps.store.releaseRate(key, at) };
     },
   };
 }
+
+/**
+ * Whether a command's answer means its action ran (and so counts against the limit): it did, or
+ * it stopped part-way (an interrupted retry or purge, an unexpected failure). A typo, a usage
+ * error or a refusal (unknown job, nothing to retry, not allowed, already in that state…) did not.
+ */
+export function actionRan(reply: Pick<Reply, 'ok' | 'error'>): boolean {
+  if (reply.ok) return true;
+  return PARTLY_RAN.has(reply.error?.code ?? 'Internal');
+}
+
+const PARTLY_RAN = new Set<string>([
+  ErrorCode.RetryInterrupted,
+  ErrorCode.PurgeInterrupted,
+  ErrorCode.UndoInterrupted,
+  'Internal',
+]);

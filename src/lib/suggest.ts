@@ -45,8 +45,19 @@ export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINIT
 const RANK_LIMIT = 32;
 
 /**
+ * What a name is also called without its namespace: Celery's `celery:alarm_processing` is the
+ * `alarm_processing` queue to the people who run it (the runbooks name it so).
+ */
+function shortName(candidate: string): string | undefined {
+  const colon = candidate.lastIndexOf(':');
+  return colon > 0 && colon < candidate.length - 1 ? candidate.slice(colon + 1) : undefined;
+}
+
+/**
  * The candidate the user most likely meant, or undefined when nothing is close enough to be a
- * plausible typo. Case differences are free; a unique prefix of at least three characters wins.
+ * plausible typo. Case differences are free; a candidate's name without its `prefix:` counts as
+ * its name too (`alarm_processing` → `celery:alarm_processing`); a unique prefix of at least two
+ * characters wins (`al` → `alerts`).
  */
 export function suggest(input: string, candidates: readonly string[]): string | undefined {
   const needle = input.toLowerCase();
@@ -56,21 +67,50 @@ export function suggest(input: string, candidates: readonly string[]): string | 
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
-    // Only a distance that could still win matters, so that is the bound.
-    const bound = Math.min(allowed, bestDistance - 1);
-    const distance = editDistance(needle, candidate.toLowerCase(), bound);
-    if (distance <= bound && distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-      if (distance === 0) break;
+    const names = [candidate.toLowerCase()];
+    const short = shortName(names[0]!);
+    if (short !== undefined) names.push(short);
+    for (const name of names) {
+      // Only a distance that could still win matters, so that is the bound.
+      const bound = Math.min(allowed, bestDistance - 1);
+      const distance = editDistance(needle, name, bound);
+      if (distance <= bound && distance < bestDistance) {
+        best = candidate;
+        bestDistance = distance;
+      }
     }
+    if (bestDistance === 0) break;
   }
   if (best !== undefined && bestDistance <= allowed) return best;
-  if (needle.length >= 3) {
+  if (needle.length >= 2) {
     const prefixed = candidates.filter((c) => c.toLowerCase().startsWith(needle));
     if (prefixed.length === 1) return prefixed[0];
   }
   return undefined;
+}
+
+/** Every option a command line or a command takes, for "did you mean" on a mistyped one. */
+export const KNOWN_FLAGS = [
+  '--json',
+  '--help',
+  '--config',
+  '--user',
+  '--since',
+  '--until',
+  '--out',
+  '--terminate',
+  '--signal',
+] as const;
+
+/**
+ * The option a mistyped one (`--jsn`) most likely was, among `flags`; its `=value` is left out.
+ * An option that is right but in the wrong place gets no suggestion of itself.
+ */
+export function suggestFlag(word: string, flags: readonly string[] = KNOWN_FLAGS): string | undefined {
+  if (!word.startsWith('-')) return undefined;
+  const flag = word.split('=', 1)[0]!;
+  const likely = suggest(flag, flags);
+  return likely === flag ? undefined : likely;
 }
 
 /** Candidates ordered from most to least similar to the input (stable for equal distances). */

@@ -398,6 +398,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         }),
       ),
 
+    releaseRate: (key, at) =>
+      guard(async () => {
+        await pool.query(
+          'DELETE FROM rate_events WHERE ctid IN (SELECT ctid FROM rate_events WHERE rate_key = $1 AND at = $2 LIMIT 1)',
+          [key, new Date(at).toISOString()],
+        );
+      }),
+
     pruneRate: (before) =>
       guard(
         async () =>

@@ -305,6 +305,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         takeRate.immediate(key, new Date(at).toISOString(), new Date(windowStart).toISOString(), limit),
       ),
 
+    releaseRate: (key, at) =>
+      wrap(() => {
+        db.prepare(
+          'DELETE FROM rate_events WHERE rowid IN (SELECT rowid FROM rate_events WHERE rate_key = ? AND at = ? LIMIT 1)',
+        ).run(key, new Date(at).toISOString());
+      }),
+
     pruneRate: (before) =>
       wrap(
         () => db.prepare('DELETE FROM rate_events WHERE at <= ?').run(new Date(before).toISOString()).changes,

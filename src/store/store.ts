@@ -235,6 +235,11 @@ export interface Store extends PurgeStore {
   takeRate(key: string, at: string, windowStart: string, limit: number): Promise<RateTake>;
   /** Forgets every key's uses at or before `before` (people who stopped typing); returns how many. */
   pruneRate(before: string): Promise<number>;
+  /**
+   * Gives back one use of `key` counted at `at` (a command that was counted, then did not run:
+   * a typo, a usage error, a refusal). Nothing when it is already forgotten.
+   */
+  releaseRate(key: string, at: string): Promise<void>;
 
   /** Escalation (issue 8): samples, alerts, the outbox and the leader lease. */
   escalation: EscalationStore;

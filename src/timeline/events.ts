@@ -20,6 +20,8 @@ export type TimelineEvent =
       who: string;
       verb: string;
       target?: string;
+      /** Why a look failed or a guard refused: the error code, worded by the builders. */
+      reason?: string;
     }
   | {
       at: string;
@@ -73,7 +75,11 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
   if (e.action.startsWith('command.')) {
     const verb = e.action.slice('command.'.length);
     const target = str(e.target);
-    if (LOOKS.has(verb)) return { ...base, kind: 'look', verb, ...(target ? { target } : {}) };
+    if (LOOKS.has(verb)) {
+      // A typo (`status pushzio`) was not a look at anything: the timeline says what went wrong.
+      const reason = e.outcome === 'ok' ? undefined : (str(e.error) ?? e.outcome);
+      return { ...base, kind: 'look', verb, ...(target ? { target } : {}), ...(reason ? { reason } : {}) };
+    }
     // An ack or snooze that was refused (no such alert, a bad duration) did not happen.
     if (ALERT_HANDLING.has(verb) && e.outcome === 'ok')
       return { ...base, kind: 'alert.handled', verb, ...(target ? { target } : {}) };
@@ -81,7 +87,14 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
   }
   if (e.action === 'denied') {
     const target = str(e.target);
-    return { ...base, kind: 'guard.denied', verb: str(p.command) ?? '?', ...(target ? { target } : {}) };
+    const reason = str(p.code);
+    return {
+      ...base,
+      kind: 'guard.denied',
+      verb: str(p.command) ?? '?',
+      ...(target ? { target } : {}),
+      ...(reason ? { reason } : {}),
+    };
   }
   const request = str(p.request) ?? str(e.target) ?? '?';
   const action = str(p.action) ?? '?';

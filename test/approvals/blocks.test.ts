@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { requestMessage } from '../../src/approvals/blocks.js';
 import { createApprovals } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
+import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
+import { validateMessage } from '../../src/blocks/validate.js';
 import { requestReply } from '../../src/commands/pause.js';
 import type { CommandContext, Request } from '../../src/commands/types.js';
 import { ErrorCode, OpsError } from '../../src/errors.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { ActionRequest, Store } from '../../src/store/store.js';
 import { exitCodeOf, toCliJson } from '../../src/transports/cli/run.js';
 
 describe('the answer to a request whose action failed', () => {
@@ -36,7 +39,7 @@ describe('the answer to a request whose action failed', () => {
         policies: {
           pause: { role: 'operator', approvals: 0 },
           resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
           revoke: { role: 'operator', approvals: 0 },
@@ -94,7 +97,7 @@ describe('the answer to a request whose action failed', () => {
         policies: {
           pause: { role: 'operator', approvals: 0 },
           resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0 },
+          retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
           scale: { role: 'operator', approvals: 1 },
           purge: { role: 'admin', approvals: 1 },
           revoke: { role: 'operator', approvals: 0 },
@@ -125,5 +128,50 @@ describe('the answer to a request whose action failed', () => {
     expect(unsettled).toContain('the queue is not paused yet');
     expect(unsettled).toContain('/queue workers zeus');
     expect(await shownFor()).toContain('zeus/celery is paused');
+  });
+});
+
+describe('the message of a done purge', () => {
+  const purge = (status: ActionRequest['status'], result?: Record<string, unknown>): ActionRequest => ({
+    id: 'r-purge001',
+    action: 'purge',
+    target: 'pushizo/dispatch-ios',
+    params: { system: 'pushizo', queue: 'dispatch-ios', state: 'failed' },
+    status,
+    requestedBy: 'U0BOB',
+    via: 'slack',
+    channel: 'C0INCIDENT',
+    requiredApprovals: 1,
+    approvals: [{ userId: 'U0CAROL', at: '2030-01-01T10:00:00.000Z' }],
+    preview: 'purge pushizo/dispatch-ios (failed): 16 jobs',
+    createdAt: '2030-01-01T10:00:00.000Z',
+    expiresAt: '2030-01-01T10:15:00.000Z',
+    updatedAt: '2030-01-01T10:00:01.000Z',
+    ...(result ? { result } : {}),
+  });
+  const buttons = (message: { blocks: unknown[] }) =>
+    message.blocks
+      .filter((b) => (b as { type: string }).type === 'actions')
+      .flatMap((b) => (b as { elements: { action_id: string; value: string }[] }).elements);
+
+  it('offers its undo as a button whose click is `undo <purge id>`, and only once it is done', () => {
+    const done = requestMessage(
+      purge('done', { purged: 16, archived: 16, archivePath: '/tmp/a', purgeId: 'r-purge001' }),
+      'en',
+    );
+    expect(validateMessage(done)).toEqual([]);
+    const [undo, ...others] = buttons(done);
+    expect(others).toEqual([]);
+    expect(undo).toMatchObject({
+      action_id: ActionId.PurgeUndo,
+      value: 'r-purge001',
+      text: { text: 'Undo this purge' },
+    });
+    expect(wordsForAction(undo!.action_id, undo!.value)).toEqual(['undo', 'r-purge001']);
+    expect(buttons(requestMessage(purge('pending'), 'en')).map((b) => b.action_id)).toEqual([
+      ActionId.Approve,
+      ActionId.Deny,
+    ]);
+    expect(buttons(requestMessage(purge('failed'), 'en'))).toEqual([]);
   });
 });

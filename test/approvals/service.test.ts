@@ -90,7 +90,7 @@ async function harness(): Promise<Harness> {
           policies: {
             pause: { role: 'operator', approvals: opts.approvals ?? 1 },
             resume: { role: 'operator', approvals: 0 },
-            retry: { role: 'operator', approvals: 0 },
+            retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
             scale: { role: 'operator', approvals: 1 },
             purge: { role: 'admin', approvals: opts.purgeApprovals ?? 1 },
             revoke: { role: 'operator', approvals: 0 },

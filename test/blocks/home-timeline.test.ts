@@ -6,6 +6,7 @@ import { validateMessage } from '../../src/blocks/validate.js';
 import type { ActionRequest } from '../../src/store/store.js';
 import { eventFromAudit, type TimelineEvent } from '../../src/timeline/events.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { pushizoStatus, queue } from './fixtures.js';
 
 const now = new Date('2030-01-01T12:00:00Z');
 
@@ -62,6 +63,18 @@ describe('the Home view and the timeline message stay inside Slack limits, escap
       .flatMap((b) => (b as { elements: { action_id: string; value: string }[] }).elements);
     expect(new Set(buttons.map((b) => b.action_id))).toEqual(new Set([ActionId.Approve, ActionId.Deny]));
     for (const b of buttons) expect(b.value).toMatch(/^r-[a-z0-9]+$/);
+  });
+
+  it('counts waiting on the Home tab as status does: prioritized jobs included', () => {
+    const status = {
+      ...pushizoStatus(2),
+      queues: [queue('dispatch-ios', { waiting: 480, prioritized: 5 }), queue('events', { waiting: 15 })],
+    };
+    const view = homeView(
+      { systems: [{ name: 'pushizo', status }], alerts: [], waiting: [], recent: [], now },
+      'en',
+    );
+    expect(JSON.stringify(view.blocks)).toContain('2 queues, 500 waiting');
   });
 
   it('a long timeline is one message: the first 40 events, then the command that prints the rest', () => {
@@ -133,6 +146,10 @@ describe('an action outcome in the timeline', () => {
       'pause zeus/celery done: paused, 2 workers acknowledged',
       'pause zeus/celery tamamlandı: duraklatıldı, 2 worker yanıt verdi',
     ]);
+    // One worker is one worker, not "1 workers".
+    expect(
+      describeEvent(done('pause', 'zeus/celery', { queue: 'celery', workersAnswered: ['w1'] }), 'en').what,
+    ).toBe('pause zeus/celery done: paused, 1 worker acknowledged');
     expect(both(done('resume', 'pushizo/dispatch-ios', { queue: 'dispatch-ios', isPaused: false }))).toEqual([
       'resume pushizo/dispatch-ios done: resumed',
       'resume pushizo/dispatch-ios tamamlandı: devam ettirildi',

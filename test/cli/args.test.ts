@@ -62,6 +62,19 @@ describe('the command line splits its own options from the command words', () =>
   it('refuses an unknown option before the verb, naming it', () => {
     expect(() => parseCliArgs(['--jsno', 'status'])).toThrow(/Unknown option --jsno/);
     expect(() => parseCliArgs(['--since', 'x', 'audit', 'export'])).toThrow(/Unknown option --since/);
+    // A slip of one letter is named with the option it most likely was; a real option out of
+    // place is not "meant" as itself.
+    const said = (argv: string[]) => {
+      try {
+        parseCliArgs(argv);
+      } catch (error) {
+        return (error as OpsError).params.message;
+      }
+      return undefined;
+    };
+    expect(said(['--jsn', 'status'])).toBe('Unknown option --jsn. Did you mean --json?');
+    expect(said(['--conifg', 'q.yml', 'status'])).toBe('Unknown option --conifg. Did you mean --config?');
+    expect(said(['--since', 'x', 'audit', 'export'])).toBe('Unknown option --since.');
   });
 
   it('audit export reads its own --since from its words', () => {

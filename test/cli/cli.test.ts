@@ -164,7 +164,9 @@ describe('the queue-ops command line', () => {
     });
     const queue = await cli(['--config', config, 'dlq', 'pushizo/webhook'], { env: env() });
     expect(queue.code).toBe(1);
-    expect(queue.stdout).toContain('`pushizo` has no queue called `webhook`. Did you mean `webhooks`?');
+    expect(queue.stdout).toContain(
+      '`pushizo` has no queue called `webhook`. Did you mean `pushizo/webhooks`?',
+    );
   });
 
   it('a dlq limit out of range is a usage error naming the range, exit 2', async () => {

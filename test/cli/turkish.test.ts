@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
@@ -168,6 +168,19 @@ describe('the command line before the config, in the config’s locale', () => {
         ].join('\n'),
       ),
     ).toEqual(['systems[1].name: "z" sistem adı iki kez kullanılmış (ilki systems[0])']);
+  });
+});
+
+describe('the command line run in another directory', () => {
+  it('keeps a relative sqlite store (and the archive) in that directory, never in the clone', async () => {
+    // `store: "sqlite:./q.db"`, run with the temp dir as its working directory.
+    const leak = join(process.cwd(), 'q.db');
+    const touched = () => (existsSync(leak) ? statSync(leak).mtimeMs : undefined);
+    const before = touched();
+    config(VALID);
+    await cli(['status', 'pushizo']);
+    expect(existsSync(join(dir.dir, 'q.db'))).toBe(true);
+    expect(touched()).toBe(before);
   });
 });
 

@@ -266,7 +266,7 @@ ${extraSystems}`,
     const reply = await dispatcher.handle(request(['dlq', 'pushizo/dispatch-iso']));
     expect(reply.error?.code).toBe('UnknownQueue');
     expect(reply.message.text).toBe(
-      '`pushizo` has no queue called `dispatch-iso`. Did you mean `dispatch-ios`? Queues: `dispatch-ios`, `events`.',
+      '`pushizo` has no queue called `dispatch-iso`. Did you mean `pushizo/dispatch-ios`? Queues: `dispatch-ios`, `events`.',
     );
   });
 

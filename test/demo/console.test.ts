@@ -120,6 +120,112 @@ describe('the demo console', () => {
     expect(console.user).toBe('U0ALICE');
   });
 
+  it('words a bad --since as two sentences, and shows a long timeline whole instead of pointing at Slack direct messages', async () => {
+    const console = session('U0BOB');
+    const bad = await console.handleLine('timeline --since xyz');
+    expect(bad.output).toContain('--since xyz is not a time. Valid: a duration ago');
+    for (let i = 0; i < 45; i++) await console.handleLine('workers pushizo');
+    const timeline = await console.handleLine('timeline');
+    expect(timeline.reply?.ok).toBe(true);
+    expect(timeline.output).not.toContain('direct messages');
+    expect(timeline.output.match(/looked at workers pushizo/g)?.length).toBeGreaterThanOrEqual(45);
+  });
+
+  it('counts waiting one way: the status row of a queue with prioritized jobs says what its pause preview says, and help says what waiting means', async () => {
+    const console = session('U0ALICE');
+    const ios = seeded.plan.pushizo.queues.find((q) => q.name === 'dispatch-ios')!;
+    expect(ios.prioritized).toBeGreaterThan(0);
+    const status = await console.handleLine('status pushizo/dispatch-ios');
+    const row = status.output.split('\n').find((l) => l.startsWith('dispatch-ios '))!;
+    const heading = status.output.split('\n').find((l) => l.startsWith('queue '))!;
+    expect(heading).toMatch(/^queue +waiting +active +delayed +of which prio +failed/);
+    const [, waiting, , , prio] = row.trim().split(/\s+/);
+    expect(waiting).toBe(String(ios.waiting + ios.prioritized));
+    expect(prio).toBe(String(ios.prioritized));
+    const pause = await console.handleLine('pause pushizo/dispatch-ios');
+    expect(pause.output).toContain(
+      `pause pushizo/dispatch-ios: ${waiting} waiting jobs stop being picked up`,
+    );
+    await console.handleLine(`deny ${requestOf(pause).id}`);
+    const help = await console.handleLine('help');
+    expect(help.output).toContain('Waiting is every job ready to run, prioritized ones included');
+  });
+
+  it('posts shared read-only answers in the channel and keeps the asker’s own ones ephemeral, as help says', async () => {
+    const console = session('U0BOB');
+    const help = (await console.handleLine('help')).output;
+    const said = (list: string) => (new RegExp(`${list}: ([^.]*)\\.`).exec(help)?.[1] ?? '').split(', ');
+    const shared = said('Everyone in the channel sees');
+    const own = said('Only you see');
+    expect(shared).toEqual(['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend']);
+    expect(own).toEqual(['help', 'pending', 'audit', 'timeline', 'errors and refusals']);
+    own.pop();
+    const words: Record<string, string> = {
+      status: 'status',
+      dlq: 'dlq pushizo/dispatch-ios',
+      workers: 'workers',
+      stuck: 'stuck zeus',
+      alerts: 'alerts',
+      trend: 'trend pushizo/dispatch-ios',
+      help: 'help',
+      pending: 'pending',
+      audit: 'audit',
+      timeline: 'timeline',
+    };
+    for (const verb of [...shared, ...own]) {
+      const reply = (await console.handleLine(words[verb]!)).reply;
+      expect(reply?.ok, verb).toBe(true);
+      expect(reply?.visibility, verb).toBe(shared.includes(verb) ? 'in_channel' : 'ephemeral');
+    }
+  });
+
+  it('records and shows why a look failed and why the guards refused: a typo is not "looked at", a rate limit is named', async () => {
+    const alice = session('U0ALICE');
+    await alice.handleLine('status pushzio');
+    const bob = session('U0BOB');
+    // Mutating commands count against the per-minute limit (10 in the demo) even when they fail.
+    let refused: Awaited<ReturnType<typeof bob.handleLine>> | undefined;
+    for (let i = 0; i < 12 && !refused; i++) {
+      const outcome = await bob.handleLine('deny r-nosuch');
+      if (outcome.reply?.error?.code === 'RateLimited') refused = outcome;
+    }
+    expect(refused).toBeDefined();
+    const entries = await app.audit.recent(50);
+    const typo = entries.find((e) => e.action === 'command.status' && e.target === 'pushzio');
+    expect(typo).toMatchObject({ outcome: 'error', error: 'UnknownSystem' });
+    const limited = entries.find((e) => e.action === 'denied' && e.actorId === 'U0BOB');
+    expect(limited?.params).toMatchObject({ command: 'deny', code: 'RateLimited' });
+
+    const timeline = (await bob.handleLine('timeline')).output;
+    expect(timeline).toContain(
+      '| U0ALICE | asked for status pushzio, which failed: there is no such system |',
+    );
+    expect(timeline).not.toContain('looked at status pushzio');
+    expect(timeline).toMatch(/\| U0BOB \| was refused deny[^|]*: too many commands in a minute \|/);
+    expect(timeline).not.toContain('by the guards');
+  });
+
+  it('did you mean: a queue without `celery:` or without its system, verbs one slip away or by another name, and a mistyped option', async () => {
+    const console = session();
+    const said = async (line: string) => (await console.handleLine(line)).output;
+    expect(await said('dlq zeus/alarm_processing')).toContain(
+      '`zeus` has no queue called `alarm_processing`. Did you mean `zeus/celery:alarm_processing`?',
+    );
+    expect(await said('dlq alarm_processing')).toContain(
+      'Name the queue as system/queue. Did you mean `zeus/celery:alarm_processing`?',
+    );
+    expect(await said('status dispatch-ios')).toContain(
+      'There is no system called `dispatch-ios`. Did you mean `pushizo/dispatch-ios`?',
+    );
+    expect(await said('pause dispatch-sms')).toContain('Did you mean `pushizo/dispatch-sms`?');
+    expect(await said('al')).toContain('`al` is not a /queue command. Did you mean `alerts`?');
+    expect(await said('waitng')).toContain('Did you mean `pending`?');
+    expect(await said('verfy')).toContain('Did you mean `audit verify`?');
+    const flag = await said('status --jsn');
+    expect(flag).toContain('`--jsn` is not an option here. Did you mean `--json`?');
+    expect(flag).not.toContain('no system');
+  });
+
   it('says so when a number is typed before any message has buttons', async () => {
     const outcome = await session().handleLine('1');
     expect(outcome.output).toContain('no buttons');

@@ -139,6 +139,9 @@ describe('the guard middleware', () => {
     const { reply } = await run(mw, slackRequest('U0BOB', ['pause', 'pushizo/scheduler']));
     expect(reply.error?.code).toBe('WrongChannel');
     expect(reply.message.text).toContain('No channel is listed in `slack.allowedChannels`');
+    // Not "only runs in none": the first line says it runs nowhere yet, in English.
+    expect(reply.message.text).toContain('`pause` runs in no channel yet; read-only commands work anywhere.');
+    expect(reply.message.text).not.toContain('none');
   });
 
   it('read-only commands run in any channel and leave no denial in the audit', async () => {

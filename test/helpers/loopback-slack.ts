@@ -33,6 +33,10 @@ export async function startLoopbackSlack() {
   let counter = 0;
   let holdNextPost = false;
   let failNextPostAnswer = false;
+  /** Methods (`*`: all) Slack answers `ok: false` with an error (a refused token). */
+  const refused = new Map<string, string>();
+  /** Methods (`*`: all) answered with an HTTP status and no body (Slack's own trouble). */
+  const statuses = new Map<string, number>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.on('data', (chunk) => {
@@ -49,7 +53,15 @@ export async function startLoopbackSlack() {
         bot_id: 'B0BOT',
         team_id: 'T0TEAM',
       };
-      if (method === 'chat.postMessage') {
+      const status = statuses.get(method) ?? statuses.get('*');
+      if (status !== undefined) {
+        res.writeHead(status);
+        res.end();
+        return;
+      }
+      const refusal = refused.get(method) ?? refused.get('*');
+      if (refusal !== undefined) answer = { ok: false, error: refusal };
+      else if (method === 'chat.postMessage') {
         // A real ts (seconds now), so `oldest` filters the way Slack's does.
         call.ts = `${Math.floor(Date.now() / 1000)}.${String(++counter).padStart(6, '0')}`;
         const channel = body.channel ?? '';
@@ -102,6 +114,19 @@ export async function startLoopbackSlack() {
       holdNextPost = true;
     },
     held: () => held.length,
+    /** From now on every call of `method` (`*`: any) is answered `{ ok: false, error }`, as Slack refuses it. */
+    refuse(method: string, error: string) {
+      refused.set(method, error);
+    },
+    /** From now on every call of `method` (`*`: any) is answered with HTTP `status`. */
+    answerStatus(method: string, status: number) {
+      statuses.set(method, status);
+    },
+    /** `method` (`*`: the wildcard) is answered as usual again. */
+    accept(method: string) {
+      refused.delete(method);
+      statuses.delete(method);
+    },
     /** The next top-level post is taken (and kept in history), and answered 500. */
     failNextPostAnswer() {
       failNextPostAnswer = true;

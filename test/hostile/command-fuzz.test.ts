@@ -325,7 +325,9 @@ describe('the command pipeline under hostile words, over real queues and a Redis
   it('shows a name with a line break in it (typed on the command line) as \\n, keeping the answer one line', async () => {
     const reply = await ops.dispatcher.handle(ask(['status', 'pushizo/events\n'], 'U0ALICE', undefined));
     expect(reply.error?.code).toBe('UnknownQueue');
-    expect(reply.message.text).toContain('`pushizo` has no queue called `events\\n`. Did you mean `events`?');
+    expect(reply.message.text).toContain(
+      '`pushizo` has no queue called `events\\n`. Did you mean `pushizo/events`?',
+    );
     expect(reply.message.text).not.toContain('\n');
     const tr = await ops.dispatcher.handle(
       ask(['dlq', 'pushizo/events', '3\u2028'], 'U0ALICE', undefined, 'tr'),

@@ -224,7 +224,7 @@ beforeAll(async () => {
       'policies:',
       '  pause: { role: operator, approvals: 0 }',
       '  resume: { role: operator, approvals: 0 }',
-      '  retry: { role: operator, approvals: 0 }',
+      '  retry: { role: operator, approvals: 0, bulkApprovals: 0 }',
       '  purge: { role: admin, approvals: 1 }',
       '  undo: { role: admin, approvals: 0 }',
       '  revoke: { role: operator, approvals: 0 }',

@@ -53,11 +53,15 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
   it('keeps the command vocabulary English: verbs, flags and keywords; only placeholders are Turkish', () => {
     // `<system>` is `<sistem>` in Turkish, `[limit]` is `[sınır]`; what is typed as written
     // (`retry`, `all`, `--terminate`, `1h|6h|24h`) is the same word in both.
-    const vocabulary = (usage: string) =>
-      usage
-        .replace(/<[^<>|]*((?:\|[^<>|]+)*)>/g, '<$1>')
-        .replace(/\[[^[\]|\s-][^[\]|\s]*\]/g, '[]')
-        .replace(/--out \S+/g, '--out FILE');
+    const vocabulary = (usage: string) => {
+      let text = usage.replace(/<[^<>|]*((?:\|[^<>|]+)*)>/g, '<$1>').replace(/--out \S+/g, '--out FILE');
+      // Nested optional parts (`[system[/queue]]`) from the inside out.
+      for (let before = ''; before !== text; ) {
+        before = text;
+        text = text.replace(/\[[^[\]|\s-](?:[^[\]|\s]|\[\])*\]/g, '[]');
+      }
+      return text;
+    };
     const words = (list: readonly string[]) => list.map(vocabulary);
     expect(tr.help.verbs.map((v) => [v.verb, vocabulary(v.usage)])).toEqual(
       en.help.verbs.map((v) => [v.verb, vocabulary(v.usage)]),
@@ -71,6 +75,62 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
       expect(vocabulary(tr.escalation[key].usage)).toBe(vocabulary(en.escalation[key].usage));
     }
     expect(tr.actions.retry.usage).toBe('/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır]');
+  });
+
+  it('translates every placeholder of every usage line: none is left in English', () => {
+    // What is typed as written, in both languages (states, keywords, locales, scales).
+    const TYPED = new Set([
+      'all',
+      'waiting',
+      'failed',
+      'delayed',
+      'verify',
+      'n',
+      'en',
+      'tr',
+      'full',
+      'small',
+    ]);
+    /** The lowercase words inside `<…>` and `[…]`, nested ones included; flags, values and `/queue` aside. */
+    const placeholders = (usage: string): string[] => {
+      const found: string[] = [];
+      for (const m of usage.replace(/\/queue\b/g, '').matchAll(/[<[]([^<>[\]]*)/g))
+        for (const part of m[1]!.split(/[|\s/]+/)) {
+          const word = part.replace(/…$/, '');
+          if (/^[a-z][a-z-]*$/.test(word) && !TYPED.has(word)) found.push(word);
+        }
+      return found;
+    };
+    /** Every `usage` string of a catalog, by its path. */
+    const usages = (node: unknown, path = ''): [string, string][] => {
+      if (Array.isArray(node)) return node.flatMap((item, i) => usages(item, `${path}[${i}]`));
+      if (typeof node !== 'object' || node === null) return [];
+      return Object.entries(node).flatMap(([key, value]): [string, string][] => {
+        const at = path ? `${path}.${key}` : key;
+        if (key === 'usage' && typeof value === 'string') return [[at, value]];
+        if (key === 'usage' && typeof value === 'object' && value !== null && !Array.isArray(value))
+          return Object.entries(value).flatMap(([k, v]): [string, string][] =>
+            typeof v === 'string' ? [[`${at}.${k}`, v]] : [],
+          );
+        return usages(value, at);
+      });
+    };
+    const english = new Map(usages(en));
+    const untranslated = (catalog: unknown) =>
+      usages(catalog).flatMap(([path, usage]) => {
+        const words = new Set(placeholders(english.get(path) ?? ''));
+        return placeholders(usage)
+          .filter((word) => words.has(word))
+          .map((word) => `${path}: ${word}`);
+      });
+    expect(english.size).toBeGreaterThan(20);
+    expect(untranslated(tr)).toEqual([]);
+    // The check itself: a Turkish line with an English placeholder left in is caught.
+    const slipped = {
+      ...tr,
+      purge: { ...tr.purge, undo: { ...tr.purge.undo, usage: '/queue undo <purge-request-id>' } },
+    };
+    expect(untranslated(slipped)).toEqual(['purge.undo.usage: purge-request-id']);
   });
 
   it('reads the way the runbooks write: kuyruk, bekleyen, başarısız, onay', () => {

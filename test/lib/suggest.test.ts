@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editDistance, rankBySimilarity, suggest } from '../../src/lib/suggest.js';
+import { editDistance, rankBySimilarity, suggest, suggestFlag } from '../../src/lib/suggest.js';
 
 describe('suggest', () => {
   it('proposes the queue one typo away', () => {
@@ -24,6 +24,22 @@ describe('suggest', () => {
     expect(suggest('celery:alarm', ['celery', 'celery:alarm_processing', 'celery:default'])).toBe(
       'celery:alarm_processing',
     );
+  });
+
+  it('matches a Celery queue by its name without `celery:`, as the runbooks write it', () => {
+    const zeus = ['celery', 'celery:alarm_processing', 'celery:default', 'celery:ota_processing'];
+    expect(suggest('alarm_processing', zeus)).toBe('celery:alarm_processing');
+    expect(suggest('alarm_procesing', zeus)).toBe('celery:alarm_processing');
+  });
+
+  it('takes a unique prefix of two characters, and words and flags one slip away', () => {
+    const verbs = ['status', 'dlq', 'workers', 'pending', 'approve', 'audit', 'alerts', 'ack', 'trend'];
+    expect(suggest('al', verbs)).toBe('alerts');
+    expect(suggest('a', verbs)).toBeUndefined();
+    expect(suggest('st', [...verbs, 'stuck'])).toBeUndefined();
+    expect(suggestFlag('--jsn')).toBe('--json');
+    expect(suggestFlag('--since')).toBeUndefined();
+    expect(suggestFlag('status')).toBeUndefined();
   });
 
   it('orders candidates by similarity', () => {

@@ -150,6 +150,8 @@ if (unreachable && POSTGRES_REQUIRED) {
           '    type: bullmq',
           `    redis: ${redisUrl}`,
           `    prefix: ${prefix}`,
+          // Queues Dan and Erin ask to pause: the rate limit counts actions that ran (issue 23).
+          '    queues: [dispatch, d0, d1, d2, d3, d4, d5, e0, e1]',
         ].join('\n'),
       );
       // The second replica starts while the first runs: both migrate the same schema safely.
@@ -230,10 +232,18 @@ if (unreachable && POSTGRES_REQUIRED) {
     it("counts each person's commands that change things across both replicas: the fourth in a minute is refused in one line, at either one, while someone else's still run", async () => {
       const [a, b] = replicas.map((r) => r.port) as [number, number];
       const hooks = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/hooks`;
-      const answerTo = async (path: string) => {
+      // The answer at the command's response_url, or (a request that was made) its post in the channel.
+      const answerTo = async (path: string, target: string) => {
         let text: string | undefined;
         await waitFor(`the answer at ${path}`, async () => {
-          text = posted.find((p) => p.path === `/hooks${path}`)?.body.text as string | undefined;
+          text =
+            (posted.find((p) => p.path === `/hooks${path}`)?.body.text as string | undefined) ??
+            (posted.find(
+              (p) =>
+                p.path.endsWith('/chat.postMessage') && JSON.stringify(p.body).includes(`pause ${target}`),
+            )
+              ? `request posted: pause ${target}`
+              : undefined);
           return text !== undefined;
         });
         return text!;
@@ -249,24 +259,23 @@ if (unreachable && POSTGRES_REQUIRED) {
           new URLSearchParams(command as Record<string, string>).toString(),
           'application/x-www-form-urlencoded',
         );
-        return await answerTo(path);
+        return await answerTo(path, text.split(' ')[1] ?? '');
       };
       const refusedLine =
-        /^You ran 3 commands that change things in the last minute, the most allowed; `deny` did not run\. Try again in \d+ s\.$/;
-      // Dan alternates replicas: A, B, A are answered (the request does not exist)…
+        /^You ran 3 commands that change things in the last minute, the most allowed; `pause` did not run\. Try again in \d+ s\.$/;
+      // Dan alternates replicas: A, B, A ask for a pause (each request is made)…
       const dan: string[] = [];
-      for (let i = 0; i < 6; i++) dan.push(await ask(i % 2 ? b : a, 'U0DAN', `deny r-dan${i}`, `/dan-${i}`));
-      expect(dan.slice(0, 3)).toEqual(
-        [0, 1, 2].map((i) => `There is no request \`r-dan${i}\` in this channel.`),
-      );
+      for (let i = 0; i < 6; i++)
+        dan.push(await ask(i % 2 ? b : a, 'U0DAN', `pause pushizo/d${i}`, `/dan-${i}`));
+      expect(dan.slice(0, 3)).toEqual([0, 1, 2].map((i) => `request posted: pause pushizo/d${i}`));
       // …then both refuse him: per process each would have allowed 3, 6 in all.
       for (const line of dan.slice(3)) expect(line).toMatch(refusedLine);
       // Erin, asking at the same replicas meanwhile, is not held back by Dan's minute.
       const erin = [
-        await ask(b, 'U0ERIN', 'deny r-erin0', '/erin-0'),
-        await ask(a, 'U0ERIN', 'deny r-erin1', '/erin-1'),
+        await ask(b, 'U0ERIN', 'pause pushizo/e0', '/erin-0'),
+        await ask(a, 'U0ERIN', 'pause pushizo/e1', '/erin-1'),
       ];
-      expect(erin).toEqual([0, 1].map((i) => `There is no request \`r-erin${i}\` in this channel.`));
+      expect(erin).toEqual([0, 1].map((i) => `request posted: pause pushizo/e${i}`));
       // And read-only commands are never counted.
       expect(await ask(a, 'U0DAN', 'help', '/dan-help')).not.toMatch(/did not run/);
     }, 60_000);

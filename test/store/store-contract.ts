@@ -900,6 +900,22 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(await store.takeRate('user:U0A', iso(1), iso(-59), 10)).toMatchObject({ taken: false });
       });
 
+      it('release gives back one use of that key at that time, and only one', async () => {
+        for (const at of [0, 0, 10]) await store.takeRate('user:U0A', iso(at), iso(at - 60), 3);
+        await store.takeRate('user:U0B', iso(0), iso(-60), 3);
+        expect(await store.takeRate('user:U0A', iso(20), iso(-40), 3)).toMatchObject({ taken: false });
+        await store.releaseRate('user:U0A', iso(0));
+        const rows = await harness.sql('SELECT rate_key, at FROM rate_events ORDER BY rate_key, at');
+        expect(rows.map((r) => `${r.rate_key}@${r.at}`)).toEqual([
+          `user:U0A@${iso(0)}`,
+          `user:U0A@${iso(10)}`,
+          `user:U0B@${iso(0)}`,
+        ]);
+        expect(await store.takeRate('user:U0A', iso(20), iso(-40), 3)).toEqual({ taken: true });
+        // Already forgotten: nothing happens.
+        await store.releaseRate('user:U0A', iso(99));
+      });
+
       it("prune forgets every key's uses at or before the cutoff and keeps the rest", async () => {
         await store.takeRate('user:U0A', iso(0), iso(-60), 5);
         await store.takeRate('user:U0B', iso(5), iso(-55), 5);

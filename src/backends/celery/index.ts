@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
+import { isOpsError } from '../../errors.js';
 import { execWithScripts, luaScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
@@ -33,6 +34,7 @@ import {
   RESULT_KEY_PREFIX,
   unackedKey,
 } from './keys.js';
+import { locateTasks } from './locate.js';
 import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
 import { createCeleryPurger } from './purge.js';
@@ -568,6 +570,26 @@ export function createCeleryBackend(
     pool: control.pool,
     resizePool: control.resizePool,
     revoke: control.revoke,
+    async locateTasks(ids) {
+      try {
+        await ensureConnected(client, connectTimeoutMs);
+        if (separateResults) await ensureConnected(resultClient, connectTimeoutMs);
+        return await locateTasks(
+          {
+            client,
+            resultClient,
+            layout,
+            queues: () => queueNames.list(),
+            queryTask: (asked) =>
+              pidbox.broadcast('query_task', { ids: [...asked] }, { timeoutMs: system.inspectTimeoutMs }),
+          },
+          ids,
+        );
+      } catch (error) {
+        if (isOpsError(error)) throw error;
+        throw unavailable(error);
+      }
+    },
     pause: pausing.pause,
     resume: pausing.resume,
     async purger(queue) {

@@ -57,6 +57,7 @@ export const approvals = {
     `Check \`/queue status ${target}\` and \`/queue workers ${system}\`.`,
   approveButton: 'Approve',
   denyButton: 'Deny',
+  undoButton: 'Undo this purge',
   confirmTitle: 'Approve this action?',
   confirmText: (preview: string) => `${preview}`,
   confirmYes: 'Approve',

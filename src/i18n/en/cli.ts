@@ -16,6 +16,7 @@ export const cli = {
     'Exit codes: 0 success, 1 the command failed (unknown queue, Redis down), 2 usage or config error.',
   ].join('\n'),
   unknownFlag: (flag: string) => `Unknown option ${flag}.`,
+  unknownFlagSuggest: (flag: string, likely: string) => `Unknown option ${flag}. Did you mean ${likely}?`,
   flagNeedsValue: (flag: string) => `Option ${flag} needs a value.`,
   badUser: (value: string) =>
     `--user must be a Slack user id (U… or W…, as roles: lists them), not "${value}".`,

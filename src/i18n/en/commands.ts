@@ -16,6 +16,9 @@ export const commands = {
   quoteNotClosed: (quote: string) => `A quote (${quote}) is not closed.`,
   nameTarget: 'Name a system or system/queue.',
   notATarget: (text: string) => `\`${text}\` is not a system/queue.`,
+  unknownOption: (word: string, suggestion?: string) =>
+    `\`${word}\` is not an option here.${suggestion ? ` Did you mean \`${suggestion}\`?` : ''}`,
+  didYouMean: (what: string) => `Did you mean \`${what}\`?`,
   targetValid: 'system or system/queue, e.g. pushizo/dispatch-ios',
   wordTooLong: (length: number) => `A word of ${length} characters is longer than any name or id.`,
   wordLengthValid: (max: number) => `words of at most ${max} characters`,

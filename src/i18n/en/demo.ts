@@ -4,8 +4,8 @@ export const demo = {
     'Usage: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--locale en|tr] [--script "status" …]',
     '',
     '  --scale    full (about 100k BullMQ jobs and 50k Celery messages, the default) or small',
-    '  --user     the Slack user id the console acts as (default U0ALICE, an operator;',
-    '             U0CAROL is an operator too, U0BOB an admin)',
+    '  --user     the Slack user id the console acts as (default U0ALICE, the operator;',
+    '             U0BOB and U0CAROL are the admins)',
     '  --db       with REDIS_URL: the database number to use (default: the highest empty one)',
     "  --locale   the messages' language: en or tr (the config's `locale:`)",
     '  --script   run these commands instead of opening the console, print each answer, exit',
@@ -41,10 +41,22 @@ export const demo = {
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
     `         try the CLI against it: npx queue-ops --config ${path} --json status`,
-  bannerUser: (user: string) => `You are: ${user} (:user U0BOB to switch)`,
-  bannerApprovals: 'Approvals: pausing needs a second person. As U0ALICE: /queue pause pushizo/dispatch-ios,',
-  bannerApprovalsThen:
-    '           then :user U0BOB and press Approve (or approve <id>); then status, audit, audit verify.',
+  bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
+    `People:  ${operator} operator · ${admin1} admin · ${admin2} admin. You are ${you}; :user <id> switches who you are.`,
+  bannerApprovals: (operator: string, admin1: string, admin2: string) =>
+    `Approvals: pause and scale: ${operator} asks, ${admin1} or ${admin2} approves (e.g. pause pushizo/dispatch-ios,`,
+  bannerApprovalsThen: (admin1: string, admin2: string) =>
+    `           then :user ${admin1} and press Approve). purge and undo: one admin asks (${admin1}), the other (${admin2}) approves.`,
+  bannerScaleCompose: (group: string, service: string, log: string) =>
+    `Scale:   ${group} is a Compose service (${service}): a stand-in docker on the demo's PATH records each call in ${log}`,
+  bannerScalePool: (group: string, worker: string) =>
+    `         ${group} is the pool of the real Celery worker ${worker}, resized over pidbox.`,
+  bannerScalePoolSimulated: (group: string) =>
+    `         ${group} is a Celery pool: with Celery simulated no worker answers, so scaling it is refused.`,
+  bannerMonitor: (seconds: number, hours: number) =>
+    `Monitor: runs every ${seconds} s inside the demo, over ${hours} h of back-filled samples: try alerts, trend, timeline.`,
+  bannerTrend: (path: string) => `Charts:  trend pushizo/dispatch-ios writes its chart to ${path}`,
+  bannerFiles: (dir: string) => `Files:   everything the demo writes is under ${dir}, removed on exit.`,
   bannerCeleryReal:
     'Celery:  a real Celery worker (zeus-worker-1@demo) consumes celery:notification_sending.',
   bannerCelerySimulated:
@@ -54,9 +66,11 @@ export const demo = {
     'Console:',
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   the words after /queue ("/queue" optional)',
     '  pause pushizo/dispatch-ios | pending | approve <id> | audit | audit verify',
+    '  purge pushizo/dispatch-ios failed | undo <id> | scale pushizo/dispatch 3 | scale zeus/pool 4',
+    '  alerts | trend pushizo/dispatch-ios | timeline',
     '  1, 2, …        press that button of the last message',
     '  :user U0BOB    act as another Slack user (approvals need two people;',
-    '                 U0ALICE and U0CAROL are operators, U0BOB is admin)',
+    '                 U0ALICE is the operator, U0BOB and U0CAROL are the admins)',
     '  quit           leave (also Ctrl-D)',
   ].join('\n'),
   prompt: (user: string) => `${user} /queue> `,
@@ -66,4 +80,6 @@ export const demo = {
   userSwitched: (user: string) => `You are now ${user}.`,
   badUser: (text: string) => `"${text}" is not a Slack user id (U… or W…), e.g. :user U0BOB.`,
   stopping: 'Stopping the demo…',
+  monitoring: 'Back-filling monitor samples and starting the monitor…',
+  fileWritten: (path: string) => `Chart written to ${path}`,
 };

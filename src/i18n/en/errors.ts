@@ -18,6 +18,11 @@ const abilities: Record<string, string> = {
   job: 'look up one job',
   results: 'hold Celery results (only a Celery system has a result backend)',
 };
+/** A message that ends as a sentence does, before the next one is put after it. */
+const sentence = (text: unknown): string => {
+  const s = String(text);
+  return /[.!?:…]$/.test(s) ? s : `${s}.`;
+};
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` Did you mean \`${suggestion}\`?` : '';
@@ -41,13 +46,16 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownQueue: (p) =>
     `\`${p.system}\` has no queue called \`${p.queue}\`.${hint(p.suggestion)} Queues: ${list(p.valid)}.`,
   BadArgument: (p) =>
-    `${p.message ?? `\`${p.value}\` is not valid here.`}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
+    `${sentence(p.message ?? `\`${p.value}\` is not valid here.`)}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `Redis for \`${p.system}\` is not answering (${p.reason ?? 'no reply'}).`,
   NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
     `No worker of \`${p.system}\` answered within ${p.timeoutMs} ms, so \`${p.queue}\` was not ${p.action === 'resume' ? 'resumed' : 'paused'}. Check \`/queue workers ${p.system}\`.`,
   Forbidden: (p) => `You need the \`${p.role}\` role to ${p.action}.`,
-  WrongChannel: (p) => `\`${p.action}\` only runs in ${list(p.channels)}; read-only commands work anywhere.`,
+  WrongChannel: (p) =>
+    Array.isArray(p.channels) && p.channels.length > 0
+      ? `\`${p.action}\` only runs in ${list(p.channels)}; read-only commands work anywhere.`
+      : `\`${p.action}\` runs in no channel yet; read-only commands work anywhere.`,
   TwoFactorRequired: () =>
     'This action needs two-factor authentication, and Slack did not confirm it is on for your account.',
   UnknownRequest: (p) => `There is no request \`${p.id}\`${p.channel ? ' in this channel' : ''}.`,
@@ -80,6 +88,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     p.target
       ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`
       : `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
+  UnknownTask: (p) =>
+    `No worker, queue or result of \`${p.system}\` knows task ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')}; nothing was revoked. Valid: the id of a task that runs (\`/queue stuck ${p.system}\`), waits in a queue or has a result.`,
   NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,

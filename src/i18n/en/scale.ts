@@ -80,6 +80,15 @@ export const scale = {
   taskRunsOn: (id: string, name: string, worker: string, runtime: string) =>
     `${id} (${name}) runs on ${worker} for ${runtime}`,
   taskNotRunning: (id: string) => `${id} is not running now (it is skipped if a worker receives it)`,
+  /** A worker holds it without running it yet (`reserved`, or `scheduled` with an eta). */
+  taskHeldBy: (id: string, worker: string, state: string) =>
+    `${id} is ${state} on ${worker} (it is skipped when its turn comes)`,
+  taskQueued: (id: string, queue: string) => `${id} waits in ${queue} (a worker skips it)`,
+  taskDelivered: (id: string) =>
+    `${id} was delivered to a worker and is not yet acknowledged (it is skipped)`,
+  taskFinished: (id: string, state: string) => `${id} already finished (${state}): nothing left to stop`,
+  /** Named so a typo shows before anything is broadcast. */
+  taskUnknown: (id: string) => `${id} is known to no worker, queue or result (a typo?)`,
   previewFail: (target: string, id: string, name: string, state: string, reason: string) =>
     `fail job ${id} (${name}) of ${target}, now ${state}, with reason “${reason}”`,
   lockHeld: (worker: string | undefined, seconds: number) =>

@@ -18,6 +18,16 @@ export const slack = {
       ? 'queue-ops is connected to Slack (Socket Mode).'
       : `queue-ops is listening for Slack on port ${port} at /slack/events.`,
   startFailed: (reason: string) => `queue-ops could not start the Slack app: ${reason}`,
+  /** Slack refused a token at start: the variable, Slack's own error, and where to get a new one. */
+  tokenRefused: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', error: string) =>
+    `queue-ops did not start: Slack refused ${variable} (${error}). ${
+      variable === 'SLACK_BOT_TOKEN'
+        ? 'Set it to the app’s current Bot User OAuth Token (OAuth & Permissions, xoxb-…).'
+        : 'Set it to an app-level token with connections:write (Basic Information, xapp-…).'
+    }`,
+  /** Slack did not answer whether it takes a token (unreachable, 5xx, timeout) after the client's retries. */
+  tokenUnchecked: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', reason: string) =>
+    `queue-ops did not start: Slack did not answer whether it takes ${variable} (${reason}); check SLACK_API_URL, the network and Slack's status.`,
   /** The bot's own store (approvals, audit) cannot be opened: the bot does not start without it. */
   storeFailed: (reason: string) => `queue-ops did not start: ${reason}`,
   /**

@@ -11,7 +11,7 @@ export const status = {
     waiting: 'waiting',
     active: 'active',
     delayed: 'delayed',
-    prioritized: 'prio',
+    prioritized: 'of which prio',
     failed: 'failed',
     oldest: 'oldest',
     flags: 'flags',

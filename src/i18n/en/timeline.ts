@@ -2,6 +2,9 @@
  * `timeline`: the incident timeline for a postmortem. Values passed in came from users, Redis or
  * the store: the builders escape them (mrkdwn in Slack, Markdown table cells on the command line).
  */
+/** `1 worker acknowledged`, `3 workers acknowledged`. */
+const acknowledged = (n: string) => `${n} ${n === '1' ? 'worker' : 'workers'} acknowledged`;
+
 export const timeline = {
   describe: {
     usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
@@ -17,6 +20,9 @@ export const timeline = {
       `alert ${rule} fired on ${subject} (${severity}, threshold ${threshold})`,
     alertResolved: (rule: string, subject: string) => `alert ${rule} resolved on ${subject}`,
     looked: (verb: string, target?: string) => `looked at ${verb}${target ? ` ${target}` : ''}`,
+    /** A look that was answered with an error: a typo, a queue that is not there, Redis away. */
+    lookFailed: (verb: string, target: string | undefined, why: string) =>
+      `asked for ${verb}${target ? ` ${target}` : ''}, which failed: ${why}`,
     alertHandled: (verb: string, target?: string) => `${verb} alert${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `requested ${action} ${target} (${id})`,
     approved: (action: string, target: string, id: string) => `approved ${action} ${target} (${id})`,
@@ -40,8 +46,8 @@ export const timeline = {
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {
-      paused: (workers?: string) => `paused${workers ? `, ${workers} workers acknowledged` : ''}`,
-      resumed: (workers?: string) => `resumed${workers ? `, ${workers} workers acknowledged` : ''}`,
+      paused: (workers?: string) => `paused${workers ? `, ${acknowledged(workers)}` : ''}`,
+      resumed: (workers?: string) => `resumed${workers ? `, ${acknowledged(workers)}` : ''}`,
       scaled: (replicas: string, changes: string) => `scaled to ${replicas}${changes ? ` (${changes})` : ''}`,
       change: (name: string, before: string, after: string) => `${name} ${before} → ${after}`,
       autoscaler: (kind: string, name: string, min: string, max: string) =>
@@ -80,9 +86,18 @@ export const timeline = {
       UndoInterrupted: 'Redis stopped answering; the undo goes on once it is back',
       UndoTakenOver: 'another run took the undo over',
       Internal: 'an unexpected error',
+      UnknownSystem: 'there is no such system',
+      UnknownQueue: 'there is no such queue',
+      UnknownVerb: 'there is no such command',
+      BadArgument: 'an argument was not valid',
+      UsageError: 'the command was incomplete',
+      NotSupported: 'the system cannot do that',
+      UnknownRequest: 'there is no such request',
+      UnknownAlert: 'there is no such alert',
+      StoreUnavailable: 'the bot’s store did not answer',
     },
-    guardDenied: (command: string, target?: string) =>
-      `was refused ${command}${target ? ` ${target}` : ''} by the guards`,
+    guardDenied: (command: string, target?: string, why?: string) =>
+      `was refused ${command}${target ? ` ${target}` : ''}: ${why ?? 'by the guards'}`,
   },
   verification: {
     ok: (count: number, first?: number, last?: number) =>
@@ -99,7 +114,7 @@ export const timeline = {
     `The whole timeline: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
   capped: (limit: number) =>
     `The span holds more than ${limit} audit entries; narrow it with --since/--until.`,
-  badTime: (flag: string, value: string) => `${flag} ${value} is not a time`,
+  badTime: (flag: string, value: string) => `${flag} ${value} is not a time.`,
   timeValid: 'a duration ago such as `2h`, `30m`, `1d`, or an ISO 8601 time such as `2024-05-01T10:00:00Z`',
   badOrder: (since: string, until: string) => `--since ${since} is not before --until ${until}`,
   orderValid: 'a --since earlier than --until',

@@ -60,6 +60,7 @@ export const approvals: Catalog['approvals'] = {
     `\`/queue status ${target}\` ve \`/queue workers ${system}\` ile kontrol edin.`,
   approveButton: 'Onayla',
   denyButton: 'Reddet',
+  undoButton: 'Bu silmeyi geri al',
   confirmTitle: 'Bu işlem onaylansın mı?',
   confirmText: (preview: string) => `${preview}`,
   confirmYes: 'Onayla',

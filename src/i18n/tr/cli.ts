@@ -18,6 +18,8 @@ export const cli: Catalog['cli'] = {
     'Çıkış kodları: 0 başarılı, 1 komut başarısız (bilinmeyen kuyruk, Redis kapalı), 2 kullanım ya da config hatası.',
   ].join('\n'),
   unknownFlag: (flag: string) => `Bilinmeyen seçenek ${flag}.`,
+  unknownFlagSuggest: (flag: string, likely: string) =>
+    `Bilinmeyen seçenek ${flag}. ${likely} mi demek istediniz?`,
   flagNeedsValue: (flag: string) => `${flag} seçeneği bir değer ister.`,
   badUser: (value: string) =>
     `--user bir Slack kullanıcı kimliği olmalı (roles: içindeki gibi U… ya da W…), "${value}" değil.`,

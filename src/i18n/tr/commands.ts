@@ -3,9 +3,9 @@ import type { Catalog } from '../index.js';
 /** Okuma komutlarının (status, dlq, workers, help) kullanım satırları ve argüman sorunları. */
 export const commands: Catalog['commands'] = {
   usage: {
-    status: '/queue status [system[/queue]]',
+    status: '/queue status [sistem[/kuyruk]]',
     dlq: '/queue dlq <sistem>/<kuyruk> [sınır]',
-    workers: '/queue workers [system]',
+    workers: '/queue workers [sistem]',
     help: '/queue help',
   },
   tooManyArguments: (extra: string) => `Beklenmeyen \`${extra}\`.`,
@@ -18,6 +18,9 @@ export const commands: Catalog['commands'] = {
   quoteNotClosed: (quote: string) => `Bir tırnak (${quote}) kapatılmamış.`,
   nameTarget: 'Bir sistem ya da system/queue yazın.',
   notATarget: (text: string) => `\`${text}\` bir system/queue değil.`,
+  unknownOption: (word: string, suggestion?: string) =>
+    `\`${word}\` burada bir seçenek değil.${suggestion ? ` \`${suggestion}\` mi demek istediniz?` : ''}`,
+  didYouMean: (what: string) => `\`${what}\` mi demek istediniz?`,
   targetValid: 'sistem ya da system/queue, ör. pushizo/dispatch-ios',
   wordTooLong: (length: number) =>
     `${length} karakterlik bir kelime, hiçbir ad ya da id bu kadar uzun değil.`,

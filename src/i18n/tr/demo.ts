@@ -6,8 +6,8 @@ export const demo: Catalog['demo'] = {
     'Kullanım: npm run demo -- [--scale full|small] [--user U0ALICE] [--db N] [--locale en|tr] [--script "status" …]',
     '',
     '  --scale    full (yaklaşık 100k BullMQ işi ve 50k Celery mesajı, varsayılan) ya da small',
-    '  --user     konsolun hangi Slack kullanıcısı olarak çalışacağı (varsayılan U0ALICE, bir operatör;',
-    '             U0CAROL da operatör, U0BOB admin)',
+    '  --user     konsolun hangi Slack kullanıcısı olarak çalışacağı (varsayılan U0ALICE, operatör;',
+    '             U0BOB ve U0CAROL admin)',
     '  --db       REDIS_URL ile: kullanılacak veritabanı numarası (varsayılan: en yüksek boş olan)',
     '  --locale   mesajların dili: en ya da tr (config’teki `locale:`)',
     '  --script   konsolu açmak yerine bu komutları çalıştır, her yanıtı yaz, çık',
@@ -45,11 +45,22 @@ export const demo: Catalog['demo'] = {
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
     `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
-  bannerUser: (user: string) => `Siz:     ${user} (değiştirmek için :user U0BOB)`,
-  bannerApprovals:
-    'Onaylar: duraklatmak ikinci bir kişi ister. U0ALICE olarak: /queue pause pushizo/dispatch-ios,',
-  bannerApprovalsThen:
-    '           sonra :user U0BOB ve Onayla’ya basın (ya da approve <id>); sonra status, audit, audit verify.',
+  bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
+    `Kişiler: ${operator} operatör · ${admin1} admin · ${admin2} admin. Siz ${you} olarak çalışıyorsunuz; :user <id> kim olduğunuzu değiştirir.`,
+  bannerApprovals: (operator: string, admin1: string, admin2: string) =>
+    `Onaylar: pause ve scale: ${operator} ister, ${admin1} ya da ${admin2} onaylar (ör. pause pushizo/dispatch-ios,`,
+  bannerApprovalsThen: (admin1: string, admin2: string) =>
+    `           sonra :user ${admin1} ve Onayla’ya basın). purge ve undo: bir admin ister (${admin1}), öbürü (${admin2}) onaylar.`,
+  bannerScaleCompose: (group: string, service: string, log: string) =>
+    `Scale:   ${group} bir Compose servisi (${service}): demonun PATH’indeki yedek docker her çağrıyı ${log} dosyasına yazar`,
+  bannerScalePool: (group: string, worker: string) =>
+    `         ${group}, gerçek Celery worker’ı ${worker} için havuz; pidbox üzerinden büyütülür ya da küçültülür.`,
+  bannerScalePoolSimulated: (group: string) =>
+    `         ${group} bir Celery havuzu: Celery simüle edildiğinden hiçbir worker yanıt vermez, ölçekleme reddedilir.`,
+  bannerMonitor: (seconds: number, hours: number) =>
+    `İzleme:  demonun içinde ${seconds} sn’de bir çalışır, geriye dönük doldurulmuş ${hours} saatlik örneklerle: alerts, trend, timeline deneyin.`,
+  bannerTrend: (path: string) => `Grafik:  trend pushizo/dispatch-ios grafiğini ${path} dosyasına yazar`,
+  bannerFiles: (dir: string) => `Dosyalar: demonun yazdığı her şey ${dir} altında, çıkışta silinir.`,
   bannerCeleryReal:
     'Celery:  gerçek bir Celery worker’ı (zeus-worker-1@demo) celery:notification_sending kuyruğunu dinliyor.',
   bannerCelerySimulated:
@@ -58,10 +69,12 @@ export const demo: Catalog['demo'] = {
   consoleHelp: [
     'Konsol:',
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   /queue’dan sonraki kelimeler ("/queue" isteğe bağlı)',
-    '  pause pushizo/dispatch-ios | pending | approve <id> | audit | audit verify',
+    '  pause pushizo/dispatch-ios | pending | approve <kimlik> | audit | audit verify',
+    '  purge pushizo/dispatch-ios failed | undo <kimlik> | scale pushizo/dispatch 3 | scale zeus/pool 4',
+    '  alerts | trend pushizo/dispatch-ios | timeline',
     '  1, 2, …        son mesajın o butonuna bas',
     '  :user U0BOB    başka bir Slack kullanıcısı olarak çalış (onaylar iki kişi ister;',
-    '                 U0ALICE ve U0CAROL operatör, U0BOB admin)',
+    '                 U0ALICE operatör, U0BOB ve U0CAROL admin)',
     '  quit           çık (Ctrl-D de olur)',
   ].join('\n'),
   prompt: (user: string) => `${user} /queue> `,
@@ -71,4 +84,6 @@ export const demo: Catalog['demo'] = {
   userSwitched: (user: string) => `Artık ${user} olarak çalışıyorsunuz.`,
   badUser: (text: string) => `"${text}" bir Slack kullanıcı id’si değil (U… ya da W…), ör. :user U0BOB.`,
   stopping: 'Demo durduruluyor…',
+  monitoring: 'İzleme örnekleri geriye dönük dolduruluyor ve izleme başlatılıyor…',
+  fileWritten: (path: string) => `Grafik ${path} dosyasına yazıldı`,
 };

@@ -4,6 +4,11 @@ import type { Catalog } from '../index.js';
 const list = (value: unknown): string =>
   Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'yok';
 /** Bir sistemin yapamadığı şey, komutların verdiği anahtarla; başka her şey zaten katalogdan bir cümledir. */
+/** Bir cümle gibi biten mesaj, arkasına bir sonraki cümle gelmeden önce. */
+const sentence = (text: unknown): string => {
+  const s = String(text);
+  return /[.!?:…]$/.test(s) ? s : `${s}.`;
+};
 const abilities: Record<string, string> = {
   purge: 'temizleme (purge)',
   retry: 'yeniden deneme',
@@ -58,14 +63,16 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownQueue: (p) =>
     `\`${p.system}\` sisteminde \`${p.queue}\` adında bir kuyruk yok.${hint(p.suggestion)} Kuyruklar: ${list(p.valid)}.`,
   BadArgument: (p) =>
-    `${p.message ?? `\`${p.value}\` burada geçerli değil.`}${p.valid ? ` Geçerli: ${p.valid}.` : ''}`,
+    `${sentence(p.message ?? `\`${p.value}\` burada geçerli değil.`)}${p.valid ? ` Geçerli: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `\`${p.system}\` için Redis yanıt vermiyor (${p.reason ?? 'yanıt yok'}).`,
   NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
     `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
   Forbidden: (p) => `\`${p.action}\` için \`${p.role}\` rolü gerekiyor.`,
   WrongChannel: (p) =>
-    `\`${p.action}\` yalnızca şu kanallarda çalışır: ${list(p.channels)}; salt okunur komutlar her yerde çalışır.`,
+    Array.isArray(p.channels) && p.channels.length > 0
+      ? `\`${p.action}\` yalnızca şu kanallarda çalışır: ${list(p.channels)}; salt okunur komutlar her yerde çalışır.`
+      : `\`${p.action}\` henüz hiçbir kanalda çalışmaz; salt okunur komutlar her yerde çalışır.`,
   TwoFactorRequired: () =>
     'Bu işlem iki adımlı doğrulama ister ve Slack hesabınızda açık olduğunu doğrulamadı.',
   UnknownRequest: (p) => `${p.channel ? 'Bu kanalda ' : ''}\`${p.id}\` diye bir istek yok.`,
@@ -98,6 +105,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
       : `\`${p.system}/${p.queue}\` içinde \`${p.id}\` diye bir iş yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
+  UnknownTask: (p) =>
+    `\`${p.system}\` sisteminde hiçbir worker, kuyruk ya da sonuç ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')} görevini tanımıyor; hiçbir şey iptal edilmedi. Geçerli: çalışan (\`/queue stuck ${p.system}\`), bir kuyrukta bekleyen ya da sonucu olan bir görevin id'si.`,
   NothingToRetry: (p) => `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` içindeki \`${p.id}\` görevi yeniden denenemiyor: kayıtlı hatasında` : `\`${p.target}\` yeniden denenemiyor: \`${p.system}\` sisteminin ${p.unnamed} kayıtlı hatasında`} görev adı, argümanlar ya da kuyruk yok. Celery bunları yalnızca uygulama \`result_extended=True\` ayarladığında saklar.`,

@@ -3,15 +3,17 @@ import type { Catalog } from '../index.js';
 /** `/queue help` metinleri. Komut adları İngilizce kalır (runbook'lar da öyle yazar). */
 export const help: Catalog['help'] = {
   title: '/queue komutları',
-  intro: 'Kuyruklar `system/queue` olarak yazılır; bir Celery kuyruk adı `:` içerebilir.',
+  intro:
+    'Kuyruklar `sistem/kuyruk` olarak yazılır; bir Celery kuyruk adı `:` içerebilir. *Bekleyen*, çalışmaya hazır her iştir, öncelikliler (prioritized) dahil: status, pause önizlemesi, trend ve alarmlar aynı sayıyı söyler; status bunların kaçının öncelikli olduğunu ayrıca gösterir.',
   line: (usage: string, summary: string) => `\`/queue ${usage}\` — ${summary}`,
   more: (n: number) => `… ve ${n} komut daha.`,
-  footer: 'Salt okunur komutlar botun olduğu her kanalda çalışır.',
+  footer: (shared: string, own: string) =>
+    `Salt okunur komutlar botun olduğu her kanalda çalışır. Kanalda herkes görür: ${shared}. Yalnızca siz görürsünüz: ${own}, hatalar ve retler.`,
   fallback: (verbs: string) => `/queue komutları: ${verbs}`,
   verbs: [
     {
       verb: 'status',
-      usage: 'status [system[/queue]]',
+      usage: 'status [sistem[/kuyruk]]',
       summary:
         'Duruma göre kuyruk derinlikleri, uyarılar (birikme, başarısız, duraklatılmış, worker yok), Redis belleği ve worker’lar.',
     },
@@ -23,7 +25,7 @@ export const help: Catalog['help'] = {
     },
     {
       verb: 'workers',
-      usage: 'workers [system]',
+      usage: 'workers [sistem]',
       summary: 'Worker’lar, dinledikleri kuyruklar ve en uzun süredir çalışan görevleri.',
     },
     { verb: 'help', usage: 'help', summary: 'Bu liste.' },

@@ -37,7 +37,7 @@ export const purge: Catalog['purge'] = {
       'bir kuyruğun tek bir durumdaki işlerini önce arşivle, sonra sil (varsayılan waiting); geri alınabilir',
   },
   undo: {
-    usage: '/queue undo <purge-request-id>',
+    usage: '/queue undo <purge-istek-id>',
     summary: 'bir purge’ü arşivinden geri yükle (aynı id’ler, veri ve sıra)',
   },
   states: 'waiting, failed, delayed ya da all',

@@ -74,6 +74,13 @@ export const scale: Catalog['scale'] = {
     '.',
   taskRunsOn: (id: string, name: string, worker: string, runtime: string) =>
     `${id} (${name}) ${worker} üzerinde ${runtime} süredir çalışıyor`,
+  taskHeldBy: (id: string, worker: string, state: string) =>
+    `${id} ${worker} üzerinde ${state} durumunda (sırası geldiğinde atlanır)`,
+  taskQueued: (id: string, queue: string) => `${id} ${queue} kuyruğunda bekliyor (worker onu atlar)`,
+  taskDelivered: (id: string) => `${id} bir worker’a teslim edildi, henüz onaylanmadı (atlanır)`,
+  taskFinished: (id: string, state: string) => `${id} zaten bitti (${state}): durdurulacak bir şey yok`,
+  taskUnknown: (id: string) =>
+    `${id} hiçbir worker, kuyruk ya da sonuç tarafından tanınmıyor (yazım hatası mı?)`,
   taskNotRunning: (id: string) => `${id} şu an çalışmıyor (bir worker onu alırsa atlanır)`,
   previewFail: (target: string, id: string, name: string, state: string, reason: string) =>
     `${target} kuyruğundaki ${id} (${name}) işi başarısıza taşınacak (şu an ${state}), gerekçe “${reason}”`,

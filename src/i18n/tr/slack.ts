@@ -18,6 +18,14 @@ export const slack: Catalog['slack'] = {
       ? 'queue-ops Slack’e bağlandı (Socket Mode).'
       : `queue-ops Slack’i ${port} portunda /slack/events adresinde dinliyor.`,
   startFailed: (reason: string) => `queue-ops Slack uygulamasını başlatamadı: ${reason}`,
+  tokenRefused: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', error: string) =>
+    `queue-ops başlamadı: Slack ${variable} değerini reddetti (${error}). ${
+      variable === 'SLACK_BOT_TOKEN'
+        ? 'Uygulamanın güncel Bot User OAuth Token’ını (OAuth & Permissions, xoxb-…) ayarlayın.'
+        : 'connections:write yetkili bir uygulama düzeyi token (Basic Information, xapp-…) ayarlayın.'
+    }`,
+  tokenUnchecked: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', reason: string) =>
+    `queue-ops başlamadı: Slack ${variable} değerini kabul edip etmediğini yanıtlamadı (${reason}); SLACK_API_URL’i, ağı ve Slack’in durumunu kontrol edin.`,
   storeFailed: (reason: string) => `queue-ops başlamadı: ${reason}`,
   inviteForUpdates:
     'İstek yukarıda gönderildi, ama queue-ops bu kanalın üyesi değil; bu yüzden istek süresi dolduğunda ya da yazılı bir komutla onaylandığında o mesaj güncellenemez. Güncellemeleri yerinde görmek için botu davet edin (`/invite @queue-ops`); `/queue pending` her zaman güncel durumu gösterir.',

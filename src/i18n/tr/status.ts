@@ -13,7 +13,7 @@ export const status: Catalog['status'] = {
     waiting: 'bekleyen',
     active: 'aktif',
     delayed: 'gecikmeli',
-    prioritized: 'öncelikli',
+    prioritized: 'içinde öncelikli',
     failed: 'başarısız',
     oldest: 'en eski',
     flags: 'uyarılar',

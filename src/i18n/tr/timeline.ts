@@ -6,7 +6,7 @@ import type { Catalog } from '../index.js';
  */
 export const timeline: Catalog['timeline'] = {
   describe: {
-    usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
+    usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [sistem]',
     summary: 'Kim neyi gördü, ne yaptı, sırasıyla: alarmlar, bakışlar, istekler, onaylar, sonuçlar',
   },
   title: (since: string, until: string, system?: string) =>
@@ -19,6 +19,8 @@ export const timeline: Catalog['timeline'] = {
       `${subject} üzerinde ${rule} alarmı tetiklendi (${severity}, eşik ${threshold})`,
     alertResolved: (rule: string, subject: string) => `${subject} üzerinde ${rule} alarmı çözüldü`,
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
+    lookFailed: (verb: string, target: string | undefined, why: string) =>
+      `${verb}${target ? ` ${target}` : ''} istedi, başarısız oldu: ${why}`,
     alertHandled: (verb: string, target?: string) => `alarm ${verb}${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `${action} ${target} istedi (${id})`,
     approved: (action: string, target: string, id: string) => `${action} ${target} onayladı (${id})`,
@@ -81,9 +83,18 @@ export const timeline: Catalog['timeline'] = {
       UndoInterrupted: 'Redis yanıt vermeyi bıraktı; geri alma Redis dönünce sürer',
       UndoTakenOver: 'geri almayı başka bir çalışma devraldı',
       Internal: 'beklenmeyen bir hata',
+      UnknownSystem: 'böyle bir sistem yok',
+      UnknownQueue: 'böyle bir kuyruk yok',
+      UnknownVerb: 'böyle bir komut yok',
+      BadArgument: 'bir argüman geçerli değildi',
+      UsageError: 'komut eksikti',
+      NotSupported: 'sistem bunu yapamıyor',
+      UnknownRequest: 'böyle bir istek yok',
+      UnknownAlert: 'böyle bir alarm yok',
+      StoreUnavailable: 'botun deposu yanıt vermedi',
     },
-    guardDenied: (command: string, target?: string) =>
-      `${command}${target ? ` ${target}` : ''} korumalar tarafından reddedildi`,
+    guardDenied: (command: string, target?: string, why?: string) =>
+      `${command}${target ? ` ${target}` : ''} reddedildi: ${why ?? 'korumalar tarafından'}`,
   },
   verification: {
     ok: (count: number, first?: number, last?: number) =>
@@ -100,7 +111,7 @@ export const timeline: Catalog['timeline'] = {
     `Çizelgenin tamamı: \`queue-ops timeline --since ${since} --until ${until}${system ? ` ${system}` : ''}\``,
   capped: (limit: number) =>
     `Bu aralıkta ${limit} denetim kaydından fazlası var; --since/--until ile daraltın.`,
-  badTime: (flag: string, value: string) => `${flag} ${value} bir zaman değil`,
+  badTime: (flag: string, value: string) => `${flag} ${value} bir zaman değil.`,
   timeValid:
     '`2h`, `30m`, `1d` gibi geriye dönük bir süre ya da `2024-05-01T10:00:00Z` gibi bir ISO 8601 zamanı',
   badOrder: (since: string, until: string) => `--since ${since}, --until ${until} zamanından önce değil`,

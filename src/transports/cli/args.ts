@@ -4,6 +4,7 @@ import { ErrorCode, OpsError } from '../../errors.js';
 import { actions as englishActions } from '../../i18n/en/actions.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
 import type { Catalog } from '../../i18n/index.js';
+import { suggestFlag } from '../../lib/suggest.js';
 
 /** Exit codes scripts rely on (README documents them). */
 export const ExitCode = {
@@ -83,8 +84,13 @@ export function parseCliArgs(argv: readonly string[], t: Catalog['cli'] = englis
         out.user = user;
         break;
       }
-      default:
-        throw new OpsError(ErrorCode.UsageError, { message: t.unknownFlag(flag), usage: 'queue-ops --help' });
+      default: {
+        const likely = suggestFlag(flag, ['--json', '--help', '--config', '--user']);
+        throw new OpsError(ErrorCode.UsageError, {
+          message: likely ? t.unknownFlagSuggest(flag, likely) : t.unknownFlag(flag),
+          usage: 'queue-ops --help',
+        });
+      }
     }
   }
   for (const word of argv.slice(i)) {

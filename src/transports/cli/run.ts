@@ -8,7 +8,7 @@ import { formatNumber } from '../../blocks/format.js';
 import type { Message } from '../../blocks/message.js';
 import { renderText } from '../../blocks/render-text.js';
 import type { Actor, Reply } from '../../commands/types.js';
-import { loadConfigFile } from '../../config/load.js';
+import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
@@ -74,7 +74,7 @@ export async function runCli(io: CliIo): Promise<number> {
 
   let config: Config;
   try {
-    config = loadConfigFile(configPath, io.env);
+    config = withPathsFrom(loadConfigFile(configPath, io.env), io.cwd);
   } catch (error) {
     if (!isOpsError(error)) throw error;
     const asked = error.params.locale;

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { wordsForAction } from '../../blocks/action-ids.js';
@@ -24,6 +26,8 @@ export interface ConsoleOptions {
   user: string;
   locale?: Locale;
   logger?: Logger;
+  /** Where files that come with an answer (a `trend` chart) are written; without it they are dropped. */
+  filesDir?: string;
 }
 
 /** What one typed line produced. */
@@ -74,7 +78,16 @@ export function createConsoleSession(options: ConsoleOptions): ConsoleSession {
     }
     const rendered = show(reply.message);
     if (reply.ok || rendered.buttons.length > 0) buttons = rendered.buttons;
-    return { output: rendered.text, quit: false, reply };
+    // A terminal text (the whole timeline as Markdown) is what a terminal shows, as on the command
+    // line; the Slack message beside it may point at a file sent elsewhere.
+    let output = reply.terminal !== undefined ? reply.terminal.replace(/\n+$/, '') : rendered.text;
+    for (const file of reply.files ?? []) {
+      if (!options.filesDir) continue;
+      const path = join(options.filesDir, basename(file.filename));
+      writeFileSync(path, file.content);
+      output += `\n${t.demo.fileWritten(path)}`;
+    }
+    return { output, quit: false, reply };
   }
 
   /** renderText numbers the buttons in the text itself (`[1] Refresh`); pressing uses the same numbers. */

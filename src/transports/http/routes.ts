@@ -1,11 +1,16 @@
 import type { CustomRoute } from '@slack/bolt';
 import type { Metrics } from '../../metrics/metrics.js';
+import type { SlackCallOutcome } from '../slack/health.js';
 
 export interface ReadinessDeps {
   /** Resolves when the bot's own store answers a cheap read; rejects otherwise. */
   pingStore(): Promise<void>;
   /** Socket Mode's websocket is open, or the HTTP receiver listens. */
   slackConnected(): boolean;
+  /** What Slack last answered a Web API call (`auth.test` at start, then the latest call). */
+  slackCall?(): SlackCallOutcome | undefined;
+  /** Asks Slack again (in the background) while its last answer was a failure. */
+  recheckSlack?(): void;
   metrics: Pick<Metrics, 'systemsUp'>;
 }
 
@@ -13,7 +18,12 @@ export interface ReadinessDeps {
 export interface Readiness {
   ready: boolean;
   store: 'ok' | 'unreachable';
-  slack: 'connected' | 'disconnected';
+  /**
+   * `failing`: the bot is connected, but Slack's last Web API answer was a failure (a refused
+   * token, 5xx, no answer); `slackCall` then names the method and Slack's error.
+   */
+  slack: 'connected' | 'disconnected' | 'failing';
+  slackCall?: { method: string; error: string };
   /**
    * Each watched system's Redis, for the operator's eye only: a system that is down does not fail
    * readiness, since the bot is needed most exactly then.
@@ -34,11 +44,20 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
     // system that is down (or slow) must not make the bot unready.
     deps.metrics.systemsUp(READY_SYSTEMS_WAIT_MS).catch(() => ({}) as Record<string, boolean>),
   ]);
-  const slack = deps.slackConnected() ? ('connected' as const) : ('disconnected' as const);
+  const last = deps.slackCall?.();
+  const failing = last !== undefined && !last.ok;
+  // Asked again now, so the next probe sees Slack's current answer even when the bot is quiet.
+  if (failing) deps.recheckSlack?.();
+  const slack = !deps.slackConnected()
+    ? ('disconnected' as const)
+    : failing
+      ? ('failing' as const)
+      : ('connected' as const);
   return {
     ready: store === 'ok' && slack === 'connected',
     store,
     slack,
+    ...(failing ? { slackCall: { method: last.method, error: last.error ?? 'unknown' } } : {}),
     systems: Object.fromEntries(Object.entries(systems).map(([name, up]) => [name, up ? 'up' : 'down'])),
   };
 }

@@ -56,6 +56,8 @@ export function createAlertWebClient(
     logger?: webApi.WebClientOptions['logger'];
     /** Each HTTP call's cut-off (default 10 s); tests shorten it rather than wait. */
     timeoutMs?: number;
+    /** How calls go out (the bot's, which records what Slack answered for `/readyz`). */
+    fetch?: webApi.WebClientOptions['fetch'];
   } = {},
 ): webApi.WebClient {
   return new webApi.WebClient(token, {
@@ -63,6 +65,7 @@ export function createAlertWebClient(
     rejectRateLimitedCalls: true,
     timeout: options.timeoutMs ?? 10_000,
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.apiUrl
       ? { slackApiUrl: options.apiUrl.endsWith('/') ? options.apiUrl : `${options.apiUrl}/` }
       : {}),

@@ -5,6 +5,7 @@ import type { Message } from '../../blocks/message.js';
 import { assertValidMessage } from '../../blocks/validate.js';
 import { newRef } from '../../commands/ref.js';
 import type { Reply, Request } from '../../commands/types.js';
+import { REPLY_CONTEXT_KEY } from '../../guards/middleware.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { actionIdOf, isFromEphemeral, isInPlaceAction, requestFromSlack } from './request.js';
@@ -149,6 +150,8 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
       } catch (error) {
         reply = internalError(error, log, requestLocale, request);
       }
+      // The guard around it gives a rate-limit use back when no action ran.
+      context[REPLY_CONTEXT_KEY] = reply;
       if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
         await sendReply(respond, reply, body, request, log, requestLocale);
       // After the answer, so the chart lands below the text that explains it.
