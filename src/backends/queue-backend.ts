@@ -227,9 +227,13 @@ export interface PoolChange {
 export interface TaskLocation {
   id: string;
   /** A worker holds it (`inspect query_task`): `active`, `reserved` or `scheduled`. */
-  worker?: { name: string; state: string };
+  worker?: { name: string; state: string; task?: string };
   /** Its message waits in this queue's lists, or `unacked` (delivered, not yet acknowledged). */
   queue?: string;
+  /** Its task name, as its message names it (never its arguments). */
+  task?: string;
+  /** Waiting: the priority list holding it, its priority step, and how many messages workers take first. */
+  place?: { list: string; priority: number; position: number };
   /** The result backend has it, in this state (`SUCCESS`, `FAILURE`, `REVOKED`…). */
   result?: string;
 }

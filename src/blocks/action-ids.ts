@@ -35,6 +35,8 @@ export const ActionId = {
   JobRetry: 'queue_ops.job.retry',
   /** value: `system/queue/id`; runs `fail system/queue id`, through its policy and approval. */
   JobFail: 'queue_ops.job.fail',
+  /** value: `system//task-id`; runs `revoke system task-id`, through its policy and approval. */
+  JobRevoke: 'queue_ops.job.revoke',
   /** value: the id of a done purge request; asks for its undo (policy and approval apply). */
   PurgeUndo: 'queue_ops.purge.undo',
 } as const;
@@ -74,6 +76,8 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return jobWords('retry', scope);
     case ActionId.JobFail:
       return jobWords('fail', scope);
+    case ActionId.JobRevoke:
+      return jobWords('revoke', scope);
     case ActionId.PurgeUndo:
       return ['undo', scope];
     default:
@@ -105,10 +109,14 @@ export function jobRef(target: string, id: string): string | undefined {
   return value.length <= 255 && !/[\s\p{Cc}]/u.test(value) ? value : undefined;
 }
 
-/** `verb system/queue id` from a job button's `system/queue/id` (system and queue names hold no `/`). */
+/**
+ * `verb system/queue id` from a job button's `system/queue/id` (system and queue names hold no
+ * `/`); a Celery task's `system//id` gives `verb system id`.
+ */
 function jobWords(verb: string, value: string): string[] | undefined {
   const first = value.indexOf('/');
   const second = first < 0 ? -1 : value.indexOf('/', first + 1);
-  if (second < 0 || second === value.length - 1) return undefined;
-  return [verb, value.slice(0, second), value.slice(second + 1)];
+  if (second < 0 || second === value.length - 1 || first === 0) return undefined;
+  const id = value.slice(second + 1);
+  return second === first + 1 ? [verb, value.slice(0, first), id] : [verb, value.slice(0, second), id];
 }

@@ -1,4 +1,5 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
+import type { CeleryTaskView } from '../backends/celery/task.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, jobRef } from './action-ids.js';
 import { formatDuration, formatNumber, formatRelative, formatUtc } from './format.js';
@@ -85,4 +86,69 @@ export function bullmqJobMessage(view: BullmqJobMessageView, locale: Locale): Me
     blocks.push(context(t.view(inCode(jobCommand(target, job.id), 300))));
   }
   return { text: t.fallback(inline(target, 120), inline(job.id, 80), state), blocks };
+}
+
+export interface CeleryTaskMessageView {
+  system: string;
+  task: CeleryTaskView;
+  generatedAt: Date;
+}
+
+/**
+ * One Celery task: a worker's word on it, its place in a queue, its stored result (status, when,
+ * retries, the error and the traceback's last lines). Buttons: Retry (failed), Revoke (queued or
+ * running), Refresh. Never its arguments or its return value.
+ */
+export function celeryTaskMessage(view: CeleryTaskMessageView, locale: Locale): Message {
+  const t = messages(locale).job;
+  const { task, system } = view;
+  const state = t.taskStates[task.state] ?? task.state;
+  const facts: string[] = [t.stateLine(state, inCode(task.name ?? '?', 120))];
+  if (task.where)
+    facts.push(
+      t.queuedAt(
+        inCode(task.where.queue, 80),
+        task.where.priority,
+        formatNumber(task.where.position, locale),
+      ),
+    );
+  if (task.worker) facts.push(t.onWorker(inCode(task.worker, 120)));
+  const { result } = task;
+  if (result) {
+    const done = result.dateDone
+      ? Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(result.dateDone) ? result.dateDone : `${result.dateDone}Z`)
+      : Number.NaN;
+    facts.push(
+      t.resultLine(
+        inline(result.status, 20),
+        Number.isNaN(done) ? null : formatUtc(done, locale),
+        result.retries,
+      ),
+    );
+  }
+  const blocks: KnownBlock[] = [
+    header(t.taskTitle(system, task.id)),
+    context(messages(locale).workers.updated(formatUtc(view.generatedAt, locale))),
+    section(facts.join('\n')),
+  ];
+  if (result?.error) blocks.push(section(`${t.errorTitle}\n${errorLine(result.error, 500)}`));
+  if (result && result.traceback.length > 0)
+    blocks.push(
+      section(
+        `${t.tracebackTitle}\n\`\`\`${result.traceback.map((line) => errorLine(line.replace(/`/g, "'"), STACK_LINE_CHARS)).join('\n')}\`\`\``,
+      ),
+    );
+  blocks.push(context(t.argsNote));
+  const queue = task.where?.queue ?? result?.queue ?? null;
+  const buttons = [];
+  const retryRef = queue && task.state === 'FAILURE' ? jobRef(`${system}/${queue}`, task.id) : undefined;
+  if (retryRef) buttons.push(button(t.retry, ActionId.JobRetry, retryRef, true));
+  const running = ['queued', 'unacked', 'active', 'reserved', 'scheduled', 'STARTED', 'RETRY'].includes(
+    task.state,
+  );
+  const ownRef = jobRef(`${system}/`, task.id);
+  if (running && ownRef) buttons.push(button(t.revoke, ActionId.JobRevoke, ownRef));
+  if (ownRef) buttons.push(button(t.refresh, ActionId.JobRefresh, ownRef));
+  if (buttons.length > 0) blocks.push(actions(buttons));
+  return { text: t.fallback(inline(system, 120), inline(task.id, 80), state), blocks };
 }

@@ -1,5 +1,6 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
-import { bullmqJobMessage } from '../blocks/job.js';
+import type { CeleryTaskView } from '../backends/celery/task.js';
+import { bullmqJobMessage, celeryTaskMessage } from '../blocks/job.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from './parse.js';
@@ -38,7 +39,16 @@ export function bullmqJobData(system: string, queue: string, job: BullmqJobView)
   };
 }
 
-/** `job <system>/<queue> <id>`: one job, from a queue's numbers down to what it is doing. */
+/** `job --json` data of a Celery task: `data.task.{id, state, where, worker, result}`. Never its arguments. */
+export interface CeleryTaskData {
+  system: string;
+  task: CeleryTaskView;
+}
+
+/**
+ * `job <system>/<queue> <id>` (BullMQ) or `job <system>[/<queue>] <task-id>` (Celery): one job,
+ * from a queue's numbers down to what it is doing.
+ */
 export const jobCommand: CommandDefinition = {
   verb: 'job',
   mutating: false,
@@ -52,15 +62,28 @@ export const jobCommand: CommandDefinition = {
         usage: t.usage,
       });
     const target = parseTarget(args[0]!);
-    if (target.queue === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     const id = args[1]!;
     const { system, backend } = await resolveTarget(ctx, target);
-    const queue = target.queue;
+    // A BullMQ job id means something only within its queue; a Celery task id is unique.
+    if (target.queue === undefined && backend.type === 'bullmq')
+      throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     if (!backend.job) throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'job' });
-    const found = await askSystem(ctx, system, backend.job(queue, id));
+    const found = await askSystem(ctx, system, backend.job(target.queue, id));
     if (!found.found)
-      throw new OpsError(ErrorCode.UnknownJob, { system, queue, id, looked: found.looked.join(', ') });
+      throw new OpsError(ErrorCode.UnknownJob, {
+        system,
+        queue: target.queue ?? '*',
+        id,
+        looked: found.looked.join(', '),
+      });
+    if (found.kind === 'celery')
+      return {
+        ok: true,
+        message: celeryTaskMessage({ system, task: found.task, generatedAt: ctx.now() }, request.locale),
+        data: { system, task: found.task } satisfies CeleryTaskData,
+        visibility: 'in_channel',
+      };
+    const queue = target.queue!;
     return {
       ok: true,
       message: bullmqJobMessage({ system, queue, job: found.job, generatedAt: ctx.now() }, request.locale),

@@ -13,6 +13,7 @@ import type {
   StatusOptions,
   SystemStatus,
   SystemWarning,
+  TaskLocation,
   WorkerInfo,
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
@@ -40,7 +41,7 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
-import { type CeleryTaskView, findTaskMessage, readTaskResult } from './task.js';
+import { readTaskResult } from './task.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -413,67 +414,66 @@ export function createCeleryBackend(
     }
   }
 
+  const withoutName = ({ name: _name, ...rest }: NonNullable<Awaited<ReturnType<typeof readTaskResult>>>) =>
+    rest;
+
+  /** Where tasks are, as `revoke` previews and `job` shows them (see `locateTasks`). */
+  async function locate(ids: readonly string[], queues?: readonly string[]): Promise<TaskLocation[]> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      if (separateResults) await ensureConnected(resultClient, connectTimeoutMs);
+      return await locateTasks(
+        {
+          client,
+          resultClient,
+          layout,
+          queues: async () => (queues ? [...queues] : await queueNames.list()),
+          queryTask: (asked) =>
+            pidbox.broadcast('query_task', { ids: [...asked] }, { timeoutMs: system.inspectTimeoutMs }),
+        },
+        ids,
+      );
+    } catch (error) {
+      if (isOpsError(error)) throw error;
+      throw unavailable(error);
+    }
+  }
+
   /**
    * A task by id, wherever it is: a worker's own word (`query_task`), its message in the queues'
-   * lists (bounded) or in `unacked`, and its stored result. Never its arguments.
+   * lists or in `unacked`, and its stored result. Never its arguments or its return value.
    */
   async function task(queue: string | undefined, id: string): Promise<JobLookup> {
     const queues = queue === undefined ? await queueNames.list() : await queueNames.resolve([queue]);
-    const steps = [...new Set(layout.prioritySteps)].sort((a, b) => a - b);
-    const lists = queues.flatMap((name) =>
-      priorityKeys(layout, name).map((key, i) => ({ key, queue: name, priority: steps[i] ?? 0 })),
-    );
-    let found: Awaited<ReturnType<typeof findTaskMessage>>;
-    let result: Awaited<ReturnType<typeof readTaskResult>>;
-    let asked: BroadcastResult;
-    try {
-      await ensureConnected(client, connectTimeoutMs);
-      [found, result, asked] = await Promise.all([
-        findTaskMessage(client, id, { lists, unackedKey: unackedKey(layout) }),
-        readTaskResult(resultClient, id),
-        pidbox.broadcast('query_task', { ids: [id] }, { timeoutMs: system.inspectTimeoutMs }),
-      ]);
-    } catch (error) {
+    // locate() connects both clients first; the result's details are one GET after it.
+    const [where] = await locate([id], queues);
+    const result = await readTaskResult(resultClient, id).catch((error: unknown) => {
       throw unavailable(error);
-    }
-    // query_task: `{"<worker>": {"<id>": ["active" | "reserved" | "scheduled", {…request…}]}}`.
-    let worker: string | null = null;
-    let workerState: string | null = null;
-    let workerName: string | null = null;
-    for (const { worker: node, reply } of asked.replies) {
-      const entry = (reply as Record<string, unknown> | null)?.[id];
-      if (!Array.isArray(entry)) continue;
-      worker = node;
-      workerState = String(entry[0]);
-      const info = entry[1] as { name?: unknown } | undefined;
-      workerName = typeof info?.name === 'string' ? info.name : null;
-      break;
-    }
+    });
     const state =
-      workerState ?? (found.where ? 'queued' : found.unacked ? 'unacked' : (result?.status ?? null));
-    if (state === null) {
+      where?.worker?.state ??
+      (where?.queue === 'unacked' ? 'unacked' : where?.queue ? 'queued' : (where?.result ?? null));
+    if (!where || state === null) {
       return {
         found: false,
         looked: [
-          `${queues.length === 1 ? `\`${queues[0]}\`` : `${queues.length} queues`} (${found.searched.messages} messages${found.searched.complete ? '' : ', not all'})`,
+          queues.length === 1 ? `\`${queues[0]}\`` : `the lists of ${queues.length} queues`,
           '`unacked`',
           `\`${RESULT_KEY_PREFIX}${id}\``,
-          `${asked.replies.length} workers (query_task)`,
+          'the workers (query_task)',
         ],
       };
     }
-    const { name: resultName, ...shown } = result ?? { name: null };
     return {
       found: true,
       kind: 'celery',
       task: {
         id,
         state,
-        name: workerName ?? found.name ?? resultName ?? null,
-        where: found.where,
-        worker,
-        result: result ? (shown as NonNullable<CeleryTaskView['result']>) : null,
-        searched: found.searched,
+        name: where.worker?.task ?? where.task ?? result?.name ?? null,
+        where: where.place && where.queue ? { queue: where.queue, ...where.place } : null,
+        worker: where.worker?.name ?? null,
+        result: result ? withoutName(result) : null,
       },
     };
   }
@@ -570,26 +570,7 @@ export function createCeleryBackend(
     pool: control.pool,
     resizePool: control.resizePool,
     revoke: control.revoke,
-    async locateTasks(ids) {
-      try {
-        await ensureConnected(client, connectTimeoutMs);
-        if (separateResults) await ensureConnected(resultClient, connectTimeoutMs);
-        return await locateTasks(
-          {
-            client,
-            resultClient,
-            layout,
-            queues: () => queueNames.list(),
-            queryTask: (asked) =>
-              pidbox.broadcast('query_task', { ids: [...asked] }, { timeoutMs: system.inspectTimeoutMs }),
-          },
-          ids,
-        );
-      } catch (error) {
-        if (isOpsError(error)) throw error;
-        throw unavailable(error);
-      }
-    },
+    locateTasks: (ids) => locate(ids),
     pause: pausing.pause,
     resume: pausing.resume,
     async purger(queue) {

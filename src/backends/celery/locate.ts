@@ -10,13 +10,14 @@ const HASH_CHUNK = 500;
 
 /**
  * Which of ARGV[3..] are the task id (`headers.id`, or `properties.correlation_id` as Celery's
- * protocol 1 has it) of a message in LRANGE KEYS[1] ARGV[1] ARGV[2]. Only a message whose text
- * holds the id is decoded: a child task naming it as `parent_id` or `root_id` is not it.
+ * protocol 1 has it) of a message in LRANGE KEYS[1] ARGV[1] ARGV[2], each with its index in the
+ * list and its task name (`headers.task`; never the arguments). Only a message whose text holds the id is decoded: a child task naming it as `parent_id`
+ * or `root_id` is not it.
  */
 const FIND_IN_LIST = luaScript(`
 local messages = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
 local found = {}
-for _, raw in ipairs(messages) do
+for at, raw in ipairs(messages) do
   for i = 3, #ARGV do
     local id = ARGV[i]
     if string.find(raw, id, 1, true) then
@@ -26,6 +27,10 @@ for _, raw in ipairs(messages) do
         local p = m['properties']
         if (type(h) == 'table' and h['id'] == id) or (type(p) == 'table' and p['correlation_id'] == id) then
           found[#found + 1] = id
+          found[#found + 1] = tonumber(ARGV[1]) + at - 1
+          local task = type(h) == 'table' and h['task'] or ''
+          if type(task) ~= 'string' then task = '' end
+          found[#found + 1] = task
         end
       end
     end
@@ -76,7 +81,10 @@ export async function locateTasks(deps: LocateDeps, ids: readonly string[]): Pro
       // Celery's words (`active`, `reserved`, `scheduled`); anything else is not repeated.
       const said = Array.isArray(value) ? value[0] : undefined;
       const state = typeof said === 'string' && /^[a-z]{1,20}$/.test(said) ? said : 'held';
-      at.worker = { name: worker, state };
+      // The request's task name (never its arguments, which the same object carries).
+      const request = Array.isArray(value) ? (value[1] as { name?: unknown } | undefined) : undefined;
+      const task = typeof request?.name === 'string' ? request.name : undefined;
+      at.worker = { name: worker, state, ...(task ? { task } : {}) };
     }
   }
 
@@ -96,8 +104,9 @@ export async function locateTasks(deps: LocateDeps, ids: readonly string[]): Pro
 
   // The queues' lists, in bounded steps, only for ids neither a worker nor a result accounts for.
   let looking = ids.filter((id) => !out.get(id)!.worker && !out.get(id)!.result);
+  const steps = [...new Set(deps.layout.prioritySteps)].sort((a, b) => a - b);
   for (const queue of looking.length > 0 ? await deps.queues() : []) {
-    for (const key of priorityKeys(deps.layout, queue)) {
+    for (const [step, key] of priorityKeys(deps.layout, queue).entries()) {
       const length = await deps.client.llen(key);
       for (let start = 0; start < length && looking.length > 0; start += LIST_CHUNK) {
         const found = (await runScript(
@@ -105,8 +114,15 @@ export async function locateTasks(deps: LocateDeps, ids: readonly string[]): Pro
           FIND_IN_LIST,
           [key],
           [start, start + LIST_CHUNK - 1, ...looking],
-        )) as string[];
-        for (const id of found) out.get(id)!.queue ??= queue;
+        )) as (string | number)[];
+        for (let i = 0; i + 2 < found.length; i += 3) {
+          const at = out.get(String(found[i]))!;
+          if (at.queue) continue;
+          at.queue = queue;
+          // kombu takes from the tail (BRPOP): the last message is next.
+          at.place = { list: key, priority: steps[step] ?? 0, position: length - 1 - Number(found[i + 1]) };
+          if (found[i + 2]) at.task = String(found[i + 2]);
+        }
         looking = looking.filter((id) => !out.get(id)!.queue);
       }
     }

@@ -1,9 +1,9 @@
 /** Strings of `/queue job`. Names, errors and ids arrive already escaped for mrkdwn. */
 export const job = {
-  usage: '/queue job <system>/<queue> <job-id>',
+  usage: '/queue job <system>/<queue> <job-id>  (Celery: /queue job <system> <task-id>)',
   summary:
     'one job by id: where it is, attempts, timings, its error and stack, parent and children; never its data',
-  needsId: 'Name the queue as system/queue and the job id.',
+  needsId: 'Name the queue as system/queue and the job id (a Celery task: the system and the task id).',
   title: (target: string, id: string) => `Job ${id} · ${target}`,
   fallback: (target: string, id: string, state: string) => `Job ${id} in ${target}: ${state}`,
   notFound: (id: string, where: string) => `There is no job \`${id}\`: looked for ${where}.`,
@@ -44,7 +44,6 @@ export const job = {
   childKeys: (list: string) => `pending: ${list}`,
   repeat: (key: string) => `repeats: \`${key}\``,
   dataNote: 'Job data and return values are never shown.',
-  celeryUsage: '/queue job <system>[/<queue>] <task-id>',
   taskTitle: (system: string, id: string) => `Task ${id} · ${system}`,
   taskStates: {
     queued: 'queued',
@@ -65,7 +64,9 @@ export const job = {
     `result: ${status}${done ? ` · done ${done}` : ''}${retries ? ` · ${retries} ${retries === 1 ? 'retry' : 'retries'}` : ''}`,
   tracebackTitle: '*Traceback* (last lines)',
   taskSearched: (n: string, complete: boolean) =>
-    complete ? `searched all ${n} messages of its queues` : `searched ${n} messages of its queues, not all of them`,
+    complete
+      ? `searched all ${n} messages of its queues`
+      : `searched ${n} messages of its queues, not all of them`,
   argsNote: 'Task arguments and results are never shown.',
   revoke: 'Revoke',
   retry: 'Retry',

@@ -2,10 +2,10 @@ import type { job as english } from '../en/job.js';
 
 /** `/queue job` dizeleri. */
 export const job: typeof english = {
-  usage: '/queue job <sistem>/<kuyruk> <iş-id>',
+  usage: '/queue job <sistem>/<kuyruk> <iş-id>  (Celery: /queue job <sistem> <görev-id>)',
   summary:
     'id’siyle tek bir iş: nerede, denemeler, süreler, hatası ve yığını, üst ve alt işleri; verisi asla',
-  needsId: 'Kuyruğu sistem/kuyruk olarak ve iş id’sini yazın.',
+  needsId: 'Kuyruğu sistem/kuyruk olarak ve iş id’sini yazın (Celery görevi: sistem ve görev id’si).',
   title: (target, id) => `İş ${id} · ${target}`,
   fallback: (target, id, state) => `${target} içinde iş ${id}: ${state}`,
   notFound: (id, where) => `\`${id}\` diye bir iş yok: ${where} arandı.`,
@@ -47,7 +47,6 @@ export const job: typeof english = {
   childKeys: (list) => `bekleyenler: ${list}`,
   repeat: (key) => `tekrarlanır: \`${key}\``,
   dataNote: 'İş verisi ve dönüş değerleri asla gösterilmez.',
-  celeryUsage: '/queue job <sistem>[/<kuyruk>] <görev-id>',
   taskTitle: (system, id) => `Görev ${id} · ${system}`,
   taskStates: {
     queued: 'kuyrukta',
