@@ -1,4 +1,4 @@
-import type { RedisHealth } from '../backends/redis-health.js';
+import type { RedisHealth, SlowlogEntry } from '../backends/redis-health.js';
 import { redisHealthMessage } from '../blocks/redis-health.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
@@ -14,28 +14,14 @@ export interface RedisHealthData {
   system: string;
   version: string | null;
   role: string | null;
-  memory: {
-    used: number;
-    peak: number;
-    maxmemory: number;
-    policy: string;
-    fragmentationRatio: number | null;
-    rss: number | null;
-    dataset: number | null;
-    overhead: number | null;
-  };
-  clients: { connected: number; blocked: number; max: number | null };
-  slowlog: { at: string; durationMicros: number; command: string; key: string | null }[] | null;
-  keyspace: { db: number; keys: number; expires: number }[];
-  bigKeys: { key: string; type: string; bytes: number; length: number | null }[];
-  sample: { scanned: number; total: number; complete: boolean; stoppedBy: string };
-  persistence: {
-    rdbLastStatus: string;
-    aofLastStatus: string | null;
-    aofEnabled: boolean;
+  memory: RedisHealth['memory'];
+  clients: RedisHealth['clients'];
+  slowlog: (Omit<SlowlogEntry, 'at'> & { at: string })[] | null;
+  keyspace: RedisHealth['keyspace'];
+  bigKeys: RedisHealth['bigKeys'];
+  sample: Pick<RedisHealth['sample'], 'scanned' | 'total' | 'complete' | 'stoppedBy'>;
+  persistence: Omit<RedisHealth['persistence'], 'lastSaveAt' | 'bgsaveInProgress'> & {
     lastSaveAt: string | null;
-    changesSinceLastSave: number | null;
-    loading: boolean;
   };
 }
 
