@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { scanWithin } from './bounded-scan.js';
 
 /**
  * The Redis behind a system, as the runbooks read it with redis-cli (`INFO`, `MEMORY STATS`,
@@ -261,45 +262,32 @@ export async function sampleBigKeys(
   const maxKeys = budget.maxKeys ?? DEFAULT_BUDGET.maxKeys;
   const maxMillis = budget.maxMillis ?? DEFAULT_BUDGET.maxMillis;
   const top = budget.top ?? DEFAULT_BUDGET.top;
-  const started = now();
   const total = await client.dbsize();
   const sized: { key: string; type: string; bytes: number }[] = [];
-  let cursor = '0';
-  let scanned = 0;
-  let stoppedBy: KeySample['stoppedBy'] = 'done';
-  do {
-    if (scanned >= maxKeys) {
-      stoppedBy = 'keys';
-      break;
-    }
-    if (now() - started >= maxMillis) {
-      stoppedBy = 'time';
-      break;
-    }
-    const [next, keys] = await client.scan(cursor, 'COUNT', Math.min(SCAN_COUNT, maxKeys - scanned));
-    cursor = next;
-    const batch = keys.slice(0, maxKeys - scanned);
-    scanned += batch.length;
-    if (batch.length === 0) continue;
-    const pipeline = client.pipeline();
-    for (const key of batch) {
-      pipeline.type(key);
-      pipeline.call('MEMORY', 'USAGE', key);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    batch.forEach((key, i) => {
-      const [typeError, type] = replies[2 * i] ?? [];
-      const [usageError, bytes] = replies[2 * i + 1] ?? [];
-      // A key that expired between SCAN and the read has type `none` and no usage.
-      if (typeError || usageError || type === 'none' || bytes === null) return;
-      sized.push({ key, type: String(type), bytes: Number(bytes) });
-    });
-    // Keep only the biggest few, so a big sample costs no memory here.
-    if (sized.length > top * 4) {
-      sized.sort((a, b) => b.bytes - a.bytes);
-      sized.length = top;
-    }
-  } while (cursor !== '0');
+  const { scanned, stoppedBy } = await scanWithin(
+    client,
+    { maxKeys, maxMillis, count: SCAN_COUNT, now },
+    async (batch) => {
+      const pipeline = client.pipeline();
+      for (const key of batch) {
+        pipeline.type(key);
+        pipeline.call('MEMORY', 'USAGE', key);
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      batch.forEach((key, i) => {
+        const [typeError, type] = replies[2 * i] ?? [];
+        const [usageError, bytes] = replies[2 * i + 1] ?? [];
+        // A key that expired between SCAN and the read has type `none` and no usage.
+        if (typeError || usageError || type === 'none' || bytes === null) return;
+        sized.push({ key, type: String(type), bytes: Number(bytes) });
+      });
+      // Keep only the biggest few, so a big sample costs no memory here.
+      if (sized.length > top * 4) {
+        sized.sort((a, b) => b.bytes - a.bytes);
+        sized.length = top;
+      }
+    },
+  );
   sized.sort((a, b) => b.bytes - a.bytes || a.key.localeCompare(b.key));
   const biggest = sized.slice(0, top);
   const pipeline = client.pipeline();

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRedisHealth } from '../../src/backends/redis-health.js';
 import type { RedisHealthData } from '../../src/commands/redis.js';
-import { freePort, type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { connectionFor, waitFor } from './fixture.js';
 
@@ -22,7 +22,6 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   client = new Redis(redis.url);
   dir = tempDir('redis-verb');
-  const closed = await freePort();
   config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
     'systems:',
     '  - name: pushizo',
@@ -35,7 +34,8 @@ beforeAll(async () => {
     '    queues: [celery]',
     '  - name: gone',
     '    type: bullmq',
-    `    redis: redis://127.0.0.1:${closed}`,
+    // Port 1: nothing listens there, unlike a free port another test's Redis may take meanwhile.
+    '    redis: redis://127.0.0.1:1',
   ]);
   const queue = new Queue('dispatch-ios', { connection: connectionFor(redis.url), prefix: 'hs' });
   await queue.addBulk(

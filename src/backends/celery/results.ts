@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { scanWithin } from '../bounded-scan.js';
 import { luaScript, runScript } from '../lua.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
@@ -67,29 +68,13 @@ export async function readResults(
 ): Promise<ResultsReading> {
   const maxKeys = budget.maxKeys ?? 1_000_000;
   const maxMillis = budget.maxMillis ?? 3_000;
-  const started = now();
   const total = await client.dbsize();
-  let cursor = '0';
-  let scanned = 0;
-  let stoppedBy: ResultsReading['sample']['stoppedBy'] = 'done';
   let count = 0;
   let withoutTtl = 0;
   let bytes = 0;
   let oldest: ResultsReading['oldest'] = null;
-  do {
-    if (scanned >= maxKeys) {
-      stoppedBy = 'keys';
-      break;
-    }
-    if (now() - started >= maxMillis) {
-      stoppedBy = 'time';
-      break;
-    }
-    // MATCH filters after the walk: COUNT bounds the keys Redis looks at per call, results or not.
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${RESULT_KEY_PREFIX}*`, 'COUNT', SCAN_COUNT);
-    cursor = next;
-    scanned += SCAN_COUNT;
-    if (keys.length === 0) continue;
+  const walk = { maxKeys, maxMillis, count: SCAN_COUNT, match: `${RESULT_KEY_PREFIX}*`, now };
+  const { scanned, stoppedBy } = await scanWithin(client, walk, async (keys) => {
     const reply = (await runScript(client, READ_RESULTS, keys, [])) as (string | number)[];
     for (let i = 0; i + 3 < reply.length; i += 4) {
       count++;
@@ -99,7 +84,7 @@ export async function readResults(
       if (at !== null && (oldest === null || at < oldest.at))
         oldest = { at, id: String(reply[i]).slice(RESULT_KEY_PREFIX.length) };
     }
-  } while (cursor !== '0');
+  });
   const complete = stoppedBy === 'done';
   // SCAN's COUNT is a hint: the last step may look at fewer keys than asked.
   const looked = complete ? total : Math.min(scanned, total);
