@@ -65,7 +65,7 @@ export interface BullmqBackend extends QueueBackend {
   /** Through BullMQ's own `Queue.pause()`, of the major the queue was written by. */
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
-  /** BullMQ's own `reprocessJob` of the queue's major, pipelined (see retry.ts). */
+  /** What BullMQ's own `reprocessJob` of the queue's major does, one script per batch (see retry.ts). */
   previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
   retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
   running(): Promise<RunningWork[]>;

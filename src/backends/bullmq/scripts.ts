@@ -1,4 +1,3 @@
-import { loadReprocessJobModule } from '../../lib/lazy.js';
 import { type LuaScript, luaScript } from '../lua.js';
 import { MARKER_MOVED, UNDO_MARKER_LUA } from '../undo-marker.js';
 
@@ -81,22 +80,6 @@ export function snapshotKeys(prefix: string, queue: string): string[] {
     'waiting-children',
     'meta',
   ].map((suffix) => base + suffix);
-}
-
-/**
- * BullMQ's own `reprocessJob` script (what `Job.retry()` runs), exactly as the major that wrote
- * the queue ships it, includes resolved: 9 keys in 6.x (it re-adds a job with a priority to
- * `prioritized`), 8 in 5.x (it knows the `paused` list). Read from the package, not copied, so it
- * stays the library's code.
- */
-const reprocessScripts = new Map<5 | 6, Promise<LuaScript>>();
-export function reprocessJobScript(major: 5 | 6): Promise<LuaScript> {
-  let script = reprocessScripts.get(major);
-  if (!script) {
-    script = loadReprocessJobModule(major).then((m) => luaScript(m.reprocessJob.content));
-    reprocessScripts.set(major, script);
-  }
-  return script;
 }
 
 /**
