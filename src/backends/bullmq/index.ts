@@ -334,7 +334,9 @@ export function createBullmqBackend(
           if (error) throw new Error(`BullMQ queues ${names[first]}…: ${error.message}`);
           const values = reply as number[];
           for (let i = 0; first + i < names.length && i < STATUS_BATCH_QUEUES; i++)
-            counts.push(queueSnapshot(names[first + i]!, values, i * STATUS_FIELDS, failedSince !== undefined));
+            counts.push(
+              queueSnapshot(names[first + i]!, values, i * STATUS_FIELDS, failedSince !== undefined),
+            );
         });
 
         const warnings: SystemWarning[] = [];
