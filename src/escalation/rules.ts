@@ -265,6 +265,7 @@ export function evaluateRules(
  * run, the series and the time to drain only when read, once each: the lifecycle reads them only
  * for a subject with an alert (open, or opening), and with 1,000 queues almost none has one, so
  * computing them for every subject was most of a tick. Each sample's value is computed once.
+ * The lazy fields are getters: read them, or `toJSON()` for a plain object (a spread drops them).
  */
 class Evaluation implements RuleResult {
   readonly key: string;
