@@ -19,7 +19,7 @@
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -416,7 +416,9 @@ async function statusBench() {
       'monitor tick(): the same status() reads plus the stored sample and the default rules over the',
       'stored history (SQLite); its Redis commands are those of status().',
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
-        `${Math.round((Date.now() - started) / 1000)} s in all.`,
+        `${Math.round((Date.now() - started) / 1000)} s in all; load average ${loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')} (1, 5, 15 min).`,
     );
     out.push('', ...(await benchRetry({ url, port: redis.port }, log)));
     out.push(...(await purgeBench(url, log)));
