@@ -1,6 +1,6 @@
 /**
- * Retry of 1,000 failed BullMQ jobs: queue-ops `retry` (BullMQ's own reprocessJob script,
- * pipelined in batches), next to BullMQ's `Job.retry()` one job at a time (what a script over
+ * Retry of 1,000 failed BullMQ jobs: queue-ops `retry` (one script call per batch of 250 that does
+ * what BullMQ's reprocessJob does id by id), next to BullMQ's `Job.retry()` one job at a time (what a script over
  * `getFailed()` does) and `Queue.retryJobs()` (one script, but oldest first, attempts kept,
  * priorities ignored). Each on loopback and through a proxy that delays every packet 1 ms each
  * way. Run by `npm run bench`, or alone: `npx tsx bench/retry.ts`. Figures only, no assertions.
@@ -23,6 +23,16 @@ interface Figure {
   roundTrips: number;
   /** Commands Redis executed, Lua's inner calls included. */
   commands: number;
+  /** The longest single command (a script call whole) Redis timed, ms: how long it held Redis. */
+  longestMs: number;
+  /** CPU Redis spent (user + sys), ms: less swayed by a busy machine than wall time. */
+  redisCpuMs: number;
+}
+
+async function redisCpuMs(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
 }
 
 async function commandsDone(admin: Redis): Promise<number> {
@@ -65,7 +75,7 @@ type Variant = (url: string, name: string) => Promise<void>;
 
 const variants: { label: string; run: Variant }[] = [
   {
-    label: 'queue-ops retry (reprocessJob, pipelined)',
+    label: 'queue-ops retry (1 script per 250 jobs)',
     run: async (url, name) => {
       const system: BullmqSystemConfig = {
         name: 'bench',
@@ -109,7 +119,12 @@ async function once(
 ): Promise<Figure> {
   const name = `q${n}`;
   await seedFailed(urls.seed, name);
+  // Every command into the slow log, to read the longest one Redis ran.
+  await admin.config('SET', 'slowlog-log-slower-than', '0');
+  await admin.config('SET', 'slowlog-max-len', '100000');
+  await admin.slowlog('RESET');
   const trips = proxy?.roundTrips() ?? 0;
+  const cpu = await redisCpuMs(admin);
   const commands = await commandsDone(admin);
   const started = performance.now();
   await variant(urls.run, name);
@@ -119,7 +134,14 @@ async function once(
     roundTrips: (proxy?.roundTrips() ?? 0) - trips,
     // minus the INFO that read the counter before
     commands: (await commandsDone(admin)) - commands - 1,
+    longestMs: 0,
+    redisCpuMs: (await redisCpuMs(admin)) - cpu,
   };
+  const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, string[]][];
+  figure.longestMs = entries
+    .filter((e) => !/^(info|slowlog|config)$/i.test(String(e[3]?.[0])))
+    .reduce((max, e) => Math.max(max, Number(e[2]) / 1000), 0);
+  await admin.config('SET', 'slowlog-log-slower-than', '10000');
   const back = await waitingOf(urls.seed, name);
   if (back !== JOBS) throw new Error(`${back} of ${JOBS} jobs back in the queue`);
   await admin.flushdb();
@@ -133,7 +155,15 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
   const proxy = await startLatencyProxy({ host: '127.0.0.1', port: redis.port }, LINK_DELAY_MS);
   const linkedUrl = `redis://127.0.0.1:${proxy.port}/0`;
   const admin = new Redis(redis.url);
-  const rows: { label: string; local: number; link: number; trips: number; commands: number }[] = [];
+  const rows: {
+    label: string;
+    local: number;
+    link: number;
+    trips: number;
+    commands: number;
+    longest: number;
+    redisCpu: number;
+  }[] = [];
   let n = 0;
   try {
     await admin.flushdb();
@@ -151,6 +181,8 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
         link: linked.ms,
         trips: linked.roundTrips,
         commands: median(local.map((f) => f.commands)),
+        longest: Math.max(...local.map((f) => f.longestMs)),
+        redisCpu: median(local.map((f) => f.redisCpuMs)),
       });
     }
   } finally {
@@ -158,7 +190,7 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
     await proxy.close();
   }
   const ours = rows[0]!;
-  const widths = [42, 10, 10, 12, 10, 8];
+  const widths = [42, 10, 10, 12, 10, 12, 10, 8];
   const row = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]!) : c.padStart(widths[i]!))).join('  ');
   const header = row([
@@ -167,6 +199,8 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
     'link ms',
     'round trips',
     'commands',
+    'longest call',
+    'Redis CPU',
     'link ×',
   ]);
   return [
@@ -179,14 +213,18 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
         r.link.toFixed(1),
         String(r.trips),
         String(r.commands),
+        r.longest.toFixed(2),
+        r.redisCpu.toFixed(0),
         `${(r.link / ours.link).toFixed(1)}×`,
       ]),
     ),
     `local: median of ${RUNS} runs on loopback after one warm-up; link: one run through a proxy delaying every`,
     `packet ${LINK_DELAY_MS} ms each way.`,
     "round trips: request bursts the proxy saw (a connection's handshake and ready check included);",
-    "commands: executed by Redis, Lua's inner calls included. Each run retries 1,000 jobs a real worker",
-    'failed, and checks all 1,000 are back in the queue. retryJobs takes the oldest first, keeps attempts',
+    "commands: executed by Redis, Lua's inner calls included; longest call: the longest single command",
+    '(a script whole) Redis timed in those runs, ms, beside the purge\'s "longest call"; Redis CPU: ms',
+    'of CPU Redis spent (median; the INFO reads included). Each run retries',
+    '1,000 jobs a real worker failed, and checks all 1,000 are back in the queue. retryJobs takes the oldest first, keeps attempts',
     'and ignores priorities; queue-ops and Job.retry reset attempts.',
   ];
 }

@@ -37,13 +37,21 @@ const isQueueMetric = (metric: RuleMetric): boolean => (QUEUE_METRICS as readonl
 export const isSystemMetric = (metric: RuleMetric): boolean =>
   (SYSTEM_METRICS as readonly string[]).includes(metric);
 
+/** Compiled patterns: a tick matches every rule against every queue (1,000s of tests a tick). */
+const compiled = new Map<string, RegExp>();
+
 /** `pushizo/dispatch-*` → a RegExp over `system/queue`; `*` is the only wildcard. */
 export function patternRegExp(pattern: string): RegExp {
+  const known = compiled.get(pattern);
+  if (known) return known;
+  if (compiled.size > 1000) compiled.clear();
   const body = pattern
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
     .join('.*');
-  return new RegExp(`^${body}$`);
+  const regexp = new RegExp(`^${body}$`);
+  compiled.set(pattern, regexp);
+  return regexp;
 }
 
 /** Whether a rule watches `system/queue` (queue metrics) or `system` (system metrics). */
@@ -80,8 +88,15 @@ function windowStart(samples: readonly Indexed[], i: number, within: number | un
   if (i === 0) return undefined;
   if (within === undefined) return i - 1;
   const from = samples[i]!.at - within;
-  for (let j = 0; j < i; j++) if (samples[j]!.at >= from) return j;
-  return i - 1;
+  // Samples are oldest first: the first of 0…i−1 at or after `from`, by bisection.
+  let lo = 0;
+  let hi = i;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (samples[mid]!.at >= from) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < i ? lo : i - 1;
 }
 
 type Subject = { system: string; queue?: string };
@@ -240,50 +255,128 @@ export function evaluateRules(
   const last = samples.length - 1;
   const results: RuleResult[] = [];
   for (const rule of rules) {
-    for (const s of subjectsOf(rule, samples[last])) {
-      const valueAt = (i: number) => metricAt(samples, i, rule.metric, s, rule.within);
-      const value = valueAt(last);
-      const breachNow = breaches(rule, value, samples, last, s);
-      let firing = breachNow;
-      if (breachNow && rule.for !== undefined) {
-        let start = last;
-        while (start > 0 && breaches(rule, valueAt(start - 1), samples, start - 1, s)) start--;
-        firing = now - samples[start]!.at >= rule.for;
-      }
-      let cleanRun = 0;
-      for (let i = last; i >= 0; i--) {
-        const v = valueAt(i);
-        if (v === undefined || breaches(rule, v, samples, i, s)) break;
-        cleanRun++;
-      }
-      const series: (number | null)[] = [];
-      for (let i = Math.max(0, last - SERIES_LENGTH + 1); i <= last; i++) {
-        const v = valueAt(i);
-        series.push(v === undefined || !Number.isFinite(v) ? null : v);
-      }
-      const subject = s.queue === undefined ? s.system : `${s.system}/${s.queue}`;
-      const result: RuleResult = {
-        key: `${rule.name}|${subject}`,
-        rule,
-        subject,
-        system: s.system,
-        value,
-        comparator: rule.above !== undefined ? 'above' : 'below',
-        threshold: (rule.above ?? rule.below) as number,
-        breachNow,
-        firing,
-        cleanRun,
-        series,
-      };
-      if (s.queue !== undefined) {
-        result.queue = s.queue;
-        const minutes = metricAt(samples, last, 'minutesToDrain', s);
-        if (minutes !== undefined) result.minutesToDrain = minutes;
-      }
-      results.push(result);
-    }
+    for (const s of subjectsOf(rule, samples[last])) results.push(new Evaluation(rule, s, samples, now));
   }
   return results;
+}
+
+/**
+ * One rule against one subject. The value, breach and firing are worked out at once; the clean
+ * run, the series and the time to drain only when read, once each: the lifecycle reads them only
+ * for a subject with an alert (open, or opening), and with 1,000 queues almost none has one, so
+ * computing them for every subject was most of a tick. Each sample's value is computed once.
+ * The lazy fields are getters: read them, or `toJSON()` for a plain object (a spread drops them).
+ */
+class Evaluation implements RuleResult {
+  readonly key: string;
+  readonly subject: string;
+  readonly system: string;
+  readonly queue?: string;
+  readonly value: number | undefined;
+  readonly comparator: 'above' | 'below';
+  readonly threshold: number;
+  readonly breachNow: boolean;
+  readonly firing: boolean;
+  readonly #samples: readonly Indexed[];
+  readonly #s: Subject;
+  readonly #values: (number | undefined)[] = [];
+  readonly #known: boolean[] = [];
+  #cleanRun?: number;
+  #series?: (number | null)[];
+  #drain?: { minutes: number | undefined };
+
+  constructor(
+    readonly rule: EscalationRule,
+    s: Subject,
+    samples: readonly Indexed[],
+    now: number,
+  ) {
+    this.#samples = samples;
+    this.#s = s;
+    const last = samples.length - 1;
+    this.subject = s.queue === undefined ? s.system : `${s.system}/${s.queue}`;
+    this.key = `${rule.name}|${this.subject}`;
+    this.system = s.system;
+    if (s.queue !== undefined) this.queue = s.queue;
+    this.comparator = rule.above !== undefined ? 'above' : 'below';
+    this.threshold = (rule.above ?? rule.below) as number;
+    this.value = this.#valueAt(last);
+    this.breachNow = breaches(rule, this.value, samples, last, s);
+    let firing = this.breachNow;
+    if (this.breachNow && rule.for !== undefined) {
+      // Back to where the breach began, or only as far as `for` ago: older is no more firing.
+      let start = last;
+      while (
+        now - samples[start]!.at < rule.for &&
+        start > 0 &&
+        breaches(rule, this.#valueAt(start - 1), samples, start - 1, s)
+      )
+        start--;
+      firing = now - samples[start]!.at >= rule.for;
+    }
+    this.firing = firing;
+  }
+
+  #valueAt(i: number): number | undefined {
+    if (!this.#known[i]) {
+      this.#values[i] = metricAt(this.#samples, i, this.rule.metric, this.#s, this.rule.within);
+      this.#known[i] = true;
+    }
+    return this.#values[i];
+  }
+
+  get cleanRun(): number {
+    if (this.#cleanRun === undefined) {
+      let run = 0;
+      for (let i = this.#samples.length - 1; i >= 0; i--) {
+        const v = this.#valueAt(i);
+        if (v === undefined || breaches(this.rule, v, this.#samples, i, this.#s)) break;
+        run++;
+      }
+      this.#cleanRun = run;
+    }
+    return this.#cleanRun;
+  }
+
+  get series(): (number | null)[] {
+    if (!this.#series) {
+      const last = this.#samples.length - 1;
+      const series: (number | null)[] = [];
+      for (let i = Math.max(0, last - SERIES_LENGTH + 1); i <= last; i++) {
+        const v = this.#valueAt(i);
+        series.push(v === undefined || !Number.isFinite(v) ? null : v);
+      }
+      this.#series = series;
+    }
+    return this.#series;
+  }
+
+  get minutesToDrain(): number | undefined {
+    if (this.queue === undefined) return undefined;
+    this.#drain ??= {
+      minutes: metricAt(this.#samples, this.#samples.length - 1, 'minutesToDrain', this.#s),
+    };
+    return this.#drain.minutes;
+  }
+
+  /** As a plain object (JSON, logs, test equality): every field, the lazy ones worked out. */
+  toJSON(): RuleResult {
+    return {
+      key: this.key,
+      rule: this.rule,
+      subject: this.subject,
+      system: this.system,
+      ...(this.queue === undefined ? {} : { queue: this.queue }),
+      value: this.value,
+      comparator: this.comparator,
+      threshold: this.threshold,
+      breachNow: this.breachNow,
+      firing: this.firing,
+      cleanRun: this.cleanRun,
+      series: this.series,
+      ...(this.minutesToDrain === undefined ? {} : { minutesToDrain: this.minutesToDrain }),
+    };
+  }
 }
 
 /** Queue metrics are watched per `system/queue`; the rest per system. */

@@ -31,16 +31,6 @@ export const loadBullmq5 = () => import('bullmq5');
 /** BullMQ 6.x, for queues written by BullMQ 6. */
 export const loadBullmq6 = () => import('bullmq');
 
-/**
- * BullMQ's own `reprocessJob` script module (what `Job.retry()` runs) of one major: 8 keys in 5.x,
- * 9 in 6.x. A variable specifier: the packages ship no types for their script modules.
- */
-export const loadReprocessJobModule = (major: 5 | 6) => {
-  const specifier =
-    major === 5 ? 'bullmq5/dist/cjs/scripts/reprocessJob-8.js' : 'bullmq/dist/cjs/scripts/reprocessJob-9.js';
-  return import(specifier) as Promise<{ reprocessJob: { content: string; keys: number } }>;
-};
-
 /** The Kubernetes client, for `kubernetes` worker groups (scale, workers). */
 export const loadKubernetesClient = () => import('@kubernetes/client-node');
 

@@ -378,13 +378,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
     sync: () => durable?.() ?? Promise.resolve(),
 
-    close: () =>
+    close: (options) =>
       wrap(() => {
         if (!db.open) return;
         // What waits for the next group commit is written, not dropped.
         appendGrouped.flush();
         rememberGrouped.flush();
-        db.close();
+        if (!options?.keepWal) db.close();
       }).then(() => wal?.close()),
   };
 }

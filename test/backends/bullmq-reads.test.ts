@@ -6,6 +6,7 @@ import {
   createBullmqBackend,
   DISCOVERY_TTL_MS,
 } from '../../src/backends/bullmq/index.js';
+import { STATUS_BATCH_QUEUES } from '../../src/backends/bullmq/status-script.js';
 import { OpsError } from '../../src/errors.js';
 import { startPrivateRedis } from '../../src/lib/redis-server.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
@@ -206,7 +207,7 @@ describe('BullMQ backend reads', () => {
     expect(counts).toEqual([...counts].sort((a, b) => b - a));
   });
 
-  it('reads a whole system in one round trip: INFO, CLIENT LIST and one script call per queue', async () => {
+  it('reads a whole system in one round trip: INFO, CLIENT LIST and one script call per batch of queues', async () => {
     const names = ['a', 'b', 'c', 'd', 'e'];
     for (const name of names) await open(name).add('x', {});
     const queue = open('f');
@@ -223,7 +224,10 @@ describe('BullMQ backend reads', () => {
 
     expect(status.queues.map((q) => q.name)).toEqual(names);
     // MONITOR never shows admin commands, so CLIENT LIST is the one command it cannot see.
-    expect(sent.map((args) => args[0]!.toLowerCase())).toEqual(['info', ...names.map(() => 'evalsha')]);
+    expect(sent.map((args) => args[0]!.toLowerCase())).toEqual([
+      'info',
+      ...Array.from({ length: Math.ceil(names.length / STATUS_BATCH_QUEUES) }, () => 'evalsha'),
+    ]);
     expect(after.commands - before.commands).toBe(sent.length + 1);
     expect(after.roundTrips - before.roundTrips).toBe(1);
     // Inside Redis the scripts only read; none of them writes or walks a whole list or set.
@@ -237,6 +241,44 @@ describe('BullMQ backend reads', () => {
       // Counting new failures (ZCOUNT, O(log n)) is for the monitor; a plain status runs none.
       expect(args[0]!.toLowerCase()).not.toBe('zcount');
     }
+  });
+
+  it('gives each queue its own counts across several script batches, in one round trip', async () => {
+    // More queues than one batch holds, each with counts of its own (raw keys in BullMQ's layout).
+    const total = 2 * STATUS_BATCH_QUEUES + 7;
+    const names = Array.from({ length: total }, (_, i) => `q${String(i).padStart(4, '0')}`);
+    const seed = new Redis(redisUrl);
+    closers.push(async () => seed.disconnect());
+    const at = clock - 3_600_000;
+    const pipeline = seed.pipeline();
+    names.forEach((name, i) => {
+      const base = `${prefix}:${name}:`;
+      pipeline.hset(`${base}meta`, 'version', 'bullmq:6.7.0', ...(i % 5 === 0 ? ['paused', '1'] : []));
+      const waiting = i % 7;
+      if (waiting > 0) {
+        pipeline.lpush(`${base}wait`, ...Array.from({ length: waiting }, (_, n) => `${i}-${n}`));
+        // The next job (the tail): waiting for i minutes.
+        pipeline.hset(`${base}${i}-0`, 'timestamp', String(clock - i * 60_000), 'delay', '0');
+      }
+      for (let n = 0; n < i % 3; n++) pipeline.zadd(`${base}failed`, at + n, `f${n}`);
+      for (let n = 0; n < i % 4; n++) pipeline.zadd(`${base}delayed`, at + n, `d${n}`);
+    });
+    await pipeline.exec();
+    await backend.status(); // discovery (SCAN) and the script's first load
+    const before = backend.stats();
+    const status = await backend.status();
+    expect(backend.stats().roundTrips - before.roundTrips).toBe(1);
+    expect(status.queues.map((q) => q.name)).toEqual(names);
+    status.queues.forEach((q, i) => {
+      expect({
+        name: q.name,
+        waiting: q.waiting,
+        failed: q.failed,
+        delayed: q.delayed,
+        paused: q.isPaused,
+      }).toEqual({ name: names[i], waiting: i % 7, failed: i % 3, delayed: i % 4, paused: i % 5 === 0 });
+      expect(q.oldestWaitingSeconds).toBe(i % 7 > 0 ? i * 60 : null);
+    });
   });
 });
 

@@ -81,6 +81,46 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(firingAt).toEqual([false, false, false, false, false, false, false, false, true]);
   });
 
+  it('gives the clean run, the last 12 values and the time to drain of every subject, read or serialized alike', () => {
+    const rules = parseRules([
+      {
+        name: 'backlog',
+        queues: ['pushizo/*'],
+        metric: 'waiting',
+        above: 100,
+        for: '1m',
+        severity: 'critical',
+      },
+    ]);
+    // q-a: over for good from tick 2, draining 10 a tick; q-b: over until tick 9, then under for 6 ticks.
+    const samples = history(16, (t) => [
+      system('pushizo', {
+        queues: [
+          queue('q-a', { waiting: t < 2 ? 50 : 500 - 10 * t }),
+          queue('q-b', { waiting: t < 10 ? 300 : 20 }),
+        ],
+      }),
+    ]);
+    const results = evaluateRules(rules, samples, at(15));
+    const [a, b] = results;
+    expect([a!.subject, a!.breachNow, a!.firing, a!.cleanRun]).toEqual(['pushizo/q-a', true, true, 0]);
+    expect(a!.series).toEqual(Array.from({ length: 12 }, (_, i) => 500 - 10 * (i + 4)));
+    // 350 waiting, 10 fewer every 30 s: 17.5 minutes.
+    expect(a!.minutesToDrain).toBeCloseTo(17.5, 5);
+    expect([b!.subject, b!.breachNow, b!.firing, b!.cleanRun]).toEqual(['pushizo/q-b', false, false, 6]);
+    expect(b!.series).toEqual([300, 300, 300, 300, 300, 300, 20, 20, 20, 20, 20, 20]);
+    // What is stored and logged: the same fields as plain values.
+    expect(JSON.parse(JSON.stringify(results))).toEqual([
+      expect.objectContaining({
+        subject: 'pushizo/q-a',
+        cleanRun: 0,
+        series: a!.series,
+        minutesToDrain: a!.minutesToDrain,
+      }),
+      expect.objectContaining({ subject: 'pushizo/q-b', cleanRun: 6, series: b!.series }),
+    ]);
+  });
+
   it('`within: 5m` counts failures added over the last five minutes, not since the beginning', () => {
     const rules = parseRules([
       { name: 'dlq-growth', metric: 'failedIncrease', above: 100, within: '5m', severity: 'warning' },

@@ -35,7 +35,7 @@ import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.j
 import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
-import { QUEUE_SNAPSHOT, snapshotKeys } from './scripts.js';
+import { STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
 export { type BullmqMajor, majorOfVersion } from './pause.js';
@@ -61,7 +61,7 @@ export interface BullmqBackend extends QueueBackend {
   /** Through BullMQ's own `Queue.pause()`, of the major the queue was written by. */
   pause(queue: string): Promise<PauseOutcome>;
   resume(queue: string): Promise<PauseOutcome>;
-  /** BullMQ's own `reprocessJob` of the queue's major, pipelined (see retry.ts). */
+  /** What BullMQ's own `reprocessJob` of the queue's major does, one script per batch (see retry.ts). */
   previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
   retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
   running(): Promise<RunningWork[]>;
@@ -242,45 +242,38 @@ export function createBullmqBackend(
     ttlMs: DISCOVERY_TTL_MS,
   });
 
-  function queueSnapshot(name: string, reply: unknown[], countsFailedSince: boolean): QueueCounts {
-    const [
-      wait,
-      paused,
-      active,
-      prioritized,
-      delayed,
-      failed,
-      completed,
-      waitingChildren,
-      isPaused,
-      ts,
-      failedSince,
-    ] = reply;
-    const timestamp = Number(ts);
+  /** One queue's values in a {@link STATUS_BATCH} reply (integers), from `at`. */
+  function queueSnapshot(name: string, reply: number[], at: number, countsFailedSince: boolean): QueueCounts {
+    const due = reply[at + 9]!;
     return {
       name,
-      waiting: toNumber(wait) + toNumber(paused),
-      active: toNumber(active),
-      delayed: toNumber(delayed),
-      prioritized: toNumber(prioritized),
-      failed: toNumber(failed),
-      completed: toNumber(completed),
-      waitingChildren: toNumber(waitingChildren),
-      isPaused: toNumber(isPaused) === 1,
-      ...(countsFailedSince ? { failedSince: toNumber(failedSince) } : {}),
-      oldestWaitingSeconds:
-        ts === '' || ts === null || !Number.isFinite(timestamp)
-          ? null
-          : Math.max(0, Math.floor((now() - timestamp) / 1000)),
+      waiting: reply[at]! + reply[at + 1]!,
+      active: reply[at + 2]!,
+      delayed: reply[at + 4]!,
+      prioritized: reply[at + 3]!,
+      failed: reply[at + 5]!,
+      completed: reply[at + 6]!,
+      waitingChildren: reply[at + 7]!,
+      isPaused: reply[at + 8] === 1,
+      ...(countsFailedSince ? { failedSince: reply[at + 10]! } : {}),
+      oldestWaitingSeconds: due < 0 ? null : Math.max(0, Math.floor((now() - due) / 1000)),
     };
   }
 
   // The failed set's scores are when each job failed (BullMQ's finishedOn); `+inf` counts nothing.
-  const snapshotStep = (queue: string, failedSince?: number): PipelineStep => ({
-    script: QUEUE_SNAPSHOT,
-    keys: snapshotKeys(prefix, queue),
-    args: [`${prefix}:${queue}:`, failedSince === undefined ? '+inf' : String(Math.floor(failedSince))],
-  });
+  const statusSteps = (names: string[], failedSince?: number): PipelineStep[] => {
+    const since = failedSince === undefined ? '+inf' : String(Math.floor(failedSince));
+    const steps: PipelineStep[] = [];
+    for (let start = 0; start < names.length; start += STATUS_BATCH_QUEUES) {
+      const batch = names.slice(start, start + STATUS_BATCH_QUEUES);
+      steps.push({
+        script: STATUS_BATCH,
+        keys: [`${prefix}:${batch[0]}:meta`],
+        args: [`${prefix}:`, since, ...batch],
+      });
+    }
+    return steps;
+  };
 
   const retries = createBullmqRetry({
     system: system.name,
@@ -316,7 +309,7 @@ export function createBullmqBackend(
           [
             { command: (p) => p.info('memory') },
             { command: (p) => p.client('LIST') },
-            ...names.map((name) => snapshotStep(name, failedSince)),
+            ...statusSteps(names, failedSince),
           ],
           exec,
         );
@@ -325,10 +318,15 @@ export function createBullmqBackend(
         if (infoError) throw infoError;
         const redis = parseMemoryInfo(String(info));
 
-        const replies = results.slice(2);
-        const counts = replies.map(([error, reply], index) => {
-          if (error) throw new Error(`BullMQ queue ${names[index]}: ${error.message}`);
-          return queueSnapshot(names[index]!, reply as unknown[], failedSince !== undefined);
+        const counts: QueueCounts[] = [];
+        results.slice(2).forEach(([error, reply], batch) => {
+          const first = batch * STATUS_BATCH_QUEUES;
+          if (error) throw new Error(`BullMQ queues ${names[first]}…: ${error.message}`);
+          const values = reply as number[];
+          for (let i = 0; first + i < names.length && i < STATUS_BATCH_QUEUES; i++)
+            counts.push(
+              queueSnapshot(names[first + i]!, values, i * STATUS_FIELDS, failedSince !== undefined),
+            );
         });
 
         const warnings: SystemWarning[] = [];

@@ -10,7 +10,7 @@ import {
   type RetrySelection,
 } from '../queue-backend.js';
 import { majorOfVersion } from './pause.js';
-import { type LuaScript, reprocessJobScript } from './scripts.js';
+import { RETRY_FAILED_BATCH, retryBatchKeys } from './retry-script.js';
 
 /** What the retry needs from the backend that owns the connection. */
 export interface BullmqRetryDeps {
@@ -29,13 +29,13 @@ export interface BullmqRetryDeps {
 }
 
 /**
- * Jobs per pipeline of `reprocessJob` calls. Each call is O(1) inside Redis (a ZREM, a few HDELs,
- * a push and an XADD), so a batch holds Redis for well under a millisecond and 1,000 retries are
- * a handful of round trips, with progress between them.
+ * Jobs per script call (retry-script.ts). One call holds Redis for the whole batch, about three
+ * commands a job: 250 keep it well under a purge chunk's longest call (`npm run bench` prints both),
+ * and 1,000 retries are four calls, with progress between them.
  */
 export const RETRY_BATCH = 250;
 
-/** `reprocessJob` answers 1 when done, -1 for a job that no longer exists, -3 when it is not failed any more. */
+/** The batch script answers 1 when done, -1 for a job that no longer exists, -3 when it is not failed any more. */
 const REPROCESSED = 1;
 
 function firstLine(text: string | null | undefined): string {
@@ -66,39 +66,42 @@ export function groupErrors(reasons: Iterable<string>): { error: string; count: 
 
 /**
  * Retry for BullMQ: which failed jobs (ZREVRANGE of the failed set bounded by the limit, newest
- * first, or one id checked with ZSCORE), then BullMQ's own `reprocessJob` script of the queue's
- * major for each, pipelined. That is `Job.retry('failed', { resetAttemptsMade: true,
- * resetAttemptsStarted: true })`: the job keeps its id, data and options, leaves the failed set,
- * and goes back to `wait` (or `prioritized` / the 5.x `paused` list, as BullMQ decides) with
- * `atm`/`ats` cleared, so it gets all its attempts again. `Queue.retryJobs()` is not used: it
- * takes the oldest first, keeps attempts, and ignores priorities.
+ * first, or one id checked with ZSCORE), then one script call per batch of them (retry-script.ts)
+ * that does what BullMQ's own `reprocessJob` of the queue's major does id by id, in that order:
+ * `Job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })`. The job keeps
+ * its id, data and options, leaves the failed set, and goes back to `wait` (or `prioritized` / the
+ * 5.x `paused` list, as BullMQ decides) with `atm`/`ats` cleared, so it gets all its attempts
+ * again. `Queue.retryJobs()` is not used: it takes the oldest first, keeps attempts, and ignores
+ * priorities; its one-script-per-batch shape is what the batch script borrows.
  */
 export function createBullmqRetry(deps: BullmqRetryDeps) {
   const { client, prefix, exec } = deps;
   const keyOf = (queue: string, suffix: string) => `${prefix}:${queue}:${suffix}`;
 
-  /** The selected ids, newest failure first, and the failed set's size. */
+  /** The selected ids, newest failure first, and (when `counted`) the failed set's size. */
   async function select(
     queue: string,
     selection: RetrySelection,
+    counted = true,
   ): Promise<{ ids: string[]; failed: number; version: string | null }> {
     const failedKey = keyOf(queue, 'failed');
     const head = client.pipeline();
-    head.zcard(failedKey);
     head.hget(keyOf(queue, 'meta'), 'version');
     if ('jobId' in selection) head.zscore(failedKey, selection.jobId);
     else head.zrevrange(failedKey, 0, selection.limit - 1);
+    // The failed set's size is for the preview only.
+    if (counted) head.zcard(failedKey);
     const replies = await exec(head);
     for (const [error] of replies) if (error) throw error;
-    const failed = Number(replies[0]![1]);
-    const version = (replies[1]![1] as string | null) ?? null;
+    const version = (replies[0]![1] as string | null) ?? null;
+    const failed = counted ? Number(replies[2]![1]) : Number.NaN;
     const target = `${deps.system}/${queue}`;
     let ids: string[];
     if ('jobId' in selection) {
-      if (replies[2]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
+      if (replies[1]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
       ids = [selection.jobId];
     } else {
-      ids = replies[2]![1] as string[];
+      ids = replies[1]![1] as string[];
       if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
     }
     return { ids, failed, version };
@@ -111,40 +114,6 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
     return (await exec(pipeline)).map(([error, value]) => {
       if (error) throw error;
       return value as string | null;
-    });
-  }
-
-  function reprocessKeys(queue: string, id: string, major: 5 | 6): string[] {
-    const k = (suffix: string) => keyOf(queue, suffix);
-    // The KEYS order of each major's reprocessJob (redis-queue-backend.js / scripts.js).
-    return major === 6
-      ? [
-          k(id),
-          k('events'),
-          k('failed'),
-          k('wait'),
-          k('meta'),
-          k('active'),
-          k('marker'),
-          k('prioritized'),
-          k('pc'),
-        ]
-      : [k(id), k('events'), k('failed'), k('wait'), k('meta'), k('paused'), k('active'), k('marker')];
-  }
-
-  /** Runs one batch of reprocessJob calls in one pipeline (the shared EVALSHA/EVAL path). */
-  async function reprocess(
-    script: LuaScript,
-    calls: { keys: string[]; args: string[] }[],
-  ): Promise<unknown[]> {
-    const replies = await execWithScripts(
-      client,
-      calls.map(({ keys, args }) => ({ script, keys, args })),
-      exec,
-    );
-    return replies.map(([error, value]) => {
-      if (error) throw error;
-      return value;
     });
   }
 
@@ -164,36 +133,29 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       checkSelection(selection);
       return await deps.withRedis(async (expired) => {
         await deps.resolveQueue(queue);
-        const { ids, version } = await select(queue, selection);
-        const major = majorOfVersion(version);
-        const script = await reprocessJobScript(major);
-        // `lifo` decides LPUSH or RPUSH, as Job.retry reads it from job.opts.
-        const opts = await fieldOf(queue, ids, 'opts');
+        const { ids, version } = await select(queue, selection, false);
+        const major = String(majorOfVersion(version));
+        const keys = retryBatchKeys(deps.prefix, queue);
+        const base = keyOf(queue, '');
         const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
         progress?.(0, ids.length, outcomeSoFar(outcome));
         for (let start = 0; start < ids.length; start += RETRY_BATCH) {
           // The user was told the retry stopped here: nothing more may be retried behind that.
           expired.throwIfAborted();
           const batch = ids.slice(start, start + RETRY_BATCH);
-          const calls = batch.map((id, i) => ({
-            keys: reprocessKeys(queue, id, major),
-            args: [
-              id,
-              isLifo(opts[start + i] ?? null) ? 'RPUSH' : 'LPUSH',
-              'failedReason',
-              'failed',
-              '1',
-              '1',
-            ],
-          }));
           progress?.(
             start,
             ids.length,
             outcomeSoFar(outcome, Object.fromEntries(batch.map((id) => [id, id]))),
           );
-          const replies = await reprocess(script, calls);
-          replies.forEach((reply, i) => {
-            if (Number(reply) === REPROCESSED) {
+          const [[error, reply]] = (await execWithScripts(
+            client,
+            [{ script: RETRY_FAILED_BATCH, keys, args: [base, major, ...batch] }],
+            exec,
+          )) as [[Error | null, unknown]];
+          if (error) throw error;
+          (reply as unknown[]).forEach((answer, i) => {
+            if (Number(answer) === REPROCESSED) {
               outcome.retried++;
               outcome.ids[batch[i]!] = batch[i]!;
             } else {
@@ -206,13 +168,4 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       });
     },
   };
-}
-
-function isLifo(opts: string | null): boolean {
-  if (!opts) return false;
-  try {
-    return (JSON.parse(opts) as { lifo?: unknown })?.lifo === true;
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,208 @@
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBullmqBackend } from '../../../src/backends/bullmq/index.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
+import {
+  connectionFor,
+  deletePrefix,
+  LIBS,
+  ProviderError,
+  randomName,
+  systemFor,
+  waitFor,
+} from './helpers.js';
+
+const redisUrl = testRedisUrl();
+
+/** Every key under `prefix`, with the prefix written as `P` in names and values, streams as their entries' fields. */
+async function snapshot(redis: Redis, prefix: string): Promise<Record<string, unknown>> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  const norm = (text: string) => text.split(`${prefix}:`).join('P:');
+  const out: Record<string, unknown> = {};
+  for (const key of keys.sort()) {
+    const type = await redis.type(key);
+    let value: unknown;
+    if (type === 'list') value = (await redis.lrange(key, 0, -1)).map(norm);
+    else if (type === 'zset') value = (await redis.zrange(key, 0, -1, 'WITHSCORES')).map(norm);
+    else if (type === 'set') value = (await redis.smembers(key)).map(norm).sort();
+    else if (type === 'hash')
+      value = Object.fromEntries(
+        Object.entries(await redis.hgetall(key))
+          .map(([f, v]) => [norm(f), norm(v)])
+          .sort(([a], [b]) => (a! < b! ? -1 : 1)),
+      );
+    else if (type === 'stream')
+      value = (await redis.xrange(key, '-', '+')).map(([, fields]) => fields.map(norm));
+    else value = norm(String(await redis.get(key)));
+    out[norm(key)] = value;
+  }
+  return out;
+}
+
+/** Copies every key of `from` under `to`, the prefix rewritten in names and values (streams left out). */
+async function copyPrefix(redis: Redis, from: string, to: string): Promise<void> {
+  const swap = (text: string) => text.split(`${from}:`).join(`${to}:`);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${from}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const target = swap(key);
+      const type = await redis.type(key);
+      if (type === 'list') await redis.rpush(target, ...(await redis.lrange(key, 0, -1)).map(swap));
+      else if (type === 'zset') {
+        const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
+        for (let i = 0; i < flat.length; i += 2) await redis.zadd(target, flat[i + 1]!, swap(flat[i]!));
+      } else if (type === 'set') await redis.sadd(target, ...(await redis.smembers(key)).map(swap));
+      else if (type === 'hash')
+        await redis.hset(
+          target,
+          Object.fromEntries(Object.entries(await redis.hgetall(key)).map(([f, v]) => [swap(f), swap(v)])),
+        );
+      else if (type === 'string') await redis.set(target, swap(String(await redis.get(key))));
+    }
+  } while (cursor !== '0');
+}
+
+/**
+ * The batch script (retry-script.ts) against BullMQ's own `Job.retry()` (its `reprocessJob`), of
+ * each major, on two identical copies of one queue: every key must come out the same, events
+ * included, for a mix of plain, lifo, prioritized and child jobs and an id without a job.
+ */
+describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }) => {
+  let ours: string;
+  let theirs: string;
+  let redis: Redis;
+  const queueName = 'push';
+
+  beforeEach(() => {
+    ours = randomName('rso');
+    theirs = randomName('rst');
+    redis = new Redis(redisUrl);
+  });
+
+  afterEach(async () => {
+    redis.disconnect();
+    await deletePrefix(redisUrl, ours);
+    await deletePrefix(redisUrl, theirs);
+  });
+
+  /** Jobs a real worker fails: plain, lifo, two priorities, a flow's child; plus a failed id with no job, newest. */
+  async function seed(): Promise<void> {
+    const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+    const flow = new lib.FlowProducer({ connection: connectionFor(redisUrl), prefix: theirs });
+    try {
+      await queue.addBulk([
+        { name: 'plain', data: { n: 1 }, opts: { attempts: 2 } },
+        { name: 'lifo', data: { n: 2 }, opts: { lifo: true } },
+        { name: 'urgent', data: { n: 3 }, opts: { priority: 5 } },
+        { name: 'plain', data: { n: 4 } },
+        { name: 'later', data: { n: 5 }, opts: { priority: 2 } },
+        { name: 'lifo', data: { n: 6 }, opts: { lifo: true } },
+      ]);
+      await flow.add({
+        name: 'parent',
+        queueName,
+        data: {},
+        children: [{ name: 'child', queueName, data: { n: 7 } }],
+      });
+      const worker = new lib.Worker(
+        queueName,
+        async (job) => {
+          throw new ProviderError(`APNs 429 for ${job.data.n}`);
+        },
+        { connection: connectionFor(redisUrl), prefix: theirs, concurrency: 1 },
+      );
+      try {
+        await waitFor('every job to fail', async () => (await queue.getJobCounts('failed')).failed === 7);
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await flow.close();
+      await queue.close();
+    }
+    await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 60_000, 'ghost');
+  }
+
+  it.each([
+    ['a running queue', async (_prefix: string) => {}],
+    [
+      'a paused queue',
+      async (prefix: string) => {
+        const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix });
+        await queue.pause();
+        await queue.close();
+      },
+    ],
+    [
+      'a queue at its global concurrency',
+      async (prefix: string) => {
+        await redis.hset(`${prefix}:${queueName}:meta`, 'concurrency', '0');
+      },
+    ],
+  ])('writes what Job.retry() writes id by id, newest first, on %s', async (_label, shape) => {
+    await seed();
+    await shape(theirs);
+    await redis.del(`${theirs}:${queueName}:events`);
+    await copyPrefix(redis, theirs, ours);
+    const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+    expect(newest).toHaveLength(8);
+
+    // BullMQ's own, one job at a time, newest failure first.
+    const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+    try {
+      for (const id of newest) {
+        const job = await lib.Job.fromId(queue, id);
+        if (job) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      }
+    } finally {
+      await queue.close();
+    }
+
+    const backend = createBullmqBackend(systemFor(redisUrl, ours, [queueName]));
+    try {
+      const outcome = await backend.retry(queueName, { all: true, limit: 1000 });
+      expect(outcome.retried).toBe(7);
+      expect(outcome.skipped).toBe(1);
+      // The audit's ids: every retried job (the order they went back in is in the lists compared below).
+      expect(Object.keys(outcome.ids).sort()).toEqual(newest.filter((id) => id !== 'ghost').sort());
+    } finally {
+      await backend.close();
+    }
+
+    const after = await snapshot(redis, ours);
+    expect(after).toEqual(await snapshot(redis, theirs));
+    // Only the id without a job is still failed; attempts reset on every retried job.
+    expect(after[`P:${queueName}:failed`]).toEqual(['ghost', expect.any(String)]);
+    for (const id of newest.filter((i) => i !== 'ghost')) {
+      const job = after[`P:${queueName}:${id}`] as Record<string, string>;
+      expect(job.atm ?? null).toBeNull();
+      expect(job.failedReason ?? null).toBeNull();
+    }
+  });
+
+  it('retries only the newest up to the cap, and skips a job retried meanwhile', async () => {
+    await seed();
+    await redis.zrem(`${theirs}:${queueName}:failed`, 'ghost');
+    const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+    const backend = createBullmqBackend(systemFor(redisUrl, theirs, [queueName]));
+    try {
+      const outcome = await backend.retry(queueName, { all: true, limit: 3 });
+      expect(Object.keys(outcome.ids).sort()).toEqual(newest.slice(0, 3).sort());
+      expect(await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1)).toEqual(newest.slice(3));
+      // One id, already retried by someone else: not failed any more, nothing written.
+      await expect(backend.retry(queueName, { jobId: newest[0]! })).rejects.toMatchObject({
+        code: 'UnknownJob',
+      });
+    } finally {
+      await backend.close();
+    }
+  });
+});
