@@ -64,11 +64,8 @@ export interface App {
   commands: CommandRegistry;
   ctx: CommandContext;
   config: Config;
-  /**
-   * Closes every connection the app opened; safe to call twice. `keepWal`: the process exits
-   * next, so the store's WAL is left for the next open (see `Store.close`).
-   */
-  close(options?: { keepWal?: boolean }): Promise<void>;
+  /** Closes every connection the app opened; safe to call twice. */
+  close(): Promise<void>;
 }
 
 /** One backend per configured system; the only place that knows which factory fits which type. */
@@ -487,12 +484,12 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     recoverPurges,
     guards,
     channelMembership,
-    close(options) {
+    close() {
       closing ??= (async () => {
         approvals.abortExecutions();
         await composed.close();
         await audit.flush();
-        await store.close(options);
+        await store.close();
       })();
       return closing;
     },

@@ -90,7 +90,13 @@ export interface SqliteStoreOptions {
  */
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  closeSync(openSync(path, 'a', 0o600));
+  try {
+    // `wx`: create only. An existing file is left to SQLite, which opens it read-only when it
+    // cannot write it (an immutable file is then refused at its first write, in one line).
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
@@ -378,13 +384,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
     sync: () => durable?.() ?? Promise.resolve(),
 
-    close: (options) =>
+    close: () =>
       wrap(() => {
         if (!db.open) return;
         // What waits for the next group commit is written, not dropped.
         appendGrouped.flush();
         rememberGrouped.flush();
-        if (!options?.keepWal) db.close();
+        db.close();
       }).then(() => wal?.close()),
   };
 }

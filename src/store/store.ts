@@ -244,14 +244,7 @@ export interface Store extends PurgeStore {
   /** Escalation (issue 8): samples, alerts, the outbox and the leader lease. */
   escalation: EscalationStore;
 
-  /**
-   * `keepWal` (SQLite; the others ignore it): for a process about to exit. What is committed is
-   * already durable (each commit's WAL frames are fsynced before its caller hears back), so the
-   * last connection's checkpoint at close (two fsyncs) and the deletion of the WAL (which the next
-   * process then re-creates, with two fsyncs more) are skipped: the file is left to the process's
-   * exit, and SQLite reads the WAL on the next open and checkpoints it in a later commit.
-   */
-  close(options?: { keepWal?: boolean }): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** One message waiting for Slack. Posts and updates render the alert as stored when sent. */

@@ -183,25 +183,33 @@ describe('the demo console', () => {
     const alice = session('U0ALICE');
     await alice.handleLine('status pushzio');
     const bob = session('U0BOB');
-    // Mutating commands count against the per-minute limit (10 in the demo) even when they fail.
+    // Actions that ran count against the per-minute limit (10 in the demo): asking to pause a
+    // queue and withdrawing the request, again and again, reaches it.
     let refused: Awaited<ReturnType<typeof bob.handleLine>> | undefined;
+    let refusedVerb: string | undefined;
     for (let i = 0; i < 12 && !refused; i++) {
-      const outcome = await bob.handleLine('deny r-nosuch');
-      if (outcome.reply?.error?.code === 'RateLimited') refused = outcome;
+      const asked = await bob.handleLine('pause pushizo/events');
+      if (asked.reply?.error?.code === 'RateLimited') {
+        [refused, refusedVerb] = [asked, 'pause'];
+        break;
+      }
+      const id = (asked.reply?.data as { request?: { id: string } } | undefined)?.request?.id;
+      const withdrawn = await bob.handleLine(`deny ${id}`);
+      if (withdrawn.reply?.error?.code === 'RateLimited') [refused, refusedVerb] = [withdrawn, 'deny'];
     }
     expect(refused).toBeDefined();
     const entries = await app.audit.recent(50);
     const typo = entries.find((e) => e.action === 'command.status' && e.target === 'pushzio');
     expect(typo).toMatchObject({ outcome: 'error', error: 'UnknownSystem' });
     const limited = entries.find((e) => e.action === 'denied' && e.actorId === 'U0BOB');
-    expect(limited?.params).toMatchObject({ command: 'deny', code: 'RateLimited' });
+    expect(limited?.params).toMatchObject({ command: refusedVerb, code: 'RateLimited' });
 
     const timeline = (await bob.handleLine('timeline')).output;
     expect(timeline).toContain(
       '| U0ALICE | asked for status pushzio, which failed: there is no such system |',
     );
     expect(timeline).not.toContain('looked at status pushzio');
-    expect(timeline).toMatch(/\| U0BOB \| was refused deny[^|]*: too many commands in a minute \|/);
+    expect(timeline).toMatch(new RegExp(`\\| U0BOB \\| was refused ${refusedVerb}[^|]*: too many commands in a minute \\|`));
     expect(timeline).not.toContain('by the guards');
   });
 

@@ -29,7 +29,6 @@ async function main(): Promise<number> {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     stderrIsTTY: process.stderr.isTTY === true,
-    exitsAfter: true,
   });
 }
 

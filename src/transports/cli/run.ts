@@ -41,11 +41,6 @@ export interface CliIo {
   logger?: Logger;
   /** Called with the app before the command runs (the composition hook for middleware). */
   onApp?: (app: App) => void | Promise<void>;
-  /**
-   * The process exits as soon as the command has answered (the binary; not a test calling
-   * runCli): the store is closed without its checkpoint, its WAL kept (see `Store.close`).
-   */
-  exitsAfter?: boolean;
 }
 
 /** The one JSON object `--json` prints. */
@@ -156,7 +151,7 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
             )}\n`,
           ),
       });
-    await app.close(io.exitsAfter ? { keepWal: true } : undefined);
+    await app.close();
   }
 }
 
