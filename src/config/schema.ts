@@ -23,6 +23,7 @@ interface RuleInput {
   for?: string;
   within?: string;
   severity?: 'critical' | 'warning' | 'info';
+  includePaused?: boolean;
 }
 
 /** What a rule can watch; README lists what each one means. */
@@ -262,6 +263,8 @@ function buildConfigSchema(p: ConfigProblems) {
       for: z.optional(duration),
       within: z.optional(duration),
       severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
+      /** A paused queue is skipped (not "no workers", not a backlog) unless the rule asks for it. */
+      includePaused: z.optional(z.boolean()),
     })
     .check(
       z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
@@ -276,6 +279,21 @@ function buildConfigSchema(p: ConfigProblems) {
       escalateAfterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(24 * 60)), 15),
       escalateTo: z._default(z.array(principal), []),
       clearAfterSamples: z._default(intIn(1, 100), 2),
+      /**
+       * How firing alerts share Slack messages, like Alertmanager's `group_by`: one message per
+       * distinct value of these fields, listing its alerts; `none`: one message per alert.
+       */
+      groupBy: z._default(
+        z.union([z.literal('none'), z.array(z.enum(['system', 'severity', 'rule', 'queue']))], {
+          error: p.groupBy,
+        }),
+        () => ['system', 'severity'] as ('system' | 'severity' | 'rule' | 'queue')[],
+      ),
+      /**
+       * Alerts one grouped message lists with their own buttons. More than this opening in one tick
+       * (a storm) become one summary message that points to `alerts`.
+       */
+      maxAlertsPerMessage: z._default(intIn(1, 20), 10),
       // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
       rules: z.prefault(z.array(rule), () => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
     })
