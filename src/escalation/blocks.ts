@@ -3,7 +3,9 @@ import { ActionId } from '../blocks/action-ids.js';
 import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
 import { actions, button, context, header, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
+import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { Silence } from '../store/alert.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
@@ -39,7 +41,7 @@ export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, l
 }
 
 /** Who did something, as Slack shows it: a mention for Slack ids, the name otherwise (CLI users). */
-function who(id: string): string {
+export function who(id: string): string {
   return /^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : inline(id, 80);
 }
 
@@ -53,6 +55,7 @@ export function alertMessage(
   locale: Locale,
   now: Date,
   settings: { clearAfterSamples: number; escalateTo: readonly string[] },
+  silence?: Silence,
 ): Message {
   const t = messages(locale).escalation;
   const subject = inline(alert.subject, 150);
@@ -104,6 +107,7 @@ export function alertMessage(
     );
   if (alert.escalatedAt && settings.escalateTo.length)
     states.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
+  if (silence) states.push(silenceNote(silence, locale));
   if (states.length) blocks.push(context(...states));
 
   const buttons = [
@@ -118,6 +122,16 @@ export function alertMessage(
   }
   blocks.push(actions(buttons));
   return { text: t.fallback(severity, rule, subject, value), blocks };
+}
+
+/** What a message says of the silence that holds its alerts: id, pattern, until when, why. */
+export function silenceNote(silence: Silence, locale: Locale): string {
+  return messages(locale).escalation.silence.onMessage(
+    inline(silence.id, 20),
+    inline(silence.pattern, 150),
+    formatUtc(Date.parse(silence.expiresAt), locale, false),
+    silence.reason === undefined ? undefined : escapeMrkdwn(silence.reason.slice(0, 300)),
+  );
 }
 
 /** A reply in the alert's thread: a reminder, the escalation, the end of a snooze, a reopening. */

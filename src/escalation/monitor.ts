@@ -8,6 +8,7 @@ import type { Outbox } from './outbox.js';
 import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import type { Sample } from './samples.js';
+import { silenceFor } from './silences.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
 /** How long a delivered outbox item is kept (the monitor prunes older ones every tick). */
@@ -106,10 +107,19 @@ export function createMonitor(deps: MonitorDeps) {
     open: Alert | undefined,
     lastResolved: Alert | undefined,
     now: number,
+    silence: string | undefined,
   ): Promise<Alert | undefined> {
     let current = open;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const step: Transition = advanceAlert(current, lastResolved, result, now, settings, newAlertId);
+      const step: Transition = advanceAlert(
+        current,
+        lastResolved,
+        result,
+        now,
+        settings,
+        newAlertId,
+        silence,
+      );
       if (!step.changed || !step.alert) return step.alert;
       const outbox = withCharts(toOutbox(step.effects), current, step.alert);
       const isNew = !current && step.alert.id !== lastResolved?.id;
@@ -145,6 +155,7 @@ export function createMonitor(deps: MonitorDeps) {
 
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
     const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
+    const silences = await store.escalation.listSilences(now.toISOString());
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
@@ -159,6 +170,7 @@ export function createMonitor(deps: MonitorDeps) {
         open,
         open ? undefined : resolvedBefore.get(result.key),
         now.getTime(),
+        silenceFor(silences, { rule: result.rule.name, system: result.system, queue: result.queue })?.id,
       );
       firing.delete(result.key);
       if (!after) continue;

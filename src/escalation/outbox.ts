@@ -2,7 +2,7 @@ import type { Message } from '../blocks/message.js';
 import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
-import type { Alert } from '../store/alert.js';
+import type { Alert, Silence } from '../store/alert.js';
 import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
 import { alertMessage, threadMessage } from './blocks.js';
 
@@ -102,6 +102,14 @@ export function createOutbox(deps: OutboxDeps) {
   let messagesRun: Promise<LaneResult> | undefined;
   let chartsRun: Promise<LaneResult> | undefined;
 
+  /** The silence an alert's message mentions, while it is in force. */
+  async function silenceOf(alert: Alert): Promise<Silence | undefined> {
+    if (alert.silencedBy === undefined) return undefined;
+    const silence = await store.getSilence(alert.silencedBy);
+    const now = deps.now().toISOString();
+    return silence && silence.liftedAt === undefined && silence.expiresAt > now ? silence : undefined;
+  }
+
   async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
     const alert = await store.getAlert(item.alertId);
     if (!alert) return 'dropped';
@@ -125,7 +133,7 @@ export function createOutbox(deps: OutboxDeps) {
       }
       const posted = await slack.post(
         channel,
-        alertMessage(alert, deps.locale, now, deps.settings),
+        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
         undefined,
         alert.id,
       );
@@ -152,7 +160,7 @@ export function createOutbox(deps: OutboxDeps) {
       await slack.update(
         alert.channel,
         alert.messageTs,
-        alertMessage(alert, deps.locale, now, deps.settings),
+        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
       );
     } else {
       await slack.post(

@@ -133,4 +133,147 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
       'pushizo/maintenance',
     ]);
   });
+
+  const ask = (runtime: QueueOps, words: string[], user = 'U0ALICE') =>
+    runtime.dispatcher.handle({ actor: { id: user }, via: 'cli', words, locale: 'en' });
+  const backlogRule = {
+    name: 'backlog',
+    queues: ['pushizo/*'],
+    metric: 'waiting',
+    above: 50,
+    severity: 'critical',
+  };
+
+  it('silence: matching alerts are tracked but not posted; listed, audited, lifted, then posted; others post as usual', async () => {
+    const bot = await start(config({ escalation: { groupBy: 'none', rules: [backlogRule] } }));
+    const silenced = await ask(bot.runtime, ['silence', 'pushizo/dispatch-*', '2h', 'provider', 'outage']);
+    expect(silenced.ok).toBe(true);
+    const id = (silenced.data as { silence: { id: string } }).silence.id;
+    expect(id).toMatch(/^s-[0-9a-f]{8}$/);
+    // `*` is kept from turning into bold by zero-width spaces around it.
+    expect(silenced.message.text.replace(/\u200b/g, '')).toBe(
+      `Silence \`${id}\` on \`pushizo/dispatch-*\` until 2030-04-01 11:00 UTC; 0 open alerts silenced now.`,
+    );
+
+    await add('dispatch-ios', 60);
+    await add('maintenance', 60);
+    const first = await tick(bot.escalation, s(0));
+    expect(
+      first.outcome.leader && first.outcome.firing.map((a) => [a.subject, a.silencedBy ?? null]),
+    ).toEqual([
+      ['pushizo/dispatch-ios', id],
+      ['pushizo/maintenance', null],
+    ]);
+    // Only the alert no silence covers is posted.
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    expect(JSON.stringify(msgs()[0]!.blocks)).toContain('backlog · pushizo/maintenance');
+
+    // Listed by `silences`, with who and why; written to the audit trail before the answer.
+    const list = await ask(bot.runtime, ['silences']);
+    expect(list.data).toEqual({
+      silences: [
+        expect.objectContaining({
+          id,
+          pattern: 'pushizo/dispatch-*',
+          reason: 'provider outage',
+          createdBy: 'U0ALICE',
+        }),
+      ],
+    });
+    expect(JSON.stringify(list.message.blocks)).toContain('provider outage');
+    const audit = await bot.runtime.store.listAudit({ newestFirst: true, limit: 10 });
+    expect(audit.map((e) => [e.action, e.outcome])).toEqual(
+      expect.arrayContaining([
+        ['command.silence', 'ok'],
+        ['command.silences', 'ok'],
+      ]),
+    );
+
+    // Many minutes later the silenced alert has had no reminder; lifted, the next tick posts it.
+    await tick(bot.escalation, s(60 * 40));
+    expect(
+      msgs()
+        .filter((c) => kindOf(c) !== 'update')
+        .map((c) => c.body.thread_ts ?? 'post'),
+    ).toEqual(['post', msgs()[0]!.ts]);
+    const lifted = await ask(bot.runtime, ['unsilence', id]);
+    expect(lifted.message.text.replace(/\u200b/g, '')).toContain(
+      `Silence \`${id}\` on \`pushizo/dispatch-*\` lifted`,
+    );
+    expect(await ask(bot.runtime, ['unsilence', id])).toMatchObject({
+      message: { text: `Silence \`${id}\` was already lifted or over.` },
+    });
+    await tick(bot.escalation, s(60 * 40 + 30));
+    const posts = msgs().filter((c) => kindOf(c) === 'post');
+    expect(posts).toHaveLength(2);
+    expect(JSON.stringify(posts[1]!.blocks)).toContain('backlog · pushizo/dispatch-ios');
+    const entries = await bot.runtime.store.listAudit({ newestFirst: true, limit: 10 });
+    expect(entries.find((e) => e.action === 'command.unsilence')?.params).toMatchObject({ args: [id] });
+  });
+
+  it('a silence over a posted alert says so on its message and stops its reminders; bad patterns get one line', async () => {
+    const bot = await start(
+      config({ escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [backlogRule] } }),
+    );
+    await add('dispatch-ios', 60);
+    await tick(bot.escalation, s(0));
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    const answer = await ask(bot.runtime, ['silence', 'backlog@pushizo', '30m']);
+    expect(answer.message.text).toContain('1 open alert silenced now');
+    await bot.escalation.outbox.drain();
+    expect(msgs().map(kindOf)).toEqual(['post', 'update']);
+    expect(JSON.stringify(msgs()[1]!.blocks)).toContain('Silenced by');
+    // Past renotifyMinutes: no reminder while silenced.
+    await tick(bot.escalation, s(600));
+    expect(msgs().filter((c) => kindOf(c) === 'thread')).toEqual([]);
+
+    const bad = await ask(bot.runtime, ['silence', 'pushzio/dispatch-*', '2h']);
+    expect(bad.ok).toBe(false);
+    expect(bad.message.text).toContain('There is no system called `pushzio`');
+    expect(bad.message.text).toContain('pushizo');
+    const badRule = await ask(bot.runtime, ['silence', 'nope@pushizo', '2h']);
+    expect(badRule.message.text).toBe('There is no rule `nope`. Valid: backlog.');
+    const badDuration = await ask(bot.runtime, ['silence', 'pushizo', 'soon']);
+    expect(badDuration.message.text).toContain('`soon` is not a duration. Valid: a duration like 30m');
+    const unknown = await ask(bot.runtime, ['unsilence', 's-00000000']);
+    expect(unknown.message.text).toBe(
+      'There is no silence `s-00000000`. Valid: an id from `/queue silences`.',
+    );
+    // Only operators may silence.
+    const viewer = await ask(bot.runtime, ['silence', 'pushizo', '2h'], 'U0VIEWER');
+    expect(viewer.ok).toBe(false);
+  });
+
+  it('ack all <system> acks every open alert of the system in one step; their messages say who', async () => {
+    const bot = await start(config({ escalation: { groupBy: 'none', rules: [backlogRule] } }));
+    await add('dispatch-ios', 60);
+    await add('dispatch-android', 60);
+    await tick(bot.escalation, s(0));
+    expect(msgs().map(kindOf)).toEqual(['post', 'post']);
+    const acked = await ask(bot.runtime, ['ack', 'all', 'pushizo']);
+    expect(acked.message.text).toBe('2 open alerts of `pushizo` acknowledged by U0ALICE.');
+    expect((acked.data as { acked: { ackedBy: string }[] }).acked.map((a) => a.ackedBy)).toEqual([
+      'U0ALICE',
+      'U0ALICE',
+    ]);
+    await bot.escalation.outbox.drain();
+    const updates = msgs().filter((c) => kindOf(c) === 'update');
+    expect(updates.map((u) => u.body.ts).sort()).toEqual(
+      msgs()
+        .filter((c) => kindOf(c) === 'post')
+        .map((p) => p.ts)
+        .sort(),
+    );
+    for (const u of updates) expect(JSON.stringify(u.blocks)).toContain('Acknowledged by <@U0ALICE>');
+    expect((await ask(bot.runtime, ['ack', 'all', 'pushizo'])).message.text).toBe(
+      '`pushizo` has no unacknowledged open alert.',
+    );
+    expect((await ask(bot.runtime, ['ack', 'all', 'pushiz'])).message.text).toContain(
+      'There is no system called `pushiz`',
+    );
+    const audit = await bot.runtime.store.listAudit({ newestFirst: true, limit: 5 });
+    expect(audit.some((e) => e.action === 'command.ack' && JSON.stringify(e.params).includes('all'))).toBe(
+      true,
+    );
+  });
 });

@@ -67,7 +67,7 @@ export const escalation: Catalog['escalation'] = {
       `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}`,
   },
   ack: {
-    usage: '/queue ack <alarm-id>',
+    usage: '/queue ack <alarm-id> | ack all <sistem>',
     summary: 'bir alarmı üstlen: hatırlatmaları ve yükseltme durur',
     done: (id: string, who: string) => `\`${id}\` alarmını ${who} üstlendi.`,
     already: (id: string) => `\`${id}\` alarmı zaten üstlenilmiş.`,
@@ -78,6 +78,43 @@ export const escalation: Catalog['escalation'] = {
     done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
     badDuration: (value: string) => `\`${value}\` bir süre değil.`,
     validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
+  },
+  silence: {
+    usage: '/queue silence <desen> <süre> [gerekçe]',
+    summary:
+      'eşleşen alarmları bir süreliğine sustur: `sistem`, `sistem/kuyruk-*` ya da `kural@sistem/kuyruk`',
+    done: (id: string, pattern: string, until: string, n: number) =>
+      `\`${pattern}\` için \`${id}\` susturması ${until} saatine kadar; şu an ${n} açık alarm susturuldu.`,
+    needsPattern: 'Neyin ve ne kadar süre susturulacağını yazın.',
+    badPattern: (value: string) => `\`${value}\` bir susturma deseni değil.`,
+    validPattern:
+      '`sistem`, joker olarak `*` ile `sistem/kuyruk`, isteğe bağlı olarak önünde `kural@` (ör. `pushizo/dispatch-*`)',
+    unknownRule: (rule: string) => `\`${rule}\` diye bir kural yok.`,
+    line: (id: string, pattern: string, until: string, who: string, reason: string | undefined) =>
+      `\`${id}\` \`${pattern}\` ${until} saatine kadar, ${who}${reason ? ` · ${reason}` : ''}`,
+    onMessage: (id: string, pattern: string, until: string, reason: string | undefined) =>
+      `:no_bell: \`${id}\` (\`${pattern}\`) ile ${until} saatine kadar susturuldu${reason ? `: ${reason}` : ''}`,
+  },
+  silences: {
+    usage: '/queue silences',
+    summary: 'geçerli susturmalar',
+    title: 'Geçerli susturmalar',
+    none: 'Geçerli susturma yok.',
+  },
+  unsilence: {
+    usage: '/queue unsilence <susturma-id>',
+    summary: 'bir susturmayı kaldır',
+    done: (id: string, pattern: string) =>
+      `\`${pattern}\` için \`${id}\` susturması kaldırıldı; eşleşen alarmlar yeniden bildirim gönderir.`,
+    already: (id: string) => `\`${id}\` susturması zaten kaldırılmış ya da süresi dolmuş.`,
+    needsId: 'Susturma id’sini yazın, ör. `s-1a2b3c4d`.',
+  },
+  ackAll: {
+    usage: '/queue ack all <sistem>',
+    needsSystem: 'Açık alarmları üstlenilecek sistemi yazın.',
+    done: (n: number, system: string, who: string) =>
+      `\`${system}\` sisteminin ${n} açık alarmını ${who} üstlendi.`,
+    none: (system: string) => `\`${system}\` sisteminde üstlenilmemiş açık alarm yok.`,
   },
   alerts: { usage: '/queue alerts', summary: 'açık alarmlar, en yenisi sonda' },
   keptChanging: 'alarm bu komut sırasında değişip durdu; yeniden deneyin',
