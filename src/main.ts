@@ -393,7 +393,9 @@ async function startWithConfig(
       () => home?.changed(),
     ),
   });
-  if (config.slack.incidentChannel) escalation.monitor.start();
+  // Alerts go to the incident channel, or to a system's own (`systems[].slack.alertChannel`).
+  if (config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel))
+    escalation.monitor.start();
   else logger.info('slack.incidentChannel is not set: the monitor does not run');
 
   const homeTab = home as HomeTab;

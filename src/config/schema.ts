@@ -130,6 +130,9 @@ function buildConfigSchema(p: ConfigProblems) {
 
   const slackChannelId = () => z.string().check(z.regex(/^[CGD][A-Z0-9]+$/, { error: p.slackChannelId }));
 
+  /** A system's own Slack settings: where its alerts go (the incident channel when not set). */
+  const systemSlack = z.optional(z.strictObject({ alertChannel: z.optional(slackChannelId()) }));
+
   /** A queue name as it appears in `system/queue`: no slash, no whitespace. */
   const queueName = z.string().check(z.regex(/^[^\s/]+$/, { error: p.queueName }));
 
@@ -198,6 +201,7 @@ function buildConfigSchema(p: ConfigProblems) {
     prefix: z._default(nonEmpty(), 'bull'),
     queues: z.optional(z.array(queueName).check(z.minLength(1))),
     workers: z.optional(workerGroups),
+    slack: systemSlack,
   });
 
   const celerySystem = z.strictObject({
@@ -216,6 +220,7 @@ function buildConfigSchema(p: ConfigProblems) {
     /** How long worker inspection waits for pidbox replies. */
     inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
     workers: z.optional(workerGroups),
+    slack: systemSlack,
   });
 
   const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {

@@ -49,8 +49,12 @@ export interface OutboxDeps {
   store: EscalationStore;
   /** Undefined when no bot token is configured: items wait. */
   slack?: SlackSender;
-  /** `slack.incidentChannel`. */
+  /** `slack.incidentChannel`: where alerts go unless their system names its own channel. */
   channel?: string;
+  /** A system's own alert channel (`systems[].slack.alertChannel`), when it has one. */
+  channelFor?: (system: string) => string | undefined;
+  /** Some system names its own alert channel (posts can go out without an incident channel). */
+  hasSystemChannels?: boolean;
   settings: Pick<EscalationConfig, 'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes'>;
   /** Who claims items (a replica, a `monitor --once` process). */
   owner: string;
@@ -110,12 +114,21 @@ export function createOutbox(deps: OutboxDeps) {
     return silence && silence.liftedAt === undefined && silence.expiresAt > now ? silence : undefined;
   }
 
-  async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
+  async function deliver(item: OutboxItem, slack: SlackSender): Promise<'sent' | 'dropped'> {
     const alert = await store.getAlert(item.alertId);
     if (!alert) return 'dropped';
     const now = deps.now();
     const iso = now.toISOString();
     if (item.kind === 'post') {
+      const channel = deps.channelFor?.(alert.system) ?? deps.channel;
+      if (!channel) {
+        logger.warn(
+          { alertId: alert.id, system: alert.system },
+          'no channel for this system’s alerts; not posted',
+        );
+        await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no channel');
+        return 'dropped';
+      }
       // Delivered before (the claim lapsed after Slack answered): never a second message.
       if (alert.messageTs) {
         await store.completeOutbox(item.seq, iso, 'sent');
@@ -197,9 +210,11 @@ export function createOutbox(deps: OutboxDeps) {
    */
   async function runLane(lane: OutboxLane, deadline: number): Promise<LaneResult> {
     const result: LaneResult = { sent: 0, dropped: 0 };
-    const { slack, channel } = deps;
+    const { slack } = deps;
+    // Where posts go: the incident channel, or a system's own; with neither, items wait.
+    const anyChannel = deps.channel !== undefined || (deps.hasSystemChannels ?? false);
     for (;;) {
-      if (!slack || !channel) {
+      if (!slack || !anyChannel) {
         result.stoppedBy = 'no-slack';
         break;
       }
@@ -225,7 +240,7 @@ export function createOutbox(deps: OutboxDeps) {
         break;
       }
       try {
-        const outcome = await deliver(item, slack, channel);
+        const outcome = await deliver(item, slack);
         if (outcome === 'sent') result.sent++;
         else result.dropped++;
       } catch (error) {

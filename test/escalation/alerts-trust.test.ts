@@ -60,13 +60,23 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
   });
 
   /** The config under test; `escalation` and `slack` merge over a one-system default. */
-  const config = (options: { escalation?: Record<string, unknown>; system?: Record<string, unknown> } = {}) =>
+  const config = (
+    options: {
+      escalation?: Record<string, unknown>;
+      system?: Record<string, unknown>;
+      /** A second system, `billing`, on the same Redis under its own prefix (`invoices`). */
+      billing?: boolean;
+    } = {},
+  ) =>
     configSchema.parse({
       slack: { incidentChannel: 'C0INCIDENT', allowedChannels: ['C0INCIDENT'] },
       store: `sqlite:${join(dir, 'queue-ops.db')}`,
       roles: { viewer: ['*'], operator: ['U0ALICE'] },
       systems: [
         { name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: NAMES, ...options.system },
+        ...(options.billing
+          ? [{ name: 'billing', type: 'bullmq', redis: redisUrl, prefix: `${prefix}b`, queues: ['invoices'] }]
+          : []),
       ],
       escalation: { intervalSeconds: 30, clearAfterSamples: 2, ...options.escalation },
     });
@@ -275,5 +285,48 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
     expect(audit.some((e) => e.action === 'command.ack' && JSON.stringify(e.params).includes('all'))).toBe(
       true,
     );
+  });
+
+  it('a system with its own alertChannel gets its alerts there, thread and updates included; others go to the incident channel', async () => {
+    const invoices = new Queue('invoices', { connection: connectionFor(redisUrl), prefix: `${prefix}b` });
+    try {
+      const bot = await start(
+        config({
+          billing: true,
+          system: { slack: { alertChannel: 'C0PUSHIZO' } },
+          escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [{ ...backlogRule, queues: ['*'] }] },
+        }),
+      );
+      await add('dispatch-ios', 60);
+      await invoices.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'invoice', data: { i } })));
+      await tick(bot.escalation, s(0));
+      const posts = msgs().filter((c) => kindOf(c) === 'post');
+      expect(
+        posts.map((p) => [p.body.channel, JSON.stringify(p.blocks).includes('pushizo/dispatch-ios')]),
+      ).toEqual(
+        expect.arrayContaining([
+          ['C0PUSHIZO', true],
+          ['C0INCIDENT', false],
+        ]),
+      );
+      // Its reminder and its update land in its own channel's thread.
+      await add('dispatch-ios', 10);
+      await tick(bot.escalation, s(150));
+      const pushizoPost = posts.find((p) => p.body.channel === 'C0PUSHIZO')!;
+      const followUps = msgs().filter(
+        (c) => kindOf(c) !== 'post' && (c.body.ts ?? c.body.thread_ts) === pushizoPost.ts,
+      );
+      expect(followUps.map(kindOf).sort()).toEqual(['thread', 'update']);
+      for (const c of followUps) expect(c.body.channel).toBe('C0PUSHIZO');
+      // Its chart goes into the same thread.
+      expect(slack.uploads.map((u) => u.completed?.channel_id).sort()).toEqual(['C0INCIDENT', 'C0PUSHIZO']);
+    } finally {
+      await invoices.obliterate({ force: true });
+      await invoices.close();
+    }
+  });
+
+  it('alertChannel must be a channel id; the config error names the path', () => {
+    expect(() => config({ system: { slack: { alertChannel: '#pushizo' } } })).toThrow(/alertChannel/);
   });
 });
