@@ -4,7 +4,7 @@ import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Alert, Silence } from '../store/alert.js';
 import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
-import { alertMessage, threadMessage } from './blocks.js';
+import { alertMessage, groupMessage, threadMessage } from './blocks.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {
@@ -55,7 +55,10 @@ export interface OutboxDeps {
   channelFor?: (system: string) => string | undefined;
   /** Some system names its own alert channel (posts can go out without an incident channel). */
   hasSystemChannels?: boolean;
-  settings: Pick<EscalationConfig, 'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes'>;
+  settings: Pick<
+    EscalationConfig,
+    'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes' | 'maxAlertsPerMessage'
+  >;
   /** Who claims items (a replica, a `monitor --once` process). */
   owner: string;
   now: () => Date;
@@ -114,11 +117,92 @@ export function createOutbox(deps: OutboxDeps) {
     return silence && silence.liftedAt === undefined && silence.expiresAt > now ? silence : undefined;
   }
 
+  /**
+   * What this process last sent as each group message (`channel|ts` → JSON): alerts of one group
+   * each queue an update when they change in the same tick, and every one of those renders the
+   * group as stored, so all but the first would say the same thing again.
+   */
+  const lastSent = new Map<string, string>();
+
+  /** The group's message as it stands: its alerts, and the silences that hold some of them. */
+  async function renderGroup(groupId: string, now: Date): Promise<{ message: Message; members: Alert[] }> {
+    const members = await store.listGroup(groupId);
+    const ids = [
+      ...new Set(members.flatMap((a) => (a.silencedBy && a.status === 'firing' ? [a.silencedBy] : []))),
+    ];
+    const iso = now.toISOString();
+    const silences = (await Promise.all(ids.map((id) => store.getSilence(id)))).filter(
+      (s): s is Silence => s !== undefined && s.liftedAt === undefined && s.expiresAt > iso,
+    );
+    return { message: groupMessage(members, deps.locale, now, deps.settings, silences), members };
+  }
+
+  /** Updates a group's message unless this process already sent exactly that. */
+  async function updateGroup(
+    slack: SlackSender,
+    channel: string,
+    ts: string,
+    message: Message,
+  ): Promise<void> {
+    const key = `${channel}|${ts}`;
+    const json = JSON.stringify(message);
+    if (lastSent.get(key) === json) return;
+    await slack.update(channel, ts, message);
+    lastSent.set(key, json);
+    if (lastSent.size > 1000) lastSent.delete(lastSent.keys().next().value as string);
+  }
+
+  /**
+   * A grouped alert's post: it joins its group's message (an update), or posts it when the group
+   * has none yet. Its `channel`/`messageTs` become the group's, so its thread replies and charts
+   * go into the group's thread.
+   */
+  async function deliverGroupPost(item: OutboxItem, alert: Alert & { groupId: string }, slack: SlackSender) {
+    const now = deps.now();
+    const iso = now.toISOString();
+    const { message, members } = await renderGroup(alert.groupId, now);
+    const host = members.find((m) => m.messageTs && m.channel);
+    if (host?.messageTs && host.channel) {
+      await updateGroup(slack, host.channel, host.messageTs, message);
+      await store.completeOutbox(item.seq, iso, 'sent', {
+        alertId: alert.id,
+        channel: host.channel,
+        ts: host.messageTs,
+      });
+      return 'sent' as const;
+    }
+    const channel = deps.channelFor?.(alert.system) ?? deps.channel;
+    if (!channel) {
+      await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no channel');
+      return 'dropped' as const;
+    }
+    // As for a single alert: a post whose answer was lost is found by the group's id.
+    if ((item.attempts > 0 || item.claimedBefore) && slack.findAlertPost) {
+      const found = await findEarlierPost(slack, channel, alert.groupId, item.createdAt);
+      if (found) {
+        await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, channel, ts: found });
+        return 'sent' as const;
+      }
+    }
+    const posted = await slack.post(channel, message, undefined, alert.groupId);
+    lastSent.set(`${posted.channel}|${posted.ts}`, JSON.stringify(message));
+    await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, ...posted });
+    return 'sent' as const;
+  }
+
   async function deliver(item: OutboxItem, slack: SlackSender): Promise<'sent' | 'dropped'> {
     const alert = await store.getAlert(item.alertId);
     if (!alert) return 'dropped';
     const now = deps.now();
     const iso = now.toISOString();
+    if (item.kind === 'post' && alert.groupId !== undefined && !alert.messageTs)
+      return await deliverGroupPost(item, { ...alert, groupId: alert.groupId }, slack);
+    if (item.kind === 'update' && alert.groupId !== undefined && alert.messageTs && alert.channel) {
+      const { message } = await renderGroup(alert.groupId, now);
+      await updateGroup(slack, alert.channel, alert.messageTs, message);
+      await store.completeOutbox(item.seq, iso, 'sent');
+      return 'sent';
+    }
     if (item.kind === 'post') {
       const channel = deps.channelFor?.(alert.system) ?? deps.channel;
       if (!channel) {

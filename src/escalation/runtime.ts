@@ -73,6 +73,7 @@ export function createEscalation(deps: {
     logger,
     now: runtime.ctx.now,
     owner,
+    channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.
   runtime.alerts.onChange(() => {

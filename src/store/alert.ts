@@ -46,6 +46,8 @@ export interface Alert {
    * and charts go into the group's thread.
    */
   groupId?: string;
+  /** What the group shares (`escalation.groupBy`'s values, and the channel), or `burst`. */
+  groupKey?: string;
   /** The silence (`silence …`) that holds this alert's notifications, while one matches it. */
   silencedBy?: string;
   /** Its first post was held by a silence: posted when no silence matches any more. */

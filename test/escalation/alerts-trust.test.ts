@@ -329,4 +329,126 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
   it('alertChannel must be a channel id; the config error names the path', () => {
     expect(() => config({ system: { slack: { alertChannel: '#pushizo' } } })).toThrow(/alertChannel/);
   });
+
+  /** The alert ids an alert message's buttons carry, block by block (Ack's value). */
+  const buttonIds = (call: { blocks: Record<string, unknown>[] }) =>
+    call.blocks
+      .filter((b) => b.type === 'actions')
+      .map((b) => (b as { elements: { action_id: string; value: string }[] }).elements[0]!.value);
+
+  it('by default alerts of one system and severity share one message, updated in place as alerts join, are acked and resolve', async () => {
+    const bot = await start(config({ escalation: { renotifyMinutes: 2, rules: [backlogRule] } }));
+    await add('dispatch-ios', 60);
+    await add('dispatch-android', 60);
+    const first = await tick(bot.escalation, s(0));
+    const opened = first.outcome.leader ? first.outcome.opened : [];
+    expect(opened).toHaveLength(2);
+    // One post for both, listing each with its own buttons.
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    const post = msgs()[0]!;
+    const text = JSON.stringify(post.blocks);
+    expect(text).toContain('CRITICAL · 2 alerts firing · pushizo');
+    expect(text).toContain('pushizo/dispatch-ios');
+    expect(text).toContain('pushizo/dispatch-android');
+    expect(buttonIds(post).sort()).toEqual(opened.map((a) => a.id).sort());
+    // Both alerts' charts go into the group's thread.
+    expect(slack.uploads.map((u) => u.completed?.thread_ts)).toEqual([post.ts, post.ts]);
+
+    // A third joins a tick later: the same message is updated, nothing new is posted.
+    await add('maintenance', 60);
+    await tick(bot.escalation, s(30));
+    expect(msgs().map(kindOf)).toEqual(['post', 'update']);
+    expect(msgs()[1]!.body.ts).toBe(post.ts);
+    expect(JSON.stringify(msgs()[1]!.blocks)).toContain('CRITICAL · 3 alerts firing · pushizo');
+    expect(buttonIds(msgs()[1]!)).toHaveLength(3);
+
+    // A button's ack updates the group's message in place.
+    const ios = opened.find((a) => a.subject === 'pushizo/dispatch-ios')!;
+    await ask(bot.runtime, ['ack', ios.id]);
+    await bot.escalation.outbox.drain();
+    const acked = msgs().at(-1)!;
+    expect([kindOf(acked), acked.body.ts]).toEqual(['update', post.ts]);
+    expect(JSON.stringify(acked.blocks)).toContain('Acknowledged by <@U0ALICE>');
+
+    // A reminder for the others goes into the group's thread, naming its alert.
+    await tick(bot.escalation, s(150));
+    const reminders = msgs().filter((c) => kindOf(c) === 'thread');
+    expect(reminders.length).toBeGreaterThan(0);
+    for (const r of reminders) expect(r.body.thread_ts).toBe(post.ts);
+    expect(reminders.map((r) => r.body.text).join('\n')).toContain('backlog · pushizo/maintenance: ');
+    expect(reminders.map((r) => r.body.text).join('\n')).not.toContain('pushizo/dispatch-ios');
+
+    // One resolves: checked off in the same message; all resolve: a resolved message, no buttons.
+    await queues['dispatch-ios']!.drain(true);
+    await tick(bot.escalation, s(180));
+    await tick(bot.escalation, s(210));
+    const partly = msgs().at(-1)!;
+    expect(partly.body.ts).toBe(post.ts);
+    expect(JSON.stringify(partly.blocks)).toContain('CRITICAL · 2 alerts firing · pushizo');
+    expect(JSON.stringify(partly.blocks)).toMatch(/backlog · pushizo\/dispatch-ios resolved after/);
+    for (const q of ['dispatch-android', 'maintenance']) await queues[q]!.drain(true);
+    await tick(bot.escalation, s(240));
+    await tick(bot.escalation, s(270));
+    const done = msgs().at(-1)!;
+    expect([kindOf(done), done.body.ts]).toEqual(['update', post.ts]);
+    expect(JSON.stringify(done.blocks)).toContain('RESOLVED · 3 alerts · pushizo');
+    expect(done.blocks.some((b) => b.type === 'actions')).toBe(false);
+    expect(msgs().filter((c) => kindOf(c) === 'post')).toHaveLength(1);
+  });
+
+  it('different severities get their own messages', async () => {
+    const rules = [
+      backlogRule,
+      { name: 'big', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 10, severity: 'warning' },
+    ];
+    const bot = await start(config({ escalation: { rules } }));
+    await add('dispatch-ios', 60);
+    await add('dispatch-android', 60);
+    await tick(bot.escalation, s(0));
+    const posts = msgs().filter((c) => kindOf(c) === 'post');
+    expect(posts.map((p) => String(p.body.text)).sort()).toEqual([
+      'CRITICAL: 2 alerts firing on pushizo',
+      'WARNING: 2 alerts firing on pushizo',
+    ]);
+  });
+
+  it('a burst of more than maxAlertsPerMessage alerts in one tick is one summary message pointing to `alerts`', async () => {
+    const bot = await start(config({ escalation: { maxAlertsPerMessage: 2, rules: [backlogRule] } }));
+    for (const q of NAMES) await add(q, 60);
+    await tick(bot.escalation, s(0));
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    const summary = msgs()[0]!;
+    const text = JSON.stringify(summary.blocks);
+    expect(text).toContain('CRITICAL · 3 alerts firing · pushizo');
+    expect(text).toContain('*By rule*: backlog 3');
+    expect(text).toContain('`/queue alerts` lists them all');
+    expect(text).toContain('/queue ack all pushizo');
+    // No per-alert buttons in a storm's summary.
+    expect(summary.blocks.some((b) => b.type === 'actions')).toBe(false);
+    const listed = await ask(bot.runtime, ['alerts']);
+    expect((listed.data as { alerts: unknown[] }).alerts).toHaveLength(3);
+  });
+
+  it('a silence is shown on the grouped message: its silenced alerts are counted, not listed', async () => {
+    const bot = await start(config({ escalation: { rules: [backlogRule] } }));
+    const made = await ask(bot.runtime, ['silence', 'pushizo/maintenance', '1h', 'planned', 'migration']);
+    const id = (made.data as { silence: { id: string } }).silence.id;
+    await add('dispatch-ios', 60);
+    await add('maintenance', 60);
+    await tick(bot.escalation, s(0));
+    expect(msgs().map(kindOf)).toEqual(['post']);
+    const text = JSON.stringify(msgs()[0]!.blocks);
+    expect(text).toContain('CRITICAL · 1 alert firing · pushizo');
+    expect(text).toContain('1 more alert is silenced and not listed.');
+    expect(text).toContain(`Silenced by \`${id}\``);
+    expect(text).toContain('planned migration');
+    expect(buttonIds(msgs()[0]!)).toHaveLength(1);
+    // Lifted: the next tick adds it to the same message.
+    await ask(bot.runtime, ['unsilence', id]);
+    await tick(bot.escalation, s(30));
+    const after = msgs().at(-1)!;
+    expect([kindOf(after), after.body.ts]).toEqual(['update', msgs()[0]!.ts]);
+    expect(JSON.stringify(after.blocks)).toContain('CRITICAL · 2 alerts firing · pushizo');
+    expect(JSON.stringify(after.blocks)).not.toContain('silenced and not listed');
+  });
 });

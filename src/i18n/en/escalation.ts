@@ -56,6 +56,28 @@ export const escalation = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${rule} on ${subject} is ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Resolved: ${rule} on ${subject}`,
+  group: {
+    header: (severity: string, n: number, where: string) =>
+      `${severity} · ${n} ${n === 1 ? 'alert' : 'alerts'} firing · ${where}`,
+    alertLine: (severity: string, rule: string, subject: string, value: string) =>
+      `${severity} *${rule}* · ${subject}: ${value}`,
+    resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>
+      `:white_check_mark: ${rule} · ${subject} resolved after ${lasted} (worst ${worst})`,
+    resolvedHeader: (n: number, where: string) =>
+      `RESOLVED · ${n} ${n === 1 ? 'alert' : 'alerts'} · ${where}`,
+    silenced: (id: string) => `:no_bell: silenced by \`${id}\``,
+    held: (n: number) =>
+      `:no_bell: ${n} more ${n === 1 ? 'alert is' : 'alerts are'} silenced and not listed.`,
+    summaryRules: (counts: string) => `*By rule*: ${counts}`,
+    summarySystems: (counts: string) => `*By system*: ${counts}`,
+    more: (n: number) => (n > 0 ? `…and ${n} more.` : ''),
+    seeAlerts: '`/queue alerts` lists them all, with their ids and buttons.',
+    ackAll: (system: string) => `\`/queue ack all ${system}\``,
+    fallback: (severity: string, n: number, where: string) =>
+      `${severity}: ${n} ${n === 1 ? 'alert' : 'alerts'} firing on ${where}`,
+    resolvedFallback: (n: number, where: string) =>
+      `Resolved: ${n} ${n === 1 ? 'alert' : 'alerts'} on ${where}`,
+  },
   list: {
     title: 'Open alerts',
     none: 'No open alerts.',

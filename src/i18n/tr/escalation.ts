@@ -60,6 +60,24 @@ export const escalation: Catalog['escalation'] = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${subject} üzerinde ${rule} = ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Çözüldü: ${subject} üzerinde ${rule}`,
+  group: {
+    header: (severity: string, n: number, where: string) => `${severity} · ${n} alarm aktif · ${where}`,
+    alertLine: (severity: string, rule: string, subject: string, value: string) =>
+      `${severity} *${rule}* · ${subject}: ${value}`,
+    resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>
+      `:white_check_mark: ${rule} · ${subject} ${lasted} sonra çözüldü (en kötü ${worst})`,
+    resolvedHeader: (n: number, where: string) => `ÇÖZÜLDÜ · ${n} alarm · ${where}`,
+    silenced: (id: string) => `:no_bell: \`${id}\` ile susturuldu`,
+    held: (n: number) => `:no_bell: ${n} alarm daha susturuldu ve listelenmiyor.`,
+    summaryRules: (counts: string) => `*Kurala göre*: ${counts}`,
+    summarySystems: (counts: string) => `*Sisteme göre*: ${counts}`,
+    more: (n: number) => (n > 0 ? `…ve ${n} tane daha.` : ''),
+    seeAlerts: '`/queue alerts` hepsini id’leri ve düğmeleriyle listeler.',
+    ackAll: (system: string) => `\`/queue ack all ${system}\``,
+    fallback: (severity: string, n: number, where: string) =>
+      `${severity}: ${where} üzerinde ${n} alarm aktif`,
+    resolvedFallback: (n: number, where: string) => `Çözüldü: ${where} üzerinde ${n} alarm`,
+  },
   list: {
     title: 'Açık alarmlar',
     none: 'Açık alarm yok.',
