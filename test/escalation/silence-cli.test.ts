@@ -1,6 +1,11 @@
+import { Queue } from 'bullmq';
+import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli as runCliHere } from '../../src/transports/cli/run.js';
 import { jsonOf, ROLES, runCli, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { fakeSlack, kindOf } from './fake-slack.js';
 
 /** `silence`, `silences`, `unsilence` and `ack all` on the command line, with their `--json`. */
 describe('silences on the command line', () => {
@@ -69,5 +74,60 @@ describe('silences on the command line', () => {
     const unknown = jsonOf(await as('U0ALICE', 'ack', 'all', 'pushiz'));
     expect(unknown.error?.code).toBe('UnknownSystem');
     expect(unknown.message.text).toContain('Systems: `pushizo`');
+  });
+
+  it('monitor --once posts one grouped message for a system’s alerts and leaves a silenced one out', async () => {
+    const prefix = randomName('grp');
+    const names = ['dispatch-ios', 'dispatch-android', 'maintenance'];
+    const queues = names.map((n) => new Queue(n, { connection: connectionFor(redisUrl), prefix }));
+    const SLACK = 'https://slack.group-cli.test';
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const slack = fakeSlack(SLACK);
+    try {
+      for (const q of queues)
+        await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send', data: { i } })));
+      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+        ...ROLES,
+        'slack:',
+        '  incidentChannel: C0INCIDENT',
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${JSON.stringify(redisUrl)}`,
+        `    prefix: ${prefix}`,
+        `    queues: [${names.join(', ')}]`,
+        'escalation:',
+        '  rules:',
+        '    - { name: backlog, queues: ["pushizo/*"], metric: waiting, above: 50, severity: critical }',
+      ]);
+      jsonOf(await as('U0ALICE', 'silence', 'pushizo/maintenance', '1h'));
+      const out: string[] = [];
+      const code = await runCliHere({
+        argv: ['--config', config, 'monitor', '--once', '--json'],
+        env: { SLACK_BOT_TOKEN: 'xoxb-group', SLACK_API_URL: `${SLACK}/api` },
+        cwd: tmp.dir,
+        stdout: (t) => out.push(t),
+        stderr: () => undefined,
+        osUser: 'cron',
+      });
+      expect(code).toBe(0);
+      const run = JSON.parse(out.join('')) as { data: { firing: { subject: string }[] } };
+      expect(run.data.firing.map((a) => a.subject).sort()).toEqual(names.map((n) => `pushizo/${n}`).sort());
+      const posts = slack.delivered().filter((c) => kindOf(c) === 'post');
+      expect(posts).toHaveLength(1);
+      const text = JSON.stringify(posts[0]!.blocks);
+      expect(text).toContain('CRITICAL · 2 alerts firing · pushizo');
+      expect(text).toContain('1 more alert is silenced and not listed.');
+      // Named only by the silence's note, never as a line of its own.
+      expect(text).not.toContain('*backlog* · pushizo/maintenance');
+      expect(text).toContain('(`pushizo/maintenance`)');
+    } finally {
+      slack.done();
+      nock.cleanAll();
+      nock.enableNetConnect();
+      for (const q of queues) await q.close();
+      await deletePrefix(redisUrl, prefix);
+    }
   });
 });
