@@ -485,8 +485,28 @@ function logLevel(value: string | undefined): (typeof LEVELS)[number] {
   return LEVELS.find((l) => l === value) ?? 'info';
 }
 
+/**
+ * `npm start` runs dist/ as it was built and never builds; a clone whose src/ changed since says
+ * so in one line naming `npm run build` (bin/stale-build.js, shared with the command line).
+ */
+async function staleBuildNote(): Promise<string | undefined> {
+  if (!import.meta.url.includes('/dist/')) return undefined;
+  try {
+    const module = (await import(new URL('../bin/stale-build.js', import.meta.url).href)) as {
+      staleBuildNote(root: string): string | undefined;
+    };
+    return module.staleBuildNote(new URL('..', import.meta.url).pathname);
+  } catch {
+    // An image without bin/ or src/: nothing to compare.
+    return undefined;
+  }
+}
+
 const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isEntry) {
+  void staleBuildNote().then((note) => {
+    if (note) process.stderr.write(note);
+  });
   const io: MainIo = {
     stderr: (line) => process.stderr.write(`${line}\n`),
     stdout: (line) => process.stdout.write(`${line}\n`),

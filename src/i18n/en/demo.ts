@@ -40,7 +40,7 @@ export const demo = {
     `Redis:   ${url}, database ${db} (only the demo's own keys are removed on exit)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
-    `         try the CLI against it: npx queue-ops --config ${path} --json status`,
+    `         try the CLI against it: node bin/queue-ops.js --config ${path} --json status`,
   bannerUser: (user: string) => `You are: ${user} (:user U0BOB to switch)`,
   bannerApprovals: 'Approvals: pausing needs a second person. As U0ALICE: /queue pause pushizo/dispatch-ios,',
   bannerApprovalsThen:

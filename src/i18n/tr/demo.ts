@@ -44,7 +44,7 @@ export const demo: Catalog['demo'] = {
     `Redis:   ${url}, veritabanı ${db} (çıkışta yalnızca demonun kendi key’leri silinir)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
-    `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
+    `         CLI’yi buna karşı deneyin: node bin/queue-ops.js --config ${path} --json status`,
   bannerUser: (user: string) => `Siz:     ${user} (değiştirmek için :user U0BOB)`,
   bannerApprovals:
     'Onaylar: duraklatmak ikinci bir kişi ister. U0ALICE olarak: /queue pause pushizo/dispatch-ios,',
