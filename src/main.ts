@@ -11,6 +11,7 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { inLocale, messages } from './i18n/index.js';
 import { createIdleCollector } from './lib/idle-collector.js';
+import { loadStaleBuild } from './lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
@@ -492,9 +493,7 @@ function logLevel(value: string | undefined): (typeof LEVELS)[number] {
 async function staleBuildNote(): Promise<string | undefined> {
   if (!import.meta.url.includes('/dist/')) return undefined;
   try {
-    const module = (await import(new URL('../bin/stale-build.js', import.meta.url).href)) as {
-      staleBuildNote(root: string): string | undefined;
-    };
+    const module = await loadStaleBuild(new URL('../bin/stale-build.js', import.meta.url).href);
     return module.staleBuildNote(new URL('..', import.meta.url).pathname);
   } catch {
     // An image without bin/ or src/: nothing to compare.

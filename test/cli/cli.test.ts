@@ -144,7 +144,7 @@ describe('the queue-ops command line', () => {
     const run = await cli(['--config', config, 'purgeall'], { env: env() });
     expect(run.code).toBe(2);
     expect(run.stdout.trim().split('\n')).toEqual([
-      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `retry`, `purge`, `undo`, `pending`, `approve`, `deny`, `audit`, `alerts`, `ack`, `snooze`, `scale`, `stuck`, `revoke`, `fail`, `timeline`, `trend`, `help`.',
+      '⚠ `purgeall` is not a /queue command. Valid commands: `status`, `dlq`, `workers`, `pause`, `resume`, `retry`, `purge`, `undo`, `pending`, `approve`, `deny`, `audit`, `alerts`, `ack`, `snooze`, `silence`, `silences`, `unsilence`, `scale`, `stuck`, `revoke`, `fail`, `timeline`, `trend`, `help`.',
     ]);
     const json = onlyJson(await cli(['--config', config, '--json', 'stauts'], { env: env() }));
     expect(json).toMatchObject({ ok: false, data: null, error: { code: 'UnknownVerb' } });
