@@ -133,7 +133,7 @@ function alertButtons(alert: Alert, locale: Locale) {
 const SEVERITY_ORDER = ['critical', 'warning', 'info'] as const;
 
 /** Resolved alerts a group message still names (the newest), so it stays short. */
-const GROUP_RESOLVED_LINES = 10;
+const GROUP_RESOLVED_LINES = 5;
 
 /**
  * The one message of a group of alerts (`escalation.groupBy`), as it stands: a header with the
