@@ -8,6 +8,9 @@
  * It builds into a fresh directory and swaps it for dist/ at the end: a deleted source never
  * lingers, and a `queue-ops` that cron starts during the build still finds a whole dist/.
  *
+ * As `prepare`, it builds under `npm ci` / `npm install` / `npm link`, never under `npm exec`
+ * (`npx queue-ops`), which would rebuild the clone for one command.
+ *
  * `--if-stale` (the tests' global setup, the bench) builds only when a source or build setting is
  * newer than the last build, so running one test file does not pay for a full compile.
  */
@@ -39,6 +42,12 @@ function newest(path) {
   for (const name of readdirSync(path)) latest = Math.max(latest, newest(join(path, name)));
   return latest;
 }
+
+// `npx queue-ops` in a clone has npm install the clone into its own cache, and npm packs a
+// directory by running its `prepare` first: a whole build (15 s, swapping dist/ under anything
+// running) for one command. Builds come from `npm ci`, `npm install`, `npm link` and
+// `npm run build`; a run of the command line never builds (it says when dist/ is stale).
+if (process.env.npm_lifecycle_event === 'prepare' && process.env.npm_command === 'exec') process.exit(0);
 
 if (process.argv.includes('--if-stale') && existsSync(stamp)) {
   const built = statSync(stamp).mtimeMs;

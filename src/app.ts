@@ -10,7 +10,14 @@ import { coalesceStatus } from './backends/coalesce.js';
 import type { QueueBackend, RetrySoFar } from './backends/queue-backend.js';
 import { toRedisForbidden, urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
-import { ackCommand, alertsCommand, snoozeCommand } from './commands/alerts.js';
+import {
+  ackCommand,
+  alertsCommand,
+  silenceCommand,
+  silencesCommand,
+  snoozeCommand,
+  unsilenceCommand,
+} from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
@@ -218,6 +225,9 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   alertsCommand,
   ackCommand,
   snoozeCommand,
+  silenceCommand,
+  silencesCommand,
+  unsilenceCommand,
   scaleCommand,
   stuckCommand,
   revokeCommand,

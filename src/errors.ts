@@ -44,6 +44,8 @@ export const ErrorCode = {
   RateLimited: 'RateLimited',
   UnknownAlert: 'UnknownAlert',
   AlertNotFiring: 'AlertNotFiring',
+  /** `unsilence <id>` names no silence. */
+  UnknownSilence: 'UnknownSilence',
   /** `fail` of a job that is not active (waiting, completed, already failed…). */
   JobNotActive: 'JobNotActive',
   /** Redis refused a command to the system's user (ACL): a read-only user asked to act. */

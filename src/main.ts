@@ -11,6 +11,7 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { inLocale, messages } from './i18n/index.js';
 import { createIdleCollector } from './lib/idle-collector.js';
+import { loadStaleBuild } from './lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
@@ -438,7 +439,9 @@ async function startWithConfig(
       () => home?.changed(),
     ),
   });
-  if (config.slack.incidentChannel) escalation.monitor.start();
+  // Alerts go to the incident channel, or to a system's own (`systems[].slack.alertChannel`).
+  if (config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel))
+    escalation.monitor.start();
   else logger.info('slack.incidentChannel is not set: the monitor does not run');
 
   const homeTab = home as HomeTab;
@@ -532,8 +535,26 @@ function logLevel(value: string | undefined): (typeof LEVELS)[number] {
   return LEVELS.find((l) => l === value) ?? 'info';
 }
 
+/**
+ * `npm start` runs dist/ as it was built and never builds; a clone whose src/ changed since says
+ * so in one line naming `npm run build` (bin/stale-build.js, shared with the command line).
+ */
+async function staleBuildNote(): Promise<string | undefined> {
+  if (!import.meta.url.includes('/dist/')) return undefined;
+  try {
+    const module = await loadStaleBuild(new URL('../bin/stale-build.js', import.meta.url).href);
+    return module.staleBuildNote(new URL('..', import.meta.url).pathname);
+  } catch {
+    // An image without bin/ or src/: nothing to compare.
+    return undefined;
+  }
+}
+
 const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isEntry) {
+  void staleBuildNote().then((note) => {
+    if (note) process.stderr.write(note);
+  });
   const io: MainIo = {
     stderr: (line) => process.stderr.write(`${line}\n`),
     stdout: (line) => process.stdout.write(`${line}\n`),

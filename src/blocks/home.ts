@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { SystemStatus } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { Alert } from '../store/alert.js';
+import type { Alert, Silence } from '../store/alert.js';
 import type { ActionRequest } from '../store/store.js';
 import type { TimelineEvent } from '../timeline/events.js';
 import { ActionId } from './action-ids.js';
@@ -19,6 +19,8 @@ export type HomeSystem = { name: string; status: SystemStatus } | { name: string
 export interface HomeInput {
   systems: HomeSystem[];
   alerts: Alert[];
+  /** Silences in force (`silence …`), oldest first; the section is left out when there are none. */
+  silences?: Silence[];
   /** Pending requests this person may approve, oldest first. */
   waiting: ActionRequest[];
   /** This person's own recent entries, newest first, as timeline events. */
@@ -32,6 +34,7 @@ export interface HomeInput {
 export const HOME_MAX_ALERTS = 10;
 export const HOME_MAX_REQUESTS = 15;
 export const HOME_MAX_RECENT = 10;
+export const HOME_MAX_SILENCES = 5;
 
 export interface HomeView {
   type: 'home';
@@ -92,6 +95,20 @@ export function homeView(input: HomeInput, locale: Locale): HomeView {
   if (input.alerts.length > HOME_MAX_ALERTS)
     alertLines.push(escapeMrkdwn(t.moreAlerts(input.alerts.length - HOME_MAX_ALERTS)));
   blocks.push(alertLines.length > 0 ? section(alertLines.join('\n')) : context(escapeMrkdwn(t.noAlerts)));
+
+  const silences = input.silences ?? [];
+  if (silences.length > 0) {
+    blocks.push(header(t.silences));
+    const lines = silences
+      .slice(0, HOME_MAX_SILENCES)
+      .map(
+        (s) =>
+          `• ${escapeMrkdwn(t.silenceLine(s.id, s.pattern, hm(s.expiresAt, locale), s.createdBy, s.reason?.slice(0, 200)))}`,
+      );
+    if (silences.length > HOME_MAX_SILENCES)
+      lines.push(escapeMrkdwn(t.moreSilences(silences.length - HOME_MAX_SILENCES)));
+    blocks.push(section(lines.join('\n')));
+  }
 
   blocks.push(header(t.systems));
   const systemLines = input.systems.map((s) => {

@@ -1,12 +1,15 @@
 import { formatUtc } from '../blocks/format.js';
 import { context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
+import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
-import { shownValue } from '../escalation/blocks.js';
+import { shownValue, who } from '../escalation/blocks.js';
 import { parseDuration } from '../escalation/duration.js';
+import { checkPattern } from '../escalation/silences.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { Alert } from '../store/alert.js';
+import { suggest } from '../lib/suggest.js';
+import type { Alert, Silence } from '../store/alert.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
@@ -116,6 +119,7 @@ export const ackCommand: CommandDefinition = {
   describe: (locale) => messages(locale).escalation.ack,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
+    if (args[0]?.toLowerCase() === 'all') return await ackAll(ctx, args.slice(1), request);
     if (args.length > 1)
       throw new OpsError(ErrorCode.UsageError, {
         message: messages(request.locale).actions.tooMany,
@@ -161,3 +165,159 @@ export const snoozeCommand: CommandDefinition = {
     return oneLine(t.snooze.done(inline(id, 20), until), alert, ctx, request);
   },
 };
+
+/** Longest silence: past a week it is a rule to change in the config, not a silence. */
+const MAX_SILENCE_MS = 7 * 86_400_000;
+
+/** `--json` data of one silence (README: `silence`, `silences`, `unsilence`). */
+export function silenceData(silence: Silence) {
+  return {
+    id: silence.id,
+    pattern: silence.pattern,
+    reason: silence.reason ?? null,
+    createdBy: silence.createdBy,
+    createdAt: silence.createdAt,
+    expiresAt: silence.expiresAt,
+    liftedBy: silence.liftedBy ?? null,
+    liftedAt: silence.liftedAt ?? null,
+  };
+}
+
+/** One silence as a line: id, pattern, until, who, why. Everything typed is escaped. */
+export function silenceLine(silence: Silence, locale: Locale): string {
+  return messages(locale).escalation.silence.line(
+    inline(silence.id, 20),
+    inline(silence.pattern, 150),
+    formatUtc(Date.parse(silence.expiresAt), locale, false),
+    who(silence.createdBy),
+    silence.reason === undefined ? undefined : escapeMrkdwn(silence.reason.slice(0, 300)),
+  );
+}
+
+/** `silence <pattern> <duration> [reason]`: matching alerts notify nobody until then. */
+export const silenceCommand: CommandDefinition = {
+  verb: 'silence',
+  mutating: true,
+  describe: (locale) => messages(locale).escalation.silence,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).escalation.silence;
+    const [pattern, duration, ...reasonWords] = args;
+    if (pattern === undefined || duration === undefined)
+      throw new OpsError(ErrorCode.UsageError, { message: t.needsPattern, usage: t.usage });
+    checkPattern(pattern, ctx.config, request.locale);
+    const ms = parseDuration(duration);
+    if (ms === undefined || ms > MAX_SILENCE_MS)
+      throw new OpsError(ErrorCode.BadArgument, {
+        message: messages(request.locale).escalation.snooze.badDuration(duration),
+        valid: messages(request.locale).escalation.snooze.validDuration,
+      });
+    const reason = reasonWords.join(' ').trim();
+    const { silence, alerts } = await requireAlerts(ctx).silence(
+      pattern,
+      ms,
+      request.actor.id,
+      reason === '' ? undefined : reason,
+    );
+    const text = t.done(
+      inline(silence.id, 20),
+      inline(pattern, 150),
+      formatUtc(Date.parse(silence.expiresAt), request.locale, false),
+      alerts.length,
+    );
+    return {
+      ok: true,
+      message: { text, blocks: [section(text)] },
+      data: { silence: silenceData(silence), silenced: alerts.map((a) => a.id) },
+      visibility: 'in_channel',
+    };
+  },
+};
+
+/** `silences`: the silences in force. */
+export const silencesCommand: CommandDefinition = {
+  verb: 'silences',
+  mutating: false,
+  describe: (locale) => messages(locale).escalation.silences,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).escalation.silences;
+    if (args.length > 0)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: messages(request.locale).actions.tooMany,
+        usage: t.usage,
+      });
+    const silences = await requireAlerts(ctx).silences();
+    const message: Message =
+      silences.length === 0
+        ? { text: t.none, blocks: [section(t.none)] }
+        : {
+            text: `${t.title}: ${silences.length}`,
+            blocks: [
+              header(t.title),
+              section(
+                silences
+                  .slice(0, 40)
+                  .map((s) => silenceLine(s, request.locale))
+                  .join('\n'),
+              ),
+              context(`\`${inCode(messages(request.locale).escalation.unsilence.usage, 200)}\``),
+            ],
+          };
+    return { ok: true, message, data: { silences: silences.map(silenceData) }, visibility: 'ephemeral' };
+  },
+};
+
+/** `unsilence <id>`: lifts a silence; alerts it held notify again. */
+export const unsilenceCommand: CommandDefinition = {
+  verb: 'unsilence',
+  mutating: true,
+  describe: (locale) => messages(locale).escalation.unsilence,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).escalation.unsilence;
+    if (args.length > 1)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: messages(request.locale).actions.tooMany,
+        usage: t.usage,
+      });
+    const id = args[0];
+    if (!id) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
+    const { silence, changed } = await requireAlerts(ctx).unsilence(id, request.actor.id);
+    const text = changed ? t.done(inline(id, 20), inline(silence.pattern, 150)) : t.already(inline(id, 20));
+    return {
+      ok: true,
+      message: { text, blocks: [section(text)] },
+      data: { silence: silenceData(silence), changed },
+      visibility: 'in_channel',
+    };
+  },
+};
+
+/** `ack all <system>`: every open, unacknowledged alert of the system in one step. */
+async function ackAll(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
+  const t = messages(request.locale).escalation.ackAll;
+  if (args.length > 1)
+    throw new OpsError(ErrorCode.UsageError, {
+      message: messages(request.locale).actions.tooMany,
+      usage: t.usage,
+    });
+  const system = args[0];
+  if (!system) throw new OpsError(ErrorCode.UsageError, { message: t.needsSystem, usage: t.usage });
+  const systems = ctx.config.systems.map((s) => s.name);
+  if (!systems.includes(system))
+    throw new OpsError(ErrorCode.UnknownSystem, {
+      system,
+      valid: systems,
+      suggestion: suggest(system, systems),
+    });
+  const acked = await requireAlerts(ctx).ackAll(system, request.actor.id);
+  const by = request.actor.name ?? request.actor.id;
+  const text =
+    acked.length === 0
+      ? t.none(inline(system, 80))
+      : t.done(acked.length, inline(system, 80), inline(by, 80));
+  return {
+    ok: true,
+    message: { text, blocks: [section(text)] },
+    data: { system, acked: acked.map(alertData) },
+    visibility: 'in_channel',
+  };
+}

@@ -24,6 +24,7 @@ interface RuleInput {
   for?: string;
   within?: string;
   severity?: 'critical' | 'warning' | 'info';
+  includePaused?: boolean;
 }
 
 /** What a rule can watch; README lists what each one means. */
@@ -142,6 +143,9 @@ function buildConfigSchema(p: ConfigProblems) {
 
   const slackChannelId = () => z.string().check(z.regex(/^[CGD][A-Z0-9]+$/, { error: p.slackChannelId }));
 
+  /** A system's own Slack settings: where its alerts go (the incident channel when not set). */
+  const systemSlack = z.optional(z.strictObject({ alertChannel: z.optional(slackChannelId()) }));
+
   /** A queue name as it appears in `system/queue`: no slash, no whitespace. */
   const queueName = z.string().check(z.regex(/^[^\s/]+$/, { error: p.queueName }));
 
@@ -210,6 +214,7 @@ function buildConfigSchema(p: ConfigProblems) {
     prefix: z._default(nonEmpty(), 'bull'),
     queues: z.optional(z.array(queueName).check(z.minLength(1))),
     workers: z.optional(workerGroups),
+    slack: systemSlack,
   });
 
   const celerySystem = z.strictObject({
@@ -228,6 +233,7 @@ function buildConfigSchema(p: ConfigProblems) {
     /** How long worker inspection waits for pidbox replies. */
     inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
     workers: z.optional(workerGroups),
+    slack: systemSlack,
   });
 
   const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
@@ -295,6 +301,8 @@ function buildConfigSchema(p: ConfigProblems) {
       for: z.optional(duration),
       within: z.optional(duration),
       severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
+      /** A paused queue is skipped (not "no workers", not a backlog) unless the rule asks for it. */
+      includePaused: z.optional(z.boolean()),
     })
     .check(
       z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
@@ -309,6 +317,21 @@ function buildConfigSchema(p: ConfigProblems) {
       escalateAfterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(24 * 60)), 15),
       escalateTo: z._default(z.array(principal), []),
       clearAfterSamples: z._default(intIn(1, 100), 2),
+      /**
+       * How firing alerts share Slack messages, like Alertmanager's `group_by`: one message per
+       * distinct value of these fields, listing its alerts; `none`: one message per alert.
+       */
+      groupBy: z._default(
+        z.union([z.literal('none'), z.array(z.enum(['system', 'severity', 'rule', 'queue']))], {
+          error: p.groupBy,
+        }),
+        () => ['system', 'severity'] as ('system' | 'severity' | 'rule' | 'queue')[],
+      ),
+      /**
+       * Alerts one grouped message lists with their own buttons. More than this opening in one tick
+       * (a storm) become one summary message that points to `alerts`.
+       */
+      maxAlertsPerMessage: z._default(intIn(1, 20), 10),
       // `prefault`: the defaults are written as a person would (`2m`) and parsed like a config file.
       rules: z.prefault(z.array(rule), () => DEFAULT_ESCALATION_RULES.map((r) => ({ ...r }))),
     })

@@ -1,8 +1,10 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import type { Silence } from '../store/alert.js';
 import type { EscalationStore, SamplePage, Store } from '../store/store.js';
 import { type Alert, ackAlert, snoozeAlert, type Transition } from './lifecycle.js';
 import type { Sample } from './samples.js';
+import { newSilenceId, silenceMatches } from './silences.js';
 import type { TrendSource } from './trend.js';
 
 /** What people do with alerts (`alerts`, `ack`, `snooze`, and the buttons behind them). */
@@ -13,6 +15,25 @@ export interface AlertService {
   ack(id: string, by: string): Promise<{ alert: Alert; changed: boolean }>;
   /** Silences reminders and escalation until `now + ms`. */
   snooze(id: string, by: string, ms: number): Promise<{ alert: Alert; changed: boolean }>;
+  /**
+   * Acknowledges every firing, unacknowledged alert of `system` in one step; returns those it
+   * acknowledged (an alert acked or resolved meanwhile is left out).
+   */
+  ackAll(system: string, by: string): Promise<Alert[]>;
+  /**
+   * Silences alerts matching `pattern` (checked by the caller) for `ms`: they are tracked but
+   * notify nobody. Firing ones are marked at once (their message says so); returns those too.
+   */
+  silence(
+    pattern: string,
+    ms: number,
+    by: string,
+    reason?: string,
+  ): Promise<{ silence: Silence; alerts: Alert[] }>;
+  /** Silences in force now, oldest first. */
+  silences(): Promise<Silence[]>;
+  /** Lifts a silence; `UnknownSilence` when there is none with that id. */
+  unsilence(id: string, by: string): Promise<{ silence: Silence; changed: boolean }>;
   /** Called after a change queued a Slack update (the bot drains the outbox then). */
   onChange(listener: () => void): void;
   /** The monitor's samples and alert history, for `trend`. */
@@ -78,8 +99,75 @@ export function createAlertService(deps: { store: Store; now: () => Date }): Ale
     throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
   }
 
+  /** `change` over several alerts, skipping those that resolved meanwhile. */
+  async function changeEach(alerts: readonly Alert[], apply: (alert: Alert, now: number) => Transition) {
+    const out: Alert[] = [];
+    for (const alert of alerts) {
+      try {
+        const done = await change(alert.id, apply);
+        if (done.changed) out.push(done.alert);
+      } catch (error) {
+        if (error instanceof OpsError && error.code === ErrorCode.AlertNotFiring) continue;
+        throw error;
+      }
+    }
+    return out;
+  }
+
+  /** Marks (or unmarks) an alert as silenced by `id`; its message is updated to say so. */
+  const markSilenced =
+    (id: string | undefined) =>
+    (alert: Alert, now: number): Transition => {
+      if (alert.silencedBy === id) return { alert, effects: [], changed: false };
+      const next: Alert = { ...alert, updatedAt: new Date(now).toISOString() };
+      if (id === undefined) delete next.silencedBy;
+      else next.silencedBy = id;
+      return { alert: next, effects: alert.postHeld ? [] : [{ kind: 'update' }], changed: true };
+    };
+
   return {
     open: () => deps.store.escalation.listAlerts({ status: 'firing' }),
+    async ackAll(system, by) {
+      const open = await deps.store.escalation.listAlerts({ status: 'firing' });
+      return await changeEach(
+        open.filter((a) => a.system === system && a.ackedBy === undefined),
+        (alert, now) => ackAlert(alert, by, now),
+      );
+    },
+    async silence(pattern, ms, by, reason) {
+      const now = deps.now();
+      const silence: Silence = {
+        id: newSilenceId(),
+        pattern,
+        ...(reason ? { reason } : {}),
+        createdBy: by,
+        createdAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + ms).toISOString(),
+      };
+      await deps.store.escalation.insertSilence(silence);
+      const open = await deps.store.escalation.listAlerts({ status: 'firing' });
+      const covered = open.filter((a) => a.silencedBy === undefined && silenceMatches(pattern, a));
+      await changeEach(covered, markSilenced(silence.id));
+      // The Home tabs list silences: they refresh even when no alert changed.
+      for (const listener of listeners) listener();
+      return { silence, alerts: covered };
+    },
+    silences: () => deps.store.escalation.listSilences(deps.now().toISOString()),
+    async unsilence(id, by) {
+      const lifted = await deps.store.escalation.liftSilence(id, by, deps.now().toISOString());
+      if (!lifted) throw new OpsError(ErrorCode.UnknownSilence, { id });
+      if (lifted.changed) {
+        // Their messages stop saying so now; the next tick posts the ones held back, and marks
+        // any another silence still covers.
+        const open = await deps.store.escalation.listAlerts({ status: 'firing' });
+        await changeEach(
+          open.filter((a) => a.silencedBy === id && !a.postHeld),
+          markSilenced(undefined),
+        );
+        for (const listener of listeners) listener();
+      }
+      return lifted;
+    },
     ack: (id, by) => change(id, (alert, now) => ackAlert(alert, by, now)),
     snooze: (id, by, ms) => change(id, (alert, now) => snoozeAlert(alert, by, now + ms, now)),
     onChange(listener) {

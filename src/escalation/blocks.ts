@@ -1,9 +1,11 @@
 import type { KnownBlock } from '@slack/types';
 import { ActionId } from '../blocks/action-ids.js';
 import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
-import { actions, button, context, header, inline, section } from '../blocks/kit.js';
+import { actions, button, context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
+import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { Silence } from '../store/alert.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
@@ -39,7 +41,7 @@ export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, l
 }
 
 /** Who did something, as Slack shows it: a mention for Slack ids, the name otherwise (CLI users). */
-function who(id: string): string {
+export function who(id: string): string {
   return /^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : inline(id, 80);
 }
 
@@ -53,6 +55,7 @@ export function alertMessage(
   locale: Locale,
   now: Date,
   settings: { clearAfterSamples: number; escalateTo: readonly string[] },
+  silence?: Silence,
 ): Message {
   const t = messages(locale).escalation;
   const subject = inline(alert.subject, 150);
@@ -104,8 +107,16 @@ export function alertMessage(
     );
   if (alert.escalatedAt && settings.escalateTo.length)
     states.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
+  if (silence) states.push(silenceNote(silence, locale));
   if (states.length) blocks.push(context(...states));
 
+  blocks.push(alertButtons(alert, locale));
+  return { text: t.fallback(severity, rule, subject, value), blocks };
+}
+
+/** The per-alert buttons: Ack, Snooze, and for queues Show DLQ and Scale… */
+function alertButtons(alert: Alert, locale: Locale) {
+  const t = messages(locale).escalation;
   const buttons = [
     button(t.buttons.ack, ActionId.AlertAck, alert.id, !alert.ackedBy),
     button(t.buttons.snooze30, ActionId.AlertSnooze30m, alert.id),
@@ -116,12 +127,145 @@ export function alertMessage(
     buttons.push(button(t.buttons.dlq, ActionId.AlertDlq, alert.subject));
     buttons.push(button(t.buttons.scale, ActionId.AlertScale, alert.subject));
   }
-  blocks.push(actions(buttons));
-  return { text: t.fallback(severity, rule, subject, value), blocks };
+  return actions(buttons);
+}
+
+const SEVERITY_ORDER = ['critical', 'warning', 'info'] as const;
+
+/** Resolved alerts a group message still names (the newest), so it stays short. */
+const GROUP_RESOLVED_LINES = 5;
+
+/**
+ * The one message of a group of alerts (`escalation.groupBy`), as it stands: a header with the
+ * worst severity and how many fire, then each firing alert on its own line with its own buttons
+ * (Ack, Snooze, Show DLQ, Scale…); the ones that resolved meanwhile, checked off; the silences
+ * that hold some of them. More than `maxAlerts` firing (a storm): a summary by rule and system
+ * that points to `/queue alerts` and `/queue ack all`, without per-alert buttons. Once every alert
+ * of the group has resolved: a resolved message without buttons.
+ */
+export function groupMessage(
+  members: readonly Alert[],
+  locale: Locale,
+  now: Date,
+  settings: { clearAfterSamples: number; escalateTo: readonly string[]; maxAlertsPerMessage: number },
+  silences: readonly Silence[] = [],
+): Message {
+  const t = messages(locale).escalation;
+  const g = t.group;
+  const shown = members.filter((a) => !a.postHeld);
+  const firing = shown.filter((a) => a.status === 'firing');
+  const resolved = shown.filter((a) => a.status === 'resolved');
+  const held = members.filter((a) => a.postHeld && a.status === 'firing');
+  const systems = [...new Set(members.map((a) => a.system))];
+  const where = systems.join(', ');
+  const blocks: KnownBlock[] = [];
+  const resolvedLine = (a: Alert) => {
+    const lasted = formatDuration(
+      (Date.parse(a.resolvedAt ?? a.updatedAt) - Date.parse(a.openedAt)) / 1000,
+      locale,
+    );
+    return g.resolvedLine(inline(a.rule, 80), inline(a.subject, 150), lasted, shownValue(a, a.worst, locale));
+  };
+  if (firing.length === 0 && held.length === 0) {
+    blocks.push(header(`:white_check_mark: ${g.resolvedHeader(shown.length, where)}`));
+    const lines = resolved.slice(-GROUP_RESOLVED_LINES).map(resolvedLine);
+    if (lines.length) blocks.push(section(lines.join('\n')));
+    return { text: g.resolvedFallback(shown.length, inline(where, 200)), blocks };
+  }
+  const worst = SEVERITY_ORDER.find((s) => firing.some((a) => a.severity === s)) ?? 'info';
+  const severity = t.severity[worst] ?? worst;
+  blocks.push(header(`${t.severityEmoji[worst] ?? ''} ${g.header(severity, firing.length, where)}`));
+  const line = (a: Alert) => {
+    const parts = [
+      g.alertLine(
+        t.severity[a.severity] ?? a.severity,
+        inline(a.rule, 80),
+        inline(a.subject, 150),
+        t.valueLine(
+          t.metric[a.metric] ?? a.metric,
+          shownValue(a, a.value, locale),
+          a.comparator,
+          shownValue(a, a.threshold, locale),
+        ),
+      ),
+    ];
+    const trend = sparkline(a.series);
+    if (trend) parts.push(t.trend(trend));
+    if (a.clearing > 0) parts.push(t.clearing(a.clearing, settings.clearAfterSamples));
+    if (a.ackedBy) parts.push(t.ackedBy(who(a.ackedBy)));
+    if (a.snoozedUntil && isSnoozed(a, now.getTime()))
+      parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
+    if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
+    parts.push(t.alertId(a.id));
+    return parts.join(' · ');
+  };
+  if (firing.length > settings.maxAlertsPerMessage) {
+    // A storm: counted by rule and system, a few named, the rest one command away.
+    const counts = new Map<string, number>();
+    for (const a of firing) counts.set(a.rule, (counts.get(a.rule) ?? 0) + 1);
+    const bySystem = new Map<string, number>();
+    for (const a of firing) bySystem.set(a.system, (bySystem.get(a.system) ?? 0) + 1);
+    blocks.push(
+      section(
+        [
+          g.summaryRules([...counts].map(([rule, n]) => `${inline(rule, 80)} ${n}`).join(', ')),
+          g.summarySystems([...bySystem].map(([system, n]) => `${inline(system, 80)} ${n}`).join(', ')),
+        ].join('\n'),
+      ),
+    );
+    const named = firing.slice(0, 5).map((a) => `• ${inline(a.rule, 80)} · ${inline(a.subject, 150)}`);
+    blocks.push(section([...named, g.more(firing.length - named.length)].join('\n')));
+    blocks.push(context(g.seeAlerts, ...systems.slice(0, 5).map((s) => g.ackAll(inCode(s, 80)))));
+  } else {
+    for (const a of firing) {
+      blocks.push(section(line(a)));
+      blocks.push(alertButtons(a, locale));
+    }
+  }
+  if (resolved.length)
+    blocks.push(context(resolved.slice(-GROUP_RESOLVED_LINES).map(resolvedLine).join('\n')));
+  const notes: string[] = [];
+  if (held.length) notes.push(g.held(held.length));
+  for (const s of silences.slice(0, 3)) notes.push(silenceNote(s, locale));
+  if (firing.some((a) => a.escalatedAt) && settings.escalateTo.length)
+    notes.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
+  const opened = Math.min(...firing.map((a) => Date.parse(a.openedAt)));
+  if (Number.isFinite(opened))
+    notes.push(
+      t.firingSince(
+        formatUtc(opened, locale, false),
+        formatDuration((now.getTime() - opened) / 1000, locale),
+      ),
+    );
+  if (notes.length) blocks.push(context(...notes));
+  return { text: g.fallback(severity, firing.length, inline(where, 200)), blocks };
+}
+
+/** What a message says of the silence that holds its alerts: id, pattern, until when, why. */
+export function silenceNote(silence: Silence, locale: Locale): string {
+  return messages(locale).escalation.silence.onMessage(
+    inline(silence.id, 20),
+    inline(silence.pattern, 150),
+    formatUtc(Date.parse(silence.expiresAt), locale, false),
+    silence.reason === undefined ? undefined : escapeMrkdwn(silence.reason.slice(0, 300)),
+  );
 }
 
 /** A reply in the alert's thread: a reminder, the escalation, the end of a snooze, a reopening. */
 export function threadMessage(
+  alert: Alert,
+  payload: { reason?: unknown; value?: unknown; mention?: unknown },
+  locale: Locale,
+  settings: { escalateAfterMinutes: number },
+): Message {
+  const message = threadText(alert, payload, locale, settings);
+  if (alert.groupId === undefined) return message;
+  // A group's thread is shared: each reply says which alert it is about.
+  const text = `${inline(alert.rule, 80)} · ${inline(alert.subject, 150)}: ${message.text}`;
+  return { text, blocks: [section(text)] };
+}
+
+function threadText(
   alert: Alert,
   payload: { reason?: unknown; value?: unknown; mention?: unknown },
   locale: Locale,

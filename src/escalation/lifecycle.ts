@@ -47,6 +47,7 @@ function signature(alert: Alert): string {
     alert.ackedBy ?? null,
     alert.snoozedUntil ?? null,
     alert.escalatedAt ?? null,
+    alert.silencedBy ?? null,
   ]);
 }
 
@@ -77,6 +78,8 @@ export interface Transition {
  *   `escalateAfterMinutes`; a snooze that ran out says so in the thread.
  * - `clearAfterSamples` samples in a row back under the threshold resolve it.
  * - An unknown value (Redis unreachable) changes nothing: not seeing a problem is not its end.
+ * - `silence` (the id of a silence covering it): tracked as usual, but quiet like an acked alert;
+ *   a new one is not posted until no silence covers it any more (`postHeld`).
  */
 export function advanceAlert(
   open: Alert | undefined,
@@ -85,8 +88,10 @@ export function advanceAlert(
   now: number,
   settings: LifecycleSettings,
   newId: () => string,
+  silence?: string,
 ): Transition {
   const at = iso(now);
+  const silenced = silence === undefined ? {} : { silencedBy: silence };
   if (!open) {
     if (!result.firing || result.value === undefined) return { effects: [], changed: false };
     const value = finite(result.value);
@@ -108,14 +113,25 @@ export function advanceAlert(
         ackedAt: _t,
         snoozedBy: _s,
         snoozedUntil: _u,
+        silencedBy: _q,
         ...rest
       } = lastResolved;
-      const alert: Alert = { ...rest, ...fresh, status: 'firing', worst: worse(rest, rest.worst, value) };
-      return {
-        alert,
-        effects: [{ kind: 'update' }, { kind: 'thread', reason: 'reopened', value }],
-        changed: true,
+      const alert: Alert = {
+        ...rest,
+        ...fresh,
+        ...silenced,
+        status: 'firing',
+        worst: worse(rest, rest.worst, value),
       };
+      // Never posted (silenced before): posted now unless a silence still covers it.
+      if (rest.postHeld) {
+        if (silence !== undefined) return { alert, effects: [], changed: true };
+        delete alert.postHeld;
+        return { alert, effects: [{ kind: 'post' }], changed: true };
+      }
+      const effects: AlertEffect[] = [{ kind: 'update' }];
+      if (silence === undefined) effects.push({ kind: 'thread', reason: 'reopened', value });
+      return { alert, effects, changed: true };
     }
     const alert: Alert = {
       id: newId(),
@@ -133,7 +149,9 @@ export function advanceAlert(
       openedAt: at,
       version: 0,
       ...fresh,
+      ...silenced,
     };
+    if (silence !== undefined) return { alert: { ...alert, postHeld: true }, effects: [], changed: true };
     const effects: AlertEffect[] = [{ kind: 'post' }];
     if (settings.escalateTo.length > 0 && settings.escalateAfterMinutes === 0) {
       alert.escalatedAt = at;
@@ -152,21 +170,38 @@ export function advanceAlert(
     ...(result.minutesToDrain === undefined ? {} : { minutesToDrain: finite(result.minutesToDrain) }),
     clearing: result.breachNow ? 0 : result.cleanRun,
   };
+  if (silence === undefined) delete next.silencedBy;
+  else next.silencedBy = silence;
   if (result.breachNow) next.worst = worse(open, open.worst, value);
   const effects: AlertEffect[] = [];
   if (next.clearing >= settings.clearAfterSamples) {
     next.status = 'resolved';
     next.resolvedAt = at;
     next.updatedAt = at;
-    return { alert: next, effects: [{ kind: 'update' }], changed: true };
+    // Never posted (silenced all along): nobody was told, so there is nothing to update.
+    return { alert: next, effects: next.postHeld ? [] : [{ kind: 'update' }], changed: true };
+  }
+  if (next.postHeld) {
+    if (silence !== undefined) {
+      const changed = JSON.stringify(next) !== JSON.stringify(open);
+      if (changed) next.updatedAt = at;
+      return { alert: changed ? next : open, effects: [], changed };
+    }
+    // The silence is over and it still fires: now it is posted, as a new alert would be.
+    delete next.postHeld;
+    next.lastNotifiedAt = at;
+    next.updatedAt = at;
+    return { alert: next, effects: [{ kind: 'post' }], changed: true };
   }
   if (next.snoozedUntil !== undefined && ms(next.snoozedUntil) <= now) {
     delete next.snoozedUntil;
     delete next.snoozedBy;
-    next.lastNotifiedAt = at;
-    effects.push({ kind: 'thread', reason: 'snooze-over', value });
+    if (silence === undefined) {
+      next.lastNotifiedAt = at;
+      effects.push({ kind: 'thread', reason: 'snooze-over', value });
+    }
   }
-  const quiet = next.ackedBy !== undefined || isSnoozed(next, now);
+  const quiet = next.ackedBy !== undefined || isSnoozed(next, now) || silence !== undefined;
   if (!quiet && now - ms(next.lastNotifiedAt) >= settings.renotifyMinutes * 60_000) {
     next.lastNotifiedAt = at;
     effects.push({ kind: 'thread', reason: 'renotify', value });

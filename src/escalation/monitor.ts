@@ -8,6 +8,7 @@ import type { Outbox } from './outbox.js';
 import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import type { Sample } from './samples.js';
+import { silenceFor } from './silences.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
 /** How long a delivered outbox item is kept (the monitor prunes older ones every tick). */
@@ -25,6 +26,8 @@ export interface MonitorDeps {
   now: () => Date;
   /** This process's name for the lease and outbox claims. */
   owner: string;
+  /** The channel a system's alerts go to (part of the group key: a message lives in one channel). */
+  channelFor?: (system: string) => string | undefined;
 }
 
 export type TickOutcome =
@@ -39,6 +42,34 @@ export type TickOutcome =
 
 export function newAlertId(): string {
   return `a-${randomBytes(5).toString('hex').slice(0, 8)}`;
+}
+
+export function newGroupId(): string {
+  return `g-${randomBytes(5).toString('hex').slice(0, 8)}`;
+}
+
+/** The group a new alert joins, decided by the tick before it is stored. */
+interface GroupChoice {
+  id: string;
+  key: string;
+}
+
+/**
+ * What alerts share one message under `groupBy` (`system`, `severity`, `rule`, `queue`), and
+ * always the channel: a message lives in one channel.
+ */
+export function groupKeyOf(
+  fields: readonly ('system' | 'severity' | 'rule' | 'queue')[],
+  alert: { system: string; severity: string; rule: string; queue?: string | undefined },
+  channel: string | undefined,
+): string {
+  const values: Record<string, string> = {
+    system: alert.system,
+    severity: alert.severity,
+    rule: alert.rule,
+    queue: alert.queue ?? '',
+  };
+  return JSON.stringify([channel ?? '', ...fields.map((f) => values[f] ?? '')]);
 }
 
 export function newOwnerId(label: string): string {
@@ -123,11 +154,26 @@ export function createMonitor(deps: MonitorDeps) {
     open: Alert | undefined,
     lastResolved: Alert | undefined,
     now: number,
+    silence: string | undefined,
+    group: (() => GroupChoice) | undefined,
   ): Promise<Alert | undefined> {
     let current = open;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const step: Transition = advanceAlert(current, lastResolved, result, now, settings, newAlertId);
+      const step: Transition = advanceAlert(
+        current,
+        lastResolved,
+        result,
+        now,
+        settings,
+        newAlertId,
+        silence,
+      );
       if (!step.changed || !step.alert) return step.alert;
+      if (!current && group) {
+        // A new alert, or one firing again: it joins the group its key has now.
+        const choice = group();
+        step.alert = { ...step.alert, groupId: choice.id, groupKey: choice.key };
+      }
       const outbox = withCharts(toOutbox(step.effects), current, step.alert);
       const isNew = !current && step.alert.id !== lastResolved?.id;
       const stored = isNew
@@ -142,6 +188,44 @@ export function createMonitor(deps: MonitorDeps) {
     }
     logger.warn({ key: result.key }, 'alert kept changing under the monitor; left for the next tick');
     return current;
+  }
+
+  /**
+   * How this tick's new alerts are grouped (undefined: `groupBy: none`). A new alert joins the
+   * firing group with its key, or starts one; when more than `maxAlertsPerMessage` open in one
+   * tick (a storm), they all go into one new group whose message is a summary.
+   */
+  function groupChooser(
+    firingBefore: readonly Alert[],
+    openingCount: number,
+  ): ((result: RuleResult) => GroupChoice) | undefined {
+    const fields = settings.groupBy;
+    if (fields === 'none') return undefined;
+    const groups = new Map<string, string>();
+    for (const alert of firingBefore)
+      if (alert.groupId && alert.groupKey && alert.groupKey !== 'burst')
+        groups.set(alert.groupKey, alert.groupId);
+    const burst =
+      openingCount > settings.maxAlertsPerMessage ? { id: newGroupId(), key: 'burst' } : undefined;
+    return (result) => {
+      if (burst) return burst;
+      const key = groupKeyOf(
+        fields,
+        {
+          system: result.system,
+          severity: result.rule.severity,
+          rule: result.rule.name,
+          queue: result.queue,
+        },
+        deps.channelFor?.(result.system),
+      );
+      let id = groups.get(key);
+      if (!id) {
+        id = newGroupId();
+        groups.set(key, id);
+      }
+      return { id, key };
+    };
   }
 
   async function tick(): Promise<TickOutcome> {
@@ -163,6 +247,7 @@ export function createMonitor(deps: MonitorDeps) {
 
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
     const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
+    const silences = await store.escalation.listSilences(now.toISOString());
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
@@ -170,6 +255,7 @@ export function createMonitor(deps: MonitorDeps) {
     const opened: Alert[] = [];
     const resolved: Alert[] = [];
     const stillFiring: Alert[] = [];
+    const choose = groupChooser([...firing.values()], opening.length);
     for (const result of results) {
       const open = firing.get(result.key);
       const after = await apply(
@@ -177,6 +263,8 @@ export function createMonitor(deps: MonitorDeps) {
         open,
         open ? undefined : resolvedBefore.get(result.key),
         now.getTime(),
+        silenceFor(silences, { rule: result.rule.name, system: result.system, queue: result.queue })?.id,
+        choose && (() => choose(result)),
       );
       firing.delete(result.key);
       if (!after) continue;

@@ -2,9 +2,9 @@ import type { Message } from '../blocks/message.js';
 import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
-import type { Alert } from '../store/alert.js';
+import type { Alert, Silence } from '../store/alert.js';
 import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
-import { alertMessage, threadMessage } from './blocks.js';
+import { alertMessage, groupMessage, threadMessage } from './blocks.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {
@@ -49,9 +49,16 @@ export interface OutboxDeps {
   store: EscalationStore;
   /** Undefined when no bot token is configured: items wait. */
   slack?: SlackSender;
-  /** `slack.incidentChannel`. */
+  /** `slack.incidentChannel`: where alerts go unless their system names its own channel. */
   channel?: string;
-  settings: Pick<EscalationConfig, 'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes'>;
+  /** A system's own alert channel (`systems[].slack.alertChannel`), when it has one. */
+  channelFor?: (system: string) => string | undefined;
+  /** Some system names its own alert channel (posts can go out without an incident channel). */
+  hasSystemChannels?: boolean;
+  settings: Pick<
+    EscalationConfig,
+    'clearAfterSamples' | 'escalateTo' | 'escalateAfterMinutes' | 'maxAlertsPerMessage'
+  >;
   /** Who claims items (a replica, a `monitor --once` process). */
   owner: string;
   now: () => Date;
@@ -102,12 +109,110 @@ export function createOutbox(deps: OutboxDeps) {
   let messagesRun: Promise<LaneResult> | undefined;
   let chartsRun: Promise<LaneResult> | undefined;
 
-  async function deliver(item: OutboxItem, slack: SlackSender, channel: string): Promise<'sent' | 'dropped'> {
+  /** The silence an alert's message mentions, while it is in force. */
+  async function silenceOf(alert: Alert): Promise<Silence | undefined> {
+    if (alert.silencedBy === undefined) return undefined;
+    const silence = await store.getSilence(alert.silencedBy);
+    const now = deps.now().toISOString();
+    return silence && silence.liftedAt === undefined && silence.expiresAt > now ? silence : undefined;
+  }
+
+  /**
+   * What this process last sent as each group message (`channel|ts` → JSON): alerts of one group
+   * each queue an update when they change in the same tick, and every one of those renders the
+   * group as stored, so all but the first would say the same thing again.
+   */
+  const lastSent = new Map<string, string>();
+
+  /** The group's message as it stands: its alerts, and the silences that hold some of them. */
+  async function renderGroup(groupId: string, now: Date): Promise<{ message: Message; members: Alert[] }> {
+    const members = await store.listGroup(groupId);
+    const ids = [
+      ...new Set(members.flatMap((a) => (a.silencedBy && a.status === 'firing' ? [a.silencedBy] : []))),
+    ];
+    const iso = now.toISOString();
+    const silences = (await Promise.all(ids.map((id) => store.getSilence(id)))).filter(
+      (s): s is Silence => s !== undefined && s.liftedAt === undefined && s.expiresAt > iso,
+    );
+    return { message: groupMessage(members, deps.locale, now, deps.settings, silences), members };
+  }
+
+  /** Updates a group's message unless this process already sent exactly that. */
+  async function updateGroup(
+    slack: SlackSender,
+    channel: string,
+    ts: string,
+    message: Message,
+  ): Promise<void> {
+    const key = `${channel}|${ts}`;
+    const json = JSON.stringify(message);
+    if (lastSent.get(key) === json) return;
+    await slack.update(channel, ts, message);
+    lastSent.set(key, json);
+    if (lastSent.size > 1000) lastSent.delete(lastSent.keys().next().value as string);
+  }
+
+  /**
+   * A grouped alert's post: it joins its group's message (an update), or posts it when the group
+   * has none yet. Its `channel`/`messageTs` become the group's, so its thread replies and charts
+   * go into the group's thread.
+   */
+  async function deliverGroupPost(item: OutboxItem, alert: Alert & { groupId: string }, slack: SlackSender) {
+    const now = deps.now();
+    const iso = now.toISOString();
+    const { message, members } = await renderGroup(alert.groupId, now);
+    const host = members.find((m) => m.messageTs && m.channel);
+    if (host?.messageTs && host.channel) {
+      await updateGroup(slack, host.channel, host.messageTs, message);
+      await store.completeOutbox(item.seq, iso, 'sent', {
+        alertId: alert.id,
+        channel: host.channel,
+        ts: host.messageTs,
+      });
+      return 'sent' as const;
+    }
+    const channel = deps.channelFor?.(alert.system) ?? deps.channel;
+    if (!channel) {
+      await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no channel');
+      return 'dropped' as const;
+    }
+    // As for a single alert: a post whose answer was lost is found by the group's id.
+    if ((item.attempts > 0 || item.claimedBefore) && slack.findAlertPost) {
+      const found = await findEarlierPost(slack, channel, alert.groupId, item.createdAt);
+      if (found) {
+        await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, channel, ts: found });
+        return 'sent' as const;
+      }
+    }
+    const posted = await slack.post(channel, message, undefined, alert.groupId);
+    lastSent.set(`${posted.channel}|${posted.ts}`, JSON.stringify(message));
+    await store.completeOutbox(item.seq, iso, 'sent', { alertId: alert.id, ...posted });
+    return 'sent' as const;
+  }
+
+  async function deliver(item: OutboxItem, slack: SlackSender): Promise<'sent' | 'dropped'> {
     const alert = await store.getAlert(item.alertId);
     if (!alert) return 'dropped';
     const now = deps.now();
     const iso = now.toISOString();
+    if (item.kind === 'post' && alert.groupId !== undefined && !alert.messageTs)
+      return await deliverGroupPost(item, { ...alert, groupId: alert.groupId }, slack);
+    if (item.kind === 'update' && alert.groupId !== undefined && alert.messageTs && alert.channel) {
+      const { message } = await renderGroup(alert.groupId, now);
+      await updateGroup(slack, alert.channel, alert.messageTs, message);
+      await store.completeOutbox(item.seq, iso, 'sent');
+      return 'sent';
+    }
     if (item.kind === 'post') {
+      const channel = deps.channelFor?.(alert.system) ?? deps.channel;
+      if (!channel) {
+        logger.warn(
+          { alertId: alert.id, system: alert.system },
+          'no channel for this system’s alerts; not posted',
+        );
+        await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no channel');
+        return 'dropped';
+      }
       // Delivered before (the claim lapsed after Slack answered): never a second message.
       if (alert.messageTs) {
         await store.completeOutbox(item.seq, iso, 'sent');
@@ -125,7 +230,7 @@ export function createOutbox(deps: OutboxDeps) {
       }
       const posted = await slack.post(
         channel,
-        alertMessage(alert, deps.locale, now, deps.settings),
+        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
         undefined,
         alert.id,
       );
@@ -152,7 +257,7 @@ export function createOutbox(deps: OutboxDeps) {
       await slack.update(
         alert.channel,
         alert.messageTs,
-        alertMessage(alert, deps.locale, now, deps.settings),
+        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
       );
     } else {
       await slack.post(
@@ -189,9 +294,11 @@ export function createOutbox(deps: OutboxDeps) {
    */
   async function runLane(lane: OutboxLane, deadline: number): Promise<LaneResult> {
     const result: LaneResult = { sent: 0, dropped: 0 };
-    const { slack, channel } = deps;
+    const { slack } = deps;
+    // Where posts go: the incident channel, or a system's own; with neither, items wait.
+    const anyChannel = deps.channel !== undefined || (deps.hasSystemChannels ?? false);
     for (;;) {
-      if (!slack || !channel) {
+      if (!slack || !anyChannel) {
         result.stoppedBy = 'no-slack';
         break;
       }
@@ -217,7 +324,7 @@ export function createOutbox(deps: OutboxDeps) {
         break;
       }
       try {
-        const outcome = await deliver(item, slack, channel);
+        const outcome = await deliver(item, slack);
         if (outcome === 'sent') result.sent++;
         else result.dropped++;
       } catch (error) {

@@ -221,6 +221,10 @@ function breaches(
   s: Subject,
 ): boolean {
   if (value === undefined) return false;
+  // A queue paused on purpose is not an incident: nobody is meant to consume it. A rule that
+  // should watch it anyway says `includePaused: true`. Read per sample, so a queue paused while an
+  // alert fires counts as clean and the alert resolves, and a resumed one starts its `for` afresh.
+  if (s.queue !== undefined && !rule.includePaused && queueAt(samples, i, s)?.paused) return false;
   const over = rule.above !== undefined ? value > rule.above : value < (rule.below as number);
   if (!over) return false;
   // "No workers" only matters while jobs wait: an idle queue nobody consumes is not an incident.

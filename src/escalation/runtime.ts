@@ -32,10 +32,17 @@ export function createEscalation(deps: {
   const { runtime } = deps;
   const owner = newOwnerId(deps.label);
   const logger = deps.logger.child({ component: 'monitor' });
+  const alertChannels = new Map(
+    runtime.config.systems.flatMap((s) =>
+      s.slack?.alertChannel ? [[s.name, s.slack.alertChannel] as const] : [],
+    ),
+  );
   const outbox = createOutbox({
     store: runtime.store.escalation,
     ...(deps.slack ? { slack: deps.slack } : {}),
     ...(runtime.config.slack.incidentChannel ? { channel: runtime.config.slack.incidentChannel } : {}),
+    channelFor: (system) => alertChannels.get(system),
+    hasSystemChannels: alertChannels.size > 0,
     settings: runtime.config.escalation,
     owner,
     now: runtime.ctx.now,
@@ -66,6 +73,7 @@ export function createEscalation(deps: {
     logger,
     now: runtime.ctx.now,
     owner,
+    channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.
   runtime.alerts.onChange(() => {

@@ -84,6 +84,7 @@ export function toSystemSample(
       delayed: q.delayed,
       failed: q.failed,
       ...(q.failedSince === undefined ? {} : { failedNew: q.failedSince }),
+      ...(q.isPaused ? { paused: true } : {}),
       oldestWaitingSeconds: q.oldestWaitingSeconds,
       workers: inspected ? status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length : null,
     };

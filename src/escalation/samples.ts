@@ -42,6 +42,11 @@ export interface QueueSample {
    * samples stored before it existed, where `failedIncrease` falls back to the change of `failed`.
    */
   failedNew?: number;
+  /**
+   * Paused on purpose (BullMQ's pause, queue-ops' Celery pause mark): rules skip it unless they
+   * say `includePaused: true`. Absent in samples stored before it existed (read as not paused).
+   */
+  paused?: boolean;
   /** Workers consuming this queue; null when unknown (see `SystemSample.workers`). */
   workers: number | null;
   /**

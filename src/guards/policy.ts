@@ -26,6 +26,8 @@ export function isPolicyAction(verb: string): verb is ActionName {
 const FIXED_REQUIREMENTS: Readonly<Record<string, { role: Role; approvals: number }>> = {
   ack: { role: 'operator', approvals: 0 },
   snooze: { role: 'operator', approvals: 0 },
+  silence: { role: 'operator', approvals: 0 },
+  unsilence: { role: 'operator', approvals: 0 },
 };
 
 export interface Requirement {

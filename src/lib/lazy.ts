@@ -44,6 +44,13 @@ export const loadSlackWebApi = () =>
     boltLogger: app.boltLogger,
   }));
 
+/**
+ * `bin/stale-build.js` (plain JS beside the command line, outside src/), for `npm start` run from
+ * a clone's dist/: it says when src/ changed after the build. `href` is its URL.
+ */
+export const loadStaleBuild = (href: string) =>
+  import(href) as Promise<{ staleBuildNote(root: string): string | undefined }>;
+
 /** The alert sender over Slack's Web API, for `monitor --once` with `SLACK_BOT_TOKEN`. */
 export const loadSlackAlerts = () => import('../transports/slack/alerts.js');
 

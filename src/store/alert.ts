@@ -40,9 +40,39 @@ export interface Alert {
   ackedAt?: string;
   snoozedBy?: string;
   snoozedUntil?: string;
+  /**
+   * Grouped alerts (`escalation.groupBy`): the group whose one message lists this alert; the
+   * alert's `channel`/`messageTs` are that message's once it is posted, so its thread replies
+   * and charts go into the group's thread.
+   */
+  groupId?: string;
+  /** What the group shares (`escalation.groupBy`'s values, and the channel), or `burst`. */
+  groupKey?: string;
+  /** The silence (`silence …`) that holds this alert's notifications, while one matches it. */
+  silencedBy?: string;
+  /** Its first post was held by a silence: posted when no silence matches any more. */
+  postHeld?: boolean;
   /** Where the message is, once Slack has it. */
   channel?: string;
   messageTs?: string;
   /** Bumped on every write; writes are conditional on it. */
   version: number;
+}
+
+/**
+ * `silence <pattern> <duration> [reason]`: alerts matching `pattern` (`system`,
+ * `system/queue-glob`, either after `rule@`) are tracked but notify nobody until `expiresAt`, or
+ * until `unsilence <id>` lifts it.
+ */
+export interface Silence {
+  /** Short id shown to people, e.g. `s-1a2b3c4d`. */
+  id: string;
+  pattern: string;
+  reason?: string;
+  createdBy: string;
+  /** ISO 8601 UTC times. */
+  createdAt: string;
+  expiresAt: string;
+  liftedBy?: string;
+  liftedAt?: string;
 }

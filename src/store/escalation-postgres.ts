@@ -1,6 +1,13 @@
 import type pg from 'pg';
 import type { Alert } from './alert.js';
-import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import {
+  alertColumns,
+  alertData,
+  outboxLaneFilter,
+  rowToAlert,
+  rowToOutbox,
+  rowToSilence,
+} from './escalation-rows.js';
 import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
 /** A sample row as pg gives it (a BIGSERIAL id comes as text). */
@@ -120,9 +127,19 @@ export function createPostgresEscalation(
         inTransaction(async (client): Promise<Alert | undefined> => {
           const c = alertColumns(alert);
           const done = await client.query(
-            `INSERT INTO escalation_alerts (id, alert_key, open_key, status, version, opened_at, updated_at, data)
-             VALUES ($1, $2, $3, $4, 1, $5, $6, $7) ON CONFLICT DO NOTHING`,
-            [c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert)],
+            `INSERT INTO escalation_alerts
+               (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id)
+             VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+            [
+              c.id,
+              c.alert_key,
+              c.open_key,
+              c.status,
+              c.opened_at,
+              c.updated_at,
+              alertData(alert),
+              c.group_id,
+            ],
           );
           if (!done.rowCount) return undefined;
           await enqueue(client, alert.id, outbox, alert.updatedAt);
@@ -136,8 +153,8 @@ export function createPostgresEscalation(
             const c = alertColumns(alert);
             const done = await client.query(
               `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
-                 updated_at = $3, data = $4 WHERE id = $5 AND version = $6`,
-              [c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version],
+                 updated_at = $3, data = $4, group_id = $7 WHERE id = $5 AND version = $6`,
+              [c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version, c.group_id],
             );
             if (!done.rowCount) return undefined;
             await enqueue(client, alert.id, outbox, alert.updatedAt);
@@ -208,6 +225,63 @@ export function createPostgresEscalation(
             ?.n ?? 0,
         ),
       ),
+
+    listGroup: (groupId) =>
+      wrap(async () =>
+        (
+          await pool.query('SELECT * FROM escalation_alerts WHERE group_id = $1 ORDER BY opened_at, id', [
+            groupId,
+          ])
+        ).rows.map(rowToAlert),
+      ),
+
+    insertSilence: (silence) =>
+      wrap(async () => {
+        await pool.query(
+          `INSERT INTO escalation_silences (id, pattern, reason, created_by, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [
+            silence.id,
+            silence.pattern,
+            silence.reason ?? null,
+            silence.createdBy,
+            silence.createdAt,
+            silence.expiresAt,
+          ],
+        );
+      }),
+    getSilence: (id) =>
+      wrap(async () => {
+        const row = (await pool.query('SELECT * FROM escalation_silences WHERE id = $1', [id])).rows[0] as
+          | Row
+          | undefined;
+        return row ? rowToSilence(row) : undefined;
+      }),
+    listSilences: (at) =>
+      wrap(async () =>
+        (
+          await pool.query(
+            `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > $1
+             ORDER BY created_at, id`,
+            [at],
+          )
+        ).rows.map(rowToSilence),
+      ),
+    liftSilence: (id, by, at) =>
+      wrap(async () => {
+        const lifted = (
+          await pool.query(
+            `UPDATE escalation_silences SET lifted_by = $1, lifted_at = $2
+             WHERE id = $3 AND lifted_at IS NULL AND expires_at > $2 RETURNING *`,
+            [by, at, id],
+          )
+        ).rows[0] as Row | undefined;
+        if (lifted) return { silence: rowToSilence(lifted), changed: true };
+        const row = (await pool.query('SELECT * FROM escalation_silences WHERE id = $1', [id])).rows[0] as
+          | Row
+          | undefined;
+        return row ? { silence: rowToSilence(row), changed: false } : undefined;
+      }),
 
     acquireLease: (name, owner, until, now) =>
       wrap(async () => {

@@ -1,4 +1,4 @@
-import type { Alert } from './alert.js';
+import type { Alert, Silence } from './alert.js';
 import type { OutboxItem, OutboxLane } from './store.js';
 
 /** The columns an alert is kept under, beside its JSON record. */
@@ -10,7 +10,22 @@ export function alertColumns(alert: Alert) {
     status: alert.status,
     opened_at: alert.openedAt,
     updated_at: alert.updatedAt,
+    group_id: alert.groupId ?? null,
   };
+}
+
+export function rowToSilence(row: Record<string, unknown>): Silence {
+  const silence: Silence = {
+    id: String(row.id),
+    pattern: String(row.pattern),
+    createdBy: String(row.created_by),
+    createdAt: String(row.created_at),
+    expiresAt: String(row.expires_at),
+  };
+  if (row.reason !== null && row.reason !== undefined) silence.reason = String(row.reason);
+  if (row.lifted_by !== null && row.lifted_by !== undefined) silence.liftedBy = String(row.lifted_by);
+  if (row.lifted_at !== null && row.lifted_at !== undefined) silence.liftedAt = String(row.lifted_at);
+  return silence;
 }
 
 /** The record without `version`, which lives in its own column (the condition of every write). */

@@ -1,6 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { Alert } from './alert.js';
-import { alertColumns, alertData, outboxLaneFilter, rowToAlert, rowToOutbox } from './escalation-rows.js';
+import {
+  alertColumns,
+  alertData,
+  outboxLaneFilter,
+  rowToAlert,
+  rowToOutbox,
+  rowToSilence,
+} from './escalation-rows.js';
 import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
 type Row = Record<string, unknown>;
@@ -36,10 +43,10 @@ export function createSqliteEscalation(
     const done = db
       .prepare(
         `INSERT OR IGNORE INTO escalation_alerts
-           (id, alert_key, open_key, status, version, opened_at, updated_at, data)
-         VALUES (?, ?, ?, ?, 1, ?, ?, ?)`,
+           (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id)
+         VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)`,
       )
-      .run(c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert));
+      .run(c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert), c.group_id);
     if (done.changes === 0) return undefined;
     enqueue(alert.id, outbox, alert.updatedAt);
     return { ...alert, version: 1 };
@@ -52,9 +59,17 @@ export function createSqliteEscalation(
       changes = db
         .prepare(
           `UPDATE escalation_alerts SET open_key = ?, status = ?, version = version + 1,
-             updated_at = ?, data = ? WHERE id = ? AND version = ?`,
+             updated_at = ?, data = ?, group_id = ? WHERE id = ? AND version = ?`,
         )
-        .run(c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version).changes;
+        .run(
+          c.open_key,
+          c.status,
+          c.updated_at,
+          alertData(alert),
+          c.group_id,
+          alert.id,
+          alert.version,
+        ).changes;
     } catch (error) {
       // Reopening while a newer alert with the same key fires: that one stands.
       if (String((error as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT')) return undefined;
@@ -204,6 +219,58 @@ export function createSqliteEscalation(
             }
           ).n,
       ),
+
+    listGroup: (groupId) =>
+      wrap(() =>
+        (
+          db
+            .prepare('SELECT * FROM escalation_alerts WHERE group_id = ? ORDER BY opened_at, id')
+            .all(groupId) as Row[]
+        ).map(rowToAlert),
+      ),
+
+    insertSilence: (silence) =>
+      wrap(() => {
+        db.prepare(
+          `INSERT INTO escalation_silences (id, pattern, reason, created_by, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        ).run(
+          silence.id,
+          silence.pattern,
+          silence.reason ?? null,
+          silence.createdBy,
+          silence.createdAt,
+          silence.expiresAt,
+        );
+      }),
+    getSilence: (id) =>
+      wrap(() => {
+        const row = db.prepare('SELECT * FROM escalation_silences WHERE id = ?').get(id) as Row | undefined;
+        return row ? rowToSilence(row) : undefined;
+      }),
+    listSilences: (at) =>
+      wrap(() =>
+        (
+          db
+            .prepare(
+              `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ?
+               ORDER BY created_at, id`,
+            )
+            .all(at) as Row[]
+        ).map(rowToSilence),
+      ),
+    liftSilence: (id, by, at) =>
+      wrap(() => {
+        const lifted = db
+          .prepare(
+            `UPDATE escalation_silences SET lifted_by = ?, lifted_at = ?
+             WHERE id = ? AND lifted_at IS NULL AND expires_at > ? RETURNING *`,
+          )
+          .get(by, at, id, at) as Row | undefined;
+        if (lifted) return { silence: rowToSilence(lifted), changed: true };
+        const row = db.prepare('SELECT * FROM escalation_silences WHERE id = ?').get(id) as Row | undefined;
+        return row ? { silence: rowToSilence(row), changed: false } : undefined;
+      }),
 
     acquireLease: (name, owner, until, now) => wrap(() => lease.immediate(name, owner, until, now)),
     releaseLease: (name, owner) =>

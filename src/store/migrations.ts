@@ -191,6 +191,24 @@ CREATE INDEX rate_events_key_at ON rate_events (rate_key, at);
 CREATE INDEX rate_events_at ON rate_events (at);
 `;
 
+// Issue 25: silences (`silence`, `unsilence`), and the group an alert is listed in when alerts
+// share one message (`escalation.groupBy`). Times are ISO text like everywhere else.
+const silencesAndGroups = `
+CREATE TABLE escalation_silences (
+  id TEXT PRIMARY KEY,
+  pattern TEXT NOT NULL,
+  reason TEXT,
+  created_by TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  lifted_by TEXT,
+  lifted_at TEXT
+);
+CREATE INDEX escalation_silences_expires ON escalation_silences (expires_at);
+ALTER TABLE escalation_alerts ADD COLUMN group_id TEXT;
+CREATE INDEX escalation_alerts_group ON escalation_alerts (group_id);
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -268,5 +286,11 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
     name: 'rate limit per user, shared by replicas',
     sqlite: rateEvents,
     postgres: rateEvents,
+  },
+  {
+    version: 9,
+    name: 'escalation: silences, and alert groups sharing one message',
+    sqlite: silencesAndGroups,
+    postgres: silencesAndGroups,
   },
 ];

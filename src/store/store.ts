@@ -4,7 +4,7 @@
  * replicas; both pass `test/store/store-contract.ts`.
  */
 
-import type { Alert } from './alert.js';
+import type { Alert, Silence } from './alert.js';
 import type { AuditKey } from './audit-hash.js';
 
 export type Via = 'slack' | 'cli' | 'console';
@@ -351,6 +351,24 @@ export interface EscalationStore {
    * dropped. Returns how many. Without it the table kept a row for every Slack message ever sent.
    */
   pruneOutbox(beforeAt: string): Promise<number>;
+
+  /** Alerts of one group (`Alert.groupId`), firing or resolved, oldest opened first. */
+  listGroup(groupId: string): Promise<Alert[]>;
+
+  /** Stores a new silence. */
+  insertSilence(silence: Silence): Promise<void>;
+  getSilence(id: string): Promise<Silence | undefined>;
+  /** Silences in force at `at` (not lifted, not expired), oldest first. */
+  listSilences(at: string): Promise<Silence[]>;
+  /**
+   * Lifts a silence still in force at `at`; returns it as stored then, or undefined when there is
+   * no such silence. `changed` is false when it was already lifted or over.
+   */
+  liftSilence(
+    id: string,
+    by: string,
+    at: string,
+  ): Promise<{ silence: Silence; changed: boolean } | undefined>;
 
   /** Takes or renews the lease `name` until `until` if it is free, expired or already ours. */
   acquireLease(name: string, owner: string, until: string, now: string): Promise<boolean>;

@@ -51,6 +51,7 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
         '    queues: [celery, alarms]',
         '    inspectTimeoutMs: 1000',
         'escalation:',
+        '  groupBy: none',
         '  clearAfterSamples: 2',
         '  rules:',
         '    - { name: backlog, queues: ["pushizo/dispatch-*"], metric: waiting, above: 50, severity: critical }',

@@ -208,6 +208,62 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ subject: 'zeus', firing: true });
   });
 
+  it('a paused queue is skipped by every rule unless it says includePaused; pausing clears a firing alert', () => {
+    const rules = parseRules([
+      { name: 'no-workers', metric: 'workers', below: 1 },
+      { name: 'backlog', metric: 'waiting', above: 10 },
+      {
+        name: 'watch-paused',
+        queues: ['pushizo/maintenance'],
+        metric: 'workers',
+        below: 1,
+        includePaused: true,
+      },
+    ]);
+    const samples = history(1, () => [
+      system('pushizo', {
+        queues: [
+          queue('maintenance', { waiting: 50, workers: 0, paused: true }),
+          queue('events', { waiting: 50, workers: 0 }),
+        ],
+      }),
+    ]);
+    const firing = evaluateRules(rules, samples, at(0))
+      .filter((r) => r.firing)
+      .map((r) => `${r.rule.name} ${r.subject}`);
+    expect(firing).toEqual([
+      'no-workers pushizo/events',
+      'backlog pushizo/events',
+      'watch-paused pushizo/maintenance',
+    ]);
+    // Paused after it fired: the paused samples count as clean, toward `clearAfterSamples`.
+    const paused = history(3, (t) => [
+      system('pushizo', {
+        queues: [queue('events', { waiting: 50, workers: 0, ...(t > 0 ? { paused: true } : {}) })],
+      }),
+    ]);
+    expect(evaluateRules(rules.slice(0, 1), paused, at(2))[0]).toMatchObject({ firing: false, cleanRun: 2 });
+  });
+
+  it('the sampler marks a paused queue', () => {
+    const status = {
+      name: 'pushizo',
+      type: 'bullmq',
+      warnings: [],
+      redis: { usedMemoryBytes: 1, maxMemoryBytes: 0, maxMemoryPolicy: 'noeviction' },
+      workers: [],
+      queues: [
+        { name: 'maintenance', waiting: 3, prioritized: 0, active: 0, delayed: 0, failed: 0, isPaused: true },
+        { name: 'events', waiting: 3, prioritized: 0, active: 0, delayed: 0, failed: 0, isPaused: false },
+      ],
+    } as unknown as SystemStatus;
+    const sample = toSystemSample(status, undefined, at(0));
+    expect(sample.queues.map((q) => [q.name, q.paused ?? false])).toEqual([
+      ['maintenance', true],
+      ['events', false],
+    ]);
+  });
+
   it('no workers only fires while jobs wait; unreachable counts samples in a row; eviction policy', () => {
     const rules = parseRules([
       { name: 'no-workers', metric: 'workers', below: 1 },

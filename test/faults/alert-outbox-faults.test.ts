@@ -105,6 +105,7 @@ describe('the alert outbox while Slack fails', () => {
         },
       ],
       escalation: {
+        groupBy: 'none',
         intervalSeconds: 30,
         renotifyMinutes: 60,
         clearAfterSamples: 1,

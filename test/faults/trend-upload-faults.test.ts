@@ -72,6 +72,7 @@ describe('a command’s chart upload while Slack fails', () => {
         'roles:',
         '  viewer: ["*"]',
         'escalation:',
+        '  groupBy: none',
         '  rules:',
         '    - { name: backlog, queues: ["pushizo/dispatch-*"], metric: waiting, above: 100 }',
       ].join('\n'),

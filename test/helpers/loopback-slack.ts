@@ -162,6 +162,7 @@ export function writeBacklogAlertConfig(
       `    prefix: ${options.prefix}`,
       '    queues: [dispatch-ios]',
       'escalation:',
+      '  groupBy: none',
       '  intervalSeconds: 1',
       '  renotifyMinutes: 60',
       '  rules:',

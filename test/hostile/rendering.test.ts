@@ -168,6 +168,7 @@ beforeAll(async () => {
       slack: ['  incidentChannel: C0INCIDENT', '  auditChannel: C0AUDIT', '  allowedChannels: [C0INCIDENT]'],
       extra: [
         'escalation:',
+        '  groupBy: none',
         '  intervalSeconds: 3600',
         '  rules:',
         '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',

@@ -233,6 +233,7 @@ beforeAll(async () => {
       'rateLimit: { perUserPerMinute: 1000 }',
       'metrics: { cacheSeconds: 0 }',
       'escalation:',
+      '  groupBy: none',
       '  intervalSeconds: 1',
       '  rules:',
       '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',

@@ -142,6 +142,7 @@ if (unreachable && POSTGRES_REQUIRED) {
           'escalation:',
           // A lease of 1.5 intervals: at 1 s a holder's event loop busy for 1.5 s (its first chart
           // render on a loaded 2-core machine) handed the lease over mid-test, and both had ticked.
+          '  groupBy: none',
           '  intervalSeconds: 3',
           '  rules:',
           '    - { name: replica-backlog, queues: ["pushizo/dispatch"], metric: waiting, above: 0, severity: warning }',

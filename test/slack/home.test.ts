@@ -259,6 +259,25 @@ describe('the App Home tab, on the real bot wiring', () => {
     expect(alice).not.toContain('Sistemler');
   });
 
+  it('lists the silences in force, with their pattern, end, author and reason; a lifted one leaves the tab', async () => {
+    expect(textOf(await open('bob'))).not.toContain('Silences in force');
+    const { silence } = await bot.runtime.alerts.silence(
+      'pushizo/q-*',
+      2 * 3_600_000,
+      'U0ALICE',
+      'provider <!channel> outage',
+    );
+    const tab = textOf(await open('bob'));
+    expect(tab).toContain('Silences in force');
+    expect(tab).toContain(`${silence.id}: pushizo/q-`);
+    expect(tab).toContain('by U0ALICE');
+    // The reason was typed by someone: escaped, it never pings the channel.
+    expect(tab).toContain('· provider &lt;!channel&gt; outage');
+    expect(tab).not.toContain('<!channel>');
+    await bot.runtime.alerts.unsilence(silence.id, 'U0BOB');
+    expect(textOf(await open('bob'))).not.toContain(silence.id);
+  });
+
   it('a forged Home click by someone without the role changes nothing and learns nothing', async () => {
     const id = await requestPause('q-forged');
     const before = published.length;

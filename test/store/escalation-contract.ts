@@ -187,6 +187,67 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(await e.nextOutbox()).toMatchObject({ seq: chart.seq });
     });
 
+    it('silences: in force until they expire or are lifted (once, from any instance); seen by another instance', async () => {
+      const e = store().escalation;
+      const other = (await open()).escalation;
+      await e.insertSilence({
+        id: 's-1',
+        pattern: 'pushizo/dispatch-*',
+        reason: 'provider outage',
+        createdBy: 'U0ALICE',
+        createdAt: iso(0),
+        expiresAt: iso(7200),
+      });
+      await e.insertSilence({
+        id: 's-2',
+        pattern: 'zeus',
+        createdBy: 'U0BOB',
+        createdAt: iso(10),
+        expiresAt: iso(60),
+      });
+      expect((await other.listSilences(iso(30))).map((s) => s.id)).toEqual(['s-1', 's-2']);
+      // Expired: no longer in force, still readable.
+      expect((await other.listSilences(iso(60))).map((s) => s.id)).toEqual(['s-1']);
+      expect(await other.getSilence('s-2')).toEqual({
+        id: 's-2',
+        pattern: 'zeus',
+        createdBy: 'U0BOB',
+        createdAt: iso(10),
+        expiresAt: iso(60),
+      });
+      const lifted = await other.liftSilence('s-1', 'U0BOB', iso(100));
+      expect(lifted).toEqual({
+        changed: true,
+        silence: expect.objectContaining({
+          id: 's-1',
+          reason: 'provider outage',
+          liftedBy: 'U0BOB',
+          liftedAt: iso(100),
+        }),
+      });
+      expect(await e.liftSilence('s-1', 'U0ALICE', iso(101))).toMatchObject({
+        changed: false,
+        silence: { liftedBy: 'U0BOB' },
+      });
+      expect(await e.liftSilence('s-2', 'U0ALICE', iso(101))).toMatchObject({ changed: false });
+      expect(await e.liftSilence('s-none', 'U0ALICE', iso(101))).toBeUndefined();
+      expect(await e.listSilences(iso(101))).toEqual([]);
+    });
+
+    it('a group lists its alerts, firing and resolved, oldest first; the group id follows writes', async () => {
+      const e = store().escalation;
+      const a = (await e.insertAlert(sampleAlert({ key: 'k|a', groupId: 'g-1' }), []))!;
+      await e.insertAlert(sampleAlert({ key: 'k|b', groupId: 'g-2', openedAt: iso(5) }), []);
+      const c = (await e.insertAlert(sampleAlert({ key: 'k|c', groupId: 'g-1', openedAt: iso(10) }), []))!;
+      await e.writeAlert({ ...a, status: 'resolved', resolvedAt: iso(20), updatedAt: iso(20) }, []);
+      expect((await e.listGroup('g-1')).map((x) => [x.key, x.status])).toEqual([
+        ['k|a', 'resolved'],
+        ['k|c', 'firing'],
+      ]);
+      await e.writeAlert({ ...c, groupId: 'g-2' }, []);
+      expect((await e.listGroup('g-2')).map((x) => x.key)).toEqual(['k|b', 'k|c']);
+    });
+
     it('the lease: one owner at a time, renewable by its owner, taken over once expired', async () => {
       const e = store().escalation;
       const other = (await open()).escalation;

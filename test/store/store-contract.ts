@@ -280,6 +280,9 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         await harness.sql('DROP INDEX approval_requests_pending_key');
         await harness.sql('ALTER TABLE approval_requests DROP COLUMN pending_key');
         await harness.sql('DROP TABLE rate_events');
+        await harness.sql('DROP TABLE escalation_silences');
+        await harness.sql('DROP INDEX escalation_alerts_group');
+        await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN group_id');
         await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
         await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [
           JSON.stringify({ n: 1, reason: 'x' }),

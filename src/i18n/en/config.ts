@@ -27,6 +27,7 @@ export const config = {
   metric: (metrics: string) => `expected one of: ${metrics}`,
   aboveOrBelow: 'expected exactly one of `above` or `below`',
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
+  groupBy: 'expected `none` or a list of: system, severity, rule, queue',
   storeUrl: 'expected sqlite:<path> or postgres://…',
   noSystems: 'expected at least one system',
   sentinelName:

@@ -40,7 +40,7 @@ export const demo = {
     `Redis:   ${url}, database ${db} (only the demo's own keys are removed on exit)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
-    `         try the CLI against it: npx queue-ops --config ${path} --json status`,
+    `         try the CLI against it: node bin/queue-ops.js --config ${path} --json status`,
   bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
     `People:  ${operator} operator · ${admin1} admin · ${admin2} admin. You are ${you}; :user <id> switches who you are.`,
   bannerApprovals: (operator: string, admin1: string, admin2: string) =>

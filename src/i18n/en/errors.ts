@@ -96,6 +96,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RateLimited: (p) =>
     `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
   UnknownAlert: (p) => `There is no alert \`${p.id}\`. Valid: an id from \`/queue alerts\`.`,
+  UnknownSilence: (p) => `There is no silence \`${p.id}\`. Valid: an id from \`/queue silences\`.`,
   AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
   JobNotActive: (p) =>
     `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,

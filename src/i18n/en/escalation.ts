@@ -56,6 +56,28 @@ export const escalation = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${rule} on ${subject} is ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Resolved: ${rule} on ${subject}`,
+  group: {
+    header: (severity: string, n: number, where: string) =>
+      `${severity} · ${n} ${n === 1 ? 'alert' : 'alerts'} firing · ${where}`,
+    alertLine: (severity: string, rule: string, subject: string, value: string) =>
+      `${severity} *${rule}* · ${subject}: ${value}`,
+    resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>
+      `:white_check_mark: ${rule} · ${subject} resolved after ${lasted} (worst ${worst})`,
+    resolvedHeader: (n: number, where: string) =>
+      `RESOLVED · ${n} ${n === 1 ? 'alert' : 'alerts'} · ${where}`,
+    silenced: (id: string) => `:no_bell: silenced by \`${id}\``,
+    held: (n: number) =>
+      `:no_bell: ${n} more ${n === 1 ? 'alert is' : 'alerts are'} silenced and not listed.`,
+    summaryRules: (counts: string) => `*By rule*: ${counts}`,
+    summarySystems: (counts: string) => `*By system*: ${counts}`,
+    more: (n: number) => (n > 0 ? `…and ${n} more.` : ''),
+    seeAlerts: '`/queue alerts` lists them all, with their ids and buttons.',
+    ackAll: (system: string) => `\`/queue ack all ${system}\``,
+    fallback: (severity: string, n: number, where: string) =>
+      `${severity}: ${n} ${n === 1 ? 'alert' : 'alerts'} firing on ${where}`,
+    resolvedFallback: (n: number, where: string) =>
+      `Resolved: ${n} ${n === 1 ? 'alert' : 'alerts'} on ${where}`,
+  },
   list: {
     title: 'Open alerts',
     none: 'No open alerts.',
@@ -63,7 +85,7 @@ export const escalation = {
       `\`${id}\` ${severity} *${rule}* on ${subject}: ${value} · since ${since}`,
   },
   ack: {
-    usage: '/queue ack <alert-id>',
+    usage: '/queue ack <alert-id> | ack all <system>',
     summary: 'acknowledge an alert: its reminders and escalation stop',
     done: (id: string, who: string) => `Alert \`${id}\` acknowledged by ${who}.`,
     already: (id: string) => `Alert \`${id}\` was already acknowledged.`,
@@ -74,6 +96,42 @@ export const escalation = {
     done: (id: string, until: string) => `Alert \`${id}\` snoozed until ${until}.`,
     badDuration: (value: string) => `\`${value}\` is not a duration.`,
     validDuration: 'a duration like 30m, 2h or 1d (at most 7d)',
+  },
+  silence: {
+    usage: '/queue silence <pattern> <duration> [reason]',
+    summary: 'silence matching alerts for a while: `system`, `system/queue-*` or `rule@system/queue`',
+    done: (id: string, pattern: string, until: string, n: number) =>
+      `Silence \`${id}\` on \`${pattern}\` until ${until}; ${n} open ${n === 1 ? 'alert' : 'alerts'} silenced now.`,
+    needsPattern: 'Name what to silence and for how long.',
+    badPattern: (value: string) => `\`${value}\` is not a silence pattern.`,
+    validPattern:
+      '`system`, `system/queue` with `*` as a wildcard, either after `rule@` (e.g. `pushizo/dispatch-*`)',
+    unknownRule: (rule: string) => `There is no rule \`${rule}\`.`,
+    line: (id: string, pattern: string, until: string, who: string, reason: string | undefined) =>
+      `\`${id}\` \`${pattern}\` until ${until} by ${who}${reason ? ` · ${reason}` : ''}`,
+    onMessage: (id: string, pattern: string, until: string, reason: string | undefined) =>
+      `:no_bell: Silenced by \`${id}\` (\`${pattern}\`) until ${until}${reason ? `: ${reason}` : ''}`,
+  },
+  silences: {
+    usage: '/queue silences',
+    summary: 'silences in force',
+    title: 'Silences in force',
+    none: 'No silence in force.',
+  },
+  unsilence: {
+    usage: '/queue unsilence <silence-id>',
+    summary: 'lift a silence',
+    done: (id: string, pattern: string) =>
+      `Silence \`${id}\` on \`${pattern}\` lifted; matching alerts notify again.`,
+    already: (id: string) => `Silence \`${id}\` was already lifted or over.`,
+    needsId: 'Name the silence id, e.g. `s-1a2b3c4d`.',
+  },
+  ackAll: {
+    usage: '/queue ack all <system>',
+    needsSystem: 'Name the system whose open alerts to acknowledge.',
+    done: (n: number, system: string, who: string) =>
+      `${n} open ${n === 1 ? 'alert' : 'alerts'} of \`${system}\` acknowledged by ${who}.`,
+    none: (system: string) => `\`${system}\` has no unacknowledged open alert.`,
   },
   alerts: { usage: '/queue alerts', summary: 'open alerts, newest last' },
   keptChanging: 'the alert kept changing under this command; try again',

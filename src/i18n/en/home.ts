@@ -20,4 +20,8 @@ export const home = {
   recent: 'Your recent actions',
   noRecent: 'You have not asked for or approved anything recently.',
   moreAlerts: (count: number) => `${count} more: \`/queue alerts\` lists them all.`,
+  silences: 'Silences in force',
+  silenceLine: (id: string, pattern: string, until: string, by: string, reason?: string) =>
+    `${id}: ${pattern} until ${until}, by ${by}${reason ? ` · ${reason}` : ''}`,
+  moreSilences: (count: number) => `${count} more: \`/queue silences\` lists them all.`,
 };

@@ -25,6 +25,7 @@ export const config: Catalog['config'] = {
   metric: (metrics: string) => `şunlardan biri olmalı: ${metrics}`,
   aboveOrBelow: '`above` ve `below` alanlarından tam olarak biri verilmeli',
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
+  groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: system, severity, rule, queue',
   storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',
   noSystems: 'en az bir sistem tanımlanmalı',
   sentinelName: 'Sentinel master adı gerekli (sentinel.name ya da adresin yolu: sentinel://h:26379/mymaster)',

@@ -44,7 +44,7 @@ export const demo: Catalog['demo'] = {
     `Redis:   ${url}, veritabanı ${db} (çıkışta yalnızca demonun kendi key’leri silinir)`,
   bannerConfig: (path: string) => `Config:  ${path}`,
   bannerCli: (path: string) =>
-    `         CLI’yi buna karşı deneyin: npx queue-ops --config ${path} --json status`,
+    `         CLI’yi buna karşı deneyin: node bin/queue-ops.js --config ${path} --json status`,
   bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
     `Kişiler: ${operator} operatör · ${admin1} admin · ${admin2} admin. Siz ${you} olarak çalışıyorsunuz; :user <id> kim olduğunuzu değiştirir.`,
   bannerApprovals: (operator: string, admin1: string, admin2: string) =>

@@ -113,6 +113,8 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RateLimited: (p) =>
     `Son bir dakikada bir şeyleri değiştiren ${p.limit} komut çalıştırdınız, izin verilen en fazla bu; \`${p.action}\` çalışmadı. ${p.retryAfterSeconds} sn sonra tekrar deneyin.`,
   UnknownAlert: (p) => `\`${p.id}\` diye bir alarm yok. Geçerli: \`/queue alerts\` listesinden bir id.`,
+  UnknownSilence: (p) =>
+    `\`${p.id}\` diye bir susturma yok. Geçerli: \`/queue silences\` listesinden bir id.`,
   AlertNotFiring: (p) => `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,
   JobNotActive: (p) =>
     `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,

@@ -60,6 +60,24 @@ export const escalation: Catalog['escalation'] = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${subject} üzerinde ${rule} = ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Çözüldü: ${subject} üzerinde ${rule}`,
+  group: {
+    header: (severity: string, n: number, where: string) => `${severity} · ${n} alarm aktif · ${where}`,
+    alertLine: (severity: string, rule: string, subject: string, value: string) =>
+      `${severity} *${rule}* · ${subject}: ${value}`,
+    resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>
+      `:white_check_mark: ${rule} · ${subject} ${lasted} sonra çözüldü (en kötü ${worst})`,
+    resolvedHeader: (n: number, where: string) => `ÇÖZÜLDÜ · ${n} alarm · ${where}`,
+    silenced: (id: string) => `:no_bell: \`${id}\` ile susturuldu`,
+    held: (n: number) => `:no_bell: ${n} alarm daha susturuldu ve listelenmiyor.`,
+    summaryRules: (counts: string) => `*Kurala göre*: ${counts}`,
+    summarySystems: (counts: string) => `*Sisteme göre*: ${counts}`,
+    more: (n: number) => (n > 0 ? `…ve ${n} tane daha.` : ''),
+    seeAlerts: '`/queue alerts` hepsini id’leri ve düğmeleriyle listeler.',
+    ackAll: (system: string) => `\`/queue ack all ${system}\``,
+    fallback: (severity: string, n: number, where: string) =>
+      `${severity}: ${where} üzerinde ${n} alarm aktif`,
+    resolvedFallback: (n: number, where: string) => `Çözüldü: ${where} üzerinde ${n} alarm`,
+  },
   list: {
     title: 'Açık alarmlar',
     none: 'Açık alarm yok.',
@@ -67,7 +85,7 @@ export const escalation: Catalog['escalation'] = {
       `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}`,
   },
   ack: {
-    usage: '/queue ack <alarm-id>',
+    usage: '/queue ack <alarm-id> | ack all <sistem>',
     summary: 'bir alarmı üstlen: hatırlatmaları ve yükseltme durur',
     done: (id: string, who: string) => `\`${id}\` alarmını ${who} üstlendi.`,
     already: (id: string) => `\`${id}\` alarmı zaten üstlenilmiş.`,
@@ -78,6 +96,43 @@ export const escalation: Catalog['escalation'] = {
     done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
     badDuration: (value: string) => `\`${value}\` bir süre değil.`,
     validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
+  },
+  silence: {
+    usage: '/queue silence <desen> <süre> [gerekçe]',
+    summary:
+      'eşleşen alarmları bir süreliğine sustur: `sistem`, `sistem/kuyruk-*` ya da `kural@sistem/kuyruk`',
+    done: (id: string, pattern: string, until: string, n: number) =>
+      `\`${pattern}\` için \`${id}\` susturması ${until} saatine kadar; şu an ${n} açık alarm susturuldu.`,
+    needsPattern: 'Neyin ve ne kadar süre susturulacağını yazın.',
+    badPattern: (value: string) => `\`${value}\` bir susturma deseni değil.`,
+    validPattern:
+      '`sistem`, joker olarak `*` ile `sistem/kuyruk`, isteğe bağlı olarak önünde `kural@` (ör. `pushizo/dispatch-*`)',
+    unknownRule: (rule: string) => `\`${rule}\` diye bir kural yok.`,
+    line: (id: string, pattern: string, until: string, who: string, reason: string | undefined) =>
+      `\`${id}\` \`${pattern}\` ${until} saatine kadar, ${who}${reason ? ` · ${reason}` : ''}`,
+    onMessage: (id: string, pattern: string, until: string, reason: string | undefined) =>
+      `:no_bell: \`${id}\` (\`${pattern}\`) ile ${until} saatine kadar susturuldu${reason ? `: ${reason}` : ''}`,
+  },
+  silences: {
+    usage: '/queue silences',
+    summary: 'geçerli susturmalar',
+    title: 'Geçerli susturmalar',
+    none: 'Geçerli susturma yok.',
+  },
+  unsilence: {
+    usage: '/queue unsilence <susturma-id>',
+    summary: 'bir susturmayı kaldır',
+    done: (id: string, pattern: string) =>
+      `\`${pattern}\` için \`${id}\` susturması kaldırıldı; eşleşen alarmlar yeniden bildirim gönderir.`,
+    already: (id: string) => `\`${id}\` susturması zaten kaldırılmış ya da süresi dolmuş.`,
+    needsId: 'Susturma id’sini yazın, ör. `s-1a2b3c4d`.',
+  },
+  ackAll: {
+    usage: '/queue ack all <sistem>',
+    needsSystem: 'Açık alarmları üstlenilecek sistemi yazın.',
+    done: (n: number, system: string, who: string) =>
+      `\`${system}\` sisteminin ${n} açık alarmını ${who} üstlendi.`,
+    none: (system: string) => `\`${system}\` sisteminde üstlenilmemiş açık alarm yok.`,
   },
   alerts: { usage: '/queue alerts', summary: 'açık alarmlar, en yenisi sonda' },
   keptChanging: 'alarm bu komut sırasında değişip durdu; yeniden deneyin',

@@ -21,4 +21,8 @@ export const home: Catalog['home'] = {
   recent: 'Son işlemleriniz',
   noRecent: 'Son zamanlarda bir şey istemediniz ya da onaylamadınız.',
   moreAlerts: (count: number) => `${count} tane daha: \`/queue alerts\` hepsini listeler.`,
+  silences: 'Geçerli susturmalar',
+  silenceLine: (id: string, pattern: string, until: string, by: string, reason?: string) =>
+    `${id}: ${pattern}, ${until} saatine kadar, ${by}${reason ? ` · ${reason}` : ''}`,
+  moreSilences: (count: number) => `${count} tane daha: \`/queue silences\` hepsini listeler.`,
 };

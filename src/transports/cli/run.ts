@@ -327,7 +327,9 @@ async function monitorOnce(
       store: full.store.escalation,
       locale: full.config.locale,
       hasToken: Boolean(token),
-      hasChannel: Boolean(full.config.slack.incidentChannel),
+      hasChannel: Boolean(
+        full.config.slack.incidentChannel || full.config.systems.some((s) => s.slack?.alertChannel),
+      ),
     });
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json

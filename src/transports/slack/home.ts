@@ -9,6 +9,7 @@ import type { Alert } from '../../escalation/lifecycle.js';
 import type { ChannelMembershipCheck } from '../../guards/channel-members.js';
 import type { Locale } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Silence } from '../../store/alert.js';
 import type { ActionRequest, Store } from '../../store/store.js';
 import { eventFromAudit } from '../../timeline/events.js';
 
@@ -26,7 +27,8 @@ export interface HomeDeps {
   config: Pick<Config, 'policies'>;
   backends: BackendRegistry;
   approvals: Pick<Approvals, 'pending'>;
-  alerts: Pick<AlertService, 'open'>;
+  /** Open alerts, and the silences in force when the service has them. */
+  alerts: Pick<AlertService, 'open'> & Partial<Pick<AlertService, 'silences'>>;
   store: Pick<Store, 'listAudit'>;
   roles: { has(userId: string, role: Role): Promise<boolean> };
   /**
@@ -56,10 +58,12 @@ export interface HomeDeps {
 export function homeFingerprint(
   pending: readonly Pick<ActionRequest, 'id' | 'approvals'>[],
   alerts: readonly Pick<Alert, 'id' | 'version'>[],
+  silences: readonly Pick<Silence, 'id'>[] = [],
 ): string {
   const requests = pending.map((r) => `${r.id}:${r.approvals.length}`).sort();
   const open = alerts.map((a) => `${a.id}:${a.version}`).sort();
-  return `${requests.join(',')}|${open.join(',')}`;
+  const quiet = silences.map((s) => s.id).sort();
+  return `${requests.join(',')}|${open.join(',')}${quiet.length ? `|${quiet.join(',')}` : ''}`;
 }
 
 /** The App Home tab: published on open, refreshed on changes, throttled per user. */
@@ -156,9 +160,10 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
   async function publish(userId: string): Promise<void> {
     const state = touch(userId);
     state.last = now().getTime();
-    const [sys, alerts, waiting, recent, own] = await Promise.all([
+    const [sys, alerts, silences, waiting, recent, own] = await Promise.all([
       systems(),
       deps.alerts.open(),
+      deps.alerts.silences?.() ?? Promise.resolve([]),
       waitingFor(userId),
       recentOf(userId),
       deps.userLocale?.(userId),
@@ -167,6 +172,7 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
       {
         systems: sys,
         alerts,
+        silences,
         waiting,
         recent,
         now: now(),
@@ -211,9 +217,13 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
           // Nobody's tab is kept fresh here: nothing to read.
           if (looking || stopped || users.size === 0) return;
           looking = true;
-          void Promise.all([deps.approvals.pending(), deps.alerts.open()])
-            .then(([pending, alerts]) => {
-              const current = homeFingerprint(pending, alerts);
+          void Promise.all([
+            deps.approvals.pending(),
+            deps.alerts.open(),
+            deps.alerts.silences?.() ?? Promise.resolve([]),
+          ])
+            .then(([pending, alerts, silences]) => {
+              const current = homeFingerprint(pending, alerts, silences);
               if (seen !== undefined && current !== seen) api.changed();
               seen = current;
             })

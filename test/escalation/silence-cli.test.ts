@@ -1,0 +1,133 @@
+import { Queue } from 'bullmq';
+import nock from 'nock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli as runCliHere } from '../../src/transports/cli/run.js';
+import { jsonOf, ROLES, runCli, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
+import { fakeSlack, kindOf } from './fake-slack.js';
+
+/** `silence`, `silences`, `unsilence` and `ack all` on the command line, with their `--json`. */
+describe('silences on the command line', () => {
+  const redisUrl = testRedisUrl();
+  let tmp: ReturnType<typeof tempDir>;
+  let config: string;
+
+  beforeEach(() => {
+    tmp = tempDir('silence');
+    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+      ...ROLES,
+      'systems:',
+      '  - name: pushizo',
+      '    type: bullmq',
+      `    redis: ${JSON.stringify(redisUrl)}`,
+      '    prefix: nothing-here',
+    ]);
+  });
+  afterEach(() => tmp.remove());
+
+  const as = (user: string, ...words: string[]) =>
+    runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
+
+  it('silence → silences → unsilence, each audited; bad input answers in one line naming what is valid', async () => {
+    const made = jsonOf(await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '2h', 'provider', 'outage'));
+    expect(made.ok).toBe(true);
+    const silence = (made.data as { silence: Record<string, unknown> }).silence;
+    expect(silence).toMatchObject({
+      pattern: 'pushizo/dispatch-*',
+      reason: 'provider outage',
+      createdBy: 'U0ALICE',
+      liftedBy: null,
+    });
+    expect(Date.parse(String(silence.expiresAt)) - Date.parse(String(silence.createdAt))).toBe(2 * 3_600_000);
+
+    // A separate process reads it back: the silence lives in the store.
+    const listed = await runCli(['--config', config, '--json', 'silences']);
+    expect(listed.code).toBe(0);
+    expect(jsonOf(listed).data).toEqual({ silences: [silence] });
+
+    const lifted = jsonOf(await as('U0CAROL', 'unsilence', String(silence.id)));
+    expect(lifted.data).toMatchObject({ changed: true, silence: { id: silence.id, liftedBy: 'U0CAROL' } });
+    expect(jsonOf(await as('U0ALICE', 'silences')).data).toEqual({ silences: [] });
+
+    const audit = jsonOf(await as('U0BOB', 'audit'));
+    const actions = JSON.stringify(audit);
+    for (const verb of ['command.silence', 'command.silences', 'command.unsilence'])
+      expect(actions).toContain(verb);
+
+    const bad = await as('U0ALICE', 'silence', 'pushizo/dispatch-*', 'forever');
+    expect(bad.code).not.toBe(0);
+    expect(jsonOf(bad).message.text).toBe(
+      '`forever` is not a duration. Valid: a duration like 30m, 2h or 1d (at most 7d).',
+    );
+    const missing = jsonOf(await as('U0ALICE', 'silence'));
+    expect(missing.message.text).toMatch(/^Name what to silence and for how long. Usage: `\/queue silence /);
+    const viewer = jsonOf(await as('U0NOBODY', 'silence', 'pushizo', '1h'));
+    expect(viewer.ok).toBe(false);
+    expect(viewer.error?.code).toBe('Forbidden');
+  });
+
+  it('ack all <system> with nothing open says so; an unknown system names the valid ones', async () => {
+    expect(jsonOf(await as('U0ALICE', 'ack', 'all', 'pushizo')).message.text).toBe(
+      '`pushizo` has no unacknowledged open alert.',
+    );
+    const unknown = jsonOf(await as('U0ALICE', 'ack', 'all', 'pushiz'));
+    expect(unknown.error?.code).toBe('UnknownSystem');
+    expect(unknown.message.text).toContain('Systems: `pushizo`');
+  });
+
+  it('monitor --once posts one grouped message for a system’s alerts and leaves a silenced one out', async () => {
+    const prefix = randomName('grp');
+    const names = ['dispatch-ios', 'dispatch-android', 'maintenance'];
+    const queues = names.map((n) => new Queue(n, { connection: connectionFor(redisUrl), prefix }));
+    const SLACK = 'https://slack.group-cli.test';
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const slack = fakeSlack(SLACK);
+    try {
+      for (const q of queues)
+        await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send', data: { i } })));
+      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
+        ...ROLES,
+        'slack:',
+        '  incidentChannel: C0INCIDENT',
+        'systems:',
+        '  - name: pushizo',
+        '    type: bullmq',
+        `    redis: ${JSON.stringify(redisUrl)}`,
+        `    prefix: ${prefix}`,
+        `    queues: [${names.join(', ')}]`,
+        'escalation:',
+        '  rules:',
+        '    - { name: backlog, queues: ["pushizo/*"], metric: waiting, above: 50, severity: critical }',
+      ]);
+      jsonOf(await as('U0ALICE', 'silence', 'pushizo/maintenance', '1h'));
+      const out: string[] = [];
+      const code = await runCliHere({
+        argv: ['--config', config, 'monitor', '--once', '--json'],
+        env: { SLACK_BOT_TOKEN: 'xoxb-group', SLACK_API_URL: `${SLACK}/api` },
+        cwd: tmp.dir,
+        stdout: (t) => out.push(t),
+        stderr: () => undefined,
+        osUser: 'cron',
+      });
+      expect(code).toBe(0);
+      const run = JSON.parse(out.join('')) as { data: { firing: { subject: string }[] } };
+      expect(run.data.firing.map((a) => a.subject).sort()).toEqual(names.map((n) => `pushizo/${n}`).sort());
+      const posts = slack.delivered().filter((c) => kindOf(c) === 'post');
+      expect(posts).toHaveLength(1);
+      const text = JSON.stringify(posts[0]!.blocks);
+      expect(text).toContain('CRITICAL · 2 alerts firing · pushizo');
+      expect(text).toContain('1 more alert is silenced and not listed.');
+      // Named only by the silence's note, never as a line of its own.
+      expect(text).not.toContain('*backlog* · pushizo/maintenance');
+      expect(text).toContain('(`pushizo/maintenance`)');
+    } finally {
+      slack.done();
+      nock.cleanAll();
+      nock.enableNetConnect();
+      for (const q of queues) await q.close();
+      await deletePrefix(redisUrl, prefix);
+    }
+  });
+});
