@@ -209,7 +209,9 @@ describe('the demo console', () => {
       '| U0ALICE | asked for status pushzio, which failed: there is no such system |',
     );
     expect(timeline).not.toContain('looked at status pushzio');
-    expect(timeline).toMatch(new RegExp(`\\| U0BOB \\| was refused ${refusedVerb}[^|]*: too many commands in a minute \\|`));
+    expect(timeline).toMatch(
+      new RegExp(`\\| U0BOB \\| was refused ${refusedVerb}[^|]*: too many commands in a minute \\|`),
+    );
     expect(timeline).not.toContain('by the guards');
   });
 
