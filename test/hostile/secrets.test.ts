@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Queue, Worker } from 'bullmq';
@@ -230,6 +230,8 @@ beforeAll(async () => {
       '  revoke: { role: operator, approvals: 0 }',
       '  fail: { role: operator, approvals: 0 }',
       'approvals: { cliSameOsUser: allow }',
+      // The shell these command lines run in is U0ALICE's: her purge may then be approved in Slack.
+      `cli: { users: { ${JSON.stringify(userInfo().username)}: [U0ALICE] } }`,
       'rateLimit: { perUserPerMinute: 1000 }',
       'metrics: { cacheSeconds: 0 }',
       'escalation:',
