@@ -81,6 +81,9 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
   if (shown < lines.length) {
     blocks.push(context(t.moreJobs(lines.length - shown, inCode(t.moreHint(rawTarget, view.limit), 300))));
   }
+  // One job in full (state, stack, flow) is one command away: BullMQ ids live in their queue, Celery's anywhere.
+  const jobTarget = view.type === 'celery' ? view.system : rawTarget;
+  blocks.push(context(t.jobHint(inCode(`/queue job ${jobTarget} ${sample.jobs[0]!.id}`, 300))));
   blocks.push(tail);
   return { text: t.fallback(inline(rawTarget, 200), total), blocks };
 }

@@ -14,6 +14,15 @@ const texts = (m: Message) =>
     .join('\n');
 
 describe('dlqMessage', () => {
+  it('says how to see one listed job in full: the job command, in its queue for BullMQ, by task id for Celery', () => {
+    const view = { sample: dlqSample('dispatch-ios', failedJobs(3), 3), limit: 3, generatedAt: NOW };
+    const bullmq = renderText(dlqMessage({ ...view, system: 'pushizo', type: 'bullmq' }, 'en')).text;
+    const first = failedJobs(3)[0]!.id;
+    expect(bullmq).toContain(`\`/queue job pushizo/dispatch-ios ${first}\` with its id`);
+    const celery = renderText(dlqMessage({ ...view, system: 'zeus', type: 'celery' }, 'en')).text;
+    expect(celery).toContain(`\`/queue job zeus ${first}\``);
+  });
+
   it('shows the total, the top errors with counts and the jobs newest first with relative and UTC times', () => {
     const m = dlqMessage(
       {

@@ -15,6 +15,8 @@ export const dlq = {
   moreJobs: (n: number, hint: string) =>
     `… and ${n} older ${n === 1 ? 'job' : 'jobs'} not shown here, to stay inside Slack's limits; \`${hint}\` lists them all.`,
   moreHint: (target: string, limit: number) => `queue-ops --json dlq ${target} ${limit}`,
+  jobHint: (command: string) =>
+    `One job in full (where it is, its stack, its flow): \`${command}\` with its id.`,
   refresh: 'Refresh',
   fallback: (target: string, total: string) => `DLQ ${target}: ${total} failed jobs`,
 };

@@ -19,6 +19,7 @@ export const dlq: Catalog['dlq'] = {
   moreJobs: (n: number, hint: string) =>
     `… ve Slack'in sınırları içinde kalmak için burada gösterilmeyen ${n} eski iş daha; \`${hint}\` hepsini listeler.`,
   moreHint: (target: string, limit: number) => `queue-ops --json dlq ${target} ${limit}`,
+  jobHint: (command) => `Tek bir işin tamamı (nerede, yığını, akışı): id’siyle \`${command}\`.`,
   refresh: 'Yenile',
   fallback: (target: string, total: string) => `DLQ ${target}: ${total} başarısız iş`,
 };
