@@ -138,7 +138,8 @@ function parseWithEnv(
         if (original.includes('$${')) node.value = unescapeRefs(original);
         return;
       }
-      const path = formatPath(pathOf(ancestors, node));
+      // A key holding a reference is named as written (`${X}redis`), as the schema's problems name it.
+      const path = asWritten(formatPath(pathOf(ancestors, node)));
       const envValue = (index: string): string => {
         const ref = refs[Number(index)]!;
         const value = env[ref.name];

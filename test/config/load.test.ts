@@ -34,6 +34,12 @@ systems:
 `;
 
 describe('config loading', () => {
+  it('names a key holding a ${VAR} as written when the variable in its value is unset, never by a stand-in', () => {
+    const problems = problemsOf('${X} redis: ${REDIS_URL}\nsystems: []');
+    expect(problems).toContain('"${X} redis": ${REDIS_URL} is not set in the environment');
+    for (const line of problems) expect(line).not.toMatch(/qoenv/);
+  });
+
   it('substitutes ${VAR} from the environment, inside a URL as well as for a whole value', () => {
     const config = parseConfig(
       `systems:
