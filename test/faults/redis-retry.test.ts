@@ -68,8 +68,8 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
   }
 
   /**
-   * Kills `redis` as soon as MONITOR shows the `nth` command matching `pattern`: the first job of
-   * the second batch, whose send followed the first batch's reply.
+   * Kills `redis` as soon as MONITOR shows the `nth` command matching `pattern`: the start of the
+   * second batch, whose send followed the first batch's reply.
    */
   async function killOnNth(
     redis: FaultyRedis,
@@ -105,7 +105,8 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     const asked = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
     expect(asked.preview).toContain('1,000');
-    const { killed } = await killOnNth(redis, /^evalsha .*hs:webhooks:failed/i, BATCH + 1);
+    // One retry script call per batch of 250 (its first key is the failed set): the second call is the second batch.
+    const { killed } = await killOnNth(redis, /^evalsha .*hs:webhooks:failed/i, 2);
     const approved = await as('U0CAROL', 'approve', asked.id);
     await killed;
     expect(approved.code, approved.stdout).toBe(1);
