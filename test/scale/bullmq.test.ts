@@ -118,6 +118,7 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
       }),
     ]);
     expect(shown(stuck)).toContain('lock expired (stalled)');
+    expect(shown(stuck)).toContain('/queue job pushizo/');
     expect(shown(stuck)).not.toContain('device-token-secret');
 
     const failed = await as('U0ALICE', 'fail', `pushizo/${QUEUE}`, id, 'provider', 'hung');

@@ -139,8 +139,8 @@ export const scale = {
   stuckMore: (n: number) => `… and ${n} more.`,
   stuckHint: (system: string, type: string) =>
     type === 'celery'
-      ? `Stop one with \`/queue revoke ${system} <task-id> --terminate\`. Arguments are never shown.`
-      : `Fail one with \`/queue fail ${system}/<queue> <job-id>\`. Job data is never shown.`,
+      ? `See one with \`/queue job ${system} <task-id>\`, stop it with \`/queue revoke ${system} <task-id> --terminate\`. Arguments are never shown.`
+      : `See one with \`/queue job ${system}/<queue> <job-id>\`, fail it with \`/queue fail ${system}/<queue> <job-id>\`. Job data is never shown.`,
   stuckFallback: (system: string, n: number) => `${plural(n, 'stuck item')} on ${system}.`,
   /** Why a scaler could not do its work (the part after "Scaling … failed:"). */
   failures: {

@@ -131,8 +131,8 @@ export const scale: Catalog['scale'] = {
   stuckMore: (n: number) => `… ve ${n} tane daha.`,
   stuckHint: (system: string, type: string) =>
     type === 'celery'
-      ? `Birini durdurmak için \`/queue revoke ${system} <görev-id> --terminate\`. Argümanlar asla gösterilmez.`
-      : `Birini başarısıza taşımak için \`/queue fail ${system}/<kuyruk> <iş-id>\`. İş verisi asla gösterilmez.`,
+      ? `Birine bakmak için \`/queue job ${system} <görev-id>\`, durdurmak için \`/queue revoke ${system} <görev-id> --terminate\`. Argümanlar asla gösterilmez.`
+      : `Birine bakmak için \`/queue job ${system}/<kuyruk> <iş-id>\`, başarısıza taşımak için \`/queue fail ${system}/<kuyruk> <iş-id>\`. İş verisi asla gösterilmez.`,
   stuckFallback: (system: string, n: number) => `${system} üzerinde ${n} takılı iş.`,
   failures: {
     noKubeCredentials:
