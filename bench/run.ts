@@ -40,6 +40,7 @@ import { loadBench } from './load.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { purgeBench } from './purge.js';
 import { recoveryBench } from './recovery.js';
+import { redisHealthBench } from './redis-health.js';
 import { benchRetry } from './retry.js';
 import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
@@ -444,7 +445,7 @@ async function purgeOnly() {
 }
 
 // `npm run bench` runs every section; `npm run bench -- audit` (or `status`, `startup`, `metrics`,
-// `load`, `soak`, `recovery`)
+// `load`, `soak`, `recovery`, `redis`)
 // runs only those named.
 const SECTIONS: Record<string, () => Promise<void>> = {
   status: statusBench,
@@ -457,6 +458,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   purge: purgeOnly,
   // A purge SIGKILLed mid-way and finished by the next command line, beside the purge itself.
   recovery: async () => console.log((await recoveryBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
+  // `/queue redis <system>` on a Redis of 1M keys, beside an idle Redis and `redis-cli --bigkeys`.
+  redis: async () => console.log((await redisHealthBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
 };
 
 const asked = process.argv.slice(2).filter((a) => a !== '--');
