@@ -68,6 +68,12 @@ export interface WorkerInfo {
   /** Number of tasks running now, when the system reports it. */
   active?: number;
   activeTasks?: ActiveTask[];
+  /**
+   * Celery: tasks the worker took from the queue and holds, not started yet (`inspect reserved`),
+   * in the order it will run them; ids and names only.
+   */
+  reserved?: number;
+  reservedTasks?: { id: string; name: string }[];
   /** Seconds the connection has been idle (BullMQ CLIENT LIST), when known. */
   idleSeconds?: number;
   /** Free-form facts worth one line (pool size, pid, uptime…), already safe to show. */

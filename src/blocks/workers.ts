@@ -143,6 +143,10 @@ function workerLine(w: WorkerInfo, now: Date, locale: Locale): string {
         : null;
     parts.push(t.longest(`\`${inCode(longest.name, 80)}\``, duration));
   }
+  if (w.reserved !== undefined && w.reserved > 0) {
+    const next = w.reservedTasks?.[0];
+    parts.push(t.reserved(w.reserved, next ? `\`${inCode(next.name, 80)}\`` : null));
+  }
   if (w.idleSeconds !== undefined && w.idleSeconds > 0)
     parts.push(t.idle(formatDuration(w.idleSeconds, locale)));
   for (const [key, value] of Object.entries(w.details ?? {}).slice(0, 4)) {

@@ -28,6 +28,8 @@ export interface WorkerData {
   queues?: string[];
   active?: number;
   activeTasks?: { id: string; name: string; startedAt?: string }[];
+  reserved?: number;
+  reservedTasks?: { id: string; name: string }[];
   idleSeconds?: number;
   details?: Record<string, string | number>;
 }
@@ -48,6 +50,8 @@ function toWorkerData(w: WorkerInfo): WorkerData {
         : { id: task.id, name: task.name, startedAt: new Date(task.startedAt).toISOString() },
     );
   }
+  if (w.reserved !== undefined) out.reserved = w.reserved;
+  if (w.reservedTasks) out.reservedTasks = w.reservedTasks.map((task) => ({ ...task }));
   if (w.idleSeconds !== undefined) out.idleSeconds = w.idleSeconds;
   if (w.details) out.details = { ...w.details };
   return out;

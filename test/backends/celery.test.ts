@@ -279,6 +279,39 @@ describe('celery backend, workers over pidbox', () => {
     expect(await redis.keys('*reply.celery.pidbox*')).toEqual([]);
   });
 
+  it('shows the tasks a worker reserved and has not started (inspect reserved), ids and names only', async () => {
+    // Two pool processes busy, and the worker prefetches more than it runs: those wait reserved.
+    const { ids } = await publishCelery(
+      target,
+      Array.from({ length: 5 }, () => ({
+        task: 'tasks.sleepy',
+        args: [2],
+        queue: 'celery:alarm_processing',
+      })),
+    );
+    const zeus = backend();
+    const workers = await waitFor(
+      () => zeus.workers(),
+      (ws) => (ws.find((w) => w.name === worker.name)?.reserved ?? 0) > 0,
+    );
+    const me = workers.find((w) => w.name === worker.name)!;
+    expect(me.reservedTasks!.length).toBe(me.reserved);
+    for (const task of me.reservedTasks!) {
+      expect(ids).toContain(task.id);
+      expect(Object.keys(task).sort()).toEqual(['id', 'name']);
+      expect(task.name).toBe('tasks.sleepy');
+    }
+    expect(JSON.stringify(me)).not.toMatch(/args|kwargs/);
+    // The tests after this one pause that queue: let the sleepers finish first.
+    await waitFor(
+      () => zeus.workers(),
+      (ws) => {
+        const w = ws.find((x) => x.name === worker.name);
+        return (w?.reserved ?? 0) === 0 && !(w?.activeTasks ?? []).some((t) => ids.includes(t.id));
+      },
+    );
+  });
+
   it('does not call a queue paused just because no worker consumes it', async () => {
     const status = await backend({ queues: ['celery', 'celery:ota_processing'] }).status();
     expect(status.queues.find((q) => q.name === 'celery')?.isPaused).toBe(false);

@@ -9,6 +9,21 @@ import { workersMessage } from '../../src/blocks/workers.js';
 import { NOW, PUSHIZO_QUEUES, zeusStatus } from './fixtures.js';
 
 describe('workersMessage', () => {
+  it('shows how many tasks a Celery worker reserved and which runs next, never their arguments', () => {
+    const [first, ...rest] = zeusStatus().workers;
+    const reserving = { ...first!, reserved: 3, reservedTasks: [{ id: 't-1', name: 'zeus.ota.push' }] };
+    const out = renderText(
+      workersMessage(
+        {
+          generatedAt: NOW,
+          systems: [{ name: 'zeus', type: 'celery', ok: true, workers: [reserving, ...rest] }],
+        },
+        'en',
+      ),
+    ).text;
+    expect(out).toContain('3 reserved (next: `zeus.ota.push`)');
+  });
+
   it('lists each worker with its queues, running count and longest-running task, never its arguments', () => {
     const m = workersMessage(
       {

@@ -123,6 +123,9 @@ interface Inspection {
  *   was paused), whichever replica or CLI paused it. Without a record, or when none of those
  *   workers answers any more, it addresses every worker, which then all consume the queue.
  */
+/** Reserved tasks kept per worker for `workers` (the count is whole). */
+const RESERVED_KEPT = 10;
+
 export function createCeleryBackend(
   system: CelerySystemConfig,
   options: CeleryBackendOptions = {},
@@ -259,6 +262,17 @@ export function createCeleryBackend(
       const info = worker(name);
       info.active = tasks.length;
       info.activeTasks = tasks;
+    }
+    for (const { worker: name, reply } of results.get('reserved')?.replies ?? []) {
+      if (!Array.isArray(reply)) continue;
+      // Ids and names only: a reserved request carries the task's args and kwargs too.
+      const tasks = (reply as Record<string, unknown>[]).map((request) => ({
+        id: String(request?.id ?? ''),
+        name: String(request?.name ?? ''),
+      }));
+      const info = worker(name);
+      info.reserved = tasks.length;
+      info.reservedTasks = tasks.slice(0, RESERVED_KEPT);
     }
     let consumed: Set<string> | undefined;
     for (const { worker: name, reply } of results.get('active_queues')?.replies ?? []) {
@@ -512,7 +526,7 @@ export function createCeleryBackend(
 
   async function workers(): Promise<WorkerInfo[]> {
     try {
-      const seen = readInspection(await inspect(['ping', 'active', 'active_queues', 'stats']));
+      const seen = readInspection(await inspect(['ping', 'active', 'reserved', 'active_queues', 'stats']));
       return [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name));
     } catch (error) {
       throw unavailable(error);

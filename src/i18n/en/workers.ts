@@ -19,6 +19,7 @@ export const workers = {
   queues: (list: string) => `queues: ${list}`,
   allQueues: 'all queues',
   moreQueues: (n: number) => `+${n} more`,
+  reserved: (n: number, next: string | null) => `${n} reserved${next ? ` (next: ${next})` : ''}`,
   running: (n: number) => `${n} running`,
   idle: (duration: string) => `idle ${duration}`,
   longest: (task: string, duration: string | null) =>

@@ -19,6 +19,7 @@ export const workers: Catalog['workers'] = {
   queues: (list: string) => `kuyruklar: ${list}`,
   allQueues: 'tüm kuyruklar',
   moreQueues: (n: number) => `+${n} tane daha`,
+  reserved: (n: number, next: string | null) => `${n} ayrılmış${next ? ` (sıradaki: ${next})` : ''}`,
   running: (n: number) => `${n} çalışıyor`,
   idle: (duration: string) => `${duration} boşta`,
   longest: (task: string, duration: string | null) =>
