@@ -72,7 +72,7 @@ export const jobCommand: CommandDefinition = {
     if (!found.found)
       throw new OpsError(ErrorCode.UnknownJob, {
         system,
-        queue: target.queue ?? '*',
+        ...(target.queue === undefined ? {} : { queue: target.queue }),
         id,
         looked: found.looked.join(', '),
       });

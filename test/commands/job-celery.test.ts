@@ -108,6 +108,7 @@ describe('/queue job <system> <task-id> (Celery)', () => {
     const { run, out } = await task(['zeus', 'd0c0ffee-0000-4000-8000-000000000000']);
     expect(run.code).toBe(1);
     expect(out.error).toMatchObject({ code: 'UnknownJob' });
+    expect(out.error!.message).toMatch(/^`zeus` has no task `d0c0ffee-/);
     for (const where of ['unacked', 'celery-task-meta-d0c0ffee', 'query_task'])
       expect(out.error!.message).toContain(where);
   });

@@ -87,7 +87,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`
-      : `\`${p.system}/${p.queue}\` has no job \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
+      : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` has no ${p.queue === undefined ? 'task' : 'job'} \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `No worker, queue or result of \`${p.system}\` knows task ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')}; nothing was revoked. Valid: the id of a task that runs (\`/queue stuck ${p.system}\`), waits in a queue or has a result.`,
   NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,

@@ -104,7 +104,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
-      : `\`${p.system}/${p.queue}\` içinde \`${p.id}\` diye bir iş yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
+      : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` içinde \`${p.id}\` diye bir ${p.queue === undefined ? 'görev' : 'iş'} yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `\`${p.system}\` sisteminde hiçbir worker, kuyruk ya da sonuç ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')} görevini tanımıyor; hiçbir şey iptal edilmedi. Geçerli: çalışan (\`/queue stuck ${p.system}\`), bir kuyrukta bekleyen ya da sonucu olan bir görevin id'si.`,
   NothingToRetry: (p) => `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
