@@ -123,18 +123,13 @@ if kind == 'list' then
   end
   if not whole then
     -- A job without a hash is gone already (deleted by an earlier run of this purge, which a
-    -- recovery deletes again, or removed by BullMQ): it is not searched for. The others only near
-    -- the tail, where the batch was read: an LREM of an id not in the list scans all of it.
-    local present = {}
+    -- recovery deletes again, or removed by BullMQ): it is not searched for, since an LREM of an
+    -- id not in the list scans all of it. A job with its hash is removed wherever it is: LREM
+    -- from the tail stops where it finds it, near the tail as a rule. One left in the list would
+    -- be read again by the walk once its chunk is forgotten, and archived twice.
     for i = 1, n do
-      if redis.call('EXISTS', base .. ARGV[i + 2]) == 1 then present[#present + 1] = i end
-    end
-    if #present > 0 then
-      local window = redis.call('LRANGE', KEYS[1], -(2 * n + 64), -1)
-      local near = {}
-      for j = 1, #window do near[window[j]] = true end
-      for _, i in ipairs(present) do
-        if near[ARGV[i + 2]] then out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i + 2]) end
+      if redis.call('EXISTS', base .. ARGV[i + 2]) == 1 then
+        out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i + 2])
       end
     end
   end
