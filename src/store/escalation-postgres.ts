@@ -7,6 +7,8 @@ import {
   rowToAlert,
   rowToOutbox,
   rowToSilence,
+  SILENCE_INSERT_COLUMNS,
+  silenceValues,
 } from './escalation-rows.js';
 import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
@@ -238,16 +240,8 @@ export function createPostgresEscalation(
     insertSilence: (silence) =>
       wrap(async () => {
         await pool.query(
-          `INSERT INTO escalation_silences (id, pattern, reason, created_by, created_at, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            silence.id,
-            silence.pattern,
-            silence.reason ?? null,
-            silence.createdBy,
-            silence.createdAt,
-            silence.expiresAt,
-          ],
+          `INSERT INTO escalation_silences (${SILENCE_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
+          silenceValues(silence),
         );
       }),
     getSilence: (id) =>

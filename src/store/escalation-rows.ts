@@ -14,6 +14,19 @@ export function alertColumns(alert: Alert) {
   };
 }
 
+/** A new silence's columns, in the order of {@link SILENCE_INSERT_COLUMNS}. */
+export const SILENCE_INSERT_COLUMNS = 'id, pattern, reason, created_by, created_at, expires_at';
+export function silenceValues(silence: Silence): (string | null)[] {
+  return [
+    silence.id,
+    silence.pattern,
+    silence.reason ?? null,
+    silence.createdBy,
+    silence.createdAt,
+    silence.expiresAt,
+  ];
+}
+
 export function rowToSilence(row: Record<string, unknown>): Silence {
   const silence: Silence = {
     id: String(row.id),

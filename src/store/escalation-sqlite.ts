@@ -7,6 +7,8 @@ import {
   rowToAlert,
   rowToOutbox,
   rowToSilence,
+  SILENCE_INSERT_COLUMNS,
+  silenceValues,
 } from './escalation-rows.js';
 import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
@@ -232,16 +234,8 @@ export function createSqliteEscalation(
     insertSilence: (silence) =>
       wrap(() => {
         db.prepare(
-          `INSERT INTO escalation_silences (id, pattern, reason, created_by, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?)`,
-        ).run(
-          silence.id,
-          silence.pattern,
-          silence.reason ?? null,
-          silence.createdBy,
-          silence.createdAt,
-          silence.expiresAt,
-        );
+          `INSERT INTO escalation_silences (${SILENCE_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
+        ).run(...silenceValues(silence));
       }),
     getSilence: (id) =>
       wrap(() => {
