@@ -242,6 +242,8 @@ export interface TaskLocation {
   place?: { list: string; priority: number; position: number };
   /** The result backend has it, in this state (`SUCCESS`, `FAILURE`, `REVOKED`…). */
   result?: string;
+  /** The stored result's fields that may be shown (status, when, retries, error, traceback's end, name). */
+  stored?: NonNullable<CeleryTaskView['result']> & { name: string | null };
 }
 
 /** Outcome of a Celery revoke broadcast. */

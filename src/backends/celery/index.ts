@@ -41,7 +41,6 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
-import { readTaskResult } from './task.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -428,8 +427,7 @@ export function createCeleryBackend(
     }
   }
 
-  const withoutName = ({ name: _name, ...rest }: NonNullable<Awaited<ReturnType<typeof readTaskResult>>>) =>
-    rest;
+  const withoutName = ({ name: _name, ...rest }: NonNullable<TaskLocation['stored']>) => rest;
 
   /** Where tasks are, as `revoke` previews and `job` shows them (see `locateTasks`). */
   async function locate(ids: readonly string[], queues?: readonly string[]): Promise<TaskLocation[]> {
@@ -459,11 +457,8 @@ export function createCeleryBackend(
    */
   async function task(queue: string | undefined, id: string): Promise<JobLookup> {
     const queues = queue === undefined ? await queueNames.list() : await queueNames.resolve([queue]);
-    // locate() connects both clients first; the result's details are one GET after it.
     const [where] = await locate([id], queues);
-    const result = await readTaskResult(resultClient, id).catch((error: unknown) => {
-      throw unavailable(error);
-    });
+    const result = where?.stored;
     const state =
       where?.worker?.state ??
       (where?.queue === 'unacked' ? 'unacked' : where?.queue ? 'queued' : (where?.result ?? null));

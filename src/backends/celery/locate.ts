@@ -3,6 +3,7 @@ import { luaScript, runScript } from '../lua.js';
 import type { TaskLocation } from '../queue-backend.js';
 import { type KombuLayout, priorityKeys, RESULT_KEY_PREFIX, unackedKey } from './keys.js';
 import type { BroadcastResult } from './pidbox.js';
+import { parseTaskResult } from './task.js';
 
 /** Messages one script call reads: a bounded step, so a long queue never holds Redis for long. */
 const LIST_CHUNK = 1000;
@@ -99,7 +100,11 @@ export async function locateTasks(deps: LocateDeps, ids: readonly string[]): Pro
     } catch {
       // A result Celery wrote in another serializer: it exists, its state unread.
     }
-    out.get(id)!.result = status;
+    const at = out.get(id)!;
+    at.result = status;
+    // What `job` shows of it, read from this one GET (never its arguments or return value).
+    const stored = parseTaskResult(raw);
+    if (stored) at.stored = stored;
   });
 
   // The queues' lists, in bounded steps, only for ids neither a worker nor a result accounts for.

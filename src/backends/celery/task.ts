@@ -1,6 +1,3 @@
-import type { Redis } from 'ioredis';
-import { RESULT_KEY_PREFIX } from './keys.js';
-
 /** Where a Celery task is, as `job <system> <task-id>` shows it. Never its arguments. */
 export interface CeleryTaskView {
   id: string;
@@ -64,8 +61,4 @@ export function parseTaskResult(
     queue: typeof queue === 'string' ? queue : null,
     name: typeof meta.name === 'string' ? meta.name : null,
   };
-}
-
-export async function readTaskResult(client: Redis, id: string): Promise<ReturnType<typeof parseTaskResult>> {
-  return parseTaskResult(await client.get(`${RESULT_KEY_PREFIX}${id}`));
 }
