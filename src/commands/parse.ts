@@ -222,3 +222,19 @@ export async function queueMissing(
     usage,
   });
 }
+
+/**
+ * The one word of a verb about a whole system (`redis pushizo`, `results zeus`): the system it
+ * names (`system/queue` names its system), or a usage error naming `usage`.
+ */
+export function systemArgument(
+  ctx: Pick<CommandContext, 'backends'>,
+  args: readonly string[],
+  usage: string,
+): { system: string; backend: QueueBackend } {
+  const t = messages();
+  if (args.length === 0) throw new OpsError(ErrorCode.UsageError, { message: t.commands.nameTarget, usage });
+  if (args.length > 1)
+    throw new OpsError(ErrorCode.UsageError, { message: t.commands.tooManyArguments(args[1]!), usage });
+  return resolveSystem(ctx, args[0]!.split('/', 1)[0]!);
+}

@@ -2,7 +2,7 @@ import type { RedisHealth, SlowlogEntry } from '../backends/redis-health.js';
 import { redisHealthMessage } from '../blocks/redis-health.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { resolveSystem } from './parse.js';
+import { systemArgument } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
 
@@ -62,16 +62,7 @@ export const redisCommand: CommandDefinition = {
   mutating: false,
   describe: (locale) => ({ usage: messages(locale).redis.usage, summary: messages(locale).redis.summary }),
   async run(ctx, args, request) {
-    const t = messages(request.locale);
-    if (args.length === 0)
-      throw new OpsError(ErrorCode.UsageError, { message: t.commands.nameTarget, usage: t.redis.usage });
-    if (args.length > 1)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: t.commands.tooManyArguments(args[1]!),
-        usage: t.redis.usage,
-      });
-    // `redis pushizo/events` reads the same Redis as `redis pushizo`.
-    const { system, backend } = resolveSystem(ctx, args[0]!.split('/', 1)[0]!);
+    const { system, backend } = systemArgument(ctx, args, messages(request.locale).redis.usage);
     if (!backend.redisHealth)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'redisHealth' });
     const health = await askSystem(ctx, system, backend.redisHealth());

@@ -2,7 +2,7 @@ import type { ResultsReading } from '../backends/celery/results.js';
 import { resultsMessage } from '../blocks/results.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { resolveSystem } from './parse.js';
+import { systemArgument } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
 
@@ -32,15 +32,7 @@ export const resultsCommand: CommandDefinition = {
     summary: messages(locale).results.summary,
   }),
   async run(ctx, args, request) {
-    const t = messages(request.locale);
-    if (args.length === 0)
-      throw new OpsError(ErrorCode.UsageError, { message: t.commands.nameTarget, usage: t.results.usage });
-    if (args.length > 1)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: t.commands.tooManyArguments(args[1]!),
-        usage: t.results.usage,
-      });
-    const { system, backend } = resolveSystem(ctx, args[0]!.split('/', 1)[0]!);
+    const { system, backend } = systemArgument(ctx, args, messages(request.locale).results.usage);
     if (!backend.results)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'results' });
     const reading = await askSystem(ctx, system, backend.results({ maxMillis: WALK_BUDGET_MS }));
