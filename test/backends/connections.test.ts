@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
-import { configSchema } from '../../src/config/schema.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import {
   makeTestCa,
+  parseSystem,
   type RedisProcess,
   type SentinelGroup,
   startSentinelGroup,
@@ -28,9 +28,6 @@ import { randomName, waitFor } from './bullmq/helpers.js';
  * the Celery purger used to connect with the bare URL: over TLS with a private CA the certificate
  * was refused, and with `sentinel.sentinels` the URL's host (not used otherwise) was dialled.
  */
-
-const parseSystem = <T>(system: Record<string, unknown>): T =>
-  configSchema.parse({ systems: [system] }).systems[0] as T;
 
 /** A job held active by a real BullMQ worker, `fail`ed through the backend: state, reason, lock. */
 async function failHeldJob(connection: RedisOptions, system: BullmqSystemConfig): Promise<void> {

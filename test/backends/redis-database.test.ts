@@ -5,14 +5,11 @@ import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
-import { configSchema } from '../../src/config/schema.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { isOpsError } from '../../src/errors.js';
 import { messages } from '../../src/i18n/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-
-const parseSystem = <T>(system: Record<string, unknown>): T =>
-  configSchema.parse({ systems: [system] }).systems[0] as T;
+import { parseSystem } from '../helpers/redis-shapes.js';
 
 /**
  * A URL whose database the server does not have (`/99` on a Redis of 16). ioredis reports the

@@ -7,11 +7,11 @@ import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { redactUrl } from '../../src/backends/redis-client.js';
 import { parseSentinelUrl } from '../../src/backends/redis-endpoint.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
-import { configSchema } from '../../src/config/schema.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { isOpsError } from '../../src/errors.js';
 import {
   makeTestCa,
+  parseSystem,
   type RedisProcess,
   type SentinelGroup,
   startSentinelGroup,
@@ -19,9 +19,6 @@ import {
   type TestCa,
 } from '../helpers/redis-shapes.js';
 import { randomName, waitFor } from './bullmq/helpers.js';
-
-const parseSystem = <T>(system: Record<string, unknown>): T =>
-  configSchema.parse({ systems: [system] }).systems[0] as T;
 
 describe('a watched Redis behind TLS with a private CA', () => {
   let ca: TestCa;

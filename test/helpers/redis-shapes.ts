@@ -2,7 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { configSchema } from '../../src/config/schema.js';
 import { freePort, spawnRedis } from '../../src/lib/redis-server.js';
+
+/** One system's config, read by the schema as a config file's would be (defaults filled in). */
+export const parseSystem = <T>(system: Record<string, unknown>): T =>
+  configSchema.parse({ systems: [system] }).systems[0] as T;
 
 /** A redis-server (or sentinel) process started with arbitrary arguments, stopped by the test. */
 export interface RedisProcess {
