@@ -10,7 +10,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { createBoltGuard } from '../../src/guards/middleware.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 

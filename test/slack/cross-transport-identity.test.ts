@@ -6,8 +6,8 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RequestStatus } from '../../src/store/store.js';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { jsonOf, requestOf, runCli } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
+import { jsonOf, requestOf, runCli } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
