@@ -1,5 +1,5 @@
 // zod's tree-shakable build: the command line validates its config on every run, and the
-// chained build costs about as much to load as the rest of the answer (issue 12). The checks, the
+// chained build costs about as much to load as the rest of the answer. The checks, the
 // issues and their messages are the same core's; only the way a schema is written differs
 // (`z.optional(x)` for `x.optional()`, `.check(z.minimum(0))` for `.min(0)`).
 import * as z from 'zod/mini';
@@ -191,7 +191,7 @@ function buildConfigSchema(p: ConfigProblems) {
     })
     .check(z.refine((group) => group.min <= group.max, { error: p.minAboveMax, path: ['max'] }));
 
-  /** `workers:` of a system: group name → how its capacity is changed (issue 9). */
+  /** `workers:` of a system: group name → how its capacity is changed. */
   const workerGroups = z.record(
     z.string().check(
       z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {

@@ -59,7 +59,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       roles: { viewer: ['*'], operator: ['U0ALICE'] },
       systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: ['dispatch-ios'] }],
       escalation: {
-        // One message per alert: what this file tests (issue 25 groups them by default).
+        // One message per alert: what this file tests (alerts are grouped by default).
         groupBy: 'none',
         intervalSeconds: 30,
         renotifyMinutes: 2,

@@ -151,7 +151,7 @@ if (unreachable && POSTGRES_REQUIRED) {
           '    type: bullmq',
           `    redis: ${redisUrl}`,
           `    prefix: ${prefix}`,
-          // Queues Dan and Erin ask to pause: the rate limit counts actions that ran (issue 23).
+          // Queues Dan and Erin ask to pause: the rate limit counts actions that ran.
           '    queues: [dispatch, d0, d1, d2, d3, d4, d5, e0, e1]',
         ].join('\n'),
       );

@@ -12,7 +12,7 @@ import { testRedisUrl } from '../helpers/test-redis.js';
 import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 /**
- * Two-person approval across Slack and the command line (issue 23, part 3). The bot runs as
+ * Two-person approval across Slack and the command line. The bot runs as
  * `npm start` builds it, over a SQLite store; the command line is the real `bin/queue-ops.js`,
  * run as this machine's OS account against the same config file and store. Only Slack is nock'd.
  */

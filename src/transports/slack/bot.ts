@@ -50,7 +50,7 @@ export interface RunningBot {
   port?: number;
   /** The store, audit, approvals and dispatcher the bot runs on. */
   runtime: QueueOps;
-  /** The monitor and its outbox (issue 8); running when `slack.incidentChannel` is set. */
+  /** The monitor and its outbox; running when `slack.incidentChannel` is set. */
   escalation: Escalation;
   /** The App Home tab (published on `app_home_opened`, refreshed on changes). */
   home: HomeTab;
