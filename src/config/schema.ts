@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseDuration } from '../escalation/duration.js';
 import { config as englishProblems } from '../i18n/en/config.js';
+import { LOCALE_IDS } from '../i18n/locales.js';
 import { isReadableRedisUrl } from '../lib/redis-url.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.
@@ -442,7 +443,7 @@ function buildConfigSchema(p: ConfigProblems) {
         {},
       ),
       // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
-      locale: z._default(z.enum(['en', 'tr']), 'en'),
+      locale: z._default(z.enum(LOCALE_IDS), 'en'),
       metrics: z.prefault(
         z.strictObject({
           /** How long one read of a system serves `/metrics` scrapes. */
