@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Catalog, LOCALE_IDS, LOCALES, type Locale } from './locales.js';
 
+export { isLocale, LOCALE_IDS } from './locales.js';
 /**
  * `Catalog` is the English catalog's shape. Each other locale's file is typed against its part of
  * it, so tsc refuses a missing or extra key and a function whose parameters do not fit; the
@@ -8,7 +9,6 @@ import { type Catalog, LOCALE_IDS, LOCALES, type Locale } from './locales.js';
  * function that ignores a parameter). The locales themselves are listed in `locales.ts`.
  */
 export type { Catalog, Locale };
-export { isLocale, LOCALE_IDS } from './locales.js';
 
 /**
  * The locale of what is being answered now: a request's (the dispatcher runs each one in it),
