@@ -532,6 +532,8 @@ export function configSchemaFor(problems: ConfigProblems): typeof configSchema {
 }
 
 export type Config = z.infer<typeof configSchema>;
+/** What a config file may say, before defaults: the shape a test or a tool writes one in. */
+export type ConfigInput = z.input<typeof configSchema>;
 export type SystemConfig = Config['systems'][number];
 export type BullmqSystemConfig = Extract<SystemConfig, { type: 'bullmq' }>;
 export type CelerySystemConfig = Extract<SystemConfig, { type: 'celery' }>;
