@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
+import { contextOfQueue, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, indexedActionId } from './action-ids.js';
 import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
@@ -19,6 +20,7 @@ import {
 } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
+import { queueContextLine } from './queue-context.js';
 import { type FlagThresholds, flagSeverity, type QueueFlag, queueFlags } from './queue-flags.js';
 
 export { DEFAULT_FLAG_THRESHOLDS, type FlagThresholds, QueueFlag, queueFlags } from './queue-flags.js';
@@ -37,12 +39,16 @@ export interface StatusView {
   systems: StatusSystem[];
   /** Overrides of the backlog thresholds (defaults: 1000 jobs, 300 s). */
   thresholds?: Partial<FlagThresholds>;
+  /** The config's systems, for who owns each flagged queue (`queues[].owner`, runbook…). */
+  queueContext?: readonly { name: string; queueContext?: readonly QueueEntry[] }[];
 }
 
 /** Names wider than this are cut in the table; the DLQ buttons keep the full name. */
 const NAME_WIDTH = 30;
 const MAX_DLQ_BUTTONS = 10;
 const ERROR_CHARS = 500;
+/** Flagged queues per system whose owner and runbook are shown under the table, worst first. */
+const MAX_CONTEXT_LINES = 5;
 
 interface Row {
   q: QueueCounts;
@@ -57,6 +63,10 @@ interface Prepared {
   rows: Row[];
   /** Worst first. */
   worst: Row[];
+  /** The worst flagged queues with configured context, and their lines (shown when the row is). */
+  contexts: { row: Row; line: string }[];
+  /** Characters of the context lines under the table. */
+  contextCost: number;
   flagged: number;
   /** Table characters of the `c` worst rows at index `c` (widths over all rows: an upper bound). */
   worstCost: number[];
@@ -72,7 +82,7 @@ interface Plan {
 /** The `/queue status` message: a compact table per system, worst queues first when space runs out. */
 export function statusMessage(view: StatusView, locale: Locale): Message {
   const t = messages(locale).status;
-  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale));
+  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale, view.queueContext));
 
   const title = view.scope ? t.titleScoped(fitEscaped(view.scope, 120)) : t.title;
   const top: KnownBlock[] = [header(title), context(t.updated(formatUtc(view.generatedAt, locale)))];
@@ -126,12 +136,13 @@ function prepare(
   sys: StatusSystem,
   thresholds: Partial<FlagThresholds> | undefined,
   locale: Locale,
+  queueContext: StatusView['queueContext'],
 ): Prepared {
   const t = messages(locale).status;
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
   if (!sys.ok) {
     const head = t.systemError(inline(sys.name, 100), typeLabel, errorLine(sys.error, ERROR_CHARS));
-    return { sys, head, rows: [], worst: [], flagged: 0, worstCost: [0], headingCost: 0 };
+    return { sys, head, rows: [], worst: [], contexts: [], contextCost: 0, flagged: 0, worstCost: [0], headingCost: 0 };
   }
   const st = sys.status;
   const inspectFailed = st.warnings.some((w) => w.code === 'WorkerInspectFailed');
@@ -155,6 +166,7 @@ function prepare(
   lines.push(workersLine(st, locale));
   if (rows.length === 0) lines.push(t.noQueues);
 
+  const contexts = flaggedContexts(worst, sys.name, queueContext, locale);
   const table = renderTable(rows, locale);
   const lineOf = new Map(rows.map((r, i) => [r, table.lines[i] ?? '']));
   const worstCost = [0];
@@ -164,10 +176,36 @@ function prepare(
     head: lines.join('\n'),
     rows,
     worst,
+    contexts,
     flagged,
     worstCost,
+    // Counted whether or not their rows make the cut: an upper bound.
+    contextCost: contextCost(contexts, locale),
     headingCost: table.heading.length + 10,
   };
+}
+
+/** The worst flagged queues that the config gives an owner, runbook or notes to. */
+function flaggedContexts(
+  worst: readonly Row[],
+  system: string,
+  queueContext: StatusView['queueContext'],
+  locale: Locale,
+): { row: Row; line: string }[] {
+  if (!queueContext) return [];
+  const out: { row: Row; line: string }[] = [];
+  for (const row of worst) {
+    if (out.length >= MAX_CONTEXT_LINES || row.flags.length === 0) break;
+    const line = queueContextLine(contextOfQueue(queueContext, system, row.q.name), locale);
+    if (line) out.push({ row, line });
+  }
+  return out;
+}
+
+function contextCost(contexts: readonly { line: string }[], locale: Locale): number {
+  if (contexts.length === 0) return 0;
+  const t = messages(locale).queueContext;
+  return t.statusHeading.length + contexts.reduce((sum, c) => sum + c.line.length + NAME_WIDTH + 10, 0);
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {
@@ -276,7 +314,7 @@ function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Pr
     cap >= p.rows.length ? p.rows : p.worst.slice(0, Math.max(0, cap));
   const cost = (p: Prepared, cap: number) => {
     const shown = Math.min(Math.max(0, cap), p.rows.length);
-    return p.head.length + 1 + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0);
+    return p.head.length + 1 + p.contextCost + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0);
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);
 
@@ -330,6 +368,16 @@ function systemPieces(pl: Plan, locale: Locale): string[] {
     const counts = { failures: 0, backlog: 0, paused: 0, noWorkers: 0 };
     for (const r of pl.hidden) for (const f of r.flags) counts[f]++;
     pieces.push(t.moreQueues(pl.hidden.length, counts, inCode(t.queueHint(pl.p.sys.name), 150)));
+  }
+  const shown = new Set(pl.shown);
+  const contexts = pl.p.contexts.filter((c) => shown.has(c.row));
+  if (contexts.length > 0) {
+    const q = messages(locale).queueContext;
+    pieces.push(
+      [q.statusHeading, ...contexts.map((c) => q.statusLine(inCode(truncateName(c.row.q.name), 80), c.line))].join(
+        '\n',
+      ),
+    );
   }
   return pieces;
 }

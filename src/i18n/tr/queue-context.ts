@@ -1,0 +1,10 @@
+import type { Catalog } from '../index.js';
+
+export const queueContext: Catalog['queueContext'] = {
+  owner: (who: string) => `Sahibi ${who}`,
+  runbook: 'runbook',
+  dashboard: 'pano',
+  notes: (text: string) => text,
+  statusLine: (queue: string, context: string) => `\`${queue}\` · ${context}`,
+  statusHeading: '*İşaretli kuyruklar: sahipleri*',
+};
