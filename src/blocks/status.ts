@@ -142,7 +142,17 @@ function prepare(
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
   if (!sys.ok) {
     const head = t.systemError(inline(sys.name, 100), typeLabel, errorLine(sys.error, ERROR_CHARS));
-    return { sys, head, rows: [], worst: [], contexts: [], contextCost: 0, flagged: 0, worstCost: [0], headingCost: 0 };
+    return {
+      sys,
+      head,
+      rows: [],
+      worst: [],
+      contexts: [],
+      contextCost: 0,
+      flagged: 0,
+      worstCost: [0],
+      headingCost: 0,
+    };
   }
   const st = sys.status;
   const inspectFailed = st.warnings.some((w) => w.code === 'WorkerInspectFailed');
@@ -314,7 +324,9 @@ function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Pr
     cap >= p.rows.length ? p.rows : p.worst.slice(0, Math.max(0, cap));
   const cost = (p: Prepared, cap: number) => {
     const shown = Math.min(Math.max(0, cap), p.rows.length);
-    return p.head.length + 1 + p.contextCost + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0);
+    return (
+      p.head.length + 1 + p.contextCost + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0)
+    );
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);
 
@@ -374,9 +386,10 @@ function systemPieces(pl: Plan, locale: Locale): string[] {
   if (contexts.length > 0) {
     const q = messages(locale).queueContext;
     pieces.push(
-      [q.statusHeading, ...contexts.map((c) => q.statusLine(inCode(truncateName(c.row.q.name), 80), c.line))].join(
-        '\n',
-      ),
+      [
+        q.statusHeading,
+        ...contexts.map((c) => q.statusLine(inCode(truncateName(c.row.q.name), 80), c.line)),
+      ].join('\n'),
     );
   }
   return pieces;

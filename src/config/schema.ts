@@ -176,7 +176,9 @@ function buildConfigSchema(p: ConfigProblems) {
       z.strictObject({
         name: queueName,
         /** A Slack user group (S…) or user (U…/W…). */
-        owner: z.optional(z.string({ error: p.owner }).check(z.regex(/^[USW][A-Z0-9]+$/, { error: p.owner }))),
+        owner: z.optional(
+          z.string({ error: p.owner }).check(z.regex(/^[USW][A-Z0-9]+$/, { error: p.owner })),
+        ),
         runbook: z.optional(httpsUrl),
         dashboard: z.optional(httpsUrl),
         notes: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
@@ -244,40 +246,46 @@ function buildConfigSchema(p: ConfigProblems) {
     workerGroup,
   );
 
-  const bullmqSystem = z.pipe(z.strictObject({
-    name: systemName,
-    type: z.literal('bullmq'),
-    ...redisShape,
-    /**
-     * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
-     * there, so every key of every queue lives in one slot.
-     */
-    cluster: z.optional(z.boolean()),
-    nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
-    prefix: z._default(nonEmpty(), 'bull'),
-    queues: queueEntries,
-    workers: z.optional(workerGroups),
-    slack: systemSlack,
-  }), z.transform(withQueueContext));
+  const bullmqSystem = z.pipe(
+    z.strictObject({
+      name: systemName,
+      type: z.literal('bullmq'),
+      ...redisShape,
+      /**
+       * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
+       * there, so every key of every queue lives in one slot.
+       */
+      cluster: z.optional(z.boolean()),
+      nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
+      prefix: z._default(nonEmpty(), 'bull'),
+      queues: queueEntries,
+      workers: z.optional(workerGroups),
+      slack: systemSlack,
+    }),
+    z.transform(withQueueContext),
+  );
 
-  const celerySystem = z.pipe(z.strictObject({
-    name: systemName,
-    type: z.literal('celery'),
-    ...redisShape,
-    resultBackend: z.optional(watchedRedisUrl),
-    queues: queueEntries,
-    globalKeyprefix: z._default(z.string(), ''),
-    /** kombu's `priority_steps` transport option. */
-    prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
-    /** kombu's `sep` transport option. */
-    separator: z._default(nonEmpty(), '\x06\x16'),
-    /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
-    fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
-    /** How long worker inspection waits for pidbox replies. */
-    inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
-    workers: z.optional(workerGroups),
-    slack: systemSlack,
-  }), z.transform(withQueueContext));
+  const celerySystem = z.pipe(
+    z.strictObject({
+      name: systemName,
+      type: z.literal('celery'),
+      ...redisShape,
+      resultBackend: z.optional(watchedRedisUrl),
+      queues: queueEntries,
+      globalKeyprefix: z._default(z.string(), ''),
+      /** kombu's `priority_steps` transport option. */
+      prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
+      /** kombu's `sep` transport option. */
+      separator: z._default(nonEmpty(), '\x06\x16'),
+      /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
+      fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
+      /** How long worker inspection waits for pidbox replies. */
+      inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
+      workers: z.optional(workerGroups),
+      slack: systemSlack,
+    }),
+    z.transform(withQueueContext),
+  );
 
   const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
     error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),

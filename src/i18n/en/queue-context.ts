@@ -11,4 +11,9 @@ export const queueContext = {
   statusLine: (queue: string, context: string) => `\`${queue}\` · ${context}`,
   /** The status message's heading over those lines. */
   statusHeading: '*Flagged queues: who owns them*',
+  /** A storm's summary: the owners its rules page. */
+  owners: (mentions: string) => `Owners: ${mentions}`,
+  /** Under an alert on a queue's failures: from the alert to one failed job. */
+  alertJobHint: (command: string) =>
+    `One failed job in full: *Show DLQ* lists their ids, then \`${command}\``,
 };

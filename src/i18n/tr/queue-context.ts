@@ -7,4 +7,7 @@ export const queueContext: Catalog['queueContext'] = {
   notes: (text: string) => text,
   statusLine: (queue: string, context: string) => `\`${queue}\` · ${context}`,
   statusHeading: '*İşaretli kuyruklar: sahipleri*',
+  owners: (mentions: string) => `Sahipler: ${mentions}`,
+  alertJobHint: (command: string) =>
+    `Başarısız bir işin tamamı: *DLQ’yu göster* id’lerini listeler, ardından \`${command}\``,
 };
