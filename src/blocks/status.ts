@@ -49,6 +49,8 @@ const MAX_DLQ_BUTTONS = 10;
 const ERROR_CHARS = 500;
 /** Flagged queues per system whose owner and runbook are shown under the table, worst first. */
 const MAX_CONTEXT_LINES = 5;
+/** Queues named on one context line; the rest are counted. */
+const QUEUES_PER_CONTEXT = 4;
 
 interface Row {
   q: QueueCounts;
@@ -64,7 +66,7 @@ interface Prepared {
   /** Worst first. */
   worst: Row[];
   /** The worst flagged queues with configured context, and their lines (shown when the row is). */
-  contexts: { row: Row; line: string }[];
+  contexts: { rows: Row[]; line: string }[];
   /** Characters of the context lines under the table. */
   contextCost: number;
   flagged: number;
@@ -195,27 +197,39 @@ function prepare(
   };
 }
 
-/** The worst flagged queues that the config gives an owner, runbook or notes to. */
+/**
+ * The context of the worst flagged queues that the config gives an owner, runbook or notes to:
+ * one line per distinct context (a `dispatch-*` entry covers several queues), worst first.
+ */
 function flaggedContexts(
   worst: readonly Row[],
   system: string,
   queueContext: StatusView['queueContext'],
   locale: Locale,
-): { row: Row; line: string }[] {
+): { rows: Row[]; line: string }[] {
   if (!queueContext) return [];
-  const out: { row: Row; line: string }[] = [];
+  const byLine = new Map<string, Row[]>();
   for (const row of worst) {
-    if (out.length >= MAX_CONTEXT_LINES || row.flags.length === 0) break;
+    if (row.flags.length === 0) break;
     const line = queueContextLine(contextOfQueue(queueContext, system, row.q.name), locale);
-    if (line) out.push({ row, line });
+    if (!line) continue;
+    const rows = byLine.get(line);
+    if (rows) rows.push(row);
+    else if (byLine.size < MAX_CONTEXT_LINES) byLine.set(line, [row]);
   }
-  return out;
+  return [...byLine].map(([line, rows]) => ({ line, rows }));
 }
 
-function contextCost(contexts: readonly { line: string }[], locale: Locale): number {
+function contextCost(contexts: readonly { line: string; rows: readonly Row[] }[], locale: Locale): number {
   if (contexts.length === 0) return 0;
   const t = messages(locale).queueContext;
-  return t.statusHeading.length + contexts.reduce((sum, c) => sum + c.line.length + NAME_WIDTH + 10, 0);
+  return (
+    t.statusHeading.length +
+    contexts.reduce(
+      (sum, c) => sum + c.line.length + Math.min(c.rows.length, QUEUES_PER_CONTEXT) * (NAME_WIDTH + 6) + 20,
+      0,
+    )
+  );
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {
@@ -382,15 +396,17 @@ function systemPieces(pl: Plan, locale: Locale): string[] {
     pieces.push(t.moreQueues(pl.hidden.length, counts, inCode(t.queueHint(pl.p.sys.name), 150)));
   }
   const shown = new Set(pl.shown);
-  const contexts = pl.p.contexts.filter((c) => shown.has(c.row));
+  const contexts = pl.p.contexts
+    .map((c) => ({ line: c.line, rows: c.rows.filter((r) => shown.has(r)) }))
+    .filter((c) => c.rows.length > 0);
   if (contexts.length > 0) {
     const q = messages(locale).queueContext;
-    pieces.push(
-      [
-        q.statusHeading,
-        ...contexts.map((c) => q.statusLine(inCode(truncateName(c.row.q.name), 80), c.line)),
-      ].join('\n'),
-    );
+    const names = (rows: Row[]) =>
+      rows
+        .slice(0, QUEUES_PER_CONTEXT)
+        .map((r) => `\`${inCode(truncateName(r.q.name), 80)}\``)
+        .join(', ') + (rows.length > QUEUES_PER_CONTEXT ? ` +${rows.length - QUEUES_PER_CONTEXT}` : '');
+    pieces.push([q.statusHeading, ...contexts.map((c) => q.statusLine(names(c.rows), c.line))].join('\n'));
   }
   return pieces;
 }

@@ -7,8 +7,8 @@ export const queueContext = {
   runbook: 'runbook',
   dashboard: 'dashboard',
   notes: (text: string) => text,
-  /** One flagged queue's line under the status table. */
-  statusLine: (queue: string, context: string) => `\`${queue}\` · ${context}`,
+  /** Flagged queues sharing one context (`\`a\`, \`b\` +2`), under the status table. */
+  statusLine: (queues: string, context: string) => `${queues} · ${context}`,
   /** The status message's heading over those lines. */
   statusHeading: '*Flagged queues: who owns them*',
   /** A storm's summary: the owners its rules page. */

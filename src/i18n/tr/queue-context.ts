@@ -5,7 +5,7 @@ export const queueContext: Catalog['queueContext'] = {
   runbook: 'runbook',
   dashboard: 'pano',
   notes: (text: string) => text,
-  statusLine: (queue: string, context: string) => `\`${queue}\` · ${context}`,
+  statusLine: (queues: string, context: string) => `${queues} · ${context}`,
   statusHeading: '*İşaretli kuyruklar: sahipleri*',
   owners: (mentions: string) => `Sahipler: ${mentions}`,
   alertJobHint: (command: string) =>
