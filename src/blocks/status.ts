@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
-import { contextOfQueue, type QueueEntry } from '../config/queue-context.js';
+import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, indexedActionId } from './action-ids.js';
 import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
@@ -51,6 +51,18 @@ const ERROR_CHARS = 500;
 const MAX_CONTEXT_LINES = 5;
 /** Queues named on one context line; the rest are counted. */
 const QUEUES_PER_CONTEXT = 4;
+/** One context line at most (a runbook and a dashboard link of 500 characters would not fit). */
+const CONTEXT_LINE_CHARS = 700;
+/** All of a system's context lines: the table and the other systems come first. */
+const CONTEXT_CHARS = 1800;
+
+/** Flagged queues that share one context line; `first` is the worst one's index in `worst`. */
+interface StatusContext {
+  rows: Row[];
+  line: string;
+  first: number;
+  cost: number;
+}
 
 interface Row {
   q: QueueCounts;
@@ -66,9 +78,7 @@ interface Prepared {
   /** Worst first. */
   worst: Row[];
   /** The worst flagged queues with configured context, and their lines (shown when the row is). */
-  contexts: { rows: Row[]; line: string }[];
-  /** Characters of the context lines under the table. */
-  contextCost: number;
+  contexts: StatusContext[];
   flagged: number;
   /** Table characters of the `c` worst rows at index `c` (widths over all rows: an upper bound). */
   worstCost: number[];
@@ -150,7 +160,6 @@ function prepare(
       rows: [],
       worst: [],
       contexts: [],
-      contextCost: 0,
       flagged: 0,
       worstCost: [0],
       headingCost: 0,
@@ -191,45 +200,60 @@ function prepare(
     contexts,
     flagged,
     worstCost,
-    // Counted whether or not their rows make the cut: an upper bound.
-    contextCost: contextCost(contexts, locale),
     headingCost: table.heading.length + 10,
   };
 }
 
 /**
  * The context of the worst flagged queues that the config gives an owner, runbook or notes to:
- * one line per distinct context (a `dispatch-*` entry covers several queues), worst first.
+ * one line per distinct context (a `dispatch-*` entry covers several queues), worst first, each
+ * shortened (notes, then the dashboard, then the runbook left out) to stay a line, and no more
+ * of them than {@link CONTEXT_CHARS} hold: the table comes first.
  */
 function flaggedContexts(
   worst: readonly Row[],
   system: string,
   queueContext: StatusView['queueContext'],
   locale: Locale,
-): { rows: Row[]; line: string }[] {
+): StatusContext[] {
   if (!queueContext) return [];
-  const byLine = new Map<string, Row[]>();
-  for (const row of worst) {
-    if (row.flags.length === 0) break;
-    const line = queueContextLine(contextOfQueue(queueContext, system, row.q.name), locale);
-    if (!line) continue;
-    const rows = byLine.get(line);
-    if (rows) rows.push(row);
-    else if (byLine.size < MAX_CONTEXT_LINES) byLine.set(line, [row]);
-  }
-  return [...byLine].map(([line, rows]) => ({ line, rows }));
+  const byLine = new Map<string, StatusContext>();
+  let used = 60;
+  worst.forEach((row, index) => {
+    if (row.flags.length === 0) return;
+    const line = fittingContextLine(contextOfQueue(queueContext, system, row.q.name), locale);
+    if (!line) return;
+    const known = byLine.get(line);
+    if (known) {
+      known.rows.push(row);
+      return;
+    }
+    const cost = line.length + QUEUES_PER_CONTEXT * (NAME_WIDTH + 6) + 20;
+    if (byLine.size >= MAX_CONTEXT_LINES || used + cost > CONTEXT_CHARS) return;
+    used += cost;
+    byLine.set(line, { line, rows: [row], first: index, cost });
+  });
+  return [...byLine.values()];
 }
 
-function contextCost(contexts: readonly { line: string; rows: readonly Row[] }[], locale: Locale): number {
-  if (contexts.length === 0) return 0;
-  const t = messages(locale).queueContext;
-  return (
-    t.statusHeading.length +
-    contexts.reduce(
-      (sum, c) => sum + c.line.length + Math.min(c.rows.length, QUEUES_PER_CONTEXT) * (NAME_WIDTH + 6) + 20,
-      0,
-    )
-  );
+/** The context's line, with less of it until it fits {@link CONTEXT_LINE_CHARS}. */
+function fittingContextLine(context: QueueContext | undefined, locale: Locale): string | undefined {
+  if (!context) return undefined;
+  const { notes: _notes, ...withoutNotes } = context;
+  const { dashboard: _dashboard, ...linkAndOwner } = withoutNotes;
+  const variants = [context, withoutNotes, linkAndOwner, context.owner ? { owner: context.owner } : {}];
+  for (const variant of variants) {
+    const line = queueContextLine(variant, locale);
+    if (line && line.length <= CONTEXT_LINE_CHARS) return line;
+  }
+  return undefined;
+}
+
+/** What the context lines of the worst `shown` rows add to a system's part of the message. */
+function contextCost(contexts: readonly StatusContext[], shown: number): number {
+  const lines = contexts.filter((c) => c.first < shown);
+  // The heading's cost in any locale, and the line breaks.
+  return lines.length === 0 ? 0 : 60 + lines.reduce((sum, c) => sum + c.cost, 0);
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {
@@ -339,7 +363,7 @@ function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Pr
   const cost = (p: Prepared, cap: number) => {
     const shown = Math.min(Math.max(0, cap), p.rows.length);
     return (
-      p.head.length + 1 + p.contextCost + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0)
+      p.head.length + 1 + contextCost(p.contexts, shown) + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0)
     );
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);

@@ -51,7 +51,9 @@ async function fail(queueName: string, count: number): Promise<string> {
     },
     { connection, prefix },
   );
-  const jobs = await queue.addBulk(Array.from({ length: count }, (_, i) => ({ name: 'deliver', data: { i } })));
+  const jobs = await queue.addBulk(
+    Array.from({ length: count }, (_, i) => ({ name: 'deliver', data: { i } })),
+  );
   await waitFor(`${count} failed in ${queueName}`, async () => (await queue.getFailedCount()) === count);
   await worker.close();
   return jobs[0]!.id!;
@@ -103,7 +105,13 @@ describe('who owns a queue, where an operator looks', () => {
     const queues = (out.data as { systems: { queues: { name: string; context?: unknown }[] }[] }).systems[0]!
       .queues;
     // `dispatch-*` brings in what discovery found; `reports` matches nothing and is not the system's.
-    expect(queues.map((q) => q.name)).toEqual(['dispatch-ios', 'dispatch-web', 'events', 'scheduler', 'webhooks']);
+    expect(queues.map((q) => q.name)).toEqual([
+      'dispatch-ios',
+      'dispatch-web',
+      'events',
+      'scheduler',
+      'webhooks',
+    ]);
     const contextOf = (name: string) => queues.find((q) => q.name === name)!.context;
     expect(contextOf('webhooks')).toEqual(webhooksContext);
     expect(contextOf('dispatch-web')).toEqual({
@@ -112,7 +120,12 @@ describe('who owns a queue, where an operator looks', () => {
       dashboard: DISPATCH_DASHBOARD,
       notes: null,
     });
-    expect(contextOf('events')).toEqual({ owner: 'S0EVENTS', runbook: null, dashboard: null, notes: 'healthy here' });
+    expect(contextOf('events')).toEqual({
+      owner: 'S0EVENTS',
+      runbook: null,
+      dashboard: null,
+      notes: 'healthy here',
+    });
     expect(contextOf('scheduler')).toBeUndefined();
 
     // The message: a line for each flagged queue (failures), owner as a mention, links as links,

@@ -89,7 +89,9 @@ describe('a system’s queues with who owns them', () => {
   });
 
   it('tells a Turkish team in Turkish', () => {
-    expect(problemsOf(withQueues(['{ name: webhooks, runbook: "http://x.example" }'], ['locale: tr']))).toEqual([
+    expect(
+      problemsOf(withQueues(['{ name: webhooks, runbook: "http://x.example" }'], ['locale: tr'])),
+    ).toEqual([
       'systems[0].queues[0].runbook: bir https:// adresi olmalı (en çok 500 karakter; boşluk, "<", ">" ya da "|" olmadan)',
     ]);
   });

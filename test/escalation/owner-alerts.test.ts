@@ -98,9 +98,10 @@ describe('alerts name who owns their queue', () => {
     slack.done();
     nock.cleanAll();
     for (const post of posts)
-      expect(validateMessage({ text: post.body.text ?? '', blocks: post.blocks as never }), 'Slack’s limits').toEqual(
-        [],
-      );
+      expect(
+        validateMessage({ text: post.body.text ?? '', blocks: post.blocks as never }),
+        'Slack’s limits',
+      ).toEqual([]);
     return posts;
   }
 
