@@ -363,7 +363,11 @@ function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Pr
   const cost = (p: Prepared, cap: number) => {
     const shown = Math.min(Math.max(0, cap), p.rows.length);
     return (
-      p.head.length + 1 + contextCost(p.contexts, shown) + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0)
+      p.head.length +
+      1 +
+      contextCost(p.contexts, shown) +
+      tableCost(p, shown) +
+      (shown < p.rows.length ? SUMMARY_COST : 0)
     );
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);

@@ -61,9 +61,17 @@ export function alertOwnerLookup(config: {
 }
 
 /** What an alert's message says of its queue's owner; the owner is mentioned only when the rule says so. */
-function ownerLine(alert: Alert, ownerOf: AlertOwnerLookup | undefined, locale: Locale): string | undefined {
+function ownerLine(
+  alert: Alert,
+  ownerOf: AlertOwnerLookup | undefined,
+  locale: Locale,
+  keep: 'all' | 'ownerAndRunbook' | 'owner' = 'all',
+): string | undefined {
   const found = ownerOf?.(alert);
-  return found ? queueContextLine(found.context, locale, { mention: found.mention }) : undefined;
+  if (!found) return undefined;
+  const { owner, runbook } = found.context;
+  const context = keep === 'all' ? found.context : keep === 'owner' ? { owner } : { owner, runbook };
+  return queueContextLine(context, locale, { mention: found.mention });
 }
 
 /** Metrics about a queue's failed jobs: their alert points on to one job (`/queue job`). */
@@ -243,7 +251,8 @@ export function groupMessage(
       parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
     if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
     parts.push(t.alertId(a.id));
-    const owner = ownerLine(a, settings.ownerOf, locale);
+    // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five.
+    const owner = ownerLine(a, settings.ownerOf, locale, firing.length > 5 ? 'owner' : 'ownerAndRunbook');
     return owner ? `${parts.join(' · ')}\n${owner}` : parts.join(' · ');
   };
   if (firing.length > settings.maxAlertsPerMessage) {

@@ -21,6 +21,31 @@ function longest(name: string, i: number): QueueEntry {
   };
 }
 
+/** `n` firing alerts on queues q0…q(n−1); the odd ones by a rule called `paging`. */
+function firingAlerts(n: number): Alert[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `a-${i}`,
+    version: 1,
+    key: `r|pushizo/q${i}`,
+    rule: i % 2 ? 'paging' : 'quiet',
+    metric: 'failed',
+    severity: 'critical',
+    subject: `pushizo/q${i}`,
+    system: 'pushizo',
+    queue: `q${i}`,
+    comparator: 'above',
+    threshold: 0,
+    status: 'firing',
+    value: 3,
+    worst: 3,
+    series: [1, 2, 3],
+    clearing: 0,
+    openedAt: NOW.toISOString(),
+    updatedAt: NOW.toISOString(),
+    lastNotifiedAt: NOW.toISOString(),
+  }));
+}
+
 describe('queue context within Slack’s limits', () => {
   it('a status of 1,000 flagged queues, each with its own longest context, stays valid and escaped', () => {
     const status = pushizoStatus(1000);
@@ -85,28 +110,19 @@ describe('queue context within Slack’s limits', () => {
     );
   });
 
+  it('a group of 20 alerts, each with the longest context, stays valid and names each owner', () => {
+    const message = groupMessage(firingAlerts(20), 'en', NOW, {
+      clearAfterSamples: 2,
+      escalateTo: [],
+      maxAlertsPerMessage: 20,
+      ownerOf: (a) => ({ context: longest(a.queue!, Number(a.queue!.slice(1))), mention: false }),
+    });
+    expect(validateMessage(message)).toEqual([]);
+    for (let i = 0; i < 20; i++) expect(JSON.stringify(message.blocks)).toContain(`Owner \`S0OWNER${i}\``);
+  });
+
   it('a storm of alerts names the paged owners once each, and the message stays valid', () => {
-    const alerts: Alert[] = Array.from({ length: 30 }, (_, i) => ({
-      id: `a-${i}`,
-      version: 1,
-      key: `r|pushizo/q${i}`,
-      rule: i % 2 ? 'paging' : 'quiet',
-      metric: 'failed',
-      severity: 'critical',
-      subject: `pushizo/q${i}`,
-      system: 'pushizo',
-      queue: `q${i}`,
-      comparator: 'above',
-      threshold: 0,
-      status: 'firing',
-      value: 3,
-      worst: 3,
-      series: [1, 2, 3],
-      clearing: 0,
-      openedAt: NOW.toISOString(),
-      updatedAt: NOW.toISOString(),
-      lastNotifiedAt: NOW.toISOString(),
-    }));
+    const alerts = firingAlerts(30);
     const message = groupMessage(alerts, 'en', NOW, {
       clearAfterSamples: 2,
       escalateTo: [],
