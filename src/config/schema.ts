@@ -246,50 +246,52 @@ function buildConfigSchema(p: ConfigProblems) {
     workerGroup,
   );
 
-  const bullmqSystem = z.pipe(
-    z.strictObject({
-      name: systemName,
-      type: z.literal('bullmq'),
-      ...redisShape,
-      /**
-       * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
-       * there, so every key of every queue lives in one slot.
-       */
-      cluster: z.optional(z.boolean()),
-      nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
-      prefix: z._default(nonEmpty(), 'bull'),
-      queues: queueEntries,
-      workers: z.optional(workerGroups),
-      slack: systemSlack,
-    }),
-    z.transform(withQueueContext),
-  );
-
-  const celerySystem = z.pipe(
-    z.strictObject({
-      name: systemName,
-      type: z.literal('celery'),
-      ...redisShape,
-      resultBackend: z.optional(watchedRedisUrl),
-      queues: queueEntries,
-      globalKeyprefix: z._default(z.string(), ''),
-      /** kombu's `priority_steps` transport option. */
-      prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
-      /** kombu's `sep` transport option. */
-      separator: z._default(nonEmpty(), '\x06\x16'),
-      /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
-      fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
-      /** How long worker inspection waits for pidbox replies. */
-      inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
-      workers: z.optional(workerGroups),
-      slack: systemSlack,
-    }),
-    z.transform(withQueueContext),
-  );
-
-  const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
-    error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),
+  const bullmqSystem = z.strictObject({
+    name: systemName,
+    type: z.literal('bullmq'),
+    ...redisShape,
+    /**
+     * Redis Cluster: `redis` and `nodes` are startup nodes. BullMQ needs a `{hash-tag}` prefix
+     * there, so every key of every queue lives in one slot.
+     */
+    cluster: z.optional(z.boolean()),
+    nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
+    prefix: z._default(nonEmpty(), 'bull'),
+    queues: queueEntries,
+    workers: z.optional(workerGroups),
+    slack: systemSlack,
   });
+
+  const celerySystem = z.strictObject({
+    name: systemName,
+    type: z.literal('celery'),
+    ...redisShape,
+    resultBackend: z.optional(watchedRedisUrl),
+    queues: queueEntries,
+    globalKeyprefix: z._default(z.string(), ''),
+    /** kombu's `priority_steps` transport option. */
+    prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
+    /** kombu's `sep` transport option. */
+    separator: z._default(nonEmpty(), '\x06\x16'),
+    /** kombu's `fanout_prefix`: true → `/<db>.`, false → none, a string → itself. */
+    fanoutPrefix: z._default(z.union([z.boolean(), z.string()]), true),
+    /** How long worker inspection waits for pidbox replies. */
+    inspectTimeoutMs: z._default(intIn(50, 10_000), 1000),
+    workers: z.optional(workerGroups),
+    slack: systemSlack,
+  });
+
+  // `queues` is read into names, patterns and context here, once, for every consumer.
+  const system = z.discriminatedUnion(
+    'type',
+    [
+      z.pipe(bullmqSystem, z.transform(withQueueContext)),
+      z.pipe(celerySystem, z.transform(withQueueContext)),
+    ],
+    {
+      error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),
+    },
+  );
 
   const principal = z.string({ error: p.principal }).check(
     z.regex(/^(\*|[UWS][A-Z0-9]+)$/, {
