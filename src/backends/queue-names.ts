@@ -1,3 +1,4 @@
+import { queuePatternMatches } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
 
@@ -7,8 +8,13 @@ const RESCAN_AFTER_MS = 5_000;
 
 export interface QueueNamesOptions {
   system: string;
-  /** The queues from config; discovery is not used when they are given. */
+  /** The queues from config; discovery is not used when they are given (and no patterns are). */
   configured?: readonly string[];
+  /**
+   * Patterns from config (`dispatch-*`): the discovered queues they match belong to the system
+   * too, beside the configured names. With patterns, discovery runs and keeps only those.
+   */
+  patterns?: readonly string[];
   /** A full discovery (a SCAN of the keyspace): the expensive part this object rations. */
   discover: () => Promise<string[]>;
   now: () => number;
@@ -39,7 +45,17 @@ export interface QueueNames {
 }
 
 export function createQueueNames(options: QueueNamesOptions): QueueNames {
-  const { configured, now } = options;
+  const { now } = options;
+  const patterns = options.patterns && options.patterns.length > 0 ? options.patterns : undefined;
+  // Only names: the list is the config's, and nothing is ever scanned.
+  const configured = patterns ? undefined : options.configured;
+  /** What a discovery keeps: everything, or the configured names and what the patterns match. */
+  const keep = (found: readonly string[]): string[] => {
+    if (!patterns) return [...found].sort();
+    const named = new Set(options.configured ?? []);
+    const matched = found.filter((q) => named.has(q) || patterns.some((p) => queuePatternMatches(p, q)));
+    return [...new Set([...matched, ...named])].sort();
+  };
   let discovered: { at: number; queues: string[] } | undefined;
   let discovering: Promise<string[]> | undefined;
 
@@ -48,7 +64,7 @@ export function createQueueNames(options: QueueNamesOptions): QueueNames {
     discovering ??= options
       .discover()
       .then((queues) => {
-        discovered = { at: now(), queues: [...queues].sort() };
+        discovered = { at: now(), queues: keep(queues) };
         return discovered.queues;
       })
       .finally(() => {

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { DlqSample, FailedJob, SystemType } from '../backends/queue-backend.js';
+import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId } from './action-ids.js';
 import { formatAgo, formatNumber, formatUtc } from './format.js';
@@ -17,6 +18,7 @@ import {
 } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
+import { queueContextLine } from './queue-context.js';
 
 /** What `/queue dlq` shows. */
 export interface DlqView {
@@ -27,6 +29,8 @@ export interface DlqView {
   limit: number;
   /** "Now" for the relative times; pass it to keep the builder pure (defaults to the clock). */
   generatedAt?: Date;
+  /** Who owns the queue and its runbook, from the config. */
+  context?: QueueContext;
 }
 
 /** From roomy to tight: the first level at which every job fits is used. */
@@ -51,6 +55,8 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
     header(t.title(fitEscaped(rawTarget, 100), total)),
     context(t.shown(sample.jobs.length, total), t.updated(formatUtc(now, locale))),
   ];
+  const owner = queueContextLine(view.context, locale);
+  if (owner) blocks.push(context(owner));
   if (sample.topErrors.length > 0) {
     const lines = sample.topErrors
       .slice(0, 5)

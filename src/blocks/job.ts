@@ -1,16 +1,20 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
 import type { CeleryTaskView } from '../backends/celery/task.js';
+import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, jobRef } from './action-ids.js';
 import { formatDuration, formatNumber, formatRelative, formatUtc } from './format.js';
 import { actions, button, context, errorLine, header, inCode, inline, section } from './kit.js';
 import type { KnownBlock, Message } from './message.js';
+import { queueContextLine } from './queue-context.js';
 
 export interface BullmqJobMessageView {
   system: string;
   queue: string;
   job: BullmqJobView;
   generatedAt: Date;
+  /** Who owns the queue and its runbook, from the config. */
+  context?: QueueContext;
 }
 
 const STACK_LINE_CHARS = 200;
@@ -63,6 +67,7 @@ export function bullmqJobMessage(view: BullmqJobMessageView, locale: Locale): Me
   const blocks: KnownBlock[] = [
     header(t.title(target, job.id)),
     context(messages(locale).workers.updated(formatUtc(generatedAt, locale))),
+    ...ownerBlocks(view.context, locale),
     section(facts.join('\n')),
   ];
   if (times.length > 0) blocks.push(section([t.timesTitle, ...times].join('\n')));
@@ -92,6 +97,19 @@ export interface CeleryTaskMessageView {
   system: string;
   task: CeleryTaskView;
   generatedAt: Date;
+  /** Who owns the task's queue and its runbook, from the config. */
+  context?: QueueContext;
+}
+
+/** The owner, runbook and notes of the job's queue, as a context line, when the config has any. */
+function ownerBlocks(queueContext: QueueContext | undefined, locale: Locale): KnownBlock[] {
+  const line = queueContextLine(queueContext, locale);
+  return line ? [context(line)] : [];
+}
+
+/** The queue a Celery task is in or came from: its list, else what its stored result says. */
+export function celeryTaskQueue(task: CeleryTaskView): string | null {
+  return task.where?.queue ?? task.result?.queue ?? null;
 }
 
 /**
@@ -129,6 +147,7 @@ export function celeryTaskMessage(view: CeleryTaskMessageView, locale: Locale): 
   const blocks: KnownBlock[] = [
     header(t.taskTitle(system, task.id)),
     context(messages(locale).workers.updated(formatUtc(view.generatedAt, locale))),
+    ...ownerBlocks(view.context, locale),
     section(facts.join('\n')),
   ];
   if (result?.error) blocks.push(section(`${t.errorTitle}\n${errorLine(result.error, 500)}`));
@@ -139,7 +158,7 @@ export function celeryTaskMessage(view: CeleryTaskMessageView, locale: Locale): 
       ),
     );
   blocks.push(context(t.argsNote));
-  const queue = task.where?.queue ?? result?.queue ?? null;
+  const queue = celeryTaskQueue(task);
   const buttons = [];
   const retryRef = queue && task.state === 'FAILURE' ? jobRef(`${system}/${queue}`, task.id) : undefined;
   if (retryRef) buttons.push(button(t.retry, ActionId.JobRetry, retryRef, true));

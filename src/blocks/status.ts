@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
+import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId, indexedActionId } from './action-ids.js';
 import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
@@ -19,6 +20,7 @@ import {
 } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
+import { queueContextLine } from './queue-context.js';
 import { type FlagThresholds, flagSeverity, type QueueFlag, queueFlags } from './queue-flags.js';
 
 export { DEFAULT_FLAG_THRESHOLDS, type FlagThresholds, QueueFlag, queueFlags } from './queue-flags.js';
@@ -37,12 +39,30 @@ export interface StatusView {
   systems: StatusSystem[];
   /** Overrides of the backlog thresholds (defaults: 1000 jobs, 300 s). */
   thresholds?: Partial<FlagThresholds>;
+  /** The config's systems, for who owns each flagged queue (`queues[].owner`, runbook…). */
+  queueContext?: readonly { name: string; queueContext?: readonly QueueEntry[] }[];
 }
 
 /** Names wider than this are cut in the table; the DLQ buttons keep the full name. */
 const NAME_WIDTH = 30;
 const MAX_DLQ_BUTTONS = 10;
 const ERROR_CHARS = 500;
+/** Flagged queues per system whose owner and runbook are shown under the table, worst first. */
+const MAX_CONTEXT_LINES = 5;
+/** Queues named on one context line; the rest are counted. */
+const QUEUES_PER_CONTEXT = 4;
+/** One context line at most (a runbook and a dashboard link of 500 characters would not fit). */
+const CONTEXT_LINE_CHARS = 700;
+/** All of a system's context lines: the table and the other systems come first. */
+const CONTEXT_CHARS = 1800;
+
+/** Flagged queues that share one context line; `first` is the worst one's index in `worst`. */
+interface StatusContext {
+  rows: Row[];
+  line: string;
+  first: number;
+  cost: number;
+}
 
 interface Row {
   q: QueueCounts;
@@ -57,6 +77,8 @@ interface Prepared {
   rows: Row[];
   /** Worst first. */
   worst: Row[];
+  /** The worst flagged queues with configured context, and their lines (shown when the row is). */
+  contexts: StatusContext[];
   flagged: number;
   /** Table characters of the `c` worst rows at index `c` (widths over all rows: an upper bound). */
   worstCost: number[];
@@ -72,7 +94,7 @@ interface Plan {
 /** The `/queue status` message: a compact table per system, worst queues first when space runs out. */
 export function statusMessage(view: StatusView, locale: Locale): Message {
   const t = messages(locale).status;
-  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale));
+  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale, view.queueContext));
 
   const title = view.scope ? t.titleScoped(fitEscaped(view.scope, 120)) : t.title;
   const top: KnownBlock[] = [header(title), context(t.updated(formatUtc(view.generatedAt, locale)))];
@@ -126,12 +148,22 @@ function prepare(
   sys: StatusSystem,
   thresholds: Partial<FlagThresholds> | undefined,
   locale: Locale,
+  queueContext: StatusView['queueContext'],
 ): Prepared {
   const t = messages(locale).status;
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
   if (!sys.ok) {
     const head = t.systemError(inline(sys.name, 100), typeLabel, errorLine(sys.error, ERROR_CHARS));
-    return { sys, head, rows: [], worst: [], flagged: 0, worstCost: [0], headingCost: 0 };
+    return {
+      sys,
+      head,
+      rows: [],
+      worst: [],
+      contexts: [],
+      flagged: 0,
+      worstCost: [0],
+      headingCost: 0,
+    };
   }
   const st = sys.status;
   const inspectFailed = st.warnings.some((w) => w.code === 'WorkerInspectFailed');
@@ -155,6 +187,7 @@ function prepare(
   lines.push(workersLine(st, locale));
   if (rows.length === 0) lines.push(t.noQueues);
 
+  const contexts = flaggedContexts(worst, sys.name, queueContext, locale);
   const table = renderTable(rows, locale);
   const lineOf = new Map(rows.map((r, i) => [r, table.lines[i] ?? '']));
   const worstCost = [0];
@@ -164,10 +197,63 @@ function prepare(
     head: lines.join('\n'),
     rows,
     worst,
+    contexts,
     flagged,
     worstCost,
     headingCost: table.heading.length + 10,
   };
+}
+
+/**
+ * The context of the worst flagged queues that the config gives an owner, runbook or notes to:
+ * one line per distinct context (a `dispatch-*` entry covers several queues), worst first, each
+ * shortened (notes, then the dashboard, then the runbook left out) to stay a line, and no more
+ * of them than {@link CONTEXT_CHARS} hold: the table comes first.
+ */
+function flaggedContexts(
+  worst: readonly Row[],
+  system: string,
+  queueContext: StatusView['queueContext'],
+  locale: Locale,
+): StatusContext[] {
+  if (!queueContext) return [];
+  const byLine = new Map<string, StatusContext>();
+  let used = 60;
+  worst.forEach((row, index) => {
+    if (row.flags.length === 0) return;
+    const line = fittingContextLine(contextOfQueue(queueContext, system, row.q.name), locale);
+    if (!line) return;
+    const known = byLine.get(line);
+    if (known) {
+      known.rows.push(row);
+      return;
+    }
+    const cost = line.length + QUEUES_PER_CONTEXT * (NAME_WIDTH + 6) + 20;
+    if (byLine.size >= MAX_CONTEXT_LINES || used + cost > CONTEXT_CHARS) return;
+    used += cost;
+    byLine.set(line, { line, rows: [row], first: index, cost });
+  });
+  return [...byLine.values()];
+}
+
+/** The context's line, with less of it until it fits {@link CONTEXT_LINE_CHARS}. */
+function fittingContextLine(context: QueueContext | undefined, locale: Locale): string | undefined {
+  if (!context) return undefined;
+  const { notes: _notes, ...withoutNotes } = context;
+  const { dashboard: _dashboard, ...linkAndOwner } = withoutNotes;
+  const variants = [context, withoutNotes, linkAndOwner, context.owner ? { owner: context.owner } : {}];
+  for (const variant of variants) {
+    const line = queueContextLine(variant, locale);
+    if (line && line.length <= CONTEXT_LINE_CHARS) return line;
+  }
+  return undefined;
+}
+
+/** What the context lines of the worst `shown` rows add to a system's part of the message. */
+function contextCost(contexts: readonly StatusContext[], shown: number): number {
+  const lines = contexts.filter((c) => c.first < shown);
+  // The heading's cost in any locale, and the line breaks.
+  return lines.length === 0 ? 0 : 60 + lines.reduce((sum, c) => sum + c.cost, 0);
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {
@@ -276,7 +362,13 @@ function plan(prepared: Prepared[], budget: number): { kept: Plan[]; dropped: Pr
     cap >= p.rows.length ? p.rows : p.worst.slice(0, Math.max(0, cap));
   const cost = (p: Prepared, cap: number) => {
     const shown = Math.min(Math.max(0, cap), p.rows.length);
-    return p.head.length + 1 + tableCost(p, shown) + (shown < p.rows.length ? SUMMARY_COST : 0);
+    return (
+      p.head.length +
+      1 +
+      contextCost(p.contexts, shown) +
+      tableCost(p, shown) +
+      (shown < p.rows.length ? SUMMARY_COST : 0)
+    );
   };
   const total = (ps: Prepared[], cap: number) => ps.reduce((sum, p) => sum + cost(p, cap), 0);
 
@@ -330,6 +422,19 @@ function systemPieces(pl: Plan, locale: Locale): string[] {
     const counts = { failures: 0, backlog: 0, paused: 0, noWorkers: 0 };
     for (const r of pl.hidden) for (const f of r.flags) counts[f]++;
     pieces.push(t.moreQueues(pl.hidden.length, counts, inCode(t.queueHint(pl.p.sys.name), 150)));
+  }
+  const shown = new Set(pl.shown);
+  const contexts = pl.p.contexts
+    .map((c) => ({ line: c.line, rows: c.rows.filter((r) => shown.has(r)) }))
+    .filter((c) => c.rows.length > 0);
+  if (contexts.length > 0) {
+    const q = messages(locale).queueContext;
+    const names = (rows: Row[]) =>
+      rows
+        .slice(0, QUEUES_PER_CONTEXT)
+        .map((r) => `\`${inCode(truncateName(r.q.name), 80)}\``)
+        .join(', ') + (rows.length > QUEUES_PER_CONTEXT ? ` +${rows.length - QUEUES_PER_CONTEXT}` : '');
+    pieces.push([q.statusHeading, ...contexts.map((c) => q.statusLine(names(c.rows), c.line))].join('\n'));
   }
   return pieces;
 }

@@ -1,5 +1,7 @@
 import type { DlqSample } from '../backends/queue-backend.js';
 import { dlqMessage } from '../blocks/dlq.js';
+import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
+import { contextOfQueue, type QueueContext } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
@@ -17,9 +19,11 @@ export interface DlqData {
   total: number;
   jobs: { id: string; name: string; error: string; attempts: number; failedAt: string | null }[];
   topErrors: { error: string; count: number }[];
+  /** Who owns the queue and its runbook (`queues[].owner`…), null when the config names none. */
+  context: QueueContextData | null;
 }
 
-export function toDlqData(system: string, sample: DlqSample): DlqData {
+export function toDlqData(system: string, sample: DlqSample, context?: QueueContext): DlqData {
   return {
     system,
     queue: sample.queue,
@@ -34,6 +38,7 @@ export function toDlqData(system: string, sample: DlqSample): DlqData {
         j.failedAt === null || !Number.isFinite(j.failedAt) ? null : new Date(j.failedAt).toISOString(),
     })),
     topErrors: sample.topErrors.map((e) => ({ error: scrubSecrets(e.error), count: e.count })),
+    context: queueContextData(context),
   };
 }
 
@@ -71,13 +76,14 @@ export const dlqCommand: CommandDefinition = {
       throw await queueMissing(ctx, target.system, t.commands.dlqNeedsQueue, usage);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
     const sample = await askSystem(ctx, system, backend.dlq(queue!, limit));
+    const context = contextOfQueue(ctx.config.systems, system, queue);
     return {
       ok: true,
       message: dlqMessage(
-        { system, type: backend.type, sample, limit, generatedAt: ctx.now() },
+        { system, type: backend.type, sample, limit, generatedAt: ctx.now(), context },
         request.locale,
       ),
-      data: toDlqData(system, sample),
+      data: toDlqData(system, sample, context),
       visibility: 'in_channel',
     };
   },

@@ -1,6 +1,8 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
 import type { CeleryTaskView } from '../backends/celery/task.js';
-import { bullmqJobMessage, celeryTaskMessage } from '../blocks/job.js';
+import { bullmqJobMessage, celeryTaskMessage, celeryTaskQueue } from '../blocks/job.js';
+import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
+import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from './parse.js';
@@ -19,11 +21,18 @@ export interface BullmqJobData {
     timestamps: { added: string | null; processed: string | null; finished: string | null };
     dueAt: string | null;
   };
+  /** Who owns the queue and its runbook (`queues[].owner`…), null when the config names none. */
+  context: QueueContextData | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function bullmqJobData(system: string, queue: string, job: BullmqJobView): BullmqJobData {
+export function bullmqJobData(
+  system: string,
+  queue: string,
+  job: BullmqJobView,
+  context: QueueContextData | null = null,
+): BullmqJobData {
   return {
     system,
     queue,
@@ -36,6 +45,7 @@ export function bullmqJobData(system: string, queue: string, job: BullmqJobView)
         finished: iso(job.timestamps.finished),
       },
     },
+    context,
   };
 }
 
@@ -43,6 +53,8 @@ export function bullmqJobData(system: string, queue: string, job: BullmqJobView)
 export interface CeleryTaskData {
   system: string;
   task: CeleryTaskView;
+  /** Who owns the task's queue (the one named, else the one it is in or came from), or null. */
+  context: QueueContextData | null;
 }
 
 /**
@@ -76,18 +88,31 @@ export const jobCommand: CommandDefinition = {
         id,
         looked: found.looked.join(', '),
       });
-    if (found.kind === 'celery')
+    if (found.kind === 'celery') {
+      const context = contextOfQueue(
+        ctx.config.systems,
+        system,
+        target.queue ?? celeryTaskQueue(found.task) ?? undefined,
+      );
       return {
         ok: true,
-        message: celeryTaskMessage({ system, task: found.task, generatedAt: ctx.now() }, request.locale),
-        data: { system, task: found.task } satisfies CeleryTaskData,
+        message: celeryTaskMessage(
+          { system, task: found.task, generatedAt: ctx.now(), context },
+          request.locale,
+        ),
+        data: { system, task: found.task, context: queueContextData(context) } satisfies CeleryTaskData,
         visibility: 'in_channel',
       };
+    }
     const queue = target.queue!;
+    const context = contextOfQueue(ctx.config.systems, system, queue);
     return {
       ok: true,
-      message: bullmqJobMessage({ system, queue, job: found.job, generatedAt: ctx.now() }, request.locale),
-      data: bullmqJobData(system, queue, found.job),
+      message: bullmqJobMessage(
+        { system, queue, job: found.job, generatedAt: ctx.now(), context },
+        request.locale,
+      ),
+      data: bullmqJobData(system, queue, found.job, queueContextData(context)),
       visibility: 'in_channel',
     };
   },

@@ -1,7 +1,9 @@
 import type { QueueBackend, SystemStatus, SystemType } from '../backends/queue-backend.js';
 import { formatUtc } from '../blocks/format.js';
 import type { Message } from '../blocks/message.js';
+import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
 import { type StatusView, statusMessage } from '../blocks/status.js';
+import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
@@ -34,6 +36,8 @@ export interface StatusSystemData {
     completed: number;
     isPaused: boolean;
     oldestWaitingSeconds: number | null;
+    /** Who owns the queue and its runbook, on queues the config gives any to. */
+    context?: QueueContextData;
   }[];
   workers: { name: string; active?: number }[];
 }
@@ -74,7 +78,10 @@ export async function readSystems(
 }
 
 /** The exact `--json` shape: no key beyond the documented ones. */
-export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
+export function toStatusData(
+  outcomes: readonly SystemOutcome[],
+  queueContext: StatusView['queueContext'] = [],
+): StatusData {
   return {
     systems: outcomes.map((o): StatusSystemData => {
       if (!o.ok)
@@ -97,17 +104,21 @@ export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
           maxMemoryBytes: redis.maxMemoryBytes,
           maxMemoryPolicy: redis.maxMemoryPolicy,
         },
-        queues: queues.map((q) => ({
-          name: q.name,
-          waiting: q.waiting,
-          active: q.active,
-          delayed: q.delayed,
-          prioritized: q.prioritized,
-          failed: q.failed,
-          completed: q.completed,
-          isPaused: q.isPaused,
-          oldestWaitingSeconds: q.oldestWaitingSeconds,
-        })),
+        queues: queues.map((q) => {
+          const context = queueContextData(contextOfQueue(queueContext, o.name, q.name));
+          return {
+            name: q.name,
+            waiting: q.waiting,
+            active: q.active,
+            delayed: q.delayed,
+            prioritized: q.prioritized,
+            failed: q.failed,
+            completed: q.completed,
+            isPaused: q.isPaused,
+            oldestWaitingSeconds: q.oldestWaitingSeconds,
+            ...(context ? { context } : {}),
+          };
+        }),
         workers: workers.map((w) =>
           w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
         ),
@@ -130,6 +141,7 @@ export function statusRenderer(): (view: StatusView, locale: Locale) => Message 
   const sameSnapshot = (a: StatusView, b: StatusView) =>
     a.scope === b.scope &&
     a.thresholds === b.thresholds &&
+    a.queueContext === b.queueContext &&
     a.systems.length === b.systems.length &&
     a.systems.every((sys, i) => {
       const other = b.systems[i]!;
@@ -194,9 +206,9 @@ export const statusCommand: CommandDefinition = {
     }
 
     const outcomes = earlyFailure ? [earlyFailure] : await readSystems(ctx, request, targets);
-    const data = toStatusData(outcomes);
+    const data = toStatusData(outcomes, ctx.config.systems);
     const message = renderStatus(
-      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes },
+      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes, queueContext: ctx.config.systems },
       request.locale,
     );
     const down = outcomes.filter((o) => !o.ok);

@@ -8,6 +8,7 @@ import { parseDuration } from '../escalation/duration.js';
 import { config as englishProblems } from '../i18n/en/config.js';
 import { LOCALE_IDS } from '../i18n/locales.js';
 import { isReadableRedisUrl } from '../lib/redis-url.js';
+import { normalizeQueues, type QueueEntry } from './queue-context.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.
 z.config(en());
@@ -26,6 +27,7 @@ interface RuleInput {
   within?: string;
   severity?: 'critical' | 'warning' | 'info';
   includePaused?: boolean;
+  mentionOwner?: boolean;
 }
 
 /** What a rule can watch; README lists what each one means. */
@@ -150,6 +152,49 @@ function buildConfigSchema(p: ConfigProblems) {
   /** A queue name as it appears in `system/queue`: no slash, no whitespace. */
   const queueName = z.string().check(z.regex(/^[^\s/]+$/, { error: p.queueName }));
 
+  /** A link shown as a link: only `https:`, and nothing that would end Slack's `<url|label>` early. */
+  const httpsUrl = z.string({ error: p.httpsUrl }).check(
+    z.refine(
+      (text) => {
+        if (text.length > 500 || /[\s<>|]/.test(text)) return false;
+        try {
+          return new URL(text).protocol === 'https:';
+        } catch {
+          return false;
+        }
+      },
+      { error: p.httpsUrl },
+    ),
+  );
+
+  /**
+   * One `queues` entry: a name (or a `*` pattern), or the same with who owns it and what to do
+   * about it. Read into names, patterns and context once, at load (`normalizeQueues`).
+   */
+  const queueEntry = z.union(
+    [
+      queueName,
+      z.strictObject({
+        name: queueName,
+        /** A Slack user group (S…) or user (U…/W…). */
+        owner: z.optional(
+          z.string({ error: p.owner }).check(z.regex(/^[USW][A-Z0-9]+$/, { error: p.owner })),
+        ),
+        runbook: z.optional(httpsUrl),
+        dashboard: z.optional(httpsUrl),
+        notes: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
+      }),
+    ],
+    { error: (issue) => (issue.code === 'invalid_union' ? p.queueEntry : undefined) },
+  );
+  const queueEntries = z.optional(z.array(queueEntry).check(z.minLength(1)));
+
+  /** A system with its `queues` normalized: names and patterns for the backends, context for the views. */
+  const withQueueContext = <S extends { queues?: (string | QueueEntry)[] | undefined }>(system: S) => {
+    const { queues, ...rest } = system;
+    return { ...rest, ...normalizeQueues(queues) };
+  };
+
   const systemName = z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: p.name }));
 
   /** A count of replicas, containers or pool processes. */
@@ -213,7 +258,7 @@ function buildConfigSchema(p: ConfigProblems) {
     cluster: z.optional(z.boolean()),
     nodes: z.optional(z.array(redisUrl).check(z.minLength(1))),
     prefix: z._default(nonEmpty(), 'bull'),
-    queues: z.optional(z.array(queueName).check(z.minLength(1))),
+    queues: queueEntries,
     workers: z.optional(workerGroups),
     slack: systemSlack,
   });
@@ -223,7 +268,7 @@ function buildConfigSchema(p: ConfigProblems) {
     type: z.literal('celery'),
     ...redisShape,
     resultBackend: z.optional(watchedRedisUrl),
-    queues: z.optional(z.array(queueName).check(z.minLength(1))),
+    queues: queueEntries,
     globalKeyprefix: z._default(z.string(), ''),
     /** kombu's `priority_steps` transport option. */
     prioritySteps: z._default(z.array(intIn(0, 255)).check(z.minLength(1)), [0, 3, 6, 9]),
@@ -237,9 +282,17 @@ function buildConfigSchema(p: ConfigProblems) {
     slack: systemSlack,
   });
 
-  const system = z.discriminatedUnion('type', [bullmqSystem, celerySystem], {
-    error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),
-  });
+  // `queues` is read into names, patterns and context here, once, for every consumer.
+  const system = z.discriminatedUnion(
+    'type',
+    [
+      z.pipe(bullmqSystem, z.transform(withQueueContext)),
+      z.pipe(celerySystem, z.transform(withQueueContext)),
+    ],
+    {
+      error: (issue) => (issue.code === 'invalid_union' ? p.systemType : (issue.message ?? p.invalidSystem)),
+    },
+  );
 
   const principal = z.string({ error: p.principal }).check(
     z.regex(/^(\*|[UWS][A-Z0-9]+)$/, {
@@ -304,6 +357,8 @@ function buildConfigSchema(p: ConfigProblems) {
       severity: z._default(z.enum(['critical', 'warning', 'info']), 'warning'),
       /** A paused queue is skipped (not "no workers", not a backlog) unless the rule asks for it. */
       includePaused: z.optional(z.boolean()),
+      /** The alert mentions the owner of its queue (`queues[].owner`), so the owning team is paged. */
+      mentionOwner: z.optional(z.boolean()),
     })
     .check(
       z.refine((r) => (r.above === undefined) !== (r.below === undefined), {

@@ -19,6 +19,67 @@ export const DEMO_GROUPS = {
   pool: { system: 'zeus', group: 'pool' },
 } as const;
 
+const RUNBOOK = 'https://runbooks.pushizo.example/queue-backlog';
+const DASHBOARD = 'https://grafana.pushizo.example/d/pushizo-queues';
+
+/**
+ * Who owns Pushizo's queues and what to do about them: the Pushizo runbook's table ("Kuyruk |
+ * Normal neden | Tipik çözüm"), one entry per row, `dispatch-*` as the runbook writes it. The
+ * owners are user groups; the links are the runbook's sections and the queue dashboard.
+ */
+export const DEMO_QUEUE_CONTEXT = [
+  {
+    name: 'audience',
+    owner: 'S0PUSHCORE',
+    runbook: `${RUNBOOK}#audience`,
+    dashboard: `${DASHBOARD}?var-queue=audience`,
+    notes: '1M+ abonelik kampanyası, eşzamanlılık 2 → bekle; `worker-dispatch` replikası artır',
+  },
+  {
+    name: 'dispatch-*',
+    owner: 'S0PUSHDELIVERY',
+    runbook: 'https://runbooks.pushizo.example/provider-outage',
+    dashboard: `${DASHBOARD}?var-queue=dispatch`,
+    notes:
+      'büyük kampanya (200 teslimat/batch), sağlayıcı yavaş/rate limit (`delayed` artar) → `provider-outage.md`; `WORKER_CONCURRENCY` ve replika artır',
+  },
+  {
+    name: 'events',
+    owner: 'S0PUSHCORE',
+    runbook: `${RUNBOOK}#events`,
+    dashboard: `${DASHBOARD}?var-queue=events`,
+    notes:
+      'SDK/API olay patlaması (10k olay/sn hedefi) → `worker-system` replikası artır; `events` kuyruğunu ayrı servise al',
+  },
+  {
+    name: 'webhooks',
+    owner: 'S0WEBHOOKS',
+    runbook: `${RUNBOOK}#webhooks`,
+    dashboard: `${DASHBOARD}?var-queue=webhooks`,
+    notes: "müşteri endpoint'i yavaş (10 sn timeout, 1 eşzamanlı) → endpoint sağlığı; `WEBHOOK_TIMEOUT_MS`",
+  },
+  {
+    name: 'journeys',
+    owner: 'S0PUSHCORE',
+    runbook: `${RUNBOOK}#journeys`,
+    notes: 'bekleme düğümleri aynı anda doluyor → replika artır',
+  },
+  {
+    name: 'maintenance',
+    owner: 'S0PUSHCORE',
+    runbook: `${RUNBOOK}#maintenance`,
+    dashboard: `${DASHBOARD}?var-queue=maintenance`,
+    notes:
+      'retention/rollup uzun sürüyor → tek eşzamanlı; iş süresine bak (`queue_job_duration_seconds{queue="maintenance"}`)',
+  },
+] as const;
+
+/** A `queues` entry in YAML's flow style: a plain name, or the name with its context. */
+function queueEntryYaml(entry: { name: string } & Record<string, string>): string {
+  const fields = Object.entries(entry).map(([key, value]) => `${key}: ${yamlString(value)}`);
+  return `{ ${fields.join(', ')} }`;
+}
+
 /** How often the demo's own monitor samples: often enough that a change shows within seconds. */
 export const DEMO_MONITOR_SECONDS = 5;
 
@@ -67,7 +128,13 @@ export function writeDemoConfig(
     '    type: bullmq',
     `    redis: ${url}`,
     `    prefix: ${plan.pushizo.prefix}`,
-    `    queues: ${list(plan.pushizo.queues.map((q) => q.name))}`,
+    // Every queue by name, then the runbook's rows; `dispatch-*` covers the dispatch queues.
+    '    queues:',
+    ...plan.pushizo.queues.map((q) => {
+      const row = DEMO_QUEUE_CONTEXT.find((c) => c.name === q.name);
+      return `      - ${row ? queueEntryYaml(row) : yamlString(q.name)}`;
+    }),
+    ...DEMO_QUEUE_CONTEXT.filter((c) => c.name.includes('*')).map((c) => `      - ${queueEntryYaml(c)}`),
     '    workers:',
     `      ${compose.group}: { type: compose, project: ${compose.project}, file: ${yamlString(join(dir, 'docker-compose.yml'))}, service: ${compose.service}, min: 0, max: 8 }`,
     `  - name: ${plan.zeus.name}`,

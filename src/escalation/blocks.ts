@@ -1,9 +1,12 @@
 import type { KnownBlock } from '@slack/types';
 import { ActionId } from '../blocks/action-ids.js';
 import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
+import { jobCommand } from '../blocks/job.js';
 import { actions, button, context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { ownerMention, queueContextLine } from '../blocks/queue-context.js';
+import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { Silence } from '../store/alert.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
@@ -40,6 +43,40 @@ export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, l
   return decimals === undefined ? text : formatDecimal(Number(text), decimals, locale);
 }
 
+/** The owner and runbook of an alert's queue, and whether its rule pages the owner (`mentionOwner`). */
+export type AlertOwnerLookup = (
+  alert: Pick<Alert, 'rule' | 'system' | 'queue'>,
+) => { context: QueueContext; mention: boolean } | undefined;
+
+/** The lookup over a config: each system's `queues` context, each rule's `mentionOwner`. */
+export function alertOwnerLookup(config: {
+  systems: readonly { name: string; queueContext?: readonly QueueEntry[] }[];
+  escalation: { rules: readonly { name: string; mentionOwner?: boolean | undefined }[] };
+}): AlertOwnerLookup {
+  const mentioning = new Set(config.escalation.rules.filter((r) => r.mentionOwner).map((r) => r.name));
+  return (alert) => {
+    const context = contextOfQueue(config.systems, alert.system, alert.queue);
+    return context ? { context, mention: mentioning.has(alert.rule) } : undefined;
+  };
+}
+
+/** What an alert's message says of its queue's owner; the owner is mentioned only when the rule says so. */
+function ownerLine(
+  alert: Alert,
+  ownerOf: AlertOwnerLookup | undefined,
+  locale: Locale,
+  keep: 'all' | 'ownerAndRunbook' | 'owner' = 'all',
+): string | undefined {
+  const found = ownerOf?.(alert);
+  if (!found) return undefined;
+  const { owner, runbook } = found.context;
+  const context = keep === 'all' ? found.context : keep === 'owner' ? { owner } : { owner, runbook };
+  return queueContextLine(context, locale, { mention: found.mention });
+}
+
+/** Metrics about a queue's failed jobs: their alert points on to one job (`/queue job`). */
+const FAILURE_METRICS: ReadonlySet<string> = new Set(['failed', 'failedIncrease']);
+
 /** Who did something, as Slack shows it: a mention for Slack ids, the name otherwise (CLI users). */
 export function who(id: string): string {
   return /^[UW][A-Z0-9]+$/.test(id) ? `<@${id}>` : inline(id, 80);
@@ -54,7 +91,7 @@ export function alertMessage(
   alert: Alert,
   locale: Locale,
   now: Date,
-  settings: { clearAfterSamples: number; escalateTo: readonly string[] },
+  settings: { clearAfterSamples: number; escalateTo: readonly string[]; ownerOf?: AlertOwnerLookup },
   silence?: Silence,
 ): Message {
   const t = messages(locale).escalation;
@@ -99,6 +136,12 @@ export function alertMessage(
   ];
   facts.push(t.alertId(alert.id));
   blocks.push(context(...facts));
+  const owner = ownerLine(alert, settings.ownerOf, locale);
+  if (owner) blocks.push(context(owner));
+  if (alert.queue !== undefined && FAILURE_METRICS.has(alert.metric))
+    blocks.push(
+      context(messages(locale).queueContext.alertJobHint(inCode(jobCommand(alert.subject, '<id>'), 300))),
+    );
   const states: string[] = [];
   if (alert.ackedBy) states.push(t.ackedBy(who(alert.ackedBy)));
   if (alert.snoozedUntil && isSnoozed(alert, now.getTime()))
@@ -111,7 +154,13 @@ export function alertMessage(
   if (states.length) blocks.push(context(...states));
 
   blocks.push(alertButtons(alert, locale));
-  return { text: t.fallback(severity, rule, subject, value), blocks };
+  const paged = settings.ownerOf?.(alert);
+  // The notification's own text carries the mention too, so the owner's phone says why.
+  const text = t.fallback(severity, rule, subject, value);
+  return {
+    text: paged?.mention && paged.context.owner ? `${text} ${ownerMention(paged.context.owner)}` : text,
+    blocks,
+  };
 }
 
 /** The per-alert buttons: Ack, Snooze, and for queues Show DLQ and Scale… */
@@ -147,7 +196,12 @@ export function groupMessage(
   members: readonly Alert[],
   locale: Locale,
   now: Date,
-  settings: { clearAfterSamples: number; escalateTo: readonly string[]; maxAlertsPerMessage: number },
+  settings: {
+    clearAfterSamples: number;
+    escalateTo: readonly string[];
+    maxAlertsPerMessage: number;
+    ownerOf?: AlertOwnerLookup;
+  },
   silences: readonly Silence[] = [],
 ): Message {
   const t = messages(locale).escalation;
@@ -197,7 +251,9 @@ export function groupMessage(
       parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
     if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
     parts.push(t.alertId(a.id));
-    return parts.join(' · ');
+    // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five.
+    const owner = ownerLine(a, settings.ownerOf, locale, firing.length > 5 ? 'owner' : 'ownerAndRunbook');
+    return owner ? `${parts.join(' · ')}\n${owner}` : parts.join(' · ');
   };
   if (firing.length > settings.maxAlertsPerMessage) {
     // A storm: counted by rule and system, a few named, the rest one command away.
@@ -226,6 +282,20 @@ export function groupMessage(
     blocks.push(context(resolved.slice(-GROUP_RESOLVED_LINES).map(resolvedLine).join('\n')));
   const notes: string[] = [];
   if (held.length) notes.push(g.held(held.length));
+  // The owners the firing alerts' rules page (`mentionOwner`), at most ten.
+  const paged = [
+    ...new Set(
+      firing.flatMap((a) => {
+        const found = settings.ownerOf?.(a);
+        return found?.mention && found.context.owner ? [found.context.owner] : [];
+      }),
+    ),
+  ]
+    .slice(0, 10)
+    .map(ownerMention);
+  // A storm lists no alert in full: the owners are named here instead.
+  if (firing.length > settings.maxAlertsPerMessage && paged.length > 0)
+    notes.push(messages(locale).queueContext.owners(paged.join(' ')));
   for (const s of silences.slice(0, 3)) notes.push(silenceNote(s, locale));
   if (firing.some((a) => a.escalatedAt) && settings.escalateTo.length)
     notes.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
@@ -238,7 +308,8 @@ export function groupMessage(
       ),
     );
   if (notes.length) blocks.push(context(...notes));
-  return { text: g.fallback(severity, firing.length, inline(where, 200)), blocks };
+  const text = g.fallback(severity, firing.length, inline(where, 200));
+  return { text: paged.length > 0 ? `${text} ${paged.join(' ')}` : text, blocks };
 }
 
 /** What a message says of the silence that holds its alerts: id, pattern, until when, why. */

@@ -4,7 +4,7 @@ import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Alert, Silence } from '../store/alert.js';
 import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
-import { alertMessage, groupMessage, threadMessage } from './blocks.js';
+import { type AlertOwnerLookup, alertMessage, groupMessage, threadMessage } from './blocks.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
 export class DeliveryError extends Error {
@@ -61,6 +61,8 @@ export interface OutboxDeps {
   >;
   /** Who claims items (a replica, a `monitor --once` process). */
   owner: string;
+  /** Who owns an alert's queue and whether its rule mentions them (`queues[].owner`, `mentionOwner`). */
+  ownerOf?: AlertOwnerLookup;
   now: () => Date;
   logger: Logger;
   locale: Locale;
@@ -106,6 +108,7 @@ const backoffMs = (attempts: number) => Math.min(60_000, 2000 * 2 ** Math.min(at
 export function createOutbox(deps: OutboxDeps) {
   const { store, logger } = deps;
   const claimMs = deps.claimMs ?? 30_000;
+  const settings = { ...deps.settings, ...(deps.ownerOf ? { ownerOf: deps.ownerOf } : {}) };
   let messagesRun: Promise<LaneResult> | undefined;
   let chartsRun: Promise<LaneResult> | undefined;
 
@@ -134,7 +137,7 @@ export function createOutbox(deps: OutboxDeps) {
     const silences = (await Promise.all(ids.map((id) => store.getSilence(id)))).filter(
       (s): s is Silence => s !== undefined && s.liftedAt === undefined && s.expiresAt > iso,
     );
-    return { message: groupMessage(members, deps.locale, now, deps.settings, silences), members };
+    return { message: groupMessage(members, deps.locale, now, settings, silences), members };
   }
 
   /** Updates a group's message unless this process already sent exactly that. */
@@ -230,7 +233,7 @@ export function createOutbox(deps: OutboxDeps) {
       }
       const posted = await slack.post(
         channel,
-        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
+        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert)),
         undefined,
         alert.id,
       );
@@ -257,7 +260,7 @@ export function createOutbox(deps: OutboxDeps) {
       await slack.update(
         alert.channel,
         alert.messageTs,
-        alertMessage(alert, deps.locale, now, deps.settings, await silenceOf(alert)),
+        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert)),
       );
     } else {
       await slack.post(

@@ -2,6 +2,7 @@ import type { QueueOps } from '../app.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import { trendSource } from './alerts.js';
+import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
 import { trendFile } from './render-chart.js';
@@ -45,6 +46,7 @@ export function createEscalation(deps: {
     hasSystemChannels: alertChannels.size > 0,
     settings: runtime.config.escalation,
     owner,
+    ownerOf: alertOwnerLookup(runtime.config),
     now: runtime.ctx.now,
     logger,
     locale: runtime.config.locale,

@@ -71,3 +71,38 @@ describe('queue names by discovery', () => {
     expect(await resolving).toEqual(['dispatch-ios']);
   });
 });
+
+describe('queue names from config with patterns (`dispatch-*`)', () => {
+  function setup(configured?: string[]) {
+    const scans: ((queues: string[]) => void)[] = [];
+    const names = createQueueNames({
+      system: 'pushizo',
+      configured,
+      patterns: ['dispatch-*'],
+      discover: () => new Promise<string[]>((resolve) => scans.push(resolve)),
+      now: () => 0,
+      ttlMs: 300_000,
+    });
+    return { names, scans };
+  }
+
+  it('are the listed names and the discovered queues a pattern matches, nothing else', async () => {
+    const { names, scans } = setup(['scheduler', 'webhooks']);
+    const listed = names.list();
+    expect(scans).toHaveLength(1);
+    scans[0]!(['dispatch-ios', 'reports', 'dispatch-web', 'webhooks']);
+    // `scheduler` is listed, so it is the system's even before a job made its keys.
+    expect(await listed).toEqual(['dispatch-ios', 'dispatch-web', 'scheduler', 'webhooks']);
+  });
+
+  it('a name no pattern or entry covers is unknown, naming the valid ones', async () => {
+    const { names, scans } = setup();
+    const listed = names.list();
+    scans[0]!(['dispatch-ios', 'reports']);
+    expect(await listed).toEqual(['dispatch-ios']);
+    await expect(names.resolve(['reports'])).rejects.toMatchObject({
+      code: 'UnknownQueue',
+      params: { queue: 'reports', valid: ['dispatch-ios'] },
+    });
+  });
+});

@@ -186,8 +186,8 @@ describe('the queue-ops command line', () => {
     const run = await cli(['--config', config, '--json', 'dlq', 'pushizo/dispatch-ios', '1'], { env: env() });
     expect(run.code).toBe(0);
     const data = onlyJson(run).data as Record<string, unknown>;
-    expect(keysOf(data)).toEqual(['jobs', 'queue', 'system', 'topErrors', 'total']);
-    expect(data).toMatchObject({ system: 'pushizo', queue: 'dispatch-ios', total: 3 });
+    expect(keysOf(data)).toEqual(['context', 'jobs', 'queue', 'system', 'topErrors', 'total']);
+    expect(data).toMatchObject({ system: 'pushizo', queue: 'dispatch-ios', total: 3, context: null });
     expect(data.jobs).toEqual([
       {
         id: expect.any(String),

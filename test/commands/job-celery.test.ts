@@ -43,7 +43,9 @@ beforeAll(async () => {
     '  - name: zeus',
     '    type: celery',
     `    redis: ${redis.url}`,
-    '    queues: [celery, "celery:slow"]',
+    '    queues:',
+    '      - celery',
+    '      - { name: "celery:slow", owner: S0ZEUS, runbook: "https://runbooks.zeus.example/backlog#slow" }',
   ]);
   await waitFor('the sleepy task running', async () => {
     const out = jsonOf(await runCliInProcess(['--config', config, '--json', 'job', 'zeus', ids.running!]));
@@ -76,6 +78,8 @@ describe('/queue job <system> <task-id> (Celery)', () => {
     const blocks = JSON.stringify(out.message.blocks);
     expect(blocks).toContain(ActionId.JobRetry);
     expect(blocks).not.toContain('hunter2');
+    // Its queue (`celery`, from its result) has no owner in the config.
+    expect(data.context).toBeNull();
   });
 
   it('shows a running task on its worker, with a Revoke button', async () => {
@@ -97,6 +101,17 @@ describe('/queue job <system> <task-id> (Celery)', () => {
       name: 'tasks.add',
       where: { queue: 'celery:slow', priority: 0, position: 0 },
     });
+    // Found without naming its queue: the owner is the one of the queue it waits in.
+    const found = await task(['zeus', ids.first!]);
+    expect(found.data.context).toEqual({
+      owner: 'S0ZEUS',
+      runbook: 'https://runbooks.zeus.example/backlog#slow',
+      dashboard: null,
+      notes: null,
+    });
+    expect(JSON.stringify(found.out.message.blocks)).toContain(
+      'Owner <!subteam^S0ZEUS> · <https://runbooks.zeus.example/backlog#slow|runbook>',
+    );
     const second = (await task(['zeus/celery:slow', ids.second!])).data.task;
     expect(second.where).toMatchObject({ queue: 'celery:slow', position: 1 });
     // Asked in a queue that does not hold it, it is not found there.

@@ -287,8 +287,9 @@ ${extraSystems}`,
       jobs: Record<string, unknown>[];
       topErrors: Record<string, unknown>[];
     };
-    expect(keysOf(data)).toEqual(['jobs', 'queue', 'system', 'topErrors', 'total']);
-    expect(data).toMatchObject({ system: 'pushizo', queue: 'dispatch-ios', total: 3 });
+    expect(keysOf(data)).toEqual(['context', 'jobs', 'queue', 'system', 'topErrors', 'total']);
+    // This config says nothing about who owns the queue.
+    expect(data).toMatchObject({ system: 'pushizo', queue: 'dispatch-ios', total: 3, context: null });
     expect(data.jobs).toHaveLength(2);
     for (const job of data.jobs) {
       expect(keysOf(job)).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);

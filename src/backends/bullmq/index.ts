@@ -237,6 +237,7 @@ export function createBullmqBackend(
   const queueNames = createQueueNames({
     system: system.name,
     configured: system.queues,
+    patterns: system.queuePatterns,
     discover: scanQueues,
     now,
     ttlMs: DISCOVERY_TTL_MS,
@@ -292,7 +293,8 @@ export function createBullmqBackend(
     caps: CAPS,
 
     async listQueues() {
-      if (system.queues) return queueNames.list();
+      // Only configured names need no Redis; patterns are matched against a discovery.
+      if (system.queues && !system.queuePatterns) return queueNames.list();
       return await withRedis(() => queueNames.list());
     },
 

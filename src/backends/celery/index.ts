@@ -218,6 +218,7 @@ export function createCeleryBackend(
   const queueNames = createQueueNames({
     system: system.name,
     configured: system.queues,
+    patterns: system.queuePatterns,
     discover: async () => {
       try {
         return await discover();

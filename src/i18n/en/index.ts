@@ -14,6 +14,7 @@ import { help } from './help.js';
 import { home } from './home.js';
 import { job } from './job.js';
 import { purge } from './purge.js';
+import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
@@ -45,6 +46,7 @@ export const en = {
   job,
   scale,
   purge,
+  queueContext,
   redis,
   results,
   slack,

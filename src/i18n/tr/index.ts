@@ -15,6 +15,7 @@ import { help } from './help.js';
 import { home } from './home.js';
 import { job } from './job.js';
 import { purge } from './purge.js';
+import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
@@ -47,6 +48,7 @@ export const tr: Catalog = {
   job,
   scale,
   purge,
+  queueContext,
   redis,
   results,
   slack,

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { queueContextFor, queuePatternMatches } from '../../src/config/queue-context.js';
+import { ErrorCode, OpsError } from '../../src/errors.js';
+
+/** A config whose pushizo system lists `queues` as given (YAML lines, already indented). */
+function withQueues(queues: string[], extra: string[] = []): string {
+  return [
+    ...extra,
+    'systems:',
+    '  - name: pushizo',
+    '    type: bullmq',
+    '    redis: redis://127.0.0.1:6390',
+    '    prefix: hs',
+    '    queues:',
+    ...queues.map((q) => `      - ${q}`),
+  ].join('\n');
+}
+
+function problemsOf(text: string): string[] {
+  try {
+    parseConfig(text, {});
+  } catch (error) {
+    expect(error).toBeInstanceOf(OpsError);
+    expect((error as OpsError).code).toBe(ErrorCode.ConfigInvalid);
+    return (error as OpsError).params.problems as string[];
+  }
+  throw new Error('config was accepted');
+}
+
+describe('a system’s queues with who owns them', () => {
+  it('keeps plain names working, reads objects and patterns, and hands every consumer plain names', () => {
+    const config = parseConfig(
+      withQueues([
+        'scheduler',
+        '{ name: webhooks, owner: S0WEBHOOKS, runbook: "https://runbooks.example.com/webhooks", dashboard: "https://grafana.example.com/d/q?var-queue=webhooks&from=now-1h", notes: "endpoint slow → WEBHOOK_TIMEOUT_MS" }',
+        '{ name: "dispatch-*", owner: U0ALICE }',
+        '{ name: audience }',
+      ]),
+      {},
+    );
+    const [system] = config.systems;
+    expect(system!.queues).toEqual(['scheduler', 'webhooks', 'audience']);
+    expect(system!.queuePatterns).toEqual(['dispatch-*']);
+    expect(system!.queueContext).toEqual([
+      {
+        name: 'webhooks',
+        owner: 'S0WEBHOOKS',
+        runbook: 'https://runbooks.example.com/webhooks',
+        dashboard: 'https://grafana.example.com/d/q?var-queue=webhooks&from=now-1h',
+        notes: 'endpoint slow → WEBHOOK_TIMEOUT_MS',
+      },
+      { name: 'dispatch-*', owner: 'U0ALICE' },
+    ]);
+    // A config of plain names reads exactly as before: names only, nothing else added.
+    const plain = parseConfig(withQueues(['scheduler', 'dispatch-ios']), {}).systems[0]!;
+    expect(plain.queues).toEqual(['scheduler', 'dispatch-ios']);
+    expect(plain).not.toHaveProperty('queuePatterns');
+    expect(plain).not.toHaveProperty('queueContext');
+  });
+
+  it('refuses a runbook or dashboard that is not an https: URL, in one line naming the key', () => {
+    for (const [key, url] of [
+      ['runbook', 'http://runbooks.example.com/webhooks'],
+      ['dashboard', 'javascript:alert(1)'],
+      ['runbook', 'https://runbooks.example.com/a|b'],
+      ['dashboard', 'not a url'],
+    ] as const) {
+      const problems = problemsOf(withQueues(['scheduler', `{ name: webhooks, ${key}: "${url}" }`]));
+      expect(problems).toEqual([
+        `systems[0].queues[1].${key}: expected an https:// URL (at most 500 characters; no spaces, "<", ">" or "|")`,
+      ]);
+    }
+  });
+
+  it('refuses an owner that is not a Slack user or user group, a bad name and an unknown key, each naming its path', () => {
+    expect(problemsOf(withQueues(['{ name: webhooks, owner: "@webhooks-team" }']))).toEqual([
+      'systems[0].queues[0].owner: expected a Slack user group id (S…) or user id (U…/W…)',
+    ]);
+    expect(problemsOf(withQueues(['{ name: "a/b" }']))).toEqual([
+      'systems[0].queues[0].name: expected a queue name without "/" or spaces',
+    ]);
+    expect(problemsOf(withQueues(['{ name: webhooks, team: S0X }']))).toEqual([
+      'systems[0].queues[0].team: unknown key',
+    ]);
+    expect(problemsOf(withQueues(['42']))).toEqual([
+      'systems[0].queues[0]: expected a queue name, or { name, owner, runbook, dashboard, notes }',
+    ]);
+  });
+
+  it('tells a Turkish team in Turkish', () => {
+    expect(
+      problemsOf(withQueues(['{ name: webhooks, runbook: "http://x.example" }'], ['locale: tr'])),
+    ).toEqual([
+      'systems[0].queues[0].runbook: bir https:// adresi olmalı (en çok 500 karakter; boşluk, "<", ">" ya da "|" olmadan)',
+    ]);
+  });
+
+  it('takes a rule’s mentionOwner, and refuses one that is not a boolean', () => {
+    const rules = (mention: string) => [
+      'escalation:',
+      '  rules:',
+      `    - { name: dlq-growth, metric: failedIncrease, above: 10, mentionOwner: ${mention} }`,
+    ];
+    const config = parseConfig(withQueues(['webhooks'], rules('true')), {});
+    expect(config.escalation.rules[0]!.mentionOwner).toBe(true);
+    expect(problemsOf(withQueues(['webhooks'], rules('sometimes')))[0]).toMatch(
+      /^escalation\.rules\[0\]\.mentionOwner: /,
+    );
+  });
+});
+
+describe('the context of one queue', () => {
+  const entries = [
+    { name: 'dispatch-*', owner: 'S0DELIVERY', notes: 'provider slow' },
+    { name: 'dispatch-io*', owner: 'S0IOS' },
+    { name: 'dispatch-ios', runbook: 'https://r.example.com/ios' },
+    { name: '*-sms', owner: 'S0SMS' },
+  ];
+
+  it('is the exact entry’s over any pattern, else the most specific pattern’s', () => {
+    expect(queueContextFor(entries, 'dispatch-ios')).toEqual({ runbook: 'https://r.example.com/ios' });
+    expect(queueContextFor(entries, 'dispatch-iosx')).toEqual({ owner: 'S0IOS' });
+    expect(queueContextFor(entries, 'dispatch-web')).toEqual({ owner: 'S0DELIVERY', notes: 'provider slow' });
+    // Two patterns of the same weight: the one written first.
+    expect(queueContextFor(entries, 'dispatch-sms')).toEqual({ owner: 'S0DELIVERY', notes: 'provider slow' });
+    expect(queueContextFor(entries, 'events')).toBeUndefined();
+    expect(queueContextFor(undefined, 'events')).toBeUndefined();
+  });
+
+  it('matches patterns with * as the only wildcard', () => {
+    expect(queuePatternMatches('dispatch-*', 'dispatch-')).toBe(true);
+    expect(queuePatternMatches('dispatch-*', 'dispatch')).toBe(false);
+    expect(queuePatternMatches('a*b*c', 'a-b-b-c')).toBe(true);
+    expect(queuePatternMatches('a*b*c', 'acb')).toBe(false);
+    expect(queuePatternMatches('celery:*', 'celery:alarm_processing')).toBe(true);
+    // Regex characters mean themselves.
+    expect(queuePatternMatches('a.b*', 'axb1')).toBe(false);
+    expect(queuePatternMatches('*', 'anything')).toBe(true);
+  });
+});
