@@ -1,7 +1,7 @@
 import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { inCode } from './kit.js';
-import { escapeMrkdwn, truncate } from './mrkdwn.js';
+import { inCode, truncate } from './kit.js';
+import { escapeMrkdwn } from './mrkdwn.js';
 
 /** Notes are the runbook table's one row: a line, not an essay. */
 const NOTES_CHARS = 300;
@@ -39,8 +39,9 @@ function link(url: string, label: string): string {
 
 /**
  * What the config says about a queue, on one mrkdwn line: owner, runbook, dashboard, notes.
- * `mention: false` names the owner without notifying them (an alert whose rule does not ask for
- * it); undefined when there is nothing to show.
+ * The owner is named without notifying them unless `mention: true` (an alert whose rule says
+ * `mentionOwner: true`): a `status` typed in the incident channel must not page a user group each
+ * time. Undefined when there is nothing to show.
  */
 export function queueContextLine(
   context: QueueContext | undefined,
@@ -52,7 +53,7 @@ export function queueContextLine(
   const parts: string[] = [];
   if (context.owner !== undefined)
     parts.push(
-      t.owner(options.mention === false ? `\`${inCode(context.owner, 40)}\`` : ownerMention(context.owner)),
+      t.owner(options.mention === true ? ownerMention(context.owner) : `\`${inCode(context.owner, 40)}\``),
     );
   if (context.runbook !== undefined) parts.push(link(context.runbook, t.runbook));
   if (context.dashboard !== undefined) parts.push(link(context.dashboard, t.dashboard));

@@ -64,9 +64,7 @@ describe('queue context within Slack’s limits', () => {
       const text = JSON.stringify(message.blocks);
       // The table still comes first; the context lines are shortened to fit, links kept whole.
       expect(text).toContain('dispatch-ios   ');
-      expect(text).toMatch(
-        /<!subteam\^S0OWNER\d+> · <https:\/\/runbook\.example\.com\/\d{4}\/x{460}\|runbook>/,
-      );
+      expect(text).toMatch(/`S0OWNER\d+` · <https:\/\/runbook\.example\.com\/\d{4}\/x{460}\|runbook>/);
       expect(text).not.toContain('<!channel>');
     }
   });
@@ -106,7 +104,7 @@ describe('queue context within Slack’s limits', () => {
     );
     expect(validateMessage(message)).toEqual([]);
     expect(renderText(message).text).toContain(
-      'Owner @S0OWNER1 · runbook (https://runbook.example.com/0001/',
+      'Owner `S0OWNER1` · runbook (https://runbook.example.com/0001/',
     );
   });
 

@@ -110,7 +110,7 @@ describe('/queue job <system> <task-id> (Celery)', () => {
       notes: null,
     });
     expect(JSON.stringify(found.out.message.blocks)).toContain(
-      'Owner <!subteam^S0ZEUS> · <https://runbooks.zeus.example/backlog#slow|runbook>',
+      'Owner `S0ZEUS` · <https://runbooks.zeus.example/backlog#slow|runbook>',
     );
     const second = (await task(['zeus/celery:slow', ids.second!])).data.task;
     expect(second.where).toMatchObject({ queue: 'celery:slow', position: 1 });

@@ -3,8 +3,8 @@ import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
-import { deletePrefix } from '../backends/bullmq/helpers.js';
+import { deletePrefix } from '../helpers/bullmq-jobs.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { connectionFor, randomName, waitFor } from './fixture.js';
 
@@ -132,9 +132,9 @@ describe('who owns a queue, where an operator looks', () => {
     // the notes escaped; the healthy `events` is not named.
     expect(blocks).toContain('Flagged queues: who owns them');
     expect(blocks).toContain(
-      `\`webhooks\` · Owner <!subteam^S0WEBHOOKS> · ${webhooksLink} · endpoint &lt;slow&gt; &amp; 10 s timeout → \`WEBHOOK_TIMEOUT_MS\``,
+      `\`webhooks\` · Owner \`S0WEBHOOKS\` · ${webhooksLink} · endpoint &lt;slow&gt; &amp; 10 s timeout → \`WEBHOOK_TIMEOUT_MS\``,
     );
-    expect(blocks).toContain(`\`dispatch-ios\` · Owner <@U0ALICE> · <${DISPATCH_DASHBOARD}|dashboard>`);
+    expect(blocks).toContain(`\`dispatch-ios\` · Owner \`U0ALICE\` · <${DISPATCH_DASHBOARD}|dashboard>`);
     expect(blocks).not.toContain('S0EVENTS');
   });
 
@@ -142,15 +142,15 @@ describe('who owns a queue, where an operator looks', () => {
     const run = await runCliInProcess(['--config', english, 'status', 'pushizo']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain(
-      `\`webhooks\` · Owner @S0WEBHOOKS · runbook (${WEBHOOKS_RUNBOOK}) · endpoint <slow> & 10 s timeout`,
+      `\`webhooks\` · Owner \`S0WEBHOOKS\` · runbook (${WEBHOOKS_RUNBOOK}) · endpoint <slow> & 10 s timeout`,
     );
-    expect(run.stdout).toContain(`\`dispatch-ios\` · Owner @U0ALICE · dashboard (${DISPATCH_DASHBOARD})`);
+    expect(run.stdout).toContain(`\`dispatch-ios\` · Owner \`U0ALICE\` · dashboard (${DISPATCH_DASHBOARD})`);
   });
 
   it('dlq carries the queue’s context, by its exact entry or its pattern, and null where there is none', async () => {
     const webhooks = await json(english, 'dlq', 'pushizo/webhooks');
     expect((webhooks.out.data as { context: unknown }).context).toEqual(webhooksContext);
-    expect(webhooks.blocks).toContain(`Owner <!subteam^S0WEBHOOKS> · ${webhooksLink}`);
+    expect(webhooks.blocks).toContain(`Owner \`S0WEBHOOKS\` · ${webhooksLink}`);
 
     const ios = await json(english, 'dlq', 'pushizo/dispatch-ios');
     expect((ios.out.data as { context: unknown }).context).toEqual({
@@ -159,7 +159,7 @@ describe('who owns a queue, where an operator looks', () => {
       dashboard: DISPATCH_DASHBOARD,
       notes: null,
     });
-    expect(ios.blocks).toContain(`Owner <@U0ALICE> · <${DISPATCH_DASHBOARD}|dashboard>`);
+    expect(ios.blocks).toContain(`Owner \`U0ALICE\` · <${DISPATCH_DASHBOARD}|dashboard>`);
 
     const scheduler = await json(english, 'dlq', 'pushizo/scheduler');
     expect((scheduler.out.data as { context: unknown }).context).toBeNull();
@@ -170,14 +170,14 @@ describe('who owns a queue, where an operator looks', () => {
     const { out, blocks } = await json(english, 'job', 'pushizo/webhooks', failedIds.webhooks!);
     expect((out.data as { context: unknown; job: { state: string } }).job.state).toBe('failed');
     expect((out.data as { context: unknown }).context).toEqual(webhooksContext);
-    expect(blocks).toContain(`Owner <!subteam^S0WEBHOOKS> · ${webhooksLink}`);
+    expect(blocks).toContain(`Owner \`S0WEBHOOKS\` · ${webhooksLink}`);
   });
 
   it('speaks Turkish when the config does', async () => {
     const dlq = await json(turkish, 'dlq', 'pushizo/webhooks');
-    expect(dlq.blocks).toContain(`Sahibi <!subteam^S0WEBHOOKS> · ${webhooksLink}`);
+    expect(dlq.blocks).toContain(`Sahibi \`S0WEBHOOKS\` · ${webhooksLink}`);
     const status = await json(turkish, 'status', 'pushizo');
     expect(status.blocks).toContain('İşaretli kuyruklar: sahipleri');
-    expect(status.blocks).toContain(`\`dispatch-ios\` · Sahibi <@U0ALICE> · <${DISPATCH_DASHBOARD}|pano>`);
+    expect(status.blocks).toContain(`\`dispatch-ios\` · Sahibi \`U0ALICE\` · <${DISPATCH_DASHBOARD}|pano>`);
   });
 });

@@ -6,8 +6,8 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { runCli } from '../../src/transports/cli/run.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { waitFor } from '../commands/fixture.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf, type SlackCall } from './fake-slack.js';
 
