@@ -24,6 +24,7 @@ import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { purgeCommand, undoCommand } from './commands/purge.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
+import { executeRestart, restartCommand } from './commands/restart.js';
 import { retryCommand } from './commands/retry.js';
 import { failCommand, revokeCommand } from './commands/revoke.js';
 import { checkScale, scaleCommand } from './commands/scale.js';
@@ -229,6 +230,7 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   silencesCommand,
   unsilenceCommand,
   scaleCommand,
+  restartCommand,
   stuckCommand,
   revokeCommand,
   failCommand,
@@ -346,6 +348,7 @@ function actionExecutors(
       );
       return { ...(await scaler.scale(replicas)) };
     },
+    restart: (request, run) => executeRestart(request, run, { backends: backends(), scalers: scalers() }),
     async revoke(request) {
       const { system, backend } = backendOf(request);
       if (!backend.revoke)

@@ -15,6 +15,7 @@ import { home } from './home.js';
 import { job } from './job.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
+import { restart } from './restart.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
@@ -46,6 +47,7 @@ export const en = {
   scale,
   purge,
   redis,
+  restart,
   results,
   slack,
   status,

@@ -16,6 +16,7 @@ import { home } from './home.js';
 import { job } from './job.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
+import { restart } from './restart.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
@@ -48,6 +49,7 @@ export const tr: Catalog = {
   scale,
   purge,
   redis,
+  restart,
   results,
   slack,
   status,
