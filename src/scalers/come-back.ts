@@ -53,15 +53,15 @@ const SLACK_SECONDS = 2;
 /**
  * One reading after the restart, judged against the one before it. A worker is back when it
  * answers as a new process (its uptime is shorter than the time since the restart began) or,
- * after `pool_restart`, with none of its old pool processes; a worker whose uptime is not known
- * counts as back when it answers.
+ * after `pool_restart` (which keeps the process), when it answers; a worker whose uptime is not
+ * known counts as back when it answers.
  */
 export function judgeComeBack(input: {
   before: readonly LiveWorker[];
   now: readonly LiveWorker[];
   /** Seconds since the restart began. */
   elapsedSeconds: number;
-  /** Workers sent `pool_restart`: their process stays, their pool is replaced. */
+  /** Workers sent `pool_restart`: their process stays, their pool processes are replaced. */
   poolRestarted: ReadonlySet<string>;
   member: (name: string) => boolean;
 }): Omit<ComeBack, 'waitedSeconds'> {
@@ -75,11 +75,9 @@ export function judgeComeBack(input: {
   for (const prior of input.before) {
     const seen = nowByName.get(prior.name);
     if (!seen) missing.push(prior.name);
-    else if (input.poolRestarted.has(prior.name)) {
-      const old = new Set(prior.poolPids ?? []);
-      const replaced = seen.poolPids === undefined || !seen.poolPids.some((pid) => old.has(pid));
-      (replaced ? back : notRestarted).push(prior.name);
-    } else if (fresh(seen)) back.push(prior.name);
+    // pool_restart keeps the worker's process; billiard replaces each pool process when it is
+    // next free (an idle one within seconds, a busy one after its task), so answering is enough.
+    else if (input.poolRestarted.has(prior.name) || fresh(seen)) back.push(prior.name);
     else notRestarted.push(prior.name);
   }
   const newcomers = [...nowByName.values()]
