@@ -8,7 +8,7 @@ import { awaitComeBack, liveWorkersOf } from '../scalers/come-back.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import type { RestartPlan, RestartReport, RestartTarget } from '../scalers/types.js';
 import type { ActionRequest } from '../store/store.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { checkGroup, SCALE_READ_TIMEOUT_MS } from './scale.js';
 import { withSystemTimeout } from './timeout.js';
 import type { CommandDefinition } from './types.js';
@@ -154,4 +154,5 @@ export const restartCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: { name: 'restart', execute: executeRestart },
 };
