@@ -1,11 +1,12 @@
 // zod's tree-shakable build: the command line validates its config on every run, and the
-// chained build costs about as much to load as the rest of the answer (issue 12). The checks, the
+// chained build costs about as much to load as the rest of the answer. The checks, the
 // issues and their messages are the same core's; only the way a schema is written differs
 // (`z.optional(x)` for `x.optional()`, `.check(z.minimum(0))` for `.min(0)`).
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { parseDuration } from '../escalation/duration.js';
 import { config as englishProblems } from '../i18n/en/config.js';
+import { LOCALE_IDS } from '../i18n/locales.js';
 import { isReadableRedisUrl } from '../lib/redis-url.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.
@@ -212,7 +213,7 @@ function buildConfigSchema(p: ConfigProblems) {
     })
     .check(z.refine((group) => group.min <= group.max, { error: p.minAboveMax, path: ['max'] }));
 
-  /** `workers:` of a system: group name → how its capacity is changed (issue 9). */
+  /** `workers:` of a system: group name → how its capacity is changed. */
   const workerGroups = z.record(
     z.string().check(
       z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
@@ -465,7 +466,7 @@ function buildConfigSchema(p: ConfigProblems) {
         {},
       ),
       // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
-      locale: z._default(z.enum(['en', 'tr']), 'en'),
+      locale: z._default(z.enum(LOCALE_IDS), 'en'),
       metrics: z.prefault(
         z.strictObject({
           /** How long one read of a system serves `/metrics` scrapes. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { RequestStatus } from '../../src/store/store.js';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   botConfig,

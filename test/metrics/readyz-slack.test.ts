@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { type LoopbackSlack, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';

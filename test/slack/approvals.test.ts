@@ -11,7 +11,7 @@ import { validateMessage } from '../../src/blocks/validate.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   botConfig,

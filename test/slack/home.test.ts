@@ -8,7 +8,7 @@ import { ActionId } from '../../src/blocks/action-ids.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { RequestStatus } from '../../src/store/store.js';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
