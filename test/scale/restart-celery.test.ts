@@ -6,8 +6,8 @@ import { parseConfig } from '../../src/config/load.js';
 import { createEscalation } from '../../src/escalation/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { ONE_SHELL_TWO_PEOPLE } from '../actions/cli-helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { ONE_SHELL_TWO_PEOPLE } from '../helpers/cli-run.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 const QUEUE = 'celery:alarm_processing';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type Worker as BullWorker, Queue, Worker } from 'bullmq';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ONE_SHELL_TWO_PEOPLE } from '../actions/cli-helpers.js';
+import { ONE_SHELL_TWO_PEOPLE } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
