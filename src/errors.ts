@@ -56,6 +56,8 @@ export const ErrorCode = {
   KubernetesNotFound: 'KubernetesNotFound',
   /** A scaler could not do its work (Compose exited non-zero, no Kubernetes credentials…). */
   ScaleFailed: 'ScaleFailed',
+  /** A restart could not be done (Compose exited non-zero, the Kubernetes patch refused…). */
+  RestartFailed: 'RestartFailed',
   /** An archive file is missing or does not match the sha256 its manifest holds. */
   ArchiveInvalid: 'ArchiveInvalid',
   /** Undo would overwrite jobs that exist again under the same ids. */

@@ -11,7 +11,7 @@ import type { ActionRequest } from '../store/store.js';
 import type { ActionProgress } from './service.js';
 
 /** Actions whose confirm dialog warns before approving. */
-const destructive = new Set(['purge', 'undo', 'scale', 'pause']);
+const destructive = new Set(['purge', 'undo', 'scale', 'restart', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
 

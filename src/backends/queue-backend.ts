@@ -229,6 +229,26 @@ export interface PoolChange {
   autoscale?: { before: { min: number; max: number }; after: { min: number; max: number } | null };
 }
 
+/** A worker seen answering, for the check after a restart that it came back. */
+export interface LiveWorker {
+  name: string;
+  /** Seconds since it started (Celery: its process, `stats.uptime`; BullMQ: its connection's age). */
+  upSeconds?: number;
+  /** Celery: the pids of its pool processes (`pool_restart` replaces them all). */
+  poolPids?: number[];
+}
+
+/** What one Celery worker was sent for `restart`, and what it answered. */
+export interface WorkerRestart {
+  worker: string;
+  method: 'pool_restart' | 'shutdown';
+  /** Its own words (`reload started`), or for a shutdown (which never answers) that it was sent. */
+  answer: string;
+  ok: boolean;
+  /** It answered that pool restarts are not enabled (`worker_pool_restarts` is off). */
+  poolRestartsOff?: boolean;
+}
+
 /** Where a Celery task id is known (`revoke`'s preview); none of the three: nothing knows it. */
 export interface TaskLocation {
   id: string;
@@ -326,6 +346,14 @@ export interface QueueBackend {
   pool?(): Promise<WorkerPool[]>;
   /** Celery: `pool_grow`/`pool_shrink` (or `autoscale`) so that every such worker has `processes`. */
   resizePool?(processes: number): Promise<PoolChange[]>;
+  /** Celery: who answers `ping`, with their uptime and pool pids (`stats`). */
+  liveWorkers?(): Promise<LiveWorker[]>;
+  /** Celery: per worker that answered `inspect conf`, whether it runs with `worker_pool_restarts`. */
+  poolRestartsEnabled?(workers: readonly string[]): Promise<Map<string, boolean>>;
+  /** Celery: `pool_restart` or `shutdown` (a cast: a worker shutting down never answers) per worker. */
+  restartWorkers?(
+    targets: readonly { worker: string; method: 'pool_restart' | 'shutdown' }[],
+  ): Promise<WorkerRestart[]>;
   /** Celery: where each task id is known (workers, queue lists and unacked, the result backend). */
   locateTasks?(ids: readonly string[]): Promise<TaskLocation[]>;
   /** Celery: `revoke` broadcast, like `celery control revoke [--terminate]`. */

@@ -1,12 +1,13 @@
 import type { KnownBlock } from '@slack/types';
 import type { FailOutcome, RevokeOutcome, RunningWork, SystemType } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { GroupState, GroupType, ScaleReport, TargetChange } from '../scalers/types.js';
+import type { GroupState, GroupType, RestartReport, ScaleReport, TargetChange } from '../scalers/types.js';
 import { formatDuration, formatUtc } from './format.js';
 import { context, header, inCode, inline, packSections, section, truncate } from './kit.js';
 import { SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 import { escapeMrkdwn } from './mrkdwn.js';
+import { restartOutcome } from './restart.js';
 
 /** One group in `workers`: its live state, or why it could not be read (not yet escaped). */
 export type GroupView =
@@ -108,6 +109,8 @@ export function actionOutcome(
 ): string | undefined {
   if (action === 'scale' && Array.isArray(result.targets))
     return scaleOutcome(result as unknown as ScaleReport, locale);
+  if (action === 'restart' && Array.isArray(result.targets) && result.comeBack)
+    return restartOutcome(result as unknown as RestartReport, locale);
   if (action === 'revoke' && Array.isArray(result.answers))
     return revokeOutcome(result as unknown as RevokeOutcome, locale);
   if (action === 'fail' && typeof result.state === 'string')

@@ -151,6 +151,14 @@ function actionResultText(action: string, result: Record<string, unknown>, local
         parts.push(o.stillRunning(list(result.stillRunning)));
       return parts.join(' · ');
     }
+    case 'restart': {
+      const back = result.comeBack as
+        | { checked?: boolean; before?: unknown[]; back?: unknown[]; fresh?: unknown[]; complete?: boolean }
+        | undefined;
+      if (!back?.checked) return o.restartedUnchecked;
+      const returned = (back.back?.length ?? 0) + (back.fresh?.length ?? 0);
+      return o.restarted(n(returned), n(back.before?.length ?? 0), back.complete === true);
+    }
     case 'fail': {
       const parts = [o.failedJob(clip(String(result.id), 80), String(result.before ?? '?'))];
       if (result.lockWasHeld === true) parts.push(o.lockWasHeld);

@@ -16,6 +16,7 @@ import { pauseCommand, resumeCommand } from './pause.js';
 import { purgeCommand, undoCommand } from './purge.js';
 import { redisCommand } from './redis.js';
 import { approveCommand, denyCommand, pendingCommand } from './requests.js';
+import { restartCommand } from './restart.js';
 import { resultsCommand } from './results.js';
 import { retryCommand } from './retry.js';
 import { failCommand, revokeCommand } from './revoke.js';
@@ -49,6 +50,7 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   silencesCommand,
   unsilenceCommand,
   scaleCommand,
+  restartCommand,
   stuckCommand,
   revokeCommand,
   failCommand,

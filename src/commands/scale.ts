@@ -22,19 +22,26 @@ export interface ScaleRequest {
   replicas: number;
 }
 
+/** A configured worker group, found from `system/group`; nothing has been asked of anyone yet. */
+export interface GroupRef {
+  system: string;
+  group: string;
+  spec: WorkerGroupConfig;
+  scaler: Scaler;
+}
+
 /**
- * `system/group replicas` checked against config only: an unknown group, a count that is not a
- * whole number, or one outside the group's `min..max` is refused before any request is made.
+ * `system/group` checked against config only: a system without groups, or a group it does not
+ * have, is one line naming the groups it does have. `usage` is the verb's, for a missing group.
  */
-export function checkScale(
+export function checkGroup(
   ctx: { backends: CommandContext['backends']; scalers?: ScalerRegistry },
   targetText: string,
-  replicasText: string,
-): ScaleRequest {
+  usage: string,
+): GroupRef {
   const t = messages().scale;
   const target = parseTarget(targetText);
-  if (target.queue === undefined)
-    throw new OpsError(ErrorCode.UsageError, { message: t.needsGroup, usage: t.usage.scale });
+  if (target.queue === undefined) throw new OpsError(ErrorCode.UsageError, { message: t.needsGroup, usage });
   const { system } = resolveSystem(ctx, target.system);
   const scalers = ctx.scalers;
   const groups = scalers?.groups(system) ?? [];
@@ -51,6 +58,20 @@ export function checkScale(
       valid: t.groupsValid(groups),
     });
   }
+  return { system, group, spec, scaler };
+}
+
+/**
+ * `system/group replicas` checked against config only: an unknown group, a count that is not a
+ * whole number, or one outside the group's `min..max` is refused before any request is made.
+ */
+export function checkScale(
+  ctx: { backends: CommandContext['backends']; scalers?: ScalerRegistry },
+  targetText: string,
+  replicasText: string,
+): ScaleRequest {
+  const t = messages().scale;
+  const { system, group, spec, scaler } = checkGroup(ctx, targetText, t.usage.scale);
   if (!/^\d+$/.test(replicasText))
     throw new OpsError(ErrorCode.BadArgument, {
       message: t.notAnInteger(replicasText),

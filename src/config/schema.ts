@@ -207,27 +207,48 @@ function buildConfigSchema(p: ConfigProblems) {
     }),
   );
 
+  /**
+   * What `restart` checks afterwards, on every kind of group: the worker names that belong to it
+   * (`*` matches any run of characters; `[]`: none answer, as for celery beat) and how long it
+   * waits for them (and for a Kubernetes rollout) before answering who is back and who is not.
+   */
+  const restartCheck = {
+    workerNames: z.optional(z.array(nonEmpty())),
+    restartTimeoutSeconds: z._default(intIn(5, 600), 60),
+  };
+
   const kubernetesGroup = z.strictObject({
     type: z.literal('kubernetes'),
     namespace: kubeName,
     deployment: kubeName,
     min: replicas,
     max: replicas,
+    ...restartCheck,
   });
 
   const composeGroup = z.strictObject({
     type: z.literal('compose'),
     project: nonEmpty(),
     file: nonEmpty(),
+    /** `--env-file` of the project, given to every `docker compose` run (scale and restart). */
+    envFile: z.optional(nonEmpty()),
     service: nonEmpty(),
     min: replicas,
     max: replicas,
+    ...restartCheck,
   });
 
   const celeryPoolGroup = z.strictObject({
     type: z.literal('celery-pool'),
     min: replicas.check(z.minimum(1)),
     max: replicas.check(z.minimum(1)),
+    /**
+     * How `restart` restarts the pool's workers: `pool_restart` (workers started with
+     * `worker_pool_restarts=True`; a worker without it is shut down instead) or `shutdown` of
+     * every worker, for its supervisor to start again.
+     */
+    restart: z._default(z.enum(['pool_restart', 'shutdown']), 'pool_restart'),
+    ...restartCheck,
   });
 
   const workerGroup = z
@@ -434,6 +455,8 @@ function buildConfigSchema(p: ConfigProblems) {
           resume: z._default(policy, { role: 'operator', approvals: 0 }),
           retry: z._default(retryPolicy, { role: 'operator', approvals: 0, bulkApprovals: 1 }),
           scale: z._default(policy, { role: 'operator', approvals: 1 }),
+          /** Restarting a worker group: as strict as scale unless configured. */
+          restart: z._default(policy, { role: 'operator', approvals: 1 }),
           purge: z._default(policy, { role: 'admin', approvals: 1 }),
           revoke: z._default(policy, { role: 'operator', approvals: 0 }),
           fail: z._default(policy, { role: 'operator', approvals: 0 }),

@@ -86,7 +86,7 @@ export const DEMO_MONITOR_SECONDS = 5;
 /**
  * The demo's `queue-ops.yml`: both systems on the demo's Redis database, a SQLite store and the
  * purge archive in the demo's temp directory, U0ALICE an operator and U0BOB and U0CAROL admins.
- * Pausing and scaling need one approval by a second person, purging and undoing one by the other
+ * Pausing, scaling and restarting need one approval by a second person, purging and undoing one by the other
  * admin, so every two-person flow can be played; resuming does not, so a demo pause can be undone
  * in one step. Each system has a worker group. Mode 0600: it holds the Redis URL as given,
  * password included, so that the CLI can be pointed at it.
@@ -113,6 +113,7 @@ export function writeDemoConfig(
     '  pause: { role: operator, approvals: 1 }',
     '  resume: { role: operator, approvals: 0 }',
     '  scale: { role: operator, approvals: 1 }',
+    '  restart: { role: operator, approvals: 1 }',
     '  purge: { role: admin, approvals: 1 }',
     '  undo: { role: admin, approvals: 1 }',
     // One person plays every user from one shell; the CLI pointed at the demo must allow that.
@@ -136,14 +137,14 @@ export function writeDemoConfig(
     }),
     ...DEMO_QUEUE_CONTEXT.filter((c) => c.name.includes('*')).map((c) => `      - ${queueEntryYaml(c)}`),
     '    workers:',
-    `      ${compose.group}: { type: compose, project: ${compose.project}, file: ${yamlString(join(dir, 'docker-compose.yml'))}, service: ${compose.service}, min: 0, max: 8 }`,
+    `      ${compose.group}: { type: compose, project: ${compose.project}, file: ${yamlString(join(dir, 'docker-compose.yml'))}, service: ${compose.service}, min: 0, max: 8, workerNames: [] }`,
     `  - name: ${plan.zeus.name}`,
     '    type: celery',
     `    redis: ${url}`,
     `    resultBackend: ${url}`,
     `    queues: ${list(plan.zeus.queues.map((q) => q.name))}`,
     '    workers:',
-    `      ${pool.group}: { type: celery-pool, min: 1, max: 8 }`,
+    `      ${pool.group}: { type: celery-pool, min: 1, max: 8, restartTimeoutSeconds: 20 }`,
     '',
   ].join('\n');
   writeFileSync(path, text, { mode: 0o600 });

@@ -6,7 +6,7 @@ import { DEMO_GROUPS } from './config.js';
 export interface StandInDocker {
   /** The directory to put first on the demo's PATH. */
   binDir: string;
-  /** One JSON argument list per line, each call the demo's `scale` made. */
+  /** One JSON argument list per line, each call the demo's `scale` and `restart` made. */
   callsLog: string;
 }
 
@@ -14,7 +14,7 @@ export interface StandInDocker {
  * The stand-in `docker` the demo's Compose worker group is scaled through: it records every
  * argument list it is started with, answers `compose … ps --format json` with one JSON line per
  * running container (as Compose 2.21+ prints them), and for `up … --scale <service>=<n>` sets the
- * service to n containers. No container runs; what `docker compose` would have been asked is in
+ * service to n containers; `restart` is recorded and succeeds. No container runs; what `docker compose` would have been asked is in
  * `callsLog`. It runs with this Node (its absolute path), not whatever `node` the PATH finds.
  */
 const script = (node: string) => `#!${node}
@@ -32,6 +32,7 @@ if (args[0] === 'compose' && args.includes('ps')) {
       console.log(JSON.stringify({ Name: project + '-' + service + '-' + i, Service: service, State: 'running' }));
   process.exit(0);
 }
+if (args[0] === 'compose' && args.includes('restart')) process.exit(0);
 if (args[0] === 'compose' && args.includes('up') && args.includes('--scale')) {
   const spec = args[args.indexOf('--scale') + 1];
   const eq = spec.lastIndexOf('=');
@@ -39,7 +40,7 @@ if (args[0] === 'compose' && args.includes('up') && args.includes('--scale')) {
   fs.writeFileSync(statePath, JSON.stringify(state));
   process.exit(0);
 }
-process.stderr.write('the demo stand-in docker only answers compose ps and compose up --scale\\n');
+process.stderr.write('the demo stand-in docker only answers compose ps, compose up --scale and compose restart\\n');
 process.exit(2);
 `;
 

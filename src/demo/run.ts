@@ -210,6 +210,20 @@ export async function runDemo(io: DemoIo): Promise<number> {
           )
         : t.bannerScalePoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
     );
+    say(
+      t.bannerRestartCompose(
+        `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
+        DEMO_GROUPS.compose.service,
+      ),
+    );
+    say(
+      seeded.celeryMode === 'real'
+        ? t.bannerRestartPool(
+            `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
+            seeded.plan.zeus.worker.name,
+          )
+        : t.bannerRestartPoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
+    );
     say(t.bannerMonitor(DEMO_MONITOR_SECONDS, DEMO_HISTORY.hours));
     say(t.bannerTrend(join(chartsDir, 'trend-pushizo-dispatch-ios-1h.png')));
     say(t.bannerFiles(workDir));

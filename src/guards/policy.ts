@@ -9,6 +9,7 @@ export const POLICY_ACTIONS: readonly ActionName[] = [
   'resume',
   'retry',
   'scale',
+  'restart',
   'purge',
   'revoke',
   'fail',

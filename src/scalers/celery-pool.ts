@@ -2,13 +2,13 @@ import type { QueueBackend } from '../backends/queue-backend.js';
 import type { CeleryPoolGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import type { GroupState, ScaleReport, Scaler } from './types.js';
+import type { GroupState, RestartPlan, RestartTarget, ScaleReport, Scaler } from './types.js';
 
 export interface CeleryPoolScalerDeps {
   system: string;
   group: string;
   spec: CeleryPoolGroupConfig;
-  backend: Pick<QueueBackend, 'pool' | 'resizePool'>;
+  backend: Pick<QueueBackend, 'pool' | 'resizePool' | 'poolRestartsEnabled' | 'restartWorkers'>;
 }
 
 /**
@@ -66,5 +66,59 @@ export function createCeleryPoolScaler(deps: CeleryPoolScalerDeps): Scaler {
     };
   }
 
-  return { type: 'celery-pool', state, scale };
+  /**
+   * Every worker of the pool, each with the method the group asks for; with `pool_restart`, a
+   * worker whose `inspect conf` shows pool restarts off is shut down instead (it would only answer
+   * "not enabled"), and the preview says so. A worker that did not answer `conf` is sent
+   * `pool_restart`, and its answer tells.
+   */
+  async function planRestart(): Promise<RestartPlan> {
+    const pools = await abilities().pool();
+    const workers = pools.map((p) => p.worker);
+    const { poolRestartsEnabled } = backend;
+    const enabled =
+      spec.restart === 'pool_restart' && poolRestartsEnabled
+        ? await poolRestartsEnabled.call(backend, workers)
+        : new Map<string, boolean>();
+    const targets = workers.map((worker): RestartTarget => {
+      if (spec.restart === 'shutdown') return { name: worker, method: 'shutdown' };
+      if (enabled.get(worker) === false)
+        return { name: worker, method: 'shutdown', reason: 'poolRestartsOff' };
+      return { name: worker, method: 'pool_restart' };
+    });
+    return {
+      system,
+      group,
+      type: 'celery-pool',
+      targets,
+      ...(spec.workerNames ? { workerNames: spec.workerNames } : {}),
+      timeoutSeconds: spec.restartTimeoutSeconds,
+    };
+  }
+
+  async function restart(plan: RestartPlan) {
+    const { restartWorkers } = backend;
+    if (!restartWorkers)
+      throw new OpsError(ErrorCode.NotSupported, { system, type: 'celery', what: 'restart' });
+    const sent = await restartWorkers.call(
+      backend,
+      plan.targets.map((t) => ({
+        worker: t.name,
+        method: t.method === 'shutdown' ? ('shutdown' as const) : ('pool_restart' as const),
+      })),
+    );
+    return {
+      targets: plan.targets.map((t, i): RestartTarget => {
+        const answer = sent[i]!;
+        return {
+          ...t,
+          answer: answer.answer,
+          ok: answer.ok,
+          ...(answer.poolRestartsOff ? { poolRestartsOff: true } : {}),
+        };
+      }),
+    };
+  }
+
+  return { type: 'celery-pool', state, scale, planRestart, restart };
 }

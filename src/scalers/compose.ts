@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type { ComposeGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import type { GroupState, ScaleReport, Scaler } from './types.js';
+import type { GroupState, RestartPlan, RestartTarget, ScaleReport, Scaler } from './types.js';
 
 export interface ComposeRunnerDeps {
   /** The docker CLI; `docker` found on the PATH of `env`. */
@@ -13,6 +13,8 @@ export interface ComposeRunnerDeps {
   upTimeoutMs?: number;
   /** `ps` only reads; default 15 s. */
   psTimeoutMs?: number;
+  /** `restart` stops and starts every container of the service; default 90 s, as `up`. */
+  restartTimeoutMs?: number;
 }
 
 /** What one `docker` run printed; stdout is only read from `ps`. */
@@ -79,11 +81,29 @@ export interface ComposeScalerDeps extends ComposeRunnerDeps {
   spec: ComposeGroupConfig;
 }
 
-/** A Compose service scaled with `docker compose … up -d --no-recreate --scale <service>=<n> <service>`. */
+/**
+ * `docker compose -p <project> -f <file> [--env-file <file>]`: how every run names the project,
+ * so `ps`, `up` and `restart` all see the same one.
+ */
+export function composeBase(spec: Pick<ComposeGroupConfig, 'project' | 'file' | 'envFile'>): string[] {
+  return [
+    'compose',
+    '-p',
+    spec.project,
+    '-f',
+    spec.file,
+    ...(spec.envFile ? ['--env-file', spec.envFile] : []),
+  ];
+}
+
+/**
+ * A Compose service scaled with `docker compose … up -d --no-recreate --scale <service>=<n> <service>`
+ * and restarted with `docker compose … restart <service>`.
+ */
 export function createComposeScaler(deps: ComposeScalerDeps): Scaler {
   const { spec, system, group } = deps;
   const command = deps.command ?? 'docker';
-  const base = ['compose', '-p', spec.project, '-f', spec.file];
+  const base = composeBase(spec);
   const label = `${system}/${group}`;
 
   function failed(what: string, result: RunResult): OpsError {
@@ -153,5 +173,40 @@ export function createComposeScaler(deps: ComposeScalerDeps): Scaler {
     };
   }
 
-  return { type: 'compose', state, scale };
+  async function planRestart(): Promise<RestartPlan> {
+    const count = await running();
+    return {
+      system,
+      group,
+      type: 'compose',
+      targets: [{ name: spec.service, method: 'compose-restart', before: count }],
+      ...(spec.workerNames ? { workerNames: spec.workerNames } : {}),
+      timeoutSeconds: spec.restartTimeoutSeconds,
+    };
+  }
+
+  async function restart(plan: RestartPlan): Promise<{ targets: RestartTarget[] }> {
+    const result = await run(
+      command,
+      [...base, 'restart', spec.service],
+      deps.env,
+      deps.restartTimeoutMs ?? 90_000,
+    );
+    if (result.code !== 0) throw failed('docker compose restart', result);
+    const after = await running();
+    const before = plan.targets[0]?.before ?? null;
+    return {
+      targets: [
+        {
+          name: spec.service,
+          method: 'compose-restart',
+          before,
+          after,
+          ok: before === null || after >= before,
+        },
+      ],
+    };
+  }
+
+  return { type: 'compose', state, scale, planRestart, restart };
 }

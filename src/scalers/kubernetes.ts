@@ -7,6 +7,9 @@ import {
   type AutoscalerState,
   autoscalerChange,
   type GroupState,
+  type RestartPlan,
+  type RestartTarget,
+  type RolloutState,
   type ScaleReport,
   type Scaler,
 } from './types.js';
@@ -79,6 +82,44 @@ export interface KubernetesScalerDeps {
   spec: KubernetesGroupConfig;
   /** Built on first use, so a missing kubeconfig only affects Kubernetes groups. */
   apis: () => Promise<KubeApis | undefined>;
+  /** The restart's timestamp (`kubectl.kubernetes.io/restartedAt`); the real clock by default. */
+  now?: () => Date;
+  /** How often a rollout's progress is read; default 1 s. */
+  rolloutPollMs?: number;
+}
+
+/** The annotation `kubectl rollout restart` sets: a new value makes a new ReplicaSet. */
+export const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
+
+interface DeploymentLike {
+  metadata?: { generation?: number };
+  spec?: { replicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+  };
+}
+
+/**
+ * A rollout as `kubectl rollout status` judges it: the controller has seen the new template, every
+ * replica is updated and available, and no old pod is left.
+ */
+export function rolloutOf(deployment: DeploymentLike): RolloutState {
+  const desired = deployment.spec?.replicas ?? 1;
+  const status = deployment.status ?? {};
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  const observed = (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 0);
+  return {
+    desired,
+    updated,
+    available,
+    total,
+    complete: observed && updated >= desired && total <= updated && available >= updated,
+  };
 }
 
 /**
@@ -281,5 +322,72 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     return report;
   }
 
-  return { type: 'kubernetes', state, scale };
+  async function planRestart(): Promise<RestartPlan> {
+    const scale = await readScale();
+    return {
+      system,
+      group,
+      type: 'kubernetes',
+      targets: [{ name: target, method: 'rollout', before: scale.desired }],
+      ...(spec.workerNames ? { workerNames: spec.workerNames } : {}),
+      timeoutSeconds: spec.restartTimeoutSeconds,
+    };
+  }
+
+  const readDeployment = () =>
+    call('get', 'deployments', 'deployment', deployment, (api) =>
+      api.apps.readNamespacedDeployment({ name: deployment, namespace }),
+    ) as Promise<DeploymentLike>;
+
+  /**
+   * `kubectl rollout restart`: the pod template gets a new `restartedAt` annotation, so the
+   * deployment rolls its pods as its strategy says; then the rollout is followed until it is
+   * complete or the group's timeout passes (the answer says how far it got).
+   */
+  async function restart(plan: RestartPlan): Promise<{ targets: RestartTarget[]; rollout: RolloutState }> {
+    const at = (deps.now ?? (() => new Date()))();
+    const patched = (await call('patch', 'deployments', 'deployment', deployment, (api) =>
+      api.apps.patchNamespacedDeployment(
+        {
+          name: deployment,
+          namespace,
+          body: {
+            spec: {
+              template: {
+                metadata: { annotations: { [RESTARTED_AT]: at.toISOString().replace(/\.\d{3}Z$/, 'Z') } },
+              },
+            },
+          },
+        },
+        mergePatch(api.lib),
+      ),
+    )) as DeploymentLike;
+    const generation = patched.metadata?.generation ?? 0;
+    const deadline = Date.now() + plan.timeoutSeconds * 1000;
+    let rollout = rolloutOf(patched);
+    for (;;) {
+      const live = await readDeployment();
+      // An answer from before the patch was seen says nothing about this rollout.
+      rollout = rolloutOf({
+        ...live,
+        metadata: { generation: Math.max(generation, live.metadata?.generation ?? 0) },
+      });
+      if (rollout.complete || Date.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, deps.rolloutPollMs ?? 1000));
+    }
+    return {
+      targets: [
+        {
+          name: target,
+          method: 'rollout',
+          before: plan.targets[0]?.before ?? null,
+          after: rollout.available,
+          ok: rollout.complete,
+        },
+      ],
+      rollout,
+    };
+  }
+
+  return { type: 'kubernetes', state, scale, planRestart, restart };
 }

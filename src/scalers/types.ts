@@ -77,7 +77,7 @@ export interface ScaleReport {
   autoscaler?: AutoscalerChange;
 }
 
-export interface Scaler {
+export interface Scaler extends Restarter {
   readonly type: GroupType;
   /** Reads the group's live state. */
   state(): Promise<GroupState>;
@@ -116,4 +116,85 @@ export function autoscalerChange(autoscaler: AutoscalerState, replicas: number):
     before: { min: autoscaler.min, max: autoscaler.max },
     after: { min: replicas, max: Math.max(autoscaler.max, replicas) },
   };
+}
+
+/**
+ * How one target is restarted: a Kubernetes rollout restart, `docker compose restart`, or a
+ * Celery worker's `pool_restart` (its pool processes replaced) or `shutdown` (the worker exits,
+ * for its supervisor to start again).
+ */
+export type RestartMethod = 'rollout' | 'compose-restart' | 'pool_restart' | 'shutdown';
+
+/** One thing a restart acts on: planned (preview) or done (outcome). */
+export interface RestartTarget {
+  /** `namespace/deployment`, the Compose service, `celery@host`. */
+  name: string;
+  method: RestartMethod;
+  /** `poolRestartsOff`: a Celery worker shut down because it was started without pool restarts. */
+  reason?: 'poolRestartsOff';
+  /** Replicas (Kubernetes) or running containers (Compose) when planned, and after. */
+  before?: number | null;
+  after?: number | null;
+  /** Celery: the worker's own words; Kubernetes: how far the rollout got. */
+  answer?: string;
+  ok?: boolean;
+  /** Celery: the worker answered that pool restarts are not enabled. */
+  poolRestartsOff?: boolean;
+}
+
+/** What a restart will do (the preview, stored with the request) and then did. */
+export interface RestartPlan {
+  system: string;
+  group: string;
+  type: GroupType;
+  targets: RestartTarget[];
+  /**
+   * Whose return is checked: worker name patterns (`*` any run of characters); `[]`: none (celery
+   * beat answers no ping); absent: every worker of the system, or for a Celery pool its targets.
+   */
+  workerNames?: string[];
+  timeoutSeconds: number;
+}
+
+/** A Kubernetes rollout as the deployment's status last showed it. */
+export interface RolloutState {
+  desired: number;
+  updated: number;
+  available: number;
+  /** Pods of the deployment in all, old ones included. */
+  total: number;
+  complete: boolean;
+}
+
+/** Who answers again after a restart, within the group's timeout. */
+export interface ComeBack {
+  /** False when the group names no workers to check (`workerNames: []`). */
+  checked: boolean;
+  /** The group's workers that answered just before the restart. */
+  before: string[];
+  /** Answered before and again, as a new process (or, after pool_restart, with new pool processes). */
+  back: string[];
+  /** Names that did not answer before, started since the restart (new pods, new connections). */
+  fresh: string[];
+  /** Answered before and still do, but were not restarted (the same process). */
+  notRestarted: string[];
+  /** Answered before and no longer do. */
+  missing: string[];
+  /** Every worker that answered before is back or replaced by a fresh one. */
+  complete: boolean;
+  waitedSeconds: number;
+}
+
+/** The outcome of a restart, stored as the request's result and in the audit. */
+export interface RestartReport extends RestartPlan {
+  rollout?: RolloutState;
+  comeBack: ComeBack;
+}
+
+/** What a group does for `restart`; the come-back check is the command's, the same for every kind. */
+export interface Restarter {
+  /** What a restart would do now, from the live state and the group's config. */
+  planRestart(): Promise<RestartPlan>;
+  /** Restarts what the plan names (its targets, not whatever appeared since), and says how it went. */
+  restart(plan: RestartPlan): Promise<{ targets: RestartTarget[]; rollout?: RolloutState }>;
 }

@@ -92,6 +92,7 @@ async function harness(): Promise<Harness> {
             resume: { role: 'operator', approvals: 0 },
             retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
             scale: { role: 'operator', approvals: 1 },
+            restart: { role: 'operator', approvals: 1 },
             purge: { role: 'admin', approvals: opts.purgeApprovals ?? 1 },
             revoke: { role: 'operator', approvals: 0 },
             fail: { role: 'operator', approvals: 0 },

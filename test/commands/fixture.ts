@@ -36,6 +36,7 @@ export const EVERY_VERB = [
   'silences',
   'unsilence',
   'scale',
+  'restart',
   'stuck',
   'revoke',
   'fail',

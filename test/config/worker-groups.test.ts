@@ -38,6 +38,7 @@ describe('worker groups in config', () => {
         deployment: 'pushizo-worker-dispatch',
         min: 1,
         max: 20,
+        restartTimeoutSeconds: 60,
       },
     });
     expect(config.systems[1]!.workers).toEqual({
@@ -48,9 +49,30 @@ describe('worker groups in config', () => {
         service: 'celery-worker',
         min: 1,
         max: 8,
+        restartTimeoutSeconds: 60,
       },
-      pool: { type: 'celery-pool', min: 2, max: 16 },
+      pool: { type: 'celery-pool', min: 2, max: 16, restart: 'pool_restart', restartTimeoutSeconds: 60 },
     });
+  });
+
+  it('gives restart its policy, as strict as scale by default, and reads the restart options of a group', () => {
+    const config = parseConfig(ISSUE_EXAMPLE, {});
+    expect(config.policies.restart).toEqual({ role: 'operator', approvals: 1 });
+    expect(
+      problemsOf(`
+systems:
+  - name: zeus
+    type: celery
+    redis: redis://127.0.0.1:6390
+    workers:
+      pool: { type: celery-pool, min: 1, max: 2, restart: reboot, restartTimeoutSeconds: 1 }
+      beat: { type: compose, project: zeus, file: f.yml, service: beat, min: 1, max: 1, workerNames: [""] }
+`).sort(),
+    ).toEqual([
+      'systems[0].workers.beat.workerNames[0]: Too small: expected string to have >=1 characters',
+      'systems[0].workers.pool.restart: Invalid option: expected one of "pool_restart"|"shutdown"',
+      'systems[0].workers.pool.restartTimeoutSeconds: Too small: expected number to be >=5',
+    ]);
   });
 
   it('gives revoke and fail their own policies, operator without approval by default', () => {

@@ -42,7 +42,7 @@ describe('the demo console on the full runtime', () => {
     const first = banner.findIndex((l) => l.startsWith('Approvals:'));
     expect(first).toBeGreaterThan(-1);
     expect(`${banner[first]} ${banner[first + 1]}`).toMatch(
-      /pause and scale: U0ALICE asks.*pause pushizo\/dispatch-ios.*:user U0BOB.*Approve/,
+      /pause, scale and restart: U0ALICE asks.*pause pushizo\/dispatch-ios.*:user U0BOB.*Approve/,
     );
 
     expect(answer(stdout, 'pending', 0)).toContain('No requests are waiting');

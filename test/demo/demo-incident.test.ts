@@ -17,7 +17,7 @@ function answer(output: string, command: string, occurrence = 0): string {
 }
 
 describe('npm run demo -- --script: a whole incident', () => {
-  it('status, dlq, a purge approved by the second admin and its undo, scale of the Compose group and of the real Celery pool, alerts, trend, timeline and audit verify, all in the demo’s temp dir', async () => {
+  it('status, dlq, a purge approved by the second admin and its undo, scale and restart of the Compose group and of the real Celery pool, alerts, trend, timeline and audit verify, all in the demo’s temp dir', async () => {
     const ios = demoPlan('small').pushizo.queues.find((q) => q.name === 'dispatch-ios')!;
     const failed = ios.failures.reduce((n, f) => n + f.count, 0);
     const script = [
@@ -40,6 +40,14 @@ describe('npm run demo -- --script: a whole incident', () => {
       'scale zeus/pool 3',
       ':user U0CAROL',
       '1',
+      ':user U0ALICE',
+      'restart zeus/pool',
+      ':user U0BOB',
+      '1',
+      ':user U0ALICE',
+      'restart pushizo/dispatch',
+      ':user U0CAROL',
+      '1',
       'alerts',
       'trend pushizo/dispatch-ios',
       'timeline',
@@ -53,7 +61,7 @@ describe('npm run demo -- --script: a whole incident', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
     // The banner: who can approve what, both worker groups, the monitor, where the chart goes.
     expect(stdout).toContain('People:  U0ALICE operator · U0BOB admin · U0CAROL admin.');
-    expect(stdout).toMatch(/pause and scale: U0ALICE asks, U0BOB or U0CAROL approves/);
+    expect(stdout).toMatch(/pause, scale and restart: U0ALICE asks, U0BOB or U0CAROL approves/);
     expect(stdout).toMatch(/purge and undo: one admin asks \(U0BOB\), the other \(U0CAROL\) approves/);
     expect(stdout).toMatch(/pushizo\/dispatch is a Compose service \(worker-dispatch\): a stand-in docker/);
     expect(stdout).toContain('zeus/pool is the pool of the real Celery worker zeus-worker-1@demo');
@@ -98,6 +106,23 @@ describe('npm run demo -- --script: a whole incident', () => {
       'zeus-worker-1@demo 2 → 3 processes (answered “pool will grow”)',
     );
 
+    // Restarts: the real Celery worker gets pool_restart and answers again; Compose goes through the stand-in.
+    expect(stdout).toContain(
+      'restart zeus/pool sends pool_restart to zeus-worker-1@demo (it runs with worker_pool_restarts=True)',
+    );
+    expect(answer(stdout, 'restart zeus/pool')).toContain(
+      'restart zeus/pool (Celery pool): pool_restart of zeus-worker-1@demo (their pool processes are replaced). Then waits up to 20 s for them to answer again.',
+    );
+    expect(answer(stdout, '1', 5)).toMatch(
+      /zeus-worker-1@demo: pool_restart \(answered “reload started”\)\. All back within \d+ s \(1 of 1\): zeus-worker-1@demo\./,
+    );
+    expect(answer(stdout, 'restart pushizo/dispatch')).toContain(
+      `restart pushizo/dispatch (Compose): docker compose -p pushizo -f ${dir}/docker-compose.yml restart worker-dispatch (3 running containers).`,
+    );
+    expect(answer(stdout, '1', 6)).toMatch(
+      /docker compose restart worker-dispatch: 3 → 3 running containers/,
+    );
+
     // Monitoring from the start: alerts, the sparkline and the chart file, the alert in the timeline.
     expect(answer(stdout, 'alerts')).toMatch(/CRITICAL alarm-latency on zeus\/celery:alarm_processing/);
     const trend = answer(stdout, 'trend pushizo/dispatch-ios');
@@ -110,6 +135,7 @@ describe('npm run demo -- --script: a whole incident', () => {
     expect(timeline).toMatch(/\| U0BOB \| undo pushizo\/dispatch-ios done: restored \d+/);
     expect(timeline).toContain('scale pushizo/dispatch done: scaled to 3 (worker-dispatch 1 → 3)');
     expect(timeline).toContain('scale zeus/pool done: scaled to 3 (zeus-worker-1@demo 2 → 3)');
+    expect(timeline).toContain('restart zeus/pool done: restarted, 1 of 1 back');
     expect(answer(stdout, 'audit verify')).toMatch(/Audit chain verified: \d+ entries, unbroken/);
     expect(code).toBe(0);
 

@@ -47,6 +47,8 @@ export interface CeleryWorkerOptions extends CeleryTarget {
   startTimeoutMs?: number;
   /** false: the app stores results without `result_extended` (no task name, arguments or queue). */
   resultExtended?: boolean;
+  /** true: the app sets `worker_pool_restarts`, so the worker obeys `pool_restart`. */
+  poolRestarts?: boolean;
 }
 
 export interface CeleryWorker {
@@ -54,6 +56,10 @@ export interface CeleryWorker {
   name: string;
   /** What the worker printed so far (for failure messages). */
   output(): string;
+  /** The worker's main process. */
+  pid: number;
+  /** Settles when the worker's main process has exited (a `shutdown`, a crash, `stop()`). */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -98,7 +104,11 @@ export async function startCeleryWorker(options: CeleryWorkerOptions): Promise<C
   ];
   const child: ChildProcess = spawn(PYTHON, args, {
     cwd: CELERY_FIXTURE_DIR,
-    env: { ...celeryEnv(options), QO_RESULT_EXTENDED: options.resultExtended === false ? '0' : '1' },
+    env: {
+      ...celeryEnv(options),
+      QO_RESULT_EXTENDED: options.resultExtended === false ? '0' : '1',
+      QO_POOL_RESTARTS: options.poolRestarts ? '1' : '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so that a kill also reaches the prefork children.
     detached: true,
@@ -162,7 +172,7 @@ export async function startCeleryWorker(options: CeleryWorkerOptions): Promise<C
     await pidbox.close();
     redis.disconnect();
   }
-  return { name, output: () => output, stop };
+  return { name, output: () => output, stop, pid: child.pid!, exited };
 }
 
 /** One task to publish with `apply_async`. */

@@ -1,5 +1,12 @@
 import type { OpsError } from '../../errors.js';
-import type { PoolChange, RevokeOutcome, RunningWork, WorkerPool } from '../queue-backend.js';
+import type {
+  LiveWorker,
+  PoolChange,
+  RevokeOutcome,
+  RunningWork,
+  WorkerPool,
+  WorkerRestart,
+} from '../queue-backend.js';
 import type { BroadcastResult, PidboxClient } from './pidbox.js';
 
 /**
@@ -14,6 +21,11 @@ export interface CeleryControl {
     ids: readonly string[],
     options: { terminate: boolean; signal?: 'TERM' | 'KILL' },
   ): Promise<RevokeOutcome>;
+  liveWorkers(): Promise<LiveWorker[]>;
+  poolRestartsEnabled(workers: readonly string[]): Promise<Map<string, boolean>>;
+  restartWorkers(
+    targets: readonly { worker: string; method: 'pool_restart' | 'shutdown' }[],
+  ): Promise<WorkerRestart[]>;
 }
 
 export interface CeleryControlDeps {
@@ -198,5 +210,78 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     };
   }
 
-  return { pool, resizePool, running, revoke };
+  /** Who answers `ping`, with what `stats` says of them: how long they have run, their pool's pids. */
+  async function liveWorkers(): Promise<LiveWorker[]> {
+    const [pinged, stats] = await Promise.all([broadcast('ping', {}), broadcast('stats', {})]);
+    const statsOf = new Map(stats.replies.map(({ worker, reply }) => [worker, reply]));
+    return pinged.replies
+      .map(({ worker }) => liveWorkerOf(worker, statsOf.get(worker)))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async function poolRestartsEnabled(workers: readonly string[]): Promise<Map<string, boolean>> {
+    if (workers.length === 0) return new Map();
+    // Only the changed settings (the default is off): the one key is read, nothing else is kept.
+    const result = await broadcast('conf', { with_defaults: false }, workers);
+    return new Map(
+      result.replies
+        .filter(({ reply }) => isObject(reply))
+        .map(({ worker, reply }) => [worker, poolRestartsOn(reply as Record<string, unknown>)]),
+    );
+  }
+
+  async function restartWorkers(
+    targets: readonly { worker: string; method: 'pool_restart' | 'shutdown' }[],
+  ): Promise<WorkerRestart[]> {
+    const restarting = targets.filter((t) => t.method === 'pool_restart').map((t) => t.worker);
+    const stopping = targets.filter((t) => t.method === 'shutdown').map((t) => t.worker);
+    const [restarted] = await Promise.all([
+      restarting.length > 0
+        ? broadcast('pool_restart', { modules: null, reload: false, reloader: null }, restarting)
+        : Promise.resolve({ replies: [], receivers: 0 }),
+      stopping.length > 0 ? cast('shutdown', { msg: 'Got shutdown from queue-ops restart' }, stopping) : 0,
+    ]);
+    return targets.map((t): WorkerRestart => {
+      if (t.method === 'shutdown')
+        return { worker: t.worker, method: t.method, answer: 'shutdown sent', ok: true };
+      const reply = restarted.replies.find((r) => r.worker === t.worker);
+      if (!reply) return { worker: t.worker, method: t.method, answer: 'no answer', ok: false };
+      const { ok, text } = replyText(reply.reply);
+      return {
+        worker: t.worker,
+        method: t.method,
+        answer: text,
+        ok,
+        ...(!ok && /pool restarts not enabled/i.test(text) ? { poolRestartsOff: true } : {}),
+      };
+    });
+  }
+
+  /** A broadcast nobody answers (`shutdown`: the worker exits inside the handler). */
+  async function cast(method: string, args: Record<string, unknown>, destination: readonly string[]) {
+    try {
+      return (await pidbox.broadcast(method, args, { timeoutMs, destination, reply: false })).receivers;
+    } catch (error) {
+      throw deps.unavailable(error);
+    }
+  }
+
+  return { pool, resizePool, running, revoke, liveWorkers, poolRestartsEnabled, restartWorkers };
+}
+
+/** `worker_pool_restarts` (or its old name) from an `inspect conf` reply. */
+export function poolRestartsOn(conf: Record<string, unknown>): boolean {
+  const value = conf.worker_pool_restarts ?? conf.CELERYD_POOL_RESTARTS;
+  return value === true || value === 'True' || value === 'true' || value === 1;
+}
+
+/** A worker that answered ping, with its uptime and pool pids when its `stats` reply has them. */
+export function liveWorkerOf(worker: string, stats: unknown): LiveWorker {
+  const out: LiveWorker = { name: worker };
+  if (!isObject(stats)) return out;
+  const uptime = Number(stats.uptime);
+  if (Number.isFinite(uptime)) out.upSeconds = uptime;
+  const pool = isObject(stats.pool) ? stats.pool : {};
+  if (Array.isArray(pool.processes)) out.poolPids = pool.processes.map(Number).filter(Number.isFinite);
+  return out;
 }

@@ -132,7 +132,18 @@ export function createCeleryBackend(
   Required<
     Pick<
       QueueBackend,
-      'pause' | 'resume' | 'running' | 'pool' | 'resizePool' | 'revoke' | 'previewRetry' | 'retry' | 'purger'
+      | 'pause'
+      | 'resume'
+      | 'running'
+      | 'pool'
+      | 'resizePool'
+      | 'revoke'
+      | 'previewRetry'
+      | 'retry'
+      | 'purger'
+      | 'liveWorkers'
+      | 'poolRestartsEnabled'
+      | 'restartWorkers'
     >
   > {
   const now = options.now ?? Date.now;
@@ -580,6 +591,9 @@ export function createCeleryBackend(
     pool: control.pool,
     resizePool: control.resizePool,
     revoke: control.revoke,
+    liveWorkers: control.liveWorkers,
+    poolRestartsEnabled: control.poolRestartsEnabled,
+    restartWorkers: control.restartWorkers,
     locateTasks: (ids) => locate(ids),
     pause: pausing.pause,
     resume: pausing.resume,

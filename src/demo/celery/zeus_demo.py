@@ -30,6 +30,8 @@ app.conf.update(
     task_default_queue="celery",
     worker_prefetch_multiplier=1,
     worker_hijack_root_logger=False,
+    # `restart zeus/pool` sends pool_restart, which a worker only obeys with this on.
+    worker_pool_restarts=True,
 )
 
 

@@ -45,7 +45,7 @@ export const demo = {
   bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
     `People:  ${operator} operator · ${admin1} admin · ${admin2} admin. You are ${you}; :user <id> switches who you are.`,
   bannerApprovals: (operator: string, admin1: string, admin2: string) =>
-    `Approvals: pause and scale: ${operator} asks, ${admin1} or ${admin2} approves (e.g. pause pushizo/dispatch-ios,`,
+    `Approvals: pause, scale and restart: ${operator} asks, ${admin1} or ${admin2} approves (e.g. pause pushizo/dispatch-ios,`,
   bannerApprovalsThen: (admin1: string, admin2: string) =>
     `           then :user ${admin1} and press Approve). purge and undo: one admin asks (${admin1}), the other (${admin2}) approves.`,
   bannerScaleCompose: (group: string, service: string, log: string) =>
@@ -54,6 +54,12 @@ export const demo = {
     `         ${group} is the pool of the real Celery worker ${worker}, resized over pidbox.`,
   bannerScalePoolSimulated: (group: string) =>
     `         ${group} is a Celery pool: with Celery simulated no worker answers, so scaling it is refused.`,
+  bannerRestartCompose: (group: string, service: string) =>
+    `Restart: restart ${group} runs docker compose restart ${service} through the same stand-in (recorded; no container runs, so no worker is checked after it).`,
+  bannerRestartPool: (group: string, worker: string) =>
+    `         restart ${group} sends pool_restart to ${worker} (it runs with worker_pool_restarts=True) and checks it answers ping again.`,
+  bannerRestartPoolSimulated: (group: string) =>
+    `         restart ${group}: with Celery simulated no worker answers, so it is refused.`,
   bannerMonitor: (seconds: number, hours: number) =>
     `Monitor: runs every ${seconds} s inside the demo, over ${hours} h of back-filled samples: try alerts, trend, timeline.`,
   bannerTrend: (path: string) => `Charts:  trend pushizo/dispatch-ios writes its chart to ${path}`,

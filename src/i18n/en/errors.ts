@@ -106,6 +106,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     `Kubernetes refused: the bot's service account may not \`${p.verb}\` \`${p.resource}\` in namespace \`${p.namespace}\`. Grant it in the Role (docs/deploy.md: "Kubernetes RBAC for scale").`,
   KubernetesNotFound: (p) => `Kubernetes has no ${p.kind} \`${p.name}\` in namespace \`${p.namespace}\`.`,
   ScaleFailed: (p) => `Scaling \`${p.target}\` failed: ${p.reason}`,
+  RestartFailed: (p) => `Restarting \`${p.target}\` failed: ${p.reason}`,
   ArchiveInvalid: (p) =>
     `The archive ${p.path} cannot be trusted: \`${p.file}\` is ${p.problem === 'checksum' ? 'not what its manifest says (sha256 mismatch)' : p.problem}; ${restoredSoFar(p.restoredBefore)}.`,
   UndoConflict: (p) =>

@@ -16,6 +16,7 @@ import { job } from './job.js';
 import { purge } from './purge.js';
 import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
+import { restart } from './restart.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
@@ -48,6 +49,7 @@ export const en = {
   purge,
   queueContext,
   redis,
+  restart,
   results,
   slack,
   status,

@@ -58,6 +58,9 @@ export const timeline = {
       stillRunning: (ids: string) => `still running: ${ids}`,
       failedJob: (id: string, before: string) => `moved job ${id} from ${before} to failed`,
       lockWasHeld: 'a live worker still held its lock',
+      restarted: (back: string, of: string, complete: boolean) =>
+        complete ? `restarted, ${back} of ${of} back` : `restarted, only ${back} of ${of} back`,
+      restartedUnchecked: 'restarted',
     },
     /** Codes a refusal or a failure is recorded with, as words. */
     reasons: {

@@ -49,7 +49,7 @@ export const demo: Catalog['demo'] = {
   bannerPeople: (operator: string, admin1: string, admin2: string, you: string) =>
     `Kişiler: ${operator} operatör · ${admin1} admin · ${admin2} admin. Siz ${you} olarak çalışıyorsunuz; :user <id> kim olduğunuzu değiştirir.`,
   bannerApprovals: (operator: string, admin1: string, admin2: string) =>
-    `Onaylar: pause ve scale: ${operator} ister, ${admin1} ya da ${admin2} onaylar (ör. pause pushizo/dispatch-ios,`,
+    `Onaylar: pause, scale ve restart: ${operator} ister, ${admin1} ya da ${admin2} onaylar (ör. pause pushizo/dispatch-ios,`,
   bannerApprovalsThen: (admin1: string, admin2: string) =>
     `           sonra :user ${admin1} ve Onayla’ya basın). purge ve undo: bir admin ister (${admin1}), öbürü (${admin2}) onaylar.`,
   bannerScaleCompose: (group: string, service: string, log: string) =>
@@ -58,6 +58,12 @@ export const demo: Catalog['demo'] = {
     `         ${group}, gerçek Celery worker’ı ${worker} için havuz; pidbox üzerinden büyütülür ya da küçültülür.`,
   bannerScalePoolSimulated: (group: string) =>
     `         ${group} bir Celery havuzu: Celery simüle edildiğinden hiçbir worker yanıt vermez, ölçekleme reddedilir.`,
+  bannerRestartCompose: (group: string, service: string) =>
+    `Restart: restart ${group}, aynı yedek docker ile docker compose restart ${service} çalıştırır (kaydedilir; container çalışmadığından sonrasında worker denetlenmez).`,
+  bannerRestartPool: (group: string, worker: string) =>
+    `         restart ${group}, ${worker} worker’ına pool_restart gönderir (worker_pool_restarts=True ile çalışır) ve ping’e yeniden yanıt verdiğini denetler.`,
+  bannerRestartPoolSimulated: (group: string) =>
+    `         restart ${group}: Celery simüle edildiğinden hiçbir worker yanıt vermez, reddedilir.`,
   bannerMonitor: (seconds: number, hours: number) =>
     `İzleme:  demonun içinde ${seconds} sn’de bir çalışır, geriye dönük doldurulmuş ${hours} saatlik örneklerle: alerts, trend, timeline deneyin.`,
   bannerTrend: (path: string) => `Grafik:  trend pushizo/dispatch-ios grafiğini ${path} dosyasına yazar`,

@@ -125,6 +125,7 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   KubernetesNotFound: (p) =>
     `Kubernetes'te \`${p.namespace}\` namespace'inde \`${p.name}\` adlı ${p.kind} yok.`,
   ScaleFailed: (p) => `\`${p.target}\` ölçeklenemedi: ${p.reason}`,
+  RestartFailed: (p) => `\`${p.target}\` yeniden başlatılamadı: ${p.reason}`,
   ArchiveInvalid: (p) =>
     `${p.path} arşivine güvenilemez: \`${p.file}\` ${p.problem === 'checksum' ? 'manifestin söylediği dosya değil (sha256 uyuşmuyor)' : p.problem}; ${restoredSoFar(p.restoredBefore)}.`,
   UndoConflict: (p) =>

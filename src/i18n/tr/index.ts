@@ -17,6 +17,7 @@ import { job } from './job.js';
 import { purge } from './purge.js';
 import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
+import { restart } from './restart.js';
 import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
@@ -50,6 +51,7 @@ export const tr: Catalog = {
   purge,
   queueContext,
   redis,
+  restart,
   results,
   slack,
   status,

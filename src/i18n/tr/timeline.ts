@@ -56,6 +56,11 @@ export const timeline: Catalog['timeline'] = {
       stillRunning: (ids: string) => `hâlâ çalışıyor: ${ids}`,
       failedJob: (id: string, before: string) => `${id} işi ${before} durumundan başarısıza taşındı`,
       lockWasHeld: 'kilidi hâlâ canlı bir worker’daydı',
+      restarted: (back: string, of: string, complete: boolean) =>
+        complete
+          ? `yeniden başlatıldı, ${of} worker'dan ${back} tanesi geri geldi`
+          : `yeniden başlatıldı, ${of} worker'dan yalnız ${back} tanesi geri geldi`,
+      restartedUnchecked: 'yeniden başlatıldı',
     },
     reasons: {
       'self-approval': 'isteği yapan kendi isteğini onaylayamaz',
