@@ -23,6 +23,12 @@ export interface RedisMemory {
 export interface StatusOptions {
   /** Epoch ms: count each queue's failures after it (`QueueCounts.failedSince`). */
   failedSince?: number;
+  /**
+   * Celery: also ask the workers' `stats` (in parallel with the other inspections), so each
+   * worker's `details` carries its pid and uptime. The monitor asks it every tick: a worker that
+   * restarts under its name is seen only through them.
+   */
+  workerStats?: boolean;
 }
 
 export interface QueueCounts {
@@ -341,6 +347,8 @@ export interface QueueBackend {
   purger?(queue: string): Promise<QueuePurger>;
   /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
+  /** The persistence of the Redis behind the system (one `INFO persistence`), for the monitor. */
+  persistence?(): Promise<RedisHealth['persistence']>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
   /**

@@ -44,11 +44,12 @@ export const SYSTEM_METRICS = [
   'evictionPolicy',
   'workerChurn',
   'unreachableSamples',
+  'persistenceFailing',
 ] as const;
 
 /**
  * The seeds' escalation criteria (Zeus: Redis out of memory, a queue over 100,000, alarms more than
- * 30 minutes late, a worker crash loop, no capacity to keep a queue empty; Pushizo: the 60 s
+ * 30 minutes late, a worker crash loop, no capacity to keep a queue empty, persistence failing; Pushizo: the 60 s
  * campaign-start SLO on `scheduler`, the failed set growing), used when `rules` is not given.
  */
 export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
@@ -82,6 +83,8 @@ export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
   { name: 'eviction-policy', metric: 'evictionPolicy', above: 0, severity: 'warning' },
   { name: 'worker-crash-loop', metric: 'workerChurn', above: 3, within: '5m', severity: 'critical' },
   { name: 'redis-unreachable', metric: 'unreachableSamples', above: 2, severity: 'critical' },
+  // "Redis veri bozulması": a background save or an AOF write that failed.
+  { name: 'redis-persistence', metric: 'persistenceFailing', above: 0, severity: 'critical' },
 ];
 
 /**

@@ -18,7 +18,7 @@ import type {
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
-import { type KeySampleBudget, type RedisHealth, readRedisHealth } from '../redis-health.js';
+import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
@@ -318,7 +318,8 @@ export function createCeleryBackend(
       throw unavailable(error);
     }
     const warnings: SystemWarning[] = [];
-    const inspection = inspect(['active', 'active_queues']).then(readInspection, (error: unknown) => {
+    const methods = options?.workerStats ? ['active', 'active_queues', 'stats'] : ['active', 'active_queues'];
+    const inspection = inspect(methods).then(readInspection, (error: unknown) => {
       warnings.push({
         code: 'WorkerInspectFailed',
         params: { reason: unavailable(error).params.reason as string },
@@ -412,6 +413,16 @@ export function createCeleryBackend(
     try {
       await ensureConnected(client, connectTimeoutMs);
       return await readRedisHealth(client, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** The broker's persistence: where a lost save would lose queued messages. */
+  async function persistence(): Promise<RedisHealth['persistence']> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readPersistence(client);
     } catch (error) {
       throw unavailable(error);
     }
@@ -573,6 +584,7 @@ export function createCeleryBackend(
     dlq,
     workers,
     redisHealth,
+    persistence,
     results: resultKeys,
     job: task,
     running: control.running,
