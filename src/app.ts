@@ -20,6 +20,7 @@ import {
 } from './commands/alerts.js';
 import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
+import { expireResultsCommand, resultTtlSeconds } from './commands/expire-results.js';
 import { pauseCommand, resumeCommand } from './commands/pause.js';
 import { purgeCommand, undoCommand } from './commands/purge.js';
 import { type CommandRegistry, createReadCommands } from './commands/registry.js';
@@ -232,6 +233,7 @@ const ACTION_COMMANDS: readonly CommandDefinition[] = [
   stuckCommand,
   revokeCommand,
   failCommand,
+  expireResultsCommand,
   timelineCommand,
   trendCommand,
 ];
@@ -360,6 +362,17 @@ function actionExecutors(
         throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
       const { queue, id, reason } = request.params;
       return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
+    },
+    async 'expire-results'(request, run) {
+      const { system, backend } = backendOf(request);
+      if (!backend.expireResults)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'expire-results' });
+      // Bounds checked again: the stored request is data, not a promise.
+      const ttlSeconds = resultTtlSeconds(Number(request.params.ttlSeconds), 'en');
+      const outcome = await backend.expireResults(ttlSeconds, (done, total) =>
+        run.progress({ done, total, phase: 'expiring' }),
+      );
+      return { system, ...outcome };
     },
     purge: async (request, run) => ({ ...(await purges.execute(request, run)) }),
     undo: async (request, run) => ({ ...(await purges.undo(request, run)) }),

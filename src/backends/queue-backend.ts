@@ -1,4 +1,9 @@
 import type { BullmqJobView } from './bullmq/job.js';
+import type {
+  ExpireResultsOutcome,
+  ExpireResultsPreview,
+  ExpireResultsProgress,
+} from './celery/expire-results.js';
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
@@ -351,6 +356,10 @@ export interface QueueBackend {
   persistence?(): Promise<RedisHealth['persistence']>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
+  /** Celery: the exact count of result keys without a TTL (`expire-results`' preview). */
+  previewExpireResults?(budget?: { maxMillis?: number }): Promise<ExpireResultsPreview>;
+  /** Celery: gives every result key still without a TTL `ttlSeconds`, in bounded batches. */
+  expireResults?(ttlSeconds: number, progress?: ExpireResultsProgress): Promise<ExpireResultsOutcome>;
   /**
    * One job by id (BullMQ: in `queue`; Celery: the task wherever it is, `queue` narrowing the
    * search). Undefined when nothing knows the id; `looked` then says where the search went.

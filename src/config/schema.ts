@@ -386,6 +386,8 @@ function buildConfigSchema(p: ConfigProblems) {
           fail: z._default(policy, { role: 'operator', approvals: 0 }),
           /** Restoring a purge from its archive: as strict as purge unless configured. */
           undo: z._default(policy, { role: 'admin', approvals: 1 }),
+          /** Giving Celery results a TTL: Redis then deletes them, so as strict as purge. */
+          'expire-results': z._default(policy, { role: 'admin', approvals: 1 }),
         }),
         {
           pause: { role: 'operator', approvals: 0 },
@@ -396,6 +398,7 @@ function buildConfigSchema(p: ConfigProblems) {
           revoke: { role: 'operator', approvals: 0 },
           fail: { role: 'operator', approvals: 0 },
           undo: { role: 'admin', approvals: 1 },
+          'expire-results': { role: 'admin', approvals: 1 },
         },
       ),
       /** Where purged jobs are written before they leave Redis, and how long they are kept. */

@@ -32,7 +32,10 @@ export async function takeSample(
       return askSystem(
         deps,
         backend.name,
-        backend.status(undefined, { ...(since === undefined ? {} : { failedSince: since }), workerStats: true }),
+        backend.status(undefined, {
+          ...(since === undefined ? {} : { failedSince: since }),
+          workerStats: true,
+        }),
       );
     }),
   );
@@ -66,7 +69,10 @@ function lastOkAt(history: readonly Sample[], system: string): number | undefine
   return undefined;
 }
 
-function lastOkWithAt(history: readonly Sample[], system: string): { system: SystemSample; at: number } | undefined {
+function lastOkWithAt(
+  history: readonly Sample[],
+  system: string,
+): { system: SystemSample; at: number } | undefined {
   for (let i = history.length - 1; i >= 0; i--) {
     const found = history[i]!.systems.find((s) => s.name === system);
     if (found?.ok) return { system: found, at: history[i]!.at };
@@ -126,9 +132,7 @@ export function toSystemSample(
       policy: status.redis.maxMemoryPolicy,
     },
     workers: inspected
-      ? status.workers
-          .map((w) => workerIdentity(w, previous?.workers ?? null, now, previousAt))
-          .sort()
+      ? status.workers.map((w) => workerIdentity(w, previous?.workers ?? null, now, previousAt)).sort()
       : null,
     queues,
   };

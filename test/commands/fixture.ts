@@ -39,6 +39,7 @@ export const EVERY_VERB = [
   'stuck',
   'revoke',
   'fail',
+  'expire-results',
   'timeline',
   'trend',
   'help',

@@ -97,7 +97,9 @@ describe.skipIf(!canChattr())('redis-persistence: a failed background save escal
     execFileSync('chattr', ['+i', redis.dir]);
     await client.bgsave();
     await expect
-      .poll(async () => /rdb_last_bgsave_status:err/.test(await client.info('persistence')), { timeout: 10_000 })
+      .poll(async () => /rdb_last_bgsave_status:err/.test(await client.info('persistence')), {
+        timeout: 10_000,
+      })
       .toBe(true);
     const failing = await once();
     const alert = failing.firing.find((a) => a.rule === 'redis-persistence');
@@ -107,7 +109,9 @@ describe.skipIf(!canChattr())('redis-persistence: a failed background save escal
     execFileSync('chattr', ['-i', redis.dir]);
     await client.bgsave();
     await expect
-      .poll(async () => /rdb_last_bgsave_status:ok/.test(await client.info('persistence')), { timeout: 10_000 })
+      .poll(async () => /rdb_last_bgsave_status:ok/.test(await client.info('persistence')), {
+        timeout: 10_000,
+      })
       .toBe(true);
     const saved = await once();
     expect(rulesOf(saved.firing)).not.toContain('redis-persistence');
@@ -123,7 +127,11 @@ describe('worker-crash-loop: a Celery worker restarting under the same name', ()
 
   it('counts each restart as churn (its pid, from stats), and the default rule fires after two', async () => {
     const start = async () => {
-      const worker = await startCeleryWorker({ brokerUrl: redis.url, queues: ['celery'], name: 'loop@zeus-1' });
+      const worker = await startCeleryWorker({
+        brokerUrl: redis.url,
+        queues: ['celery'],
+        name: 'loop@zeus-1',
+      });
       workers.push(worker);
       return worker;
     };

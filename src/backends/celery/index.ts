@@ -21,6 +21,13 @@ import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from
 import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
+import {
+  countResultsWithoutTtl,
+  type ExpireResultsOutcome,
+  type ExpireResultsPreview,
+  type ExpireResultsProgress,
+  expireResultsWithoutTtl,
+} from './expire-results.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -438,6 +445,28 @@ export function createCeleryBackend(
     }
   }
 
+  /** `expire-results`' preview, on the result backend: the keys without a TTL, counted exactly. */
+  async function previewExpireResults(budget?: { maxMillis?: number }): Promise<ExpireResultsPreview> {
+    try {
+      await ensureConnected(resultClient, connectTimeoutMs);
+      return await countResultsWithoutTtl(resultClient, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async function expireResults(
+    ttlSeconds: number,
+    progress?: ExpireResultsProgress,
+  ): Promise<ExpireResultsOutcome> {
+    try {
+      await ensureConnected(resultClient, connectTimeoutMs);
+      return await expireResultsWithoutTtl(resultClient, ttlSeconds, progress);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   const withoutName = ({ name: _name, ...rest }: NonNullable<TaskLocation['stored']>) => rest;
 
   /** Where tasks are, as `revoke` previews and `job` shows them (see `locateTasks`). */
@@ -586,6 +615,8 @@ export function createCeleryBackend(
     redisHealth,
     persistence,
     results: resultKeys,
+    previewExpireResults,
+    expireResults,
     job: task,
     running: control.running,
     pool: control.pool,
