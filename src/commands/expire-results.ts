@@ -1,11 +1,13 @@
+import type { ExecutionContext } from '../approvals/service.js';
 import { formatNumber } from '../blocks/format.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { formatDuration, parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { ActionRequest } from '../store/store.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { resolveSystem } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import type { ActionDeps, CommandDefinition } from './types.js';
 
 /** The runbook's `expire … 86400`: a day, unless the command says otherwise. */
 export const DEFAULT_RESULT_TTL_SECONDS = 86_400;
@@ -78,4 +80,21 @@ export const expireResultsCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: { name: 'expire-results', execute: executeExpireResults },
 };
+
+/** Runs an approved request: the TTL read back from the store and checked again. */
+async function executeExpireResults(
+  request: ActionRequest,
+  run: ExecutionContext,
+  deps: ActionDeps,
+): Promise<Record<string, unknown>> {
+  const { system, backend } = backendOfRequest(deps, request);
+  if (!backend.expireResults)
+    throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'expire-results' });
+  const ttlSeconds = resultTtlSeconds(Number(request.params.ttlSeconds), deps.config.locale);
+  const outcome = await backend.expireResults(ttlSeconds, (done, total) =>
+    run.progress({ done, total, phase: 'expiring' }),
+  );
+  return { system, ...outcome };
+}
