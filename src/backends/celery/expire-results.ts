@@ -32,7 +32,10 @@ for _, key in ipairs(KEYS) do
 end
 return n`);
 
+/** Keys a counting step looks at (SCAN COUNT): one TTL each. */
 const SCAN_COUNT = 1000;
+/** Keys an expiring step looks at: a TTL and an EXPIRE each, so half as many per script call. */
+const EXPIRE_SCAN_COUNT = 500;
 
 /** What the approvers see: the exact count, unless the walk ran out of time. */
 export interface ExpireResultsPreview {
@@ -105,7 +108,7 @@ export async function expireResultsWithoutTtl(
     {
       maxKeys: Number.POSITIVE_INFINITY,
       maxMillis: Number.POSITIVE_INFINITY,
-      count: SCAN_COUNT,
+      count: EXPIRE_SCAN_COUNT,
       match: `${RESULT_KEY_PREFIX}*`,
     },
     async (keys, scanned) => {
