@@ -5,6 +5,7 @@ import type {
   ExpireResultsProgress,
 } from './celery/expire-results.js';
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
+import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
@@ -114,6 +115,8 @@ export interface SystemStatus {
   workers: WorkerInfo[];
   /** Celery: messages delivered to workers but not yet acknowledged, over the whole broker. */
   unacked?: number;
+  /** Celery: tasks in a retry loop (`retries` ≥ 1 in their message's headers), from a bounded sample. */
+  retrying?: RetryLoops;
   warnings: SystemWarning[];
 }
 
@@ -140,6 +143,8 @@ export interface DlqSample {
    */
   topErrors: { error: string; count: number }[];
   groupedOver: number;
+  /** Celery: this queue's tasks in a retry loop, from a bounded sample of its messages' headers. */
+  retrying?: RetryLoops;
 }
 
 /** Outcome of pausing or resuming a queue. */

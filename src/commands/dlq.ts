@@ -1,3 +1,4 @@
+import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { DlqSample } from '../backends/queue-backend.js';
 import { dlqMessage } from '../blocks/dlq.js';
 import { ErrorCode, OpsError } from '../errors.js';
@@ -17,6 +18,8 @@ export interface DlqData {
   total: number;
   jobs: { id: string; name: string; error: string; attempts: number; failedAt: string | null }[];
   topErrors: { error: string; count: number }[];
+  /** Celery: the queue's tasks in a retry loop, from a bounded sample of its messages' `retries` header. */
+  retrying?: RetryLoops;
 }
 
 export function toDlqData(system: string, sample: DlqSample): DlqData {
@@ -34,6 +37,7 @@ export function toDlqData(system: string, sample: DlqSample): DlqData {
         j.failedAt === null || !Number.isFinite(j.failedAt) ? null : new Date(j.failedAt).toISOString(),
     })),
     topErrors: sample.topErrors.map((e) => ({ error: scrubSecrets(e.error), count: e.count })),
+    ...(sample.retrying ? { retrying: sample.retrying } : {}),
   };
 }
 

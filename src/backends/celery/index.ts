@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
-import { execWithScripts, luaScript } from '../lua.js';
+import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
@@ -48,6 +48,7 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
+import { parseRetryLoops, RETRY_LOOPS, RETRY_SAMPLE, type RetryLoops } from './retry-loops.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -354,6 +355,12 @@ export function createCeleryBackend(
       { command: (p) => p.hlen(unackedKey(layout)) },
       // One small hash (a field per paused queue), read in the same round trip as the depths.
       { command: (p) => p.hgetall(pauseMarks) },
+      // Tasks in a retry loop, from a bounded sample of the messages' headers.
+      {
+        script: RETRY_LOOPS,
+        keys: [...queues.flatMap((queue) => priorityKeys(layout, queue)), unackedKey(layout)],
+        args: [String(RETRY_SAMPLE), only?.length === 1 ? queues[0]! : ''],
+      },
     ]).then((results) => {
       for (const [error] of results) if (error) throw error;
       return results.map(([, value]) => value);
@@ -411,6 +418,7 @@ export function createCeleryBackend(
       queues: counts,
       workers: seen ? [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name)) : [],
       unacked: Number(replies[1 + queues.length] ?? 0),
+      retrying: parseRetryLoops(replies[1 + queues.length + 2]),
       warnings,
     };
   }
@@ -530,8 +538,21 @@ export function createCeleryBackend(
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
+    let retrying: RetryLoops;
     try {
-      await index.ready();
+      [retrying] = await Promise.all([
+        ensureConnected(client, connectTimeoutMs)
+          .then(() =>
+            runScript(
+              client,
+              RETRY_LOOPS,
+              [...priorityKeys(layout, queue), unackedKey(layout)],
+              [String(RETRY_SAMPLE), queue],
+            ),
+          )
+          .then(parseRetryLoops),
+        index.ready(),
+      ]);
     } catch (error) {
       throw toRedisUnavailable(system.name, error, secrets);
     }
@@ -556,6 +577,7 @@ export function createCeleryBackend(
       })),
       topErrors,
       groupedOver: Math.min(newest.length, GROUP_OVER),
+      retrying,
     };
   }
 
