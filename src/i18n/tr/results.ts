@@ -20,7 +20,7 @@ export const results: typeof english = {
   budget: { keys: 'anahtar', time: 'süre', done: 'hiçbir' },
   hint: 'TTL’siz sonuçlar silinene kadar kalır: Celery’nin `result_expires` ayarını verin, kayıtlı olanlara `/queue expire-results <sistem> [ttl]` ile TTL verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).',
   expire: {
-    usage: '/queue expire-results <sistem> [ttl]',
+    usage: '/queue expire-results <sistem> [süre]',
     summary: 'TTL’siz Celery sonuçlarına TTL verir (varsayılan 1d), sınırlı gruplar halinde; onay ister',
   },
   badTtl: (text) => `\`${text}\` bir TTL değil.`,
