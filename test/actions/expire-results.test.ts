@@ -126,7 +126,7 @@ describe('/queue expire-results <system> [ttl]', () => {
     // Asked again: nothing left without a TTL, so nothing to approve.
     const again = await as('U0ALICE', 'expire-results', 'zeus');
     expect(again.code).not.toBe(0);
-    expect(jsonOf(again).error?.message).toContain('every result has a TTL');
+    expect(jsonOf(again).error?.message).toContain('already expiring (every result has a TTL)');
   }, 60_000);
 
   it('defaults to a day, and answers bad words, a TTL out of bounds and a BullMQ system in one line', async () => {

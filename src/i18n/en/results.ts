@@ -28,9 +28,9 @@ export const results = {
   /** The approvers' preview; numbers arrive formatted. */
   expirePreview: (system: string, withoutTtl: string, complete: boolean, ttl: string, results: string) =>
     `expire-results ${system}: ${complete ? '' : 'at least '}${withoutTtl} of ${results} Celery results have no TTL and get ${ttl}; ` +
-    'results with a TTL keep theirs. Redis deletes them when it runs out.' +
+    'results with a TTL keep theirs. Redis deletes each one when its TTL runs out.' +
     (complete ? '' : ' (The count stopped at its time budget; the run walks every key.)'),
-  nothingToExpire: 'every result has a TTL',
+  nothingToExpire: 'expiring (every result has a TTL)',
   /** The outcome line of the finished request. */
   expired: (system: string, expired: string, ttl: string, results: string) =>
     `${expired} Celery results of ${system} given a TTL of ${ttl} (of ${results} walked; the others had one)`,

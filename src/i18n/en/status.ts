@@ -52,7 +52,7 @@ export const status = {
    * header of queued and delivered messages; `sampled` is null when every message was read.
    */
   retryLoop: (retrying: string, tasks: string, sampled: string | null) =>
-    `:repeat: Retry loop: ${retrying} queued task${retrying === '1' ? '' : 's'} already retried: ${tasks}` +
+    `:repeat: Retry loop: ${retrying} task${retrying === '1' ? '' : 's'} waiting to run again after a retry: ${tasks}` +
     (sampled ? ` (in a sample of ${sampled} messages)` : ''),
   retryTask: (name: string, count: string, maxRetries: string) =>
     `${name} ×${count} (up to ${maxRetries} retr${maxRetries === '1' ? 'y' : 'ies'})`,

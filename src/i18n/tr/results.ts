@@ -29,7 +29,7 @@ export const results: typeof english = {
     `expire-results ${system}: ${results} Celery sonucundan ${complete ? '' : 'en az '}${withoutTtl} tanesinin TTL’si yok ve ${ttl} alacak; ` +
     'TTL’si olanlar kendi TTL’lerini korur. Süre dolunca Redis onları siler.' +
     (complete ? '' : ' (Sayım süre bütçesinde durdu; çalıştırma tüm anahtarları dolaşır.)'),
-  nothingToExpire: 'her sonucun bir TTL’si var',
+  nothingToExpire: 'süreli (her sonucun bir TTL’si var)',
   expired: (system, expired, ttl, results) =>
     `${system} sisteminin ${expired} Celery sonucuna ${ttl} TTL verildi (dolaşılan ${results} sonuçtan; diğerlerinin zaten vardı)`,
 };

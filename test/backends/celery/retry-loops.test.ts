@@ -65,7 +65,7 @@ describe('Celery retry loops in status and dlq', () => {
 
     const text = await runCliInProcess(['--config', config, 'status', 'zeus']);
     expect(text.stdout).toMatch(
-      /Retry loop: [23] queued tasks already retried: tasks\.retrying ×[23] \(up to \d+ retries\)/,
+      /Retry loop: [23] tasks waiting to run again after a retry: tasks\.retrying ×[23] \(up to \d+ retries\)/,
     );
   }, 60_000);
 
