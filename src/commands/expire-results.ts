@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '../approvals/service.js';
-import { formatNumber } from '../blocks/format.js';
+import { formatNumber, ttlText } from '../blocks/format.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { formatDuration, parseDuration } from '../escalation/duration.js';
+import { parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
@@ -64,7 +64,7 @@ export const expireResultsCommand: CommandDefinition = {
         target: `${system} results`,
         state: t.results.nothingToExpire,
       });
-    const ttl = formatDuration(ttlSeconds * 1000);
+    const ttl = ttlText(ttlSeconds);
     const created = await approvals.submit({
       actor: actorOf(request),
       action: 'expire-results',

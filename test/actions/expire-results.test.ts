@@ -11,7 +11,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from '../helpers/cli-run.js';
 
 /**
  * `expire-results <system> [ttl]`: the runbook's EXPIRE loop over `celery-task-meta-*`, asked and

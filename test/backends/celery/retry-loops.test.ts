@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DlqData } from '../../../src/commands/dlq.js';
 import type { StatusData } from '../../../src/commands/status.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../../actions/cli-helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../../helpers/celery-worker.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../../helpers/cli-run.js';
 
 /**
  * Tasks in a retry loop (the runbook's `grep "Retry in" | sort | uniq -c`), seen by `status` and
