@@ -48,7 +48,13 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
-import { parseRetryLoops, RETRY_LOOPS, RETRY_SAMPLE, type RetryLoops } from './retry-loops.js';
+import {
+  parseRetryLoops,
+  RETRY_LOOPS,
+  RETRY_SAMPLE,
+  RETRY_SAMPLE_BYTES,
+  type RetryLoops,
+} from './retry-loops.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -359,7 +365,7 @@ export function createCeleryBackend(
       {
         script: RETRY_LOOPS,
         keys: [...queues.flatMap((queue) => priorityKeys(layout, queue)), unackedKey(layout)],
-        args: [String(RETRY_SAMPLE), only?.length === 1 ? queues[0]! : ''],
+        args: [String(RETRY_SAMPLE), only?.length === 1 ? queues[0]! : '', String(RETRY_SAMPLE_BYTES)],
       },
     ]).then((results) => {
       for (const [error] of results) if (error) throw error;
@@ -547,7 +553,7 @@ export function createCeleryBackend(
               client,
               RETRY_LOOPS,
               [...priorityKeys(layout, queue), unackedKey(layout)],
-              [String(RETRY_SAMPLE), queue],
+              [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
             ),
           )
           .then(parseRetryLoops),

@@ -17,13 +17,15 @@ export interface RetryLoops {
   tasks: { name: string; count: number; maxRetries: number }[];
 }
 
-/** Messages one reading decodes at most (a few ms of Redis time: a pattern match each, no JSON parse). */
+/** Messages one reading looks at at most (a pattern match each, no JSON parse). */
 export const RETRY_SAMPLE = 500;
+/** Bytes of messages one reading looks at at most: big messages make a smaller sample, not a slow one. */
+export const RETRY_SAMPLE_BYTES = 2 * 1024 * 1024;
 const RETRY_TASKS_KEPT = 5;
 
 /**
  * KEYS: priority lists…, then the `unacked` hash. ARGV[1]: messages to look at; ARGV[2]: the queue
- * whose `unacked` entries count ('' = every queue). The message body (base64 arguments) is never
+ * whose `unacked` entries count ('' = every queue); ARGV[3]: bytes to look at. The message body (base64 arguments) is never
  * decoded: the headers are JSON text before it, and only `retries` and `task` are read, by pattern.
  * Returns {looked, held, name, count, max, name, count, max, …}; `held` is what the lists and
  * `unacked` hold in total.
@@ -31,9 +33,11 @@ const RETRY_TASKS_KEPT = 5;
 export const RETRY_LOOPS = luaScript(`
 local budget = tonumber(ARGV[1])
 local only = ARGV[2]
-local looked, held = 0, 0
+local maxBytes = tonumber(ARGV[3])
+local looked, held, bytes = 0, 0, 0
 local tally, order = {}, {}
 local function see(text)
+  bytes = bytes + #text
   local retries = tonumber(string.match(text, '"retries"%s*:%s*(%d+)'))
   if retries and retries > 0 then
     local task = string.match(text, '"task"%s*:%s*"([^"]*)"') or '?'
@@ -47,41 +51,51 @@ local function see(text)
     if retries > t[2] then t[2] = retries end
   end
 end
+-- A few messages per call, from the end workers take next: a big message costs its bytes once.
+local STEP = 25
 local listBudget = math.floor(budget / 2)
 for i = 1, #KEYS - 1 do
   local n = redis.call('LLEN', KEYS[i])
   held = held + n
-  local take = math.min(n, listBudget - looked)
-  if take > 0 then
-    for _, message in ipairs(redis.call('LRANGE', KEYS[i], -take, -1)) do
+  local from = 0
+  while from < n and looked < listBudget and bytes < maxBytes do
+    local take = math.min(STEP, n - from, listBudget - looked)
+    for _, message in ipairs(redis.call('LRANGE', KEYS[i], -(from + take), -(from + 1))) do
       looked = looked + 1
       see(message)
     end
+    from = from + take
   end
 end
 local unacked = KEYS[#KEYS]
 local total = redis.call('HLEN', unacked)
-local room = budget - looked
-if total > 0 and room <= 0 then
-  held = held + total
-elseif total > 0 then
-  local reply = redis.call('HSCAN', unacked, '0', 'COUNT', room)
-  local entries = reply[2]
-  local counted, matching = 0, 0
-  for i = 2, #entries, 2 do
-    local value = entries[i]
-    if only == '' or string.match(value, ',%s*"([^"]*)"%s*%]%s*$') == only then
-      matching = matching + 1
-      if counted < room then
-        counted = counted + 1
+local cursor, steps, whole = '0', 0, true
+local matching, examined = 0, 0
+if total > 0 then
+  repeat
+    -- Entries of other queues cost their reading too: at most 4 × budget entries are examined.
+    if looked >= budget or bytes >= maxBytes or examined >= 4 * budget then
+      whole = false
+      break
+    end
+    local reply = redis.call('HSCAN', unacked, cursor, 'COUNT', STEP)
+    cursor = reply[1]
+    local entries = reply[2]
+    for i = 2, #entries, 2 do
+      local value = entries[i]
+      examined = examined + 1
+      if only == '' or string.match(value, ',%s*"([^"]*)"%s*%]%s*$') == only then
+        matching = matching + 1
+        looked = looked + 1
         see(value)
+      else
+        bytes = bytes + #value
       end
     end
-  end
-  looked = looked + counted
-  -- Named a queue: its share of \`unacked\` is known only when one step returned the whole hash.
-  if only ~= '' and #entries / 2 >= total then held = held + matching else held = held + total end
+  until cursor == '0'
 end
+-- Named a queue: its share of \`unacked\` is known only when the walk went through the whole hash.
+if only ~= '' and whole then held = held + matching else held = held + total end
 local out = {looked, held}
 for _, task in ipairs(order) do
   out[#out + 1] = task

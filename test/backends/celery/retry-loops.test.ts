@@ -1,5 +1,13 @@
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  parseRetryLoops,
+  RETRY_LOOPS,
+  RETRY_SAMPLE,
+  RETRY_SAMPLE_BYTES,
+} from '../../../src/backends/celery/retry-loops.js';
+import { runScript } from '../../../src/backends/lua.js';
 import type { DlqData } from '../../../src/commands/dlq.js';
 import type { StatusData } from '../../../src/commands/status.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
@@ -86,4 +94,45 @@ describe('Celery retry loops in status and dlq', () => {
     expect(text.stdout).toContain('Retry loop:');
     expect(text.stdout).toContain('tasks.retrying ×');
   }, 60_000);
+
+  it('stays bounded: big messages make a smaller sample, and the unacked entries of other queues are not walked for ever', async () => {
+    // A database of its own on the same Redis, holding what a real worker published above.
+    const client = new Redis(`${redis.url}/1`);
+    try {
+      const source = new Redis(redis.url);
+      const [message] = await source.hvals('unacked');
+      source.disconnect();
+      expect(message).toBeDefined();
+      const [envelope] = JSON.parse(message!) as [Record<string, unknown>, string, string];
+      // 300 of the real envelope with a 20 KB body: 6 MB, three times the byte budget.
+      const big = JSON.stringify({ ...envelope, body: 'A'.repeat(20_000) });
+      await client.rpush('big', ...Array.from({ length: 300 }, () => big));
+      const others = client.pipeline();
+      for (let i = 0; i < 5_000; i++)
+        others.hset('unacked', `tag-${i}`, JSON.stringify([envelope, '', 'elsewhere']));
+      await others.exec();
+
+      const read = async (queue: string) =>
+        parseRetryLoops(
+          await runScript(
+            client,
+            RETRY_LOOPS,
+            ['big', 'unacked'],
+            [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
+          ),
+        );
+      const mine = await read('big');
+      expect(mine.complete).toBe(false);
+      expect(mine.sampled).toBeGreaterThan(50);
+      expect(mine.sampled).toBeLessThan(300);
+      expect(mine.retrying).toBe(mine.sampled);
+      expect(mine.tasks[0]?.name).toBe('tasks.retrying');
+      const all = await read('');
+      expect(all.complete).toBe(false);
+      expect(all.sampled).toBeLessThanOrEqual(RETRY_SAMPLE);
+    } finally {
+      await client.flushdb();
+      client.disconnect();
+    }
+  });
 });
