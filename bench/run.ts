@@ -36,6 +36,7 @@ import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { startLatencyProxy } from '../test/helpers/latency-proxy.js';
 import { benchAuditVerify } from './audit-verify.js';
+import { expireResultsBench } from './expire-results.js';
 import { loadBench } from './load.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { purgeBench } from './purge.js';
@@ -460,6 +461,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   recovery: async () => console.log((await recoveryBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   // `/queue redis <system>` on a Redis of 1M keys, beside an idle Redis and `redis-cli --bigkeys`.
   redis: async () => console.log((await redisHealthBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
+  'expire-results': async () =>
+    console.log((await expireResultsBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
 };
 
 const asked = process.argv.slice(2).filter((a) => a !== '--');

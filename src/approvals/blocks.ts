@@ -1,5 +1,5 @@
 import { ActionId } from '../blocks/action-ids.js';
-import { formatRelative, formatUtc } from '../blocks/format.js';
+import { formatNumber, formatRelative, formatUtc, ttlText } from '../blocks/format.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { cutWithEllipsis, escapeMrkdwn } from '../blocks/mrkdwn.js';
@@ -63,7 +63,9 @@ export function progressLine(
   const elapsed = (now - since.at) / 1000;
   const rate = elapsed > 0 ? (progress.done - since.done) / elapsed : 0;
   const left = rate > 0 ? Math.max(0, (progress.total - progress.done) / rate) : null;
-  return t.progress(action === 'undo' ? t.restoringVerb : t.purgingVerb, progress.done, progress.total, left);
+  const verb =
+    action === 'undo' ? t.restoringVerb : action === 'expire-results' ? t.expiringVerb : t.purgingVerb;
+  return t.progress(verb, progress.done, progress.total, left);
 }
 
 /** Outcome line of a finished request, from the stored result. */
@@ -104,6 +106,13 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
       );
     if (request.action === 'undo' && typeof result.restored === 'number')
       return p.resultRestored(result.restored, String(result.purgeId), Number(result.alreadyThere ?? 0));
+    if (request.action === 'expire-results' && typeof result.expired === 'number')
+      return messages(locale).results.expired(
+        request.target,
+        formatNumber(result.expired, locale),
+        ttlText(Number(result.ttlSeconds)),
+        formatNumber(Number(result.results ?? 0), locale),
+      );
     return actionOutcome(request.action, result, locale);
   }
   if (request.status === 'failed' && request.error) {

@@ -25,7 +25,8 @@ export interface ScanWalk {
 export async function scanWithin(
   client: Redis,
   budget: ScanBudget,
-  onBatch: (keys: string[]) => Promise<void>,
+  /** `scanned`: keys looked at so far, this batch included (a walk's progress). */
+  onBatch: (keys: string[], scanned: number) => Promise<void>,
 ): Promise<ScanWalk> {
   const now = budget.now ?? Date.now;
   const started = now();
@@ -42,7 +43,7 @@ export async function scanWithin(
     // Without MATCH, a batch is the keys looked at (cut to the budget); with it, COUNT is.
     const batch = budget.match ? keys : keys.slice(0, budget.maxKeys - scanned);
     scanned += budget.match ? count : batch.length;
-    if (batch.length > 0) await onBatch(batch);
+    if (batch.length > 0) await onBatch(batch, scanned);
   } while (cursor !== '0');
   return { scanned, stoppedBy: 'done' };
 }

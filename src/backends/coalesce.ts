@@ -10,7 +10,8 @@ export function coalesceStatus<B extends QueueBackend>(backend: B): B {
   const inFlight = new Map<string, Promise<SystemStatus>>();
   const wrapper = Object.create(backend) as B;
   wrapper.status = (queues?: string[], options?: StatusOptions) => {
-    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}`;
+    // Asked with worker stats (the monitor), a read is not the same as one without them.
+    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}|${options?.workerStats ? 'stats' : ''}`;
     const running = inFlight.get(key);
     if (running) return running;
     const read = backend.status(queues, options).finally(() => inFlight.delete(key));

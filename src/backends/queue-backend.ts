@@ -1,5 +1,11 @@
 import type { BullmqJobView } from './bullmq/job.js';
+import type {
+  ExpireResultsOutcome,
+  ExpireResultsPreview,
+  ExpireResultsProgress,
+} from './celery/expire-results.js';
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
+import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
@@ -23,6 +29,12 @@ export interface RedisMemory {
 export interface StatusOptions {
   /** Epoch ms: count each queue's failures after it (`QueueCounts.failedSince`). */
   failedSince?: number;
+  /**
+   * Celery: also ask the workers' `stats` (in parallel with the other inspections), so each
+   * worker's `details` carries its pid and uptime. The monitor asks it every tick: a worker that
+   * restarts under its name is seen only through them.
+   */
+  workerStats?: boolean;
 }
 
 export interface QueueCounts {
@@ -103,6 +115,8 @@ export interface SystemStatus {
   workers: WorkerInfo[];
   /** Celery: messages delivered to workers but not yet acknowledged, over the whole broker. */
   unacked?: number;
+  /** Celery: tasks in a retry loop (`retries` ≥ 1 in their message's headers), from a bounded sample. */
+  retrying?: RetryLoops;
   warnings: SystemWarning[];
 }
 
@@ -129,6 +143,8 @@ export interface DlqSample {
    */
   topErrors: { error: string; count: number }[];
   groupedOver: number;
+  /** Celery: this queue's tasks in a retry loop, from a bounded sample of its messages' headers. */
+  retrying?: RetryLoops;
 }
 
 /** Outcome of pausing or resuming a queue. */
@@ -369,8 +385,14 @@ export interface QueueBackend {
   purger?(queue: string): Promise<QueuePurger>;
   /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
+  /** The persistence of the Redis behind the system (one `INFO persistence`), for the monitor. */
+  persistence?(): Promise<RedisHealth['persistence']>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
+  /** Celery: the exact count of result keys without a TTL (`expire-results`' preview). */
+  previewExpireResults?(budget?: { maxMillis?: number }): Promise<ExpireResultsPreview>;
+  /** Celery: gives every result key still without a TTL `ttlSeconds`, in bounded batches. */
+  expireResults?(ttlSeconds: number, progress?: ExpireResultsProgress): Promise<ExpireResultsOutcome>;
   /**
    * One job by id (BullMQ: in `queue`; Celery: the task wherever it is, `queue` narrowing the
    * search). Undefined when nothing knows the id; `looked` then says where the search went.

@@ -204,8 +204,6 @@ export function healthFromReplies(
     const value = stats.get(name);
     return typeof value === 'number' ? value : number(value === undefined ? undefined : String(value));
   };
-  const aofEnabled = info.get('aof_enabled') === '1';
-  const lastSave = number(info.get('rdb_last_save_time'));
   return {
     ...(info.get('redis_version') ? { version: info.get('redis_version') } : {}),
     ...(info.get('role') ? { role: info.get('role') } : {}),
@@ -226,16 +224,31 @@ export function healthFromReplies(
       max: number(info.get('maxclients')),
     },
     keyspace: parseKeyspace(info),
-    persistence: {
-      rdbLastStatus: info.get('rdb_last_bgsave_status') ?? 'unknown',
-      aofLastStatus: aofEnabled ? (info.get('aof_last_write_status') ?? 'unknown') : null,
-      aofEnabled,
-      lastSaveAt: lastSave === null ? null : lastSave * 1000,
-      changesSinceLastSave: number(info.get('rdb_changes_since_last_save')),
-      loading: info.get('loading') === '1',
-      bgsaveInProgress: info.get('rdb_bgsave_in_progress') === '1',
-    },
+    persistence: persistenceFromInfo(info),
   };
+}
+
+/** `INFO persistence`'s fields an operator reads (also part of a whole `INFO`). */
+export function persistenceFromInfo(info: Map<string, string>): RedisHealth['persistence'] {
+  const aofEnabled = info.get('aof_enabled') === '1';
+  const lastSave = number(info.get('rdb_last_save_time'));
+  return {
+    rdbLastStatus: info.get('rdb_last_bgsave_status') ?? 'unknown',
+    aofLastStatus: aofEnabled ? (info.get('aof_last_write_status') ?? 'unknown') : null,
+    aofEnabled,
+    lastSaveAt: lastSave === null ? null : lastSave * 1000,
+    changesSinceLastSave: number(info.get('rdb_changes_since_last_save')),
+    loading: info.get('loading') === '1',
+    bgsaveInProgress: info.get('rdb_bgsave_in_progress') === '1',
+  };
+}
+
+/**
+ * The monitor's read of persistence, once a tick: one `INFO persistence`, a few hundred bytes.
+ * A failed background save or AOF write is the runbook's "data corruption" escalation.
+ */
+export async function readPersistence(client: Redis | Cluster): Promise<RedisHealth['persistence']> {
+  return persistenceFromInfo(parseInfo(String(await client.info('persistence'))));
 }
 
 /** The command that gives a key's length, by its type; strings by their byte length. */

@@ -19,6 +19,7 @@ import {
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 import { queueContextLine } from './queue-context.js';
+import { retryLoopLine } from './status.js';
 
 /** What `/queue dlq` shows. */
 export interface DlqView {
@@ -63,6 +64,9 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
       .map((e) => t.topError(formatNumber(e.count, locale), errorLine(e.error, 280) || t.noError));
     blocks.push(section([t.topErrors(formatNumber(sample.groupedOver, locale)), ...lines].join('\n')));
   }
+
+  if (sample.retrying && sample.retrying.retrying > 0)
+    blocks.push(section(retryLoopLine(sample.retrying, locale)));
 
   const refreshValue = rawTarget.length <= SlackLimits.buttonValue ? rawTarget : '';
   const tail = actions([button(t.refresh, ActionId.DlqRefresh, refreshValue)]);

@@ -163,3 +163,14 @@ export function formatUtc(at: Date | number, locale: Locale, withSeconds = true)
 export function formatRelative(at: Date | number, now: Date, locale: Locale): string {
   return formatDistanceStrict(new Date(at), now, { addSuffix: true, locale: localeFormat(locale).dates });
 }
+
+/** A TTL in the words it is typed in: the largest unit that divides it (`7d`, `36h`, `90m`). */
+export function ttlText(seconds: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const)
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
+}

@@ -1,4 +1,5 @@
 import type { KnownBlock } from '@slack/types';
+import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -185,6 +186,7 @@ function prepare(
   lines.push(memoryLine(st, locale));
   for (const w of st.warnings) lines.push(warningLine(w, locale));
   lines.push(workersLine(st, locale));
+  if (st.retrying && st.retrying.retrying > 0) lines.push(retryLoopLine(st.retrying, locale));
   if (rows.length === 0) lines.push(t.noQueues);
 
   const contexts = flaggedContexts(worst, sys.name, queueContext, locale);
@@ -277,6 +279,25 @@ function warningLine(w: SystemWarning, locale: Locale): string {
   }
   const render = t.warnings[w.code];
   return render ? render(params) : t.unknownWarning(inCode(String(w.code), 60));
+}
+
+/** Celery tasks whose messages say they were retried already: how many, by task name. */
+export function retryLoopLine(loops: RetryLoops, locale: Locale): string {
+  const t = messages(locale).status;
+  const tasks = loops.tasks
+    .map((task) =>
+      t.retryTask(
+        inCode(task.name, 100),
+        formatNumber(task.count, locale),
+        formatNumber(task.maxRetries, locale),
+      ),
+    )
+    .join(', ');
+  return t.retryLoop(
+    formatNumber(loops.retrying, locale),
+    tasks,
+    loops.complete ? null : formatNumber(loops.sampled, locale),
+  );
 }
 
 function workersLine(st: SystemStatus, locale: Locale): string {

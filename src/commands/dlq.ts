@@ -1,3 +1,4 @@
+import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { DlqSample } from '../backends/queue-backend.js';
 import { dlqMessage } from '../blocks/dlq.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
@@ -21,6 +22,8 @@ export interface DlqData {
   topErrors: { error: string; count: number }[];
   /** Who owns the queue and its runbook (`queues[].owner`…), null when the config names none. */
   context: QueueContextData | null;
+  /** Celery: the queue's tasks in a retry loop, from a bounded sample of its messages' `retries` header. */
+  retrying?: RetryLoops;
 }
 
 export function toDlqData(system: string, sample: DlqSample, context?: QueueContext): DlqData {
@@ -39,6 +42,7 @@ export function toDlqData(system: string, sample: DlqSample, context?: QueueCont
     })),
     topErrors: sample.topErrors.map((e) => ({ error: scrubSecrets(e.error), count: e.count })),
     context: queueContextData(context),
+    ...(sample.retrying ? { retrying: sample.retrying } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
 } from './alerts.js';
 import { auditCommand } from './audit.js';
 import { dlqCommand } from './dlq.js';
+import { expireResultsCommand } from './expire-results.js';
 import { createHelpCommand } from './help.js';
 import { jobCommand } from './job.js';
 import { pauseCommand, resumeCommand } from './pause.js';
@@ -54,6 +55,7 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   stuckCommand,
   revokeCommand,
   failCommand,
+  expireResultsCommand,
   timelineCommand,
   trendCommand,
 ];

@@ -1,3 +1,4 @@
+import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { QueueBackend, SystemStatus, SystemType } from '../backends/queue-backend.js';
 import { formatUtc } from '../blocks/format.js';
 import type { Message } from '../blocks/message.js';
@@ -40,6 +41,8 @@ export interface StatusSystemData {
     context?: QueueContextData;
   }[];
   workers: { name: string; active?: number }[];
+  /** Celery: tasks in a retry loop, from a bounded sample of the messages' `retries` header. */
+  retrying?: RetryLoops;
 }
 
 /** One system's outcome, as the status builder receives it. */
@@ -122,6 +125,7 @@ export function toStatusData(
         workers: workers.map((w) =>
           w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
         ),
+        ...(o.status.retrying ? { retrying: o.status.retrying } : {}),
       };
     }),
   };

@@ -47,11 +47,12 @@ export const SYSTEM_METRICS = [
   'evictionPolicy',
   'workerChurn',
   'unreachableSamples',
+  'persistenceFailing',
 ] as const;
 
 /**
  * The seeds' escalation criteria (Zeus: Redis out of memory, a queue over 100,000, alarms more than
- * 30 minutes late, a worker crash loop, no capacity to keep a queue empty; Pushizo: the 60 s
+ * 30 minutes late, a worker crash loop, no capacity to keep a queue empty, persistence failing; Pushizo: the 60 s
  * campaign-start SLO on `scheduler`, the failed set growing), used when `rules` is not given.
  */
 export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
@@ -85,6 +86,8 @@ export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
   { name: 'eviction-policy', metric: 'evictionPolicy', above: 0, severity: 'warning' },
   { name: 'worker-crash-loop', metric: 'workerChurn', above: 3, within: '5m', severity: 'critical' },
   { name: 'redis-unreachable', metric: 'unreachableSamples', above: 2, severity: 'critical' },
+  // "Redis veri bozulması": a background save or an AOF write that failed.
+  { name: 'redis-persistence', metric: 'persistenceFailing', above: 0, severity: 'critical' },
 ];
 
 /**
@@ -462,6 +465,8 @@ function buildConfigSchema(p: ConfigProblems) {
           fail: z._default(policy, { role: 'operator', approvals: 0 }),
           /** Restoring a purge from its archive: as strict as purge unless configured. */
           undo: z._default(policy, { role: 'admin', approvals: 1 }),
+          /** Giving Celery results a TTL: Redis then deletes them, so as strict as purge. */
+          'expire-results': z._default(policy, { role: 'admin', approvals: 1 }),
         }),
         {},
       ),

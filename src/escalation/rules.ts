@@ -146,6 +146,10 @@ export function metricAt(
       // BullMQ needs every key kept; Celery's broker is not held to it.
       if (!system.ok || !system.memory) return undefined;
       return system.type === 'bullmq' && system.memory.policy !== 'noeviction' ? 1 : 0;
+    case 'persistenceFailing':
+      // 1 while the last background save or AOF write failed; Redis says `ok` again after one succeeds.
+      if (!system.ok || !system.persistence) return undefined;
+      return system.persistence.rdb === 'err' || system.persistence.aof === 'err' ? 1 : 0;
     case 'workerChurn': {
       const j = windowStart(samples, i, within);
       if (j === undefined || !system.ok) return undefined;

@@ -15,7 +15,8 @@ export interface SamplerDeps {
  * One sample of every system: exactly the reads `status` makes (`QueueBackend.status()`: one
  * pipelined round trip per system, plus Celery's worker inspection), in parallel, each under the
  * system's deadline. A system that fails is a sample with `ok: false`, never a failed tick.
- * `history` (oldest first) carries the Celery head sightings forward.
+ * `history` (oldest first) carries the Celery head sightings and worker identities forward. Beside
+ * those reads, one `INFO persistence` per system (the `redis-persistence` rule).
  */
 export async function takeSample(
   deps: SamplerDeps,
@@ -23,22 +24,40 @@ export async function takeSample(
   now: number,
 ): Promise<Sample> {
   const backends = deps.backends.all();
-  const settled = await Promise.allSettled(
+  const asked = Promise.allSettled(
     backends.map((backend) => {
-      // New failures since the last good sample of this system, in the same round trip.
+      // New failures since the last good sample of this system, in the same round trip; Celery's
+      // `stats` beside its other inspections, for the pid and uptime of each worker.
       const since = lastOkAt(history, backend.name);
       return askSystem(
         deps,
         backend.name,
-        backend.status(undefined, since === undefined ? undefined : { failedSince: since }),
+        backend.status(undefined, {
+          ...(since === undefined ? {} : { failedSince: since }),
+          workerStats: true,
+        }),
       );
     }),
   );
+  // The monitor's own read beside `status`'s, at the same time: one INFO persistence per system.
+  // Unknown when it fails (a user without INFO rights): that costs the persistence rule only.
+  const persistedAsked = Promise.allSettled(
+    backends.map((backend) =>
+      backend.persistence
+        ? askSystem(deps, backend.name, backend.persistence())
+        : Promise.reject(new Error('not read')),
+    ),
+  );
+  const [settled, persisted] = await Promise.all([asked, persistedAsked]);
   const systems = settled.map((result, i): SystemSample => {
     const backend = backends[i]!;
-    if (result.status === 'fulfilled')
-      return toSystemSample(result.value, lastOk(history, backend.name), now);
-    return failedSample(backend, result.reason);
+    if (result.status !== 'fulfilled') return failedSample(backend, result.reason);
+    const previous = lastOkWithAt(history, backend.name);
+    const sample = toSystemSample(result.value, previous?.system, now, previous?.at);
+    const persistence = persisted[i]!;
+    if (persistence.status === 'fulfilled')
+      sample.persistence = { rdb: persistence.value.rdbLastStatus, aof: persistence.value.aofLastStatus };
+    return sample;
   });
   return { at: now, systems };
 }
@@ -50,10 +69,13 @@ function lastOkAt(history: readonly Sample[], system: string): number | undefine
   return undefined;
 }
 
-function lastOk(history: readonly Sample[], system: string): SystemSample | undefined {
+function lastOkWithAt(
+  history: readonly Sample[],
+  system: string,
+): { system: SystemSample; at: number } | undefined {
   for (let i = history.length - 1; i >= 0; i--) {
     const found = history[i]!.systems.find((s) => s.name === system);
-    if (found?.ok) return found;
+    if (found?.ok) return { system: found, at: history[i]!.at };
   }
   return undefined;
 }
@@ -72,6 +94,7 @@ export function toSystemSample(
   status: SystemStatus,
   previous: SystemSample | undefined,
   now: number,
+  previousAt?: number,
 ): SystemSample {
   const inspected = !status.warnings.some((w) => w.code === 'WorkerInspectFailed');
   const heads = new Map(previous?.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])));
@@ -108,7 +131,9 @@ export function toSystemSample(
       max: status.redis.maxMemoryBytes,
       policy: status.redis.maxMemoryPolicy,
     },
-    workers: inspected ? status.workers.map(workerIdentity).sort() : null,
+    workers: inspected
+      ? status.workers.map((w) => workerIdentity(w, previous?.workers ?? null, now, previousAt)).sort()
+      : null,
     queues,
   };
 }
@@ -117,8 +142,31 @@ export function toSystemSample(
  * Name plus what a new process under the same name changes: its connection address (BullMQ) or
  * its pid (Celery, whose `celery@host` comes back under its name after a crash). So a worker
  * restarting between samples counts as churn, which is what a crash loop looks like.
+ *
+ * A container restarted by Compose often runs its worker under the same pid again: an uptime
+ * (Celery `stats`) shorter than the time since the previous sample is a restart all the same,
+ * and the identity then takes the start time (`name|pid~<epoch s>`), kept while the process
+ * lives. A worker whose `stats` did not answer this time keeps the identity it had.
  */
-function workerIdentity(worker: SystemStatus['workers'][number]): string {
-  const incarnation = worker.details?.addr ?? worker.details?.pid;
-  return incarnation === undefined ? worker.name : `${worker.name}|${incarnation}`;
+export function workerIdentity(
+  worker: SystemStatus['workers'][number],
+  previous: readonly string[] | null,
+  now: number,
+  previousAt: number | undefined,
+): string {
+  const before = previous?.find((id) => id === worker.name || id.startsWith(`${worker.name}|`));
+  const address = worker.details?.addr;
+  if (address !== undefined) return `${worker.name}|${address}`;
+  const pid = worker.details?.pid;
+  if (pid === undefined) return before ?? worker.name;
+  const same = `${worker.name}|${pid}`;
+  const uptime = Number(worker.details?.uptimeSeconds);
+  const startedAt = Number.isFinite(uptime) ? now - uptime * 1000 : undefined;
+  // Celery rounds uptime to the second, and the sample is taken a moment after the reply.
+  const restartedSincePrevious =
+    startedAt !== undefined && previousAt !== undefined && startedAt > previousAt + 2000;
+  if (before === same || before?.startsWith(`${same}~`)) {
+    return restartedSincePrevious ? `${same}~${Math.round(startedAt! / 1000)}` : before;
+  }
+  return same;
 }

@@ -25,6 +25,11 @@ export interface SystemSample {
    * the workers could not be asked (Celery inspection timed out, CLIENT LIST refused).
    */
   workers: string[] | null;
+  /**
+   * The last background save's and AOF write's status (`ok`, `err`; AOF null when off), read with
+   * one INFO persistence a tick. Absent when it could not be read, and in older samples.
+   */
+  persistence?: { rdb: string; aof: string | null };
   queues: QueueSample[];
 }
 

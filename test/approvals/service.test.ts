@@ -97,6 +97,7 @@ async function harness(): Promise<Harness> {
             revoke: { role: 'operator', approvals: 0 },
             fail: { role: 'operator', approvals: 0 },
             undo: { role: 'admin', approvals: 1 },
+            'expire-results': { role: 'admin', approvals: 1 },
           },
           approvals: {
             ttlMinutes: 15,

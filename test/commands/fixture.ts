@@ -40,6 +40,7 @@ export const EVERY_VERB = [
   'stuck',
   'revoke',
   'fail',
+  'expire-results',
   'timeline',
   'trend',
   'help',

@@ -208,6 +208,34 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ subject: 'zeus', firing: true });
   });
 
+  it('a Celery worker restarted with the same pid (a container restarted by Compose) is churn, by its uptime', () => {
+    const status = (uptimeSeconds?: number) =>
+      ({
+        name: 'zeus',
+        type: 'celery',
+        warnings: [],
+        queues: [],
+        redis: { usedMemoryBytes: 1, maxMemoryBytes: 0, maxMemoryPolicy: 'noeviction' },
+        workers: [
+          {
+            name: 'celery@zeus-1',
+            details: { pid: 7, ...(uptimeSeconds === undefined ? {} : { uptimeSeconds }) },
+          },
+        ],
+      }) as unknown as SystemStatus;
+    // Samples a minute apart: up 100 s, then 160 s (the same process), then 20 s (started anew, pid 7 again).
+    const first = toSystemSample(status(100), undefined, at(0), undefined);
+    const same = toSystemSample(status(100 + (at(1) - at(0)) / 1000), first, at(1), at(0));
+    const restarted = toSystemSample(status(20), same, at(2), at(1));
+    const unanswered = toSystemSample(status(), restarted, at(3), at(2));
+    const later = toSystemSample(status(20 + (at(4) - at(2)) / 1000), unanswered, at(4), at(3));
+    expect(same.workers).toEqual(first.workers);
+    expect(restarted.workers).not.toEqual(same.workers);
+    // A tick whose stats did not answer keeps the identity; the process living on keeps it too.
+    expect(unanswered.workers).toEqual(restarted.workers);
+    expect(later.workers).toEqual(restarted.workers);
+  });
+
   it('a paused queue is skipped by every rule unless it says includePaused; pausing clears a firing alert', () => {
     const rules = parseRules([
       { name: 'no-workers', metric: 'workers', below: 1 },

@@ -26,7 +26,7 @@ import type {
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import { isPlainReply, isReplyError, isVagueConnectionError } from '../redis-errors.js';
-import { readRedisHealth } from '../redis-health.js';
+import { readPersistence, readRedisHealth } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
@@ -300,6 +300,10 @@ export function createBullmqBackend(
 
     async redisHealth(budget) {
       return await withRedis(async () => readRedisHealth(await prefixNode(), budget));
+    },
+
+    async persistence() {
+      return await withRedis(async () => readPersistence(await prefixNode()));
     },
 
     async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {

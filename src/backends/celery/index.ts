@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
-import { execWithScripts, luaScript } from '../lua.js';
+import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
@@ -18,9 +18,16 @@ import type {
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
-import { type KeySampleBudget, type RedisHealth, readRedisHealth } from '../redis-health.js';
+import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
+import {
+  countResultsWithoutTtl,
+  type ExpireResultsOutcome,
+  type ExpireResultsPreview,
+  type ExpireResultsProgress,
+  expireResultsWithoutTtl,
+} from './expire-results.js';
 import { createFailureIndex, type FailureIndex } from './failures.js';
 import {
   bindingScanPattern,
@@ -41,6 +48,13 @@ import { type BroadcastResult, createPidboxClient, type PidboxClient } from './p
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
+import {
+  parseRetryLoops,
+  RETRY_LOOPS,
+  RETRY_SAMPLE,
+  RETRY_SAMPLE_BYTES,
+  type RetryLoops,
+} from './retry-loops.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -330,7 +344,8 @@ export function createCeleryBackend(
       throw unavailable(error);
     }
     const warnings: SystemWarning[] = [];
-    const inspection = inspect(['active', 'active_queues']).then(readInspection, (error: unknown) => {
+    const methods = options?.workerStats ? ['active', 'active_queues', 'stats'] : ['active', 'active_queues'];
+    const inspection = inspect(methods).then(readInspection, (error: unknown) => {
       warnings.push({
         code: 'WorkerInspectFailed',
         params: { reason: unavailable(error).params.reason as string },
@@ -358,6 +373,12 @@ export function createCeleryBackend(
       { command: (p) => p.hlen(unackedKey(layout)) },
       // One small hash (a field per paused queue), read in the same round trip as the depths.
       { command: (p) => p.hgetall(pauseMarks) },
+      // Tasks in a retry loop, from a bounded sample of the messages' headers.
+      {
+        script: RETRY_LOOPS,
+        keys: [...queues.flatMap((queue) => priorityKeys(layout, queue)), unackedKey(layout)],
+        args: [String(RETRY_SAMPLE), only?.length === 1 ? queues[0]! : '', String(RETRY_SAMPLE_BYTES)],
+      },
     ]).then((results) => {
       for (const [error] of results) if (error) throw error;
       return results.map(([, value]) => value);
@@ -415,6 +436,7 @@ export function createCeleryBackend(
       queues: counts,
       workers: seen ? [...seen.workers.values()].sort((a, b) => a.name.localeCompare(b.name)) : [],
       unacked: Number(replies[1 + queues.length] ?? 0),
+      retrying: parseRetryLoops(replies[1 + queues.length + 2]),
       warnings,
     };
   }
@@ -429,11 +451,43 @@ export function createCeleryBackend(
     }
   }
 
+  /** The broker's persistence: where a lost save would lose queued messages. */
+  async function persistence(): Promise<RedisHealth['persistence']> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readPersistence(client);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /** The result backend (`resultBackend:`, else the broker). */
   async function resultKeys(budget?: ResultsBudget): Promise<ResultsReading> {
     try {
       await ensureConnected(resultClient, connectTimeoutMs);
       return await readResults(resultClient, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** `expire-results`' preview, on the result backend: the keys without a TTL, counted exactly. */
+  async function previewExpireResults(budget?: { maxMillis?: number }): Promise<ExpireResultsPreview> {
+    try {
+      await ensureConnected(resultClient, connectTimeoutMs);
+      return await countResultsWithoutTtl(resultClient, budget);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async function expireResults(
+    ttlSeconds: number,
+    progress?: ExpireResultsProgress,
+  ): Promise<ExpireResultsOutcome> {
+    try {
+      await ensureConnected(resultClient, connectTimeoutMs);
+      return await expireResultsWithoutTtl(resultClient, ttlSeconds, progress);
     } catch (error) {
       throw unavailable(error);
     }
@@ -502,8 +556,21 @@ export function createCeleryBackend(
   async function dlq(queue: string, limit: number): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
+    let retrying: RetryLoops;
     try {
-      await index.ready();
+      [retrying] = await Promise.all([
+        ensureConnected(client, connectTimeoutMs)
+          .then(() =>
+            runScript(
+              client,
+              RETRY_LOOPS,
+              [...priorityKeys(layout, queue), unackedKey(layout)],
+              [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
+            ),
+          )
+          .then(parseRetryLoops),
+        index.ready(),
+      ]);
     } catch (error) {
       throw toRedisUnavailable(system.name, error, secrets);
     }
@@ -528,6 +595,7 @@ export function createCeleryBackend(
       })),
       topErrors,
       groupedOver: Math.min(newest.length, GROUP_OVER),
+      retrying,
     };
   }
 
@@ -585,7 +653,10 @@ export function createCeleryBackend(
     dlq,
     workers,
     redisHealth,
+    persistence,
     results: resultKeys,
+    previewExpireResults,
+    expireResults,
     job: task,
     running: control.running,
     pool: control.pool,

@@ -25,6 +25,7 @@ export const escalation = {
     evictionPolicy: 'maxmemory-policy is not noeviction (1 = yes)',
     workerChurn: 'workers appearing or leaving',
     unreachableSamples: 'samples in a row with Redis unreachable',
+    persistenceFailing: 'Redis background save or AOF write failing (1 = yes)',
   } as Record<string, string>,
   valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
     `*${metric}*: *${value}* (${comparator} ${threshold})`,

@@ -59,6 +59,7 @@ export const purge = {
     'finish this purge while the bot shuts down; the next start finishes it from its archive',
   purgingVerb: 'Purging',
   restoringVerb: 'Restoring',
+  expiringVerb: 'Expiring',
   resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
     `Purged ${n(purged)} of ${n(archived)} archived job${archived === 1 ? '' : 's'}${
       archived > purged ? ` (${n(archived - purged)} had been taken by workers and were left alone)` : ''

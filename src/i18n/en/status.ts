@@ -47,6 +47,15 @@ export const status = {
   workers: (count: number, running: number | null) =>
     `Workers: ${count === 0 ? 'none connected' : count}${running !== null && count > 0 ? ` · ${running} ${running === 1 ? 'task' : 'tasks'} running` : ''}`,
   unacked: (n: string) => `${n} unacked`,
+  /**
+   * Celery tasks in a retry loop (the runbook's `grep "Retry in" | uniq -c`), from the `retries`
+   * header of queued and delivered messages; `sampled` is null when every message was read.
+   */
+  retryLoop: (retrying: string, tasks: string, sampled: string | null) =>
+    `:repeat: Retry loop: ${retrying} task${retrying === '1' ? '' : 's'} waiting to run again after a retry: ${tasks}` +
+    (sampled ? ` (in a sample of ${sampled} messages)` : ''),
+  retryTask: (name: string, count: string, maxRetries: string) =>
+    `${name} ×${count} (up to ${maxRetries} retr${maxRetries === '1' ? 'y' : 'ies'})`,
   systemError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
   moreQueues: (
     n: number,

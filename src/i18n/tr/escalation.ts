@@ -29,6 +29,7 @@ export const escalation: Catalog['escalation'] = {
     evictionPolicy: 'maxmemory-policy noeviction değil (1 = evet)',
     workerChurn: 'gelen ya da giden worker’lar',
     unreachableSamples: 'Redis’e art arda ulaşılamayan örnekler',
+    persistenceFailing: 'Redis arka plan kaydı ya da AOF yazımı başarısız (1 = evet)',
   },
   valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
     `*${metric}*: *${value}* (eşik ${threshold}, ${comparators[comparator] ?? comparator})`,

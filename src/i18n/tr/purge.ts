@@ -76,6 +76,7 @@ export const purge: Catalog['purge'] = {
   stoppedForShutdown: 'bot kapanırken bu purge’ü bitirmek; bir sonraki başlangıç onu arşivinden tamamlar',
   purgingVerb: 'Temizleniyor',
   restoringVerb: 'Geri yükleniyor',
+  expiringVerb: 'TTL veriliyor',
   resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
     `Arşivlenen ${n(archived)} işin ${n(purged)} tanesi silindi${
       archived > purged ? ` (${n(archived - purged)} tanesini worker’lar almıştı, dokunulmadı)` : ''

@@ -18,5 +18,18 @@ export const results: typeof english = {
   estimate: (count, withoutTtl, bytes) =>
     `Tüm anahtar alanına oranlanırsa: yaklaşık ${count} sonuç, ${withoutTtl} TTL’siz, ${bytes}.`,
   budget: { keys: 'anahtar', time: 'süre', done: 'hiçbir' },
-  hint: 'TTL’siz sonuçlar silinene kadar kalır: Celery’nin `result_expires` ayarını verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).',
+  hint: 'TTL’siz sonuçlar silinene kadar kalır: Celery’nin `result_expires` ayarını verin, kayıtlı olanlara `/queue expire-results <sistem> [ttl]` ile TTL verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).',
+  expire: {
+    usage: '/queue expire-results <sistem> [süre]',
+    summary: 'TTL’siz Celery sonuçlarına TTL verir (varsayılan 1d), sınırlı gruplar halinde; onay ister',
+  },
+  badTtl: (text) => `\`${text}\` bir TTL değil.`,
+  ttlValid: '1m ile 365d arası bir süre: 30m, 12h, 1d, 7d',
+  expirePreview: (system, withoutTtl, complete, ttl, results) =>
+    `expire-results ${system}: ${results} Celery sonucundan ${complete ? '' : 'en az '}${withoutTtl} tanesinin TTL’si yok ve ${ttl} alacak; ` +
+    'TTL’si olanlar kendi TTL’lerini korur. Süre dolunca Redis onları siler.' +
+    (complete ? '' : ' (Sayım süre bütçesinde durdu; çalıştırma tüm anahtarları dolaşır.)'),
+  nothingToExpire: 'süreli (her sonucun bir TTL’si var)',
+  expired: (system, expired, ttl, results) =>
+    `${system} sisteminin ${expired} Celery sonucuna ${ttl} TTL verildi (dolaşılan ${results} sonuçtan; diğerlerinin zaten vardı)`,
 };

@@ -49,6 +49,10 @@ export const status: Catalog['status'] = {
   workers: (count: number, running: number | null) =>
     `Worker’lar: ${count === 0 ? 'bağlı worker yok' : count}${running !== null && count > 0 ? ` · ${running} görev çalışıyor` : ''}`,
   unacked: (n: string) => `${n} alındısız (unacked)`,
+  retryLoop: (retrying, tasks, sampled) =>
+    `:repeat: Retry döngüsü: yeniden denendikten sonra tekrar çalışmayı bekleyen ${retrying} görev: ${tasks}` +
+    (sampled ? ` (${sampled} mesajlık örneklemde)` : ''),
+  retryTask: (name, count, maxRetries) => `${name} ×${count} (en çok ${maxRetries} deneme)`,
   systemError: (name: string, type: string, error: string) => `:x: *${name}* · ${type}: ${error}`,
   moreQueues: (
     n: number,
