@@ -383,6 +383,10 @@ function buildConfigSchema(p: ConfigProblems) {
           fail: z._default(policy, { role: 'operator', approvals: 0 }),
           /** Restoring a purge from its archive: as strict as purge unless configured. */
           undo: z._default(policy, { role: 'admin', approvals: 1 }),
+          /** A Celery task's or a BullMQ queue's rate limit: slows every worker, so two people. */
+          'rate-limit': z._default(policy, { role: 'operator', approvals: 1 }),
+          /** A BullMQ queue's global concurrency. */
+          concurrency: z._default(policy, { role: 'operator', approvals: 1 }),
         }),
         {
           pause: { role: 'operator', approvals: 0 },
@@ -393,6 +397,8 @@ function buildConfigSchema(p: ConfigProblems) {
           revoke: { role: 'operator', approvals: 0 },
           fail: { role: 'operator', approvals: 0 },
           undo: { role: 'admin', approvals: 1 },
+          'rate-limit': { role: 'operator', approvals: 1 },
+          concurrency: { role: 'operator', approvals: 1 },
         },
       ),
       /** Where purged jobs are written before they leave Redis, and how long they are kept. */

@@ -96,6 +96,8 @@ async function harness(): Promise<Harness> {
             revoke: { role: 'operator', approvals: 0 },
             fail: { role: 'operator', approvals: 0 },
             undo: { role: 'admin', approvals: 1 },
+            'rate-limit': { role: 'operator', approvals: 1 },
+            concurrency: { role: 'operator', approvals: 1 },
           },
           approvals: {
             ttlMinutes: 15,

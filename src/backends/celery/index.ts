@@ -565,7 +565,7 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true },
+    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true, limits: true },
     previewRetry: retries.previewRetry,
     retry: retries.retry,
     listQueues: () => queueNames.list(),
@@ -579,6 +579,8 @@ export function createCeleryBackend(
     pool: control.pool,
     resizePool: control.resizePool,
     revoke: control.revoke,
+    taskRateLimits: control.taskRateLimits,
+    setTaskRateLimit: control.setTaskRateLimit,
     locateTasks: (ids) => locate(ids),
     pause: pausing.pause,
     resume: pausing.resume,
