@@ -98,7 +98,7 @@ export interface CommandContext {
   /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
   alerts?: AlertService;
   /** The bot's store, read-only use (the incident timeline, the Home tab); absent in read-only setups. */
-  store?: Pick<Store, 'listAudit' | 'escalation'>;
+  store?: Pick<Store, 'listAudit' | 'escalation'> & Partial<Pick<Store, 'activeLimits'>>;
   /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
   scalers?: ScalerRegistry;
   /** Purge previews, undo checks (issue 7); absent in read-only setups. */

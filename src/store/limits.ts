@@ -73,5 +73,13 @@ export function limitMethods(run: RunSql): LimitStore {
       );
       return changes === 1;
     },
+
+    async queueLimitNotice(limitId, payload, at) {
+      // `alert_id` holds the limit's id: a notice belongs to no alert, and the outbox knows it by kind.
+      await run(
+        `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before) VALUES (?, 'notice', ?, ?, ?)`,
+        [limitId, JSON.stringify(payload), at, at],
+      );
+    },
   };
 }

@@ -252,7 +252,7 @@ export interface OutboxItem {
   seq: number;
   alertId: string;
   /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
-  kind: 'post' | 'update' | 'thread' | 'chart';
+  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;
@@ -500,4 +500,9 @@ export interface LimitStore {
   dueLimits(at: string): Promise<LimitRecord[]>;
   /** Ends a limit still active (one conditional write); false when it was not active any more. */
   endLimit(id: string, state: Exclude<LimitState, 'active'>, at: string, by: string): Promise<boolean>;
+  /**
+   * Queues a `notice` in the monitor's outbox (after the alert messages before it) telling the
+   * system's alert channel about the limit; `payload` is rendered when it is sent.
+   */
+  queueLimitNotice(limitId: string, payload: Record<string, unknown>, at: string): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
 import { job } from './job.js';
+import { limits } from './limits.js';
 import { purge } from './purge.js';
 import { redis } from './redis.js';
 import { results } from './results.js';
@@ -43,6 +44,7 @@ export const en = {
   help,
   home,
   job,
+  limits,
   scale,
   purge,
   redis,

@@ -24,7 +24,8 @@ export const limits = {
   needsQueue: 'Name the BullMQ queue as system/queue.',
   needsConcurrency: 'Say how many jobs may run at once, or `off`.',
   celeryRateInvalid: (value: string) => `\`${value}\` is not a Celery rate.`,
-  celeryRateValid: 'tasks per second, minute or hour, as Celery writes them: `10/s`, `100/m`, `500/h`; or `off`',
+  celeryRateValid:
+    'tasks per second, minute or hour, as Celery writes them: `10/s`, `100/m`, `500/h`; or `off`',
   bullmqRateInvalid: (value: string) => `\`${value}\` is not a rate limit.`,
   bullmqRateValid:
     '`<max>/<duration>`: at most max jobs (1 to 1,000,000) per duration (ms, s, m or h, up to 1 day), e.g. `100/1m`, `10/s`, `50/500ms`; or `off`',
@@ -35,7 +36,8 @@ export const limits = {
   forWithOff: '`--for` lifts a limit after a while; `off` lifts it now.',
   concurrencyOnCelery:
     'Celery has no global concurrency per queue; size the pool with `/queue scale <system>/<group> <n>`, or rate-limit a task',
-  unknownTask: (system: string, task: string) => `No worker of \`${system}\` has task \`${task}\` registered.`,
+  unknownTask: (system: string, task: string) =>
+    `No worker of \`${system}\` has task \`${task}\` registered.`,
   tasksValid: (tasks: string[]) =>
     tasks.length === 0
       ? 'a task a live worker has registered (no worker answered; see `/queue workers`)'
@@ -43,21 +45,29 @@ export const limits = {
           .slice(0, 20)
           .map((t) => `\`${t}\``)
           .join(', ') + (tasks.length > 20 ? ` and ${tasks.length - 20} more` : ''),
-  nothingToLift: (target: string, kind: string) => `\`${target}\` has no ${kind} to lift; nothing was changed`,
+  nothingToLift: (target: string, kind: string) =>
+    `\`${target}\` has no ${kind} to lift; nothing was changed`,
   kindName: { 'rate-limit': 'rate limit', concurrency: 'concurrency limit' } as Record<string, string>,
 
   // Previews (plain text, stored with the request)
-  previewCelery: (system: string, task: string, value: string | null, workers: { worker: string; rate: string | null }[]) =>
+  previewCelery: (
+    system: string,
+    task: string,
+    value: string | null,
+    workers: { worker: string; rate: string | null }[],
+  ) =>
     `${value === null ? 'lift the rate limit of' : `rate-limit`} task ${task} on ${system}${value === null ? '' : ` to ${value}`}, ` +
     `sent to ${plural(workers.length, 'worker')}: ${workers.map((w) => `${w.worker} (now ${rate(w.rate)})`).join(', ')}`,
-  previewCeleryRestore: (restores: string[]) => `; back to what each had before queue-ops: ${restores.join(', ')}`,
+  previewCeleryRestore: (restores: string[]) =>
+    `; back to what each had before queue-ops: ${restores.join(', ')}`,
   restoreTo: (worker: string, value: string | null) => `${worker} ${rate(value)}`,
   previewBullmq: (target: string, what: string, now: string, workers: number, version: string | null) =>
     `${what} on ${target} (now: ${now}); BullMQ's workers read it from the queue's meta` +
     ` (${plural(workers, 'worker connection')} now${version ? `, written by ${version}` : ''})`,
   previewFor: (until: string, duration: string) => `; lifted by itself at ${until} (after ${duration})`,
   previewUntilReplaced: (until: string) => `; replaces the limit queue-ops set that was to lift at ${until}`,
-  setConcurrency: (n: number) => `global concurrency ${n} (at most ${plural(n, 'job')} at once across all workers)`,
+  setConcurrency: (n: number) =>
+    `global concurrency ${n} (at most ${plural(n, 'job')} at once across all workers)`,
   setRate: (max: number, duration: string) => `global rate limit ${max} per ${duration}`,
   liftConcurrency: (back: string) => `lift the global concurrency (back to ${back})`,
   liftRate: (back: string) => `lift the global rate limit (back to ${back})`,
@@ -83,6 +93,4 @@ export const limits = {
   expiredTitle: 'Limit lifted',
   expired: (target: string, what: string, back: string, by: string) =>
     `The ${what} of ${target} ran out and was lifted: back to ${back} (set by ${by}).`,
-  expiredFailed: (target: string, what: string, reason: string) =>
-    `The ${what} of ${target} ran out but could not be lifted: ${reason}. It is tried again on the next tick.`,
 };
