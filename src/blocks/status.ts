@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { LimitRecord } from '../store/store.js';
 import { ActionId, indexedActionId } from './action-ids.js';
 import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
 import {
@@ -20,6 +21,7 @@ import {
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 import { type FlagThresholds, flagSeverity, type QueueFlag, queueFlags } from './queue-flags.js';
+import { queueLimitItems, taskLimitItems } from './queue-limits.js';
 
 export { DEFAULT_FLAG_THRESHOLDS, type FlagThresholds, QueueFlag, queueFlags } from './queue-flags.js';
 
@@ -37,6 +39,8 @@ export interface StatusView {
   systems: StatusSystem[];
   /** Overrides of the backlog thresholds (defaults: 1000 jobs, 300 s). */
   thresholds?: Partial<FlagThresholds>;
+  /** The limits queue-ops set that are in force (their `--for` end; Celery task rates). */
+  limits?: readonly LimitRecord[];
 }
 
 /** Names wider than this are cut in the table; the DLQ buttons keep the full name. */
@@ -72,7 +76,7 @@ interface Plan {
 /** The `/queue status` message: a compact table per system, worst queues first when space runs out. */
 export function statusMessage(view: StatusView, locale: Locale): Message {
   const t = messages(locale).status;
-  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale));
+  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale, view.limits ?? []));
 
   const title = view.scope ? t.titleScoped(fitEscaped(view.scope, 120)) : t.title;
   const top: KnownBlock[] = [header(title), context(t.updated(formatUtc(view.generatedAt, locale)))];
@@ -126,6 +130,7 @@ function prepare(
   sys: StatusSystem,
   thresholds: Partial<FlagThresholds> | undefined,
   locale: Locale,
+  limits: readonly LimitRecord[],
 ): Prepared {
   const t = messages(locale).status;
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
@@ -153,6 +158,12 @@ function prepare(
   lines.push(memoryLine(st, locale));
   for (const w of st.warnings) lines.push(warningLine(w, locale));
   lines.push(workersLine(st, locale));
+  const limitsLine = limitLine(
+    st,
+    limits.filter((l) => l.system === sys.name),
+    locale,
+  );
+  if (limitsLine) lines.push(limitsLine);
   if (rows.length === 0) lines.push(t.noQueues);
 
   const table = renderTable(rows, locale);
@@ -168,6 +179,21 @@ function prepare(
     worstCost,
     headingCost: table.heading.length + 10,
   };
+}
+
+/**
+ * The limits in force: a BullMQ queue's from its meta (set by queue-ops or by the app), with the
+ * `--for` end queue-ops knows of; a Celery task's rate as queue-ops set it. At most 10 are named.
+ */
+function limitLine(st: SystemStatus, records: readonly LimitRecord[], locale: Locale): string | undefined {
+  const items =
+    st.type === 'celery'
+      ? taskLimitItems(records, locale)
+      : st.queues.flatMap((q) => queueLimitItems(q.name, q.limits, records, locale));
+  if (items.length === 0) return undefined;
+  const shown = items.slice(0, 10);
+  if (items.length > shown.length) shown.push(`+${items.length - shown.length}`);
+  return messages(locale).limits.statusLine(shown);
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {

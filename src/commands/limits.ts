@@ -11,8 +11,8 @@ import { formatDuration, parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { type LimitKind, type LimitParams, restoreRates } from '../limits/service.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
@@ -276,6 +276,14 @@ function limitCommand(kind: LimitKind): CommandDefinition {
       return kind === 'concurrency'
         ? { usage: t.usage.concurrency, summary: t.summary.concurrency }
         : { usage: t.usage.rateLimit, summary: t.summary.rateLimit };
+    },
+    action: {
+      name: kind,
+      async execute(request, _run, deps) {
+        if (!deps.limits)
+          throw new OpsError(ErrorCode.NotSupported, { system: 'queue-ops', type: 'read-only', what: kind });
+        return { ...(await deps.limits.execute(request)) };
+      },
     },
     async run(ctx, args, request) {
       const t = messages(request.locale).limits;

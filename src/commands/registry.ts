@@ -12,6 +12,7 @@ import { auditCommand } from './audit.js';
 import { dlqCommand } from './dlq.js';
 import { createHelpCommand } from './help.js';
 import { jobCommand } from './job.js';
+import { concurrencyCommand, rateLimitCommand } from './limits.js';
 import { pauseCommand, resumeCommand } from './pause.js';
 import { purgeCommand, undoCommand } from './purge.js';
 import { redisCommand } from './redis.js';
@@ -52,6 +53,8 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   stuckCommand,
   revokeCommand,
   failCommand,
+  rateLimitCommand,
+  concurrencyCommand,
   timelineCommand,
   trendCommand,
 ];

@@ -4,6 +4,7 @@ import type { Message } from '../blocks/message.js';
 import { type StatusView, statusMessage } from '../blocks/status.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { LimitRecord, LimitValue } from '../store/store.js';
 import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
 import { newRef } from './ref.js';
 import { askSystem } from './timeout.js';
@@ -34,8 +35,12 @@ export interface StatusSystemData {
     completed: number;
     isPaused: boolean;
     oldestWaitingSeconds: number | null;
+    /** BullMQ only: the global concurrency and rate limit in the queue's meta (null: none). */
+    limits?: { concurrency: number | null; rateLimit: { max: number; durationMs: number } | null };
   }[];
   workers: { name: string; active?: number }[];
+  /** The limits queue-ops set on this system and that are in force (its store; [] without one). */
+  limits: { target: string; kind: string; value: LimitValue; setBy: string; expiresAt: string | null }[];
 }
 
 /** One system's outcome, as the status builder receives it. */
@@ -74,7 +79,20 @@ export async function readSystems(
 }
 
 /** The exact `--json` shape: no key beyond the documented ones. */
-export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
+export function toStatusData(
+  outcomes: readonly SystemOutcome[],
+  records: readonly LimitRecord[] = [],
+): StatusData {
+  const limitsOf = (system: string) =>
+    records
+      .filter((r) => r.system === system)
+      .map((r) => ({
+        target: r.target,
+        kind: r.kind,
+        value: r.value,
+        setBy: r.setBy,
+        expiresAt: r.expiresAt ?? null,
+      }));
   return {
     systems: outcomes.map((o): StatusSystemData => {
       if (!o.ok)
@@ -86,6 +104,7 @@ export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
           redis: null,
           queues: [],
           workers: [],
+          limits: limitsOf(o.name),
         };
       const { redis, queues, workers } = o.status;
       return {
@@ -107,10 +126,14 @@ export function toStatusData(outcomes: readonly SystemOutcome[]): StatusData {
           completed: q.completed,
           isPaused: q.isPaused,
           oldestWaitingSeconds: q.oldestWaitingSeconds,
+          ...(q.limits
+            ? { limits: { concurrency: q.limits.concurrency, rateLimit: q.limits.rateLimit } }
+            : {}),
         })),
         workers: workers.map((w) =>
           w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
         ),
+        limits: limitsOf(o.name),
       };
     }),
   };
@@ -130,6 +153,7 @@ export function statusRenderer(): (view: StatusView, locale: Locale) => Message 
   const sameSnapshot = (a: StatusView, b: StatusView) =>
     a.scope === b.scope &&
     a.thresholds === b.thresholds &&
+    JSON.stringify(a.limits ?? []) === JSON.stringify(b.limits ?? []) &&
     a.systems.length === b.systems.length &&
     a.systems.every((sys, i) => {
       const other = b.systems[i]!;
@@ -146,6 +170,20 @@ export function statusRenderer(): (view: StatusView, locale: Locale) => Message 
 }
 
 const renderStatus = statusRenderer();
+
+/**
+ * The limits queue-ops set that are in force, from its store: a Celery task's rate is not in Redis,
+ * and a BullMQ limit's `--for` end is only known here. A store that cannot answer costs the status
+ * nothing but these.
+ */
+async function activeLimits(ctx: CommandContext): Promise<LimitRecord[]> {
+  try {
+    return (await ctx.store?.activeLimits?.()) ?? [];
+  } catch (error) {
+    ctx.logger?.warn({ err: error }, 'could not read the limits in force; status shows none');
+    return [];
+  }
+}
 
 /**
  * `status [system[/queue]]`. The reply is ok while at least one asked-for system answered; when
@@ -193,10 +231,13 @@ export const statusCommand: CommandDefinition = {
       }
     }
 
-    const outcomes = earlyFailure ? [earlyFailure] : await readSystems(ctx, request, targets);
-    const data = toStatusData(outcomes);
+    const [outcomes, limits] = await Promise.all([
+      earlyFailure ? [earlyFailure] : readSystems(ctx, request, targets),
+      activeLimits(ctx),
+    ]);
+    const data = toStatusData(outcomes, limits);
     const message = renderStatus(
-      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes },
+      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes, limits },
       request.locale,
     );
     const down = outcomes.filter((o) => !o.ok);
