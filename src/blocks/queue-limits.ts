@@ -3,7 +3,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import type { LimitOutcome } from '../limits/service.js';
 import type { LimitPrevious, LimitRecord, LimitValue } from '../store/store.js';
 import { formatUtc } from './format.js';
-import { inline, section } from './kit.js';
+import { inCode, section } from './kit.js';
 import type { Message } from './message.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 
@@ -71,7 +71,7 @@ export function queueLimitItems(
   if (values.concurrency !== null)
     items.push(
       t.statusItem(
-        inline(queue, 60),
+        inCode(queue, 60),
         describeLimit('concurrency', values.concurrency, locale),
         until('concurrency'),
       ),
@@ -79,7 +79,7 @@ export function queueLimitItems(
   if (values.rateLimit !== null)
     items.push(
       t.statusItem(
-        inline(queue, 60),
+        inCode(queue, 60),
         describeLimit('rate-limit', values.rateLimit, locale),
         until('rate-limit'),
       ),
@@ -92,7 +92,7 @@ export function taskLimitItems(records: readonly LimitRecord[], locale: Locale):
   const t = messages(locale).limits;
   return records.map((r) =>
     t.statusCeleryItem(
-      inline(r.target, 80),
+      inCode(r.target, 80),
       escapeMrkdwn(describeLimit(r.kind, r.value, locale)),
       r.expiresAt ? formatUtc(Date.parse(r.expiresAt), locale, false) : null,
     ),

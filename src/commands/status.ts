@@ -83,9 +83,14 @@ export function toStatusData(
   outcomes: readonly SystemOutcome[],
   records: readonly LimitRecord[] = [],
 ): StatusData {
-  const limitsOf = (system: string) =>
+  // A BullMQ limit is a queue's: only those of the queues shown. A Celery one is a task's.
+  const limitsOf = (o: SystemOutcome) =>
     records
-      .filter((r) => r.system === system)
+      .filter(
+        (r) =>
+          r.system === o.name &&
+          (o.type !== 'bullmq' || !o.ok || o.status.queues.some((q) => q.name === r.target)),
+      )
       .map((r) => ({
         target: r.target,
         kind: r.kind,
@@ -104,7 +109,7 @@ export function toStatusData(
           redis: null,
           queues: [],
           workers: [],
-          limits: limitsOf(o.name),
+          limits: limitsOf(o),
         };
       const { redis, queues, workers } = o.status;
       return {
@@ -133,7 +138,7 @@ export function toStatusData(
         workers: workers.map((w) =>
           w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
         ),
-        limits: limitsOf(o.name),
+        limits: limitsOf(o),
       };
     }),
   };

@@ -28,7 +28,7 @@ export const limits = {
     'tasks per second, minute or hour, as Celery writes them: `10/s`, `100/m`, `500/h`; or `off`',
   bullmqRateInvalid: (value: string) => `\`${value}\` is not a rate limit.`,
   bullmqRateValid:
-    '`<max>/<duration>`: at most max jobs (1 to 1,000,000) per duration (ms, s, m or h, up to 1 day), e.g. `100/1m`, `10/s`, `50/500ms`; or `off`',
+    '`max/duration`: at most max jobs (1 to 1,000,000) per duration (ms, s, m or h, up to 1 day), e.g. `100/1m`, `10/s`, `50/500ms`; or `off`',
   concurrencyInvalid: (value: string) => `\`${value}\` is not a concurrency.`,
   concurrencyValid: 'a whole number of jobs at once from 1 to 10000, or `off`',
   forInvalid: (value: string) => `\`${value}\` is not how long a limit lasts.`,
@@ -85,9 +85,9 @@ export const limits = {
   // status
   statusLine: (items: string[]) => `Limits: ${items.join(' · ')}`,
   statusItem: (target: string, what: string, until: string | null) =>
-    `${target} ${what}${until ? ` until ${until}` : ''}`,
+    `\`${target}\` ${what}${until ? ` until ${until}` : ''}`,
   statusCeleryItem: (task: string, value: string, until: string | null) =>
-    `task ${task} ${value}${until ? ` until ${until}` : ''}`,
+    `task \`${task}\` ${value}${until ? ` until ${until}` : ''}`,
 
   // The monitor's notice when a --for runs out
   expiredTitle: 'Limit lifted',

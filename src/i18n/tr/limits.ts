@@ -28,7 +28,7 @@ export const limits: Catalog['limits'] = {
     'Celery’nin yazdığı gibi saniye, dakika ya da saat başına görev: `10/s`, `100/m`, `500/h`; ya da `off`',
   bullmqRateInvalid: (value: string) => `\`${value}\` bir hız sınırı değil.`,
   bullmqRateValid:
-    '`<en-çok>/<süre>`: süre (ms, s, m ya da h, en çok 1 gün) başına en çok iş (1 ile 1.000.000), ör. `100/1m`, `10/s`, `50/500ms`; ya da `off`',
+    '`en-çok/süre`: süre (ms, s, m ya da h, en çok 1 gün) başına en çok iş (1 ile 1.000.000), ör. `100/1m`, `10/s`, `50/500ms`; ya da `off`',
   concurrencyInvalid: (value: string) => `\`${value}\` bir eşzamanlılık değeri değil.`,
   concurrencyValid: '1 ile 10000 arasında bir tam sayı, ya da `off`',
   forInvalid: (value: string) => `\`${value}\` bir sınırın ne kadar süreceği değil.`,
@@ -83,9 +83,9 @@ export const limits: Catalog['limits'] = {
 
   statusLine: (items: string[]) => `Sınırlar: ${items.join(' · ')}`,
   statusItem: (target: string, what: string, until: string | null) =>
-    `${target} ${what}${until ? ` (${until} saatine kadar)` : ''}`,
+    `\`${target}\` ${what}${until ? ` (${until} saatine kadar)` : ''}`,
   statusCeleryItem: (task: string, value: string, until: string | null) =>
-    `${task} görevi ${value}${until ? ` (${until} saatine kadar)` : ''}`,
+    `\`${task}\` görevi ${value}${until ? ` (${until} saatine kadar)` : ''}`,
 
   expiredTitle: 'Sınır kalktı',
   expired: (target: string, what: string, back: string, by: string) =>
