@@ -39,6 +39,8 @@ export const EVERY_VERB = [
   'stuck',
   'revoke',
   'fail',
+  'rate-limit',
+  'concurrency',
   'timeline',
   'trend',
   'help',
