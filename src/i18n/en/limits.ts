@@ -9,7 +9,7 @@ const rate = (value: string | null) => value ?? 'none';
 export const limits = {
   usage: {
     rateLimit:
-      '/queue rate-limit <system> <task> <rate|off> [--for 30m] (Celery) · /queue rate-limit <system>/<queue> <max>/<duration>|off [--for 30m] (BullMQ)',
+      '/queue rate-limit <system> <task> <rate>|off [--for 30m] (Celery) · /queue rate-limit <system>/<queue> <max>/<duration>|off [--for 30m] (BullMQ)',
     concurrency: '/queue concurrency <system>/<queue> <n>|off [--for 30m]',
   },
   summary: {

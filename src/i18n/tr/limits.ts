@@ -9,7 +9,7 @@ const rate = (value: string | null) => value ?? 'yok';
 export const limits: Catalog['limits'] = {
   usage: {
     rateLimit:
-      '/queue rate-limit <sistem> <görev> <hız|off> [--for 30m] (Celery) · /queue rate-limit <sistem>/<kuyruk> <en-çok>/<süre>|off [--for 30m] (BullMQ)',
+      '/queue rate-limit <sistem> <görev> <hız>|off [--for 30m] (Celery) · /queue rate-limit <sistem>/<kuyruk> <en-çok>/<süre>|off [--for 30m] (BullMQ)',
     concurrency: '/queue concurrency <sistem>/<kuyruk> <n>|off [--for 30m]',
   },
   summary: {
