@@ -89,18 +89,12 @@ async function activeLimit(
 }
 
 /** `; lifted by itself at 14:30 UTC (after 30m)` and what it replaces, for the preview. */
-function timing(
-  forMs: number | undefined,
-  active: LimitRecord | undefined,
-  ctx: CommandContext,
-  locale: Locale,
-): string {
+function timing(forMs: number | undefined, active: LimitRecord | undefined, locale: Locale): string {
   const t = messages(locale).limits;
   let text = '';
   if (active?.expiresAt)
     text += t.previewUntilReplaced(formatUtc(Date.parse(active.expiresAt), locale, false));
-  if (forMs !== undefined)
-    text += t.previewFor(formatUtc(ctx.now().getTime() + forMs, locale, false), formatDuration(forMs));
+  if (forMs !== undefined) text += t.previewFor(formatDuration(forMs));
   return text;
 }
 
@@ -181,7 +175,7 @@ async function celeryRateLimit(
     );
     preview += t.previewCeleryRestore(back);
   }
-  preview += timing(forMs, active, ctx, locale);
+  preview += timing(forMs, active, locale);
   return await submit(
     ctx,
     request,
@@ -258,7 +252,7 @@ async function bullmqLimit(
     what = t.setRate(rate.max, formatLimitDuration(rate.durationMs));
   }
   const consumers = status.workers.filter((w) => !w.queues || w.queues.includes(queue!)).length;
-  const preview = `${t.previewBullmq(target, what, now, consumers, limits.version)}${timing(forMs, active, ctx, locale)}.`;
+  const preview = `${t.previewBullmq(target, what, now, consumers, limits.version)}${timing(forMs, active, locale)}.`;
   return await submit(
     ctx,
     request,

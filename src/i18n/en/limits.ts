@@ -64,7 +64,7 @@ export const limits = {
   previewBullmq: (target: string, what: string, now: string, workers: number, version: string | null) =>
     `${what} on ${target} (now: ${now}); BullMQ's workers read it from the queue's meta` +
     ` (${plural(workers, 'worker connection')} now${version ? `, written by ${version}` : ''})`,
-  previewFor: (until: string, duration: string) => `; lifted by itself at ${until} (after ${duration})`,
+  previewFor: (duration: string) => `; lifted by itself ${duration} after it runs`,
   previewUntilReplaced: (until: string) => `; replaces the limit queue-ops set that was to lift at ${until}`,
   setConcurrency: (n: number) =>
     `global concurrency ${n} (at most ${plural(n, 'job')} at once across all workers)`,

@@ -63,8 +63,7 @@ export const limits: Catalog['limits'] = {
   previewBullmq: (target: string, what: string, now: string, workers: number, version: string | null) =>
     `${target} için ${what} (şu an: ${now}); BullMQ worker’ları bunu kuyruğun meta’sından okur` +
     ` (şu an ${workers} worker bağlantısı${version ? `, yazan ${version}` : ''})`,
-  previewFor: (until: string, duration: string) =>
-    `; ${until} saatinde (${duration} sonra) kendiliğinden kalkar`,
+  previewFor: (duration: string) => `; uygulandıktan ${duration} sonra kendiliğinden kalkar`,
   previewUntilReplaced: (until: string) =>
     `; queue-ops’un koyduğu ve ${until} saatinde kalkacak olan sınırın yerine geçer`,
   setConcurrency: (n: number) => `genel eşzamanlılık ${n} (bütün worker’larda aynı anda en çok ${n} iş)`,
