@@ -181,7 +181,7 @@ export interface QueueOps extends App {
   approvals: Approvals;
   /** Issue 8: open alerts, ack and snooze over the store. */
   alerts: AlertService;
-  /** Purge, undo, crash recovery and archive retention (issue 7). */
+  /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;
   /** Limits set with `rate-limit` / `concurrency`; the monitor's leader lifts the expired ones. */
   limits: Limits;

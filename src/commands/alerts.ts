@@ -26,7 +26,7 @@ function requireAlerts(ctx: CommandContext): AlertService {
 }
 
 /** `--json` data of one alert (README: `alerts`, `ack`, `snooze`). */
-export function alertData(alert: Alert) {
+export function alertJson(alert: Alert) {
   return {
     id: alert.id,
     rule: alert.rule,
@@ -82,7 +82,7 @@ function oneLine(text: string, alert: Alert, ctx: CommandContext, request: Reque
   return {
     ok: true,
     message: { text, blocks: [section(text)] },
-    data: { alert: alertData(alert) },
+    data: { alert: alertJson(alert) },
     // The alert's own message shows the change for everyone; the answer is for the clicker.
     visibility: request.action ? 'ephemeral' : 'in_channel',
   };
@@ -104,7 +104,7 @@ export const alertsCommand: CommandDefinition = {
     return {
       ok: true,
       message: alertsListMessage(open, request.locale),
-      data: { alerts: open.map(alertData) },
+      data: { alerts: open.map(alertJson) },
       // The open alerts are the incident's, not the asker's: the channel sees the same list.
       visibility: 'in_channel',
     };
@@ -317,7 +317,7 @@ async function ackAll(ctx: CommandContext, args: string[], request: Request): Pr
   return {
     ok: true,
     message: { text, blocks: [section(text)] },
-    data: { system, acked: acked.map(alertData) },
+    data: { system, acked: acked.map(alertJson) },
     visibility: 'in_channel',
   };
 }

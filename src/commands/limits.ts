@@ -7,7 +7,7 @@ import {
 import { formatUtc } from '../blocks/format.js';
 import { describeLimit, describePrevious, formatLimitDuration } from '../blocks/queue-limits.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { formatDuration, parseDuration } from '../escalation/duration.js';
+import { parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { type LimitKind, type LimitParams, restoreRates } from '../limits/service.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
@@ -94,7 +94,7 @@ function timing(forMs: number | undefined, active: LimitRecord | undefined, loca
   let text = '';
   if (active?.expiresAt)
     text += t.previewUntilReplaced(formatUtc(Date.parse(active.expiresAt), locale, false));
-  if (forMs !== undefined) text += t.previewFor(formatDuration(forMs));
+  if (forMs !== undefined) text += t.previewFor(formatLimitDuration(forMs));
   return text;
 }
 

@@ -1,7 +1,7 @@
 import { formatUtc } from '../blocks/format.js';
 import { context, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
-import { alertData } from '../commands/alerts.js';
+import { alertJson } from '../commands/alerts.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { EscalationStore } from '../store/store.js';
 import { shownValue } from './blocks.js';
@@ -93,7 +93,7 @@ export async function runMonitorOnce(deps: {
         queues: s.queues.length,
         ...(s.error ? { error: s.error } : {}),
       })),
-      firing: outcome.firing.map(alertData),
+      firing: outcome.firing.map(alertJson),
       opened: outcome.opened.map((a) => a.id),
       resolved: outcome.resolved.map((a) => a.id),
       outbox: { sent: drained.sent, dropped: drained.dropped, pending: drained.pending },

@@ -19,6 +19,10 @@
  * when `--help` or `--json status` loads one of these libraries.
  */
 
+import type { Catalog } from '../i18n/locales.js';
+
+type CliWords = Catalog['cli'];
+
 /** The PostgreSQL store (and `pg`), for `store: postgres://…`. */
 export const loadPostgresStore = () => import('../store/postgres.js');
 
@@ -67,5 +71,10 @@ export const loadEcharts = () => import('echarts');
 /** resvg (native), which turns the chart's SVG into the PNG Slack shows. */
 export const loadResvg = () => import('@resvg/resvg-js');
 
-/** The command line's own Turkish words, for `--help` when the config says `locale: tr`. */
-export const loadTurkishCliWords = () => import('../i18n/tr/cli.js');
+/**
+ * The command line's own words in a locale other than English (`src/i18n/<locale>/cli.ts`), for
+ * `--help` when the config asks for it; rejects when there is no such locale. The bundle holds
+ * each locale's words as a chunk of its own.
+ */
+export const loadCliWords = (locale: string): Promise<{ cli: CliWords }> =>
+  import(`../i18n/${locale}/cli.js`);

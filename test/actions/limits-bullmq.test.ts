@@ -4,9 +4,8 @@ import { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -16,7 +15,8 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from '../helpers/cli-run.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const SLACK = 'https://slack.limits.test';
 

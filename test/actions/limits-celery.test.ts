@@ -15,7 +15,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from '../helpers/cli-run.js';
 
 const SLACK = 'https://slack.celery-limits.test';
 

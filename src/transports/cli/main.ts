@@ -1,9 +1,9 @@
 // The command line's own words alone, not the catalog: `--help` and the entry point load only
 // these (the Turkish ones when the config asks for them), and the whole catalog comes with the runtime.
-import { peekConfigFileLocale } from '../../config/locale-peek.js';
+import { peekConfigFileLocaleWord } from '../../config/locale-word.js';
 import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
-import { loadCliRuntime, loadTurkishCliWords } from '../../lib/lazy.js';
+import { loadCliRuntime, loadCliWords } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
 import { configFlag, ExitCode, parseCliArgs } from './args.js';
 
@@ -12,12 +12,21 @@ import { configFlag, ExitCode, parseCliArgs } from './args.js';
  * command line touches `process`. It imports only the argument parser and the command line's own
  * English words: `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
  */
+/** The command line's words in the locale a config asks for; English when it asks for none we speak. */
+async function cliWordsFor(locale: string | undefined): Promise<typeof englishCli> {
+  if (locale === undefined || locale === 'en') return englishCli;
+  try {
+    return (await loadCliWords(locale)).cli;
+  } catch {
+    return englishCli;
+  }
+}
+
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (asksForHelp(argv)) {
     const configPath = configFlag(argv) ?? process.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml';
-    const cli =
-      peekConfigFileLocale(configPath, process.env) === 'tr' ? (await loadTurkishCliWords()).cli : englishCli;
+    const cli = await cliWordsFor(peekConfigFileLocaleWord(configPath, process.env));
     process.stdout.write(`${cli.usage}\n`);
     return ExitCode.Ok;
   }
