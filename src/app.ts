@@ -24,6 +24,7 @@ import { createRoleResolver } from './guards/roles.js';
 import { createOfflineDirectory, type SlackDirectory } from './guards/slack-directory.js';
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
+import { createLimits, type Limits } from './limits/service.js';
 import { createPurges, type Purges } from './purge/service.js';
 import { createScalerRegistry } from './scalers/index.js';
 import { loadKubeApis } from './scalers/kubernetes.js';
@@ -182,6 +183,8 @@ export interface QueueOps extends App {
   alerts: AlertService;
   /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;
+  /** Limits set with `rate-limit` / `concurrency`; the monitor's leader lifts the expired ones. */
+  limits: Limits;
   /**
    * Finishes purges and undos whose process died, then removes archives past retention; neither
    * throws. Run by `createQueueOps` itself unless `recoverLater` asked the caller to run it.
@@ -311,6 +314,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     locale: config.locale,
   });
+  const limits = createLimits({ store, audit, backends: backendsOfApp, now, logger });
   const approvals = createApprovals({
     store,
     audit,
@@ -321,6 +325,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
       backends: backendsOfApp(),
       scalers: app?.ctx.scalers,
       purges,
+      limits,
       now,
     })),
     now,
@@ -370,6 +375,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     approvals,
     alerts,
     purges,
+    limits,
     recoverPurges,
     guards,
     channelMembership,

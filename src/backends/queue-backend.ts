@@ -1,3 +1,4 @@
+import { ErrorCode, OpsError } from '../errors.js';
 import type { BullmqJobView } from './bullmq/job.js';
 import type {
   ExpireResultsOutcome,
@@ -63,6 +64,71 @@ export interface QueueCounts {
    * its stored samples) can measure how long the same message has been at the head.
    */
   headId?: string;
+  /**
+   * BullMQ: the queue's global concurrency and rate limit as its meta hash holds them (what
+   * `rate-limit` and `concurrency` set, and `Queue.setGlobalConcurrency` / `setGlobalRateLimit`),
+   * read by the same script as the counts. Absent for systems without them.
+   */
+  limits?: QueueLimitValues;
+}
+
+/** A BullMQ queue's global limits; null where none is set. */
+export interface QueueLimitValues {
+  concurrency: number | null;
+  rateLimit: { max: number; durationMs: number } | null;
+}
+
+/** A BullMQ queue's limits and the BullMQ that last wrote its meta (`bullmq:6.7.0`; null: none). */
+export interface QueueLimits extends QueueLimitValues {
+  queue: string;
+  version: string | null;
+  /**
+   * The limits this queue's BullMQ does not have, and why: its meta has no version, it is not
+   * OSS BullMQ, or that release is older than `since` (the first one whose workers honour it).
+   */
+  unsupported: Partial<
+    Record<QueueLimitChange['kind'], { reason: 'noVersion' | 'otherLibrary' | 'tooOld'; since: string }>
+  >;
+}
+
+/** `NotSupported`, in one line, for a limit the queue's BullMQ does not have; undefined when it does. */
+export function limitRefusal(
+  system: string,
+  limits: QueueLimits,
+  kind: QueueLimitChange['kind'],
+): OpsError | undefined {
+  const refused = limits.unsupported[kind];
+  if (!refused) return undefined;
+  return new OpsError(ErrorCode.NotSupported, {
+    system,
+    type: 'bullmq',
+    what: `limit.${kind}.${refused.reason}`,
+    queue: limits.queue,
+    version: limits.version ?? '',
+    since: refused.since,
+  });
+}
+
+/** What `setQueueLimit` changes: the concurrency, or the rate limit; null removes it. */
+export type QueueLimitChange =
+  | { kind: 'concurrency'; value: number | null }
+  | { kind: 'rate-limit'; value: { max: number; durationMs: number } | null };
+
+/** One Celery worker's rate limit for one task, as `inspect registered` reports it (null: none). */
+export interface WorkerRateLimit {
+  worker: string;
+  rate: string | null;
+}
+
+/** What one worker answered to `rate_limit`, and its rate before and after (read back). */
+export interface RateLimitAnswer {
+  worker: string;
+  before: string | null;
+  /** As `inspect registered` reports it afterwards; undefined when the worker did not say. */
+  after?: string | null;
+  /** The worker's own words (`new rate limit set successfully`, an error), or `unchanged`. */
+  answer: string;
+  ok: boolean;
 }
 
 /** A task a worker is running right now. Never carries the task's arguments. */
@@ -328,6 +394,8 @@ export interface BackendCaps {
   revoke?: boolean;
   /** BullMQ `jobLock()`/`failJob()`. */
   fail?: boolean;
+  /** BullMQ `queueLimits()`/`setQueueLimit()`; Celery `taskRateLimits()`/`setTaskRateLimit()`. */
+  limits?: boolean;
 }
 
 export interface QueueBackend {
@@ -381,6 +449,27 @@ export interface QueueBackend {
   jobLock?(queue: string, id: string): Promise<JobLockInfo>;
   /** BullMQ: moves an active job to failed with `reason`, the way `Job.moveToFailed` does. */
   failJob?(queue: string, id: string, reason: string): Promise<FailOutcome>;
+  /** BullMQ: the queue's global concurrency and rate limit, and the BullMQ version of its meta. */
+  queueLimits?(queue: string): Promise<QueueLimits>;
+  /**
+   * BullMQ: sets or removes the queue's global concurrency or rate limit by writing the meta fields
+   * exactly as `Queue.setGlobalConcurrency` / `setGlobalRateLimit` (and their `remove…`) do, so
+   * BullMQ's own workers honour it. Refuses (`NotSupported`) to set one the queue's BullMQ lacks.
+   */
+  setQueueLimit?(
+    queue: string,
+    change: QueueLimitChange,
+  ): Promise<{ before: QueueLimits; after: QueueLimits }>;
+  /**
+   * Celery: every worker that has `task` registered, with its rate limit now (`inspect registered`
+   * asking for `rate_limit`), sorted by worker; empty when no worker knows the task.
+   */
+  taskRateLimits?(task: string): Promise<{ workers: WorkerRateLimit[]; tasks: string[] }>;
+  /**
+   * Celery: `rate_limit` (as `celery control rate_limit`) to each named worker with its own rate
+   * (null: none), then the rates read back through `inspect registered`.
+   */
+  setTaskRateLimit?(task: string, rates: readonly WorkerRateLimit[]): Promise<RateLimitAnswer[]>;
   /** With `caps.purge`: a purger for one queue, on a connection of its own (close it). */
   purger?(queue: string): Promise<QueuePurger>;
   /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */

@@ -1,12 +1,14 @@
 import type { KnownBlock } from '@slack/types';
 import type { FailOutcome, RevokeOutcome, RunningWork, SystemType } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { LimitOutcome } from '../limits/service.js';
 import type { GroupState, GroupType, RestartReport, ScaleReport, TargetChange } from '../scalers/types.js';
 import { formatDuration, formatUtc } from './format.js';
 import { context, header, inCode, inline, packSections, section, truncate } from './kit.js';
 import { SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 import { escapeMrkdwn } from './mrkdwn.js';
+import { limitOutcomeLine } from './queue-limits.js';
 import { restartOutcome } from './restart.js';
 
 /** One group in `workers`: its live state, or why it could not be read (not yet escaped). */
@@ -115,6 +117,8 @@ export function actionOutcome(
     return revokeOutcome(result as unknown as RevokeOutcome, locale);
   if (action === 'fail' && typeof result.state === 'string')
     return failOutcome(result as unknown as FailOutcome, locale);
+  if ((action === 'rate-limit' || action === 'concurrency') && typeof result.kind === 'string')
+    return limitOutcomeLine(result as unknown as LimitOutcome, locale);
   return undefined;
 }
 

@@ -3,6 +3,7 @@ import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { LimitRecord } from '../store/store.js';
 import { ActionId, indexedActionId } from './action-ids.js';
 import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
 import {
@@ -23,6 +24,7 @@ import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
 import { queueContextLine } from './queue-context.js';
 import { type FlagThresholds, flagSeverity, type QueueFlag, queueFlags } from './queue-flags.js';
+import { queueLimitItems, taskLimitItems } from './queue-limits.js';
 
 export { DEFAULT_FLAG_THRESHOLDS, type FlagThresholds, QueueFlag, queueFlags } from './queue-flags.js';
 
@@ -42,6 +44,8 @@ export interface StatusView {
   thresholds?: Partial<FlagThresholds>;
   /** The config's systems, for who owns each flagged queue (`queues[].owner`, runbook…). */
   queueContext?: readonly { name: string; queueContext?: readonly QueueEntry[] }[];
+  /** The limits queue-ops set that are in force (their `--for` end; Celery task rates). */
+  limits?: readonly LimitRecord[];
 }
 
 /** Names wider than this are cut in the table; the DLQ buttons keep the full name. */
@@ -95,7 +99,9 @@ interface Plan {
 /** The `/queue status` message: a compact table per system, worst queues first when space runs out. */
 export function statusMessage(view: StatusView, locale: Locale): Message {
   const t = messages(locale).status;
-  const prepared = view.systems.map((sys) => prepare(sys, view.thresholds, locale, view.queueContext));
+  const prepared = view.systems.map((sys) =>
+    prepare(sys, view.thresholds, locale, view.queueContext, view.limits ?? []),
+  );
 
   const title = view.scope ? t.titleScoped(fitEscaped(view.scope, 120)) : t.title;
   const top: KnownBlock[] = [header(title), context(t.updated(formatUtc(view.generatedAt, locale)))];
@@ -150,6 +156,7 @@ function prepare(
   thresholds: Partial<FlagThresholds> | undefined,
   locale: Locale,
   queueContext: StatusView['queueContext'],
+  limits: readonly LimitRecord[],
 ): Prepared {
   const t = messages(locale).status;
   const typeLabel = t.typeLabel[sys.type] ?? sys.type;
@@ -187,6 +194,12 @@ function prepare(
   for (const w of st.warnings) lines.push(warningLine(w, locale));
   lines.push(workersLine(st, locale));
   if (st.retrying && st.retrying.retrying > 0) lines.push(retryLoopLine(st.retrying, locale));
+  const limitsLine = limitLine(
+    st,
+    limits.filter((l) => l.system === sys.name),
+    locale,
+  );
+  if (limitsLine) lines.push(limitsLine);
   if (rows.length === 0) lines.push(t.noQueues);
 
   const contexts = flaggedContexts(worst, sys.name, queueContext, locale);
@@ -256,6 +269,21 @@ function contextCost(contexts: readonly StatusContext[], shown: number): number 
   const lines = contexts.filter((c) => c.first < shown);
   // The heading's cost in any locale, and the line breaks.
   return lines.length === 0 ? 0 : 60 + lines.reduce((sum, c) => sum + c.cost, 0);
+}
+
+/**
+ * The limits in force: a BullMQ queue's from its meta (set by queue-ops or by the app), with the
+ * `--for` end queue-ops knows of; a Celery task's rate as queue-ops set it. At most 10 are named.
+ */
+function limitLine(st: SystemStatus, records: readonly LimitRecord[], locale: Locale): string | undefined {
+  const items =
+    st.type === 'celery'
+      ? taskLimitItems(records, locale)
+      : st.queues.flatMap((q) => queueLimitItems(q.name, q.limits, records, locale));
+  if (items.length === 0) return undefined;
+  const shown = items.slice(0, 10);
+  if (items.length > shown.length) shown.push(`+${items.length - shown.length}`);
+  return messages(locale).limits.statusLine(shown);
 }
 
 function memoryLine(st: SystemStatus, locale: Locale): string {

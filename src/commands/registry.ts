@@ -13,6 +13,7 @@ import { dlqCommand } from './dlq.js';
 import { expireResultsCommand } from './expire-results.js';
 import { createHelpCommand } from './help.js';
 import { jobCommand } from './job.js';
+import { concurrencyCommand, rateLimitCommand } from './limits.js';
 import { pauseCommand, resumeCommand } from './pause.js';
 import { purgeCommand, undoCommand } from './purge.js';
 import { redisCommand } from './redis.js';
@@ -56,6 +57,8 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   revokeCommand,
   failCommand,
   expireResultsCommand,
+  rateLimitCommand,
+  concurrencyCommand,
   timelineCommand,
   trendCommand,
 ];

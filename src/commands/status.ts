@@ -7,6 +7,7 @@ import { type StatusView, statusMessage } from '../blocks/status.js';
 import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { LimitRecord, LimitValue } from '../store/store.js';
 import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
 import { newRef } from './ref.js';
 import { askSystem } from './timeout.js';
@@ -39,10 +40,14 @@ export interface StatusSystemData {
     oldestWaitingSeconds: number | null;
     /** Who owns the queue and its runbook, on queues the config gives any to. */
     context?: QueueContextData;
+    /** BullMQ only: the global concurrency and rate limit in the queue's meta (null: none). */
+    limits?: { concurrency: number | null; rateLimit: { max: number; durationMs: number } | null };
   }[];
   workers: { name: string; active?: number }[];
   /** Celery: tasks in a retry loop, from a bounded sample of the messages' `retries` header. */
   retrying?: RetryLoops;
+  /** The limits queue-ops set on this system and that are in force (its store; [] without one). */
+  limits: { target: string; kind: string; value: LimitValue; setBy: string; expiresAt: string | null }[];
 }
 
 /** One system's outcome, as the status builder receives it. */
@@ -84,7 +89,23 @@ export async function readSystems(
 export function toStatusData(
   outcomes: readonly SystemOutcome[],
   queueContext: StatusView['queueContext'] = [],
+  records: readonly LimitRecord[] = [],
 ): StatusData {
+  // A BullMQ limit is a queue's: only those of the queues shown. A Celery one is a task's.
+  const limitsOf = (o: SystemOutcome) =>
+    records
+      .filter(
+        (r) =>
+          r.system === o.name &&
+          (o.type !== 'bullmq' || !o.ok || o.status.queues.some((q) => q.name === r.target)),
+      )
+      .map((r) => ({
+        target: r.target,
+        kind: r.kind,
+        value: r.value,
+        setBy: r.setBy,
+        expiresAt: r.expiresAt ?? null,
+      }));
   return {
     systems: outcomes.map((o): StatusSystemData => {
       if (!o.ok)
@@ -96,6 +117,7 @@ export function toStatusData(
           redis: null,
           queues: [],
           workers: [],
+          limits: limitsOf(o),
         };
       const { redis, queues, workers } = o.status;
       return {
@@ -120,12 +142,16 @@ export function toStatusData(
             isPaused: q.isPaused,
             oldestWaitingSeconds: q.oldestWaitingSeconds,
             ...(context ? { context } : {}),
+            ...(q.limits
+              ? { limits: { concurrency: q.limits.concurrency, rateLimit: q.limits.rateLimit } }
+              : {}),
           };
         }),
         workers: workers.map((w) =>
           w.active === undefined ? { name: w.name } : { name: w.name, active: w.active },
         ),
         ...(o.status.retrying ? { retrying: o.status.retrying } : {}),
+        limits: limitsOf(o),
       };
     }),
   };
@@ -146,6 +172,7 @@ export function statusRenderer(): (view: StatusView, locale: Locale) => Message 
     a.scope === b.scope &&
     a.thresholds === b.thresholds &&
     a.queueContext === b.queueContext &&
+    JSON.stringify(a.limits ?? []) === JSON.stringify(b.limits ?? []) &&
     a.systems.length === b.systems.length &&
     a.systems.every((sys, i) => {
       const other = b.systems[i]!;
@@ -162,6 +189,20 @@ export function statusRenderer(): (view: StatusView, locale: Locale) => Message 
 }
 
 const renderStatus = statusRenderer();
+
+/**
+ * The limits queue-ops set that are in force, from its store: a Celery task's rate is not in Redis,
+ * and a BullMQ limit's `--for` end is only known here. A store that cannot answer costs the status
+ * nothing but these.
+ */
+async function activeLimits(ctx: CommandContext): Promise<LimitRecord[]> {
+  try {
+    return (await ctx.store?.activeLimits?.()) ?? [];
+  } catch (error) {
+    ctx.logger?.warn({ err: error }, 'could not read the limits in force; status shows none');
+    return [];
+  }
+}
 
 /**
  * `status [system[/queue]]`. The reply is ok while at least one asked-for system answered; when
@@ -209,10 +250,19 @@ export const statusCommand: CommandDefinition = {
       }
     }
 
-    const outcomes = earlyFailure ? [earlyFailure] : await readSystems(ctx, request, targets);
-    const data = toStatusData(outcomes, ctx.config.systems);
+    const [outcomes, limits] = await Promise.all([
+      earlyFailure ? [earlyFailure] : readSystems(ctx, request, targets),
+      activeLimits(ctx),
+    ]);
+    const data = toStatusData(outcomes, ctx.config.systems, limits);
     const message = renderStatus(
-      { generatedAt: ctx.now(), scope: scope ?? '', systems: outcomes, queueContext: ctx.config.systems },
+      {
+        generatedAt: ctx.now(),
+        scope: scope ?? '',
+        systems: outcomes,
+        queueContext: ctx.config.systems,
+        limits,
+      },
       request.locale,
     );
     const down = outcomes.filter((o) => !o.ok);

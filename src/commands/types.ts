@@ -7,6 +7,7 @@ import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { Limits } from '../limits/service.js';
 import type { Purges } from '../purge/service.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import type { ActionRequest, Store } from '../store/store.js';
@@ -98,7 +99,7 @@ export interface CommandContext {
   /** Open alerts, ack and snooze; absent in read-only setups. */
   alerts?: AlertService;
   /** The bot's store, read-only use (the incident timeline, the Home tab); absent in read-only setups. */
-  store?: Pick<Store, 'listAudit' | 'escalation'>;
+  store?: Pick<Store, 'listAudit' | 'escalation'> & Partial<Pick<Store, 'activeLimits'>>;
   /** The configured worker groups (`workers:`) and how each is scaled. */
   scalers?: ScalerRegistry;
   /** Purge previews, undo checks; absent in read-only setups. */
@@ -113,6 +114,8 @@ export interface ActionDeps {
   scalers?: ScalerRegistry;
   /** Purge, undo and their archives; absent in read-only setups, where nothing is approved. */
   purges?: Purges;
+  /** Rate limits and concurrency queue-ops sets, remembers and lifts (`rate-limit`, `concurrency`). */
+  limits?: Limits;
   now: () => Date;
 }
 

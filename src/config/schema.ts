@@ -467,6 +467,10 @@ function buildConfigSchema(p: ConfigProblems) {
           undo: z._default(policy, { role: 'admin', approvals: 1 }),
           /** Giving Celery results a TTL: Redis then deletes them, so as strict as purge. */
           'expire-results': z._default(policy, { role: 'admin', approvals: 1 }),
+          /** A Celery task's or a BullMQ queue's rate limit: slows every worker, so two people. */
+          'rate-limit': z._default(policy, { role: 'operator', approvals: 1 }),
+          /** A BullMQ queue's global concurrency. */
+          concurrency: z._default(policy, { role: 'operator', approvals: 1 }),
         }),
         {},
       ),

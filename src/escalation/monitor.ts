@@ -28,6 +28,8 @@ export interface MonitorDeps {
   owner: string;
   /** The channel a system's alerts go to (part of the group key: a message lives in one channel). */
   channelFor?: (system: string) => string | undefined;
+  /** Limits set with `--for`: the leader lifts the ones whose time is up, every tick. */
+  limits?: { liftExpired(): Promise<unknown> };
 }
 
 export type TickOutcome =
@@ -235,6 +237,11 @@ export function createMonitor(deps: MonitorDeps) {
       const holder = await store.escalation.getLease(MONITOR_LEASE);
       return holder ? { leader: false, holder } : { leader: false };
     }
+    // Before the sample, so it shows the queue as it is once the limit is off. A lift that fails
+    // (its Redis down) is tried again next tick and never stops the monitor's own work.
+    await deps.limits?.liftExpired().catch((error: unknown) => {
+      logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
+    });
     const past = await history(now);
     const sample = await takeSample(deps, past, now.getTime());
     await store.escalation.appendSample(now.toISOString(), JSON.stringify(sample));

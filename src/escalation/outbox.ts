@@ -1,4 +1,5 @@
 import type { Message } from '../blocks/message.js';
+import { limitExpiredMessage } from '../blocks/queue-limits.js';
 import type { EscalationConfig } from '../config/schema.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -193,7 +194,21 @@ export function createOutbox(deps: OutboxDeps) {
     return 'sent' as const;
   }
 
+  /** A notice to a system's alert channel (a limit the monitor lifted), rendered now. */
+  async function deliverNotice(item: OutboxItem, slack: SlackSender): Promise<'sent' | 'dropped'> {
+    const iso = deps.now().toISOString();
+    const channel = deps.channelFor?.(String(item.payload.system ?? '')) ?? deps.channel;
+    if (!channel) {
+      await store.completeOutbox(item.seq, iso, 'dropped', undefined, 'no channel');
+      return 'dropped';
+    }
+    await slack.post(channel, limitExpiredMessage(item.payload, deps.locale));
+    await store.completeOutbox(item.seq, iso, 'sent');
+    return 'sent';
+  }
+
   async function deliver(item: OutboxItem, slack: SlackSender): Promise<'sent' | 'dropped'> {
+    if (item.kind === 'notice') return await deliverNotice(item, slack);
     const alert = await store.getAlert(item.alertId);
     if (!alert) return 'dropped';
     const now = deps.now();

@@ -23,7 +23,8 @@ export interface Escalation {
 }
 
 export function createEscalation(deps: {
-  runtime: Pick<QueueOps, 'config' | 'backends' | 'store' | 'alerts' | 'ctx'>;
+  runtime: Pick<QueueOps, 'config' | 'backends' | 'store' | 'alerts' | 'ctx'> &
+    Partial<Pick<QueueOps, 'limits'>>;
   logger: Logger;
   /** Undefined without SLACK_BOT_TOKEN: alerts are tracked and their messages wait. */
   slack?: SlackSender;
@@ -76,6 +77,7 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     owner,
     channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
+    ...(runtime.limits ? { limits: runtime.limits } : {}),
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.
   runtime.alerts.onChange(() => {

@@ -209,6 +209,28 @@ ALTER TABLE escalation_alerts ADD COLUMN group_id TEXT;
 CREATE INDEX escalation_alerts_group ON escalation_alerts (group_id);
 `;
 
+// Limits queue-ops set (`rate-limit`, `concurrency`): what it set, what was there before (to put
+// back exactly), and when it lifts by itself. The monitor's leader lifts the due ones; a restart
+// finds them here. One active row per system, target and kind (a new limit replaces the old).
+const queueLimits = `
+CREATE TABLE queue_limits (
+  id TEXT PRIMARY KEY,
+  system TEXT NOT NULL,
+  target TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  value TEXT NOT NULL,
+  previous TEXT NOT NULL,
+  state TEXT NOT NULL,
+  set_by TEXT NOT NULL,
+  set_at TEXT NOT NULL,
+  expires_at TEXT,
+  ended_at TEXT,
+  ended_by TEXT
+);
+CREATE UNIQUE INDEX queue_limits_active ON queue_limits (system, target, kind) WHERE state = 'active';
+CREATE INDEX queue_limits_expires ON queue_limits (state, expires_at);
+`;
+
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -292,5 +314,11 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
     name: 'escalation: silences, and alert groups sharing one message',
     sqlite: silencesAndGroups,
     postgres: silencesAndGroups,
+  },
+  {
+    version: 10,
+    name: 'limits queue-ops set on queues and tasks, and when each lifts',
+    sqlite: queueLimits,
+    postgres: queueLimits,
   },
 ];

@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import { createPostgresEscalation } from './escalation-postgres.js';
+import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
-import { purgeMethods } from './purges.js';
+import { purgeMethods, type RunSql } from './purges.js';
 import {
   AUDIT_HEAD_SQL,
   approvalRefusal,
@@ -280,6 +281,12 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     }
   }
 
+  const runSql: RunSql = (sql, params) =>
+    guard(async () => {
+      const result = await pool.query(numbered(sql), params);
+      return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+    });
+
   return {
     migrate: () => guard(migrate),
 
@@ -505,12 +512,8 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }),
 
     escalation: createPostgresEscalation(pool, guard, inTransaction),
-    ...purgeMethods((sql, params) =>
-      guard(async () => {
-        const result = await pool.query(numbered(sql), params);
-        return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
-      }),
-    ),
+    ...purgeMethods(runSql),
+    ...limitMethods(runSql),
 
     close: async () => {
       if (!pool.ended) await pool.end();

@@ -5,8 +5,9 @@ import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
 import { createSqliteEscalation } from './escalation-sqlite.js';
 import { groupCommit } from './group-commit.js';
+import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
-import { purgeMethods } from './purges.js';
+import { purgeMethods, type RunSql } from './purges.js';
 import {
   AUDIT_HEAD_SQL,
   approvalRefusal,
@@ -256,6 +257,13 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     return { taken: true };
   });
 
+  const runSql: RunSql = (sql, params) =>
+    wrap(() => {
+      const statement = db.prepare(sql);
+      if (statement.reader) return { rows: statement.all(...params) as Row[], changes: 0 };
+      return { rows: [], changes: statement.run(...params).changes };
+    });
+
   return {
     path,
     settings: () => ({
@@ -374,13 +382,8 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
     escalation: createSqliteEscalation(db, wrap),
 
-    ...purgeMethods((sql, params) =>
-      wrap(() => {
-        const statement = db.prepare(sql);
-        if (statement.reader) return { rows: statement.all(...params) as Row[], changes: 0 };
-        return { rows: [], changes: statement.run(...params).changes };
-      }),
-    ),
+    ...purgeMethods(runSql),
+    ...limitMethods(runSql),
 
     sync: () => durable?.() ?? Promise.resolve(),
 

@@ -149,7 +149,7 @@ export type RateTake = { taken: true } | { taken: false; oldestAt: string };
 /** Why {@link Store.addApproval} changed nothing. */
 export type ApprovalRefusal = 'missing' | 'not-pending' | 'self' | 'duplicate' | 'same-os-user';
 
-export interface Store extends PurgeStore {
+export interface Store extends PurgeStore, LimitStore {
   /** Applies versioned migrations; safe to call on every start. */
   migrate(): Promise<void>;
 
@@ -252,7 +252,7 @@ export interface OutboxItem {
   seq: number;
   alertId: string;
   /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
-  kind: 'post' | 'update' | 'thread' | 'chart';
+  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;
@@ -451,4 +451,58 @@ export interface PurgeStore {
    * when `name` last ran at or before `dueBefore` (or never). Records `at` as its last run.
    */
   claimPeriodic(name: string, at: string, dueBefore: string): Promise<boolean>;
+}
+
+/**
+ * What a limit is: a Celery rate (`100/m`), a BullMQ concurrency, or a BullMQ rate limit (max jobs
+ * per duration).
+ */
+export type LimitValue = string | number | { max: number; durationMs: number };
+
+/**
+ * What was in force before queue-ops' first limit on the target, put back when it is lifted: a
+ * BullMQ queue's previous value of that kind (null: none), or each Celery worker's previous rate.
+ */
+export type LimitPrevious = { value: LimitValue | null } | { workers: Record<string, string | null> };
+
+/**
+ * `active`: in force; `replaced`: a later limit on the same target took over (keeping `previous`);
+ * `lifted`: taken off (`off`); `expired`: lifted by the monitor when its `--for` ran out.
+ */
+export type LimitState = 'active' | 'replaced' | 'lifted' | 'expired';
+
+/** One limit queue-ops set (`rate-limit`, `concurrency`); its id is the request that set it. */
+export interface LimitRecord {
+  id: string;
+  system: string;
+  /** BullMQ: the queue; Celery: the task name. */
+  target: string;
+  kind: 'rate-limit' | 'concurrency';
+  value: LimitValue;
+  previous: LimitPrevious;
+  state: LimitState;
+  setBy: string;
+  setAt: string;
+  /** When it lifts by itself (`--for`); absent: until someone lifts it. */
+  expiresAt?: string;
+  endedAt?: string;
+  /** Who ended it: a user id, `queue-ops` (expiry), or the request that replaced it. */
+  endedBy?: string;
+}
+
+/** Limit bookkeeping; both stores implement it (store contract suite). */
+export interface LimitStore {
+  /** Stores an active limit, ending (`replaced`) the one in force on the same target and kind. */
+  recordLimit(limit: Omit<LimitRecord, 'state'>, at: string): Promise<void>;
+  /** Limits in force, of one system or all. */
+  activeLimits(system?: string): Promise<LimitRecord[]>;
+  /** Limits in force whose `expiresAt` is at or before `at`, soonest first. */
+  dueLimits(at: string): Promise<LimitRecord[]>;
+  /** Ends a limit still active (one conditional write); false when it was not active any more. */
+  endLimit(id: string, state: Exclude<LimitState, 'active'>, at: string, by: string): Promise<boolean>;
+  /**
+   * Queues a `notice` in the monitor's outbox (after the alert messages before it) telling the
+   * system's alert channel about the limit; `payload` is rendered when it is sent.
+   */
+  queueLimitNotice(limitId: string, payload: Record<string, unknown>, at: string): Promise<void>;
 }

@@ -98,6 +98,8 @@ async function harness(): Promise<Harness> {
             fail: { role: 'operator', approvals: 0 },
             undo: { role: 'admin', approvals: 1 },
             'expire-results': { role: 'admin', approvals: 1 },
+            'rate-limit': { role: 'operator', approvals: 1 },
+            concurrency: { role: 'operator', approvals: 1 },
           },
           approvals: {
             ttlMinutes: 15,

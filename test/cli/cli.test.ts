@@ -98,6 +98,7 @@ describe('the queue-ops command line', () => {
         completed: counts.completed,
         isPaused: false,
         oldestWaitingSeconds: expect.any(Number),
+        limits: { concurrency: null, rateLimit: null },
       },
     ]);
     expect(counts).toMatchObject({ wait: 3, active: 1, failed: 3 });

@@ -41,6 +41,8 @@ export const EVERY_VERB = [
   'revoke',
   'fail',
   'expire-results',
+  'rate-limit',
+  'concurrency',
   'timeline',
   'trend',
   'help',

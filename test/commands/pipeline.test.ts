@@ -21,6 +21,7 @@ const QUEUE_KEYS = [
   'delayed',
   'failed',
   'isPaused',
+  'limits',
   'name',
   'oldestWaitingSeconds',
   'prioritized',
@@ -88,8 +89,10 @@ ${extraSystems}`,
       queues: Record<string, unknown>[];
       redis: Record<string, unknown>;
       workers: Record<string, unknown>[];
+      limits: unknown[];
     };
-    expect(keysOf(system)).toEqual(['name', 'ok', 'queues', 'redis', 'type', 'workers']);
+    expect(keysOf(system)).toEqual(['limits', 'name', 'ok', 'queues', 'redis', 'type', 'workers']);
+    expect(system.limits).toEqual([]);
     expect(system).toMatchObject({ name: 'pushizo', type: 'bullmq', ok: true });
     expect(keysOf(system.redis)).toEqual(['maxMemoryBytes', 'maxMemoryPolicy', 'usedMemoryBytes']);
     expect(system.queues.map((q) => q.name)).toEqual(['audience', 'dispatch-ios', 'events']);
@@ -104,6 +107,7 @@ ${extraSystems}`,
       );
       const row = system.queues.find((q) => q.name === queue.name)!;
       expect(keysOf(row)).toEqual(QUEUE_KEYS);
+      expect(row.limits).toEqual({ concurrency: null, rateLimit: null });
       expect(row).toMatchObject({
         waiting: counts.wait,
         active: counts.active,
@@ -163,6 +167,7 @@ ${extraSystems}`,
       redis: null,
       queues: [],
       workers: [],
+      limits: [],
     });
     expect(shown(reply)).toContain('zeus-down');
     expect(shown(reply)).toContain('connection refused');

@@ -283,6 +283,7 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         await harness.sql('DROP TABLE escalation_silences');
         await harness.sql('DROP INDEX escalation_alerts_group');
         await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN group_id');
+        await harness.sql('DROP TABLE queue_limits');
         await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
         await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [
           JSON.stringify({ n: 1, reason: 'x' }),
@@ -958,6 +959,73 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
           ),
         );
         expect(answers.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('limits (rate-limit, concurrency)', () => {
+      const limit = (id: string, extra: Partial<Parameters<Store['recordLimit']>[0]> = {}) => ({
+        id,
+        system: 'pushizo',
+        target: 'emails',
+        kind: 'concurrency' as const,
+        value: 2,
+        previous: { value: null },
+        setBy: 'U0ALICE',
+        setAt: iso(0),
+        ...extra,
+      });
+
+      it('a new limit on the same target replaces the one in force; a reopened store still has it with its expiry', async () => {
+        await store.recordLimit(limit('r-1', { expiresAt: iso(1800) }), iso(0));
+        await store.recordLimit(
+          limit('r-2', { value: 4, previous: { value: 3 }, expiresAt: iso(3600) }),
+          iso(10),
+        );
+        await store.recordLimit(
+          limit('r-3', {
+            target: 'tasks.add',
+            system: 'zeus',
+            kind: 'rate-limit',
+            value: '100/m',
+            previous: { workers: { 'w1@h': null, 'w2@h': '10/m' } },
+          }),
+          iso(20),
+        );
+        const reopened = await open();
+        expect(await reopened.activeLimits('pushizo')).toEqual([
+          { ...limit('r-2', { value: 4, previous: { value: 3 }, expiresAt: iso(3600) }), state: 'active' },
+        ]);
+        expect((await reopened.activeLimits()).map((l) => l.id)).toEqual(['r-2', 'r-3']);
+        expect((await reopened.activeLimits('zeus'))[0]?.previous).toEqual({
+          workers: { 'w1@h': null, 'w2@h': '10/m' },
+        });
+        const replaced = await harness.sql("SELECT state, ended_by FROM queue_limits WHERE id = 'r-1'");
+        expect(replaced).toEqual([{ state: 'replaced', ended_by: 'r-2' }]);
+      });
+
+      it('due limits are the active ones whose expiry has come; ending one is a single conditional write', async () => {
+        await store.recordLimit(limit('r-1', { expiresAt: iso(60) }), iso(0));
+        await store.recordLimit(limit('r-2', { target: 'sms' }), iso(0));
+        expect(await store.dueLimits(iso(59))).toEqual([]);
+        expect((await store.dueLimits(iso(60))).map((l) => l.id)).toEqual(['r-1']);
+        const other = await open();
+        const ends = await Promise.all([
+          store.endLimit('r-1', 'expired', iso(61), 'queue-ops'),
+          other.endLimit('r-1', 'lifted', iso(61), 'U0CAROL'),
+        ]);
+        expect(ends.filter(Boolean)).toHaveLength(1);
+        expect(await store.dueLimits(iso(120))).toEqual([]);
+        expect((await store.activeLimits()).map((l) => l.id)).toEqual(['r-2']);
+      });
+
+      it('a limit notice goes into the outbox after what waits there, marked as a notice', async () => {
+        await store.queueLimitNotice('r-9', { system: 'pushizo', target: 'emails' }, iso(5));
+        const next = await store.escalation.nextOutbox('messages', iso(6));
+        expect(next).toMatchObject({
+          alertId: 'r-9',
+          kind: 'notice',
+          payload: { system: 'pushizo', target: 'emails' },
+        });
       });
     });
 

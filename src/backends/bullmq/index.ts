@@ -3,25 +3,28 @@ import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
-import type {
-  BackendCaps,
-  DlqSample,
-  FailedJob,
-  FailOutcome,
-  JobLockInfo,
-  PauseOutcome,
-  QueueBackend,
-  QueueCounts,
-  QueuePurger,
-  RetryOutcome,
-  RetryPreview,
-  RetryProgress,
-  RetrySelection,
-  RunningWork,
-  StatusOptions,
-  SystemStatus,
-  SystemWarning,
-  WorkerInfo,
+import {
+  type BackendCaps,
+  type DlqSample,
+  type FailedJob,
+  type FailOutcome,
+  type JobLockInfo,
+  limitRefusal,
+  type PauseOutcome,
+  type QueueBackend,
+  type QueueCounts,
+  type QueueLimitChange,
+  type QueueLimits,
+  type QueuePurger,
+  type RetryOutcome,
+  type RetryPreview,
+  type RetryProgress,
+  type RetrySelection,
+  type RunningWork,
+  type StatusOptions,
+  type SystemStatus,
+  type SystemWarning,
+  type WorkerInfo,
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
@@ -31,6 +34,7 @@ import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { readBullmqJob } from './job.js';
+import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
@@ -67,6 +71,11 @@ export interface BullmqBackend extends QueueBackend {
   running(): Promise<RunningWork[]>;
   jobLock(queue: string, id: string): Promise<JobLockInfo>;
   failJob(queue: string, id: string, reason: string): Promise<FailOutcome>;
+  queueLimits(queue: string): Promise<QueueLimits>;
+  setQueueLimit(
+    queue: string,
+    change: QueueLimitChange,
+  ): Promise<{ before: QueueLimits; after: QueueLimits }>;
   /** Purge and undo of one queue, on a connection of its own (see purge.ts). */
   purger(queue: string): Promise<QueuePurger>;
   /** Cumulative since creation; take a difference around a call to cost it. */
@@ -89,7 +98,7 @@ const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
 
-const CAPS: BackendCaps = { pause: true, retry: true, purge: true, running: true, fail: true };
+const CAPS: BackendCaps = { pause: true, retry: true, purge: true, running: true, fail: true, limits: true };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -257,6 +266,7 @@ export function createBullmqBackend(
       waitingChildren: reply[at + 7]!,
       isPaused: reply[at + 8] === 1,
       ...(countsFailedSince ? { failedSince: reply[at + 10]! } : {}),
+      limits: limitsOfMeta(reply[at + 11], reply[at + 12], reply[at + 13]),
       oldestWaitingSeconds: due < 0 ? null : Math.max(0, Math.floor((now() - due) / 1000)),
     };
   }
@@ -484,6 +494,27 @@ export function createBullmqBackend(
       );
     },
 
+    async queueLimits(queue: string): Promise<QueueLimits> {
+      return await withRedis(async () => {
+        await queueNames.resolve([queue]);
+        return await readLimits(queue);
+      });
+    },
+
+    async setQueueLimit(queue, change) {
+      return await withRedis(async () => {
+        await queueNames.resolve([queue]);
+        const before = await readLimits(queue);
+        // Taking a limit off is always allowed; setting one the queue's workers would ignore is not.
+        const refused = change.value === null ? undefined : limitRefusal(system.name, before, change.kind);
+        if (refused) throw refused;
+        const write = metaWrite(change);
+        const meta = `${prefix}:${queue}:meta`;
+        await single((r) => (write.set ? r.hset(meta, write.set) : r.hdel(meta, ...write.remove!)));
+        return { before, after: await readLimits(queue) };
+      });
+    },
+
     async purger(queue: string): Promise<QueuePurger> {
       await withRedis(() => queueNames.resolve([queue]));
       // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
@@ -536,6 +567,13 @@ export function createBullmqBackend(
     } finally {
       admin.disconnect();
     }
+  }
+
+  async function readLimits(queue: string): Promise<QueueLimits> {
+    const reply = await single((r) =>
+      r.hmget(`${prefix}:${queue}:meta`, 'version', 'concurrency', 'max', 'duration'),
+    );
+    return queueLimitsOf(queue, reply);
   }
 
   async function setPaused(queue: string, paused: boolean): Promise<PauseOutcome> {

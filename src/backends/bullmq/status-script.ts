@@ -1,7 +1,7 @@
 import { type LuaScript, luaScript } from '../lua.js';
 
 /** Values per queue in {@link STATUS_BATCH}'s reply. */
-export const STATUS_FIELDS = 11;
+export const STATUS_FIELDS = 14;
 
 /**
  * Queues per {@link STATUS_BATCH} call: about eleven O(1) calls each, so a call of 100 holds Redis
@@ -23,7 +23,9 @@ export const STATUS_BATCH_QUEUES = 100;
  *
  * ARGV[1]: `<prefix>:`; ARGV[2]: epoch ms or '+inf' (count no failures); ARGV[3…]: queue names.
  * Returns, per queue in order: wait, paused, active, prioritized, delayed, failed, completed,
- * waiting-children, isPaused (0|1), due (epoch ms, -1 when no job waits), failedSince.
+ * waiting-children, isPaused (0|1), due (epoch ms, -1 when no job waits), failedSince, and the
+ * global limits from the meta hash (the one HMGET that also says paused): concurrency, rate limit
+ * max and duration (ms), each -1 when not set.
  *
  * A list whose tail is a legacy "0:…" marker (BullMQ < 5 put markers in the wait list) counts one
  * less, as `getCounts-1.lua` does, but without its RPOP: this script never writes.
@@ -41,6 +43,11 @@ local function peek(key)
     id = rcall('LINDEX', key, -2)
   end
   return n, id
+end
+local function int(value)
+  local n = tonumber(value)
+  if n == nil then return -1 end
+  return math.floor(n)
 end
 local out = {}
 local o = 0
@@ -71,9 +78,13 @@ for i = 3, #ARGV do
   out[o + 6] = rcall('ZCARD', base .. 'failed')
   out[o + 7] = rcall('ZCARD', base .. 'completed')
   out[o + 8] = rcall('ZCARD', base .. 'waiting-children')
-  out[o + 9] = rcall('HEXISTS', base .. 'meta', 'paused')
+  local meta = rcall('HMGET', base .. 'meta', 'paused', 'concurrency', 'max', 'duration')
+  out[o + 9] = meta[1] and 1 or 0
   out[o + 10] = due
   out[o + 11] = failedSince
-  o = o + 11
+  out[o + 12] = int(meta[2])
+  out[o + 13] = int(meta[3])
+  out[o + 14] = int(meta[4])
+  o = o + 14
 end
 return out`);

@@ -2,9 +2,11 @@ import type { OpsError } from '../../errors.js';
 import type {
   LiveWorker,
   PoolChange,
+  RateLimitAnswer,
   RevokeOutcome,
   RunningWork,
   WorkerPool,
+  WorkerRateLimit,
   WorkerRestart,
 } from '../queue-backend.js';
 import type { BroadcastResult, PidboxClient } from './pidbox.js';
@@ -26,6 +28,8 @@ export interface CeleryControl {
   restartWorkers(
     targets: readonly { worker: string; method: 'pool_restart' | 'shutdown' }[],
   ): Promise<WorkerRestart[]>;
+  taskRateLimits(task: string): Promise<{ workers: WorkerRateLimit[]; tasks: string[] }>;
+  setTaskRateLimit(task: string, rates: readonly WorkerRateLimit[]): Promise<RateLimitAnswer[]>;
 }
 
 export interface CeleryControlDeps {
@@ -81,6 +85,38 @@ export function runningOfActive(result: BroadcastResult): RunningWork[] {
     }
   }
   return out;
+}
+
+/**
+ * One entry of a `registered` reply asked for `rate_limit`: `tasks.add [rate_limit=10/m]`, or the
+ * bare name when the task has none (`celery/worker/control.py registered`).
+ */
+export function parseRegistered(entry: unknown): { task: string; rate: string | null } | undefined {
+  if (typeof entry !== 'string' || entry === '') return undefined;
+  const match = /^(\S+)(?: \[(.*)\])?$/.exec(entry);
+  if (!match) return undefined;
+  const rate = /(?:^| )rate_limit=(\S+)/.exec(match[2] ?? '')?.[1];
+  return { task: match[1]!, rate: rate ?? null };
+}
+
+/** Each worker that has `task` registered and its rate, and every task name any worker has. */
+export function rateLimitsOfRegistered(
+  result: BroadcastResult,
+  task: string,
+): { workers: WorkerRateLimit[]; tasks: string[] } {
+  const workers: WorkerRateLimit[] = [];
+  const tasks = new Set<string>();
+  for (const { worker, reply } of result.replies) {
+    if (!Array.isArray(reply)) continue;
+    for (const entry of reply) {
+      const parsed = parseRegistered(entry);
+      if (!parsed) continue;
+      tasks.add(parsed.task);
+      if (parsed.task === task) workers.push({ worker, rate: parsed.rate });
+    }
+  }
+  workers.sort((a, b) => a.worker.localeCompare(b.worker));
+  return { workers, tasks: [...tasks].sort() };
 }
 
 export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
@@ -266,7 +302,73 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     }
   }
 
-  return { pool, resizePool, running, revoke, liveWorkers, poolRestartsEnabled, restartWorkers };
+  async function taskRateLimits(task: string, destination?: readonly string[]) {
+    return rateLimitsOfRegistered(
+      await broadcast('registered', { taskinfoitems: ['rate_limit'] }, destination),
+      task,
+    );
+  }
+
+  /**
+   * Workers with the same new rate get one `rate_limit` together (`destination` names them);
+   * a worker already at its rate is left alone. Then `registered` says what each has now.
+   */
+  async function setTaskRateLimit(
+    task: string,
+    rates: readonly WorkerRateLimit[],
+  ): Promise<RateLimitAnswer[]> {
+    const current = new Map((await taskRateLimits(task)).workers.map((w) => [w.worker, w.rate]));
+    const answers = new Map<string, { answer: string; ok: boolean }>();
+    const byRate = new Map<string | null, string[]>();
+    for (const { worker, rate } of rates) {
+      if (!current.has(worker)) {
+        answers.set(worker, { answer: 'gone', ok: false });
+        continue;
+      }
+      if (current.get(worker) === rate) {
+        answers.set(worker, { answer: 'unchanged', ok: true });
+        continue;
+      }
+      byRate.set(rate, [...(byRate.get(rate) ?? []), worker]);
+    }
+    await Promise.all(
+      [...byRate].map(async ([rate, workers]) => {
+        const result = await broadcast('rate_limit', { task_name: task, rate_limit: rate }, workers);
+        for (const worker of workers) {
+          const reply = result.replies.find((r) => r.worker === worker);
+          if (!reply) answers.set(worker, { answer: 'no answer', ok: false });
+          else {
+            const { ok, text } = replyText(reply.reply);
+            answers.set(worker, { answer: text, ok });
+          }
+        }
+      }),
+    );
+    const names = rates.map((r) => r.worker);
+    const after = new Map(
+      names.length > 0 ? (await taskRateLimits(task, names)).workers.map((w) => [w.worker, w.rate]) : [],
+    );
+    return rates
+      .map(({ worker }) => {
+        const { answer, ok } = answers.get(worker) ?? { answer: 'no answer', ok: false };
+        const out: RateLimitAnswer = { worker, before: current.get(worker) ?? null, answer, ok };
+        if (after.has(worker)) out.after = after.get(worker) ?? null;
+        return out;
+      })
+      .sort((a, b) => a.worker.localeCompare(b.worker));
+  }
+
+  return {
+    pool,
+    resizePool,
+    running,
+    revoke,
+    liveWorkers,
+    poolRestartsEnabled,
+    restartWorkers,
+    taskRateLimits: (task: string) => taskRateLimits(task),
+    setTaskRateLimit,
+  };
 }
 
 /** `worker_pool_restarts` (or its old name) from an `inspect conf` reply. */

@@ -645,7 +645,7 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true },
+    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true, limits: true },
     previewRetry: retries.previewRetry,
     retry: retries.retry,
     listQueues: () => queueNames.list(),
@@ -665,6 +665,8 @@ export function createCeleryBackend(
     liveWorkers: control.liveWorkers,
     poolRestartsEnabled: control.poolRestartsEnabled,
     restartWorkers: control.restartWorkers,
+    taskRateLimits: control.taskRateLimits,
+    setTaskRateLimit: control.setTaskRateLimit,
     locateTasks: (ids) => locate(ids),
     pause: pausing.pause,
     resume: pausing.resume,

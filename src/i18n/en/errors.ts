@@ -23,6 +23,19 @@ const sentence = (text: unknown): string => {
   const s = String(text);
   return /[.!?:…]$/.test(s) ? s : `${s}.`;
 };
+/** `NotSupported` of a limit (`limit.<kind>.<reason>`): which BullMQ, and from which release it has it. */
+const limitRefused = (p: ErrorParams): string => {
+  const [, kind, reason] = String(p.what).split('.');
+  if (reason === 'celery')
+    return `\`${p.system}\` (celery) has no global concurrency per queue. Valid: \`/queue scale <system>/<group> <n>\` for the pool, or \`/queue rate-limit ${p.system} <task> <rate>\`.`;
+  const what = `${kind === 'concurrency' ? 'a global concurrency' : 'a global rate limit'} on \`${p.queue}\``;
+  const since = `BullMQ's workers honour it from ${p.since}`;
+  if (reason === 'tooOld')
+    return `\`${p.system}\` (bullmq) cannot set ${what}: its meta was written by \`${p.version}\`, and ${since}.`;
+  if (reason === 'otherLibrary')
+    return `\`${p.system}\` (bullmq) cannot set ${what}: its meta was written by \`${p.version}\`, not BullMQ; ${since}.`;
+  return `\`${p.system}\` (bullmq) cannot set ${what}: its meta names no BullMQ version (stamped from 5.20.0), so whether its workers honour it is unknown; ${since}.`;
+};
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` Did you mean \`${suggestion}\`?` : '';
@@ -48,9 +61,14 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   BadArgument: (p) =>
     `${sentence(p.message ?? `\`${p.value}\` is not valid here.`)}${p.valid ? ` Valid: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `Redis for \`${p.system}\` is not answering (${p.reason ?? 'no reply'}).`,
-  NotSupported: (p) => `\`${p.system}\` (${p.type}) cannot ${ability(p.what)}.`,
+  NotSupported: (p) =>
+    String(p.what).startsWith('limit.')
+      ? limitRefused(p)
+      : `\`${p.system}\` (${p.type}) cannot ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
-    `No worker of \`${p.system}\` answered within ${p.timeoutMs} ms, so \`${p.queue}\` was not ${p.action === 'resume' ? 'resumed' : 'paused'}. Check \`/queue workers ${p.system}\`.`,
+    p.action === 'rate-limit'
+      ? `No worker of \`${p.system}\` that has task \`${p.queue}\` registered took the change, so its rate limit is as it was. Check \`/queue workers ${p.system}\`.`
+      : `No worker of \`${p.system}\` answered within ${p.timeoutMs} ms, so \`${p.queue}\` was not ${p.action === 'resume' ? 'resumed' : 'paused'}. Check \`/queue workers ${p.system}\`.`,
   Forbidden: (p) => `You need the \`${p.role}\` role to ${p.action}.`,
   WrongChannel: (p) =>
     Array.isArray(p.channels) && p.channels.length > 0

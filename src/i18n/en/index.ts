@@ -13,6 +13,7 @@ import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
 import { job } from './job.js';
+import { limits } from './limits.js';
 import { purge } from './purge.js';
 import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
@@ -45,6 +46,7 @@ export const en = {
   help,
   home,
   job,
+  limits,
   scale,
   purge,
   queueContext,

@@ -21,6 +21,19 @@ const abilities: Record<string, string> = {
   job: 'tek bir işe bakma',
   results: 'Celery sonuçları tutma (yalnızca Celery sistemlerinin sonuç deposu vardır)',
 };
+/** Bir sınırın `NotSupported`'ı (`limit.<tür>.<neden>`): hangi BullMQ, hangi sürümden beri var. */
+const limitRefused = (p: ErrorParams): string => {
+  const [, kind, reason] = String(p.what).split('.');
+  if (reason === 'celery')
+    return `\`${p.system}\` (celery) kuyruk başına genel eşzamanlılık sınırı tanımaz. Geçerli: havuz için \`/queue scale <system>/<group> <n>\`, ya da \`/queue rate-limit ${p.system} <task> <rate>\`.`;
+  const what = `\`${p.queue}\` için ${kind === 'concurrency' ? 'genel eşzamanlılık sınırı' : 'genel hız sınırı'}`;
+  const since = `BullMQ worker'ları bunu ${p.since} sürümünden beri uygular`;
+  if (reason === 'tooOld')
+    return `\`${p.system}\` (bullmq) ${what} koyamaz: meta'sını \`${p.version}\` yazmış; ${since}.`;
+  if (reason === 'otherLibrary')
+    return `\`${p.system}\` (bullmq) ${what} koyamaz: meta'sını BullMQ değil \`${p.version}\` yazmış; ${since}.`;
+  return `\`${p.system}\` (bullmq) ${what} koyamaz: meta'sında BullMQ sürümü yok (5.20.0'dan beri yazılır), worker'ların uygulayıp uygulamayacağı bilinmiyor; ${since}.`;
+};
 const ability = (what: unknown): string => abilities[String(what)] ?? String(what);
 const hint = (suggestion: unknown): string =>
   typeof suggestion === 'string' && suggestion ? ` \`${suggestion}\` mi demek istediniz?` : '';
@@ -65,9 +78,14 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   BadArgument: (p) =>
     `${sentence(p.message ?? `\`${p.value}\` burada geçerli değil.`)}${p.valid ? ` Geçerli: ${p.valid}.` : ''}`,
   RedisUnavailable: (p) => `\`${p.system}\` için Redis yanıt vermiyor (${p.reason ?? 'yanıt yok'}).`,
-  NotSupported: (p) => `\`${p.system}\` (${p.type}) bunu yapamaz: ${ability(p.what)}.`,
+  NotSupported: (p) =>
+    String(p.what).startsWith('limit.')
+      ? limitRefused(p)
+      : `\`${p.system}\` (${p.type}) bunu yapamaz: ${ability(p.what)}.`,
   NoWorkersAnswered: (p) =>
-    `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
+    p.action === 'rate-limit'
+      ? `\`${p.system}\` worker’larından \`${p.queue}\` görevini tanıyan hiçbiri değişikliği almadı; hız sınırı olduğu gibi kaldı. \`/queue workers ${p.system}\` ile kontrol edin.`
+      : `\`${p.system}\` worker’larından hiçbiri ${p.timeoutMs} ms içinde yanıt vermedi, bu yüzden \`${p.queue}\` ${p.action === 'resume' ? 'devam ettirilmedi' : 'duraklatılmadı'}. \`/queue workers ${p.system}\` ile kontrol edin.`,
   Forbidden: (p) => `\`${p.action}\` için \`${p.role}\` rolü gerekiyor.`,
   WrongChannel: (p) =>
     Array.isArray(p.channels) && p.channels.length > 0

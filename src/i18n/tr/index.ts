@@ -14,6 +14,7 @@ import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
 import { job } from './job.js';
+import { limits } from './limits.js';
 import { purge } from './purge.js';
 import { queueContext } from './queue-context.js';
 import { redis } from './redis.js';
@@ -47,6 +48,7 @@ export const tr: Catalog = {
   help,
   home,
   job,
+  limits,
   scale,
   purge,
   queueContext,
