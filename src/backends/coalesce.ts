@@ -10,7 +10,10 @@ export function coalesceStatus<B extends QueueBackend>(backend: B): B {
   const inFlight = new Map<string, Promise<SystemStatus>>();
   const wrapper = Object.create(backend) as B;
   wrapper.status = (queues?: string[], options?: StatusOptions) => {
-    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}`;
+    const tp = options?.throughput;
+    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}|${
+      tp ? `${tp.since}:${tp.sample}:${tp.raw === true}` : ''
+    }|${options?.delayedDue === true}`;
     const running = inFlight.get(key);
     if (running) return running;
     const read = backend.status(queues, options).finally(() => inFlight.delete(key));

@@ -23,6 +23,66 @@ export interface RedisMemory {
 export interface StatusOptions {
   /** Epoch ms: count each queue's failures after it (`QueueCounts.failedSince`). */
   failedSince?: number;
+  /** Also read each queue's throughput and durations (`QueueCounts.throughput`), in the same read. */
+  throughput?: ThroughputOptions;
+  /** Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue. */
+  delayedDue?: boolean;
+}
+
+/** What a throughput read covers. */
+export interface ThroughputOptions {
+  /** Epoch ms: jobs that finished after it are counted and sampled. */
+  since: number;
+  /** Newest finished jobs read per queue and outcome for the durations (1..500). */
+  sample: number;
+  /** Also return each sampled job's durations (`QueueThroughput.durations`), for `/metrics`. */
+  raw?: boolean;
+}
+
+/**
+ * Where a queue's rates come from: `metrics`, BullMQ's own per-minute counters (only when its
+ * workers collect them: `metrics.maxDataPoints`); `jobs`, the finished jobs the queue still keeps
+ * (its completed and failed sets, so `removeOnComplete` hides them); `results`, Celery's result
+ * backend (`date_done` of results that name their queue: `result_extended=True`).
+ */
+export type ThroughputSource = 'metrics' | 'jobs' | 'results';
+
+/** Why a duration is not known (rendered by i18n), rather than a 0 that would read as "instant". */
+export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs';
+
+/** p50 and p95 in milliseconds, or why they are not known. */
+export type DurationPercentiles = { p50Ms: number; p95Ms: number } | { unknown: UnknownDuration };
+
+/** How fast a queue is processing, over the span the read looked at. */
+export interface QueueThroughput {
+  source: ThroughputSource;
+  /** Milliseconds the rates are averaged over (shorter than asked when the kept jobs reach back less far). */
+  spanMs: number;
+  completedPerMinute: number;
+  failedPerMinute: number;
+  /** Jobs that finished in the span (completed, failed). */
+  completed: number;
+  failed: number;
+  /** From when the job could run (added, or its delay run out) to when a worker took it. */
+  wait: DurationPercentiles;
+  /** From when a worker took it to when it finished. */
+  run: DurationPercentiles;
+  /** Finished jobs the durations were computed from (the newest of the span, bounded). */
+  sampled: number;
+  /** The rates are estimated from part of the result backend (a SCAN stopped by its budget). */
+  estimated?: boolean;
+  /** With `ThroughputOptions.raw`: each sampled job's wait and run, in ms. */
+  durations?: { waitMs: number; runMs: number }[];
+  /** BullMQ metrics: the counters' running totals, for `/metrics`' counters. */
+  totals?: { completed: number; failed: number };
+}
+
+/** Delayed jobs by when they are due, counted from now; overdue ones are in `next5m`. */
+export interface DelayedDue {
+  next5m: number;
+  nextHour: number;
+  nextDay: number;
+  later: number;
 }
 
 export interface QueueCounts {
@@ -51,6 +111,10 @@ export interface QueueCounts {
    * its stored samples) can measure how long the same message has been at the head.
    */
   headId?: string;
+  /** With `StatusOptions.throughput`: undefined when the system cannot tell. */
+  throughput?: QueueThroughput;
+  /** With `StatusOptions.delayedDue`, on systems that keep delayed jobs (BullMQ). */
+  delayedDue?: DelayedDue;
 }
 
 /** A task a worker is running right now. Never carries the task's arguments. */
