@@ -12,7 +12,7 @@ export function coalesceStatus<B extends QueueBackend>(backend: B): B {
   wrapper.status = (queues?: string[], options?: StatusOptions) => {
     const tp = options?.throughput;
     const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}|${
-      tp ? `${tp.since}:${tp.sample}:${tp.raw === true}` : ''
+      tp ? `${tp.spanMs}:${tp.sample}:${tp.raw === true}` : ''
     }|${options?.delayedDue === true}`;
     const running = inFlight.get(key);
     if (running) return running;

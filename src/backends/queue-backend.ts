@@ -31,8 +31,11 @@ export interface StatusOptions {
 
 /** What a throughput read covers. */
 export interface ThroughputOptions {
-  /** Epoch ms: jobs that finished after it are counted and sampled. */
-  since: number;
+  /**
+   * Jobs that finished in the last `spanMs` (by the backend's clock) are counted and sampled. A
+   * span, not a time, so that concurrent reads asking the same share one (coalesce.ts).
+   */
+  spanMs: number;
   /** Newest finished jobs read per queue and outcome for the durations (1..500). */
   sample: number;
   /** Also return each sampled job's durations (`QueueThroughput.durations`), for `/metrics`. */
@@ -148,6 +151,8 @@ export interface WorkerInfo {
  * Coded, non-fatal findings about a system (rendered by i18n). `PausedButConsumed` (Celery,
  * params `queue`, `consumers`): a queue queue-ops paused is consumed again, e.g. by a worker that
  * restarted with its `-Q`; it still reads as paused until someone resumes it.
+ * `ThroughputUnattributed` (Celery, param `results`): results finished in the throughput span
+ * name no queue (the app does not set `result_extended=True`), so no queue's rate is known.
  */
 export interface SystemWarning {
   code:
@@ -155,7 +160,8 @@ export interface SystemWarning {
     | 'MemoryHigh'
     | 'WorkerInspectFailed'
     | 'ResultBackendMissing'
-    | 'PausedButConsumed';
+    | 'PausedButConsumed'
+    | 'ThroughputUnattributed';
   params?: Record<string, string | number>;
 }
 

@@ -23,8 +23,16 @@ const SECOND = 1000;
 
 /** Adds a job at `added`, starts it at `started` and finishes it at `finished`, BullMQ doing each step. */
 async function runJob(
-  queue: InstanceType<BullmqLib['Queue']>,
-  worker: InstanceType<BullmqLib['Worker']>,
+  queue: { add(name: string, data: unknown, opts: { timestamp: number }): Promise<unknown> },
+  worker: {
+    getNextJob(token: string): Promise<
+      | {
+          moveToFailed(error: Error, token: string, fetchNext: boolean): Promise<unknown>;
+          moveToCompleted(value: string, token: string, fetchNext: boolean): Promise<unknown>;
+        }
+      | undefined
+    >;
+  },
   times: { added: number; started: number; finished: number; fail?: boolean },
 ): Promise<void> {
   vi.setSystemTime(times.added);
@@ -91,7 +99,7 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     closers.push(() => backend.close());
 
     const status = await backend.status(undefined, {
-      throughput: { since: now - 5 * 60 * SECOND, sample: 100 },
+      throughput: { spanMs: 5 * 60 * SECOND, sample: 100 },
     });
     const tp = status.queues[0]!.throughput!;
     expect(tp.source).toBe('jobs');
@@ -109,7 +117,7 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
 
     // A sample of 3 per set reads the newest three completed and both failed jobs only.
     const small = await backend.status(undefined, {
-      throughput: { since: now - 5 * 60 * SECOND, sample: 3, raw: true },
+      throughput: { spanMs: 5 * 60 * SECOND, sample: 3, raw: true },
     });
     const few = small.queues[0]!.throughput!;
     expect(few.sampled).toBe(5);
@@ -123,7 +131,7 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
 
     // Only what finished after `since` counts: the last 30 s hold nothing (the last job finished at 257 s).
     const lastMinute = await backend.status(undefined, {
-      throughput: { since: now - 30 * SECOND, sample: 100 },
+      throughput: { spanMs: 30 * SECOND, sample: 100 },
     });
     expect(lastMinute.queues[0]!.throughput).toMatchObject({
       completed: 0,
@@ -154,7 +162,7 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     const metrics = await queue.getMetrics('completed');
 
     const status = await backend.status(undefined, {
-      throughput: { since: now - 3 * 60 * SECOND, sample: 50 },
+      throughput: { spanMs: 3 * 60 * SECOND, sample: 50 },
     });
     const tp = status.queues[0]!.throughput!;
     expect(tp.source).toBe('metrics');

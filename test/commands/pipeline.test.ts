@@ -24,6 +24,7 @@ const QUEUE_KEYS = [
   'name',
   'oldestWaitingSeconds',
   'prioritized',
+  'throughput',
   'waiting',
 ].sort();
 

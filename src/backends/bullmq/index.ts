@@ -287,7 +287,7 @@ export function createBullmqBackend(
       steps.push({
         script: THROUGHPUT_BATCH,
         keys: [`${prefix}:${batch[0]}:meta`],
-        args: [`${prefix}:`, at, Math.floor(options.since), sample, options.raw ? '1' : '0', ...batch],
+        args: [`${prefix}:`, at, Math.floor(at - options.spanMs), sample, options.raw ? '1' : '0', ...batch],
       });
     }
     return steps;
@@ -354,7 +354,7 @@ export function createBullmqBackend(
 
         const extras = all.slice(2 + counted.length);
         if (options?.throughput) {
-          const window = { now: at, since: options.throughput.since, raw: options.throughput.raw === true };
+          const window = { now: at, since: Math.floor(at - options.throughput.spanMs), raw: options.throughput.raw === true };
           extras.slice(0, throughputCalls).forEach(([error, reply], batch) => {
             if (error) throw error;
             const values = reply as number[];

@@ -40,6 +40,7 @@ import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
+import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
 import { createCeleryRetry } from './retry.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
@@ -339,6 +340,15 @@ export function createCeleryBackend(
           return false;
         },
       );
+    const spanMs = options?.throughput?.spanMs;
+    const spanStart = spanMs === undefined ? undefined : now() - spanMs;
+    // Beside the counts, never in their way: a result backend that fails costs only the rates.
+    const finished =
+      spanStart === undefined
+        ? Promise.resolve(undefined)
+        : (separateResults ? ensureConnected(resultClient, connectTimeoutMs) : Promise.resolve())
+            .then(() => readCeleryFinished(resultClient, spanStart))
+            .catch(() => undefined);
     const steps = priorityKeys(layout, 'q').length;
     const read = execWithScripts(client, [
       { command: (p) => p.info('memory') },
@@ -354,8 +364,9 @@ export function createCeleryBackend(
     let replies: unknown[];
     let indexed: boolean;
     let seen: Inspection | undefined;
+    let done: CeleryFinished | undefined;
     try {
-      [replies, indexed, seen] = await Promise.all([read, index, inspection]);
+      [replies, indexed, seen, done] = await Promise.all([read, index, inspection, finished]);
     } catch (error) {
       throw unavailable(error);
     }
@@ -391,6 +402,14 @@ export function createCeleryBackend(
         ),
       };
     });
+    if (done && spanStart !== undefined) {
+      // Per queue only when results name their queue (`result_extended=True`); else say why not.
+      if (done.byQueue.size > 0 || done.unattributed === 0) {
+        for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
+      }
+      if (done.unattributed > 0)
+        warnings.push({ code: 'ThroughputUnattributed', params: { results: done.unattributed } });
+    }
     for (const queue of queues) {
       if (!Object.hasOwn(marks, queue) || !seen?.consumed?.has(queue)) continue;
       const consumers = [...seen.workers.values()].filter((w) => w.queues?.includes(queue)).length;
