@@ -1,10 +1,17 @@
-import type { QueueBackend, SystemStatus } from '../backends/queue-backend.js';
+import type { QueueBackend, QueueThroughput, SystemStatus } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import { askSystem } from '../commands/timeout.js';
 import type { Config } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
+
+/**
+ * What each tick reads of every queue's throughput, in the same round trip as the counts: the
+ * last 5 minutes (a rate that one slow tick does not swing), timed over the newest 10 finished
+ * jobs of each outcome (what keeps a tick over 1,000 busy queues bounded).
+ */
+export const SAMPLED_THROUGHPUT = { spanMs: 5 * 60_000, sample: 10 } as const;
 
 export interface SamplerDeps {
   config: Pick<Config, 'systems'>;
@@ -30,7 +37,10 @@ export async function takeSample(
       return askSystem(
         deps,
         backend.name,
-        backend.status(undefined, since === undefined ? undefined : { failedSince: since }),
+        backend.status(undefined, {
+          ...(since === undefined ? {} : { failedSince: since }),
+          throughput: SAMPLED_THROUGHPUT,
+        }),
       );
     }),
   );
@@ -88,6 +98,7 @@ export function toSystemSample(
       oldestWaitingSeconds: q.oldestWaitingSeconds,
       workers: inspected ? status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length : null,
     };
+    Object.assign(sample, throughputSample(q.throughput));
     if (q.headId !== undefined && q.waiting > 0) {
       // The same message still at the head: it has waited since the monitor first saw it there,
       // across restarts and `monitor --once` runs, because the sighting is in the stored samples.
@@ -111,6 +122,18 @@ export function toSystemSample(
     workers: inspected ? status.workers.map(workerIdentity).sort() : null,
     queues,
   };
+}
+
+/** The rule metrics of a queue's throughput; rates rounded so a stored sample stays small. */
+function throughputSample(tp: QueueThroughput | undefined): Partial<QueueSample> {
+  if (!tp) return {};
+  const out: Partial<QueueSample> = {
+    throughput: Math.round(tp.completedPerMinute * 100) / 100,
+    failedPerMinute: Math.round(tp.failedPerMinute * 100) / 100,
+  };
+  if ('p95Ms' in tp.wait) out.waitP95Seconds = tp.wait.p95Ms / 1000;
+  if ('p95Ms' in tp.run) out.runP95Seconds = tp.run.p95Ms / 1000;
+  return out;
 }
 
 /**

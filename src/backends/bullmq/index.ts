@@ -354,7 +354,11 @@ export function createBullmqBackend(
 
         const extras = all.slice(2 + counted.length);
         if (options?.throughput) {
-          const window = { now: at, since: Math.floor(at - options.throughput.spanMs), raw: options.throughput.raw === true };
+          const window = {
+            now: at,
+            since: Math.floor(at - options.throughput.spanMs),
+            raw: options.throughput.raw === true,
+          };
           extras.slice(0, throughputCalls).forEach(([error, reply], batch) => {
             if (error) throw error;
             const values = reply as number[];

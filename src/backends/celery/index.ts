@@ -40,8 +40,8 @@ import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
 import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
-import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
 import { createCeleryRetry } from './retry.js';
+import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 

@@ -30,7 +30,10 @@ end
 return out`);
 
 /** The default walk: a result backend is often the whole keyspace, so it is bounded. */
-export const THROUGHPUT_SCAN: Pick<ScanBudget, 'maxKeys' | 'maxMillis'> = { maxKeys: 200_000, maxMillis: 300 };
+export const THROUGHPUT_SCAN: Pick<ScanBudget, 'maxKeys' | 'maxMillis'> = {
+  maxKeys: 200_000,
+  maxMillis: 300,
+};
 
 /** What the result backend says finished after `since`, per queue, and how much of it was read. */
 export interface CeleryFinished {
@@ -89,11 +92,7 @@ export async function readCeleryFinished(
  * A queue's throughput from the result backend. Celery stores neither when a task was sent nor
  * when it started (only `date_done`), so wait and run are unknown, and said to be.
  */
-export function celeryThroughput(
-  finished: CeleryFinished,
-  queue: string,
-  spanMs: number,
-): QueueThroughput {
+export function celeryThroughput(finished: CeleryFinished, queue: string, spanMs: number): QueueThroughput {
   const counts = finished.byQueue.get(queue) ?? { completed: 0, failed: 0 };
   const minutes = Math.max(1, spanMs) / 60_000;
   return {
