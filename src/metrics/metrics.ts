@@ -73,18 +73,30 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     labelNames: ['system', 'queue', 'phase'] as const,
     buckets: DURATION_BUCKETS,
     registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
   });
   const jobsCompleted = new Counter({
     name: 'queue_jobs_completed_total',
     help: 'Jobs completed, counted by queue-ops from BullMQ’s metrics when the queue collects them, else from the finished jobs (and Celery results) seen since its previous read',
     labelNames: ['system', 'queue'] as const,
     registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
   });
   const jobsFailed = new Counter({
     name: 'queue_jobs_failed_total',
     help: 'Jobs failed, counted as queue_jobs_completed_total is',
     labelNames: ['system', 'queue'] as const,
     registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
   });
   /** BullMQ metrics' running totals as last read, per `system/queue`: the counters add what they grew by. */
   const lastTotals = new Map<string, { completed: number; failed: number }>();
