@@ -23,7 +23,13 @@ const SECOND = 1000;
 
 /** Adds a job at `added`, starts it at `started` and finishes it at `finished`, BullMQ doing each step. */
 async function runJob(
-  queue: { add(name: string, data: unknown, opts: { timestamp: number }): Promise<unknown> },
+  queue: {
+    add(
+      name: string,
+      data: unknown,
+      opts: { timestamp: number; removeOnComplete?: number },
+    ): Promise<unknown>;
+  },
   worker: {
     getNextJob(token: string): Promise<
       | {
@@ -33,10 +39,14 @@ async function runJob(
       | undefined
     >;
   },
-  times: { added: number; started: number; finished: number; fail?: boolean },
+  times: { added: number; started: number; finished: number; fail?: boolean; keep?: number },
 ): Promise<void> {
   vi.setSystemTime(times.added);
-  await queue.add('send', { secret: 'payload' }, { timestamp: times.added });
+  await queue.add(
+    'send',
+    { secret: 'payload' },
+    { timestamp: times.added, ...(times.keep === undefined ? {} : { removeOnComplete: times.keep }) },
+  );
   vi.setSystemTime(times.started);
   const token = randomName('tok');
   const job = await worker.getNextJob(token);
@@ -105,10 +115,10 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     expect(tp.source).toBe('jobs');
     expect(tp.completed).toBe(10);
     expect(tp.failed).toBe(2);
-    // Every job still kept lies inside the 5 minutes asked for: the rate is over the whole set's
-    // span back to its oldest job (T0+10.1 s finished → now is 289.9 s), as a trimmed set would be.
-    expect(tp.spanMs).toBe(now - (T0 + 10 * SECOND + SECOND + 100));
-    expect(tp.completedPerMinute).toBeCloseTo((10 * 60_000) / tp.spanMs, 6);
+    // Ten jobs are too few to be a trimmed set: the rate is over the 5 minutes asked for.
+    expect(tp.spanMs).toBe(5 * 60 * SECOND);
+    expect(tp.completedPerMinute).toBe(2);
+    expect(tp.failedPerMinute).toBeCloseTo(0.4, 9);
     expect(tp.sampled).toBe(12);
     // Waits: 1..10 s and 50 s twice (12 values): p50 is the 6th, p95 the 12th.
     expect(tp.wait).toEqual({ p50Ms: 6 * SECOND, p95Ms: 50 * SECOND });
@@ -143,6 +153,30 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     });
     // Plain status reads no throughput at all.
     expect((await backend.status()).queues[0]!.throughput).toBeUndefined();
+  });
+
+  it('a completed set trimmed by removeOnComplete is a rate over what it keeps, not the whole span', async () => {
+    const name = randomName('q');
+    const { queue, worker } = open(name);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // One a second for 100 s, each kept among the newest 60 only: the set reaches back 60 s.
+    const now = T0 + 100 * SECOND;
+    for (let k = 0; k < 100; k++) {
+      const finished = T0 + k * SECOND + 500;
+      await runJob(queue, worker, { added: finished - 300, started: finished - 200, finished, keep: 60 });
+    }
+    const backend = createBullmqBackend(systemFor(redisUrl, prefix, [name]), { now: () => now });
+    closers.push(() => backend.close());
+    expect((await queue.getJobCounts('completed')).completed).toBe(60);
+    const status = await backend.status(undefined, { throughput: { spanMs: 5 * 60 * SECOND, sample: 20 } });
+    const tp = status.queues[0]!.throughput!;
+    expect(tp.completed).toBe(60);
+    // The oldest kept finished at T0+40.5 s: 59.5 s ago, so the floor of a minute applies.
+    expect(tp.spanMs).toBe(60 * SECOND);
+    expect(tp.completedPerMinute).toBe(60);
+    expect(tp.sampled).toBe(20);
+    expect(tp.wait).toEqual({ p50Ms: 100, p95Ms: 100 });
+    expect(tp.run).toEqual({ p50Ms: 200, p95Ms: 200 });
   });
 
   it("uses BullMQ's own metrics when the workers collect them, and says so", async () => {

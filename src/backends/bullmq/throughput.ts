@@ -4,12 +4,19 @@ import { THROUGHPUT_FIELDS } from './throughput-script.js';
 const MINUTE_MS = 60_000;
 
 /**
- * What a rate is averaged over: the span asked for, or, for a set that lies wholly inside it (it
- * may have been trimmed by `removeOnComplete`/`removeOnFail`), back to its oldest job, but never
- * under a minute, so that one job finished a second ago is 1/min, not 60/min.
+ * A set of at least this many finished jobs, all inside the span, is taken to be trimmed (by
+ * `removeOnComplete`/`removeOnFail` with a count); a smaller one is a quiet or young queue.
  */
-export function rateSpan(askedMs: number, now: number, oldest: number): number {
-  if (oldest < 0) return askedMs;
+export const TRIMMED_AT_LEAST = 50;
+
+/**
+ * What a rate is averaged over: the span asked for, or, for a set that looks trimmed (see
+ * {@link TRIMMED_AT_LEAST}), back to its oldest job, since the jobs before it are gone: a queue
+ * keeping its newest 1,000 at 10,000 a minute would otherwise read 200 a minute. Never under a
+ * minute.
+ */
+export function rateSpan(askedMs: number, now: number, oldest: number, count: number): number {
+  if (oldest < 0 || count < TRIMMED_AT_LEAST) return askedMs;
   return Math.min(askedMs, Math.max(MINUTE_MS, now - oldest));
 }
 
@@ -48,12 +55,12 @@ export function readThroughput(
   const fromMetrics = metricsCompleted >= 0;
   const completedSpan = fromMetrics
     ? metricsSpan(window.now, window.since)
-    : rateSpan(asked, window.now, completedOldest);
+    : rateSpan(asked, window.now, completedOldest, completed);
   const completedCount = fromMetrics ? metricsCompleted : completed;
   const failedFromMetrics = metricsFailed >= 0;
   const failedSpan = failedFromMetrics
     ? metricsSpan(window.now, window.since)
-    : rateSpan(asked, window.now, failedOldest);
+    : rateSpan(asked, window.now, failedOldest, failed);
   const failedCount = failedFromMetrics ? metricsFailed : failed;
   const throughput: QueueThroughput = {
     source: fromMetrics ? 'metrics' : 'jobs',
