@@ -51,7 +51,7 @@ export interface ThroughputOptions {
 export type ThroughputSource = 'metrics' | 'jobs' | 'results';
 
 /** Why a duration is not known (rendered by i18n), rather than a 0 that would read as "instant". */
-export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs';
+export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs' | 'notSampled';
 
 /** p50 and p95 in milliseconds, or why they are not known. */
 export type DurationPercentiles = { p50Ms: number; p95Ms: number } | { unknown: UnknownDuration };

@@ -87,7 +87,14 @@ describe('rules on throughput and durations', () => {
     await scene('dispatch-web', [now - 150_000], 100, 200, 5);
     vi.setSystemTime(now);
 
-    const sample = await takeSample({ config: { systems: [system] }, backends }, [], now);
+    const sample = await takeSample(
+      { config: { systems: [system], escalation: { rules } }, backends },
+      [],
+      now,
+    );
+    // Without a rule on throughput, a tick does not read it (it costs; see the bench).
+    const plain = await takeSample({ config: { systems: [system] }, backends }, [], now);
+    expect(plain.systems[0]!.queues.find((q) => q.name === 'dispatch-ios')!.throughput).toBeUndefined();
     const byName = new Map(sample.systems[0]!.queues.map((q) => [q.name, q]));
     expect(byName.get('dispatch-ios')).toMatchObject({
       throughput: 0.4,

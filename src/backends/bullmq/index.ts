@@ -358,6 +358,7 @@ export function createBullmqBackend(
             now: at,
             since: Math.floor(at - options.throughput.spanMs),
             raw: options.throughput.raw === true,
+            sample: options.throughput.sample,
           };
           extras.slice(0, throughputCalls).forEach(([error, reply], batch) => {
             if (error) throw error;

@@ -4,7 +4,7 @@ import { type LuaScript, luaScript } from '../lua.js';
 export const THROUGHPUT_FIELDS = 13;
 
 /** Queues per {@link THROUGHPUT_BATCH} call, as status batches them. */
-export const THROUGHPUT_BATCH_QUEUES = 100;
+export const THROUGHPUT_BATCH_QUEUES = 25;
 
 /**
  * How fast a batch of queues is processing, read-only, in one script call. Per queue:

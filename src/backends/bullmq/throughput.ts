@@ -29,7 +29,8 @@ export function metricsSpan(now: number, since: number): number {
 
 const perMinute = (count: number, spanMs: number) => (spanMs > 0 ? (count * MINUTE_MS) / spanMs : 0);
 
-function percentiles(p50: number, p95: number): DurationPercentiles {
+function percentiles(p50: number, p95: number, sampling: boolean): DurationPercentiles {
+  if (!sampling) return { unknown: 'notSampled' };
   return p50 < 0 ? { unknown: 'noFinishedJobs' } : { p50Ms: p50, p95Ms: p95 };
 }
 
@@ -40,7 +41,7 @@ function percentiles(p50: number, p95: number): DurationPercentiles {
 export function readThroughput(
   reply: readonly number[],
   at: number,
-  window: { now: number; since: number; raw: boolean },
+  window: { now: number; since: number; raw: boolean; sample: number },
 ): { throughput: QueueThroughput; next: number } {
   const v = (i: number) => reply[at + i]!;
   const [completed, failed, completedOldest, failedOldest] = [v(0), v(1), v(2), v(3)];
@@ -69,8 +70,8 @@ export function readThroughput(
     failedPerMinute: perMinute(failedCount, failedSpan),
     completed: completedCount,
     failed: failedCount,
-    wait: percentiles(v(9), v(10)),
-    run: percentiles(v(11), v(12)),
+    wait: percentiles(v(9), v(10), window.sample > 0),
+    run: percentiles(v(11), v(12), window.sample > 0),
     sampled,
   };
   if (metricsCompletedTotal >= 0 || metricsFailedTotal >= 0)

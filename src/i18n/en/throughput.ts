@@ -20,6 +20,7 @@ export const throughput = {
     noEnqueueTime: 'unknown: Celery stores no enqueue time',
     noStartTime: 'unknown: Celery stores no start time',
     noFinishedJobs: 'no finished job to time',
+    notSampled: 'timed for one queue: `status <system>/<queue>`',
   } as Record<string, string>,
   unknownDurations: (wait: string, run: string) => `Wait ${wait} · run ${run}.`,
   /** For a table of Celery queues: why its wait and run columns are absent. */

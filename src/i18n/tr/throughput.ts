@@ -18,6 +18,7 @@ export const throughput: Catalog['throughput'] = {
     noEnqueueTime: 'bilinmiyor: Celery kuyruğa girme zamanını saklamaz',
     noStartTime: 'bilinmiyor: Celery başlama zamanını saklamaz',
     noFinishedJobs: 'ölçülecek biten iş yok',
+    notSampled: 'tek kuyrukta ölçülür: `status <sistem>/<kuyruk>`',
   },
   unknownDurations: (wait: string, run: string) => `Bekleme ${wait} · çalışma ${run}.`,
   celeryNote:
