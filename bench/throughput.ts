@@ -16,7 +16,7 @@ import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../src/backends/registry.js';
 import { statusReadOptions } from '../src/commands/status.js';
 import { parseConfig } from '../src/config/load.js';
-import type { BullmqSystemConfig } from '../src/config/schema.js';
+import type { BullmqSystemConfig, Config } from '../src/config/schema.js';
 import { createMonitor } from '../src/escalation/monitor.js';
 import { createOutbox } from '../src/escalation/outbox.js';
 import { SAMPLED_THROUGHPUT } from '../src/escalation/sampler.js';
@@ -126,6 +126,30 @@ async function seed(admin: Redis, now: number): Promise<void> {
   await flush(true);
 }
 
+async function monitorTick(admin: Redis, config: Config, file: string): Promise<Figure> {
+  const store = createSqliteStore(file);
+  await store.migrate();
+  const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
+  const logger = createLogger({ level: 'silent' });
+  const now = () => new Date();
+  const settings = config.escalation;
+  const outbox = createOutbox({
+    store: store.escalation,
+    settings,
+    owner: 'bench',
+    now,
+    logger,
+    locale: 'en',
+  });
+  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  try {
+    return await measure(admin, () => monitor.tick());
+  } finally {
+    await backends.close();
+    await store.close();
+  }
+}
+
 export async function throughputBench(log: (text: string) => void): Promise<string[]> {
   const redis = await startPrivateRedis();
   const url = `${redis.url}/0`;
@@ -144,33 +168,18 @@ export async function throughputBench(log: (text: string) => void): Promise<stri
     const command = await measure(admin, () => backend.status(undefined, statusReadOptions(false)));
     const sampler = await measure(admin, () => backend.status(undefined, { throughput: SAMPLED_THROUGHPUT }));
     const one = await measure(admin, () => backend.status(['q0500'], statusReadOptions(true)));
-    const ratesOnly = await measure(admin, () =>
-      backend.status(undefined, { throughput: { spanMs: 300_000, sample: 0 } }),
+    const timed = await measure(admin, () =>
+      backend.status(undefined, { throughput: { spanMs: 300_000, sample: 20 } }),
     );
-    const five = await measure(admin, () =>
-      backend.status(undefined, { throughput: { spanMs: 300_000, sample: 5 } }),
-    );
-    console.log(ratesOnly, five);
     await backend.close();
 
     log('measuring monitor ticks…');
-    const store = createSqliteStore(join(dir, 'bench.db'));
-    await store.migrate();
-    const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-    const logger = createLogger({ level: 'silent' });
-    const now = () => new Date();
-    const outbox = createOutbox({
-      store: store.escalation,
-      settings: config.escalation,
-      owner: 'bench',
-      now,
-      logger,
-      locale: 'en',
-    });
-    const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
-    const tick = await measure(admin, () => monitor.tick());
-    await backends.close();
-    await store.close();
+    const tick = await monitorTick(admin, config, join(dir, 'default.db'));
+    const withRule = parseConfig(
+      `slack: { incidentChannel: C0BENCH }\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\nescalation:\n  rules:\n    - { name: backlog, metric: waiting, above: 100000 }\n    - { name: stalling, metric: throughput, below: 10, when: [{ metric: waiting, above: 50000 }] }\n`,
+      {},
+    );
+    const tickWithRule = await monitorTick(admin, withRule, join(dir, 'rule.db'));
 
     const fmt = (n: number) => n.toFixed(1);
     const row = (label: string, f: Figure) =>
@@ -181,12 +190,11 @@ export async function throughputBench(log: (text: string) => void): Promise<stri
       head,
       '-'.repeat(head.length),
       row('status() plain (counts only)', plain),
-      row(
-        `status command read (+ throughput, ${statusReadOptions(false).throughput?.sample}/outcome)`,
-        command,
-      ),
+      row('status command read (+ rates, no durations)', command),
+      row('status() + rates and durations (20/outcome)', timed),
       row(`monitor sampler read (+ throughput, ${SAMPLED_THROUGHPUT.sample}/outcome)`, sampler),
-      row('monitor tick() (sampler read, store, rules)', tick),
+      row('monitor tick(), default rules (no throughput read)', tick),
+      row('monitor tick(), a throughput rule (10/outcome)', tickWithRule),
       row('status <system>/<queue> (200/outcome + delayed due)', one),
       `  (each queue: ${WAITING} waiting, ${COMPLETED} completed and ${FAILED} failed in the last 5 min, hashes kept; ms, loopback)`,
     ];
