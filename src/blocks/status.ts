@@ -354,6 +354,7 @@ function formatRate(perMinute: number, locale: Locale): string {
 
 /** A job duration: tenths of a second under a minute (`0.4s`), the compact units above. */
 function formatMillis(ms: number, locale: Locale): string {
+  if (ms < 1000) return messages(locale).throughput.millis(formatNumber(Math.round(ms), locale));
   if (ms < 60_000) return messages(locale).throughput.seconds(formatDecimal(ms / 1000, 1, locale));
   return formatDurationCompact(ms / 1000, locale);
 }
@@ -408,11 +409,14 @@ function throughputLines(st: SystemStatus, locale: Locale): string[] {
     );
     const wait = percentilesText(tp.wait, locale);
     const run = percentilesText(tp.run, locale);
-    lines.push(
-      tp.sampled > 0
-        ? t.durations(wait, run, formatNumber(tp.sampled, locale))
-        : t.unknownDurations(wait, run),
-    );
+    // A status of all queues times none; saying so on its only queue's line would be noise.
+    const timed = !('unknown' in tp.wait && tp.wait.unknown === 'notSampled');
+    if (timed)
+      lines.push(
+        tp.sampled > 0
+          ? t.durations(wait, run, formatNumber(tp.sampled, locale))
+          : t.unknownDurations(wait, run),
+      );
   } else if (
     st.queues.some(
       (q) => q.throughput && 'unknown' in q.throughput.wait && q.throughput.wait.unknown === 'noEnqueueTime',

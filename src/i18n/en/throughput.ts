@@ -30,4 +30,6 @@ export const throughput = {
     `Delayed by due time: ${next5m} in the next 5 min · ${hour} within the hour · ${day} within the day · ${later} later.`,
   /** A duration under a minute, in seconds with one decimal: `0.4s`. */
   seconds: (value: string) => `${value}s`,
+  /** Under a second: `30 ms`. */
+  millis: (value: string) => `${value} ms`,
 };

@@ -26,4 +26,5 @@ export const throughput: Catalog['throughput'] = {
   delayedDue: (next5m: string, hour: string, day: string, later: string) =>
     `Zamanı gelen gecikmeli işler: 5 dk içinde ${next5m} · 1 saat içinde ${hour} · 1 gün içinde ${day} · daha sonra ${later}.`,
   seconds: (value: string) => `${value} sn`,
+  millis: (value: string) => `${value} ms`,
 };
