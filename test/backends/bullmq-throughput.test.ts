@@ -1,14 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import {
-  type BullmqLib,
-  connectionFor,
-  deletePrefix,
-  LIBS,
-  randomName,
-  systemFor,
-} from './bullmq/helpers.js';
+import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from './bullmq/helpers.js';
 
 /**
  * Throughput and durations of real BullMQ queues, both majors. Jobs are taken and finished by a
