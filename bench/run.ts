@@ -45,6 +45,7 @@ import { redisHealthBench } from './redis-health.js';
 import { benchRetry } from './retry.js';
 import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
+import { throughputBench } from './throughput.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -450,6 +451,9 @@ async function purgeOnly() {
 // runs only those named.
 const SECTIONS: Record<string, () => Promise<void>> = {
   status: statusBench,
+  // `status` with throughput over 1,000 busy queues, beside the plain read, and a monitor tick.
+  throughput: async () =>
+    console.log((await throughputBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   audit: async () => console.log(`\n${await benchAuditVerify((text) => process.stderr.write(`${text}\n`))}`),
   metrics: benchMetricsCoalescing,
   startup: async () => console.log((await startupBench()).join('\n')),

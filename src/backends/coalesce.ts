@@ -10,8 +10,11 @@ export function coalesceStatus<B extends QueueBackend>(backend: B): B {
   const inFlight = new Map<string, Promise<SystemStatus>>();
   const wrapper = Object.create(backend) as B;
   wrapper.status = (queues?: string[], options?: StatusOptions) => {
-    // Asked with worker stats (the monitor), a read is not the same as one without them.
-    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}|${options?.workerStats ? 'stats' : ''}`;
+    // Asked with worker stats (the monitor), throughput or due buckets, a read is not the same as one without them.
+    const tp = options?.throughput;
+    const key = `${queues ? JSON.stringify([...queues].sort()) : '*'}|${options?.failedSince ?? ''}|${options?.workerStats ? 'stats' : ''}|${
+      tp ? `${tp.spanMs}:${tp.sample}:${tp.raw === true}` : ''
+    }|${options?.delayedDue === true}`;
     const running = inFlight.get(key);
     if (running) return running;
     const read = backend.status(queues, options).finally(() => inFlight.delete(key));

@@ -36,6 +36,69 @@ export interface StatusOptions {
    * restarts under its name is seen only through them.
    */
   workerStats?: boolean;
+  /** Also read each queue's throughput and durations (`QueueCounts.throughput`), in the same read. */
+  throughput?: ThroughputOptions;
+  /** Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue. */
+  delayedDue?: boolean;
+}
+
+/** What a throughput read covers. */
+export interface ThroughputOptions {
+  /**
+   * Jobs that finished in the last `spanMs` (by the backend's clock) are counted and sampled. A
+   * span, not a time, so that concurrent reads asking the same share one (coalesce.ts).
+   */
+  spanMs: number;
+  /** Newest finished jobs read per queue and outcome for the durations (1..500). */
+  sample: number;
+  /** Also return each sampled job's durations (`QueueThroughput.durations`), for `/metrics`. */
+  raw?: boolean;
+}
+
+/**
+ * Where a queue's rates come from: `metrics`, BullMQ's own per-minute counters (only when its
+ * workers collect them: `metrics.maxDataPoints`); `jobs`, the finished jobs the queue still keeps
+ * (its completed and failed sets, so `removeOnComplete` hides them); `results`, Celery's result
+ * backend (`date_done` of results that name their queue: `result_extended=True`).
+ */
+export type ThroughputSource = 'metrics' | 'jobs' | 'results';
+
+/** Why a duration is not known (rendered by i18n), rather than a 0 that would read as "instant". */
+export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs' | 'notSampled';
+
+/** p50 and p95 in milliseconds, or why they are not known. */
+export type DurationPercentiles = { p50Ms: number; p95Ms: number } | { unknown: UnknownDuration };
+
+/** How fast a queue is processing, over the span the read looked at. */
+export interface QueueThroughput {
+  source: ThroughputSource;
+  /** Milliseconds the rates are averaged over (shorter than asked when the kept jobs reach back less far). */
+  spanMs: number;
+  completedPerMinute: number;
+  failedPerMinute: number;
+  /** Jobs that finished in the span (completed, failed). */
+  completed: number;
+  failed: number;
+  /** From when the job could run (added, or its delay run out) to when a worker took it. */
+  wait: DurationPercentiles;
+  /** From when a worker took it to when it finished. */
+  run: DurationPercentiles;
+  /** Finished jobs the durations were computed from (the newest of the span, bounded). */
+  sampled: number;
+  /** The rates are estimated from part of the result backend (a SCAN stopped by its budget). */
+  estimated?: boolean;
+  /** With `ThroughputOptions.raw`: each sampled job's wait and run, in ms. */
+  durations?: { waitMs: number; runMs: number }[];
+  /** BullMQ metrics: the counters' running totals, for `/metrics`' counters. */
+  totals?: { completed: number; failed: number };
+}
+
+/** Delayed jobs by when they are due, counted from now; overdue ones are in `next5m`. */
+export interface DelayedDue {
+  next5m: number;
+  nextHour: number;
+  nextDay: number;
+  later: number;
 }
 
 export interface QueueCounts {
@@ -64,6 +127,10 @@ export interface QueueCounts {
    * its stored samples) can measure how long the same message has been at the head.
    */
   headId?: string;
+  /** With `StatusOptions.throughput`: undefined when the system cannot tell. */
+  throughput?: QueueThroughput;
+  /** With `StatusOptions.delayedDue`, on systems that keep delayed jobs (BullMQ). */
+  delayedDue?: DelayedDue;
   /**
    * BullMQ: the queue's global concurrency and rate limit as its meta hash holds them (what
    * `rate-limit` and `concurrency` set, and `Queue.setGlobalConcurrency` / `setGlobalRateLimit`),
@@ -162,6 +229,8 @@ export interface WorkerInfo {
  * Coded, non-fatal findings about a system (rendered by i18n). `PausedButConsumed` (Celery,
  * params `queue`, `consumers`): a queue queue-ops paused is consumed again, e.g. by a worker that
  * restarted with its `-Q`; it still reads as paused until someone resumes it.
+ * `ThroughputUnattributed` (Celery, param `results`): results finished in the throughput span
+ * name no queue (the app does not set `result_extended=True`), so no queue's rate is known.
  */
 export interface SystemWarning {
   code:
@@ -169,7 +238,8 @@ export interface SystemWarning {
     | 'MemoryHigh'
     | 'WorkerInspectFailed'
     | 'ResultBackendMissing'
-    | 'PausedButConsumed';
+    | 'PausedButConsumed'
+    | 'ThroughputUnattributed';
   params?: Record<string, string | number>;
 }
 

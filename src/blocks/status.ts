@@ -1,11 +1,18 @@
 import type { KnownBlock } from '@slack/types';
 import type { RetryLoops } from '../backends/celery/retry-loops.js';
-import type { QueueCounts, SystemStatus, SystemType, SystemWarning } from '../backends/queue-backend.js';
+import type {
+  DurationPercentiles,
+  QueueCounts,
+  QueueThroughput,
+  SystemStatus,
+  SystemType,
+  SystemWarning,
+} from '../backends/queue-backend.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { LimitRecord } from '../store/store.js';
 import { ActionId, indexedActionId } from './action-ids.js';
-import { formatBytes, formatDurationCompact, formatNumber, formatUtc } from './format.js';
+import { formatBytes, formatDecimal, formatDurationCompact, formatNumber, formatUtc } from './format.js';
 import {
   actions,
   button,
@@ -193,6 +200,7 @@ function prepare(
   lines.push(memoryLine(st, locale));
   for (const w of st.warnings) lines.push(warningLine(w, locale));
   lines.push(workersLine(st, locale));
+  lines.push(...throughputLines(st, locale));
   if (st.retrying && st.retrying.retrying > 0) lines.push(retryLoopLine(st.retrying, locale));
   const limitsLine = limitLine(
     st,
@@ -370,6 +378,7 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
       right: true,
     });
   }
+  cols.push(...throughputColumns(rows, locale));
   const withFlags = rows.some((r) => r.flags.length > 0);
   const cells = rows.map((r) => cols.map((col) => col.cell(r)));
   const widths = cols.map((col, i) => Math.max(col.title.length, ...cells.map((row) => row[i]?.length ?? 0)));
@@ -490,4 +499,89 @@ function systemPieces(pl: Plan, locale: Locale): string[] {
 
 function textOf(blocks: KnownBlock[]): number {
   return JSON.stringify(blocks).length;
+}
+
+/** A rate in a narrow column: one decimal under 10 a minute (`0.4`), whole numbers above. */
+function formatRate(perMinute: number, locale: Locale): string {
+  return perMinute < 10 ? formatDecimal(perMinute, 1, locale) : formatNumber(Math.round(perMinute), locale);
+}
+
+/** A job duration: tenths of a second under a minute (`0.4s`), the compact units above. */
+function formatMillis(ms: number, locale: Locale): string {
+  if (ms < 1000) return messages(locale).throughput.millis(formatNumber(Math.round(ms), locale));
+  if (ms < 60_000) return messages(locale).throughput.seconds(formatDecimal(ms / 1000, 1, locale));
+  return formatDurationCompact(ms / 1000, locale);
+}
+
+const p95Cell = (d: DurationPercentiles | undefined, locale: Locale) =>
+  d && 'p95Ms' in d ? formatMillis(d.p95Ms, locale) : '-';
+
+/** The throughput columns, each only when some row knows it (Celery knows no durations). */
+function throughputColumns(rows: Row[], locale: Locale): Column[] {
+  const c = messages(locale).throughput.columns;
+  const cols: Column[] = [];
+  const known = (pick: (tp: QueueThroughput) => boolean) =>
+    rows.some((r) => r.q.throughput && pick(r.q.throughput));
+  if (!known(() => true)) return cols;
+  cols.push({
+    title: c.perMinute,
+    cell: (r) => (r.q.throughput ? formatRate(r.q.throughput.completedPerMinute, locale) : '-'),
+    right: true,
+  });
+  if (known((tp) => 'p95Ms' in tp.wait))
+    cols.push({ title: c.waitP95, cell: (r) => p95Cell(r.q.throughput?.wait, locale), right: true });
+  if (known((tp) => 'p95Ms' in tp.run))
+    cols.push({ title: c.runP95, cell: (r) => p95Cell(r.q.throughput?.run, locale), right: true });
+  return cols;
+}
+
+function percentilesText(d: DurationPercentiles, locale: Locale): string {
+  const t = messages(locale).throughput;
+  return 'p50Ms' in d
+    ? t.percentiles(formatMillis(d.p50Ms, locale), formatMillis(d.p95Ms, locale))
+    : (t.unknown[d.unknown] ?? d.unknown);
+}
+
+/**
+ * The throughput in words, for a status of one queue (its rates, where they come from, both
+ * percentiles, delayed jobs by due time); for a Celery table, why it has no duration columns.
+ */
+function throughputLines(st: SystemStatus, locale: Locale): string[] {
+  const t = messages(locale).throughput;
+  const lines: string[] = [];
+  const only = st.queues.length === 1 ? st.queues[0] : undefined;
+  const tp = only?.throughput;
+  if (tp) {
+    const estimated = tp.estimated ? t.estimated : '';
+    lines.push(
+      t.line(
+        formatDurationCompact(tp.spanMs / 1000, locale),
+        formatRate(tp.completedPerMinute, locale),
+        formatRate(tp.failedPerMinute, locale),
+        (t.source[tp.source] ?? tp.source) + estimated,
+      ),
+    );
+    const wait = percentilesText(tp.wait, locale);
+    const run = percentilesText(tp.run, locale);
+    // A status of all queues times none; saying so on its only queue's line would be noise.
+    const timed = !('unknown' in tp.wait && tp.wait.unknown === 'notSampled');
+    if (timed)
+      lines.push(
+        tp.sampled > 0
+          ? t.durations(wait, run, formatNumber(tp.sampled, locale))
+          : t.unknownDurations(wait, run),
+      );
+  } else if (
+    st.queues.some(
+      (q) => q.throughput && 'unknown' in q.throughput.wait && q.throughput.wait.unknown === 'noEnqueueTime',
+    )
+  ) {
+    lines.push(t.celeryNote);
+  }
+  const due = only?.delayedDue;
+  if (due && only.delayed > 0) {
+    const n = (v: number) => formatNumber(v, locale);
+    lines.push(t.delayedDue(n(due.next5m), n(due.nextHour), n(due.nextDay), n(due.later)));
+  }
+  return lines;
 }

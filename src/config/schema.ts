@@ -28,6 +28,7 @@ interface RuleInput {
   severity?: 'critical' | 'warning' | 'info';
   includePaused?: boolean;
   mentionOwner?: boolean;
+  when?: { metric: (typeof QUEUE_METRICS)[number]; above?: number; below?: number }[];
 }
 
 /** What a rule can watch; README lists what each one means. */
@@ -41,6 +42,10 @@ export const QUEUE_METRICS = [
   'drainRate',
   'minutesToDrain',
   'workers',
+  'throughput',
+  'failedPerMinute',
+  'waitP95Seconds',
+  'runP95Seconds',
 ] as const;
 export const SYSTEM_METRICS = [
   'redisMemoryRatio',
@@ -363,6 +368,15 @@ function buildConfigSchema(p: ConfigProblems) {
   /** `system/queue` with `*` as a wildcard (`pushizo/dispatch-*`, `*`). */
   const queuePattern = z.string().check(z.regex(/^[^\s]+$/, { error: p.queuePattern }));
 
+  /** A further condition on the same queue, all of which must hold for the rule to breach. */
+  const condition = z
+    .strictObject({
+      metric: z.enum(QUEUE_METRICS, { error: p.metric(QUEUE_METRICS.join(', ')) }),
+      above: z.optional(z.number()),
+      below: z.optional(z.number()),
+    })
+    .check(z.refine((c) => (c.above === undefined) !== (c.below === undefined), { error: p.aboveOrBelow }));
+
   const rule = z
     .strictObject({
       name: z.string().check(
@@ -383,10 +397,16 @@ function buildConfigSchema(p: ConfigProblems) {
       includePaused: z.optional(z.boolean()),
       /** The alert mentions the owner of its queue (`queues[].owner`), so the owning team is paged. */
       mentionOwner: z.optional(z.boolean()),
+      /** `throughput below 10` only `when: [{ metric: waiting, above: 50000 }]`: every one must hold. */
+      when: z.optional(z.array(condition).check(z.minLength(1))),
     })
     .check(
       z.refine((r) => (r.above === undefined) !== (r.below === undefined), {
         error: p.aboveOrBelow,
+      }),
+      z.refine((r) => r.when === undefined || (QUEUE_METRICS as readonly string[]).includes(r.metric), {
+        error: p.whenNeedsQueueMetric,
+        path: ['when'],
       }),
     );
 

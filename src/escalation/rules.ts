@@ -206,6 +206,14 @@ export function metricAt(
     }
     case 'drainRate':
       return drainRate(samples, i, s, within);
+    case 'throughput':
+      return q.throughput;
+    case 'failedPerMinute':
+      return q.failedPerMinute;
+    case 'waitP95Seconds':
+      return q.waitP95Seconds;
+    case 'runP95Seconds':
+      return q.runP95Seconds;
     case 'minutesToDrain': {
       if (q.waiting === 0) return 0;
       const rate = drainRate(samples, i, s, within);
@@ -231,6 +239,11 @@ function breaches(
   if (s.queue !== undefined && !rule.includePaused && queueAt(samples, i, s)?.paused) return false;
   const over = rule.above !== undefined ? value > rule.above : value < (rule.below as number);
   if (!over) return false;
+  // Every `when` must hold at the same sample: "under 10/min while 50,000 wait". Unknown is not held.
+  for (const c of rule.when ?? []) {
+    const v = metricAt(samples, i, c.metric, s, rule.within);
+    if (v === undefined || !(c.above !== undefined ? v > c.above : v < (c.below as number))) return false;
+  }
   // "No workers" only matters while jobs wait: an idle queue nobody consumes is not an incident.
   if (rule.metric === 'workers') return (queueAt(samples, i, s)?.waiting ?? 0) > 0;
   return true;

@@ -1,13 +1,41 @@
-import type { QueueBackend, SystemStatus } from '../backends/queue-backend.js';
+import type { QueueBackend, QueueThroughput, SystemStatus } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import { askSystem } from '../commands/timeout.js';
-import type { Config } from '../config/schema.js';
+import type { Config, EscalationRule } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
 
+/**
+ * What a tick reads of every queue's throughput, in the same round trip as the counts: the last 5
+ * minutes (a rate that one slow tick does not swing), timed over the newest 10 finished jobs of
+ * each outcome (what keeps a tick over 1,000 busy queues bounded).
+ */
+export const SAMPLED_THROUGHPUT = { spanMs: 5 * 60_000, sample: 10 } as const;
+
+/** The rule metrics only a throughput read knows. */
+const THROUGHPUT_METRICS: readonly string[] = [
+  'throughput',
+  'failedPerMinute',
+  'waitP95Seconds',
+  'runP95Seconds',
+];
+
+/**
+ * Whether any rule watches a throughput metric (as its metric or in `when`). Only then does a
+ * tick read throughput: over 1,000 busy queues the read costs several times the counts
+ * (`npm run bench -- throughput`), and a tick is held to 1.3× `status`.
+ */
+export function rulesNeedThroughput(rules: readonly EscalationRule[] | undefined): boolean {
+  return (rules ?? []).some(
+    (r) =>
+      THROUGHPUT_METRICS.includes(r.metric) ||
+      (r.when ?? []).some((c) => THROUGHPUT_METRICS.includes(c.metric)),
+  );
+}
+
 export interface SamplerDeps {
-  config: Pick<Config, 'systems'>;
+  config: Pick<Config, 'systems'> & { escalation?: Pick<Config['escalation'], 'rules'> };
   backends: BackendRegistry;
 }
 
@@ -24,6 +52,7 @@ export async function takeSample(
   now: number,
 ): Promise<Sample> {
   const backends = deps.backends.all();
+  const throughput = rulesNeedThroughput(deps.config.escalation?.rules) ? SAMPLED_THROUGHPUT : undefined;
   const asked = Promise.allSettled(
     backends.map((backend) => {
       // New failures since the last good sample of this system, in the same round trip; Celery's
@@ -35,6 +64,7 @@ export async function takeSample(
         backend.status(undefined, {
           ...(since === undefined ? {} : { failedSince: since }),
           workerStats: true,
+          ...(throughput ? { throughput } : {}),
         }),
       );
     }),
@@ -111,6 +141,7 @@ export function toSystemSample(
       oldestWaitingSeconds: q.oldestWaitingSeconds,
       workers: inspected ? status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length : null,
     };
+    Object.assign(sample, throughputSample(q.throughput));
     if (q.headId !== undefined && q.waiting > 0) {
       // The same message still at the head: it has waited since the monitor first saw it there,
       // across restarts and `monitor --once` runs, because the sighting is in the stored samples.
@@ -136,6 +167,18 @@ export function toSystemSample(
       : null,
     queues,
   };
+}
+
+/** The rule metrics of a queue's throughput; rates rounded so a stored sample stays small. */
+function throughputSample(tp: QueueThroughput | undefined): Partial<QueueSample> {
+  if (!tp) return {};
+  const out: Partial<QueueSample> = {
+    throughput: Math.round(tp.completedPerMinute * 100) / 100,
+    failedPerMinute: Math.round(tp.failedPerMinute * 100) / 100,
+  };
+  if ('p95Ms' in tp.wait) out.waitP95Seconds = tp.wait.p95Ms / 1000;
+  if ('p95Ms' in tp.run) out.runP95Seconds = tp.run.p95Ms / 1000;
+  return out;
 }
 
 /**

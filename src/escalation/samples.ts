@@ -59,4 +59,13 @@ export interface QueueSample {
    * messages carry no enqueue time); carried from sample to sample while the head stays the same.
    */
   head?: { id: string; firstSeen: number };
+  /**
+   * Jobs completed per minute over the sampler's throughput span, and failed per minute; absent
+   * when the system cannot tell, and in samples stored before they existed (rules then see no value).
+   */
+  throughput?: number;
+  failedPerMinute?: number;
+  /** p95 of wait and run of the newest finished jobs, in seconds; absent when unknown (Celery). */
+  waitP95Seconds?: number;
+  runP95Seconds?: number;
 }

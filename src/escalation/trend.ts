@@ -14,8 +14,11 @@ export const TREND_WINDOWS = { '1h': 3_600_000, '6h': 21_600_000, '24h': 86_400_
 export type TrendWindow = keyof typeof TREND_WINDOWS;
 export const LONGEST_TREND_MS = TREND_WINDOWS['24h'];
 
-/** The states drawn, in legend order. */
-export const TREND_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+/**
+ * The series drawn, in legend order: the depths by state, and beside them the throughput (jobs
+ * completed per minute, from the monitor's samples), drawn against an axis of its own.
+ */
+export const TREND_STATES = ['waiting', 'active', 'delayed', 'failed', 'throughput'] as const;
 export type TrendState = (typeof TREND_STATES)[number];
 
 /** One sample of one queue; null where the system could not be read or the queue was missing. */
@@ -86,6 +89,8 @@ export function trendPoints(
         active: q ? q.active : null,
         delayed: q ? q.delayed : null,
         failed: q ? q.failed : null,
+        // Unknown (Celery without `result_extended`, samples older than it) is a gap, not a 0.
+        throughput: q?.throughput ?? null,
       },
     });
   }
@@ -187,6 +192,7 @@ export function latestValues(points: readonly TrendPoint[]): Record<TrendState, 
     active: null,
     delayed: null,
     failed: null,
+    throughput: null,
   };
   for (const state of TREND_STATES) {
     for (let i = points.length - 1; i >= 0; i--) {
@@ -206,6 +212,7 @@ export const STATE_COLOURS: Record<TrendState, string> = {
   active: '#1f9d55',
   delayed: '#d69e2e',
   failed: '#d64545',
+  throughput: '#6b46c1',
 };
 
 export interface ChartSize {
@@ -283,8 +290,12 @@ export function trendOption(
     end: Math.min(a.end ?? data.to, data.to),
     label: labels.alert(a.rule),
   }));
-  const places = placeBandLabels(bands, data.from, data.to, size.width - CHART_GRID.left - CHART_GRID.right);
-  const series = TREND_STATES.map((state) => {
+  // The rate and its axis only when some sample knew it: a chart of depths alone stays as it was.
+  const withRate = data.points.some((p) => p.values.throughput !== null);
+  const drawn = TREND_STATES.filter((s) => withRate || s !== 'throughput');
+  const grid = withRate ? { ...CHART_GRID, right: 64 } : CHART_GRID;
+  const places = placeBandLabels(bands, data.from, data.to, size.width - grid.left - grid.right);
+  const series = drawn.map((state) => {
     const lines = data.thresholds
       .filter((t) => t.state === state)
       .map((t) => ({
@@ -296,6 +307,8 @@ export function trendOption(
     return {
       name: labels.states[state],
       type: 'line',
+      // A rate is not a depth: it has the right-hand axis to itself.
+      ...(state === 'throughput' ? { yAxisIndex: 1 } : {}),
       showSymbol: false,
       connectNulls: false,
       lineStyle: { width: 2, color: STATE_COLOURS[state] },
@@ -334,26 +347,35 @@ export function trendOption(
         : {}),
     };
   });
-  const highest = Math.max(0, ...data.points.flatMap((p) => TREND_STATES.map((s) => p.values[s] ?? 0)));
-  const top = Math.max(0, ...data.thresholds.map((t) => t.value));
+  const depths = TREND_STATES.filter((s) => s !== 'throughput');
+  const highest = Math.max(0, ...data.points.flatMap((p) => depths.map((s) => p.values[s] ?? 0)));
+  const top = Math.max(0, ...data.thresholds.filter((t) => t.state !== 'throughput').map((t) => t.value));
   const axisMax = top > highest ? Math.ceil(top * 1.1) : undefined;
+  const depthAxis = {
+    type: 'value',
+    min: 0,
+    minInterval: 1,
+    axisLabel: { formatter: (value: number) => labels.count(value) },
+    ...(axisMax === undefined ? {} : { max: axisMax }),
+  };
+  const rateAxis = {
+    type: 'value',
+    min: 0,
+    name: labels.states.throughput,
+    splitLine: { show: false },
+    axisLabel: { formatter: (value: number) => labels.count(value) },
+  };
   return {
     animation: false,
     useUTC: true,
     backgroundColor: '#ffffff',
     textStyle: { fontFamily: 'DejaVu Sans, Liberation Sans, Arial, sans-serif' },
     title: { text: labels.title, left: 12, top: 8, textStyle: { fontSize: 15 } },
-    legend: { top: 10, right: 12, data: TREND_STATES.map((s) => labels.states[s]) },
-    grid: CHART_GRID,
+    legend: { top: 10, right: 12, data: drawn.map((s) => labels.states[s]) },
+    grid,
     xAxis: { type: 'time', min: data.from, max: data.to, splitLine: { show: false } },
     // A threshold above every value would sit off the chart: the axis reaches it.
-    yAxis: {
-      type: 'value',
-      min: 0,
-      minInterval: 1,
-      axisLabel: { formatter: (value: number) => labels.count(value) },
-      ...(axisMax === undefined ? {} : { max: axisMax }),
-    },
+    yAxis: withRate ? [depthAxis, rateAxis] : depthAxis,
     series,
   };
 }

@@ -13,6 +13,11 @@ export const EXPORTED_STATES = [
   'completed',
 ] as const;
 
+/** Job durations from 10 ms (a push sent) to an hour (a retention run of `maintenance`). */
+const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+/** What the first read after start counts as "finished since the previous read". */
+const FIRST_SPAN_MS = 60_000;
+
 export interface MetricsDeps {
   backends: Pick<BackendRegistry, 'names' | 'get'>;
   /** How long one read of a system serves scrapes (`metrics.cacheSeconds`). */
@@ -62,19 +67,87 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   let snapshot: Snapshot | undefined;
   let reading: Promise<Snapshot> | undefined;
 
+  const jobDuration = new Histogram({
+    name: 'queue_job_duration_seconds',
+    help: 'Wait (from when a job could run to when a worker took it) and run time of finished jobs, by phase; observed from the newest finished jobs of each read (at most 50 per queue and outcome), so _count counts the jobs timed, not every job',
+    labelNames: ['system', 'queue', 'phase'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  const jobsCompleted = new Counter({
+    name: 'queue_jobs_completed_total',
+    help: 'Jobs completed, counted by queue-ops from BullMQ’s metrics when the queue collects them, else from the finished jobs (and Celery results) seen since its previous read',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  const jobsFailed = new Counter({
+    name: 'queue_jobs_failed_total',
+    help: 'Jobs failed, counted as queue_jobs_completed_total is',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  /** BullMQ metrics' running totals as last read, per `system/queue`: the counters add what they grew by. */
+  const lastTotals = new Map<string, { completed: number; failed: number }>();
+  let lastReadAt: number | undefined;
+
+  /** Adds what finished since the previous read to the counters and the histogram. */
+  function observeThroughput(system: string, status: SystemStatus) {
+    for (const queue of status.queues) {
+      const tp = queue.throughput;
+      if (!tp) continue;
+      const labels = { system, queue: queue.name };
+      const key = `${system}/${queue.name}`;
+      if (tp.totals) {
+        const before = lastTotals.get(key);
+        lastTotals.set(key, tp.totals);
+        // A total that went down was reset (the queue obliterated): count from 0 again.
+        const grew = (now: number, then: number | undefined) =>
+          then === undefined || now < then ? now : now - then;
+        jobsCompleted.inc(labels, grew(tp.totals.completed, before?.completed));
+        jobsFailed.inc(labels, grew(tp.totals.failed, before?.failed));
+      } else {
+        jobsCompleted.inc(labels, tp.completed);
+        jobsFailed.inc(labels, tp.failed);
+      }
+      for (const d of tp.durations ?? []) {
+        jobDuration.observe({ ...labels, phase: 'wait' }, d.waitMs / 1000);
+        jobDuration.observe({ ...labels, phase: 'run' }, d.runMs / 1000);
+      }
+    }
+  }
+
   async function read(): Promise<Snapshot> {
     const names = deps.backends.names();
+    const at = now();
+    // Exactly the span since the previous read, so no finished job is counted twice.
+    const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
+    lastReadAt = at;
+    const options = { throughput: { spanMs, sample: 50, raw: true } };
     const systems = await Promise.all(
       names.map(async (name) => {
         try {
-          return { name, status: await deps.backends.get(name)!.status() };
+          const status = await deps.backends.get(name)!.status(undefined, options);
+          observeThroughput(name, status);
+          return { name, status };
         } catch {
           // A system that is down is exported as down, never as a failed scrape.
           return { name };
         }
       }),
     );
-    return { at: now(), systems };
+    return { at, systems };
   }
 
   function current(): Promise<Snapshot> {

@@ -25,6 +25,7 @@ const QUEUE_KEYS = [
   'name',
   'oldestWaitingSeconds',
   'prioritized',
+  'throughput',
   'waiting',
 ].sort();
 

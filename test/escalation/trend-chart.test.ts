@@ -143,7 +143,13 @@ describe('trend chart', () => {
       ['a-0000feed', 21 * MINUTE, 38 * MINUTE],
     ]);
     expect(d.points).toHaveLength(61);
-    expect(d.points[51]!.values).toEqual({ waiting: null, active: null, delayed: null, failed: null });
+    expect(d.points[51]!.values).toEqual({
+      throughput: null,
+      waiting: null,
+      active: null,
+      delayed: null,
+      failed: null,
+    });
   });
 
   it('an alert’s chart takes the shortest window that shows its start', () => {
@@ -273,7 +279,13 @@ describe('alert band labels', () => {
 
 const labels = {
   title: 'pushizo/dispatch-ios · last 1h (UTC)',
-  states: { waiting: 'waiting', active: 'active', delayed: 'delayed', failed: 'failed' },
+  states: {
+    waiting: 'waiting',
+    active: 'active',
+    delayed: 'delayed',
+    failed: 'failed',
+    throughput: 'done/min',
+  },
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   alert: (rule: string) => `alert: ${rule}`,
   count: (n: number) => formatNumber(n, 'en'),

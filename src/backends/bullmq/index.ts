@@ -24,6 +24,7 @@ import {
   type StatusOptions,
   type SystemStatus,
   type SystemWarning,
+  type ThroughputOptions,
   type WorkerInfo,
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
@@ -40,6 +41,8 @@ import { createBullmqPurger } from './purge.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
 import { STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
+import { readThroughput } from './throughput.js';
+import { DELAYED_DUE, THROUGHPUT_BATCH, THROUGHPUT_BATCH_QUEUES } from './throughput-script.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
 export { type BullmqMajor, majorOfVersion } from './pause.js';
@@ -286,6 +289,21 @@ export function createBullmqBackend(
     return steps;
   };
 
+  /** Read only when asked (`StatusOptions.throughput`): it costs more than the counts. */
+  const throughputSteps = (names: string[], options: ThroughputOptions, at: number): PipelineStep[] => {
+    const steps: PipelineStep[] = [];
+    const sample = Math.min(500, Math.max(0, Math.floor(options.sample)));
+    for (let start = 0; start < names.length; start += THROUGHPUT_BATCH_QUEUES) {
+      const batch = names.slice(start, start + THROUGHPUT_BATCH_QUEUES);
+      steps.push({
+        script: THROUGHPUT_BATCH,
+        keys: [`${prefix}:${batch[0]}:meta`],
+        args: [`${prefix}:`, at, Math.floor(at - options.spanMs), sample, options.raw ? '1' : '0', ...batch],
+      });
+    }
+    return steps;
+  };
+
   const retries = createBullmqRetry({
     system: system.name,
     prefix,
@@ -320,15 +338,20 @@ export function createBullmqBackend(
       const failedSince = options?.failedSince;
       return await withRedis(async () => {
         const names = queues ? await queueNames.resolve(queues) : await queueNames.list();
-        const results = await execWithScripts(
+        const at = now();
+        const extra: PipelineStep[] = [];
+        if (options?.throughput) extra.push(...throughputSteps(names, options.throughput, at));
+        const throughputCalls = extra.length;
+        if (options?.delayedDue)
+          for (const name of names)
+            extra.push({ script: DELAYED_DUE, keys: [`${prefix}:${name}:delayed`], args: [at] });
+        const counted = statusSteps(names, failedSince);
+        const all = await execWithScripts(
           client,
-          [
-            { command: (p) => p.info('memory') },
-            { command: (p) => p.client('LIST') },
-            ...statusSteps(names, failedSince),
-          ],
+          [{ command: (p) => p.info('memory') }, { command: (p) => p.client('LIST') }, ...counted, ...extra],
           exec,
         );
+        const results = all.slice(0, 2 + counted.length);
 
         const [infoError, info] = results[0]!;
         if (infoError) throw infoError;
@@ -344,6 +367,39 @@ export function createBullmqBackend(
               queueSnapshot(names[first + i]!, values, i * STATUS_FIELDS, failedSince !== undefined),
             );
         });
+
+        const extras = all.slice(2 + counted.length);
+        if (options?.throughput) {
+          const window = {
+            now: at,
+            since: Math.floor(at - options.throughput.spanMs),
+            raw: options.throughput.raw === true,
+            sample: options.throughput.sample,
+          };
+          extras.slice(0, throughputCalls).forEach(([error, reply], batch) => {
+            if (error) throw error;
+            const values = reply as number[];
+            let offset = 0;
+            const first = batch * THROUGHPUT_BATCH_QUEUES;
+            for (let i = first; i < Math.min(names.length, first + THROUGHPUT_BATCH_QUEUES); i++) {
+              const read = readThroughput(values, offset, window);
+              counts[i]!.throughput = read.throughput;
+              offset = read.next;
+            }
+          });
+        }
+        if (options?.delayedDue) {
+          extras.slice(throughputCalls).forEach(([error, reply], i) => {
+            if (error) throw error;
+            const [next5m, nextHour, nextDay, later] = reply as number[];
+            counts[i]!.delayedDue = {
+              next5m: next5m!,
+              nextHour: nextHour!,
+              nextDay: nextDay!,
+              later: later!,
+            };
+          });
+        }
 
         const warnings: SystemWarning[] = [];
         if (redis.maxMemoryPolicy !== REQUIRED_POLICY) {

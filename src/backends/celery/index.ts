@@ -55,6 +55,7 @@ import {
   RETRY_SAMPLE_BYTES,
   type RetryLoops,
 } from './retry-loops.js';
+import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -366,6 +367,15 @@ export function createCeleryBackend(
           return false;
         },
       );
+    const spanMs = options?.throughput?.spanMs;
+    const spanStart = spanMs === undefined ? undefined : now() - spanMs;
+    // Beside the counts, never in their way: a result backend that fails costs only the rates.
+    const finished =
+      spanStart === undefined
+        ? Promise.resolve(undefined)
+        : (separateResults ? ensureConnected(resultClient, connectTimeoutMs) : Promise.resolve())
+            .then(() => readCeleryFinished(resultClient, spanStart))
+            .catch(() => undefined);
     const steps = priorityKeys(layout, 'q').length;
     const read = execWithScripts(client, [
       { command: (p) => p.info('memory') },
@@ -387,8 +397,9 @@ export function createCeleryBackend(
     let replies: unknown[];
     let indexed: boolean;
     let seen: Inspection | undefined;
+    let done: CeleryFinished | undefined;
     try {
-      [replies, indexed, seen] = await Promise.all([read, index, inspection]);
+      [replies, indexed, seen, done] = await Promise.all([read, index, inspection, finished]);
     } catch (error) {
       throw unavailable(error);
     }
@@ -424,6 +435,14 @@ export function createCeleryBackend(
         ),
       };
     });
+    if (done && spanStart !== undefined) {
+      // Per queue only when results name their queue (`result_extended=True`); else say why not.
+      if (done.byQueue.size > 0 || done.unattributed === 0) {
+        for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
+      }
+      if (done.unattributed > 0)
+        warnings.push({ code: 'ThroughputUnattributed', params: { results: done.unattributed } });
+    }
     for (const queue of queues) {
       if (!Object.hasOwn(marks, queue) || !seen?.consumed?.has(queue)) continue;
       const consumers = [...seen.workers.values()].filter((w) => w.queues?.includes(queue)).length;

@@ -29,6 +29,8 @@ export const config = {
   queuePattern: 'expected a pattern like "system/queue-*" or "*"',
   metric: (metrics: string) => `expected one of: ${metrics}`,
   aboveOrBelow: 'expected exactly one of `above` or `below`',
+  whenNeedsQueueMetric:
+    '`when` conditions are about the same queue: the rule’s metric must be a queue metric',
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
   groupBy: 'expected `none` or a list of: system, severity, rule, queue',
   storeUrl: 'expected sqlite:<path> or postgres://…',

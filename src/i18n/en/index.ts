@@ -22,6 +22,7 @@ import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { throughput } from './throughput.js';
 import { timeline } from './timeline.js';
 import { trend } from './trend.js';
 import { workers } from './workers.js';
@@ -55,6 +56,7 @@ export const en = {
   results,
   slack,
   status,
+  throughput,
   timeline,
   trend,
   workers,

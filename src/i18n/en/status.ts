@@ -40,6 +40,8 @@ export const status = {
       p.reason
         ? `:warning: The result backend is not answering (${p.reason}): failures are not counted.`
         : ':information_source: No result backend configured: failures are not counted.',
+    ThroughputUnattributed: (p: Record<string, string | number>) =>
+      `:information_source: ${p.results ?? 'Some'} results finished lately name no queue (Celery's \`result_extended\` is off), so no queue's rate is known.`,
     PausedButConsumed: (p: Record<string, string | number>) =>
       `:warning: ${p.queue ?? 'A queue'} was paused through queue-ops, but ${p.consumers === 1 ? '1 worker consumes' : `${p.consumers ?? 'some'} workers consume`} it again (a worker restarted?), so its jobs run. Resume it to clear the pause, then pause it again if it should stay paused.`,
   } as Record<string, (p: Record<string, string | number>) => string>,

@@ -13,7 +13,13 @@ export const trend = {
   needsStore: 'the monitor’s samples (the bot’s store could not be opened)',
   title: (target: string, window: string) => `Trend ${target} · last ${window}`,
   chartTitle: (target: string, window: string) => `${target} · last ${window} (UTC)`,
-  states: { waiting: 'waiting', active: 'active', delayed: 'delayed', failed: 'failed' },
+  states: {
+    waiting: 'waiting',
+    active: 'active',
+    delayed: 'delayed',
+    failed: 'failed',
+    throughput: 'done/min',
+  },
   line: (state: string, spark: string, latest: string) => `${state.padEnd(8)} ${spark} ${latest}`,
   unknown: '?',
   samples: (n: number, from: string, to: string) =>

@@ -27,6 +27,7 @@ export const config: Catalog['config'] = {
   queuePattern: '"system/queue-*" ya da "*" gibi bir desen olmalı',
   metric: (metrics: string) => `şunlardan biri olmalı: ${metrics}`,
   aboveOrBelow: '`above` ve `below` alanlarından tam olarak biri verilmeli',
+  whenNeedsQueueMetric: '`when` koşulları aynı kuyruk içindir: kuralın metriği bir kuyruk metriği olmalı',
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
   groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: system, severity, rule, queue',
   storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',

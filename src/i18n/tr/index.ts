@@ -23,6 +23,7 @@ import { results } from './results.js';
 import { scale } from './scale.js';
 import { slack } from './slack.js';
 import { status } from './status.js';
+import { throughput } from './throughput.js';
 import { timeline } from './timeline.js';
 import { trend } from './trend.js';
 import { workers } from './workers.js';
@@ -57,6 +58,7 @@ export const tr: Catalog = {
   results,
   slack,
   status,
+  throughput,
   timeline,
   trend,
   workers,

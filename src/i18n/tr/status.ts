@@ -42,6 +42,8 @@ export const status: Catalog['status'] = {
       p.reason
         ? `:warning: Result backend yanıt vermiyor (${p.reason}): başarısız görevler sayılmıyor.`
         : ':information_source: Result backend tanımlı değil: başarısız görevler sayılmıyor.',
+    ThroughputUnattributed: (p: Record<string, string | number>) =>
+      `:information_source: Son biten ${p.results ?? 'bazı'} sonuç kuyruk adı taşımıyor (Celery'de \`result_extended\` kapalı); kuyruk başına hız bilinemiyor.`,
     PausedButConsumed: (p: Record<string, string | number>) =>
       `:warning: ${p.queue ?? 'Bir kuyruk'} queue-ops ile duraklatıldı, ama ${p.consumers ?? 'bazı'} worker onu yeniden dinliyor (bir worker yeniden mi başladı?), yani işleri çalışıyor. Duraklatmayı temizlemek için devam ettirin, duraklı kalması gerekiyorsa yeniden duraklatın.`,
   },

@@ -1,0 +1,215 @@
+/**
+ * `status` with throughput over 1,000 BullMQ queues, beside the plain `status()` read: what the
+ * throughput columns cost. Every queue has 700 waiting jobs (bare ids), and 200 completed and 50
+ * failed jobs finished in the last 5 minutes with BullMQ's own hash fields (`timestamp`,
+ * `processedOn`, `finishedOn`), so every queue is busy and each throughput read samples its full
+ * budget: the worst case. Printed per read: median and p95 latency, Redis commands (Lua's inner
+ * calls included), script calls and the mean time one script call held Redis. Also one monitor
+ * tick (the sampler reads throughput too) beside plain status, for issue 28's "tick ≤ 1.3× status".
+ * Run by `npm run bench` (section `throughput`) or `npm run bench -- throughput`. Figures only.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { createBullmqBackend } from '../src/backends/bullmq/index.js';
+import { createBackendRegistry } from '../src/backends/registry.js';
+import { statusReadOptions } from '../src/commands/status.js';
+import { parseConfig } from '../src/config/load.js';
+import type { BullmqSystemConfig, Config } from '../src/config/schema.js';
+import { createMonitor } from '../src/escalation/monitor.js';
+import { createOutbox } from '../src/escalation/outbox.js';
+import { SAMPLED_THROUGHPUT } from '../src/escalation/sampler.js';
+import { createLogger } from '../src/lib/logger.js';
+import { startPrivateRedis } from '../src/lib/redis-server.js';
+import { createSqliteStore } from '../src/store/sqlite.js';
+
+const QUEUES = 1000;
+const WAITING = 700;
+const COMPLETED = 200;
+const FAILED = 50;
+const PREFIX = 'bench-tp';
+const RUNS = 7;
+
+interface Figure {
+  medianMs: number;
+  p95Ms: number;
+  commands: number;
+  scripts: number;
+  /** Mean time one script call held Redis, µs. */
+  perScriptUs: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return (
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
+  );
+}
+
+async function counters(admin: Redis) {
+  const stats = await admin.info('stats');
+  const commandstats = await admin.info('commandstats');
+  let scripts = 0;
+  let scriptUs = 0;
+  for (const m of commandstats.matchAll(/cmdstat_(?:evalsha|eval)(?:_ro)?:calls=(\d+),usec=(\d+)/g)) {
+    scripts += Number(m[1]);
+    scriptUs += Number(m[2]);
+  }
+  return { commands: Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0), scripts, scriptUs };
+}
+
+/** A read that times out (a machine too busy for the 4.5 s deadline) prints as '-', not a crash. */
+async function measure(admin: Redis, fn: () => Promise<unknown>): Promise<Figure> {
+  try {
+    return await measureOnce(admin, fn);
+  } catch {
+    return { medianMs: Number.NaN, p95Ms: Number.NaN, commands: 0, scripts: 0, perScriptUs: Number.NaN };
+  }
+}
+
+async function measureOnce(admin: Redis, fn: () => Promise<unknown>): Promise<Figure> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const before = await counters(admin);
+  await fn();
+  const after = await counters(admin);
+  const scripts = after.scripts - before.scripts;
+  return {
+    medianMs: percentile(times, 50),
+    p95Ms: percentile(times, 95),
+    commands: after.commands - before.commands - 2,
+    scripts,
+    perScriptUs: scripts > 0 ? (after.scriptUs - before.scriptUs) / scripts : 0,
+  };
+}
+
+async function seed(admin: Redis, now: number): Promise<void> {
+  await admin.flushdb();
+  let pipeline = admin.pipeline();
+  let pending = 0;
+  const flush = async (force = false) => {
+    if (pending >= 2000 || (force && pending > 0)) {
+      await pipeline.exec();
+      pipeline = admin.pipeline();
+      pending = 0;
+    }
+  };
+  for (let q = 0; q < QUEUES; q++) {
+    const base = `${PREFIX}:q${String(q).padStart(4, '0')}:`;
+    pipeline.hset(`${base}meta`, 'opts.maxLenEvents', 10000, 'version', 'bullmq:6.7.0');
+    pipeline.lpush(`${base}wait`, ...Array.from({ length: WAITING }, (_, i) => `w${i}`));
+    pending += 2;
+    for (const [state, count] of [
+      ['completed', COMPLETED],
+      ['failed', FAILED],
+    ] as const) {
+      const args: (string | number)[] = [];
+      for (let i = 0; i < count; i++) {
+        const finished = now - 1000 - i * 1000;
+        const id = `${state[0]}${i}`;
+        args.push(finished, id);
+        pipeline.hset(
+          `${base}${id}`,
+          'name',
+          'send',
+          'timestamp',
+          finished - 5000 - (i % 7) * 1000,
+          'processedOn',
+          finished - 400 - (i % 5) * 100,
+          'finishedOn',
+          finished,
+        );
+        pending++;
+      }
+      pipeline.zadd(`${base}${state}`, ...args);
+      pending++;
+      await flush();
+    }
+  }
+  await flush(true);
+}
+
+async function monitorTick(admin: Redis, config: Config, file: string): Promise<Figure> {
+  const store = createSqliteStore(file);
+  await store.migrate();
+  const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
+  const logger = createLogger({ level: 'silent' });
+  const now = () => new Date();
+  const settings = config.escalation;
+  const outbox = createOutbox({
+    store: store.escalation,
+    settings,
+    owner: 'bench',
+    now,
+    logger,
+    locale: 'en',
+  });
+  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  try {
+    return await measure(admin, () => monitor.tick());
+  } finally {
+    await backends.close();
+    await store.close();
+  }
+}
+
+export async function throughputBench(log: (text: string) => void): Promise<string[]> {
+  const redis = await startPrivateRedis();
+  const url = `${redis.url}/0`;
+  const admin = new Redis(url);
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-tp-'));
+  try {
+    log(`seeding ${QUEUES} BullMQ queues with throughput to sample…`);
+    await seed(admin, Date.now());
+    const config = parseConfig(
+      `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
+      {},
+    );
+    const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig);
+    log('measuring status reads…');
+    const plain = await measure(admin, () => backend.status());
+    const command = await measure(admin, () => backend.status(undefined, statusReadOptions(false)));
+    const sampler = await measure(admin, () => backend.status(undefined, { throughput: SAMPLED_THROUGHPUT }));
+    const one = await measure(admin, () => backend.status(['q0500'], statusReadOptions(true)));
+    const timed = await measure(admin, () =>
+      backend.status(undefined, { throughput: { spanMs: 300_000, sample: 20 } }),
+    );
+    await backend.close();
+
+    log('measuring monitor ticks…');
+    const tick = await monitorTick(admin, config, join(dir, 'default.db'));
+    const withRule = parseConfig(
+      `slack: { incidentChannel: C0BENCH }\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\nescalation:\n  rules:\n    - { name: backlog, metric: waiting, above: 100000 }\n    - { name: stalling, metric: throughput, below: 10, when: [{ metric: waiting, above: 50000 }] }\n`,
+      {},
+    );
+    const tickWithRule = await monitorTick(admin, withRule, join(dir, 'rule.db'));
+
+    const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+    const row = (label: string, f: Figure) =>
+      `${label.padEnd(52)}${fmt(f.medianMs).padStart(9)}${fmt(f.p95Ms).padStart(9)}${String(f.commands).padStart(10)}${String(f.scripts).padStart(8)}${fmt(f.perScriptUs).padStart(12)}${`${(f.medianMs / plain.medianMs).toFixed(2)}×`.padStart(9)}`;
+    const head = `${'throughput, 1,000 busy BullMQ queues'.padEnd(52)}${'median'.padStart(9)}${'p95'.padStart(9)}${'commands'.padStart(10)}${'scripts'.padStart(8)}${'µs/script'.padStart(12)}${'× plain'.padStart(9)}`;
+    return [
+      '',
+      head,
+      '-'.repeat(head.length),
+      row('status() plain (counts only)', plain),
+      row('status command read (+ rates, no durations)', command),
+      row('status() + rates and durations (20/outcome)', timed),
+      row(`monitor sampler read (+ throughput, ${SAMPLED_THROUGHPUT.sample}/outcome)`, sampler),
+      row('monitor tick(), default rules (no throughput read)', tick),
+      row('monitor tick(), a throughput rule (10/outcome)', tickWithRule),
+      row('status <system>/<queue> (200/outcome + delayed due)', one),
+      `  (each queue: ${WAITING} waiting, ${COMPLETED} completed and ${FAILED} failed in the last 5 min, hashes kept; ms, loopback)`,
+    ];
+  } finally {
+    admin.disconnect();
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,127 @@
+import { type LuaScript, luaScript } from '../lua.js';
+
+/** Fixed values per queue in {@link THROUGHPUT_BATCH}'s reply (raw durations follow when asked). */
+export const THROUGHPUT_FIELDS = 13;
+
+/** Queues per {@link THROUGHPUT_BATCH} call, as status batches them. */
+export const THROUGHPUT_BATCH_QUEUES = 25;
+
+/**
+ * How fast a batch of queues is processing, read-only, in one script call. Per queue:
+ * - jobs finished after ARGV[3] (the completed and failed sets are scored by `finishedOn`): two
+ *   ZCOUNTs, O(log n);
+ * - when a set lies wholly after ARGV[3], its oldest score: a set trimmed by `removeOnComplete`
+ *   reaches back less far than asked, so its rate is over what it keeps, not the whole span;
+ * - BullMQ's own metrics, when its workers collect them (`metrics.maxDataPoints`): jobs counted
+ *   in the whole minutes that cover the span (the open minute is `count - prevCount`, the ones
+ *   before are the `:data` list, newest first, from the minute before `prevTS`), and the totals;
+ * - the newest ARGV[4] of each set after ARGV[3] (ZREVRANGEBYSCORE … LIMIT, never the whole
+ *   set): their `timestamp`, `delay`, `processedOn` and `finishedOn` (4 fields, never `data`),
+ *   and, sorted here, the p50 and p95 of wait (processedOn − due) and run (finishedOn − processedOn).
+ * An idle queue costs its few O(1)/O(log n) calls; a busy one at most 2 × ARGV[4] HMGETs more.
+ *
+ * KEYS[1]: the first queue's meta (routes the call on a cluster, as STATUS_BATCH).
+ * ARGV[1]: `<prefix>:`; ARGV[2]: now (epoch ms); ARGV[3]: since (epoch ms); ARGV[4]: sample per
+ * set; ARGV[5]: '1' to append each sampled job's wait and run; ARGV[6…]: queue names.
+ * Returns per queue: completed, failed, completedOldest, failedOldest (-1: the set reaches back
+ * past `since`, or is empty), metricsCompleted, metricsCompletedTotal, metricsFailed,
+ * metricsFailedTotal (-1: not collected), sampled, waitP50, waitP95, runP50, runP95 (ms, -1: none),
+ * then with ARGV[5] = '1', `sampled` pairs of wait, run.
+ */
+export const THROUGHPUT_BATCH: LuaScript = luaScript(`
+local rcall = redis.call
+local prefix, now, since, take, raw = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
+local minute = 60000
+local cur = math.floor(now / minute)
+local minutes = math.max(1, math.ceil((now - since) / minute))
+local first = cur - minutes + 1
+local function finished(key)
+  local n = rcall('ZCOUNT', key, '(' .. since, '+inf')
+  local oldest = -1
+  if n > 0 and n == rcall('ZCARD', key) then oldest = tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) end
+  return n, oldest
+end
+local function metrics(key)
+  local m = rcall('HMGET', key, 'count', 'prevTS', 'prevCount')
+  local prevTS = tonumber(m[2])
+  if not prevTS then return -1, -1 end
+  local total = tonumber(m[1]) or 0
+  local prevMinute = math.floor(prevTS / minute)
+  if prevMinute < first then return 0, total end
+  local n = total - (tonumber(m[3]) or 0)
+  local back = math.min(prevMinute - first, 1440)
+  if back > 0 then
+    for _, v in ipairs(rcall('LRANGE', key .. ':data', 0, back - 1)) do n = n + (tonumber(v) or 0) end
+  end
+  return n, total
+end
+local function pct(list, p)
+  if #list == 0 then return -1 end
+  return list[math.max(1, math.ceil(p * #list))]
+end
+local out = {}
+local o = 0
+for i = 6, #ARGV do
+  local base = prefix .. ARGV[i] .. ':'
+  local completed, completedOldest = finished(base .. 'completed')
+  local failed, failedOldest = finished(base .. 'failed')
+  local mc, mct = metrics(base .. 'metrics:completed')
+  local mf, mft = metrics(base .. 'metrics:failed')
+  local waits, runs, both = {}, {}, {}
+  for _, set in ipairs({ 'completed', 'failed' }) do
+    local n = set == 'completed' and completed or failed
+    if n > 0 and take > 0 then
+      local ids = rcall('ZREVRANGEBYSCORE', base .. set, '+inf', '(' .. since, 'LIMIT', 0, take)
+      for _, id in ipairs(ids) do
+        local job = rcall('HMGET', base .. id, 'timestamp', 'delay', 'processedOn', 'finishedOn')
+        local added, started, done = tonumber(job[1]), tonumber(job[3]), tonumber(job[4])
+        if added and started and done then
+          local wait = math.max(0, started - (added + (tonumber(job[2]) or 0)))
+          local run = math.max(0, done - started)
+          waits[#waits + 1] = wait
+          runs[#runs + 1] = run
+          if raw then
+            both[#both + 1] = wait
+            both[#both + 1] = run
+          end
+        end
+      end
+    end
+  end
+  table.sort(waits)
+  table.sort(runs)
+  out[o + 1] = completed
+  out[o + 2] = failed
+  out[o + 3] = completedOldest
+  out[o + 4] = failedOldest
+  out[o + 5] = mc
+  out[o + 6] = mct
+  out[o + 7] = mf
+  out[o + 8] = mft
+  out[o + 9] = #runs
+  out[o + 10] = pct(waits, 0.5)
+  out[o + 11] = pct(waits, 0.95)
+  out[o + 12] = pct(runs, 0.5)
+  out[o + 13] = pct(runs, 0.95)
+  o = o + 13
+  for _, v in ipairs(both) do
+    o = o + 1
+    out[o] = v
+  end
+end
+return out`);
+
+/**
+ * Delayed jobs by when they are due: four ZCOUNTs of the delayed set. BullMQ (5.x and 6.x) scores
+ * a delayed job `due * 0x1000 + counter` (getDelayedScore.lua), so "due by t" is a score below
+ * `(t + 1) * 0x1000`. Overdue jobs (due, not yet promoted) count as due in the next 5 minutes.
+ * KEYS[1]: the delayed set; ARGV[1]: now (epoch ms). Returns next 5 min, hour, day, later.
+ */
+export const DELAYED_DUE: LuaScript = luaScript(`
+local key, now = KEYS[1], tonumber(ARGV[1])
+local function by(ms) return string.format('%.0f', (now + ms + 1) * 4096 - 1) end
+local m5 = redis.call('ZCOUNT', key, '-inf', by(300000))
+local h1 = redis.call('ZCOUNT', key, '-inf', by(3600000))
+local d1 = redis.call('ZCOUNT', key, '-inf', by(86400000))
+local all = redis.call('ZCARD', key)
+return { m5, h1 - m5, d1 - h1, all - d1 }`);

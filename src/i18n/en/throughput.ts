@@ -1,0 +1,35 @@
+/**
+ * Throughput and durations, where `status` shows them (its columns, and the lines of a one-queue
+ * status). Numbers and durations arrive already formatted for the locale.
+ */
+export const throughput = {
+  columns: { perMinute: 'done/min', waitP95: 'wait p95', runP95: 'run p95' },
+  /** `Throughput over the last 5m 0s: 12.4 done/min, 0.2 failed/min, from BullMQ's metrics.` */
+  line: (span: string, done: string, failed: string, source: string) =>
+    `Throughput over the last ${span}: ${done} done/min, ${failed} failed/min, from ${source}.`,
+  source: {
+    metrics: 'BullMQ’s own metrics',
+    jobs: 'the finished jobs the queue keeps',
+    results: 'the result backend’s `date_done`',
+  } as Record<string, string>,
+  estimated: ' (estimated from part of the result backend)',
+  durations: (wait: string, run: string, sampled: string) =>
+    `Wait ${wait} · run ${run} (the newest ${sampled} finished jobs).`,
+  percentiles: (p50: string, p95: string) => `p50 ${p50}, p95 ${p95}`,
+  unknown: {
+    noEnqueueTime: 'unknown: Celery stores no enqueue time',
+    noStartTime: 'unknown: Celery stores no start time',
+    noFinishedJobs: 'no finished job to time',
+    notSampled: 'timed for one queue: `status <system>/<queue>`',
+  } as Record<string, string>,
+  unknownDurations: (wait: string, run: string) => `Wait ${wait} · run ${run}.`,
+  /** For a table of Celery queues: why its wait and run columns are absent. */
+  celeryNote:
+    'Wait and run times: unknown for Celery, which stores neither when a task was sent nor when it started.',
+  delayedDue: (next5m: string, hour: string, day: string, later: string) =>
+    `Delayed by due time: ${next5m} in the next 5 min · ${hour} within the hour · ${day} within the day · ${later} later.`,
+  /** A duration under a minute, in seconds with one decimal: `0.4s`. */
+  seconds: (value: string) => `${value}s`,
+  /** Under a second: `30 ms`. */
+  millis: (value: string) => `${value} ms`,
+};

@@ -1,0 +1,30 @@
+import type { Catalog } from '../index.js';
+
+/** `status` içinde işlem hızı ve süreler. Sayılar ve süreler yerel biçimde gelir. */
+export const throughput: Catalog['throughput'] = {
+  columns: { perMinute: 'biten/dk', waitP95: 'bekleme p95', runP95: 'çalışma p95' },
+  line: (span: string, done: string, failed: string, source: string) =>
+    `Son ${span} içinde işlem hızı: dakikada ${done} biten, ${failed} başarısız; kaynak: ${source}.`,
+  source: {
+    metrics: 'BullMQ’nun kendi metrikleri',
+    jobs: 'kuyruğun tuttuğu biten işler',
+    results: 'result backend’in `date_done` alanı',
+  },
+  estimated: ' (result backend’in bir kısmından tahmin)',
+  durations: (wait: string, run: string, sampled: string) =>
+    `Bekleme ${wait} · çalışma ${run} (en yeni ${sampled} biten iş).`,
+  percentiles: (p50: string, p95: string) => `p50 ${p50}, p95 ${p95}`,
+  unknown: {
+    noEnqueueTime: 'bilinmiyor: Celery kuyruğa girme zamanını saklamaz',
+    noStartTime: 'bilinmiyor: Celery başlama zamanını saklamaz',
+    noFinishedJobs: 'ölçülecek biten iş yok',
+    notSampled: 'tek kuyrukta ölçülür: `status <sistem>/<kuyruk>`',
+  },
+  unknownDurations: (wait: string, run: string) => `Bekleme ${wait} · çalışma ${run}.`,
+  celeryNote:
+    'Bekleme ve çalışma süreleri Celery’de bilinmiyor: görevin ne zaman gönderildiğini de ne zaman başladığını da saklamaz.',
+  delayedDue: (next5m: string, hour: string, day: string, later: string) =>
+    `Zamanı gelen gecikmeli işler: 5 dk içinde ${next5m} · 1 saat içinde ${hour} · 1 gün içinde ${day} · daha sonra ${later}.`,
+  seconds: (value: string) => `${value} sn`,
+  millis: (value: string) => `${value} ms`,
+};
