@@ -7,6 +7,7 @@ import { type AuditWitness, createWitnessFile } from './audit/witness.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import { coalesceStatus } from './backends/coalesce.js';
+import { filterFromParams } from './backends/job-filter.js';
 import type { QueueBackend, RetrySoFar } from './backends/queue-backend.js';
 import { toRedisForbidden, urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
@@ -293,10 +294,11 @@ function actionExecutors(
     const queue = String(request.params.queue);
     const backend = backends().get(system);
     if (!backend?.retry) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
+    const filter = filterFromParams(request.params.filter);
     const selection =
       typeof request.params.jobId === 'string'
         ? { jobId: request.params.jobId }
-        : { all: true as const, limit: Number(request.params.limit) };
+        : { all: true as const, limit: Number(request.params.limit), ...(filter ? { filter } : {}) };
     // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
     // and the approver is told how far it got rather than only that Redis went away. What those
     // batches did, and the batch on its way, go into the audit entry as a finished retry's result

@@ -74,7 +74,7 @@ export const dlqCommand: CommandDefinition = {
     return {
       ok: true,
       message: dlqMessage(
-        { system, type: backend.type, sample, limit, generatedAt: ctx.now() },
+        { system, type: backend.type, sample, limit, generatedAt: ctx.now(), canRetry: backend.caps.retry },
         request.locale,
       ),
       data: toDlqData(system, sample),

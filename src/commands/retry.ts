@@ -1,11 +1,31 @@
-import { RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
+import { errorGroupKey, filterWords } from '../backends/job-filter.js';
+import { type QueueBackend, RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
+import { parseFilterFlags } from './filters.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import type { CommandContext, CommandDefinition } from './types.js';
+
+/**
+ * The error text of the group `dlq` shows under this key, found again among the queue's current
+ * groups (the button carries the key, never the text). A group that is gone says so.
+ */
+async function groupError(
+  ctx: CommandContext,
+  system: string,
+  backend: QueueBackend,
+  queue: string,
+  key: string,
+  gone: string,
+): Promise<string> {
+  const sample = await askSystem(ctx, system, backend.dlq(queue, 1));
+  const group = sample.topErrors.find((e) => errorGroupKey(e.error) === key);
+  if (!group || group.error === '') throw new OpsError(ErrorCode.BadArgument, { message: gone });
+  return group.error;
+}
 
 /** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
 function previewError(error: string): string {
@@ -49,26 +69,40 @@ export const retryCommand: CommandDefinition = {
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.actions.retry.usage;
-    if (args.length < 2 || args.length > 3)
+    // Flags first (they need no Redis); the words left are `<target> <id|all> [limit]`.
+    const flags = parseFilterFlags(args.slice(1), request.locale, { group: true });
+    const words = args.length > 0 ? [args[0]!, ...flags.words] : [];
+    if (words.length < 2 || words.length > 3)
       throw new OpsError(ErrorCode.UsageError, {
         message:
-          args.length > 3
+          words.length > 3
             ? t.actions.tooMany
-            : args.length === 0
+            : words.length === 0
               ? t.actions.needsTarget
               : t.actions.retryNeedsWhat,
         usage,
       });
-    const target = parseTarget(args[0]!);
+    const target = parseTarget(words[0]!);
     if (target.queue === undefined)
       throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
-    const selection = parseRetrySelection(args.slice(1), request.locale);
+    const selection = parseRetrySelection(words.slice(1), request.locale);
+    if ((flags.filter || flags.group) && 'jobId' in selection)
+      throw new OpsError(ErrorCode.BadArgument, { message: t.filters.onlyAll, usage });
+    if (flags.group && flags.filter?.error !== undefined)
+      throw new OpsError(ErrorCode.BadArgument, { message: t.filters.groupAndError, usage });
     const approvals = requireApprovals(ctx);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
     if (!backend.caps.retry || !backend.retry || !backend.previewRetry)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
-    const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     const name = `${system}/${queue}`;
+    let filter = flags.filter;
+    if (flags.group)
+      filter = {
+        ...filter,
+        error: await groupError(ctx, system, backend, queue!, flags.group, t.filters.groupGone(name)),
+      };
+    if (filter && 'all' in selection) selection.filter = filter;
+    const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     // More than one job: `policies.retry.bulkApprovals` (1 by default). A retry of `all` that finds
     // one failure runs under `approvals`, and is then held to that one job (failures that arrive
     // in between wait for a request that gets the bulk approvals).
@@ -84,15 +118,26 @@ export const retryCommand: CommandDefinition = {
         system,
         queue,
         ...('jobId' in selection ? { jobId: selection.jobId } : { limit: heldToOne ? 1 : selection.limit }),
+        // Data, applied again when it runs (`--older-than 2h`: two hours before then).
+        ...(filter ? { filter } : {}),
       },
       ...(bulk ? { requiredApprovals: Math.max(policy.approvals, policy.bulkApprovals) } : {}),
-      preview: t.approvals.previewRetry(
-        name,
-        preview.count,
-        preview.failed,
-        preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
-        'jobId' in selection ? selection.jobId : undefined,
-      ),
+      preview:
+        t.approvals.previewRetry(
+          name,
+          preview.count,
+          preview.failed,
+          preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
+          'jobId' in selection ? selection.jobId : undefined,
+        ) +
+        (filter
+          ? t.filters.retryMatched(
+              previewError(filterWords(filter)),
+              preview.matched ?? preview.count,
+              preview.count,
+              preview.failed,
+            )
+          : ''),
     });
     return requestReply(created, request, ctx);
   },
