@@ -4,9 +4,9 @@ import type { PurgeState } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Purges } from '../purge/service.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
@@ -17,7 +17,7 @@ const STATES: Record<string, PurgeState[]> = {
   all: ['waiting', 'failed', 'delayed'],
 };
 
-function requirePurges(ctx: CommandContext): Purges {
+function requirePurges(ctx: Pick<CommandContext, 'purges' | 'config'>): Purges {
   if (!ctx.purges)
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
@@ -119,6 +119,10 @@ export const purgeCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: {
+    name: 'purge',
+    execute: async (request, run, deps) => ({ ...(await requirePurges(deps).execute(request, run)) }),
+  },
 };
 
 /** `undo <purge-request-id>`: restores a purge from its archive, under `policies.undo`. */
@@ -144,5 +148,9 @@ export const undoCommand: CommandDefinition = {
       preview: t.purge.undoPreview(purge.id, target, purge.purged, purge.archivePath),
     });
     return requestReply(created, request, ctx);
+  },
+  action: {
+    name: 'undo',
+    execute: async (request, run, deps) => ({ ...(await requirePurges(deps).undo(request, run)) }),
   },
 };

@@ -1,13 +1,19 @@
-import { errorGroupKey, filterWords } from '../backends/job-filter.js';
-import { type QueueBackend, RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import type { Executor } from '../approvals/service.js';
+import { errorGroupKey, filterFromParams, filterWords } from '../backends/job-filter.js';
+import {
+  type QueueBackend,
+  RETRY_MAX,
+  type RetrySelection,
+  type RetrySoFar,
+} from '../backends/queue-backend.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition } from './types.js';
+import type { ActionDeps, CommandContext, CommandDefinition } from './types.js';
 
 /**
  * The error text of the group `dlq` shows under this key, found again among the queue's current
@@ -141,4 +147,51 @@ export const retryCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: { name: 'retry', execute: executeRetry },
 };
+
+/**
+ * Runs an approved retry. The selection is read back from the stored ids and filter; the jobs
+ * themselves are read (and the filter applied) when it runs.
+ */
+async function executeRetry(
+  request: Parameters<Executor>[0],
+  run: Parameters<Executor>[1],
+  deps: ActionDeps,
+): Promise<Record<string, unknown>> {
+  const { system, backend } = backendOfRequest(deps, request);
+  const queue = String(request.params.queue);
+  if (!backend.retry)
+    throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
+  // The filter is data: checked again, and applied to the queue as it is now.
+  const filter = filterFromParams(request.params.filter);
+  const selection =
+    typeof request.params.jobId === 'string'
+      ? { jobId: request.params.jobId }
+      : { all: true as const, limit: Number(request.params.limit), ...(filter ? { filter } : {}) };
+  // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
+  // and the approver is told how far it got rather than only that Redis went away. What those
+  // batches did, and the batch on its way, go into the audit entry as a finished retry's result
+  // does: a Celery retry's new task ids are recorded nowhere else.
+  let reached = { done: 0, total: 0 };
+  let sofar: RetrySoFar | undefined;
+  try {
+    const outcome = await backend.retry(queue, selection, (done, total, now) => {
+      sofar = now;
+      // Told again as each batch is sent, with the same count: nothing new to show.
+      if (done === reached.done && total === reached.total) return;
+      reached = { done, total };
+      run.progress({ done, total, phase: 'retrying' });
+    });
+    return { ...outcome };
+  } catch (error) {
+    if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable) throw error;
+    const partial = sofar && (reached.done > 0 || sofar.unconfirmed) ? { ...sofar } : undefined;
+    if (reached.done === 0) throw partial ? new OpsError(error.code, error.params, partial) : error;
+    throw new OpsError(
+      ErrorCode.RetryInterrupted,
+      { system, target: `${system}/${queue}`, reason: error.params.reason, ...reached },
+      partial,
+    );
+  }
+}

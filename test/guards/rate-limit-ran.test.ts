@@ -8,7 +8,7 @@ import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import type { RunningBot } from '../../src/main.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, randomId, slashCommand, startWiredBot } from '../slack/harness.js';

@@ -7,7 +7,7 @@ import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
