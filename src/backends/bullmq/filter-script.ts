@@ -118,8 +118,11 @@ if #taken > 0 then
 end
 return out`);
 
-/** Entries one {@link SELECT_MATCHING} call looks at: a few milliseconds of Redis (`npm run bench -- filters`). */
-export const SELECT_WINDOW = 1000;
+/**
+ * Entries one {@link SELECT_MATCHING} call looks at: about a millisecond of Redis on a quiet
+ * machine, like a retry batch (`npm run bench -- filters` prints the longest call).
+ */
+export const SELECT_WINDOW = 250;
 
 /** How a list or zset is walked: from where workers take next, or (`zrev`) newest failure first. */
 export type WalkOrder = 'list' | 'zset' | 'zrev';
@@ -142,10 +145,12 @@ export function filterArgs(filter: JobFilter, now: number, timeField: string): s
 /**
  * Walks one list or zset window by window (each one short script call) and returns how many
  * entries match, and the first `want` matching ids in walk order. Memory in the bot: those ids.
+ * `client` may be a function that runs the script (a backend's, whose replies keep its deadline
+ * alive: the walk is bounded by silence, not by its length).
  * A walk over a set that changes meanwhile sees each window as it is when that call runs.
  */
 export async function walkMatching(
-  client: Redis,
+  client: Redis | ((keys: string[], args: (string | number)[]) => Promise<unknown>),
   key: string,
   order: WalkOrder,
   base: string,
@@ -154,13 +159,15 @@ export async function walkMatching(
   options: { window?: number; stopAtWant?: boolean } = {},
 ): Promise<{ matched: number; ids: string[]; looked: number }> {
   const window = options.window ?? SELECT_WINDOW;
+  const send =
+    client instanceof Function
+      ? client
+      : (keys: string[], values: (string | number)[]) => runScript(client, SELECT_MATCHING, keys, values);
   const ids: string[] = [];
   let matched = 0;
   let from = 0;
   for (;;) {
-    const reply = (await runScript(
-      client,
-      SELECT_MATCHING,
+    const reply = (await send(
       [key],
       [order, base, from, window, ...args, Math.max(0, want - ids.length)],
     )) as (string | number)[];

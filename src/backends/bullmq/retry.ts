@@ -10,7 +10,7 @@ import {
   type RetryProgress,
   type RetrySelection,
 } from '../queue-backend.js';
-import { filterArgs, walkMatching } from './filter-script.js';
+import { filterArgs, SELECT_MATCHING, walkMatching } from './filter-script.js';
 import { majorOfVersion } from './pause.js';
 import { RETRY_FAILED_BATCH, retryBatchKeys } from './retry-script.js';
 
@@ -112,8 +112,18 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       ids = [selection.jobId];
     } else if (filter) {
       // The preview counts every match; the retry itself stops once it has its limit.
+      // Each window through `exec`: a reply proves Redis alive, so a long walk keeps its deadline.
+      const runSelect = async (keys: string[], args: (string | number)[]) => {
+        const [[error, reply]] = (await execWithScripts(
+          client,
+          [{ script: SELECT_MATCHING, keys, args }],
+          exec,
+        )) as [[Error | null, unknown]];
+        if (error) throw error;
+        return reply;
+      };
       const walked = await walkMatching(
-        client,
+        runSelect,
         failedKey,
         'zrev',
         keyOf(queue, ''),
