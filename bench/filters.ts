@@ -6,6 +6,7 @@
  * call Redis timed. Each run on a freshly seeded set (pipelined raw writes in BullMQ's layout).
  * `npm run bench -- filters`. Figures only, no assertions.
  */
+import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import type { BullmqSystemConfig } from '../src/config/schema.js';
@@ -167,7 +168,12 @@ export async function filtersBench(log: (text: string) => void): Promise<string[
       'jobs: retried (preview: how many match). worst PING: the longest a PING from a process of its own waited',
       'while the work ran, i.e. how long workers and producers on that Redis were held up. longest call: the',
       "longest single command (a script call whole) in Redis' slow log. The filter walks the failed set in",
-      'script calls of 1,000 entries (three hash fields each); the retry stops walking once it has its 1,000.',
+      'script calls of 250 entries (three hash fields each); the retry stops walking once it has its 1,000.',
+      `load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(
+          ' ',
+        )} (1, 5, 15 min): figures from a busy machine are slower throughout, the plain retry included.`,
     );
     return rows;
   } finally {

@@ -3,6 +3,8 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { errorGroupKey } from '../../src/backends/job-filter.js';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
+import type { Message } from '../../src/blocks/message.js';
+import { validateMessage } from '../../src/blocks/validate.js';
 import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
@@ -248,6 +250,9 @@ describe('retry and purge of part of a BullMQ queue: --error, --name, --older-th
     const key = errorGroupKey('APNs 410 Unregistered');
     const value = `${key}/${target}`;
     expect(buttons!.some((b) => b.endsWith(`"value":"${value}"`))).toBe(true);
+    expect(validateMessage(jsonOf(dlq).message as Message)).toEqual([]);
+    // The error text itself is in no button.
+    expect(buttons!.join('')).not.toContain('Unregistered');
     const words = wordsForAction(ActionId.DlqRetryGroup, value)!;
     expect(words).toEqual(['retry', target, 'all', '--group', key]);
 

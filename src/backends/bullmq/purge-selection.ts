@@ -7,10 +7,11 @@ import { filterArgs, READ_SELECTED, walkMatching } from './filter-script.js';
 import { batchOfReply, LAYOUT, sampleOfLine } from './purge.js';
 
 /**
- * Deletes per call for a selection: a selected job may sit anywhere in its list, where the
- * delete's LREM looks for it from the tail, so a call takes fewer of them than a plain purge's.
+ * Deletes per call for selected jobs of a list: one may sit anywhere in it, where the delete's
+ * LREM looks for it from the tail (a scan up to it), so a call takes a few dozen of them, not the
+ * hundreds a sorted set's ZMSCORE + ZREM takes at once.
  */
-const SELECTED_DELETE_BATCH = 100;
+const LIST_DELETE_CALL = 25;
 
 /**
  * A purger that takes part of the states it is asked for: the jobs a filter matches and/or all but
@@ -96,8 +97,15 @@ export function withSelection(
     },
     places: async (states) => (await choose(states)).places,
     read,
-    remove: (place, items) => purger.remove(real(place), items),
-    batch: filter ? { read: purger.batch?.read ?? 250, delete: SELECTED_DELETE_BATCH } : purger.batch,
+    async remove(place, items) {
+      const where = real(place);
+      if (!filter || where.kind !== 'list') return await purger.remove(where, items);
+      // Sent back to back: a selection is walked by position, so no read waits on these.
+      const calls: Promise<boolean[]>[] = [];
+      for (let i = 0; i < items.length; i += LIST_DELETE_CALL)
+        calls.push(purger.remove(where, items.slice(i, i + LIST_DELETE_CALL)));
+      return (await Promise.all(calls)).flat();
+    },
     meta: () => ({ ...purger.meta(), selection: { ...selection } }),
   };
 }
