@@ -37,6 +37,7 @@ import { createSqliteStore } from '../src/store/sqlite.js';
 import { startLatencyProxy } from '../test/helpers/latency-proxy.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { expireResultsBench } from './expire-results.js';
+import { filtersBench } from './filters.js';
 import { loadBench } from './load.js';
 import { benchMetricsCoalescing } from './metrics-coalescing.js';
 import { purgeBench } from './purge.js';
@@ -463,6 +464,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   purge: purgeOnly,
   // A purge SIGKILLed mid-way and finished by the next command line, beside the purge itself.
   recovery: async () => console.log((await recoveryBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
+  // Retry of part of 100,000 failed BullMQ jobs (--error, --name, --older-than), beside the plain retry.
+  filters: async () => console.log((await filtersBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   // `/queue redis <system>` on a Redis of 1M keys, beside an idle Redis and `redis-cli --bigkeys`.
   redis: async () => console.log((await redisHealthBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   'expire-results': async () =>

@@ -8,6 +8,7 @@ import type {
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
+import type { JobFilter, PurgeSelection } from './job-filter.js';
 import type { KeySampleBudget, RedisHealth } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
@@ -294,8 +295,11 @@ export interface PauseOutcome {
 /** The most failed jobs one retry takes: the runbooks' "at most 1000 at a time". */
 export const RETRY_MAX = 1000;
 
-/** Which failed jobs a retry takes: one by id, or the newest `limit` (1..RETRY_MAX). */
-export type RetrySelection = { jobId: string } | { all: true; limit: number };
+/**
+ * Which failed jobs a retry takes: one by id, or the newest `limit` (1..RETRY_MAX), of those the
+ * filter matches when there is one (the cap applies to what matches).
+ */
+export type RetrySelection = { jobId: string } | { all: true; limit: number; filter?: JobFilter };
 
 /** What a retry would do, read now for the approvers. Never carries job data or arguments. */
 export interface RetryPreview {
@@ -304,6 +308,8 @@ export interface RetryPreview {
   count: number;
   /** Failures the queue holds in total. */
   failed: number;
+  /** With a filter: how many failures it matches, exactly (the retry takes the newest `count` of them). */
+  matched?: number;
   /** The selected jobs' errors (first line), most frequent first, at most 5. */
   topErrors: { error: string; count: number }[];
 }
@@ -540,8 +546,12 @@ export interface QueueBackend {
    * (null: none), then the rates read back through `inspect registered`.
    */
   setTaskRateLimit?(task: string, rates: readonly WorkerRateLimit[]): Promise<RateLimitAnswer[]>;
-  /** With `caps.purge`: a purger for one queue, on a connection of its own (close it). */
-  purger?(queue: string): Promise<QueuePurger>;
+  /**
+   * With `caps.purge`: a purger for one queue, on a connection of its own (close it). With a
+   * selection that takes part of a state, its places are what the selection picks (a system that
+   * cannot pick says `NotSupported`, never purges more).
+   */
+  purger?(queue: string, selection?: PurgeSelection): Promise<QueuePurger>;
   /** The Redis behind the system (Celery: the broker), for `redis`: memory, clients, slow log, keys. */
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
   /** The persistence of the Redis behind the system (one `INFO persistence`), for the monitor. */
@@ -604,6 +614,8 @@ export interface PurgePreview {
   sample: { name: string; ageSeconds: number | null }[];
   /** Estimated gzip size of the archive, from a sample. */
   estimatedBytes: number;
+  /** With a selection (a filter, `--keep`): what the states hold in all, so `outOf - total` are left. */
+  outOf?: number;
   /** States asked for that this system does not have, with a reason code (Celery `delayed`: `EtaTasksLiveInWorkers`). */
   unsupported?: Partial<Record<PurgeState, string>>;
 }

@@ -9,6 +9,11 @@ export const ActionId = {
   OpenDlq: 'queue_ops.dlq.open',
   /** value: `system/queue`. */
   DlqRefresh: 'queue_ops.dlq.refresh',
+  /**
+   * value: `<group key>/system/queue` (the key: 12 hex characters of the error group's hash, never
+   * its text); runs `retry system/queue all --group <key>`, through its policy and approval.
+   */
+  DlqRetryGroup: 'queue_ops.dlq.retry_group',
   /** value: `system` or "". */
   WorkersRefresh: 'queue_ops.workers.refresh',
   /** value: an approval request id. */
@@ -54,6 +59,10 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
     case ActionId.OpenDlq:
     case ActionId.DlqRefresh:
       return ['dlq', scope];
+    case ActionId.DlqRetryGroup: {
+      const match = /^([0-9a-f]{12})\/([^/]+\/.+)$/.exec(scope);
+      return match ? ['retry', match[2]!, 'all', '--group', match[1]!] : undefined;
+    }
     case ActionId.WorkersRefresh:
       return scope ? ['workers', scope] : ['workers'];
     case ActionId.Approve:

@@ -1,8 +1,9 @@
 import type { KnownBlock } from '@slack/types';
+import { errorGroupKey } from '../backends/job-filter.js';
 import type { DlqSample, FailedJob, SystemType } from '../backends/queue-backend.js';
 import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { ActionId } from './action-ids.js';
+import { ActionId, indexedActionId } from './action-ids.js';
 import { formatAgo, formatNumber, formatUtc } from './format.js';
 import {
   actions,
@@ -32,6 +33,8 @@ export interface DlqView {
   generatedAt?: Date;
   /** Who owns the queue and its runbook, from the config. */
   context?: QueueContext;
+  /** The system can retry: each error group gets a "Retry this group" button. */
+  canRetry?: boolean;
 }
 
 /** From roomy to tight: the first level at which every job fits is used. */
@@ -59,10 +62,33 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
   const owner = queueContextLine(view.context, locale);
   if (owner) blocks.push(context(owner));
   if (sample.topErrors.length > 0) {
-    const lines = sample.topErrors
-      .slice(0, 5)
-      .map((e) => t.topError(formatNumber(e.count, locale), errorLine(e.error, 280) || t.noError));
-    blocks.push(section([t.topErrors(formatNumber(sample.groupedOver, locale)), ...lines].join('\n')));
+    const groups = sample.topErrors.slice(0, 5);
+    const lines = groups.map((e) =>
+      t.topError(formatNumber(e.count, locale), errorLine(e.error, 280) || t.noError),
+    );
+    const heading = t.topErrors(formatNumber(sample.groupedOver, locale));
+    if (!view.canRetry) blocks.push(section([heading, ...lines].join('\n')));
+    else {
+      // One section per group, its button beside it. The value is the queue and a key of the
+      // group, never the error text: the retry finds the group again from the key.
+      blocks.push(section(heading));
+      groups.forEach((group, i) => {
+        const value = `${errorGroupKey(group.error)}/${rawTarget}`;
+        const fits = group.error !== '' && value.length <= SlackLimits.buttonValue;
+        blocks.push(
+          fits
+            ? {
+                ...section(lines[i]!),
+                accessory: button(
+                  messages(locale).filters.retryGroup,
+                  indexedActionId(ActionId.DlqRetryGroup, i),
+                  value,
+                ),
+              }
+            : section(lines[i]!),
+        );
+      });
+    }
   }
 
   if (sample.retrying && sample.retrying.retrying > 0)

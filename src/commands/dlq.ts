@@ -84,7 +84,15 @@ export const dlqCommand: CommandDefinition = {
     return {
       ok: true,
       message: dlqMessage(
-        { system, type: backend.type, sample, limit, generatedAt: ctx.now(), context },
+        {
+          system,
+          type: backend.type,
+          sample,
+          limit,
+          generatedAt: ctx.now(),
+          context,
+          canRetry: backend.caps.retry,
+        },
         request.locale,
       ),
       data: toDlqData(system, sample, context),

@@ -1,9 +1,11 @@
 import { newRequestId } from '../approvals/service.js';
+import { filterWords, type PurgeSelection } from '../backends/job-filter.js';
 import type { PurgeState } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Purges } from '../purge/service.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
+import { parseFilterFlags } from './filters.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
@@ -33,27 +35,48 @@ export const purgeCommand: CommandDefinition = {
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.purge.purge.usage;
-    if (args.length < 1 || args.length > 2)
+    // Flags first (they need no Redis); the words left are `<target> [state]`.
+    const flags = parseFilterFlags(args.slice(1), request.locale, { keep: true });
+    const words = args.length > 0 ? [args[0]!, ...flags.words] : [];
+    if (words.length < 1 || words.length > 2)
       throw new OpsError(ErrorCode.UsageError, {
-        message: args.length ? t.actions.tooMany : t.actions.needsTarget,
+        message: words.length ? t.actions.tooMany : t.actions.needsTarget,
         usage,
       });
-    const target = parseTarget(args[0]!);
+    const target = parseTarget(words[0]!);
     if (target.queue === undefined)
       throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
-    const stateWord = (args[1] ?? 'waiting').toLowerCase();
+    const stateWord = (words[1] ?? 'waiting').toLowerCase();
     const asked = STATES[stateWord];
     if (!asked)
       throw new OpsError(ErrorCode.BadArgument, {
-        message: t.purge.badState(args[1]!),
+        message: t.purge.badState(words[1]!),
         valid: t.purge.states,
       });
+    if (flags.filter?.error !== undefined && stateWord !== 'failed')
+      throw new OpsError(ErrorCode.BadArgument, {
+        message: t.filters.errorOnlyFailed,
+        valid: t.filters.errorOnlyFailedValid,
+      });
+    if (flags.keep !== undefined && stateWord !== 'failed')
+      throw new OpsError(ErrorCode.BadArgument, {
+        message: t.filters.keepOnlyFailed,
+        valid: t.filters.keepOnlyFailedValid,
+      });
+    const selection: PurgeSelection | undefined =
+      flags.filter || flags.keep !== undefined
+        ? {
+            ...(flags.filter ? { filter: flags.filter } : {}),
+            ...(flags.keep !== undefined ? { keep: flags.keep } : {}),
+          }
+        : undefined;
+    const selectionWords = selection ? filterWords(selection.filter, selection.keep) : '';
     const approvals = requireApprovals(ctx);
     const purges = requirePurges(ctx);
     const { system, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
     const name = `${system}/${queue}`;
     const id = newRequestId();
-    const preview = await askSystem(ctx, system, purges.preview(system, queue!, asked, id));
+    const preview = await askSystem(ctx, system, purges.preview(system, queue!, asked, id, selection));
     const unsupported = Object.entries(preview.unsupported ?? {});
     // `delayed` alone on Celery: say why there is nothing, rather than ask for an empty purge.
     if (unsupported.length > 0 && unsupported.length === asked.length)
@@ -64,7 +87,10 @@ export const purgeCommand: CommandDefinition = {
       });
     const states = asked.filter((s) => !preview.unsupported?.[s]);
     if (preview.total === 0)
-      throw new OpsError(ErrorCode.AlreadyInState, { target: name, state: `empty (${stateWord})` });
+      throw new OpsError(ErrorCode.AlreadyInState, {
+        target: name,
+        state: `empty (${[stateWord, selectionWords].filter(Boolean).join(' ')})`,
+      });
     const byState = Object.entries(preview.byState)
       .filter(([, count]) => (count ?? 0) > 0)
       .map(([state, count]) => t.purge.byState(state, count ?? 0))
@@ -75,16 +101,21 @@ export const purgeCommand: CommandDefinition = {
       actor: actorOf(request),
       action: 'purge',
       target: name,
-      params: { system, queue, states },
-      preview: t.purge.preview(
-        name,
-        stateWord,
-        preview.total,
-        byState,
-        preview.sample,
-        preview.archivePath,
-        preview.estimatedBytes,
-      ),
+      // The selection is data, applied again when the purge runs (and when a recovery resumes it).
+      params: { system, queue, states, ...selection },
+      preview:
+        t.purge.preview(
+          name,
+          stateWord,
+          preview.total,
+          byState,
+          preview.sample,
+          preview.archivePath,
+          preview.estimatedBytes,
+        ) +
+        (selection
+          ? t.filters.purgeMatched(selectionWords, preview.total, preview.outOf ?? preview.total)
+          : ''),
     });
     return requestReply(created, request, ctx);
   },

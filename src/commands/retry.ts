@@ -1,12 +1,37 @@
 import type { Executor } from '../approvals/service.js';
-import { RETRY_MAX, type RetrySelection, type RetrySoFar } from '../backends/queue-backend.js';
+import { errorGroupKey, filterFromParams, filterWords } from '../backends/job-filter.js';
+import {
+  type QueueBackend,
+  RETRY_MAX,
+  type RetrySelection,
+  type RetrySoFar,
+} from '../backends/queue-backend.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+import { parseFilterFlags } from './filters.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
-import type { ActionDeps, CommandDefinition } from './types.js';
+import type { ActionDeps, CommandContext, CommandDefinition } from './types.js';
+
+/**
+ * The error text of the group `dlq` shows under this key, found again among the queue's current
+ * groups (the button carries the key, never the text). A group that is gone says so.
+ */
+async function groupError(
+  ctx: CommandContext,
+  system: string,
+  backend: QueueBackend,
+  queue: string,
+  key: string,
+  gone: string,
+): Promise<string> {
+  const sample = await askSystem(ctx, system, backend.dlq(queue, 1));
+  const group = sample.topErrors.find((e) => errorGroupKey(e.error) === key);
+  if (!group || group.error === '') throw new OpsError(ErrorCode.BadArgument, { message: gone });
+  return group.error;
+}
 
 /** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
 function previewError(error: string): string {
@@ -50,26 +75,40 @@ export const retryCommand: CommandDefinition = {
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.actions.retry.usage;
-    if (args.length < 2 || args.length > 3)
+    // Flags first (they need no Redis); the words left are `<target> <id|all> [limit]`.
+    const flags = parseFilterFlags(args.slice(1), request.locale, { group: true });
+    const words = args.length > 0 ? [args[0]!, ...flags.words] : [];
+    if (words.length < 2 || words.length > 3)
       throw new OpsError(ErrorCode.UsageError, {
         message:
-          args.length > 3
+          words.length > 3
             ? t.actions.tooMany
-            : args.length === 0
+            : words.length === 0
               ? t.actions.needsTarget
               : t.actions.retryNeedsWhat,
         usage,
       });
-    const target = parseTarget(args[0]!);
+    const target = parseTarget(words[0]!);
     if (target.queue === undefined)
       throw await queueMissing(ctx, target.system, t.actions.needsTarget, usage);
-    const selection = parseRetrySelection(args.slice(1), request.locale);
+    const selection = parseRetrySelection(words.slice(1), request.locale);
+    if ((flags.filter || flags.group) && 'jobId' in selection)
+      throw new OpsError(ErrorCode.BadArgument, { message: t.filters.onlyAll, usage });
+    if (flags.group && flags.filter?.error !== undefined)
+      throw new OpsError(ErrorCode.BadArgument, { message: t.filters.groupAndError, usage });
     const approvals = requireApprovals(ctx);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
     if (!backend.caps.retry || !backend.retry || !backend.previewRetry)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
-    const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     const name = `${system}/${queue}`;
+    let filter = flags.filter;
+    if (flags.group)
+      filter = {
+        ...filter,
+        error: await groupError(ctx, system, backend, queue!, flags.group, t.filters.groupGone(name)),
+      };
+    if (filter && 'all' in selection) selection.filter = filter;
+    const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     // More than one job: `policies.retry.bulkApprovals` (1 by default). A retry of `all` that finds
     // one failure runs under `approvals`, and is then held to that one job (failures that arrive
     // in between wait for a request that gets the bulk approvals).
@@ -85,15 +124,26 @@ export const retryCommand: CommandDefinition = {
         system,
         queue,
         ...('jobId' in selection ? { jobId: selection.jobId } : { limit: heldToOne ? 1 : selection.limit }),
+        // Data, applied again when it runs (`--older-than 2h`: two hours before then).
+        ...(filter ? { filter } : {}),
       },
       ...(bulk ? { requiredApprovals: Math.max(policy.approvals, policy.bulkApprovals) } : {}),
-      preview: t.approvals.previewRetry(
-        name,
-        preview.count,
-        preview.failed,
-        preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
-        'jobId' in selection ? selection.jobId : undefined,
-      ),
+      preview:
+        t.approvals.previewRetry(
+          name,
+          preview.count,
+          preview.failed,
+          preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
+          'jobId' in selection ? selection.jobId : undefined,
+        ) +
+        (filter
+          ? t.filters.retryMatched(
+              previewError(filterWords(filter)),
+              preview.matched ?? preview.count,
+              preview.count,
+              preview.failed,
+            )
+          : ''),
     });
     return requestReply(created, request, ctx);
   },
@@ -101,8 +151,8 @@ export const retryCommand: CommandDefinition = {
 };
 
 /**
- * Runs an approved retry. The selection is read back from the stored ids; the jobs themselves are
- * read when it runs.
+ * Runs an approved retry. The selection is read back from the stored ids and filter; the jobs
+ * themselves are read (and the filter applied) when it runs.
  */
 async function executeRetry(
   request: Parameters<Executor>[0],
@@ -113,10 +163,12 @@ async function executeRetry(
   const queue = String(request.params.queue);
   if (!backend.retry)
     throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
+  // The filter is data: checked again, and applied to the queue as it is now.
+  const filter = filterFromParams(request.params.filter);
   const selection =
     typeof request.params.jobId === 'string'
       ? { jobId: request.params.jobId }
-      : { all: true as const, limit: Number(request.params.limit) };
+      : { all: true as const, limit: Number(request.params.limit), ...(filter ? { filter } : {}) };
   // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
   // and the approver is told how far it got rather than only that Redis went away. What those
   // batches did, and the batch on its way, go into the audit entry as a finished retry's result

@@ -8,6 +8,7 @@ import {
   removeArchive,
   verifyArchive,
 } from '../archive/archive.js';
+import { filterFromParams, type PurgeSelection } from '../backends/job-filter.js';
 import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
@@ -43,6 +44,7 @@ export interface Purges {
     queue: string,
     states: PurgeState[],
     purgeId: string,
+    selection?: PurgeSelection,
   ): Promise<PurgePreview & { archivePath: string }>;
   /** The approved purge, run by the approvals service. */
   execute(request: ActionRequest, run: ExecutionContext): Promise<PurgeResult>;
@@ -106,18 +108,35 @@ export function createPurges(deps: PurgesDeps): Purges {
   /** Undos this process is running now: a row of its own not among them was left by a run that ended. */
   const runningUndos = new Set<string>();
 
-  async function purgerFor(system: string, queue: string): Promise<QueuePurger> {
+  async function purgerFor(system: string, queue: string, selection?: PurgeSelection): Promise<QueuePurger> {
     const backend = deps.backends().get(system);
     if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: deps.backends().names() });
     if (!backend.caps.purge || !backend.purger)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'purge' });
-    return await backend.purger(queue);
+    return await backend.purger(queue, selection);
+  }
+
+  /**
+   * The part of its states a purge takes, from its request (the purge's id is its request's): a
+   * resumed purge selects as the approved one did, never more. Checked as data.
+   */
+  async function selectionOf(
+    purgeId: string,
+    params?: Record<string, unknown>,
+  ): Promise<PurgeSelection | undefined> {
+    const stored = params ?? (await deps.store.getRequest(purgeId))?.params ?? {};
+    const filter = filterFromParams(stored.filter);
+    const keep = stored.keep;
+    if (keep !== undefined && !(Number.isInteger(keep) && (keep as number) >= 0))
+      throw new Error(`purge ${purgeId}: bad keep ${String(keep)}`);
+    if (!filter && keep === undefined) return undefined;
+    return { ...(filter ? { filter } : {}), ...(keep !== undefined ? { keep: keep as number } : {}) };
   }
 
   const progressOf = (run: ExecutionContext) => (update: ActionProgress) => run.progress(update);
 
-  async function resume(purge: PurgeRecord, run?: ExecutionContext) {
-    const purger = await purgerFor(purge.system, purge.queue);
+  async function resume(purge: PurgeRecord, run?: ExecutionContext, selection?: PurgeSelection) {
+    const purger = await purgerFor(purge.system, purge.queue, selection ?? (await selectionOf(purge.id)));
     // What the delete scripts reported removed, chunk by chunk, this run: a chunk's row says so
     // only once its last batch is deleted.
     const deleted = new Map<number, number>();
@@ -194,8 +213,8 @@ export function createPurges(deps: PurgesDeps): Purges {
   });
 
   return {
-    async preview(system, queue, states, purgeId) {
-      const purger = await purgerFor(system, queue);
+    async preview(system, queue, states, purgeId, selection) {
+      const purger = await purgerFor(system, queue, selection);
       try {
         const preview = await purger.preview(states);
         return { ...preview, archivePath: archivePathFor(deps.config.archive.dir, purgeId) };
@@ -208,7 +227,8 @@ export function createPurges(deps: PurgesDeps): Purges {
       const system = String(request.params.system);
       const queue = String(request.params.queue);
       const states = (request.params.states as PurgeState[]) ?? ['waiting'];
-      const purger = await purgerFor(system, queue);
+      const selection = await selectionOf(request.id, request.params);
+      const purger = await purgerFor(system, queue, selection);
       let total: number;
       let backend: string;
       try {
@@ -238,7 +258,7 @@ export function createPurges(deps: PurgesDeps): Purges {
         updatedAt: at,
       };
       await deps.store.createPurge(purge);
-      const { record } = await resume(purge, run);
+      const { record } = await resume(purge, run, selection);
       return resultOf(record);
     },
 

@@ -74,7 +74,9 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
     for (const key of ['ack', 'snooze', 'alerts'] as const) {
       expect(vocabulary(tr.escalation[key].usage)).toBe(vocabulary(en.escalation[key].usage));
     }
-    expect(tr.actions.retry.usage).toBe('/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır]');
+    expect(tr.actions.retry.usage).toBe(
+      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
+    );
   });
 
   it('translates every placeholder of every usage line: none is left in English', () => {

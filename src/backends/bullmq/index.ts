@@ -1,6 +1,7 @@
 import { type ChainableCommander, Cluster, type Redis } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import {
@@ -38,6 +39,7 @@ import { readBullmqJob } from './job.js';
 import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqPurger } from './purge.js';
+import { withSelection } from './purge-selection.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
 import { STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
@@ -80,7 +82,7 @@ export interface BullmqBackend extends QueueBackend {
     change: QueueLimitChange,
   ): Promise<{ before: QueueLimits; after: QueueLimits }>;
   /** Purge and undo of one queue, on a connection of its own (see purge.ts). */
-  purger(queue: string): Promise<QueuePurger>;
+  purger(queue: string, selection?: PurgeSelection): Promise<QueuePurger>;
   /** Cumulative since creation; take a difference around a call to cost it. */
   stats(): BullmqCommandStats;
 }
@@ -313,6 +315,7 @@ export function createBullmqBackend(
     resolveQueue: async (queue) => {
       await queueNames.resolve([queue]);
     },
+    now,
   });
 
   const backend: BullmqBackend = {
@@ -571,7 +574,7 @@ export function createBullmqBackend(
       });
     },
 
-    async purger(queue: string): Promise<QueuePurger> {
+    async purger(queue: string, selection?: PurgeSelection): Promise<QueuePurger> {
       await withRedis(() => queueNames.resolve([queue]));
       // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
       // ahead of) the status reads, and its calls may take longer than the read deadline.
@@ -585,7 +588,11 @@ export function createBullmqBackend(
         connection.disconnect();
         throw unavailable(error);
       }
-      return withUnavailable(createBullmqPurger({ client: connection, prefix, queue, now }), unavailable);
+      const whole = createBullmqPurger({ client: connection, prefix, queue, now });
+      const purger = isPartial(selection)
+        ? withSelection(whole, { client: connection, prefix, queue, selection, now })
+        : whole;
+      return withUnavailable(purger, unavailable);
     },
 
     async close() {

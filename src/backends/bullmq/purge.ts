@@ -17,7 +17,7 @@ import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scrip
  * job promoted to `wait` while the purge runs is still met there; `paused` is BullMQ < 6's list
  * of waiting jobs of a paused queue.
  */
-const LAYOUT: { state: PurgeState; name: string; kind: 'list' | 'zset' }[] = [
+export const LAYOUT: { state: PurgeState; name: string; kind: 'list' | 'zset' }[] = [
   { state: 'delayed', name: 'delayed', kind: 'zset' },
   { state: 'failed', name: 'failed', kind: 'zset' },
   { state: 'waiting', name: 'prioritized', kind: 'zset' },
@@ -47,6 +47,52 @@ export function archivedHash(job: {
  * stack traces) stays one short call, at least one job each.
  */
 const READ_BYTES = 512 * 1024;
+
+/**
+ * A batch from a read script's reply (PURGE_READ, READ_SELECTED): the line is put together here
+ * around the hashes' bytes, which are never decoded: a string per job was most of the client's
+ * time and garbage.
+ */
+export function batchOfReply(placeName: string, reply: Buffer[]): PurgeBatch {
+  if (reply.length === 0) return { items: [], lines: [] };
+  const ids = JSON.parse(reply[0]!.toString()) as string[];
+  const scores = reply[1]!.length > 0 ? (JSON.parse(reply[1]!.toString()) as string[]) : undefined;
+  const logs = reply[2]!.length > 0 ? (JSON.parse(reply[2]!.toString()) as string[][]) : undefined;
+  const hashes = reply.slice(3);
+  let bytes = reply[2]!.length;
+  for (const block of hashes) bytes += block.length;
+  // The hashes' and logs' bytes, plus each line's few words and its id around them.
+  const lines = new LineWriter(bytes + ids.length * 96);
+  const head = `{"p":${JSON.stringify(placeName)},"id":`;
+  let i = 0;
+  for (const block of hashes) {
+    // cjson escapes a newline inside a string, so a raw one only ever separates two hashes.
+    for (let from = 0; from < block.length; i += 1) {
+      const end = block.indexOf(10, from);
+      const to = end < 0 ? block.length : end;
+      const score = scores ? JSON.stringify(scores[i]) : 'null';
+      lines.writeAround(
+        `${head}${JSON.stringify(ids[i])},"s":${score},"j":{"fields":`,
+        block,
+        from,
+        to,
+        `,"logs":${logs ? JSON.stringify(logs[i]) : '[]'}}}\n`,
+      );
+      from = to + 1;
+    }
+  }
+  return { items: ids.map((identity) => ({ identity })), lines: lines.blocks() };
+}
+
+/** A preview's sample entry from one archive line: the job's name and age, never its data. */
+export function sampleOfLine(line: string, now: number): { name: string; ageSeconds: number | null } {
+  const hash = archivedHash((JSON.parse(line) as { j: Parameters<typeof archivedHash>[0] }).j);
+  const timestamp = Number(hash.timestamp);
+  return {
+    name: hash.name ?? '',
+    ageSeconds: Number.isFinite(timestamp) ? Math.max(0, Math.floor((now - timestamp) / 1000)) : null,
+  };
+}
 
 /**
  * The purger of one BullMQ queue (5.x and 6.x share this layout). Archived lines are
@@ -85,8 +131,7 @@ export function createBullmqPurger(options: {
 
   /**
    * One batch: the script gives each job's hash as JSON (see PURGE_READ), and the line is put
-   * together here around those bytes, which are never decoded: a string per job was most of the
-   * client's time and garbage.
+   * together around those bytes (batchOfReply).
    */
   async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
     const reply = (await runScriptBuffer(
@@ -95,47 +140,13 @@ export function createBullmqPurger(options: {
       [base + place.name],
       [place.kind, offset, limit, base, READ_BYTES],
     )) as Buffer[];
-    if (reply.length === 0) return { items: [], lines: [] };
-    const ids = JSON.parse(reply[0]!.toString()) as string[];
-    const scores = reply[1]!.length > 0 ? (JSON.parse(reply[1]!.toString()) as string[]) : undefined;
-    const logs = reply[2]!.length > 0 ? (JSON.parse(reply[2]!.toString()) as string[][]) : undefined;
-    const hashes = reply.slice(3);
-    let bytes = reply[2]!.length;
-    for (const block of hashes) bytes += block.length;
-    // The hashes' and logs' bytes, plus each line's few words and its id around them.
-    const lines = new LineWriter(bytes + ids.length * 96);
-    const head = `{"p":${JSON.stringify(place.name)},"id":`;
-    let i = 0;
-    for (const block of hashes) {
-      // cjson escapes a newline inside a string, so a raw one only ever separates two hashes.
-      for (let from = 0; from < block.length; i += 1) {
-        const end = block.indexOf(10, from);
-        const to = end < 0 ? block.length : end;
-        const score = scores ? JSON.stringify(scores[i]) : 'null';
-        lines.writeAround(
-          `${head}${JSON.stringify(ids[i])},"s":${score},"j":{"fields":`,
-          block,
-          from,
-          to,
-          `,"logs":${logs ? JSON.stringify(logs[i]) : '[]'}}}\n`,
-        );
-        from = to + 1;
-      }
-    }
-    return { items: ids.map((identity) => ({ identity })), lines: lines.blocks() };
+    return batchOfReply(place.name, reply);
   }
 
   return {
     async preview(states) {
       // The sample is what goes first: the places are walked in the order a purge takes them.
-      return await previewOf(await sizes(states), read, (line) => {
-        const hash = archivedHash((JSON.parse(line) as { j: Parameters<typeof archivedHash>[0] }).j);
-        const timestamp = Number(hash.timestamp);
-        return {
-          name: hash.name ?? '',
-          ageSeconds: Number.isFinite(timestamp) ? Math.max(0, Math.floor((now() - timestamp) / 1000)) : null,
-        };
-      });
+      return await previewOf(await sizes(states), read, (line) => sampleOfLine(line, now()));
     },
 
     places: sizes,

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { hasFilter } from '../job-filter.js';
 import { execWithScripts } from '../lua.js';
 import {
   outcomeSoFar,
@@ -9,6 +10,7 @@ import {
   type RetryProgress,
   type RetrySelection,
 } from '../queue-backend.js';
+import { filterArgs, SELECT_MATCHING, walkMatching } from './filter-script.js';
 import { majorOfVersion } from './pause.js';
 import { RETRY_FAILED_BATCH, retryBatchKeys } from './retry-script.js';
 
@@ -26,6 +28,7 @@ export interface BullmqRetryDeps {
   withRedis<T>(work: (expired: AbortSignal) => Promise<T>): Promise<T>;
   /** Throws `UnknownQueue` for a queue the system does not have. */
   resolveQueue(queue: string): Promise<void>;
+  now?: () => number;
 }
 
 /**
@@ -78,17 +81,23 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
   const { client, prefix, exec } = deps;
   const keyOf = (queue: string, suffix: string) => `${prefix}:${queue}:${suffix}`;
 
-  /** The selected ids, newest failure first, and (when `counted`) the failed set's size. */
+  /**
+   * The selected ids, newest failure first, and (when `counted`) the failed set's size and, with a
+   * filter, how many failures it matches in all (a walk of the whole set, window by window, in
+   * Redis: only matching ids come back, at most the limit).
+   */
   async function select(
     queue: string,
     selection: RetrySelection,
     counted = true,
-  ): Promise<{ ids: string[]; failed: number; version: string | null }> {
+  ): Promise<{ ids: string[]; failed: number; matched?: number; version: string | null }> {
     const failedKey = keyOf(queue, 'failed');
+    const filter = 'all' in selection && hasFilter(selection.filter) ? selection.filter : undefined;
     const head = client.pipeline();
     head.hget(keyOf(queue, 'meta'), 'version');
     if ('jobId' in selection) head.zscore(failedKey, selection.jobId);
-    else head.zrevrange(failedKey, 0, selection.limit - 1);
+    else if (!filter) head.zrevrange(failedKey, 0, selection.limit - 1);
+    else head.zcard(failedKey);
     // The failed set's size is for the preview only.
     if (counted) head.zcard(failedKey);
     const replies = await exec(head);
@@ -97,14 +106,39 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
     const failed = counted ? Number(replies[2]![1]) : Number.NaN;
     const target = `${deps.system}/${queue}`;
     let ids: string[];
+    let matched: number | undefined;
     if ('jobId' in selection) {
       if (replies[1]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
       ids = [selection.jobId];
+    } else if (filter) {
+      // The preview counts every match; the retry itself stops once it has its limit.
+      // Each window through `exec`: a reply proves Redis alive, so a long walk keeps its deadline.
+      const runSelect = async (keys: string[], args: (string | number)[]) => {
+        const [[error, reply]] = (await execWithScripts(
+          client,
+          [{ script: SELECT_MATCHING, keys, args }],
+          exec,
+        )) as [[Error | null, unknown]];
+        if (error) throw error;
+        return reply;
+      };
+      const walked = await walkMatching(
+        runSelect,
+        failedKey,
+        'zrev',
+        keyOf(queue, ''),
+        filterArgs(filter, (deps.now ?? Date.now)(), 'finishedOn'),
+        selection.limit,
+        { stopAtWant: !counted },
+      );
+      ids = walked.ids;
+      matched = walked.matched;
+      if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
     } else {
       ids = replies[1]![1] as string[];
       if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
     }
-    return { ids, failed, version };
+    return { ids, failed, version, ...(matched !== undefined && counted ? { matched } : {}) };
   }
 
   /** One field of each job hash, pipelined in one round trip. */
@@ -122,10 +156,16 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       checkSelection(selection);
       return await deps.withRedis(async () => {
         await deps.resolveQueue(queue);
-        const { ids, failed } = await select(queue, selection);
+        const { ids, failed, matched } = await select(queue, selection);
         // Only the failure reason of each: never data, options or stack traces.
         const reasons = await fieldOf(queue, ids, 'failedReason');
-        return { queue, count: ids.length, failed, topErrors: groupErrors(reasons.map((r) => r ?? '')) };
+        return {
+          queue,
+          count: ids.length,
+          failed,
+          ...(matched !== undefined ? { matched } : {}),
+          topErrors: groupErrors(reasons.map((r) => r ?? '')),
+        };
       });
     },
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
-import { isOpsError } from '../../errors.js';
+import { ErrorCode, isOpsError, OpsError } from '../../errors.js';
+import { isPartial } from '../job-filter.js';
 import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
@@ -689,7 +690,14 @@ export function createCeleryBackend(
     locateTasks: (ids) => locate(ids),
     pause: pausing.pause,
     resume: pausing.resume,
-    async purger(queue) {
+    async purger(queue, selection) {
+      // A purge here takes whole states: a selection must never purge more than it names.
+      if (isPartial(selection))
+        throw new OpsError(ErrorCode.NotSupported, {
+          system: system.name,
+          type: 'celery',
+          what: 'purgePart',
+        });
       await queueNames.resolve([queue]);
       // Connections of its own: thousands of pipelined calls must not queue behind status reads.
       const connect = async (open: typeof connections.broker) => {

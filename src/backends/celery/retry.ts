@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { hasFilter, jobMatches } from '../job-filter.js';
 import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import {
   outcomeSoFar,
@@ -115,7 +116,7 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
   async function select(
     queue: string,
     selection: RetrySelection,
-  ): Promise<{ ids: string[]; errors: string[]; failed: number }> {
+  ): Promise<{ ids: string[]; errors: string[]; failed: number; matched?: number }> {
     const index = await indexReady();
     const counts = index.counts();
     const failed = counts.get(queue) ?? 0;
@@ -123,7 +124,17 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       const { error } = await one(queue, selection.jobId);
       return { ids: [selection.jobId], errors: [error], failed: Math.max(failed, 1) };
     }
-    const newest = index.newest(queue, selection.limit);
+    const filter = hasFilter(selection.filter) ? selection.filter : undefined;
+    // The index holds the failures in memory already (bounded by its maxRecords): a filter is
+    // applied there, to name, error and `date_done`, and the limit to what it matches.
+    const matching = filter
+      ? index
+          .newest(queue, failed)
+          .filter((f) => jobMatches({ name: f.name, error: f.error, at: f.failedAt }, filter, Date.now()))
+      : undefined;
+    const newest = matching ? matching.slice(0, selection.limit) : index.newest(queue, selection.limit);
+    if (matching && newest.length === 0)
+      throw new OpsError(ErrorCode.NothingToRetry, { target: target(queue) });
     if (newest.length === 0) {
       const unnamed = counts.get(null) ?? 0;
       if (unnamed > 0)
@@ -134,7 +145,12 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
         });
       throw new OpsError(ErrorCode.NothingToRetry, { target: target(queue) });
     }
-    return { ids: newest.map((f) => f.id), errors: newest.map((f) => f.error), failed };
+    return {
+      ids: newest.map((f) => f.id),
+      errors: newest.map((f) => f.error),
+      failed,
+      ...(matching ? { matched: matching.length } : {}),
+    };
   }
 
   /**
@@ -210,14 +226,14 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
       checkSelection(selection);
       await deps.resolveQueue(queue);
-      const { ids, errors, failed } = await select(queue, selection);
+      const { ids, errors, failed, matched } = await select(queue, selection);
       const groups = new Map<string, number>();
       for (const error of errors) groups.set(error, (groups.get(error) ?? 0) + 1);
       const topErrors = [...groups]
         .map(([error, count]) => ({ error, count }))
         .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
         .slice(0, 5);
-      return { queue, count: ids.length, failed, topErrors };
+      return { queue, count: ids.length, failed, ...(matched !== undefined ? { matched } : {}), topErrors };
     },
 
     async retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome> {

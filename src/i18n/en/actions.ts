@@ -9,8 +9,10 @@ export const actions = {
     summary: 'let workers pick up jobs from a paused queue again',
   },
   retry: {
-    usage: '/queue retry <system>/<queue> <job-id|all> [limit]',
-    summary: 'run failed jobs again: one by id, or the newest failures up to limit (default and most 1000)',
+    usage:
+      '/queue retry <system>/<queue> <job-id|all> [limit] [--error <text>] [--name <name>] [--older-than <d>] [--newer-than <d>]',
+    summary:
+      'run failed jobs again: one by id, or the newest failures up to limit (default and most 1000), of those the filters match',
   },
   retryNeedsWhat: 'Name a failed job id, or `all`.',
   retryLimitOnlyAll: 'A limit only goes with `all`.',

@@ -17,6 +17,8 @@ const abilities: Record<string, string> = {
   redisHealth: 'show its Redis',
   job: 'look up one job',
   results: 'hold Celery results (only a Celery system has a result backend)',
+  purgePart:
+    'purge part of a state (--error, --name, --older-than, --newer-than, --keep): its purge takes whole states; `retry … all` takes these filters',
 };
 /** A message that ends as a sentence does, before the next one is put after it. */
 const sentence = (text: unknown): string => {

@@ -9,6 +9,7 @@ import { demo } from './demo.js';
 import { dlq } from './dlq.js';
 import { errors } from './errors.js';
 import { escalation } from './escalation.js';
+import { filters } from './filters.js';
 import { guards } from './guards.js';
 import { help } from './help.js';
 import { home } from './home.js';
@@ -43,6 +44,7 @@ export const en = {
   dlq,
   errors,
   escalation,
+  filters,
   guards,
   help,
   home,

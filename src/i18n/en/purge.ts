@@ -15,8 +15,10 @@ const age = (seconds: number | null) => {
 /** Purge, undo and their progress. */
 export const purge = {
   purge: {
-    usage: '/queue purge <system>/<queue> [waiting|failed|delayed|all]',
-    summary: 'archive, then delete, the jobs of a queue in one state (default waiting); undoable',
+    usage:
+      '/queue purge <system>/<queue> [waiting|failed|delayed|all] [--error <text>] [--name <name>] [--older-than <d>] [--newer-than <d>] [--keep <n>]',
+    summary:
+      'archive, then delete, the jobs of a queue in one state (default waiting), or those the filters match; failed --keep n keeps the newest n; undoable',
   },
   undo: {
     usage: '/queue undo <purge-request-id>',

@@ -11,9 +11,10 @@ export const actions: Catalog['actions'] = {
     summary: 'duraklatılmış bir kuyruktan worker’lar yeniden iş alsın',
   },
   retry: {
-    usage: '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır]',
+    usage:
+      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
     summary:
-      'başarısız işleri yeniden çalıştır: id ile tek bir iş, ya da limite kadar en yeni başarısızlar (varsayılan ve en fazla 1000)',
+      'başarısız işleri yeniden çalıştır: id ile tek bir iş, ya da süzgeçlere uyanlardan limite kadar en yeni başarısızlar (varsayılan ve en fazla 1000)',
   },
   retryNeedsWhat: 'Başarısız bir işin id’sini ya da `all` yazın.',
   retryLimitOnlyAll: 'Limit yalnızca `all` ile birlikte verilir.',

@@ -20,6 +20,8 @@ const abilities: Record<string, string> = {
   redisHealth: 'Redis’ini gösterme',
   job: 'tek bir işe bakma',
   results: 'Celery sonuçları tutma (yalnızca Celery sistemlerinin sonuç deposu vardır)',
+  purgePart:
+    'bir durumun bir kısmını temizleme (--error, --name, --older-than, --newer-than, --keep): temizlemesi durumların tamamını alır; `retry … all` bu süzgeçleri alır',
 };
 /** Bir sınırın `NotSupported`'ı (`limit.<tür>.<neden>`): hangi BullMQ, hangi sürümden beri var. */
 const limitRefused = (p: ErrorParams): string => {

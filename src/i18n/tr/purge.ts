@@ -32,9 +32,10 @@ const stateName = (state: string) =>
 /** Purge, undo ve ilerlemeleri. */
 export const purge: Catalog['purge'] = {
   purge: {
-    usage: '/queue purge <sistem>/<kuyruk> [waiting|failed|delayed|all]',
+    usage:
+      '/queue purge <sistem>/<kuyruk> [waiting|failed|delayed|all] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>] [--keep <n>]',
     summary:
-      'bir kuyruğun tek bir durumdaki işlerini önce arşivle, sonra sil (varsayılan waiting); geri alınabilir',
+      'bir kuyruğun tek bir durumdaki işlerini (ya da süzgeçlere uyanları) önce arşivle, sonra sil (varsayılan waiting); failed --keep n en yeni n tanesini tutar; geri alınabilir',
   },
   undo: {
     usage: '/queue undo <purge-istek-id>',
