@@ -1,17 +1,16 @@
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /**
- * Gzips a purge's archive chunks on threads of their own (at most two, see POOL_SIZE) that run at a
- * lower CPU priority than the rest of the process (Linux: nice 10 for those threads alone).
+ * Gzips a purge's archive chunks on one thread of its own that runs at a lower CPU priority than
+ * the rest of the process (Linux: nice 10 for that thread alone).
  *
  * Why: compression is most of the CPU a purge spends outside Redis (a Celery purge of 1M messages
  * compresses about 1 GB), and it is the one part that can wait. When queue-ops and Redis share
  * the CPUs, gzip on libuv's threads at the same priority as Redis takes turns with it, and every
  * other client of that Redis (its workers, its producers) waits for those turns. At nice 10 the
- * kernel gives Redis the CPU first; the purge then slows down rather than Redis. A thread is
- * made when a chunk finds none idle, does not keep the process alive, and they go away once they
- * have had no work for a while (an idle thread holds ~10 MB, which the bot would keep for good).
+ * kernel gives Redis the CPU first; the purge then slows down rather than Redis. The thread is
+ * made on the first chunk, does not keep the process alive, and goes away once it has had no
+ * work for a while (an idle thread holds ~10 MB, which the bot would keep for good).
  *
  * The worker's code is a string run with `eval`: it needs no file of its own, so it works the
  * same from src/ (tsx, the tests), from dist/ and from the command line's bundle.
@@ -56,38 +55,23 @@ interface Compressor {
   pending: Map<number, Pending>;
 }
 
-/** How long the threads stay after their last chunk: a purge writes chunks far more often. */
+/** How long the thread stays after its last chunk: a purge writes chunks far more often. */
 const IDLE_MS = 30_000;
 
-/**
- * At most this many compressor threads. A chunk goes to an idle thread, a new one while fewer
- * run, else behind the thread with the least to do. Two: a Celery purge compresses ~100 MB of
- * lines a second at 100,000 messages/s, more than one thread's level-1 gzip on the 2-core
- * machines the bot runs on; both at nice 10, so Redis and the purging thread keep the CPU first.
- * One on a single CPU (where a second would only hold memory).
- */
-const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism()));
-
-const pool: Compressor[] = [];
+let current: Compressor | undefined;
 let idleTimer: NodeJS.Timeout | undefined;
 let nextId = 0;
 
-/** Ends the compressor threads (the next chunk makes a new one); chunks on their way fail. */
+/** Ends the compressor thread (the next chunk makes a new one); chunks on their way fail. */
 export async function stopCompressor(): Promise<void> {
   clearTimeout(idleTimer);
-  const stopping = pool.splice(0, pool.length);
-  await Promise.all(stopping.map((c) => c.thread.terminate()));
+  const stopping = current;
+  current = undefined;
+  await stopping?.thread.terminate();
 }
 
-/** The thread the next chunk goes to. */
 function compressor(): Compressor {
-  const idle = pool.find((c) => c.pending.size === 0);
-  if (idle) return idle;
-  if (pool.length < POOL_SIZE) return spawn();
-  return pool.reduce((least, c) => (c.pending.size < least.pending.size ? c : least));
-}
-
-function spawn(): Compressor {
+  if (current) return current;
   const made: Compressor = { thread: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map() };
   const { thread, pending } = made;
   thread.unref();
@@ -104,8 +88,7 @@ function spawn(): Compressor {
       });
   });
   const fail = (error: Error) => {
-    const at = pool.indexOf(made);
-    if (at >= 0) pool.splice(at, 1);
+    if (current === made) current = undefined;
     for (const [id, waiting] of pending) {
       pending.delete(id);
       waiting.reject(error);
@@ -113,7 +96,7 @@ function spawn(): Compressor {
   };
   thread.on('error', fail);
   thread.on('exit', (code) => fail(new Error(`the archive compressor stopped (exit code ${code})`)));
-  pool.push(made);
+  current = made;
   return made;
 }
 
@@ -141,16 +124,13 @@ function transferable(blocks: readonly Buffer[]): ArrayBuffer[] {
  * slower still.
  */
 export function gzipInBackground(blocks: readonly Buffer[]): Promise<Compressed> {
-  const chosen = compressor();
-  const { thread, pending } = chosen;
+  const { thread, pending } = compressor();
   const id = nextId++;
   return new Promise<Compressed>((resolve, reject) => {
     // Referenced while a chunk is on its way, so a command line run waits for its archive.
     const settled = () => {
-      if (pending.size > 0 || !pool.includes(chosen)) return;
+      if (pending.size > 0 || current?.thread !== thread) return;
       thread.unref();
-      if (pool.some((c) => c.pending.size > 0)) return;
-      clearTimeout(idleTimer);
       idleTimer = setTimeout(() => void stopCompressor(), IDLE_MS);
       idleTimer.unref();
     };
