@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { ErrorCode, OpsError } from '../errors.js';
-import { gzipInBackground } from './compressor.js';
+import { type Compressed, gzipInBackground } from './compressor.js';
 
 /**
  * A purge's archive on disk: `<dir>/<purgeId>/chunk-000001.jsonl.gz …` (gzip JSON lines, one
@@ -83,11 +83,7 @@ export async function createArchiveDir(path: string): Promise<void> {
  * Writes one chunk of JSON lines, gzip level 1 on a low-priority thread (see compressor.ts).
  * Resolves only once the file is on disk under its final name.
  */
-export async function writeChunk(
-  path: string,
-  seq: number,
-  lines: readonly string[],
-): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
+export async function writeChunk(path: string, seq: number, lines: readonly string[]): Promise<ChunkFile> {
   return await writeChunkBlocks(path, seq, [linesBlock(lines)], lines.length);
 }
 
@@ -101,16 +97,46 @@ export async function writeChunkBlocks(
   seq: number,
   blocks: readonly Buffer[],
   records: number,
-): Promise<{ name: string; sha256: string; bytes: number; records: number }> {
+): Promise<ChunkFile> {
+  return await writeCompressedChunk(path, seq, compressChunk(blocks), records);
+}
+
+/** What a chunk file written under its final name is: the store and the manifest record it. */
+export interface ChunkFile {
+  name: string;
+  sha256: string;
+  bytes: number;
+  records: number;
+}
+
+/**
+ * Starts compressing one chunk's blocks (given up, as for {@link writeChunkBlocks}) on the
+ * compressor thread, in the order chunks are given: a purge compresses its next chunk while the
+ * one before is still being written and fsynced. Nothing is on disk until
+ * {@link writeCompressedChunk}.
+ */
+export function compressChunk(blocks: readonly Buffer[]): Promise<Compressed> {
+  const compressed = gzipInBackground(blocks);
+  // Awaited by writeCompressedChunk, possibly only after the chunk before it is on disk: a
+  // failure meanwhile must not count as unhandled (which ends a Node process). Awaiting it throws.
+  compressed.catch(() => undefined);
+  return compressed;
+}
+
+/**
+ * Writes a compressed chunk under its final name, durably (temp file, fsync, rename, fsync of the
+ * directory). Resolves only once the file is on disk: its jobs may leave Redis after that.
+ */
+export async function writeCompressedChunk(
+  path: string,
+  seq: number,
+  compressed: Promise<Compressed> | Compressed,
+  records: number,
+): Promise<ChunkFile> {
   const name = chunkName(seq);
-  const body = await gzipInBackground(blocks);
+  const { body, sha256 } = await compressed;
   await writeDurably(path, name, body);
-  return {
-    name,
-    sha256: createHash('sha256').update(body).digest('hex'),
-    bytes: body.length,
-    records,
-  };
+  return { name, sha256, bytes: body.length, records };
 }
 
 /**

@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { gzipSync, constants } = require('node:zlib');
+const { createHash } = require('node:crypto');
 try {
   // On Linux, 0 is this thread alone; elsewhere it would be the whole process, so it stays as is.
   if (process.platform === 'linux') require('node:os').setPriority(0, 10);
@@ -26,17 +27,25 @@ parentPort.on('message', ({ id, blocks }) => {
   try {
     const input = blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
     const body = gzipSync(input, { level: constants.Z_BEST_SPEED });
+    // The file's checksum too: the purging thread has better things to do than hash megabytes.
+    const sha256 = createHash('sha256').update(body).digest('hex');
     // Handed back rather than copied, unless it sits in this thread's pool of small buffers.
     const own = body.buffer.byteLength !== Buffer.poolSize;
-    parentPort.postMessage({ id, body }, own ? [body.buffer] : []);
+    parentPort.postMessage({ id, body, sha256 }, own ? [body.buffer] : []);
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) });
   }
 });
 `;
 
+/** A compressed chunk: one gzip member, and its sha256 (hex). */
+export interface Compressed {
+  body: Buffer;
+  sha256: string;
+}
+
 interface Pending {
-  resolve: (body: Buffer) => void;
+  resolve: (compressed: Compressed) => void;
   reject: (error: Error) => void;
 }
 
@@ -66,12 +75,17 @@ function compressor(): Compressor {
   const made: Compressor = { thread: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map() };
   const { thread, pending } = made;
   thread.unref();
-  thread.on('message', (reply: { id: number; body?: Uint8Array; error?: string }) => {
+  thread.on('message', (reply: { id: number; body?: Uint8Array; sha256?: string; error?: string }) => {
     const waiting = pending.get(reply.id);
     if (!waiting) return;
     pending.delete(reply.id);
-    if (reply.error !== undefined || !reply.body) waiting.reject(new Error(`gzip failed: ${reply.error}`));
-    else waiting.resolve(Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength));
+    if (reply.error !== undefined || !reply.body || !reply.sha256)
+      waiting.reject(new Error(`gzip failed: ${reply.error}`));
+    else
+      waiting.resolve({
+        body: Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength),
+        sha256: reply.sha256,
+      });
   });
   const fail = (error: Error) => {
     if (current === made) current = undefined;
@@ -101,17 +115,18 @@ function transferable(blocks: readonly Buffer[]): ArrayBuffer[] {
 
 /**
  * One gzip member (level 1: the archive is on the purge's critical path, speed matters more than
- * ratio) of the concatenation of `blocks`, compressed on the low-priority thread.
+ * ratio) of the concatenation of `blocks`, compressed on the low-priority thread, with its sha256.
+ * Chunks are compressed in the order they are given, one after another.
  *
  * The blocks' memory is handed over, not copied: the caller gives them up and must not read them
  * again (they read as empty). Copying was the purging thread's largest single cost after Redis
  * itself: a chunk is ~10 MB, and on a VM that pays for every fresh page the copy's memory was
  * slower still.
  */
-export function gzipInBackground(blocks: readonly Buffer[]): Promise<Buffer> {
+export function gzipInBackground(blocks: readonly Buffer[]): Promise<Compressed> {
   const { thread, pending } = compressor();
   const id = nextId++;
-  return new Promise<Buffer>((resolve, reject) => {
+  return new Promise<Compressed>((resolve, reject) => {
     // Referenced while a chunk is on its way, so a command line run waits for its archive.
     const settled = () => {
       if (pending.size > 0 || current?.thread !== thread) return;

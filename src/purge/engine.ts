@@ -1,12 +1,13 @@
 import {
   type ArchiveManifest,
+  compressChunk,
   listChunkFiles,
   readChunk,
   readManifest,
   removeFile,
   splitBlocks,
   verifyArchive,
-  writeChunkBlocks,
+  writeCompressedChunk,
   writeManifest,
 } from '../archive/archive.js';
 import type {
@@ -231,9 +232,11 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     const mySeq = records > 0 ? ++seq : 0;
     let recordedNow = recordChain;
     if (records > 0) {
-      // One chunk written at a time, in order: the compressor is one low-priority thread anyway
-      // (archive/compressor.ts), and chunks queued behind it would only hold memory.
-      const written = writeChain.then(() => writeChunkBlocks(path, mySeq, blocks, records));
+      // Compressed from now on (on the compressor thread, chunks in order), while the chunk before
+      // is still being written and fsynced: a chunk's gzip and the fsyncs before it no longer add
+      // up. Written one at a time, in order; memory stays bounded by the chunks on their way (below).
+      const compressed = compressChunk(blocks);
+      const written = writeChain.then(() => writeCompressedChunk(path, mySeq, compressed, records));
       writeChain = written.then(
         () => undefined,
         () => undefined,
