@@ -11,7 +11,6 @@ import { createBoltGuard } from './guards/middleware.js';
 import { createSlackDirectory } from './guards/slack-directory.js';
 import { inLocale, messages } from './i18n/index.js';
 import { createIdleCollector } from './lib/idle-collector.js';
-import { loadStaleBuild } from './lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from './lib/logger.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { operationalRoutes } from './transports/http/routes.js';
@@ -540,6 +539,9 @@ function logLevel(value: string | undefined): (typeof LEVELS)[number] {
  * so in one line naming `npm run build` (bin/stale-build.js, shared with the command line).
  */
 async function staleBuildNote(): Promise<string | undefined> {
+  // bin/stale-build.js is plain JS beside the command line, outside src/: loaded only from a dist/ build.
+  const loadStaleBuild = (href: string) =>
+    import(href) as Promise<{ staleBuildNote(root: string): string | undefined }>;
   if (!import.meta.url.includes('/dist/')) return undefined;
   try {
     const module = await loadStaleBuild(new URL('../bin/stale-build.js', import.meta.url).href);

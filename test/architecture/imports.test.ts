@@ -59,7 +59,7 @@ describe('the checker itself', () => {
       "const d = () => import('./d.js');",
       "type E = typeof import('./e.js');",
       "// import { f } from './f.js';",
-      "const g = 'import(\"./g.js\")';",
+      'const g = \'import("./g.js")\';',
     ].join('\n');
     expect(specifiersOf('x.ts', text)).toEqual([
       { specifier: './a.js', line: 1 },

@@ -3,14 +3,23 @@
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
-import { loadCliRuntime, loadTurkishCliWords } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
 import { configFlag, ExitCode, parseCliArgs } from './args.js';
 
 /**
+ * Everything the command line needs after its arguments have been read. In the bundle that
+ * `bin/queue-ops.js` runs, this `import()` loads scripts/cli-runtime-loader.js instead, which
+ * compiles the same module (linked with all it imports) with V8's code cache (scripts/build.js).
+ */
+const loadCliRuntime = () => import('./run.js');
+
+/** The command line's own Turkish words, for `--help` when the config says `locale: tr`. */
+const loadTurkishCliWords = () => import('../../i18n/tr/cli.js');
+
+/**
  * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
  * command line touches `process`. It imports only the argument parser and the command line's own
- * English words: `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
+ * English words: `--help` answers from these, and everything else loads the runtime (`loadCliRuntime`).
  */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);

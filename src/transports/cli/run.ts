@@ -15,11 +15,13 @@ import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, type Locale, messages } from '../../i18n/index.js';
-import { loadSlackAlerts } from '../../lib/lazy.js';
 import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 import { createProgressBar } from './progress.js';
+
+/** The alert sender over Slack's Web API (and Bolt), for `monitor --once` with `SLACK_BOT_TOKEN`. */
+const loadSlackAlerts = () => import('../slack/alerts.js');
 
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';
