@@ -5,8 +5,8 @@ import {
   timelineMessage,
   verificationLine,
 } from '../blocks/timeline.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { parseDuration } from '../escalation/duration.js';
 import { messages } from '../i18n/index.js';
 import { mergeEvents } from '../timeline/events.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';

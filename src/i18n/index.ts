@@ -1,14 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Catalog } from './catalog.js';
 import { en } from './en/index.js';
 import { tr } from './tr/index.js';
 
 /**
- * The shape every catalog has: the English one's. Each Turkish file is typed against its part
- * of it, so tsc refuses a missing or extra key and a function whose parameters do not fit; the
- * exactness test (test/i18n/catalogs.test.ts) catches what the types cannot (open records, a
- * function that ignores a parameter).
+ * The shape every catalog has: the English one's (`catalog.ts`). Each Turkish file is typed
+ * against its part of it, so tsc refuses a missing or extra key and a function whose parameters
+ * do not fit; the exactness test (test/i18n/catalogs.test.ts) catches what the types cannot (open
+ * records, a function that ignores a parameter).
  */
-export type Catalog = typeof en;
+export type { Catalog };
 export type Locale = 'en' | 'tr';
 
 const catalogs: Record<Locale, Catalog> = { en, tr };

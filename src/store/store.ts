@@ -5,9 +5,17 @@
  */
 
 import type { Alert, Silence } from './alert.js';
-import type { AuditKey } from './audit-hash.js';
 
 export type Via = 'slack' | 'cli' | 'console';
+
+/**
+ * A key the chain is sealed with. `id` is stored on every entry it sealed, so that after a rotation
+ * `verify` knows which of the configured keys to check each entry with.
+ */
+export interface AuditKey {
+  id: string;
+  secret: Buffer;
+}
 
 /** What the caller supplies for one audit entry; the store adds seq, prevHash and hash. */
 export interface AuditEntryInput {
