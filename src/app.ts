@@ -7,32 +7,14 @@ import { type AuditWitness, createWitnessFile } from './audit/witness.js';
 import { createBullmqBackend } from './backends/bullmq/index.js';
 import { createCeleryBackend } from './backends/celery/index.js';
 import { coalesceStatus } from './backends/coalesce.js';
-import type { QueueBackend, RetrySoFar } from './backends/queue-backend.js';
+import type { QueueBackend } from './backends/queue-backend.js';
 import { toRedisForbidden, urlSecrets } from './backends/redis-client.js';
 import { type ClosableBackendRegistry, createBackendRegistry } from './backends/registry.js';
-import {
-  ackCommand,
-  alertsCommand,
-  silenceCommand,
-  silencesCommand,
-  snoozeCommand,
-  unsilenceCommand,
-} from './commands/alerts.js';
-import { auditCommand } from './commands/audit.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './commands/dispatcher.js';
-import { pauseCommand, resumeCommand } from './commands/pause.js';
-import { purgeCommand, undoCommand } from './commands/purge.js';
-import { type CommandRegistry, createReadCommands } from './commands/registry.js';
-import { approveCommand, denyCommand, pendingCommand } from './commands/requests.js';
-import { retryCommand } from './commands/retry.js';
-import { failCommand, revokeCommand } from './commands/revoke.js';
-import { checkScale, scaleCommand } from './commands/scale.js';
-import { stuckCommand } from './commands/stuck.js';
-import { timelineCommand } from './commands/timeline.js';
-import { trendCommand } from './commands/trend.js';
-import type { CommandContext, CommandDefinition } from './commands/types.js';
+import { ACTION_COMMANDS, type CommandRegistry, createReadCommands } from './commands/registry.js';
+import type { ActionDeps, CommandContext, CommandDefinition } from './commands/types.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
-import { ErrorCode, isOpsError, OpsError } from './errors.js';
+import { ErrorCode, OpsError } from './errors.js';
 import { type AlertService, createAlertService } from './escalation/alerts.js';
 import { type ChannelMembershipCheck, createChannelMembership } from './guards/channel-members.js';
 import { createAuthority } from './guards/guard.js';
@@ -211,31 +193,6 @@ export interface QueueOps extends App {
   channelMembership: ChannelMembershipCheck;
 }
 
-/** The verbs of issue 3, registered after the read path. */
-const ACTION_COMMANDS: readonly CommandDefinition[] = [
-  pauseCommand,
-  resumeCommand,
-  retryCommand,
-  purgeCommand,
-  undoCommand,
-  pendingCommand,
-  approveCommand,
-  denyCommand,
-  auditCommand,
-  alertsCommand,
-  ackCommand,
-  snoozeCommand,
-  silenceCommand,
-  silencesCommand,
-  unsilenceCommand,
-  scaleCommand,
-  stuckCommand,
-  revokeCommand,
-  failCommand,
-  timelineCommand,
-  trendCommand,
-];
-
 function createRoles(config: Config, directory: SlackDirectory, now: () => Date, logger: Logger) {
   return createRoleResolver({
     roles: config.roles,
@@ -263,110 +220,26 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
   });
 }
 
-/** The actions and what runs them, with parameters read back from the stored request. */
+/**
+ * What runs each approved action: the `action` of the command that asked for it. A read-only Redis
+ * user (docs/deploy.md's queue-ops-read) asked to act gets one line that says so.
+ */
 function actionExecutors(
-  backends: () => App['backends'],
-  scalers: () => App['ctx']['scalers'],
-  purges: Purges,
+  commands: readonly CommandDefinition[],
+  deps: () => ActionDeps,
 ): Partial<Record<ActionName, Executor>> {
-  const backendOf = (request: Parameters<Executor>[0]) => {
-    const system = String(request.params.system);
-    const backend = backends().get(system);
-    if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
-    return { system, backend };
-  };
-  const pauseLike =
-    (action: 'pause' | 'resume'): Executor =>
-    async (request) => {
-      const system = String(request.params.system);
-      const queue = String(request.params.queue);
-      const backend = backends().get(system);
-      const run = backend?.[action];
-      if (!backend || !run)
-        throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
-      const outcome = await run.call(backend, queue);
-      return { ...outcome };
-    };
-  // Reads the selection back from the stored ids; the jobs themselves are read when it runs.
-  const retry: Executor = async (request, run) => {
-    const system = String(request.params.system);
-    const queue = String(request.params.queue);
-    const backend = backends().get(system);
-    if (!backend?.retry) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: backends().names() });
-    const selection =
-      typeof request.params.jobId === 'string'
-        ? { jobId: request.params.jobId }
-        : { all: true as const, limit: Number(request.params.limit) };
-    // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
-    // and the approver is told how far it got rather than only that Redis went away. What those
-    // batches did, and the batch on its way, go into the audit entry as a finished retry's result
-    // does: a Celery retry's new task ids are recorded nowhere else.
-    let reached = { done: 0, total: 0 };
-    let sofar: RetrySoFar | undefined;
-    try {
-      const outcome = await backend.retry(queue, selection, (done, total, now) => {
-        sofar = now;
-        // Told again as each batch is sent, with the same count: nothing new to show.
-        if (done === reached.done && total === reached.total) return;
-        reached = { done, total };
-        run.progress({ done, total, phase: 'retrying' });
-      });
-      return { ...outcome };
-    } catch (error) {
-      if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable) throw error;
-      const partial = sofar && (reached.done > 0 || sofar.unconfirmed) ? { ...sofar } : undefined;
-      if (reached.done === 0) throw partial ? new OpsError(error.code, error.params, partial) : error;
-      throw new OpsError(
-        ErrorCode.RetryInterrupted,
-        { system, target: `${system}/${queue}`, reason: error.params.reason, ...reached },
-        partial,
-      );
-    }
-  };
-  // A read-only Redis user (README's queue-ops-read) asked to act: one line that says so.
-  const saysRedisRefused =
-    (executor: Executor): Executor =>
-    async (request, run) => {
+  const executors: Partial<Record<ActionName, Executor>> = {};
+  for (const { action } of commands) {
+    if (!action) continue;
+    executors[action.name] = async (request, run) => {
       try {
-        return await executor(request, run);
+        return await action.execute(request, run, deps());
       } catch (error) {
         throw toRedisForbidden(String(request.params.system), error) ?? error;
       }
     };
-  const executors: Partial<Record<ActionName, Executor>> = {
-    pause: pauseLike('pause'),
-    resume: pauseLike('resume'),
-    retry,
-    async scale(request) {
-      // Bounds are checked again against config: the stored request is data, not a promise.
-      const { scaler, replicas } = checkScale(
-        { backends: backends(), scalers: scalers() },
-        `${request.params.system}/${request.params.group}`,
-        String(request.params.replicas),
-      );
-      return { ...(await scaler.scale(replicas)) };
-    },
-    async revoke(request) {
-      const { system, backend } = backendOf(request);
-      if (!backend.revoke)
-        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'revoke' });
-      const ids = (request.params.ids as unknown[]).map(String);
-      const signal = request.params.signal === 'KILL' ? 'KILL' : 'TERM';
-      return { ...(await backend.revoke(ids, { terminate: request.params.terminate === true, signal })) };
-    },
-    async fail(request) {
-      const { system, backend } = backendOf(request);
-      if (!backend.failJob)
-        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
-      const { queue, id, reason } = request.params;
-      return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
-    },
-    purge: async (request, run) => ({ ...(await purges.execute(request, run)) }),
-    undo: async (request, run) => ({ ...(await purges.undo(request, run)) }),
-  };
-  return Object.fromEntries(
-    Object.entries(executors).map(([action, executor]) => [action, saysRedisRefused(executor)]),
-  ) as Partial<Record<ActionName, Executor>>;
+  }
+  return executors;
 }
 
 /**
@@ -443,7 +316,13 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     authority,
     config,
-    executors: actionExecutors(backendsOfApp, () => app?.ctx.scalers, purges),
+    executors: actionExecutors(ACTION_COMMANDS, () => ({
+      config,
+      backends: backendsOfApp(),
+      scalers: app?.ctx.scalers,
+      purges,
+      now,
+    })),
     now,
     logger,
     locale: config.locale,

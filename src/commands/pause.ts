@@ -1,55 +1,9 @@
-import { requestData, requestFailure, requestMessage } from '../approvals/blocks.js';
-import type { Approvals } from '../approvals/service.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import type { ActionRequest } from '../store/store.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
 import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
-
-/**
- * Who asks or approves, as the approvals service compares them: on the command line the OS user
- * and host come along, so one shell playing two Slack users is refused (`approvals.cliSameOsUser`).
- * Every action command builds its actor here, so none can leave them out.
- */
-export function actorOf(request: Request) {
-  return {
-    id: request.actor.id,
-    name: request.actor.name,
-    via: request.via,
-    channel: request.channel,
-    osUser: request.actor.osUser,
-    host: request.actor.host,
-    ...(request.surface ? { surface: request.surface } : {}),
-  };
-}
-
-export function requireApprovals(ctx: CommandContext): Approvals {
-  if (!ctx.approvals)
-    throw new OpsError(ErrorCode.NotSupported, {
-      system: 'queue-ops',
-      type: 'read-only',
-      what: messages(ctx.config?.locale ?? 'en').actions.needsStore,
-    });
-  return ctx.approvals;
-}
-
-/**
- * A request as the user sees it: pending ones are posted for everyone, outcomes too. In the
- * config's locale, not the asker's: the channel sees it, its preview is stored in that locale, and
- * later updates of the same message (approved, expired) are written in it too.
- */
-export function requestReply(request: ActionRequest, request_: Request, ctx: CommandContext): Reply {
-  const failed = request.status === 'failed' || request.status === 'interrupted';
-  return {
-    ok: !failed,
-    message: requestMessage(request, ctx.config?.locale ?? request_.locale, ctx.now()),
-    data: { request: requestData(request) },
-    visibility: 'in_channel',
-    replaceOriginal: request_.action !== undefined,
-    ...(failed ? { error: requestFailure(request) } : {}),
-  };
-}
+import type { CommandDefinition } from './types.js';
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {
@@ -96,6 +50,15 @@ function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
         preview,
       });
       return requestReply(created, request, ctx);
+    },
+    action: {
+      name: action,
+      async execute(request, _run, deps) {
+        const { system, backend } = backendOfRequest(deps, request);
+        const run = backend[action];
+        if (!run) throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: action });
+        return { ...(await run.call(backend, String(request.params.queue))) };
+      },
     },
   };
 }

@@ -3,8 +3,8 @@ import type { PurgeState } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Purges } from '../purge/service.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
@@ -15,7 +15,7 @@ const STATES: Record<string, PurgeState[]> = {
   all: ['waiting', 'failed', 'delayed'],
 };
 
-function requirePurges(ctx: CommandContext): Purges {
+function requirePurges(ctx: Pick<CommandContext, 'purges' | 'config'>): Purges {
   if (!ctx.purges)
     throw new OpsError(ErrorCode.NotSupported, {
       system: 'queue-ops',
@@ -88,6 +88,10 @@ export const purgeCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: {
+    name: 'purge',
+    execute: async (request, run, deps) => ({ ...(await requirePurges(deps).execute(request, run)) }),
+  },
 };
 
 /** `undo <purge-request-id>`: restores a purge from its archive, under `policies.undo`. */
@@ -113,5 +117,9 @@ export const undoCommand: CommandDefinition = {
       preview: t.purge.undoPreview(purge.id, target, purge.purged, purge.archivePath),
     });
     return requestReply(created, request, ctx);
+  },
+  action: {
+    name: 'undo',
+    execute: async (request, run, deps) => ({ ...(await requirePurges(deps).undo(request, run)) }),
   },
 };

@@ -1,13 +1,60 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
+import {
+  ackCommand,
+  alertsCommand,
+  silenceCommand,
+  silencesCommand,
+  snoozeCommand,
+  unsilenceCommand,
+} from './alerts.js';
+import { auditCommand } from './audit.js';
 import { dlqCommand } from './dlq.js';
 import { createHelpCommand } from './help.js';
 import { jobCommand } from './job.js';
+import { pauseCommand, resumeCommand } from './pause.js';
+import { purgeCommand, undoCommand } from './purge.js';
 import { redisCommand } from './redis.js';
+import { approveCommand, denyCommand, pendingCommand } from './requests.js';
 import { resultsCommand } from './results.js';
+import { retryCommand } from './retry.js';
+import { failCommand, revokeCommand } from './revoke.js';
+import { scaleCommand } from './scale.js';
 import { statusCommand } from './status.js';
+import { stuckCommand } from './stuck.js';
+import { timelineCommand } from './timeline.js';
+import { trendCommand } from './trend.js';
 import type { CommandDefinition } from './types.js';
 import { workersCommand } from './workers.js';
+
+/**
+ * Every verb beyond the read path, in the order help lists them: the actions (each runs its own
+ * approved requests through `action.execute`), approvals, the audit, alerts and the incident views.
+ * A new verb is its command file, its strings, and one line here.
+ */
+export const ACTION_COMMANDS: readonly CommandDefinition[] = [
+  pauseCommand,
+  resumeCommand,
+  retryCommand,
+  purgeCommand,
+  undoCommand,
+  pendingCommand,
+  approveCommand,
+  denyCommand,
+  auditCommand,
+  alertsCommand,
+  ackCommand,
+  snoozeCommand,
+  silenceCommand,
+  silencesCommand,
+  unsilenceCommand,
+  scaleCommand,
+  stuckCommand,
+  revokeCommand,
+  failCommand,
+  timelineCommand,
+  trendCommand,
+];
 
 /**
  * Words people type for a verb that is called something else: `verify` is `audit verify`,

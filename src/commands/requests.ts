@@ -1,7 +1,7 @@
 import { pendingMessage, requestData } from '../approvals/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import type { CommandDefinition, Request } from './types.js';
 import { isVisible, visibilityFor } from './visibility.js';
 

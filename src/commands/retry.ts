@@ -1,11 +1,12 @@
-import { RETRY_MAX, type RetrySelection } from '../backends/queue-backend.js';
-import { ErrorCode, OpsError } from '../errors.js';
+import type { Executor } from '../approvals/service.js';
+import { RETRY_MAX, type RetrySelection, type RetrySoFar } from '../backends/queue-backend.js';
+import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import type { ActionDeps, CommandDefinition } from './types.js';
 
 /** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
 function previewError(error: string): string {
@@ -96,4 +97,49 @@ export const retryCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: { name: 'retry', execute: executeRetry },
 };
+
+/**
+ * Runs an approved retry. The selection is read back from the stored ids; the jobs themselves are
+ * read when it runs.
+ */
+async function executeRetry(
+  request: Parameters<Executor>[0],
+  run: Parameters<Executor>[1],
+  deps: ActionDeps,
+): Promise<Record<string, unknown>> {
+  const { system, backend } = backendOfRequest(deps, request);
+  const queue = String(request.params.queue);
+  if (!backend.retry)
+    throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
+  const selection =
+    typeof request.params.jobId === 'string'
+      ? { jobId: request.params.jobId }
+      : { all: true as const, limit: Number(request.params.limit) };
+  // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
+  // and the approver is told how far it got rather than only that Redis went away. What those
+  // batches did, and the batch on its way, go into the audit entry as a finished retry's result
+  // does: a Celery retry's new task ids are recorded nowhere else.
+  let reached = { done: 0, total: 0 };
+  let sofar: RetrySoFar | undefined;
+  try {
+    const outcome = await backend.retry(queue, selection, (done, total, now) => {
+      sofar = now;
+      // Told again as each batch is sent, with the same count: nothing new to show.
+      if (done === reached.done && total === reached.total) return;
+      reached = { done, total };
+      run.progress({ done, total, phase: 'retrying' });
+    });
+    return { ...outcome };
+  } catch (error) {
+    if (!isOpsError(error) || error.code !== ErrorCode.RedisUnavailable) throw error;
+    const partial = sofar && (reached.done > 0 || sofar.unconfirmed) ? { ...sofar } : undefined;
+    if (reached.done === 0) throw partial ? new OpsError(error.code, error.params, partial) : error;
+    throw new OpsError(
+      ErrorCode.RetryInterrupted,
+      { system, target: `${system}/${queue}`, reason: error.params.reason, ...reached },
+      partial,
+    );
+  }
+}

@@ -1,8 +1,8 @@
 import { formatDuration } from '../blocks/format.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { askSystem } from './timeout.js';
 import type { CommandDefinition } from './types.js';
 
@@ -118,6 +118,17 @@ export const revokeCommand: CommandDefinition = {
     });
     return requestReply(created, request, ctx);
   },
+  action: {
+    name: 'revoke',
+    async execute(request, _run, deps) {
+      const { system, backend } = backendOfRequest(deps, request);
+      if (!backend.revoke)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'revoke' });
+      const ids = (request.params.ids as unknown[]).map(String);
+      const signal = request.params.signal === 'KILL' ? 'KILL' : 'TERM';
+      return { ...(await backend.revoke(ids, { terminate: request.params.terminate === true, signal })) };
+    },
+  },
 };
 
 /**
@@ -163,5 +174,15 @@ export const failCommand: CommandDefinition = {
       preview: `${t.previewFail(name, id, job.name, job.state, reason)}; ${lock}.`,
     });
     return requestReply(created, request, ctx);
+  },
+  action: {
+    name: 'fail',
+    async execute(request, _run, deps) {
+      const { system, backend } = backendOfRequest(deps, request);
+      if (!backend.failJob)
+        throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
+      const { queue, id, reason } = request.params;
+      return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
+    },
   },
 };

@@ -5,8 +5,8 @@ import { messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseTarget, resolveSystem } from './parse.js';
-import { actorOf, requestReply, requireApprovals } from './pause.js';
 import { withSystemTimeout } from './timeout.js';
 import type { CommandContext, CommandDefinition } from './types.js';
 
@@ -110,6 +110,18 @@ export const scaleCommand: CommandDefinition = {
       preview: scalePreview(plan, request.locale),
     });
     return requestReply(created, request, ctx);
+  },
+  action: {
+    name: 'scale',
+    async execute(request, _run, deps) {
+      // Bounds are checked again against config: the stored request is data, not a promise.
+      const { scaler, replicas } = checkScale(
+        deps,
+        `${request.params.system}/${request.params.group}`,
+        String(request.params.replicas),
+      );
+      return { ...(await scaler.scale(replicas)) };
+    },
   },
 };
 

@@ -1,15 +1,15 @@
-import type { Approvals } from '../approvals/service.js';
+import type { Approvals, ExecutionContext } from '../approvals/service.js';
 import type { Audit } from '../audit/audit.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import type { Message } from '../blocks/message.js';
-import type { Config, Role } from '../config/schema.js';
+import type { ActionName, Config, Role } from '../config/schema.js';
 import type { ErrorCode, ErrorParams } from '../errors.js';
 import type { AlertService } from '../escalation/alerts.js';
 import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Purges } from '../purge/service.js';
 import type { ScalerRegistry } from '../scalers/index.js';
-import type { Store } from '../store/store.js';
+import type { ActionRequest, Store } from '../store/store.js';
 
 export type Via = 'slack' | 'cli' | 'console';
 
@@ -105,6 +105,28 @@ export interface CommandContext {
   purges?: Purges;
 }
 
+/** What an approved action may use when it runs; built once by the composition root. */
+export interface ActionDeps {
+  config: Config;
+  backends: BackendRegistry;
+  /** The configured worker groups and how each is scaled. */
+  scalers?: ScalerRegistry;
+  /** Purge, undo and their archives; absent in read-only setups, where nothing is approved. */
+  purges?: Purges;
+  now: () => Date;
+}
+
+/** How a mutating command's approved request runs, next to the parsing and preview that made it. */
+export interface CommandAction {
+  /** The policy it runs under (`policies.<name>`); the stored request carries this name. */
+  name: ActionName;
+  /**
+   * Runs the approved request with its parameters read back from the store. Those are data, not a
+   * promise: bounds and targets are checked again against the config and Redis of now.
+   */
+  execute(request: ActionRequest, run: ExecutionContext, deps: ActionDeps): Promise<Record<string, unknown>>;
+}
+
 export interface CommandDefinition {
   verb: string;
   /** Mutating commands only run in `slack.allowedChannels` and go through policy. */
@@ -115,6 +137,8 @@ export interface CommandDefinition {
    */
   rateLimited?: boolean;
   run(ctx: CommandContext, args: string[], request: Request): Promise<Reply>;
+  /** Mutating commands that go through approval: what runs once the request is approved. */
+  action?: CommandAction;
   /** Its line in `/queue help`; the read path's verbs are described by the help builder itself. */
   describe?(locale: Locale): { usage: string; summary: string };
 }

@@ -7,7 +7,7 @@ import { createApprovals } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import { validateMessage } from '../../src/blocks/validate.js';
-import { requestReply } from '../../src/commands/pause.js';
+import { requestReply } from '../../src/commands/actions.js';
 import type { CommandContext, Request } from '../../src/commands/types.js';
 import { ErrorCode, OpsError } from '../../src/errors.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
