@@ -9,8 +9,8 @@ import { shownValue, who } from '../escalation/blocks.js';
 import { checkPattern } from '../escalation/silences.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;

@@ -1,11 +1,11 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
 import type { CeleryTaskView } from '../backends/celery/task.js';
+import { askSystem } from '../backends/timeout.js';
 import { bullmqJobMessage, celeryTaskMessage } from '../blocks/job.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { parseTarget, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import { parseTarget, resolveTarget } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,

@@ -1,12 +1,12 @@
 import type { Executor } from '../approvals/service.js';
 import { RETRY_MAX, type RetrySelection, type RetrySoFar } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
+import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
+import type { ActionDeps, CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
-import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { ActionDeps, CommandDefinition } from './types.js';
 
 /** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
 function previewError(error: string): string {
