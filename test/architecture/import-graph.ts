@@ -18,7 +18,7 @@ export type SourcePath = string;
 export interface ImportEdge {
   from: SourcePath;
   to: SourcePath;
-  /** The specifier as written (`'../commands/types.js'`). */
+  /** The specifier as written (`'../pipeline/types.js'`). */
   specifier: string;
   /** 1-based line of the import, for the failure message. */
   line: number;
