@@ -180,7 +180,7 @@ export interface QueueOps extends App {
   approvals: Approvals;
   /** Issue 8: open alerts, ack and snooze over the store. */
   alerts: AlertService;
-  /** Purge, undo, crash recovery and archive retention (issue 7). */
+  /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;
   /**
    * Finishes purges and undos whose process died, then removes archives past retention; neither

@@ -2,7 +2,7 @@ import { ActionId } from '../blocks/action-ids.js';
 import { formatRelative, formatUtc } from '../blocks/format.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
-import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { cutWithEllipsis, escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { actionOutcome } from '../blocks/scale.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -174,10 +174,10 @@ export function requestMessage(
       type: 'header',
       text: { type: 'plain_text', text: fitEscaped(t.header(request.action, request.target), 150) },
     },
-    { type: 'section', text: { type: 'mrkdwn', text: truncate(lines.join('\n'), 3000) } },
+    { type: 'section', text: { type: 'mrkdwn', text: cutWithEllipsis(lines.join('\n'), 3000) } },
     {
       type: 'context',
-      elements: context.slice(0, 10).map((text) => ({ type: 'mrkdwn', text: truncate(text, 3000) })),
+      elements: context.slice(0, 10).map((text) => ({ type: 'mrkdwn', text: cutWithEllipsis(text, 3000) })),
     },
   ];
   if (request.status === 'pending') {
@@ -263,7 +263,7 @@ export function pendingMessage(requests: ActionRequest[], locale: Locale): Messa
   for (let i = 0; i < lines.length; i += 10) {
     blocks.push({
       type: 'section',
-      text: { type: 'mrkdwn', text: truncate(lines.slice(i, i + 10).join('\n'), 3000) },
+      text: { type: 'mrkdwn', text: cutWithEllipsis(lines.slice(i, i + 10).join('\n'), 3000) },
     });
   }
   return { text: t.pendingHeader(requests.length), blocks };

@@ -1,7 +1,7 @@
 import { context, fitEscaped, header, inCode, inline, packSections, section } from '../blocks/kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from '../blocks/limits.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
-import { escapeMrkdwn, truncate } from '../blocks/mrkdwn.js';
+import { cutWithEllipsis, escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { AuditEntry } from '../store/store.js';
 import type { AuditVerifyReport } from './audit.js';
@@ -76,7 +76,7 @@ export function auditMessage(entries: readonly AuditEntry[], locale: Locale): Me
     blocks.push(section(text));
   }
   if (shown < entries.length) blocks.push(context(t.omitted(entries.length - shown)));
-  return { text: truncate(title, SlackLimits.messageText), blocks };
+  return { text: cutWithEllipsis(title, SlackLimits.messageText), blocks };
 }
 
 /** Scalar parameters as `key=value`; nested values are only named, never dumped. */
@@ -120,7 +120,10 @@ export function auditEntryMessage(entry: AuditEntry, locale: Locale): Message {
     context(t.entryFooter(entry.seq, entry.hash, entry.keyId)),
   ];
   return {
-    text: truncate(t.entryText(entry.seq, escapeMrkdwn(entry.action), escapeMrkdwn(entry.outcome)), 300),
+    text: cutWithEllipsis(
+      t.entryText(entry.seq, escapeMrkdwn(entry.action), escapeMrkdwn(entry.outcome)),
+      300,
+    ),
     blocks,
   };
 }
@@ -166,7 +169,7 @@ export function auditVerifyMessage(report: AuditVerifyReport, locale: Locale): M
   const notes = auditVerifyNotes(report, locale);
   const icon = result.ok ? ':white_check_mark:' : ':warning:';
   return {
-    text: truncate([verdict, ...notes].join('\n'), SlackLimits.messageText),
+    text: cutWithEllipsis([verdict, ...notes].join('\n'), SlackLimits.messageText),
     blocks: [
       section(`${icon} ${fitEscaped(verdict, SlackLimits.sectionText - 20)}`),
       context(...notes.map((line) => fitEscaped(line, 1000)).slice(0, 10)),
@@ -223,5 +226,5 @@ export function auditBatchMessage(
     first && last
       ? t.batchText(first.seq, last.seq, entries.length)
       : t.notPosted(notPosted?.count ?? 0, notPosted?.firstSeq ?? 0, notPosted?.lastSeq ?? 0);
-  return { text: truncate(text, 300), blocks };
+  return { text: cutWithEllipsis(text, 300), blocks };
 }

@@ -1,11 +1,11 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, SectionBlock } from '@slack/types';
 import { scrubSecrets } from '../lib/logger.js';
 import { SlackLimits } from './limits.js';
-import { truncate as cutText, escapeInline, escapeMrkdwn, showInvisible } from './mrkdwn.js';
+import { cutWithEllipsis, escapeInline, escapeMrkdwn, showInvisible } from './mrkdwn.js';
 
-/** `truncate` that never leaves half of a surrogate pair (an emoji cut in two) before the ellipsis. */
+/** `cutWithEllipsis` that never leaves half of a surrogate pair (an emoji cut in two) before the ellipsis. */
 export function truncate(text: string, max: number): string {
-  const out = cutText(text, max);
+  const out = cutWithEllipsis(text, max);
   if (out === text) return out;
   const body = out.slice(0, -1);
   const last = body.charCodeAt(body.length - 1);

@@ -47,7 +47,7 @@ export function escapeInline(text: string): string {
 }
 
 /** Cuts text to at most `max` characters, marking the cut with an ellipsis. */
-export function truncate(text: string, max: number): string {
+export function cutWithEllipsis(text: string, max: number): string {
   if (text.length <= max) return text;
   return `${text.slice(0, Math.max(0, max - 1))}…`;
 }

@@ -100,7 +100,7 @@ export function failOutcome(outcome: FailOutcome, locale: Locale): string {
   return messages(locale).scale.resultFail(outcome.id, outcome.state, outcome.lockWasHeld);
 }
 
-/** The outcome line of a finished issue-9 action, or undefined for any other action. */
+/** The outcome line of a finished worker-group action (scale, revoke, fail), or undefined for any other action. */
 export function actionOutcome(
   action: string,
   result: Record<string, unknown>,

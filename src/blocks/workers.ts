@@ -10,7 +10,7 @@ import { type GroupView, groupLines } from './scale.js';
 
 /**
  * One system's part of a workers answer. `error` is a one-line reason, not yet escaped. `groups`
- * are the system's configured worker groups (issue 9), shown whether or not its Redis answered.
+ * are the system's configured worker groups, shown whether or not its Redis answered.
  */
 export type WorkersSystem = (
   | { name: string; type: SystemType; ok: true; workers: WorkerInfo[] }

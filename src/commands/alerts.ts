@@ -4,7 +4,7 @@ import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { type AlertService, alertData } from '../escalation/alerts.js';
+import { type AlertService, alertJson } from '../escalation/alerts.js';
 import { shownValue, who } from '../escalation/blocks.js';
 import { checkPattern } from '../escalation/silences.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -61,7 +61,7 @@ function oneLine(text: string, alert: Alert, ctx: CommandContext, request: Reque
   return {
     ok: true,
     message: { text, blocks: [section(text)] },
-    data: { alert: alertData(alert) },
+    data: { alert: alertJson(alert) },
     // The alert's own message shows the change for everyone; the answer is for the clicker.
     visibility: request.action ? 'ephemeral' : 'in_channel',
   };
@@ -83,7 +83,7 @@ export const alertsCommand: CommandDefinition = {
     return {
       ok: true,
       message: alertsListMessage(open, request.locale),
-      data: { alerts: open.map(alertData) },
+      data: { alerts: open.map(alertJson) },
       // The open alerts are the incident's, not the asker's: the channel sees the same list.
       visibility: 'in_channel',
     };
@@ -296,7 +296,7 @@ async function ackAll(ctx: CommandContext, args: string[], request: Request): Pr
   return {
     ok: true,
     message: { text, blocks: [section(text)] },
-    data: { system, acked: acked.map(alertData) },
+    data: { system, acked: acked.map(alertJson) },
     visibility: 'in_channel',
   };
 }

@@ -11,7 +11,7 @@ import type { GroupState, GroupType } from '../scalers/types.js';
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present
- * when the system has `workers:` in config) are the worker groups' live state (issue 9).
+ * when the system has `workers:` in config) are the worker groups' live state.
  */
 export type WorkersSystemData = (
   | { name: string; type: SystemType; ok: true; workers: WorkerData[] }

@@ -1,5 +1,5 @@
 // zod's tree-shakable build: the command line validates its config on every run, and the
-// chained build costs about as much to load as the rest of the answer (issue 12). The checks, the
+// chained build costs about as much to load as the rest of the answer. The checks, the
 // issues and their messages are the same core's; only the way a schema is written differs
 // (`z.optional(x)` for `x.optional()`, `.check(z.minimum(0))` for `.min(0)`).
 import * as z from 'zod/mini';
@@ -191,7 +191,7 @@ function buildConfigSchema(p: ConfigProblems) {
     })
     .check(z.refine((group) => group.min <= group.max, { error: p.minAboveMax, path: ['max'] }));
 
-  /** `workers:` of a system: group name → how its capacity is changed (issue 9). */
+  /** `workers:` of a system: group name → how its capacity is changed. */
   const workerGroups = z.record(
     z.string().check(
       z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
@@ -352,27 +352,27 @@ function buildConfigSchema(p: ConfigProblems) {
 
   const configSchema = z
     .strictObject({
-      slack: z._default(
+      slack: z.prefault(
         z.strictObject({
           incidentChannel: z.optional(slackChannelId()),
           auditChannel: z.optional(slackChannelId()),
           allowedChannels: z._default(z.array(slackChannelId()), []),
         }),
-        { allowedChannels: [] },
+        {},
       ),
       store: z._default(
         z.string().check(z.regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, { error: p.storeUrl })),
         'sqlite:./data/queue-ops.db',
       ),
-      roles: z._default(
+      roles: z.prefault(
         z.strictObject({
           viewer: z._default(z.array(principal), ['*']),
           operator: z._default(z.array(principal), []),
           admin: z._default(z.array(principal), []),
         }),
-        { viewer: ['*'], operator: [], admin: [] },
+        {},
       ),
-      policies: z._default(
+      policies: z.prefault(
         z.strictObject({
           pause: z._default(policy, { role: 'operator', approvals: 0 }),
           resume: z._default(policy, { role: 'operator', approvals: 0 }),
@@ -384,26 +384,17 @@ function buildConfigSchema(p: ConfigProblems) {
           /** Restoring a purge from its archive: as strict as purge unless configured. */
           undo: z._default(policy, { role: 'admin', approvals: 1 }),
         }),
-        {
-          pause: { role: 'operator', approvals: 0 },
-          resume: { role: 'operator', approvals: 0 },
-          retry: { role: 'operator', approvals: 0, bulkApprovals: 1 },
-          scale: { role: 'operator', approvals: 1 },
-          purge: { role: 'admin', approvals: 1 },
-          revoke: { role: 'operator', approvals: 0 },
-          fail: { role: 'operator', approvals: 0 },
-          undo: { role: 'admin', approvals: 1 },
-        },
+        {},
       ),
       /** Where purged jobs are written before they leave Redis, and how long they are kept. */
-      archive: z._default(
+      archive: z.prefault(
         z.strictObject({
           dir: z._default(nonEmpty(), './data/archive'),
           retentionDays: z._default(intIn(1, 3650), 7),
         }),
-        { dir: './data/archive', retentionDays: 7 },
+        {},
       ),
-      approvals: z._default(
+      approvals: z.prefault(
         z.strictObject({
           ttlMinutes: z._default(intIn(1, 24 * 60), 15),
           require2fa: z._default(z.boolean(), false),
@@ -414,14 +405,14 @@ function buildConfigSchema(p: ConfigProblems) {
            */
           cliSameOsUser: z._default(z.enum(['allow', 'refuse']), 'refuse'),
         }),
-        { ttlMinutes: 15, require2fa: false, cliSameOsUser: 'refuse' },
+        {},
       ),
       /**
        * The command line: `users` binds OS accounts to the Slack user ids they are. Only a bound
        * `--user` counts against a Slack identity (approving a request asked in Slack, or being
        * approved from Slack); a bound account may not claim an id it is not bound to.
        */
-      cli: z._default(
+      cli: z.prefault(
         z.strictObject({
           users: z._default(
             z.record(osAccount, z.array(slackUserId).check(z.minLength(1, { error: p.slackUserId })), {
@@ -430,9 +421,9 @@ function buildConfigSchema(p: ConfigProblems) {
             {},
           ),
         }),
-        { users: {} },
+        {},
       ),
-      audit: z._default(
+      audit: z.prefault(
         z.strictObject({
           /** The audit key (HMAC-SHA256), as text; QUEUE_OPS_AUDIT_KEY instead is the same. */
           keyFile: z.optional(nonEmpty()),
@@ -441,23 +432,23 @@ function buildConfigSchema(p: ConfigProblems) {
           /** An append-only JSON-lines file, one line per entry, outside the store. */
           witnessFile: z.optional(nonEmpty()),
         }),
-        { previousKeyFiles: [] },
+        {},
       ),
-      rateLimit: z._default(
+      rateLimit: z.prefault(
         z.strictObject({
           /** Mutating commands (pause, approve, deny…) one user may run per minute. */
           perUserPerMinute: z._default(intIn(1, 10_000), 10),
         }),
-        { perUserPerMinute: 10 },
+        {},
       ),
       // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
       locale: z._default(z.enum(['en', 'tr']), 'en'),
-      metrics: z._default(
+      metrics: z.prefault(
         z.strictObject({
           /** How long one read of a system serves `/metrics` scrapes. */
           cacheSeconds: z._default(z.number().check(z.minimum(0), z.maximum(300)), 10),
         }),
-        { cacheSeconds: 10 },
+        {},
       ),
       escalation: z.prefault(escalation, {}),
       systems: z.array(system).check(z.minLength(1, { error: p.noSystems })),

@@ -52,7 +52,7 @@ function narrowSample(sample: Sample, only: { system: string; queue: string }): 
 }
 
 /** `--json` data of one alert (README: `alerts`, `ack`, `snooze`). */
-export function alertData(alert: Alert) {
+export function alertJson(alert: Alert) {
   return {
     id: alert.id,
     rule: alert.rule,

@@ -3,7 +3,7 @@ import { context, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { EscalationStore } from '../store/store.js';
-import { alertData } from './alerts.js';
+import { alertJson } from './alerts.js';
 import { shownValue } from './blocks.js';
 import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
 import type { DrainResult } from './outbox.js';
@@ -93,7 +93,7 @@ export async function runMonitorOnce(deps: {
         queues: s.queues.length,
         ...(s.error ? { error: s.error } : {}),
       })),
-      firing: outcome.firing.map(alertData),
+      firing: outcome.firing.map(alertJson),
       opened: outcome.opened.map((a) => a.id),
       resolved: outcome.resolved.map((a) => a.id),
       outbox: { sent: drained.sent, dropped: drained.dropped, pending: drained.pending },

@@ -21,7 +21,7 @@ export function isPolicyAction(verb: string): verb is ActionName {
 
 /**
  * Verbs with a fixed requirement and no `policies:` entry: acknowledging or snoozing an alert
- * silences reminders for everyone, so it takes an operator (issue 8); never an approval.
+ * silences reminders for everyone, so it takes an operator; never an approval.
  */
 const FIXED_REQUIREMENTS: Readonly<Record<string, { role: Role; approvals: number }>> = {
   ack: { role: 'operator', approvals: 0 },

@@ -17,6 +17,15 @@ export interface LoggerOptions {
 }
 
 /**
+ * `LOG_LEVEL` as pino knows it, or `fallback` when it is unset or not a level: the bot logs at
+ * `info`, the command line (for people and scripts) only warnings and worse unless asked.
+ */
+export function parseLogLevel(value: string | undefined, fallback: LevelWithSilent): LevelWithSilent {
+  const levels: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  return levels.find((level) => level === value) ?? fallback;
+}
+
+/**
  * pino, object first then message, writing to stderr. Every line passes through
  * `scrubSecrets` on its way out: whatever a log call was handed (an ioredis error quoting a URL,
  * a config object, a stack trace) cannot leak a password or token.

@@ -76,19 +76,19 @@ export interface CommandContext {
   now: () => Date;
   /** The request's child logger (set by the dispatcher for each request). */
   logger?: Logger;
-  /** Two-person approval over the store (issue 3); absent in read-only setups. */
+  /** Two-person approval over the store; absent in read-only setups. */
   approvals?: Approvals;
-  /** The hash-chained audit trail (issue 3); absent in read-only setups. */
+  /** The hash-chained audit trail; absent in read-only setups. */
   audit?: Audit;
   /** Who holds which role now (admins see requests and entries from every channel). */
   roles?: { has(userId: string, role: Role): Promise<boolean> };
-  /** Open alerts, ack and snooze (issue 8); absent in read-only setups. */
+  /** Open alerts, ack and snooze; absent in read-only setups. */
   alerts?: AlertService;
   /** The bot's store, read-only use (the incident timeline, the Home tab); absent in read-only setups. */
   store?: Pick<Store, 'listAudit' | 'escalation'>;
-  /** The configured worker groups (`workers:`) and how each is scaled (issue 9). */
+  /** The configured worker groups (`workers:`) and how each is scaled. */
   scalers?: ScalerRegistry;
-  /** Purge previews, undo checks (issue 7); absent in read-only setups. */
+  /** Purge previews, undo checks; absent in read-only setups. */
   purges?: Purges;
 }
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Alert } from './alert.js';
 import {
   alertColumns,
-  alertData,
+  alertRowData,
   outboxLaneFilter,
   rowToAlert,
   rowToOutbox,
@@ -139,7 +139,7 @@ export function createPostgresEscalation(
               c.status,
               c.opened_at,
               c.updated_at,
-              alertData(alert),
+              alertRowData(alert),
               c.group_id,
             ],
           );
@@ -156,7 +156,7 @@ export function createPostgresEscalation(
             const done = await client.query(
               `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
                  updated_at = $3, data = $4, group_id = $7 WHERE id = $5 AND version = $6`,
-              [c.open_key, c.status, c.updated_at, alertData(alert), alert.id, alert.version, c.group_id],
+              [c.open_key, c.status, c.updated_at, alertRowData(alert), alert.id, alert.version, c.group_id],
             );
             if (!done.rowCount) return undefined;
             await enqueue(client, alert.id, outbox, alert.updatedAt);
@@ -207,7 +207,7 @@ export function createPostgresEscalation(
           if (!row) return;
           const alert = rowToAlert(row);
           await client.query('UPDATE escalation_alerts SET data = $1, version = version + 1 WHERE id = $2', [
-            alertData({ ...alert, channel: message.channel, messageTs: message.ts }),
+            alertRowData({ ...alert, channel: message.channel, messageTs: message.ts }),
             message.alertId,
           ]);
         }),

@@ -42,7 +42,7 @@ export function rowToSilence(row: Record<string, unknown>): Silence {
 }
 
 /** The record without `version`, which lives in its own column (the condition of every write). */
-export function alertData(alert: Alert): string {
+export function alertRowData(alert: Alert): string {
   const { version: _version, ...rest } = alert;
   return JSON.stringify(rest);
 }

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Alert } from './alert.js';
 import {
   alertColumns,
-  alertData,
+  alertRowData,
   outboxLaneFilter,
   rowToAlert,
   rowToOutbox,
@@ -48,7 +48,16 @@ export function createSqliteEscalation(
            (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id)
          VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)`,
       )
-      .run(c.id, c.alert_key, c.open_key, c.status, c.opened_at, c.updated_at, alertData(alert), c.group_id);
+      .run(
+        c.id,
+        c.alert_key,
+        c.open_key,
+        c.status,
+        c.opened_at,
+        c.updated_at,
+        alertRowData(alert),
+        c.group_id,
+      );
     if (done.changes === 0) return undefined;
     enqueue(alert.id, outbox, alert.updatedAt);
     return { ...alert, version: 1 };
@@ -67,7 +76,7 @@ export function createSqliteEscalation(
           c.open_key,
           c.status,
           c.updated_at,
-          alertData(alert),
+          alertRowData(alert),
           c.group_id,
           alert.id,
           alert.version,
@@ -100,7 +109,7 @@ export function createSqliteEscalation(
       if (!row) return;
       const alert = rowToAlert(row);
       db.prepare('UPDATE escalation_alerts SET data = ?, version = version + 1 WHERE id = ?').run(
-        alertData({ ...alert, channel: message.channel, messageTs: message.ts }),
+        alertRowData({ ...alert, channel: message.channel, messageTs: message.ts }),
         message.alertId,
       );
     },

@@ -175,7 +175,7 @@ CREATE TABLE periodic_runs (
 );
 `;
 
-// One pending request per action, target, channel and params (issue 19): two replicas asked the
+// One pending request per action, target, channel and params: two replicas asked the
 // same thing at the same instant both read "nothing waiting" and both inserted. `pending_key` is a
 // hash the store computes at insert (src/store/pending-key.ts); the index covers pending rows only,
 // so decided requests keep their key and never block a new one.

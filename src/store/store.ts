@@ -265,7 +265,7 @@ export interface Store extends PurgeStore {
    */
   releaseRate(key: string, at: string): Promise<void>;
 
-  /** Escalation (issue 8): samples, alerts, the outbox and the leader lease. */
+  /** Escalation: samples, alerts, the outbox and the leader lease. */
   escalation: EscalationStore;
 
   close(): Promise<void>;

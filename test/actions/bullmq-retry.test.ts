@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -11,7 +10,8 @@ import {
   runCli,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from '../helpers/cli-run.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const SECRET = 'apns-token-never-shown';
 

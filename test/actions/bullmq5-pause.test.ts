@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Queue as Queue5, Worker as Worker5 } from 'bullmq5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
+import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 describe('pause and resume of a BullMQ 5.x queue from the command line', () => {
   const redisUrl = testRedisUrl();

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
+import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 // This file owns DB 14 of the test Redis (broker and results): it is flushed here and nowhere else.
 // Pub/sub channels carry the DB number, so no other file's worker answers these broadcasts.

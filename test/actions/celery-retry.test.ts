@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawJsonMembers } from '../../src/backends/celery/envelope.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { waitFor } from '../backends/bullmq/helpers.js';
+import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import {
   jsonOf,
@@ -14,7 +14,7 @@ import {
   runCli,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from '../helpers/cli-run.js';
 
 // A Redis of its own: no DB number to share with other files, and its pub/sub is only ours.
 const QUEUE = 'celery:notification_sending';

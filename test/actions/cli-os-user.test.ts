@@ -4,9 +4,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
-import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
+import {
+  type CliJsonOut,
+  jsonOf,
+  ROLES,
+  requestOf,
+  runCli,
+  tempDir,
+  writeConfig,
+} from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { type CliJsonOut, jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from './cli-helpers.js';
 
 /** One terminal: an OS account on a host. `--user` on top of it is only a claim. */
 interface Terminal {

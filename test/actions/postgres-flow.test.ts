@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { withSchema } from '../helpers/cli-run.js';
 import { describePostgres, POSTGRES_SHOWN, POSTGRES_URL } from '../helpers/postgres.js';
-import { withSchema } from './cli-helpers.js';
-import { describeTwoPersonFlow } from './two-person-flow.js';
+import { describeTwoPersonFlow } from '../helpers/two-person-flow.js';
 
 await describePostgres('two people pause and resume from the command line (PostgreSQL store)', () => {
   // `store: postgres://…?schema=…`: the bot keeps its tables in a schema of this run's own, and the

@@ -7,7 +7,7 @@ import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
-import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describeTwoPersonFlow } from './two-person-flow.js';
+import { describeTwoPersonFlow } from '../helpers/two-person-flow.js';
 
 describeTwoPersonFlow('SQLite store', async (dir) => {
   const file = join(dir, 'queue-ops.db');

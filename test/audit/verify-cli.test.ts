@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditKeyId } from '../../src/store/audit-hash.js';
 import { runCli as runCliIn } from '../../src/transports/cli/run.js';
-import { type CliRun, jsonOf, tempDir } from '../actions/cli-helpers.js';
+import { type CliRun, jsonOf, tempDir } from '../helpers/cli-run.js';
 
 /** The command line in this process (the same runCli the binary calls): a real store, real files. */
 async function runCli(argv: string[], options: { env?: Record<string, string> } = {}): Promise<CliRun> {

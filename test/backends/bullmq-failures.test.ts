@@ -4,8 +4,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { OpsError } from '../../src/errors.js';
 import { freePort, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { connectionFor, systemFor } from '../helpers/bullmq-jobs.js';
 import { freezeTimers } from '../helpers/frozen-timers.js';
-import { connectionFor, systemFor } from './bullmq/helpers.js';
 
 const PASSWORD = 'secret-password';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
+import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from './bullmq/helpers.js';
 
 /**
  * The oldest waiting job's age is how long it has waited to run, not how old it is: a job

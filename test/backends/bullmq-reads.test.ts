@@ -9,7 +9,6 @@ import {
 import { STATUS_BATCH_QUEUES } from '../../src/backends/bullmq/status-script.js';
 import { OpsError } from '../../src/errors.js';
 import { startPrivateRedis } from '../../src/lib/redis-server.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -18,7 +17,8 @@ import {
   randomName,
   systemFor,
   waitFor,
-} from './bullmq/helpers.js';
+} from '../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
 const connection = connectionFor(redisUrl);

@@ -2,7 +2,6 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { freePort } from '../../src/lib/redis-server.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -11,7 +10,8 @@ import {
   randomName,
   systemFor,
   waitFor,
-} from './bullmq/helpers.js';
+} from '../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../helpers/test-redis.js';
 import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
 
 const redisUrl = testRedisUrl();

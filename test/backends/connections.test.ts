@@ -10,6 +10,7 @@ import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/sc
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
+import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import {
   makeTestCa,
   parseSystem,
@@ -20,7 +21,6 @@ import {
   type TestCa,
 } from '../helpers/redis-shapes.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
-import { randomName, waitFor } from './bullmq/helpers.js';
 
 /**
  * Every path of a backend connects through its one connection factory (bullmq/connections.ts,

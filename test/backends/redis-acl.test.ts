@@ -13,10 +13,10 @@ import { messages } from '../../src/i18n/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { tempDir } from '../actions/cli-helpers.js';
+import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { tempDir } from '../helpers/cli-run.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
-import { waitFor } from './bullmq/helpers.js';
 
 /**
  * docs/deploy.md's read-only ACL user, created from its own line, must be enough for the whole read

@@ -9,9 +9,9 @@ import type { BullmqSystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
+import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type RedisClusterProcesses, startRedisCluster } from '../helpers/redis-shapes.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
-import { waitFor } from './bullmq/helpers.js';
 
 describe('BullMQ on a three-master Redis Cluster', () => {
   let cluster: RedisClusterProcesses;

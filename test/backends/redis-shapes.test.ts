@@ -9,6 +9,7 @@ import { parseSentinelUrl } from '../../src/backends/redis-endpoint.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { isOpsError } from '../../src/errors.js';
+import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import {
   makeTestCa,
   parseSystem,
@@ -18,7 +19,6 @@ import {
   startTlsRedis,
   type TestCa,
 } from '../helpers/redis-shapes.js';
-import { randomName, waitFor } from './bullmq/helpers.js';
 
 describe('a watched Redis behind TLS with a private CA', () => {
   let ca: TestCa;

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/lib/redis-server.js';
-import { jsonOf, runCli } from '../actions/cli-helpers.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { jsonOf, runCli } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();

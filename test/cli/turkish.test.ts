@@ -5,7 +5,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { peekLocale } from '../../src/config/locale-peek.js';
 import { isOpsError } from '../../src/errors.js';
 import { runCli } from '../../src/transports/cli/run.js';
-import { tempDir } from '../actions/cli-helpers.js';
+import { tempDir } from '../helpers/cli-run.js';
 
 /**
  * `locale: tr` reaches the command line's answers that come before there is a valid config:

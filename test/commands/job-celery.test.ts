@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { CeleryTaskData } from '../../src/commands/job.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { waitFor } from './fixture.js';
 
 /** `job <system> <task-id>`: where a real Celery 5 worker's task is, through the command line. */

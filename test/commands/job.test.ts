@@ -3,7 +3,7 @@ import { FlowProducer, Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { BullmqJobData } from '../../src/commands/job.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { connectionFor, randomName, waitFor } from './fixture.js';
 

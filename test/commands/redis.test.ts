@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRedisHealth } from '../../src/backends/redis-health.js';
 import type { RedisHealthData } from '../../src/commands/redis.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { connectionFor, waitFor } from './fixture.js';
 
 /**

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResults } from '../../src/backends/celery/results.js';
 import type { ResultsData } from '../../src/commands/results.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 
 /**
  * `results <system>`: the result keys a real Celery 5 worker stored, counted without KEYS, through

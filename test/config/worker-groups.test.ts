@@ -12,7 +12,7 @@ function problemsOf(text: string): string[] {
   throw new Error('config was accepted');
 }
 
-/** The `workers:` example from issue 9, word for word. */
+/** The `workers:` example the design asked for, word for word. */
 const ISSUE_EXAMPLE = `
 systems:
   - name: pushizo

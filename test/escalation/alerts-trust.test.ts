@@ -9,7 +9,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 

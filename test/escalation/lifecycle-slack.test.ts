@@ -9,7 +9,7 @@ import { configSchema } from '../../src/config/schema.js';
 import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
@@ -59,7 +59,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       roles: { viewer: ['*'], operator: ['U0ALICE'] },
       systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: ['dispatch-ios'] }],
       escalation: {
-        // One message per alert: what this file tests (issue 25 groups them by default).
+        // One message per alert: what this file tests (alerts are grouped by default).
         groupBy: 'none',
         intervalSeconds: 30,
         renotifyMinutes: 2,

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/transports/cli/run.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';

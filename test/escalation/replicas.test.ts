@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
   type LoopbackSlack,
   spawnBot,

@@ -2,8 +2,8 @@ import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
-import { jsonOf, ROLES, runCli, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { jsonOf, ROLES, runCli, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 

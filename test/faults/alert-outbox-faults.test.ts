@@ -9,8 +9,8 @@ import { configSchema } from '../../src/config/schema.js';
 import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { boltLogger } from '../../src/transports/slack/create-app.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
 import { fakeSlack, kindOf, type SlackCall } from '../escalation/fake-slack.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 

@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   killCliWhen,
@@ -13,8 +14,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+} from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { RETRY_BATCH } from '../../src/backends/bullmq/retry.js';
-import { seedFailedJobs, systemFor } from '../backends/bullmq/helpers.js';
+import { seedFailedJobs, systemFor } from '../helpers/bullmq-jobs.js';
 import { FaultyRedis } from './fault-fixture.js';
 
 const JOBS = 1_000;

@@ -14,7 +14,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
+} from '../helpers/cli-run.js';
 
 /**
  * A watched Redis that a test kills, pauses and starts again, on the same port and directory so

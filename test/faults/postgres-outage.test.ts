@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
-import { jsonOf, runCliInProcess } from '../actions/cli-helpers.js';
+import { jsonOf, runCliInProcess } from '../helpers/cli-run.js';
 import { describePostgresFault } from './postgres-fault-bot.js';
 
 const OUTAGE_MS = 30_000;

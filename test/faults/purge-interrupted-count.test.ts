@@ -9,7 +9,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
+} from '../helpers/cli-run.js';
 import { archiveDirOf, FaultyRedis, storedRequest, until } from './fault-fixture.js';
 
 /** Two chunks of 10,000: Redis goes away while the first is being deleted. */

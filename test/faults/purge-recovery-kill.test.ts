@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   killCliWhen,
@@ -14,8 +15,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+} from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { archivedLines, storedRequest } from './fault-fixture.js';
 

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { seedFailedJobs } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -7,8 +8,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
-import { seedFailedJobs } from '../backends/bullmq/helpers.js';
+} from '../helpers/cli-run.js';
 import { type LatencyProxy, startLatencyProxy } from '../helpers/latency-proxy.js';
 import { type AuditEntry, auditEntries, expectOneLineNaming, FaultyRedis } from './fault-fixture.js';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readManifest } from '../../src/archive/archive.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND } from './fault-backends.js';
 import {
   archiveDirOf,

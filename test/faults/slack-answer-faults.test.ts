@@ -5,9 +5,9 @@ import { Queue } from 'bullmq';
 import nock, { type ReplyFnResult } from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
-import type { RunningBot } from '../../src/main.js';
 import { RequestStatus } from '../../src/store/store.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   botConfig,

@@ -9,8 +9,8 @@ import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { messages } from '../../src/i18n/index.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { jsonOf, ROLES, runCliInProcess, tempDir, writeConfig } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { jsonOf, ROLES, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();

@@ -6,15 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { undoMarkerKey } from '../../src/backends/undo-marker.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
-import {
-  jsonOf,
-  killCliWhen,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { purgeAloneConfig, storedRequest } from './fault-fixture.js';
 

@@ -10,11 +10,11 @@ import { createBoltGuard } from '../../src/guards/middleware.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 
-// The limit counts actions that ran (issue 23): the commands counted here are real pauses of
+// The limit counts actions that ran: the commands counted here are real pauses of
 // BullMQ queues on the test Redis, one queue each.
 const redis = testRedisUrl();
 const QUEUES = Array.from({ length: 24 }, (_, i) => `q${i}`);

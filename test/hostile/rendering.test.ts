@@ -6,8 +6,8 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import type { RunningBot } from '../../src/main.js';
-import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {

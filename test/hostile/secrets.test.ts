@@ -10,7 +10,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { waitFor } from '../backends/bullmq/helpers.js';
+import { waitFor } from '../helpers/bullmq-jobs.js';
 import { publishCelery } from '../helpers/celery-worker.js';
 
 /**

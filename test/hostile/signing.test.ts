@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActionId, indexedActionId } from '../../src/blocks/action-ids.js';
-import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir, writeConfig } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

@@ -4,7 +4,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackDirectory } from '../../src/guards/slack-directory.js';
 import { createUserLocales } from '../../src/transports/slack/user-locale.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, type Harness, randomId, slashCommand, startHarness } from '../slack/harness.js';
 

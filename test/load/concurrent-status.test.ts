@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postSlash, SIGNING_SECRET, type SlackStandIn, slackStandIn } from '../../bench/bot.js';
-import { type RunningBot, startBot } from '../../src/main.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 

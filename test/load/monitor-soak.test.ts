@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runMonitorSoak, type SoakResult } from '../../bench/soak.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { connectionFor, deletePrefix, randomName, systemFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 

@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBot, startBot } from '../../src/main.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { memoryLogger } from '../slack/harness.js';
 
 /**

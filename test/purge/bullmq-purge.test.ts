@@ -2,6 +2,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connectionFor, deletePrefix, LIBS, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -9,8 +10,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, LIBS, randomName, waitFor } from '../backends/bullmq/helpers.js';
+} from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const ADMINS = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE]', '  admin: [U0BOB, U0ERIN]'];

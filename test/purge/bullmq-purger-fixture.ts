@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { QueuePurger } from '../../src/backends/queue-backend.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 export interface BullmqPurgerFixture {

@@ -5,6 +5,7 @@ import { splitBlocks } from '../../src/archive/archive.js';
 import { priorityKeys } from '../../src/backends/celery/keys.js';
 import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import {
   jsonOf,
   ONE_SHELL_TWO_PEOPLE,
@@ -12,8 +13,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
-import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+} from '../helpers/cli-run.js';
 
 const QUEUE = 'celery:notification_sending';
 const TARGET = `zeus/${QUEUE}`;

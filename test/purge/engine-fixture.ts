@@ -4,8 +4,8 @@ import { afterEach, beforeEach } from 'vitest';
 import { createArchiveDir } from '../../src/archive/archive.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
-import { tempDir } from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { tempDir } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 export interface PurgeEngineFixture {

@@ -5,15 +5,8 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
-import {
-  jsonOf,
-  killCliWhen,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../actions/cli-helpers.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /** Jobs in the killed purge; PURGE_KILL_N=200000 runs the full size. */

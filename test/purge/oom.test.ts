@@ -9,7 +9,7 @@ import {
   runCliInProcess,
   tempDir,
   writeConfig,
-} from '../actions/cli-helpers.js';
+} from '../helpers/cli-run.js';
 
 const N = 20_000;
 

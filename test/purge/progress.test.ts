@@ -11,7 +11,7 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createProgressBar } from '../../src/transports/cli/progress.js';
 import { createRequestMessageUpdater } from '../../src/transports/slack/requests.js';
-import { deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const API_HOST = 'https://slack-progress.test.example';

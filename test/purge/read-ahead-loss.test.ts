@@ -8,7 +8,7 @@ import { toRedisUnavailable } from '../../src/backends/redis-client.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
 import type { PurgeStore } from '../../src/store/store.js';
-import { randomName } from '../backends/bullmq/helpers.js';
+import { randomName } from '../helpers/bullmq-jobs.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 /** Entries per read, and per chunk: each read fills one chunk. */

@@ -5,7 +5,7 @@ import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { QueuePurger } from '../../src/backends/queue-backend.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
-import { randomName } from '../backends/bullmq/helpers.js';
+import { randomName } from '../helpers/bullmq-jobs.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 2_000;

@@ -7,7 +7,7 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { isOpsError } from '../../src/errors.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import type { PurgeRecord } from '../../src/store/store.js';
-import { randomName } from '../backends/bullmq/helpers.js';
+import { randomName } from '../helpers/bullmq-jobs.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 3_000;

@@ -10,8 +10,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { freePort } from '../../src/lib/redis-server.js';
-import { jsonOf, runCli } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { jsonOf, runCli } from '../helpers/cli-run.js';
 import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { buttonClick, slackSignature, slashCommand } from '../slack/harness.js';
@@ -151,7 +151,7 @@ if (unreachable && POSTGRES_REQUIRED) {
           '    type: bullmq',
           `    redis: ${redisUrl}`,
           `    prefix: ${prefix}`,
-          // Queues Dan and Erin ask to pause: the rate limit counts actions that ran (issue 23).
+          // Queues Dan and Erin ask to pause: the rate limit counts actions that ran.
           '    queues: [dispatch, d0, d1, d2, d3, d4, d5, e0, e1]',
         ].join('\n'),
       );

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
-import { type RunningBot, startBot } from '../../src/main.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { RequestStatus } from '../../src/store/store.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   botConfig,

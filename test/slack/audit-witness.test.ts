@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningBot, startBot } from '../../src/main.js';
 import { runCli } from '../../src/transports/cli/run.js';
+import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { fakeReceiver, memoryLogger } from './harness.js';
 
 /** Slack's Web API through SLACK_API_URL: posts are kept, and conversations.history serves them back. */

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningBot } from '../../src/main.js';
 import { RequestStatus } from '../../src/store/store.js';
-import { jsonOf, requestOf, runCli } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
+import { jsonOf, requestOf, runCli } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 /**
- * Two-person approval across Slack and the command line (issue 23, part 3). The bot runs as
+ * Two-person approval across Slack and the command line. The bot runs as
  * `npm start` builds it, over a SQLite store; the command line is the real `bin/queue-ops.js`,
  * run as this machine's OS account against the same config file and store. Only Slack is nock'd.
  */

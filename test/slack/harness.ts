@@ -6,7 +6,7 @@ import nock from 'nock';
 import { createApp, type App as QueueOpsApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
-import { type BotOptions, type RunningBot, startBot } from '../../src/main.js';
+import { type BotOptions, type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import {
   registerSlackListeners,

@@ -5,7 +5,7 @@ import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { connectionFor, deletePrefix, waitFor } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
 import { freezeTimers } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {

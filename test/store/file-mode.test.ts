@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { runCli, writeConfig } from '../actions/cli-helpers.js';
+import { runCli, writeConfig } from '../helpers/cli-run.js';
 
 /**
  * The SQLite store holds the audit trail, the requests and their previews: it is created readable

@@ -5,8 +5,8 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliIn } from '../../src/transports/cli/run.js';
-import { type CliRun, jsonOf, tempDir } from '../actions/cli-helpers.js';
-import { connectionFor, deletePrefix, randomName } from '../backends/bullmq/helpers.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { type CliRun, jsonOf, tempDir } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 

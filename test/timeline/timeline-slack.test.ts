@@ -6,8 +6,8 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
-import { ROLES, tempDir, writeConfig } from '../actions/cli-helpers.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
+import { ROLES, tempDir, writeConfig } from '../helpers/cli-run.js';
 import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
 
 /**

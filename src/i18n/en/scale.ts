@@ -1,5 +1,5 @@
 /**
- * Strings of issue 9: worker groups in `workers`, `scale`, `stuck`, `revoke` and `fail`.
+ * Strings of the worker groups: in `workers`, `scale`, `stuck`, `revoke` and `fail`.
  * Previews and outcomes are plain text (the request message escapes them as a whole); the
  * `stuck` and group lines are mrkdwn whose untrusted parts the caller escapes before passing in.
  */

@@ -14,7 +14,7 @@ import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, type Locale, messages } from '../../i18n/index.js';
-import { createLogger, type Logger, scrubSecrets } from '../../lib/logger.js';
+import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -92,7 +92,7 @@ async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Co
   const logger =
     io.logger ??
     createLogger({
-      level: logLevel(io.env.LOG_LEVEL),
+      level: parseLogLevel(io.env.LOG_LEVEL, 'warn'),
       secrets,
       base: { name: 'queue-ops', via: 'cli' },
     });
@@ -460,14 +460,6 @@ function failEarly(io: CliIo, json: boolean, error: OpsError, locale: Locale): n
     io.stdout(`${jsonText(body)}\n`);
   }
   return isUsageError(error) || error.code === ErrorCode.ConfigInvalid ? ExitCode.Usage : ExitCode.Failed;
-}
-
-function logLevel(
-  value: string | undefined,
-): 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' {
-  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-  // The command line is for people and scripts: only warnings and worse unless asked.
-  return levels.find((l) => l === value) ?? 'warn';
 }
 
 function safeHostname(): string | undefined {

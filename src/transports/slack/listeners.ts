@@ -24,7 +24,7 @@ export interface SlackListenerDeps {
    */
   userLocale?: (userId: string) => Promise<Locale | undefined>;
   /**
-   * Bolt-style middleware run in order after `ack()` and before the dispatcher, e.g. issue 3's
+   * Bolt-style middleware run in order after `ack()` and before the dispatcher, e.g. the guards'
    * `createBoltGuard(...)` when the guards are not already dispatcher middleware. See
    * `SlackMiddleware`.
    */

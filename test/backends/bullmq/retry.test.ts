@@ -1,7 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../../src/backends/bullmq/index.js';
-import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
   connectionFor,
   deletePrefix,
@@ -10,7 +9,8 @@ import {
   randomName,
   systemFor,
   waitFor,
-} from './helpers.js';
+} from '../../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
 

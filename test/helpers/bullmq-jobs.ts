@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as bullmq6 from 'bullmq';
 import * as bullmq5 from 'bullmq5';
 import { Redis } from 'ioredis';
-import type { BullmqSystemConfig } from '../../../src/config/schema.js';
+import type { BullmqSystemConfig } from '../../src/config/schema.js';
 
 /**
  * Both majors through one type. The 5.x classes have the same shape for everything these tests

@@ -96,7 +96,7 @@ export const ONE_SHELL_TWO_PEOPLE = ['approvals:', '  cliSameOsUser: allow'];
 /** The audit columns whose contents a swap exchanges (everything but seq). */
 export const AUDIT_CONTENT_COLUMNS = auditColumns.filter((c) => c !== 'seq');
 
-export { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
+export { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from './postgres.js';
 
 /** `url` with `?schema=<schema>` (or `&schema=`) added. */
 export function withSchema(url: string, schema: string): string {

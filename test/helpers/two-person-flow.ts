@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix } from '../backends/bullmq/helpers.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { connectionFor, deletePrefix } from './bullmq-jobs.js';
 import {
   AUDIT_CONTENT_COLUMNS,
   type CliRun,
@@ -13,7 +12,8 @@ import {
   runCli,
   tempDir,
   writeConfig,
-} from './cli-helpers.js';
+} from './cli-run.js';
+import { testRedisUrl } from './test-redis.js';
 
 type Row = Record<string, unknown>;
 

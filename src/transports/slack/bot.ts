@@ -1,0 +1,474 @@
+import { type Receiver, webApi } from '@slack/bolt';
+import { collectSecrets, createQueueOps, type QueueOps } from '../../app.js';
+import { loadConfigFile } from '../../config/load.js';
+import { peekConfigFileLocale } from '../../config/locale-peek.js';
+import type { Config } from '../../config/schema.js';
+import { isOpsError } from '../../errors.js';
+import type { SlackSender } from '../../escalation/outbox.js';
+import { createEscalation, type Escalation } from '../../escalation/runtime.js';
+import { createBoltGuard } from '../../guards/middleware.js';
+import { createSlackDirectory } from '../../guards/slack-directory.js';
+import { inLocale, messages } from '../../i18n/index.js';
+import { createIdleCollector } from '../../lib/idle-collector.js';
+import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
+import { createMaintenanceSweep, MAINTENANCE_SWEEP_MS } from '../../maintenance.js';
+import { createMetrics, type Metrics } from '../../metrics/metrics.js';
+import { operationalRoutes } from '../../transports/http/routes.js';
+import { createAlertWebClient, createSlackSender } from './alerts.js';
+import { createAuditChannelSink } from './audit-channel.js';
+import { createAuditChannelWitness } from './audit-witness.js';
+import {
+  boltLogger,
+  createSlackApp,
+  hasSlackTransport,
+  type SlackApp,
+  SlackEnvError,
+  slackSettingsFromEnv,
+} from './create-app.js';
+import { createSlackHealth, type SlackHealth } from './health.js';
+import { createHomeTab, type HomeTab, registerHomeTab } from './home.js';
+import { registerSlackListeners } from './listeners.js';
+import { createSeenSignatures } from './replay.js';
+import { requestFromSlack } from './request.js';
+import { createRequestDelivery, createRequestMessageUpdater } from './requests.js';
+import type { RespondPolicy } from './respond.js';
+import { checkAppToken, checkBotToken, SlackTokenError } from './tokens.js';
+import { createUserLocales } from './user-locale.js';
+import { createWebApiClient, type SlackClientBase, slackClientSettings } from './web-client.js';
+
+type Env = Record<string, string | undefined>;
+
+/** Where the entry point writes its few human lines (start-up problems); logs go to the logger. */
+export interface MainIo {
+  stderr: (line: string) => void;
+  stdout: (line: string) => void;
+}
+
+/** A running bot; `stop()` is what SIGTERM/SIGINT call. */
+export interface RunningBot {
+  slack: SlackApp;
+  port?: number;
+  /** The store, audit, approvals and dispatcher the bot runs on. */
+  runtime: QueueOps;
+  /** The monitor and its outbox; running when `slack.incidentChannel` is set. */
+  escalation: Escalation;
+  /** The App Home tab (published on `app_home_opened`, refreshed on changes). */
+  home: HomeTab;
+  /** What Slack last answered the bot's Web API calls (what `/readyz` reports). */
+  slackHealth: SlackHealth;
+  /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
+  sweep(): Promise<void>;
+  /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Seams for tests: everything else comes from the environment and the config file. */
+export interface BotOptions {
+  /** A receiver that binds nothing; tests hand events to `slack.app.processEvent`. */
+  receiverOverride?: Receiver;
+  /** The Home tab's per-user refresh interval (default 10 s). */
+  homeMinIntervalMs?: number;
+  /** The bot's ids, so Bolt skips `auth.test`. */
+  authorization?: { botId: string; botUserId: string };
+  /** Web API client options for every client the bot builds; `SLACK_API_URL` still wins. */
+  clientOptions?: webApi.WebClientOptions;
+  /** The clock of the whole runtime (ttl, expiry). */
+  now?: () => Date;
+  sweepIntervalMs?: number;
+  /** Where logs go (tests read them); otherwise stdout at `LOG_LEVEL`. */
+  logger?: Logger;
+  /** Pause between audit-channel posts (default 1000 ms, Slack's pace for one channel). */
+  auditChannelIntervalMs?: number;
+  /** e.g. `{ processMetrics: false }` in tests that start many bots in one process. */
+  metricsOptions?: { processMetrics?: boolean };
+  /** Timeout and retries of answers through `response_url` (tests shorten them). */
+  respondPolicy?: Partial<RespondPolicy>;
+}
+
+/** A cheap read of the bot's own store, for `/readyz`. */
+async function pingStore(runtime: QueueOps): Promise<void> {
+  if (runtime.store.auditHead) await runtime.store.auditHead();
+  else await runtime.store.listAudit({ limit: 1 });
+}
+
+/** How long `stop()` waits for the audit channel to catch up; the rest is in the store anyway. */
+const AUDIT_POST_DRAIN_MS = 5_000;
+
+/**
+ * `main` with seams: opens the store (the bot does not run without it), reports requests that
+ * were executing when it last stopped as interrupted, wires approvals and the audit channel to
+ * Slack, starts the listeners and the expiry sweep.
+ */
+export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): Promise<number | RunningBot> {
+  const t = messages().slack;
+  if (!hasSlackTransport(env)) {
+    io.stderr(t.noTransport);
+    return 2;
+  }
+  let settings: ReturnType<typeof slackSettingsFromEnv>;
+  try {
+    settings = slackSettingsFromEnv(env);
+  } catch (error) {
+    if (error instanceof SlackEnvError) {
+      // It may quote SLACK_API_URL, which can carry a proxy's credentials.
+      io.stderr(scrubSecrets(error.message));
+      return 1;
+    }
+    throw error;
+  }
+
+  const configPath = env.QUEUE_OPS_CONFIG || './queue-ops.yml';
+  let config: Config;
+  try {
+    config = loadConfigFile(configPath, env);
+  } catch (error) {
+    if (isOpsError(error)) {
+      // In the locale the config asks for, even when the rest of it is wrong.
+      const asked = error.params.locale === 'tr' ? 'tr' : (peekConfigFileLocale(configPath, env) ?? 'en');
+      io.stderr(messages(asked).slack.configInvalid);
+      io.stderr(messages(asked).errors.describe(error));
+      return 1;
+    }
+    throw error;
+  }
+  // The bot says everything in the config's locale from here on: start-up lines, logs meant for
+  // people, and what timers and listeners started below say (a request's own locale wins there).
+  return await inLocale(config.locale, () => startWithConfig(env, io, options, settings, config));
+}
+
+async function startWithConfig(
+  env: Env,
+  io: MainIo,
+  options: BotOptions,
+  settings: ReturnType<typeof slackSettingsFromEnv>,
+  config: Config,
+): Promise<number | RunningBot> {
+  const t = messages().slack;
+  // Slack tokens and every Redis/Postgres password in the config, scrubbed from every log line.
+  const secrets = collectSecrets(config, env);
+  const logger = options.logger ?? createLogger({ level: parseLogLevel(env.LOG_LEVEL, 'info'), secrets });
+  const locale = config.locale;
+  const now = options.now ?? (() => new Date());
+
+  // Every client below fetches through it: `/readyz` says what Slack last answered.
+  const slackHealth = createSlackHealth();
+  const clientBase: SlackClientBase = {
+    logger,
+    fetch: slackHealth.fetch(options.clientOptions?.fetch),
+    ...(options.clientOptions ? { overrides: options.clientOptions } : {}),
+  };
+  const web = createWebApiClient(settings.botToken, clientBase, settings);
+
+  // The tokens, before the store opens or anything listens: a token Slack refuses is one line and
+  // exit 1 (Bolt's own auth.test was an unhandled rejection after "listening").
+  let authorization = options.authorization;
+  try {
+    if (!authorization) authorization = await checkBotToken(web);
+    if (settings.mode === 'socket' && !options.receiverOverride && settings.appToken) {
+      await checkAppToken(createWebApiClient(settings.appToken, clientBase, settings));
+    }
+  } catch (error) {
+    if (!(error instanceof SlackTokenError)) throw error;
+    io.stderr(
+      scrubSecrets(
+        error.slackError === undefined
+          ? t.tokenUnchecked(error.variable, error.reason)
+          : t.tokenRefused(error.variable, error.slackError),
+        secrets,
+      ),
+    );
+    return 1;
+  }
+  const auditChannel = config.slack.auditChannel;
+  const auditPoster = auditChannel
+    ? createAuditChannelSink({
+        client: web,
+        channel: auditChannel,
+        logger,
+        locale,
+        ...(options.auditChannelIntervalMs === undefined
+          ? {}
+          : { minIntervalMs: options.auditChannelIntervalMs }),
+      })
+    : undefined;
+  // Built once the backends exist; entries written before that (none in practice) go uncounted.
+  let metrics: Metrics | undefined;
+
+  let runtime: QueueOps;
+  try {
+    runtime = await createQueueOps({
+      config,
+      env,
+      logger,
+      now,
+      directory: createSlackDirectory(web),
+      // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
+      guardsAt: 'transport',
+      auditSink: async (entry) => {
+        metrics?.observeAudit(entry);
+        await auditPoster?.sink(entry);
+      },
+      ...(auditChannel
+        ? {
+            auditWitnesses: [
+              createAuditChannelWitness({
+                client: web,
+                channel: auditChannel,
+                ...(options.authorization ? { botId: options.authorization.botId } : {}),
+              }),
+            ],
+          }
+        : {}),
+    });
+  } catch (error) {
+    const reason = isOpsError(error)
+      ? messages().errors.describe(error)
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    io.stderr(scrubSecrets(t.storeFailed(reason).replace(/\s*\n\s*/g, ' '), secrets));
+    logger.error({ err: error }, 'store did not open');
+    return 1;
+  }
+
+  // Once per start: without a key, anyone who can write to the database can rewrite the chain.
+  if (!runtime.audit.keyId) logger.warn(messages().audit.unkeyedAtStart);
+
+  const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
+  runtime.approvals.onChange(updater.listener);
+  const liveMetrics = createMetrics({
+    backends: runtime.backends,
+    cacheSeconds: config.metrics.cacheSeconds,
+    openAlerts: async () => {
+      const bySeverity: Record<string, number> = {};
+      for (const alert of await runtime.store.escalation.listAlerts({ status: 'firing' })) {
+        bySeverity[alert.severity] = (bySeverity[alert.severity] ?? 0) + 1;
+      }
+      return bySeverity;
+    },
+    outboxDepth: () => runtime.store.escalation.pendingOutbox(),
+    ...options.metricsOptions,
+  });
+  metrics = liveMetrics;
+  // After a burst of commands, one collection when the bot goes quiet (see lib/idle-collector.ts).
+  const idleCollector = createIdleCollector();
+  runtime.dispatcher.use(async (_request, next, { command }) => {
+    const started = performance.now();
+    idleCollector.began();
+    try {
+      return await next();
+    } finally {
+      liveMetrics.observeCommand(command.verb, (performance.now() - started) / 1000);
+      idleCollector.ended();
+    }
+  });
+  runtime.approvals.onProgress(updater.progress);
+
+  let slack: SlackApp | undefined;
+  let home: HomeTab | undefined;
+  let port: number | undefined;
+  try {
+    slack = createSlackApp({
+      env,
+      logger,
+      routes: operationalRoutes({
+        metrics: liveMetrics,
+        pingStore: () => pingStore(runtime),
+        slackConnected: () => slack?.connected() ?? false,
+        slackCall: () => slackHealth.last(),
+        // While Slack's last answer was a failure, each probe asks again (one at a time).
+        recheckSlack: () => slackHealth.recheck(() => web.auth.test()),
+      }),
+      ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
+      // Checked above: Bolt does not call auth.test again.
+      ...(authorization ? { authorization } : {}),
+      // Bolt's own client (approval request posts, reply files, the Home tab): its retries
+      // (Bolt's default policy unless a test sets one) are logged like the other client's.
+      clientOptions: slackClientSettings(clientBase, webApi.retryPolicies.tenRetriesInAboutThirtyMinutes),
+      // Shared through the store, so a request replayed to another replica is refused too.
+      seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
+    });
+    const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
+    // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
+    const userLocale = createUserLocales({
+      lookup: async (userId) => localeDirectory.userLocale?.(userId),
+    });
+    const homeTab = createHomeTab({
+      client: slack.app.client,
+      config,
+      backends: runtime.backends,
+      approvals: runtime.approvals,
+      alerts: runtime.alerts,
+      store: runtime.store,
+      roles: runtime.ctx.roles ?? { has: async () => false },
+      channelMembership: runtime.channelMembership,
+      logger,
+      locale,
+      userLocale,
+      now,
+      ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
+      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
+      // there) reach the tabs kept fresh here within one monitor interval.
+      watchEveryMs: config.escalation.intervalSeconds * 1000,
+    });
+    home = homeTab;
+    registerHomeTab(slack.app, homeTab);
+    runtime.approvals.onChange(async () => homeTab.changed());
+    runtime.alerts.onChange(() => homeTab.changed());
+    registerSlackListeners(slack.app, {
+      dispatcher: runtime.dispatcher,
+      logger,
+      locale,
+      userLocale,
+      homeNotice: (userId, text) => homeTab.notice(userId, text),
+      ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
+      deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
+      middleware: [
+        createBoltGuard({
+          ...runtime.guards,
+          toRequest: (body, context) => requestFromSlack(body, { locale: context.locale ?? locale }),
+          commandFor: (verb) => runtime.commands.get(verb),
+        }),
+      ],
+    });
+    ({ port } = await slack.start());
+  } catch (error) {
+    await updater.idle();
+    await runtime.close();
+    io.stderr(scrubSecrets(t.startFailed(error instanceof Error ? error.message : String(error)), secrets));
+    logger.error({ err: error }, 'Slack app did not start');
+    return 1;
+  }
+  logger.info(
+    { mode: slack.settings.mode, port },
+    t.started(slack.settings.mode, port ?? slack.settings.port),
+  );
+
+  const maintenance = createMaintenanceSweep({
+    approvals: runtime.approvals,
+    purges: runtime.purges,
+    logger,
+    // Request messages Slack did not take during an outage are brought up to date now.
+    beforeSweep: () => updater.resendFailed(),
+  });
+  const sweep = maintenance.run;
+  // Requests whose ttl ran out (or whose bot died mid-action) while the bot was down are closed
+  // at once, not 30 s later.
+  await sweep();
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? MAINTENANCE_SWEEP_MS);
+  timer.unref();
+
+  // The monitor: every replica runs the loop, the lease in the store lets exactly one of them
+  // sample and post (see escalation/monitor.ts).
+  const escalation = createEscalation({
+    runtime,
+    logger,
+    label: 'bot',
+    slack: refreshingHome(
+      createSlackSender(
+        createAlertWebClient(settings.botToken, {
+          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+          logger: boltLogger(logger),
+          fetch: clientBase.fetch,
+        }),
+        logger,
+        locale,
+      ),
+      () => home?.changed(),
+    ),
+  });
+  // Alerts go to the incident channel, or to a system's own (`systems[].slack.alertChannel`).
+  if (config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel))
+    escalation.monitor.start();
+  else logger.info('slack.incidentChannel is not set: the monitor does not run');
+
+  const homeTab = home as HomeTab;
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      clearInterval(timer);
+      idleCollector.stop();
+      homeTab.stop();
+      await escalation.monitor.stop();
+      try {
+        await slack.stop();
+      } catch (error) {
+        logger.warn({ err: error }, 'Slack app did not stop cleanly');
+      }
+      await maintenance.idle();
+      await updater.idle();
+      await homeTab.idle();
+      await runtime.close();
+      if (auditPoster) {
+        let drain: NodeJS.Timeout | undefined;
+        await Promise.race([
+          auditPoster.idle(),
+          new Promise((resolve) => {
+            drain = setTimeout(resolve, AUDIT_POST_DRAIN_MS);
+          }),
+        ]);
+        clearTimeout(drain);
+      }
+    })();
+    return stopping;
+  };
+  return {
+    slack,
+    home: homeTab,
+    slackHealth,
+    ...(port === undefined ? {} : { port }),
+    runtime,
+    escalation,
+    sweep,
+    idle: async () => {
+      await updater.idle();
+      await runtime.audit.flush();
+      await auditPoster?.idle();
+    },
+    stop,
+  };
+}
+
+/**
+ * An alert's post or update reaching Slack means it fired, changed or resolved (on whichever
+ * replica holds the monitor's lease): the Home tabs kept fresh here are refreshed (throttled).
+ * Every other method of the sender (the chart upload into an alert's thread, the look for an
+ * alert's earlier post, and any added later) passes straight through, bound to the sender: they
+ * change nothing a Home tab shows, and listing them by hand dropped one more than once (without
+ * findAlertPost every lost answer was posted a second time).
+ */
+export function refreshingHome(sender: SlackSender, changed: () => void): SlackSender {
+  return {
+    ...boundMethods(sender),
+    async post(channel, message, threadTs, alertId) {
+      const sent = await sender.post(channel, message, threadTs, alertId);
+      changed();
+      return sent;
+    },
+    async update(channel, ts, message) {
+      await sender.update(channel, ts, message);
+      changed();
+    },
+  };
+}
+
+/**
+ * Every method of `target`, its own and its prototypes' (a class instance's methods are on its
+ * prototype, where an object spread does not look), bound to it.
+ */
+function boundMethods<T extends object>(target: T): Partial<T> {
+  const bound: Record<PropertyKey, unknown> = {};
+  for (
+    let from: object | null = target;
+    from && from !== Object.prototype;
+    from = Object.getPrototypeOf(from)
+  ) {
+    for (const key of Reflect.ownKeys(from)) {
+      if (key === 'constructor' || key in bound) continue;
+      const value = (target as Record<PropertyKey, unknown>)[key];
+      if (typeof value === 'function') bound[key] = value.bind(target);
+    }
+  }
+  return bound as Partial<T>;
+}
