@@ -9,7 +9,8 @@
  *     queue of that layout (status, dlq and workers read Redis directly and need neither);
  *   - the Kubernetes client, for `kubernetes` worker groups;
  *   - echarts and resvg, for charts;
- *   - Bolt, for the command line's few Slack posts (the bot, `src/transports/slack/bot.ts`, imports it at the top).
+ *   - Bolt, for the command line's few Slack posts (the bot, `src/transports/slack/bot.ts`,
+ *     imports it at the top).
  *
  * Our own modules that stand in front of a heavy package (the store drivers, the Slack senders,
  * the command line's runtime) are loaded by a named `load…()` in the one module that uses them,
