@@ -1,33 +1,14 @@
-import type { Locale as DateFnsLocale, Month } from 'date-fns';
+import type { Month } from 'date-fns';
 import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
 import { formatDuration as formatDurationInWords } from 'date-fns/formatDuration';
-import { enUS } from 'date-fns/locale/en-US';
-import { tr as trDates } from 'date-fns/locale/tr';
 import { type Locale, messages } from '../i18n/index.js';
+import { type LocaleEntry, localeEntry } from '../i18n/locales.js';
 
-// Here, not in src/i18n: the catalogs alone (`queue-ops --help`) must not load date-fns.
-/** How numbers, dates and relative times are written in a locale. */
-export interface LocaleFormat {
-  /** The BCP 47 tag for Intl (`48,000` in en-US, `48.000` in tr-TR). */
-  intl: string;
-  /** date-fns' locale for relative times and distances ("5 dakika önce"). */
-  dates: DateFnsLocale;
-  /**
-   * Whether durations, dates and "how long ago" are written in date-fns' words ("3 saat 12 dakika",
-   * "1 Aralık 2026", "5 dakika önce") rather than the catalog's compact units and ISO dates
-   * (`3h 12m`, `2026-12-01`, `5m 3s ago`): English keeps its compact columns, Turkish reads the
-   * way the runbooks write.
-   */
-  inWords: boolean;
-}
-
-const formats: Record<Locale, LocaleFormat> = {
-  en: { intl: 'en-US', dates: enUS, inWords: false },
-  tr: { intl: 'tr-TR', dates: trDates, inWords: true },
-};
+/** How numbers, dates and relative times are written in a locale (its line in src/i18n/locales.ts). */
+export type LocaleFormat = Pick<LocaleEntry, 'intl' | 'dates' | 'inWords'>;
 
 export function localeFormat(locale: Locale): LocaleFormat {
-  return formats[locale];
+  return localeEntry(locale);
 }
 
 // Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.

@@ -3,12 +3,9 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { isPair, isScalar, isSeq, parseDocument, parse as parseYaml, visit } from 'yaml';
 import type { $ZodIssue } from 'zod/v4/core';
-import turkish from 'zod/v4/locales/tr.js';
 import { ErrorCode, OpsError } from '../errors.js';
-// Only the catalogs' config parts: the command line reads its config before anything else.
 import { config as englishProblems } from '../i18n/en/config.js';
-import type { Locale } from '../i18n/index.js';
-import { config as turkishProblems } from '../i18n/tr/config.js';
+import { isLocale, type Locale, localeEntry } from '../i18n/locales.js';
 import { ENV_REF } from './interpolate.js';
 import { peekLocale } from './locale-peek.js';
 import { type Config, type ConfigProblems, configSchemaFor } from './schema.js';
@@ -51,11 +48,9 @@ export function formatIssues(issues: readonly $ZodIssue[], p: ConfigProblems = e
  * The locale a config's problems are told in: the one it asks for, even when the rest of it is
  * wrong (a Turkish team reads why its config is refused in Turkish), else English.
  */
-const turkishZod = turkish().localeError;
-
 function problemsLocale(raw: unknown, text: string, env: Record<string, string | undefined>): Locale {
   const asked = (raw as { locale?: unknown } | null | undefined)?.locale;
-  if (asked === 'tr' || asked === 'en') return asked;
+  if (isLocale(asked)) return asked;
   return raw === undefined ? (peekLocale(text, env) ?? 'en') : 'en';
 }
 
@@ -75,7 +70,8 @@ export function parseConfig(
 ): Config {
   const { raw, missing, yamlError } = parseWithEnv(text, env);
   const locale = problemsLocale(raw, text, env);
-  const p = locale === 'tr' ? turkishProblems : englishProblems;
+  const { catalog, zodErrors } = localeEntry(locale);
+  const p = catalog.config;
   if (yamlError !== undefined) {
     throw new OpsError(ErrorCode.ConfigInvalid, {
       source,
@@ -85,7 +81,7 @@ export function parseConfig(
   }
   const missingPaths = new Set(missing.map((m) => m.path));
   // zod's own wording (a wrong type, a number out of range) in the config's locale too.
-  const result = configSchemaFor(p).safeParse(raw ?? {}, locale === 'tr' ? { error: turkishZod } : undefined);
+  const result = configSchemaFor(p).safeParse(raw ?? {}, zodErrors ? { error: zodErrors() } : undefined);
   const problems = result.success
     ? []
     : // An unset variable is the cause of whatever the schema says about the same path.

@@ -5,6 +5,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { config as englishProblems } from '../i18n/en/config.js';
+import { LOCALE_IDS } from '../i18n/locales.js';
 import { isReadableRedisUrl } from '../lib/redis-url.js';
 import { parseDuration } from './duration.js';
 
@@ -442,7 +443,7 @@ function buildConfigSchema(p: ConfigProblems) {
         {},
       ),
       // Every message, button, error, alert and approval; a Slack user's own tr-TR or en-* overrides it.
-      locale: z._default(z.enum(['en', 'tr']), 'en'),
+      locale: z._default(z.enum(LOCALE_IDS), 'en'),
       metrics: z.prefault(
         z.strictObject({
           /** How long one read of a system serves `/metrics` scrapes. */
@@ -531,6 +532,8 @@ export function configSchemaFor(problems: ConfigProblems): typeof configSchema {
 }
 
 export type Config = z.infer<typeof configSchema>;
+/** What a config file may say, before defaults: the shape a test or a tool writes one in. */
+export type ConfigInput = z.input<typeof configSchema>;
 export type SystemConfig = Config['systems'][number];
 export type BullmqSystemConfig = Extract<SystemConfig, { type: 'bullmq' }>;
 export type CelerySystemConfig = Extract<SystemConfig, { type: 'celery' }>;

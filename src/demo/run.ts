@@ -9,7 +9,7 @@ import { formatDecimal, formatNumber } from '../blocks/format.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
 import { createEscalation, type Escalation } from '../escalation/runtime.js';
-import { type Catalog, type Locale, messages } from '../i18n/index.js';
+import { type Catalog, isLocale, LOCALE_IDS, type Locale, messages } from '../i18n/index.js';
 import { createLogger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
 import { DEMO_GROUPS, DEMO_MONITOR_SECONDS, DEMO_PEOPLE, writeDemoConfig } from './config.js';
@@ -67,7 +67,7 @@ export function parseDemoArgs(argv: readonly string[], t: Catalog['demo'] = mess
     if (!Number.isInteger(db) || db < 0 || db > 15) throw new Error(t.options.db);
   }
   const locale = values.locale ?? 'en';
-  if (locale !== 'en' && locale !== 'tr') throw new Error(t.options.locale(locale));
+  if (!isLocale(locale)) throw new Error(t.options.locale(locale, LOCALE_IDS));
   return {
     scale,
     user,
@@ -251,7 +251,7 @@ function askedLocale(argv: readonly string[]): Locale {
   for (let i = 0; i < argv.length; i++) {
     const value =
       argv[i] === '--locale' ? argv[i + 1] : argv[i]!.startsWith('--locale=') ? argv[i]!.slice(9) : undefined;
-    if (value === 'tr') return 'tr';
+    if (isLocale(value)) return value;
   }
   return 'en';
 }

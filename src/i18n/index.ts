@@ -1,18 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Catalog } from './catalog.js';
-import { en } from './en/index.js';
-import { tr } from './tr/index.js';
+import { type Catalog, LOCALE_IDS, LOCALES, type Locale } from './locales.js';
 
+export { isLocale, LOCALE_IDS } from './locales.js';
 /**
- * The shape every catalog has: the English one's (`catalog.ts`). Each Turkish file is typed
- * against its part of it, so tsc refuses a missing or extra key and a function whose parameters
- * do not fit; the exactness test (test/i18n/catalogs.test.ts) catches what the types cannot (open
- * records, a function that ignores a parameter).
+ * `Catalog` is the English catalog's shape. Each other locale's file is typed against its part of
+ * it, so tsc refuses a missing or extra key and a function whose parameters do not fit; the
+ * exactness test (test/i18n/catalogs.test.ts) catches what the types cannot (open records, a
+ * function that ignores a parameter). The locales themselves are listed in `locales.ts`.
  */
-export type { Catalog };
-export type Locale = 'en' | 'tr';
-
-const catalogs: Record<Locale, Catalog> = { en, tr };
+export type { Catalog, Locale };
 
 /**
  * The locale of what is being answered now: a request's (the dispatcher runs each one in it),
@@ -34,16 +30,15 @@ export function currentLocale(): Locale {
 
 /** Every user-facing string, for one locale: the one given, else the current one, else English. */
 export function messages(locale?: Locale): Catalog {
-  return catalogs[locale ?? current.getStore() ?? 'en'];
+  return LOCALES[locale ?? current.getStore() ?? 'en'].catalog;
 }
 
 /**
  * The queue-ops locale for a Slack user's own locale (`users.info` with `include_locale`): Turkish
- * for `tr-TR`, English for any `en-*`; undefined for the rest, which then get the config's locale.
+ * for `tr-TR`, English for any `en-*` (each locale's `slack` pattern); undefined for the rest,
+ * which then get the config's locale.
  */
 export function localeFromSlack(slackLocale: string | undefined): Locale | undefined {
   if (!slackLocale) return undefined;
-  if (/^tr(-TR)?$/i.test(slackLocale)) return 'tr';
-  if (/^en(-[A-Za-z]{2,})?$/i.test(slackLocale)) return 'en';
-  return undefined;
+  return LOCALE_IDS.find((locale) => LOCALES[locale].slack.test(slackLocale));
 }

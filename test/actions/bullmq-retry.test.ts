@@ -2,15 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  ROLES,
-  requestOf,
-  runCli,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const SECRET = 'apns-token-never-shown';
@@ -50,17 +43,13 @@ describe('retry of failed BullMQ jobs from the command line, under policy and ap
       await failing.close();
     }
     tmp = tempDir('bullmq-retry');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  retry: { role: operator, approvals: 1 }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { retry: { role: 'operator', approvals: 1 } },
+      systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix }],
+    });
   });
 
   afterEach(async () => {

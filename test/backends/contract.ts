@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import { OpsError } from '../../src/errors.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
@@ -42,147 +42,124 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         ],
       },
     ];
+    let fx: BackendFixture;
+
+    beforeEach(async () => {
+      fx = await makeFixture();
+    });
+
+    afterEach(async () => {
+      await fx.cleanup();
+    });
 
     it('discovers the queues it was given jobs for', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const queues = await fx.backend.listQueues();
-        expect(queues).toEqual(expect.arrayContaining(['alpha', 'beta']));
-      } finally {
-        await fx.cleanup();
-      }
+      await fx.seed(scenario);
+      const queues = await fx.backend.listQueues();
+      expect(queues).toEqual(expect.arrayContaining(['alpha', 'beta']));
     });
 
     it('reports waiting and failed counts per queue, and Redis memory, in one status call', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const status = await fx.backend.status();
-        const byName = new Map(status.queues.map((q) => [q.name, q]));
-        expect(byName.get('alpha')).toMatchObject({ waiting: 5, failed: 0, isPaused: false });
-        expect(byName.get('beta')).toMatchObject({ waiting: 2, failed: 3 });
-        expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
-        expect(typeof status.redis.maxMemoryPolicy).toBe('string');
-        const alpha = byName.get('alpha');
-        expect(alpha?.oldestWaitingSeconds === null || (alpha?.oldestWaitingSeconds ?? -1) >= 0).toBe(true);
-      } finally {
-        await fx.cleanup();
-      }
+      await fx.seed(scenario);
+      const status = await fx.backend.status();
+      const byName = new Map(status.queues.map((q) => [q.name, q]));
+      expect(byName.get('alpha')).toMatchObject({ waiting: 5, failed: 0, isPaused: false });
+      expect(byName.get('beta')).toMatchObject({ waiting: 2, failed: 3 });
+      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+      expect(typeof status.redis.maxMemoryPolicy).toBe('string');
+      const alpha = byName.get('alpha');
+      expect(alpha?.oldestWaitingSeconds === null || (alpha?.oldestWaitingSeconds ?? -1) >= 0).toBe(true);
     });
 
     it('limits status to the queues asked for', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const status = await fx.backend.status(['beta']);
-        expect(status.queues.map((q) => q.name)).toEqual(['beta']);
-      } finally {
-        await fx.cleanup();
-      }
+      await fx.seed(scenario);
+      const status = await fx.backend.status(['beta']);
+      expect(status.queues.map((q) => q.name)).toEqual(['beta']);
     });
 
     it('samples dead letters newest first, within the limit, without job data', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const sample = await fx.backend.dlq('beta', 2);
-        expect(sample.total).toBe(3);
-        expect(sample.jobs).toHaveLength(2);
-        expect(sample.jobs[0]?.error).toContain('RenderError');
-        expect(sample.jobs[0]?.name).toContain('render');
-        const times = sample.jobs.map((j) => j.failedAt ?? 0);
-        expect(times[0]).toBeGreaterThanOrEqual(times[1] ?? 0);
-        for (const job of sample.jobs) {
-          expect(Object.keys(job).sort()).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);
-          expect(job.error).not.toContain('\n');
-        }
-      } finally {
-        await fx.cleanup();
+      await fx.seed(scenario);
+      const sample = await fx.backend.dlq('beta', 2);
+      expect(sample.total).toBe(3);
+      expect(sample.jobs).toHaveLength(2);
+      expect(sample.jobs[0]?.error).toContain('RenderError');
+      expect(sample.jobs[0]?.name).toContain('render');
+      const times = sample.jobs.map((j) => j.failedAt ?? 0);
+      expect(times[0]).toBeGreaterThanOrEqual(times[1] ?? 0);
+      for (const job of sample.jobs) {
+        expect(Object.keys(job).sort()).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);
+        expect(job.error).not.toContain('\n');
       }
     });
 
     it('answers an empty sample for a queue with no failures', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const sample = await fx.backend.dlq('alpha', 10);
-        expect(sample).toMatchObject({ total: 0, jobs: [] });
-      } finally {
-        await fx.cleanup();
-      }
+      await fx.seed(scenario);
+      const sample = await fx.backend.dlq('alpha', 10);
+      expect(sample).toMatchObject({ total: 0, jobs: [] });
     });
 
     it('with caps.retry: previews without changing anything, refuses what is not a failed job, retries the newest up to the limit', async () => {
-      const fx = await makeFixture();
-      try {
-        await fx.seed(scenario);
-        const { backend } = fx;
-        if (!backend.caps.retry) {
-          expect(backend.retry).toBeUndefined();
-          return;
-        }
-        const newest = (await backend.dlq('beta', 2)).jobs.map((job) => job.id);
-        const waitingBefore = (await backend.status(['beta'])).queues[0]!;
-        const preview = await backend.previewRetry!('beta', { all: true, limit: 2 });
-        expect(preview).toMatchObject({ queue: 'beta', count: 2, failed: 3 });
-        expect(preview.topErrors.map((e) => e.error).sort()).toEqual([
-          'ConnectionError: provider timed out',
-          'RenderError: <b>bad</b> & @channel',
-        ]);
-        expect((await backend.dlq('beta', 10)).total).toBe(3);
-        await expect(backend.previewRetry!('alpha', { all: true, limit: 10 })).rejects.toMatchObject({
-          code: 'NothingToRetry',
-        });
-        await expect(backend.retry!('beta', { jobId: 'no-such-job' })).rejects.toMatchObject({
-          code: 'UnknownJob',
-        });
-
-        const progress: [number, number][] = [];
-        const outcome = await backend.retry!('beta', { all: true, limit: 2 }, (done, total) =>
-          progress.push([done, total]),
-        );
-        expect(outcome.retried).toBe(2);
-        expect(outcome.skipped).toBe(0);
-        expect(Object.keys(outcome.ids).sort()).toEqual([...newest].sort());
-        expect(progress.at(-1)).toEqual([2, 2]);
-        expect((await backend.dlq('beta', 10)).total).toBe(1);
-        const after = (await backend.status(['beta'])).queues[0]!;
-        expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
-      } finally {
-        await fx.cleanup();
+      await fx.seed(scenario);
+      const { backend } = fx;
+      if (!backend.caps.retry) {
+        expect(backend.retry).toBeUndefined();
+        return;
       }
+      const newest = (await backend.dlq('beta', 2)).jobs.map((job) => job.id);
+      const waitingBefore = (await backend.status(['beta'])).queues[0]!;
+      const preview = await backend.previewRetry!('beta', { all: true, limit: 2 });
+      expect(preview).toMatchObject({ queue: 'beta', count: 2, failed: 3 });
+      expect(preview.topErrors.map((e) => e.error).sort()).toEqual([
+        'ConnectionError: provider timed out',
+        'RenderError: <b>bad</b> & @channel',
+      ]);
+      expect((await backend.dlq('beta', 10)).total).toBe(3);
+      await expect(backend.previewRetry!('alpha', { all: true, limit: 10 })).rejects.toMatchObject({
+        code: 'NothingToRetry',
+      });
+      await expect(backend.retry!('beta', { jobId: 'no-such-job' })).rejects.toMatchObject({
+        code: 'UnknownJob',
+      });
+
+      const progress: [number, number][] = [];
+      const outcome = await backend.retry!('beta', { all: true, limit: 2 }, (done, total) =>
+        progress.push([done, total]),
+      );
+      expect(outcome.retried).toBe(2);
+      expect(outcome.skipped).toBe(0);
+      expect(Object.keys(outcome.ids).sort()).toEqual([...newest].sort());
+      expect(progress.at(-1)).toEqual([2, 2]);
+      expect((await backend.dlq('beta', 10)).total).toBe(1);
+      const after = (await backend.status(['beta'])).queues[0]!;
+      expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
     });
 
-    it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
-      const fx = await makeFixture();
-      const down = fx.unreachableBackend();
-      try {
+    describe('with a second backend whose Redis refuses connections', () => {
+      let down: QueueBackend;
+
+      beforeEach(() => {
+        down = fx.unreachableBackend();
+      });
+
+      afterEach(async () => {
+        await down.close();
+      });
+
+      it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
         // Its Redis refuses the connection: that is the answer, with no timer run out for it (a
         // connect or command timeout, a reconnect backoff), whatever the machine's speed.
         const error = await withTimersFrozen(() => down.status()).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(OpsError);
         expect((error as OpsError).code).toBe('RedisUnavailable');
         expect(String((error as OpsError).params.reason ?? '')).not.toMatch(/secret-password/);
-      } finally {
-        await down.close();
-        await fx.cleanup();
-      }
-    });
+      });
 
-    it('lists running work when caps.running says it can: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
-      const fx = await makeFixture();
-      const down = fx.unreachableBackend();
-      try {
+      it('lists running work when caps.running says it can: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
         expect(typeof fx.backend.running === 'function').toBe(fx.backend.caps.running === true);
         if (!fx.backend.running || !down.running) return;
         expect(await fx.backend.running()).toEqual([]);
         const error = await down.running().catch((e: unknown) => e);
         expect((error as OpsError).code).toBe('RedisUnavailable');
-      } finally {
-        await down.close();
-        await fx.cleanup();
-      }
+      });
     });
   });
 }

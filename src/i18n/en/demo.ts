@@ -21,7 +21,8 @@ export const demo = {
     scale: (value: string) => `--scale must be full or small, not "${value}"`,
     user: (value: string) => `--user must be a Slack user id (U…), not "${value}"`,
     db: '--db must be a number from 0 to 15',
-    locale: (value: string) => `--locale must be en or tr, not "${value}"`,
+    locale: (value: string, valid: readonly string[]) =>
+      `--locale must be one of ${valid.join(', ')}, not "${value}"`,
   },
   noRedis: (reason: string) =>
     `queue-ops demo: no Redis to run on: ${reason}. Install Debian's redis-server package (apt-get install redis-server) or set REDIS_URL to a Redis that answers PING.`,

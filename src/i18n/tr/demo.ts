@@ -22,7 +22,8 @@ export const demo: Catalog['demo'] = {
     scale: (value: string) => `--scale full ya da small olmalı, "${value}" değil`,
     user: (value: string) => `--user bir Slack kullanıcı kimliği (U…) olmalı, "${value}" değil`,
     db: '--db 0 ile 15 arasında bir sayı olmalı',
-    locale: (value: string) => `--locale en ya da tr olmalı, "${value}" değil`,
+    locale: (value: string, valid: readonly string[]) =>
+      `--locale şunlardan biri olmalı: ${valid.join(', ')}; "${value}" değil`,
   },
   noRedis: (reason: string) =>
     `queue-ops demo: çalışacak Redis yok: ${reason}. Debian’ın redis-server paketini kurun (apt-get install redis-server) ya da REDIS_URL’i PING’e yanıt veren bir Redis’e ayarlayın.`,

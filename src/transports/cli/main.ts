@@ -1,6 +1,6 @@
 // The command line's own words alone, not the catalog: `--help` and the entry point load only
 // these (the Turkish ones when the config asks for them), and the whole catalog comes with the runtime.
-import { peekConfigFileLocale } from '../../config/locale-peek.js';
+import { peekConfigFileLocaleWord } from '../../config/locale-word.js';
 import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
 import { scrubSecrets } from '../../lib/scrub.js';
@@ -13,8 +13,23 @@ import { configFlag, ExitCode, parseCliArgs } from './args.js';
  */
 const loadCliRuntime = () => import('./run.js');
 
-/** The command line's own Turkish words, for `--help` when the config says `locale: tr`. */
-const loadTurkishCliWords = () => import('../../i18n/tr/cli.js');
+/**
+ * The command line's own words in a locale other than English (`src/i18n/<locale>/cli.ts`), for
+ * `--help` when the config asks for it; rejects when there is no such locale. The bundle holds
+ * each locale's words as a chunk of its own.
+ */
+const loadCliWords = (locale: string): Promise<{ cli: typeof englishCli }> =>
+  import(`../../i18n/${locale}/cli.js`);
+
+/** The command line's words in the locale a config asks for; English when it asks for none we speak. */
+async function cliWordsFor(locale: string | undefined): Promise<typeof englishCli> {
+  if (locale === undefined || locale === 'en') return englishCli;
+  try {
+    return (await loadCliWords(locale)).cli;
+  } catch {
+    return englishCli;
+  }
+}
 
 /**
  * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
@@ -25,8 +40,7 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (asksForHelp(argv)) {
     const configPath = configFlag(argv) ?? process.env.QUEUE_OPS_CONFIG ?? 'queue-ops.yml';
-    const cli =
-      peekConfigFileLocale(configPath, process.env) === 'tr' ? (await loadTurkishCliWords()).cli : englishCli;
+    const cli = await cliWordsFor(peekConfigFileLocaleWord(configPath, process.env));
     process.stdout.write(`${cli.usage}\n`);
     return ExitCode.Ok;
   }

@@ -13,7 +13,7 @@ import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
-import { inLocale, type Locale, messages } from '../../i18n/index.js';
+import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
@@ -80,7 +80,7 @@ export async function runCli(io: CliIo): Promise<number> {
   } catch (error) {
     if (!isOpsError(error)) throw error;
     const asked = error.params.locale;
-    return failEarly(io, json, error, asked === 'tr' || asked === 'en' ? asked : early);
+    return failEarly(io, json, error, isLocale(asked) ? asked : early);
   }
   // From here on, whatever is said is said in the config's locale (a request's own wins inside it).
   return await inLocale(config.locale, () => runWithConfig(io, json, args, config));

@@ -8,7 +8,7 @@ import type { SlackSender } from '../../escalation/outbox.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
 import { createBoltGuard } from '../../guards/middleware.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
-import { inLocale, messages } from '../../i18n/index.js';
+import { inLocale, isLocale, messages } from '../../i18n/index.js';
 import { createIdleCollector } from '../../lib/idle-collector.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
 import { createMaintenanceSweep, MAINTENANCE_SWEEP_MS } from '../../maintenance.js';
@@ -125,7 +125,9 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   } catch (error) {
     if (isOpsError(error)) {
       // In the locale the config asks for, even when the rest of it is wrong.
-      const asked = error.params.locale === 'tr' ? 'tr' : (peekConfigFileLocale(configPath, env) ?? 'en');
+      const asked = isLocale(error.params.locale)
+        ? error.params.locale
+        : (peekConfigFileLocale(configPath, env) ?? 'en');
       io.stderr(messages(asked).slack.configInvalid);
       io.stderr(messages(asked).errors.describe(error));
       return 1;
