@@ -93,7 +93,7 @@ rmSync(old, { recursive: true, force: true });
  * zod, yaml, ioredis, pino…) one by one; linked, it reads a handful. The code is tsc's, unchanged;
  * the source maps lead back to src/.
  *
- * Two parts, along the first seam of src/lib/lazy.ts:
+ * Two parts, along the command line's first seam (`loadCliRuntime()` in src/transports/cli/main.ts):
  *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
  *     that `--help` and a bad flag load;
  *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
@@ -121,8 +121,9 @@ async function bundleCli(dir) {
     minifySyntax: true,
     metafile: true,
     logLevel: 'warning',
-    // Behind the seams (src/lib/lazy.ts) or never on the command line's path; native addons and
-    // packages that read their own files (BullMQ's Lua scripts) must stay where they are anyway.
+    // Behind the seams (src/lib/lazy.ts, and our own modules' `load…()`) or never on the command
+    // line's path; native addons and packages that read their own files (BullMQ's Lua scripts)
+    // must stay where they are anyway.
     external: [
       'better-sqlite3',
       'pg',
@@ -177,8 +178,11 @@ async function bundleCli(dir) {
       {
         name: 'cli-runtime',
         setup(build) {
-          build.onResolve({ filter: /\/transports\/cli\/run\.js$/ }, (args) =>
-            args.importer.endsWith(`${join('lib', 'lazy.js')}`) ? { path: loader } : undefined,
+          // `loadCliRuntime()`: the entry point's `import('./run.js')`.
+          build.onResolve({ filter: /^\.\/run\.js$/ }, (args) =>
+            args.kind === 'dynamic-import' && args.importer.endsWith(join('transports', 'cli', 'main.js'))
+              ? { path: loader }
+              : undefined,
           );
           // The loader learns the runtime's file name here.
           build.onLoad({ filter: /cli-runtime-loader\.js$/ }, (args) => ({

@@ -1,6 +1,6 @@
 /**
  * The command line's runtime (src/transports/cli/run.ts and everything it uses), as the bundle
- * loads it: `loadCliRuntime()` in src/lib/lazy.ts resolves to this module in dist/bundle/ (see
+ * loads it: `loadCliRuntime()` in src/transports/cli/main.ts resolves to this module in dist/bundle/ (see
  * scripts/build.js). Only the bundle uses it; tsc's dist/ still imports run.js directly.
  *
  * The runtime is one CommonJS file compiled with V8's code cache: on Node 20 an ES module cannot

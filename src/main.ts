@@ -1,6 +1,5 @@
 import { pathToFileURL } from 'node:url';
 import { messages } from './i18n/index.js';
-import { loadStaleBuild } from './lib/lazy.js';
 import { scrubSecrets } from './lib/logger.js';
 import { type MainIo, type RunningBot, startBot } from './transports/slack/bot.js';
 
@@ -20,6 +19,9 @@ export async function main(env: Env, io: MainIo): Promise<number | RunningBot> {
  * so in one line naming `npm run build` (bin/stale-build.js, shared with the command line).
  */
 async function staleBuildNote(): Promise<string | undefined> {
+  // bin/stale-build.js is plain JS beside the command line, outside src/: loaded only from a dist/ build.
+  const loadStaleBuild = (href: string) =>
+    import(href) as Promise<{ staleBuildNote(root: string): string | undefined }>;
   if (!import.meta.url.includes('/dist/')) return undefined;
   try {
     const module = await loadStaleBuild(new URL('../bin/stale-build.js', import.meta.url).href);

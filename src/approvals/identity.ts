@@ -1,4 +1,4 @@
-import type { ActionRequest, Via } from '../store/store.js';
+import type { ActionRequest, Actor, Via } from '../store/store.js';
 
 /**
  * `cli.users`: OS account → the Slack user ids that account is. `--user` alone is only a claim
@@ -11,12 +11,8 @@ export type CliUsers = Readonly<Record<string, readonly string[]>>;
 export type CliIdentity = 'bound' | 'claimed';
 
 /** One person taking part in a request: its requester or one of its approvers. */
-export interface Party {
-  id: string;
+export interface Party extends Pick<Actor, 'id' | 'osUser' | 'host'> {
   via: Via;
-  /** On the command line: the OS account that typed it. */
-  osUser?: string;
-  host?: string;
 }
 
 /** Whether `osUser` is bound to `id` in `cli.users`. */

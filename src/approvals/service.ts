@@ -6,6 +6,7 @@ import { currentLocale, type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type {
   ActionRequest,
+  Actor,
   Approval,
   AuditEntryInput,
   Store,
@@ -16,16 +17,10 @@ import { RequestStatus } from '../store/store.js';
 import { type CliUsers, cliIdentity, crossTransportRefusal, type Party, partiesOf } from './identity.js';
 import { isExpired, type Transition, transitions } from './state.js';
 
-/** Who is acting, and through what. */
-export interface Actor {
-  id: string;
-  name?: string;
+/** Who is acting (the one `Actor` of every request), and through what: transport, channel, Home tab. */
+export interface Caller extends Actor {
   via: Via;
   channel?: string;
-  /** On the command line: the OS account that typed it, read by the CLI entry. */
-  osUser?: string;
-  /** On the command line: the host it was typed on. */
-  host?: string;
   /** `home`: a click on the App Home tab, which has no channel. */
   surface?: 'home';
 }
@@ -77,7 +72,7 @@ export interface AuditRecorder {
 export type RequestListener = (request: ActionRequest) => Promise<void>;
 
 export interface SubmitInput {
-  actor: Actor;
+  actor: Caller;
   action: ActionName;
   target: string;
   params: Record<string, unknown>;
@@ -95,8 +90,8 @@ export interface Approvals {
    * request is already done or failed.
    */
   submit(input: SubmitInput): Promise<ActionRequest>;
-  approve(id: string, actor: Actor): Promise<ActionRequest>;
-  deny(id: string, actor: Actor, reason?: string): Promise<ActionRequest>;
+  approve(id: string, actor: Caller): Promise<ActionRequest>;
+  deny(id: string, actor: Caller, reason?: string): Promise<ActionRequest>;
   /** Pending requests that have not expired, oldest first. */
   pending(): Promise<ActionRequest[]>;
   get(id: string): Promise<ActionRequest | undefined>;
@@ -202,7 +197,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   }
 
   async function audit(
-    actor: Actor,
+    actor: Caller,
     request: ActionRequest,
     action: string,
     outcome: string,
@@ -233,7 +228,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
    * `--user` is a claim: the audit keeps the OS account and host that typed the command too, and
    * whether `cli.users` binds that account to the id (`identity: bound`) or not (`claimed`).
    */
-  function originOf(actor: Actor): Record<string, string> {
+  function originOf(actor: Caller): Record<string, string> {
     if (actor.via !== 'cli' || actor.osUser === undefined) return {};
     return {
       origin: t.viaCommandLine(actor.osUser),
@@ -243,7 +238,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     };
   }
 
-  const partyOf = (actor: Actor): Party => ({
+  const partyOf = (actor: Caller): Party => ({
     id: actor.id,
     via: actor.via,
     ...(actor.via === 'cli' && actor.osUser !== undefined ? { osUser: actor.osUser, host: actor.host } : {}),
@@ -340,7 +335,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     );
   }
 
-  async function checkRole(actor: Pick<Actor, 'id'>, role: Role, action: string): Promise<void> {
+  async function checkRole(actor: Pick<Caller, 'id'>, role: Role, action: string): Promise<void> {
     if (!(await deps.authority.has(actor.id, role))) {
       throw new OpsError(ErrorCode.Forbidden, { role, action });
     }
@@ -385,7 +380,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   }
 
   /** approved → executing → done | failed, each step conditional, so it runs at most once. */
-  async function execute(approved: ActionRequest, actor: Actor): Promise<ActionRequest> {
+  async function execute(approved: ActionRequest, actor: Caller): Promise<ActionRequest> {
     const policy = policyFor(approved.action);
     const reason = await refusalAtExecution(approved, policy.role);
     if (reason) {
@@ -491,7 +486,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     return purge?.state === 'undoing' && purge.undoneBy === row.id;
   }
 
-  async function load(id: string, actor: Actor): Promise<ActionRequest> {
+  async function load(id: string, actor: Caller): Promise<ActionRequest> {
     const request = await deps.store.getRequest(id);
     // A request from another channel is reported as unknown: a forged button must learn nothing.
     // The Home tab has no channel: there, only someone who holds the role that may approve the
@@ -524,7 +519,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     return request;
   }
 
-  async function expireIfDue(request: ActionRequest, actor: Actor): Promise<ActionRequest> {
+  async function expireIfDue(request: ActionRequest, actor: Caller): Promise<ActionRequest> {
     if (request.status !== RequestStatus.Pending || !isExpired(request.expiresAt, now())) return request;
     const expired = await move(request, 'expire', {}, { expiredAt: now().toISOString() });
     if (expired) {
@@ -709,7 +704,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     },
 
     async expireDue() {
-      const system: Actor = { id: 'queue-ops', name: 'queue-ops', via: 'cli' };
+      const system: Caller = { id: 'queue-ops', name: 'queue-ops', via: 'cli' };
       const rows = await deps.store.listRequests({ statuses: [RequestStatus.Pending] });
       const expired: ActionRequest[] = [];
       for (const row of rows) {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { auditEntryHash, canonicalJson } from '../store/audit-hash.js';
+import { type AuditVerifyResult, auditEntryHash, canonicalJson } from '../store/audit-hash.js';
 import type { AuditEntry, AuditEntryInput, Store } from '../store/store.js';
 import { type AuditKeyring, NO_AUDIT_KEYS } from './keys.js';
 import type { AuditWitness, WitnessHead } from './witness.js';
@@ -9,10 +9,8 @@ import type { AuditWitness, WitnessHead } from './witness.js';
 /** What `record` takes: an entry whose time defaults to the clock's now. */
 export type AuditRecordInput = Omit<AuditEntryInput, 'at'> & { at?: string };
 
-export type AuditVerifyResult =
-  | { ok: true; count: number }
-  /** `count` is how many entries verified before the first bad one. */
-  | { ok: false; count: number; firstBad: { seq: number; reason: string } };
+// Defined beside the chain's hash, where the blocks that show it can import it from.
+export type { AuditVerifyResult };
 
 /** What `verify` made of one witness. */
 export interface WitnessCheck {

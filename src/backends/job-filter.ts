@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseDuration } from '../escalation/duration.js';
+import { parseDuration } from '../config/duration.js';
 
 /**
  * Which jobs of a state a `retry … all` or a `purge` takes, beside the state itself. Stored in the

@@ -1,4 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
+import type { LimitPrevious, LimitRecord, LimitValue } from '../store/store.js';
 import type { BullmqJobView } from './bullmq/job.js';
 import type {
   ExpireResultsOutcome,
@@ -688,3 +689,27 @@ export type JobLookup =
   | { found: true; kind: 'bullmq'; job: BullmqJobView }
   | { found: true; kind: 'celery'; task: CeleryTaskView }
   | { found: false; looked: string[] };
+
+/** Which limit: a rate (Celery task, BullMQ queue) or a BullMQ queue's global concurrency. */
+export type LimitKind = LimitRecord['kind'];
+
+/** What an approved limit did, as its request's result and the audit entry keep it. */
+export interface LimitOutcome {
+  system: string;
+  target: string;
+  kind: LimitKind;
+  value: LimitValue | null;
+  /**
+   * What was in force just before this change: a BullMQ queue's value of that kind, or each
+   * Celery worker's rate (as `inspect registered` reported it), so an undo is exact.
+   */
+  previous: LimitPrevious;
+  /** BullMQ: the value in force afterwards, read back from the meta hash. */
+  now?: LimitValue | null;
+  /** Celery: every worker's answer and its rate read back. */
+  answers?: RateLimitAnswer[];
+  /** Set with `--for`: when the monitor lifts it. */
+  expiresAt?: string;
+  /** `off` of a limit queue-ops had set: that limit's request id. */
+  lifted?: string;
+}

@@ -1,6 +1,5 @@
-import type { QueueLimitValues } from '../backends/queue-backend.js';
+import type { LimitOutcome, QueueLimitValues } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { LimitOutcome } from '../limits/service.js';
 import type { LimitPrevious, LimitRecord, LimitValue } from '../store/store.js';
 import { formatUtc } from './format.js';
 import { inCode, section } from './kit.js';

@@ -1,7 +1,12 @@
 import type { KnownBlock } from '@slack/types';
-import type { FailOutcome, RevokeOutcome, RunningWork, SystemType } from '../backends/queue-backend.js';
+import type {
+  FailOutcome,
+  LimitOutcome,
+  RevokeOutcome,
+  RunningWork,
+  SystemType,
+} from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { LimitOutcome } from '../limits/service.js';
 import type { GroupState, GroupType, RestartReport, ScaleReport, TargetChange } from '../scalers/types.js';
 import { formatDuration, formatUtc } from './format.js';
 import { context, header, inCode, inline, packSections, section, truncate } from './kit.js';

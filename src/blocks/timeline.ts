@@ -1,5 +1,5 @@
-import type { AuditVerifyResult } from '../audit/audit.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { AuditVerifyResult } from '../store/audit-hash.js';
 import type { TimelineEvent } from '../timeline/events.js';
 import { formatDecimal, formatNumber } from './format.js';
 import { context, header, packSections } from './kit.js';

@@ -3,8 +3,8 @@ import type { Approvals } from '../approvals/service.js';
 import type { QueueBackend } from '../backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import type { ActionDeps, CommandContext, Reply, Request } from '../pipeline/types.js';
 import type { ActionRequest } from '../store/store.js';
-import type { ActionDeps, CommandContext, Reply, Request } from './types.js';
 
 // What every action command shares: who asks, where its requests go, how its request is answered,
 // and how its approved request finds the backend it acts on.

@@ -2,15 +2,15 @@ import { formatUtc } from '../blocks/format.js';
 import { context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import type { AlertService } from '../escalation/alerts.js';
+import { type AlertService, alertJson } from '../escalation/alerts.js';
 import { shownValue, who } from '../escalation/blocks.js';
-import { parseDuration } from '../escalation/duration.js';
 import { checkPattern } from '../escalation/silences.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;
@@ -23,27 +23,6 @@ function requireAlerts(ctx: CommandContext): AlertService {
       what: messages(ctx.config?.locale ?? 'en').escalation.needsStore,
     });
   return ctx.alerts;
-}
-
-/** `--json` data of one alert (README: `alerts`, `ack`, `snooze`). */
-export function alertJson(alert: Alert) {
-  return {
-    id: alert.id,
-    rule: alert.rule,
-    severity: alert.severity,
-    subject: alert.subject,
-    metric: alert.metric,
-    value: alert.value,
-    comparator: alert.comparator,
-    threshold: alert.threshold,
-    status: alert.status,
-    openedAt: alert.openedAt,
-    ...(alert.resolvedAt ? { resolvedAt: alert.resolvedAt } : {}),
-    ackedBy: alert.ackedBy ?? null,
-    snoozedUntil: alert.snoozedUntil ?? null,
-    escalatedAt: alert.escalatedAt ?? null,
-    messageTs: alert.messageTs ?? null,
-  };
 }
 
 export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Message {

@@ -1,14 +1,14 @@
 import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type { DlqSample } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { dlqMessage } from '../blocks/dlq.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
 import { contextOfQueue, type QueueContext } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
-import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 
 export const DLQ_DEFAULT_LIMIT = 10;
 export const DLQ_MAX_LIMIT = 100;

@@ -1,13 +1,13 @@
 import type { ExecutionContext } from '../approvals/service.js';
+import { askSystem } from '../backends/timeout.js';
 import { formatNumber, ttlText } from '../blocks/format.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { resolveSystem } from '../pipeline/parse.js';
+import type { ActionDeps, CommandDefinition } from '../pipeline/types.js';
 import type { ActionRequest } from '../store/store.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
-import { resolveSystem } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { ActionDeps, CommandDefinition } from './types.js';
 
 /** The runbook's `expire … 86400`: a day, unless the command says otherwise. */
 export const DEFAULT_RESULT_TTL_SECONDS = 86_400;

@@ -1,6 +1,6 @@
 import { FILTER_TEXT_MAX, type JobFilter } from '../backends/job-filter.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
 
 /** The flags of `retry … all` and `purge`, and the words left once they are taken out. */

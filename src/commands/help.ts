@@ -1,5 +1,5 @@
 import { type HelpVerb, helpMessage } from '../blocks/help.js';
-import type { CommandDefinition, Reply, Request } from './types.js';
+import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { OWN_ANSWERS, SHARED_ANSWERS } from './visibility.js';
 
 /**

@@ -1,13 +1,13 @@
 import type { BullmqJobView } from '../backends/bullmq/job.js';
 import type { CeleryTaskView } from '../backends/celery/task.js';
+import { askSystem } from '../backends/timeout.js';
 import { bullmqJobMessage, celeryTaskMessage, celeryTaskQueue } from '../blocks/job.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
 import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { parseTarget, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import { parseTarget, resolveTarget } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,

@@ -4,17 +4,17 @@ import {
   type QueueLimits,
   type WorkerRateLimit,
 } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
 import { describeLimit, describePrevious, formatLimitDuration } from '../blocks/queue-limits.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { parseDuration } from '../escalation/duration.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { type LimitKind, type LimitParams, restoreRates } from '../limits/service.js';
+import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
-import { parseTarget, queueMissing, resolveSystem, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** The longest `--for`: past a week a limit is a config change, not an incident measure. */
 export const MAX_LIMIT_FOR_MS = 7 * 86_400_000;

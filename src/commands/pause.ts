@@ -1,9 +1,9 @@
+import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
-import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {

@@ -1,14 +1,14 @@
 import { newRequestId } from '../approvals/service.js';
 import { filterWords, type PurgeSelection } from '../backends/job-filter.js';
 import type { PurgeState } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
+import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { Purges } from '../purge/service.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition } from './types.js';
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],

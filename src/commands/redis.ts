@@ -1,10 +1,10 @@
 import type { RedisHealth, SlowlogEntry } from '../backends/redis-health.js';
+import { askSystem } from '../backends/timeout.js';
 import { redisHealthMessage } from '../blocks/redis-health.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { systemArgument } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import { systemArgument } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 
 /**
  * `redis --json` data. Byte figures are numbers of bytes; times are ISO 8601 UTC. Never a value:

@@ -1,5 +1,6 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
+import type { CommandDefinition, CommandRegistry } from '../pipeline/types.js';
 import {
   ackCommand,
   alertsCommand,
@@ -27,7 +28,6 @@ import { statusCommand } from './status.js';
 import { stuckCommand } from './stuck.js';
 import { timelineCommand } from './timeline.js';
 import { trendCommand } from './trend.js';
-import type { CommandDefinition } from './types.js';
 import { workersCommand } from './workers.js';
 
 /**
@@ -79,19 +79,6 @@ export function suggestVerb(verb: string, verbs: readonly string[]): string | un
   const hit = suggest(verb, [...verbs, ...aliases]);
   if (hit === undefined) return undefined;
   return Object.hasOwn(VERB_ALIASES, hit) ? VERB_ALIASES[hit] : hit;
-}
-
-/** Verb → command. Later features (pause, approve, audit…) `register` theirs at composition. */
-export interface CommandRegistry {
-  /** The command for a verb, or `UnknownVerb` naming the valid verbs and the likely one. */
-  resolve(verb: string): CommandDefinition;
-  get(verb: string): CommandDefinition | undefined;
-  /** Verbs in registration order. */
-  verbs(): string[];
-  /** Commands in registration order. */
-  all(): CommandDefinition[];
-  /** Adds a command; registering a verb twice is a programming error. */
-  register(command: CommandDefinition): void;
 }
 
 export function createCommandRegistry(commands: CommandDefinition[] = []): CommandRegistry {

@@ -1,17 +1,17 @@
 import type { ExecutionContext } from '../approvals/service.js';
 import type { BackendRegistry } from '../backends/registry.js';
+import { withSystemTimeout } from '../backends/timeout.js';
 import { restartPreview } from '../blocks/restart.js';
 import type { WorkerGroupConfig } from '../config/schema.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 import { awaitComeBack, liveWorkersOf } from '../scalers/come-back.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import type { RestartPlan, RestartReport, RestartTarget } from '../scalers/types.js';
 import type { ActionRequest } from '../store/store.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { checkGroup, SCALE_READ_TIMEOUT_MS } from './scale.js';
-import { withSystemTimeout } from './timeout.js';
-import type { CommandDefinition } from './types.js';
 
 /** A scaler's `ScaleFailed` (docker exited, the API refused) said as a failed restart. */
 function asRestartFailure(error: unknown): unknown {

@@ -1,10 +1,10 @@
 import type { ResultsReading } from '../backends/celery/results.js';
+import { askSystem } from '../backends/timeout.js';
 import { resultsMessage } from '../blocks/results.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { systemArgument } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import { systemArgument } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 
 /** `results --json` data: counts and bytes as numbers, `oldest.at` ISO 8601 UTC. Never a value. */
 export interface ResultsData {

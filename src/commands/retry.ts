@@ -6,14 +6,14 @@ import {
   type RetrySelection,
   type RetrySoFar,
 } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/logger.js';
+import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
+import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { parseTarget, queueMissing, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { ActionDeps, CommandContext, CommandDefinition } from './types.js';
 
 /**
  * The error text of the group `dlq` shows under this key, found again among the queue's current

@@ -1,10 +1,10 @@
+import { askSystem } from '../backends/timeout.js';
 import { formatDuration } from '../blocks/format.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
-import { parseTarget, resolveSystem, resolveTarget } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
 
 /** Ids one revoke may name: enough for an incident, few enough to preview on one line. */
 const MAX_IDS = 20;

@@ -1,14 +1,14 @@
+import { withSystemTimeout } from '../backends/timeout.js';
 import { scalePreview } from '../blocks/scale.js';
 import type { WorkerGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
+import { parseTarget, resolveSystem } from '../pipeline/parse.js';
+import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
-import { parseTarget, resolveSystem } from './parse.js';
-import { withSystemTimeout } from './timeout.js';
-import type { CommandContext, CommandDefinition } from './types.js';
 
 /** A scaler's reads (Kubernetes API, `docker compose ps`, pidbox) get this long for a preview. */
 export const SCALE_READ_TIMEOUT_MS = 15_000;

@@ -10,6 +10,7 @@ import type {
   ThroughputSource,
   UnknownDuration,
 } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
 import type { Message } from '../blocks/message.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
@@ -17,11 +18,10 @@ import { type StatusView, statusMessage } from '../blocks/status.js';
 import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
+import { newRef } from '../pipeline/ref.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { allSystems, parseTarget, resolveSystem, resolveTarget } from './parse.js';
-import { newRef } from './ref.js';
-import { askSystem } from './timeout.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /** `--json` data of `status`, exactly as README documents it. */
 export interface StatusData {
@@ -129,7 +129,7 @@ export type SystemOutcome =
   | { name: string; type: SystemType; ok: true; status: SystemStatus }
   | { name: string; type: SystemType; ok: false; error: string; cause?: OpsError };
 
-export { STATUS_TIMEOUT_MS, systemTimeoutMs } from './timeout.js';
+export { STATUS_TIMEOUT_MS, systemTimeoutMs } from '../backends/timeout.js';
 
 /**
  * Reads every backend in parallel; one that fails (down, hanging, unexpected error) becomes an

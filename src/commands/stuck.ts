@@ -1,10 +1,10 @@
 import type { RunningWork, SystemType } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { stuckMessage } from '../blocks/scale.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { resolveSystem } from './parse.js';
-import { askSystem } from './timeout.js';
-import type { CommandDefinition } from './types.js';
+import { resolveSystem } from '../pipeline/parse.js';
+import type { CommandDefinition } from '../pipeline/types.js';
 
 /** The Zeus runbook's alarm threshold. */
 export const STUCK_DEFAULT_MINUTES = 30;

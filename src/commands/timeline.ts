@@ -5,11 +5,11 @@ import {
   timelineMessage,
   verificationLine,
 } from '../blocks/timeline.js';
+import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { parseDuration } from '../escalation/duration.js';
 import { messages } from '../i18n/index.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { mergeEvents } from '../timeline/events.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 import { visibilityFor } from './visibility.js';
 
 /** Audit entries read for one timeline at most; a longer span is narrowed with --since/--until. */

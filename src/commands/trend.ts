@@ -14,8 +14,8 @@ import {
   type TrendWindow,
 } from '../escalation/trend.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { parseTarget, queueMissing, resolveSystem, resolveTarget } from './parse.js';
-import type { CommandContext, CommandDefinition, ReplyFile, Request } from './types.js';
+import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
+import type { CommandContext, CommandDefinition, ReplyFile, Request } from '../pipeline/types.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;

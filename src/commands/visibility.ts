@@ -1,4 +1,4 @@
-import type { CommandContext, Request } from './types.js';
+import type { CommandContext, Request } from '../pipeline/types.js';
 
 /**
  * Who sees a read-only answer in Slack. Shared answers (the state of the queues, the open alerts)

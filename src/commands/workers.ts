@@ -1,13 +1,13 @@
 import type { SystemType, WorkerInfo } from '../backends/queue-backend.js';
+import { askSystem, withSystemTimeout } from '../backends/timeout.js';
 import type { GroupView } from '../blocks/scale.js';
 import { type WorkersSystem, workersMessage } from '../blocks/workers.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import { allSystems, resolveSystem } from '../pipeline/parse.js';
+import { newRef } from '../pipeline/ref.js';
+import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { GroupState, GroupType } from '../scalers/types.js';
-import { allSystems, resolveSystem } from './parse.js';
-import { newRef } from './ref.js';
-import { askSystem, withSystemTimeout } from './timeout.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present

@@ -4,10 +4,10 @@
 // (`z.optional(x)` for `x.optional()`, `.check(z.minimum(0))` for `.min(0)`).
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
-import { parseDuration } from '../escalation/duration.js';
 import { config as englishProblems } from '../i18n/en/config.js';
 import { LOCALE_IDS } from '../i18n/locales.js';
 import { isReadableRedisUrl } from '../lib/redis-url.js';
+import { parseDuration } from './duration.js';
 import { normalizeQueues, type QueueEntry } from './queue-context.js';
 
 // The chained build installs the English messages when it loads; this one leaves it to us.

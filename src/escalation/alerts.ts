@@ -51,6 +51,27 @@ function narrowSample(sample: Sample, only: { system: string; queue: string }): 
   return { ...sample, systems };
 }
 
+/** `--json` data of one alert (README: `alerts`, `ack`, `snooze`). */
+export function alertJson(alert: Alert) {
+  return {
+    id: alert.id,
+    rule: alert.rule,
+    severity: alert.severity,
+    subject: alert.subject,
+    metric: alert.metric,
+    value: alert.value,
+    comparator: alert.comparator,
+    threshold: alert.threshold,
+    status: alert.status,
+    openedAt: alert.openedAt,
+    ...(alert.resolvedAt ? { resolvedAt: alert.resolvedAt } : {}),
+    ackedBy: alert.ackedBy ?? null,
+    snoozedUntil: alert.snoozedUntil ?? null,
+    escalatedAt: alert.escalatedAt ?? null,
+    messageTs: alert.messageTs ?? null,
+  };
+}
+
 /** `TrendSource` over the store: the samples as the monitor stored them, and the alert history. */
 export function trendSource(store: EscalationStore): TrendSource {
   return {

@@ -1,9 +1,9 @@
 import { formatUtc } from '../blocks/format.js';
 import { context, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
-import { alertJson } from '../commands/alerts.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { EscalationStore } from '../store/store.js';
+import { alertJson } from './alerts.js';
 import { shownValue } from './blocks.js';
 import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
 import type { DrainResult } from './outbox.js';

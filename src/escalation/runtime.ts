@@ -1,7 +1,9 @@
-import type { QueueOps } from '../app.js';
+import type { BackendRegistry } from '../backends/registry.js';
+import type { Config } from '../config/schema.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
-import { trendSource } from './alerts.js';
+import type { Store } from '../store/store.js';
+import { type AlertService, trendSource } from './alerts.js';
 import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
@@ -22,9 +24,19 @@ export interface Escalation {
   owner: string;
 }
 
+/** What the monitor runs over: the composition root's config, backends, store and alert service. */
+export interface EscalationRuntime {
+  config: Config;
+  backends: BackendRegistry;
+  store: Store;
+  alerts: AlertService;
+  ctx: { now: () => Date };
+  /** Limits set with `--for`: the monitor's leader lifts them when their time is up. */
+  limits?: { liftExpired(): Promise<unknown> };
+}
+
 export function createEscalation(deps: {
-  runtime: Pick<QueueOps, 'config' | 'backends' | 'store' | 'alerts' | 'ctx'> &
-    Partial<Pick<QueueOps, 'limits'>>;
+  runtime: EscalationRuntime;
   logger: Logger;
   /** Undefined without SLACK_BOT_TOKEN: alerts are tracked and their messages wait. */
   slack?: SlackSender;

@@ -1,6 +1,6 @@
 import type { QueueBackend, QueueThroughput, SystemStatus } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
-import { askSystem } from '../commands/timeout.js';
+import { askSystem } from '../backends/timeout.js';
 import type { Config, EscalationRule } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';

@@ -1,7 +1,7 @@
 import { errorMessage } from '../blocks/error.js';
-import type { Reply } from '../commands/types.js';
 import { ErrorCode, type OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
+import type { Reply } from '../pipeline/types.js';
 import type { GuardVerdict } from './guard.js';
 import { isSlackUserId } from './roles.js';
 

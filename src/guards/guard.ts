@@ -1,8 +1,8 @@
 import { boundElsewhere, type CliUsers } from '../approvals/identity.js';
 import type { Authority } from '../approvals/service.js';
-import type { Via } from '../commands/types.js';
 import type { Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import type { Via } from '../store/store.js';
 import type { ChannelMembershipCheck } from './channel-members.js';
 import { type Decision, decide, needsTwoFactor, requirementFor } from './policy.js';
 import { isSlackUserId, type RoleResolver, roleIncludes } from './roles.js';

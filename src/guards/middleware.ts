@@ -1,8 +1,8 @@
-import { auditTarget } from '../audit/target.js';
-import { parseWords } from '../commands/parse.js';
-import type { CommandDefinition, Reply, Request } from '../commands/types.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import type { Locale } from '../i18n/index.js';
+import { auditTarget } from '../pipeline/audit-target.js';
+import { parseWords } from '../pipeline/parse.js';
+import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
 import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';

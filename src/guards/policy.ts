@@ -1,6 +1,6 @@
-import type { Via } from '../commands/types.js';
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import type { Via } from '../store/store.js';
 import { roleIncludes } from './roles.js';
 
 /** The verbs whose permission comes from `policies:` in the config. */

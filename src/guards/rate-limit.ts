@@ -1,5 +1,5 @@
-import type { Reply } from '../commands/types.js';
 import { ErrorCode } from '../errors.js';
+import type { Reply } from '../pipeline/types.js';
 import type { Store } from '../store/store.js';
 
 /** What the rate limit answers for one mutating command about to run. */

@@ -3,11 +3,13 @@ import { enUS } from 'date-fns/locale/en-US';
 import { tr as trDates } from 'date-fns/locale/tr';
 import type { $ZodConfig } from 'zod/v4/core';
 import turkishZod from 'zod/v4/locales/tr.js';
+import type { Catalog } from './catalog.js';
 import { en } from './en/index.js';
 import { tr } from './tr/index.js';
 
-/** The shape every catalog has: the English one's (each other locale's files are typed against it). */
-export type Catalog = typeof en;
+// The shape every catalog has: the English one's (catalog.ts, which each locale's files are typed
+// against without importing this registry of every locale).
+export type { Catalog };
 
 /** Everything queue-ops needs to speak one locale. */
 export interface LocaleEntry {

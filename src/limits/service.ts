@@ -1,5 +1,7 @@
 import type { AuditRecordInput } from '../audit/audit.js';
 import type {
+  LimitKind,
+  LimitOutcome,
   QueueBackend,
   QueueLimits,
   QueueLimitValues,
@@ -11,7 +13,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { ActionRequest, LimitPrevious, LimitRecord, LimitStore, LimitValue } from '../store/store.js';
 
-export type LimitKind = LimitRecord['kind'];
+export type { LimitKind, LimitOutcome } from '../backends/queue-backend.js';
 
 /** The parameters a `rate-limit` or `concurrency` request stores (read back when it runs). */
 export interface LimitParams {
@@ -23,27 +25,6 @@ export interface LimitParams {
   value: LimitValue | null;
   /** `--for`: lifted by itself this long after it runs. */
   forMs?: number;
-}
-
-/** What an approved limit did, as its request's result and the audit entry keep it. */
-export interface LimitOutcome {
-  system: string;
-  target: string;
-  kind: LimitKind;
-  value: LimitValue | null;
-  /**
-   * What was in force just before this change: a BullMQ queue's value of that kind, or each
-   * Celery worker's rate (as `inspect registered` reported it), so an undo is exact.
-   */
-  previous: LimitPrevious;
-  /** BullMQ: the value in force afterwards, read back from the meta hash. */
-  now?: LimitValue | null;
-  /** Celery: every worker's answer and its rate read back. */
-  answers?: RateLimitAnswer[];
-  /** Set with `--for`: when the monitor lifts it. */
-  expiresAt?: string;
-  /** `off` of a limit queue-ops had set: that limit's request id. */
-  lifted?: string;
 }
 
 export interface LimitsDeps {

@@ -1,14 +1,14 @@
 import { createHash, createHmac } from 'node:crypto';
-import type { AuditEntry } from './store.js';
+import type { AuditEntry, AuditKey } from './store.js';
 
-/**
- * A key the chain is sealed with. `id` is stored on every entry it sealed, so that after a rotation
- * `verify` knows which of the configured keys to check each entry with.
- */
-export interface AuditKey {
-  id: string;
-  secret: Buffer;
-}
+// Defined beside the entries it seals (store.ts), which take it on append; named here too, with the hash.
+export type { AuditKey };
+
+/** What `audit verify` found walking the chain. */
+export type AuditVerifyResult =
+  | { ok: true; count: number }
+  /** `count` is how many entries verified before the first bad one. */
+  | { ok: false; count: number; firstBad: { seq: number; reason: string } };
 
 /**
  * JSON with object keys sorted at every depth and `undefined` members left out, so the same entry

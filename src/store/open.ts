@@ -1,6 +1,11 @@
 import { ErrorCode, OpsError } from '../errors.js';
-import { loadPostgresStore, loadSqliteStore } from '../lib/lazy.js';
 import type { Store } from './store.js';
+
+/** The PostgreSQL store (and `pg`), for `store: postgres://…`. */
+const loadPostgresStore = () => import('./postgres.js');
+
+/** The SQLite store (and `better-sqlite3`), for `store: sqlite:…`. */
+const loadSqliteStore = () => import('./sqlite.js');
 
 /**
  * Opens the store named by the `store:` config value: `sqlite:<path>` (relative paths are relative
@@ -9,7 +14,7 @@ import type { Store } from './store.js';
  * missing), so several bots, or test runs, can share one database; without it the connection's
  * default search_path applies. Call `migrate()` on the result before use.
  *
- * Async because only the driver the spec names is loaded (src/lib/lazy.ts): the command line with
+ * Async because only the driver the spec names is loaded (the two seams above): the command line with
  * a SQLite store never loads `pg`, and the other way round.
  */
 export async function openStore(spec: string): Promise<Store> {

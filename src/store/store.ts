@@ -5,9 +5,33 @@
  */
 
 import type { Alert, Silence } from './alert.js';
-import type { AuditKey } from './audit-hash.js';
 
+/** The way a request came in: a Slack command or button, the command line, the demo console. */
 export type Via = 'slack' | 'cli' | 'console';
+
+/** Who asked: the one person behind a request, whatever transport it came through. */
+export interface Actor {
+  /** Slack user id, or `cli:<os user>` on the command line unless `--user` is given. */
+  id: string;
+  /** Display name when known (Slack user name, OS user). */
+  name?: string;
+  /**
+   * On the command line, the OS user who typed it. `--user` is not authenticated, so the audit
+   * keeps who really ran the command next to the Slack id they claimed.
+   */
+  osUser?: string;
+  /** On the command line, the host it was typed on (with `osUser`, who really typed it). */
+  host?: string;
+}
+
+/**
+ * A key the chain is sealed with. `id` is stored on every entry it sealed, so that after a rotation
+ * `verify` knows which of the configured keys to check each entry with.
+ */
+export interface AuditKey {
+  id: string;
+  secret: Buffer;
+}
 
 /** What the caller supplies for one audit entry; the store adds seq, prevHash and hash. */
 export interface AuditEntryInput {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
-import type { Reply } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
+import type { Reply } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { BullmqScene } from '../commands/fixture.js';
 import { withFaults } from '../helpers/faulty-store.js';

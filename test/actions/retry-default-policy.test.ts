@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
-import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import type { Request } from '../../src/pipeline/types.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 

@@ -5,8 +5,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestMessage } from '../../src/approvals/blocks.js';
 import {
-  type Actor,
   type Authority,
+  type Caller,
   createApprovals,
   type Executor,
   type LeaseOptions,
@@ -133,7 +133,7 @@ const bob = { id: 'U0BOB', name: 'bob', via: 'slack' as const, channel: 'C0INC' 
 const carol = { id: 'U0CAROL', name: 'carol', via: 'slack' as const, channel: 'C0INC' };
 const viewer = { id: 'U0VIEW', name: 'vic', via: 'slack' as const, channel: 'C0INC' };
 
-const submitPause = (approvals: ReturnType<typeof createApprovals>, actor: Actor = alice) =>
+const submitPause = (approvals: ReturnType<typeof createApprovals>, actor: Caller = alice) =>
   approvals.submit({
     actor,
     action: 'pause',

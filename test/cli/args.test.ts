@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { tokenize } from '../../src/commands/parse.js';
 import { isOpsError, type OpsError } from '../../src/errors.js';
 import { messages } from '../../src/i18n/index.js';
+import { tokenize } from '../../src/pipeline/parse.js';
 import { parseCliArgs, parseExportWords, wantsJson } from '../../src/transports/cli/args.js';
 
 describe('the command line splits its own options from the command words', () => {

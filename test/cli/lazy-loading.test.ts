@@ -16,7 +16,8 @@ import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postg
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
- * The command line loads only what the verb needs (the seams are src/lib/lazy.ts). Each test runs
+ * The command line loads only what the verb needs (the seams: src/lib/lazy.ts for packages, and a
+ * named `load…()` beside its one caller for our own modules in front of one). Each test runs
  * the built `bin/queue-ops.js` as a user does, under a probe that records every module the process
  * loads, and names the packages it must not have loaded. The command line is a bundle
  * (dist/bundle/, scripts/build.js): a file of it that was loaded counts as every module it holds
@@ -338,27 +339,46 @@ describe('what the command line loads with a PostgreSQL store', async () => {
 });
 
 describe('the seams stay few and named', () => {
-  /** Every `import()` in src/, outside the one file that names the seams. */
-  function dynamicImportsOutsideTheSeams(): string[] {
+  /** Each `import()` in src/ (comments and `typeof import('…')` types left out), with its place. */
+  function dynamicImports(): { at: string; file: string; code: string; previous: string }[] {
     const src = join(ROOT, 'src');
-    const found: string[] = [];
+    const found: { at: string; file: string; code: string; previous: string }[] = [];
     for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
       if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
       const path = join(entry.parentPath, entry.name);
-      if (path === join(src, 'lib/lazy.ts')) continue;
-      readFileSync(path, 'utf8')
+      const file = path.slice(src.length + 1);
+      const lines = readFileSync(path, 'utf8')
         .split('\n')
-        .forEach((line, index) => {
-          // `typeof import('…')` is a type, not a load; comments are not code.
-          const code = line.replace(/\/\/.*$/, '').replace(/^\s*\*.*$/, '');
-          if (/(?<!typeof\s)\bimport\s*\(/.test(code))
-            found.push(`${path.slice(src.length + 1)}:${index + 1}`);
-        });
+        .map((line) => line.replace(/\/\/.*$/, '').replace(/^\s*\*.*$/, ''));
+      lines.forEach((code, index) => {
+        if (/(?<!typeof\s)\bimport\s*\(/.test(code))
+          found.push({ at: `${file}:${index + 1}`, file, code, previous: lines[index - 1] ?? '' });
+      });
     }
     return found;
   }
 
-  it('src/ loads code with import() only in src/lib/lazy.ts', () => {
-    expect(dynamicImportsOutsideTheSeams()).toEqual([]);
+  /** `const loadX = … import(…)`, the import on the declaration's line or the next. */
+  const namedSeam = (found: { code: string; previous: string }) =>
+    [found.code, found.previous].some((line) => /^\s*(export )?const load[A-Z]\w* = /.test(line));
+
+  it('src/ loads a package with import() only in src/lib/lazy.ts, and lazy.ts loads none of our modules', () => {
+    const found = dynamicImports();
+    const packagesElsewhere = found.filter(
+      (f) => f.file !== 'lib/lazy.ts' && /\bimport\s*\(\s*['"][^.'"]/.test(f.code),
+    );
+    expect(packagesElsewhere.map((f) => f.at)).toEqual([]);
+    const oursInLazy = found.filter(
+      (f) => f.file === 'lib/lazy.ts' && /\bimport\s*\(\s*(?!['"][^.'"])/.test(f.code),
+    );
+    expect(oursInLazy.map((f) => f.at)).toEqual([]);
+  });
+
+  it('every other import() in src/ is a named load…() seam, beside the one module that uses it', () => {
+    expect(
+      dynamicImports()
+        .filter((found) => !namedSeam(found))
+        .map((f) => f.at),
+    ).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { pauseCommand, resumeCommand } from '../../src/commands/pause.js';
 import { createReadCommands } from '../../src/commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from '../../src/commands/requests.js';
 import { retryCommand } from '../../src/commands/retry.js';
-import type { CommandContext } from '../../src/commands/types.js';
+import type { CommandContext } from '../../src/pipeline/types.js';
 
 describe('/queue help with the action verbs registered', () => {
   it('shows each usage once after /queue, the actions after the read verbs and help itself last', async () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
-import { MAX_WORD_LENGTH } from '../../src/commands/parse.js';
-import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { ErrorCode } from '../../src/errors.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import { MAX_WORD_LENGTH } from '../../src/pipeline/parse.js';
+import type { Request } from '../../src/pipeline/types.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();

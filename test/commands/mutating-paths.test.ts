@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
-import type { Reply, Request, Via } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
+import type { Reply, Request, Via } from '../../src/pipeline/types.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene } from './fixture.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseTarget, parseWords, tokenize } from '../../src/commands/parse.js';
 import { OpsError } from '../../src/errors.js';
+import { parseTarget, parseWords, tokenize } from '../../src/pipeline/parse.js';
 
 describe('command words', () => {
   it('splits on any whitespace and keeps quoted words whole', () => {

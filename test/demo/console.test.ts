@@ -5,12 +5,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { ActionId } from '../../src/blocks/action-ids.js';
-import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { writeDemoConfig } from '../../src/demo/config.js';
 import { withDb } from '../../src/demo/redis.js';
 import { type SeededDemo, seedDemo } from '../../src/demo/seed.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import type { Request } from '../../src/pipeline/types.js';
 import { createConsoleSession, runLines } from '../../src/transports/console/console.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 

@@ -5,11 +5,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import type { StatusData } from '../../src/commands/status.js';
-import type { Reply, Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import type { Reply, Request } from '../../src/pipeline/types.js';
 import { answeredBeforeBack, FaultyRedis } from './fault-fixture.js';
 
 /**

@@ -5,7 +5,6 @@ import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Audit, createAudit } from '../../src/audit/audit.js';
 import { assertValidMessage } from '../../src/blocks/validate.js';
-import type { Reply, Request } from '../../src/commands/types.js';
 import { type Config, configSchema } from '../../src/config/schema.js';
 import { createGuardMiddleware, type GuardMiddleware } from '../../src/guards/middleware.js';
 import { createRoleResolver } from '../../src/guards/roles.js';
@@ -14,6 +13,7 @@ import {
   createSlackDirectory,
   type SlackDirectory,
 } from '../../src/guards/slack-directory.js';
+import type { Reply, Request } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { blockNetwork, restoreNetwork, serveUsergroup, serveUserInfo, slackClient } from './slack-api.js';

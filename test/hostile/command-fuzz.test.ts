@@ -7,11 +7,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { validateMessage } from '../../src/blocks/validate.js';
-import type { Reply, Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import type { Reply, Request } from '../../src/pipeline/types.js';
 import { connectionFor, EVERY_VERB, randomName, waitFor } from '../commands/fixture.js';
 import { brief, isPidboxKey, keyOf, type RedisWatch, type SeenCommand, watchRedis } from './redis-watch.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Actor, createApprovals } from '../../src/approvals/service.js';
+import { type Caller, createApprovals } from '../../src/approvals/service.js';
 import { createAudit } from '../../src/audit/audit.js';
 import type { Config } from '../../src/config/schema.js';
 import { OpsError } from '../../src/errors.js';
@@ -63,7 +63,7 @@ async function sqliteReplicas(): Promise<Replicas> {
   };
 }
 
-const people: Actor[] = ['U0ALICE', 'U0BOB', 'U0CAROL', 'U0DAN'].map((id) => ({
+const people: Caller[] = ['U0ALICE', 'U0BOB', 'U0CAROL', 'U0DAN'].map((id) => ({
   id,
   via: 'slack',
   channel: 'C0INCIDENT',

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
-import type { Request } from '../../src/commands/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import type { Request } from '../../src/pipeline/types.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Eylem komutlarının (pause, resume, approve, deny, pending, audit) kullanımı ve argüman sorunları. */
 export const actions: Catalog['actions'] = {

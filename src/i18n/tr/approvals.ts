@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 const n = (value: number) => value.toLocaleString('tr-TR');
 

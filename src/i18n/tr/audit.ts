@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * Denetim kaydı metinleri: `/queue audit`, denetim kanalı ve `audit verify` gerekçeleri.

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Komut satırının kendi sözleri: kullanım, seçenek sorunları, config sorunları, buton ipucu. */
 export const cli: Catalog['cli'] = {

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Okuma komutlarının (status, dlq, workers, help) kullanım satırları ve argüman sorunları. */
 export const commands: Catalog['commands'] = {

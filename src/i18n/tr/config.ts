@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Geçersiz bir config dosyasına söylenenler: yolundan sonra her sorun bir satır. */
 export const config: Catalog['config'] = {

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Çevrimdışı demo ve konsolu (`npm run demo`). */
 export const demo: Catalog['demo'] = {

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** `/queue dlq` metinleri. Redis'ten gelen argümanlar mrkdwn için kaçışlanmış gelir. */
 export const dlq: Catalog['dlq'] = {

@@ -1,5 +1,5 @@
 import { type ErrorCode, type ErrorParams, type OpsError, visibleParams } from '../../errors.js';
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 const list = (value: unknown): string =>
   Array.isArray(value) && value.length > 0 ? value.map((v) => `\`${v}\``).join(', ') : 'yok';

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Bir reddin altındaki ek satırlar: neden ve ne yapılmalı. İlk satır errors.ts'teki hata satırıdır. */
 export const guards: Catalog['guards'] = {

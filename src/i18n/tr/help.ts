@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** `/queue help` metinleri. Komut adları İngilizce kalır (runbook'lar da öyle yazar). */
 export const help: Catalog['help'] = {

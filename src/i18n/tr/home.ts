@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** App Home sekmesi. Gelen değerler config, Redis ya da depodan gelir: builder kaçışlar. */
 export const home: Catalog['home'] = {

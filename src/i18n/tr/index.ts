@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 import { actions } from './actions.js';
 import { approvals } from './approvals.js';
 import { audit } from './audit.js';

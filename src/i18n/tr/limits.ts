@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * `rate-limit` ve `concurrency` metinleri: argümanlar, önizlemeler ve sonuçlar (düz metin; istek

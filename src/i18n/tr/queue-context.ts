@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 export const queueContext: Catalog['queueContext'] = {
   owner: (who: string) => `Sahibi ${who}`,

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * `restart <sistem>/<grup>` metinleri: önizlemesi (istekle saklanır) ve sonucu; ikisi de istek

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * Issue 9 metinleri: `workers` içinde worker grupları, `scale`, `stuck`, `revoke` ve `fail`.

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** Slack transport'unun kendi sözleri: tanımadığı butonlar ve başlangıç sorunları. */
 export const slack: Catalog['slack'] = {

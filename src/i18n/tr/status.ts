@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * `/queue status` metinleri ve her okuma mesajının kullandığı birimler. Redis'ten ya da

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** `status` içinde işlem hızı ve süreler. Sayılar ve süreler yerel biçimde gelir. */
 export const throughput: Catalog['throughput'] = {

@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /**
  * `timeline`: postmortem için olay zaman çizelgesi. Gelen değerler kullanıcıdan, Redis'ten ya da

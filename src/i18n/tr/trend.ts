@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** "bekleyen > 100": Turkish would need a suffix after the number (100’ün üstünde). */
 const signs: Record<string, string> = { above: '>', below: '<' };

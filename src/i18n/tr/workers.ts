@@ -1,4 +1,4 @@
-import type { Catalog } from '../index.js';
+import type { Catalog } from '../catalog.js';
 
 /** `/queue workers` metinleri. Redis'ten gelen argümanlar mrkdwn için kaçışlanmış gelir. */
 export const workers: Catalog['workers'] = {

@@ -3,15 +3,24 @@
 import { peekConfigFileLocaleWord } from '../../config/locale-word.js';
 import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
-import { loadCliRuntime, loadCliWords } from '../../lib/lazy.js';
 import { scrubSecrets } from '../../lib/scrub.js';
 import { configFlag, ExitCode, parseCliArgs } from './args.js';
 
 /**
- * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
- * command line touches `process`. It imports only the argument parser and the command line's own
- * English words: `--help` answers from these, and everything else loads the runtime (src/lib/lazy.ts).
+ * Everything the command line needs after its arguments have been read. In the bundle that
+ * `bin/queue-ops.js` runs, this `import()` loads scripts/cli-runtime-loader.js instead, which
+ * compiles the same module (linked with all it imports) with V8's code cache (scripts/build.js).
  */
+const loadCliRuntime = () => import('./run.js');
+
+/**
+ * The command line's own words in a locale other than English (`src/i18n/<locale>/cli.ts`), for
+ * `--help` when the config asks for it; rejects when there is no such locale. The bundle holds
+ * each locale's words as a chunk of its own.
+ */
+const loadCliWords = (locale: string): Promise<{ cli: typeof englishCli }> =>
+  import(`../../i18n/${locale}/cli.js`);
+
 /** The command line's words in the locale a config asks for; English when it asks for none we speak. */
 async function cliWordsFor(locale: string | undefined): Promise<typeof englishCli> {
   if (locale === undefined || locale === 'en') return englishCli;
@@ -22,6 +31,11 @@ async function cliWordsFor(locale: string | undefined): Promise<typeof englishCl
   }
 }
 
+/**
+ * `queue-ops [--config F] [--user U] [--json] <words>`: the entry point, and the only place the
+ * command line touches `process`. It imports only the argument parser and the command line's own
+ * English words: `--help` answers from these, and everything else loads the runtime (`loadCliRuntime`).
+ */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (asksForHelp(argv)) {

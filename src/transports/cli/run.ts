@@ -7,7 +7,6 @@ import { errorMessage } from '../../blocks/error.js';
 import { formatNumber } from '../../blocks/format.js';
 import type { Message } from '../../blocks/message.js';
 import { renderText } from '../../blocks/render-text.js';
-import type { Actor, Reply } from '../../commands/types.js';
 import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
@@ -15,11 +14,14 @@ import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../
 import { runMonitorOnce } from '../../escalation/once.js';
 import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
-import { loadSlackAlerts } from '../../lib/lazy.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
+import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 import { createProgressBar } from './progress.js';
+
+/** The alert sender over Slack's Web API (and Bolt), for `monitor --once` with `SLACK_BOT_TOKEN`. */
+const loadSlackAlerts = () => import('../slack/alerts.js');
 
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';

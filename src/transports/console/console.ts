@@ -5,12 +5,12 @@ import type { Readable, Writable } from 'node:stream';
 import { wordsForAction } from '../../blocks/action-ids.js';
 import type { Message } from '../../blocks/message.js';
 import { renderText, type TextButton } from '../../blocks/render-text.js';
-import { tokenize } from '../../commands/parse.js';
-import { newRef } from '../../commands/ref.js';
-import type { Reply, Request } from '../../commands/types.js';
 import { isOpsError, terminalText } from '../../errors.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
+import { tokenize } from '../../pipeline/parse.js';
+import { newRef } from '../../pipeline/ref.js';
+import type { Reply, Request } from '../../pipeline/types.js';
 
 /** The part of the dispatcher the console needs. */
 export interface ConsoleDispatcher {

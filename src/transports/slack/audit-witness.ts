@@ -1,8 +1,18 @@
 import type { webApi } from '@slack/bolt';
 import type { AuditWitness, WitnessHead } from '../../audit/witness.js';
-import { loadSlackWebApi } from '../../lib/lazy.js';
+import { loadBolt } from '../../lib/lazy.js';
 import type { Logger } from '../../lib/logger.js';
 import type { AuditEntry } from '../../store/store.js';
+
+/**
+ * Bolt's Web API client and the bot's logger adapter (create-app.ts imports Bolt at its top), for
+ * the command line, which loads them only when it reads the audit channel back.
+ */
+const loadSlackWebApi = () =>
+  Promise.all([loadBolt(), import('./create-app.js')]).then(([bolt, app]) => ({
+    webApi: bolt.webApi,
+    boltLogger: app.boltLogger,
+  }));
 
 /** The metadata event type on every audit-channel post; `audit verify` reads these back. */
 export const AUDIT_WITNESS_EVENT = 'queue_ops_audit_head';

@@ -5,10 +5,10 @@ import {
   baseActionId,
   wordsForAction,
 } from '../../blocks/action-ids.js';
-import { tokenize } from '../../commands/parse.js';
-import type { Request } from '../../commands/types.js';
 import { isOpsError } from '../../errors.js';
 import type { Locale } from '../../i18n/index.js';
+import { tokenize } from '../../pipeline/parse.js';
+import type { Request } from '../../pipeline/types.js';
 
 /** Buttons that re-render what they sit on, so their answer replaces that message in place. */
 const IN_PLACE_ACTIONS: ReadonlySet<string> = new Set<ActionId>([

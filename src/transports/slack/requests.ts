@@ -1,9 +1,9 @@
 import type { RespondArguments, RespondFn, webApi } from '@slack/bolt';
 import { progressLine, requestMessage } from '../../approvals/blocks.js';
 import type { Approvals, ProgressListener, RequestListener } from '../../approvals/service.js';
-import type { Reply } from '../../commands/types.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Reply } from '../../pipeline/types.js';
 import type { ActionRequest } from '../../store/store.js';
 import { postMessage, type ReplyDelivery, updateMessage } from './listeners.js';
 

@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import type { ReplyFile } from '../../commands/types.js';
+import type { ReplyFile } from '../../pipeline/types.js';
 
 /**
  * One file into a channel, or into a thread there, with `files.uploadV2`: the Web API client asks

@@ -1,10 +1,10 @@
 import { type CliUsers, cliIdentity } from '../approvals/identity.js';
-import type { Middleware } from '../commands/dispatcher.js';
-import type { Reply } from '../commands/types.js';
+import type { Audit } from '../audit/audit.js';
 import { isOpsError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
-import type { Audit } from './audit.js';
-import { auditArgs, auditTarget } from './target.js';
+import { auditArgs, auditTarget } from './audit-target.js';
+import type { Middleware } from './dispatcher.js';
+import type { Reply } from './types.js';
 
 /**
  * Records every command that ran (typed, clicked, or on the command line) as one audit entry,

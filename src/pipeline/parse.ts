@@ -1,8 +1,8 @@
 import type { QueueBackend } from '../backends/queue-backend.js';
+import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { rankBySimilarity, suggest, suggestFlag } from '../lib/suggest.js';
-import { askSystem } from './timeout.js';
 import type { CommandContext } from './types.js';
 
 /** The verb (lower-cased) and the remaining words of one command line. */

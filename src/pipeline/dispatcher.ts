@@ -5,8 +5,7 @@ import { inLocale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import { assertWordLengths, parseWords } from './parse.js';
 import { newRef } from './ref.js';
-import type { CommandRegistry } from './registry.js';
-import type { CommandContext, CommandDefinition, Reply, Request } from './types.js';
+import type { CommandContext, CommandDefinition, CommandRegistry, Reply, Request } from './types.js';
 
 /**
  * Runs around a command, bolt-style: call `next()` to go on (and may inspect or decorate its

@@ -1,5 +1,5 @@
-import { MAX_WORD_LENGTH, parseTarget, parseWords } from '../commands/parse.js';
 import { isOpsError } from '../errors.js';
+import { MAX_WORD_LENGTH, parseTarget, parseWords } from './parse.js';
 
 /**
  * What an audit entry names as a command's target: the first argument as the command itself

@@ -10,23 +10,10 @@ import type { Logger } from '../lib/logger.js';
 import type { Limits } from '../limits/service.js';
 import type { Purges } from '../purge/service.js';
 import type { ScalerRegistry } from '../scalers/index.js';
-import type { ActionRequest, Store } from '../store/store.js';
+import type { ActionRequest, Actor, Store, Via } from '../store/store.js';
 
-export type Via = 'slack' | 'cli' | 'console';
-
-export interface Actor {
-  /** Slack user id, or `cli:<os user>` on the command line unless `--user` is given. */
-  id: string;
-  /** Display name when known (Slack user name, OS user). */
-  name?: string;
-  /**
-   * On the command line, the OS user who typed it. `--user` is not authenticated, so the audit
-   * keeps who really ran the command next to the Slack id they claimed.
-   */
-  osUser?: string;
-  /** On the command line, the host it was typed on (with `osUser`, who really typed it). */
-  host?: string;
-}
+// Who acted and through what are stored with every request and audit entry: defined with them.
+export type { Actor, Via };
 
 /** One thing a user asked for, whatever transport it came through. */
 export interface Request {
@@ -144,4 +131,17 @@ export interface CommandDefinition {
   action?: CommandAction;
   /** Its line in `/queue help`; the read path's verbs are described by the help builder itself. */
   describe?(locale: Locale): { usage: string; summary: string };
+}
+
+/** Verb → command. Later features (pause, approve, audit…) `register` theirs at composition. */
+export interface CommandRegistry {
+  /** The command for a verb, or `UnknownVerb` naming the valid verbs and the likely one. */
+  resolve(verb: string): CommandDefinition;
+  get(verb: string): CommandDefinition | undefined;
+  /** Verbs in registration order. */
+  verbs(): string[];
+  /** Commands in registration order. */
+  all(): CommandDefinition[];
+  /** Adds a command; registering a verb twice is a programming error. */
+  register(command: CommandDefinition): void;
 }
