@@ -5,6 +5,7 @@ import { formatDecimal, formatNumber } from './format.js';
 import { context, header, packSections } from './kit.js';
 import type { Message } from './message.js';
 import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
+import { actionOutcome } from './scale.js';
 
 /** Everything a timeline shows: the span, its events, and the chain's verdict over it. */
 export interface TimelineView {
@@ -171,6 +172,10 @@ function actionResultText(action: string, result: Record<string, unknown>, local
       if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
       return parts.join(' · ');
     }
+    case 'rate-limit':
+    case 'concurrency':
+      // One line: the target, before → after, and until when (the request message's own words).
+      return actionOutcome(action, result, locale) ?? resultText(result, locale);
     default:
       return resultText(result, locale);
   }
