@@ -458,27 +458,14 @@ export interface FailOutcome extends JobLockInfo {
   lockWasHeld: boolean;
 }
 
-/** Optional abilities; commands check these instead of the backend's class. */
-export interface BackendCaps {
-  pause: boolean;
-  retry: boolean;
-  purge: boolean;
-  /** `running()`: what runs now, for `stuck`. */
-  running?: boolean;
-  /** Celery `pool()`/`resizePool()`. */
-  pool?: boolean;
-  /** Celery `revoke()`. */
-  revoke?: boolean;
-  /** BullMQ `jobLock()`/`failJob()`. */
-  fail?: boolean;
-  /** BullMQ `queueLimits()`/`setQueueLimit()`; Celery `taskRateLimits()`/`setTaskRateLimit()`. */
-  limits?: boolean;
-}
-
+/**
+ * One queue system's reads and actions. What a system can do beyond reading is declared one way:
+ * an optional method is there exactly when the system has the ability (`retry`, `purger`,
+ * `revoke`…); callers and the contract suite ask the method, never a separate flag.
+ */
 export interface QueueBackend {
   readonly name: string;
   readonly type: SystemType;
-  readonly caps: BackendCaps;
   /** Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted. */
   listQueues(): Promise<string[]>;
   /**
@@ -548,7 +535,7 @@ export interface QueueBackend {
    */
   setTaskRateLimit?(task: string, rates: readonly WorkerRateLimit[]): Promise<RateLimitAnswer[]>;
   /**
-   * With `caps.purge`: a purger for one queue, on a connection of its own (close it). With a
+   * A purger for one queue (on systems that can purge), on a connection of its own (close it). With a
    * selection that takes part of a state, its places are what the selection picks (a system that
    * cannot pick says `NotSupported`, never purges more).
    */

@@ -91,7 +91,7 @@ export const dlqCommand: CommandDefinition = {
           limit,
           generatedAt: ctx.now(),
           context,
-          canRetry: backend.caps.retry,
+          canRetry: backend.retry !== undefined,
         },
         request.locale,
       ),

@@ -98,7 +98,7 @@ export const retryCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.BadArgument, { message: t.filters.groupAndError, usage });
     const approvals = requireApprovals(ctx);
     const { system, backend, queue } = await askSystem(ctx, target.system, resolveTarget(ctx, target));
-    if (!backend.caps.retry || !backend.retry || !backend.previewRetry)
+    if (!backend.retry || !backend.previewRetry)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
     const name = `${system}/${queue}`;
     let filter = flags.filter;

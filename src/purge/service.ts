@@ -111,7 +111,7 @@ export function createPurges(deps: PurgesDeps): Purges {
   async function purgerFor(system: string, queue: string, selection?: PurgeSelection): Promise<QueuePurger> {
     const backend = deps.backends().get(system);
     if (!backend) throw new OpsError(ErrorCode.UnknownSystem, { system, valid: deps.backends().names() });
-    if (!backend.caps.purge || !backend.purger)
+    if (!backend.purger)
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'purge' });
     return await backend.purger(queue, selection);
   }

@@ -5,7 +5,6 @@ import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import {
-  type BackendCaps,
   type DlqSample,
   type FailedJob,
   type FailOutcome,
@@ -102,8 +101,6 @@ export const GROUP_ERRORS_OVER = 500;
 const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
-
-const CAPS: BackendCaps = { pause: true, retry: true, purge: true, running: true, fail: true, limits: true };
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -321,7 +318,6 @@ export function createBullmqBackend(
   const backend: BullmqBackend = {
     name: system.name,
     type: 'bullmq',
-    caps: CAPS,
 
     async listQueues() {
       // Only configured names need no Redis; patterns are matched against a discovery.

@@ -665,7 +665,6 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
-    caps: { pause: true, retry: true, purge: true, running: true, pool: true, revoke: true, limits: true },
     previewRetry: retries.previewRetry,
     retry: retries.retry,
     listQueues: () => queueNames.list(),
