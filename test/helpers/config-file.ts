@@ -25,3 +25,20 @@ export const TEST_ROLES = {
   operator: ['U0ALICE', 'U0CAROL'],
   admin: ['U0BOB'],
 } satisfies ConfigInput['roles'];
+
+/** One entry of `systems:` as a config file writes it. */
+export type SystemInput = ConfigInput['systems'][number];
+export type BullmqSystemInput = Extract<SystemInput, { type: 'bullmq' }>;
+
+/**
+ * The system most tests watch: BullMQ at `redis`, its keys under `prefix` (BullMQ's own `bull`
+ * when not given), with anything else a test needs (`queues`, `workers`…) in `more`.
+ */
+export function bullmqSystem(
+  name: string,
+  redis: string,
+  prefix?: string,
+  more: Omit<BullmqSystemInput, 'name' | 'type' | 'redis' | 'prefix'> = {},
+): BullmqSystemInput {
+  return { name, type: 'bullmq', redis, ...(prefix === undefined ? {} : { prefix }), ...more };
+}
