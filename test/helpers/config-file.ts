@@ -19,6 +19,13 @@ export function writeConfigFile(dir: string, config: ConfigInput, name = 'queue-
   return path;
 }
 
+/**
+ * `${NAME}` as a config file writes it, for the loader to fill from the environment (written as
+ * a plain string, a linter would take it for a mistaken template). `inner` may carry a default:
+ * `NAME:-value`.
+ */
+export const envRef = (inner: string): string => `$\{${inner}}`;
+
 /** The roles most command-line tests play: Alice and Carol operate, Bob administers. */
 export const TEST_ROLES = {
   viewer: ['*'],
