@@ -192,7 +192,11 @@ export function botConfigInput(options: {
   };
 }
 
-/** {@link botConfigInput} as YAML lines, for the tests that still add lines of their own. */
+/**
+ * The same config as YAML lines, for the tests that still add lines of their own: `slack` lines go
+ * under `slack:`, `systems` after pushizo's, `policies` under `policies:`, `extra` at the end.
+ * @deprecated A typed config through {@link botConfigInput}: tsc then refuses a key the schema lacks.
+ */
 export function botConfig(options: {
   redis: string;
   prefix: string;
