@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { freePort } from '../../src/lib/redis-server.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { BullmqScene, EVERY_VERB, keysOf } from '../commands/fixture.js';
+import { bullmqSystem, configYaml, envRef } from '../helpers/config-file.js';
 import { withClockStopped } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -56,12 +57,9 @@ describe('the queue-ops command line', () => {
   beforeEach(async () => {
     scene = new BullmqScene(redisUrl);
     closedPort = await freePort();
-    config = scene.writeConfig(`systems:
-  - name: pushizo
-    type: bullmq
-    redis: \${PUSHIZO_REDIS_URL}
-    prefix: ${scene.prefix}
-`);
+    config = scene.writeConfig(
+      configYaml({ systems: [bullmqSystem('pushizo', envRef('PUSHIZO_REDIS_URL'), scene.prefix)] }),
+    );
   });
 
   afterEach(async () => {
@@ -124,7 +122,7 @@ describe('the queue-ops command line', () => {
     expect(run.stdout).toMatch(/\[\d+\] queue-ops dlq pushizo\/events|\[\d+\] queue-ops status/);
   });
 
-  it("takes --json after the words too; every other word after the verb is the command's", async () => {
+  it('takes --json after the words too', async () => {
     const run = await cli(['--config', config, 'help', '--json'], { env: env() });
     expect(run.code).toBe(0);
     expect(onlyJson(run)).toMatchObject({
@@ -133,6 +131,9 @@ describe('the queue-ops command line', () => {
         verbs: EVERY_VERB,
       },
     });
+  });
+
+  it('hands every other word after the verb to the command, a flag too', async () => {
     // a flag after the verb reaches the command (dlq, which names the limits it takes), not the
     // CLI's option parser
     const flagged = onlyJson(
@@ -311,45 +312,59 @@ describe('the queue-ops command line', () => {
     expect(missing.stderr).toContain('queue-ops.yml: ENOENT');
   });
 
-  it('reports a system on a closed port within 5 s while the other reports; all down exits 1', async () => {
-    await scene.paused('events', 1);
-    const two = scene.writeConfig(
-      `systems:
-  - { name: pushizo, type: bullmq, redis: "\${PUSHIZO_REDIS_URL}", prefix: ${scene.prefix} }
-  - { name: zeus, type: celery, redis: "redis://127.0.0.1:${closedPort}/0" }
-`,
-      'two.yml',
-    );
-    const some = await cli(['--config', two, '--json', 'status'], { env: env() });
-    expect(some.code).toBe(0);
-    const data = onlyJson(some).data as { systems: { name: string; ok: boolean; error?: string }[] };
-    expect(data.systems.map((s) => [s.name, s.ok])).toEqual([
-      ['pushizo', true],
-      ['zeus', false],
-    ]);
-    expect(data.systems[1]!.error).toContain('not answering');
+  describe('with one system on a closed port', () => {
+    let two: string;
 
-    // The process ends by itself with the answer (one kept alive by a reconnect loop would be
-    // killed by execFile's timeout, exit code -1).
-    const down = await cli(['--config', two, '--json', 'status', 'zeus'], { env: env() });
-    expect(down.code).toBe(1);
-    expect(onlyJson(down)).toMatchObject({ ok: false, error: { code: 'RedisUnavailable' } });
-    // The same command line in this process, with the clock stopped (only timers due now run):
-    // the refused connection is the answer, with no timer run out for it (a connect timeout, a
-    // reconnect backoff, a grace period before exit). That is the "within 5 s", whatever the
-    // machine's speed.
-    const out: string[] = [];
-    const code = await withClockStopped(() =>
-      runCli({
-        argv: ['--config', two, '--json', 'status', 'zeus'],
-        env: env(),
-        cwd: process.cwd(),
-        stdout: (text) => out.push(text),
-        stderr: () => {},
-      }),
-    );
-    expect(code).toBe(1);
-    expect(JSON.parse(out.join(''))).toMatchObject({ ok: false, error: { code: 'RedisUnavailable' } });
+    beforeEach(async () => {
+      await scene.paused('events', 1);
+      two = scene.writeConfig(
+        configYaml({
+          systems: [
+            bullmqSystem('pushizo', envRef('PUSHIZO_REDIS_URL'), scene.prefix),
+            { name: 'zeus', type: 'celery', redis: `redis://127.0.0.1:${closedPort}/0` },
+          ],
+        }),
+        'two.yml',
+      );
+    });
+
+    it('reports that system down while the other reports', async () => {
+      const some = await cli(['--config', two, '--json', 'status'], { env: env() });
+      expect(some.code).toBe(0);
+      const data = onlyJson(some).data as { systems: { name: string; ok: boolean; error?: string }[] };
+      expect(data.systems.map((s) => [s.name, s.ok])).toEqual([
+        ['pushizo', true],
+        ['zeus', false],
+      ]);
+      expect(data.systems[1]!.error).toContain('not answering');
+    });
+
+    it('exits 1 by itself when all it was asked about is down', async () => {
+      // The process ends by itself with the answer (one kept alive by a reconnect loop would be
+      // killed by execFile's timeout, exit code -1).
+      const down = await cli(['--config', two, '--json', 'status', 'zeus'], { env: env() });
+      expect(down.code).toBe(1);
+      expect(onlyJson(down)).toMatchObject({ ok: false, error: { code: 'RedisUnavailable' } });
+    });
+
+    it('answers for the system on the closed port within 5 s: no timer has to run out', async () => {
+      // The same command line in this process, with the clock stopped (only timers due now run):
+      // the refused connection is the answer, with no timer run out for it (a connect timeout, a
+      // reconnect backoff, a grace period before exit). That is the "within 5 s", whatever the
+      // machine's speed.
+      const out: string[] = [];
+      const code = await withClockStopped(() =>
+        runCli({
+          argv: ['--config', two, '--json', 'status', 'zeus'],
+          env: env(),
+          cwd: process.cwd(),
+          stdout: (text) => out.push(text),
+          stderr: () => {},
+        }),
+      );
+      expect(code).toBe(1);
+      expect(JSON.parse(out.join(''))).toMatchObject({ ok: false, error: { code: 'RedisUnavailable' } });
+    });
   });
 
   it('acts as --user when given, else as cli:<os user>', async () => {
@@ -382,11 +397,13 @@ describe('the queue-ops command line', () => {
       await scene.everyState('dispatch-ios');
       const { port } = new URL(redisUrl);
       const secretConfig = scene.writeConfig(
-        `systems:
-  - { name: pushizo, type: bullmq, redis: "\${GOOD}", prefix: ${scene.prefix} }
-  - { name: wrongpass, type: bullmq, redis: "\${WRONG}", prefix: ${scene.prefix} }
-  - { name: closed, type: celery, redis: "\${CLOSED}", resultBackend: "\${CLOSED}" }
-`,
+        configYaml({
+          systems: [
+            bullmqSystem('pushizo', envRef('GOOD'), scene.prefix),
+            bullmqSystem('wrongpass', envRef('WRONG'), scene.prefix),
+            { name: 'closed', type: 'celery', redis: envRef('CLOSED'), resultBackend: envRef('CLOSED') },
+          ],
+        }),
         'secret.yml',
       );
       const secretEnv = {

@@ -11,7 +11,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { ROLES, tempDir, withSchema, writeConfig } from '../helpers/cli-run.js';
+import { tempDir, withSchema } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -128,13 +129,11 @@ describe('what the command line loads', () => {
   });
 
   it('--help with a config that says locale: tr answers in Turkish, still with no package and no runtime', async () => {
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/help.db`, [
-      'locale: tr',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      '    redis: redis://127.0.0.1:1',
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/help.db`,
+      locale: 'tr',
+      systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1')],
+    });
     const run = await probed(['--config', config, '--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Kullanım: queue-ops');
@@ -146,13 +145,10 @@ describe('what the command line loads', () => {
     const queue = new Queue6('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
     await queue.add('send', { n: 1 });
     await queue.close();
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/status.db`, [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/status.db`,
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
     const run = await probed(['--config', config, '--json', 'status']);
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).data.systems[0].queues[0]).toMatchObject({
@@ -169,14 +165,12 @@ describe('what the command line loads', () => {
     const admin = new Redis(`${redisUrl}/${db}`);
     const queue = `lazy${randomBytes(4).toString('hex')}`;
     await admin.lpush(queue, 'not-a-real-message-but-counted');
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/celery.db`, [
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(`${redisUrl}/${db}`)}`,
-      `    queues: [${queue}]`,
-      '    inspectTimeoutMs: 50',
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/celery.db`,
+      systems: [
+        { name: 'zeus', type: 'celery', redis: `${redisUrl}/${db}`, queues: [queue], inspectTimeoutMs: 50 },
+      ],
+    });
     try {
       const run = await probed(['--config', config, '--json', 'status']);
       expect(run.code, run.stderr).toBe(0);
@@ -188,55 +182,64 @@ describe('what the command line loads', () => {
     }
   });
 
-  it('trend prints sparklines without loading echarts or resvg; --out loads both, and only then', async () => {
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/trend.db`, [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-      '    queues: [dispatch-ios]',
-    ]);
-    // One stored sample, as the monitor writes it, so there is something to draw.
-    const seed = await probed(['--config', config, '--json', 'status']);
-    expect(seed.code, seed.stderr).toBe(0);
-    const store = await openStore(`sqlite:${dir.dir}/trend.db`);
-    const at = new Date(Date.now() - 60_000).toISOString();
-    const queue = {
-      name: 'dispatch-ios',
-      waiting: 3,
-      active: 0,
-      delayed: 0,
-      failed: 0,
-      oldestWaitingSeconds: null,
-      workers: 0,
-    };
-    await store.escalation.appendSample(
-      at,
-      JSON.stringify({
-        at: Date.parse(at),
-        systems: [{ name: 'pushizo', type: 'bullmq', ok: true, workers: [], queues: [queue] }],
-      }),
-    );
-    await store.close();
+  describe('trend, over one stored sample', () => {
+    // Its own prefix: the one of each test is made after this describe's beforeAll.
+    const trendPrefix = `qlazy${randomBytes(5).toString('hex')}`;
+    let config: string;
 
-    const text = await probed(['--config', config, 'trend', 'pushizo/dispatch-ios']);
-    expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/^waiting\s+\S+ 3$/m);
-    expect(heavyIn(text)).toEqual([]);
+    beforeAll(async () => {
+      config = writeConfigFile(dir.dir, {
+        store: `sqlite:${dir.dir}/trend.db`,
+        systems: [bullmqSystem('pushizo', redisUrl, trendPrefix, { queues: ['dispatch-ios'] })],
+      });
+      // One stored sample, as the monitor writes it, so there is something to draw.
+      const seed = await probed(['--config', config, '--json', 'status']);
+      expect(seed.code, seed.stderr).toBe(0);
+      const store = await openStore(`sqlite:${dir.dir}/trend.db`);
+      const at = new Date(Date.now() - 60_000).toISOString();
+      const queue = {
+        name: 'dispatch-ios',
+        waiting: 3,
+        active: 0,
+        delayed: 0,
+        failed: 0,
+        oldestWaitingSeconds: null,
+        workers: 0,
+      };
+      await store.escalation.appendSample(
+        at,
+        JSON.stringify({
+          at: Date.parse(at),
+          systems: [{ name: 'pushizo', type: 'bullmq', ok: true, workers: [], queues: [queue] }],
+        }),
+      );
+      await store.close();
+    });
+    afterAll(async () => {
+      await deletePrefix(redisUrl, trendPrefix);
+    });
 
-    const out = await probed([
-      '--config',
-      config,
-      'trend',
-      'pushizo/dispatch-ios',
-      '--out',
-      `${dir.dir}/t.png`,
-    ]);
-    expect(out.code, out.stderr).toBe(0);
-    expect(out.packages).toContain('echarts');
-    expect(out.packages).toContain('@resvg/resvg-js');
-    expect(heavyIn(out, ['echarts', '@resvg/resvg-js'])).toEqual([]);
+    it('prints sparklines without loading echarts or resvg', async () => {
+      const text = await probed(['--config', config, 'trend', 'pushizo/dispatch-ios']);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(/^waiting\s+\S+ 3$/m);
+      expect(heavyIn(text)).toEqual([]);
+    });
+
+    it('with --out loads echarts and resvg, and nothing else heavy', async () => {
+      const out = await probed([
+        '--config',
+        config,
+        'trend',
+        'pushizo/dispatch-ios',
+        '--out',
+        `${dir.dir}/t.png`,
+      ]);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.packages).toContain('echarts');
+      expect(out.packages).toContain('@resvg/resvg-js');
+      expect(heavyIn(out, ['echarts', '@resvg/resvg-js'])).toEqual([]);
+    });
   });
 
   it('pause loads the BullMQ major that wrote the queue, and only that one', async () => {
@@ -246,16 +249,12 @@ describe('what the command line loads', () => {
     await legacy.add('e', {});
     await current.add('e', {});
     await Promise.all([legacy.close(), current.close()]);
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/pause.db`, [
-      ...ROLES,
-      'policies:',
-      '  pause: { role: operator, approvals: 0 }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/pause.db`,
+      roles: TEST_ROLES,
+      policies: { pause: { role: 'operator', approvals: 0 } },
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
     const five = await probed([
       '--config',
       config,
@@ -282,16 +281,13 @@ describe('no work before the answer', () => {
     const hanging = createServer((socket) => sockets.push(socket));
     await new Promise<void>((done) => hanging.listen(0, '127.0.0.1', done));
     const port = (hanging.address() as { port: number }).port;
-    const config = writeConfig(dir.dir, `sqlite:${dir.dir}/two.db`, [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      '    prefix: qlazy-two',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: "redis://127.0.0.1:${port}/0"`,
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/two.db`,
+      systems: [
+        bullmqSystem('pushizo', redisUrl, 'qlazy-two'),
+        { name: 'zeus', type: 'celery', redis: `redis://127.0.0.1:${port}/0` },
+      ],
+    });
     try {
       const one = await probed(['--config', config, '--json', 'status', 'pushizo']);
       expect(one.code, one.stderr).toBe(0);
@@ -323,13 +319,10 @@ describe('what the command line loads with a PostgreSQL store', async () => {
   });
 
   it.skipIf(Boolean(unreachable))('loads pg and not better-sqlite3', async () => {
-    const config = writeConfig(dir.dir, withSchema(POSTGRES_URL, schema), [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      '    prefix: qlazy-empty',
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: withSchema(POSTGRES_URL, schema),
+      systems: [bullmqSystem('pushizo', redisUrl, 'qlazy-empty')],
+    });
     const run = await probed(['--config', config, '--json', 'status']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.packages).toContain('pg');

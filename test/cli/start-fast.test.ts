@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -55,10 +56,7 @@ describe('start fast: nothing but a build builds', () => {
     const at = new Date(built.getTime() + (srcChanged ? 60_000 : -60_000));
     utimesSync(join(dir, 'src', 'main.ts'), at, at);
     utimesSync(join(dir, 'src'), at, at);
-    writeFileSync(
-      join(dir, 'queue-ops.yml'),
-      'systems:\n  - { name: pushizo, type: bullmq, redis: "redis://127.0.0.1:1" }\n',
-    );
+    writeConfigFile(dir, { systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1')] });
     return dir;
   }
 

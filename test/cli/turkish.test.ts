@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { peekLocale } from '../../src/config/locale-peek.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { isOpsError } from '../../src/errors.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, configYaml, envRef } from '../helpers/config-file.js';
 
 /**
  * `locale: tr` reaches the command line's answers that come before there is a valid config:
@@ -19,9 +21,10 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-function config(lines: string[]): string {
+/** Writes `queue-ops.yml`: a typed config, or text lines where the test is about how it is written. */
+function config(content: ConfigInput | string[]): string {
   const path = join(dir.dir, 'queue-ops.yml');
-  writeFileSync(path, `${lines.join('\n')}\n`);
+  writeFileSync(path, Array.isArray(content) ? `${content.join('\n')}\n` : configYaml(content));
   return path;
 }
 
@@ -43,18 +46,15 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-/** `${NAME}` as a config file writes it (a plain string here would read as a mistaken template). */
-const ref = (inner: string) => `$\{${inner}}`;
+const VALID: ConfigInput = {
+  store: 'sqlite:./q.db',
+  systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1')],
+};
 
-const VALID = [
-  'store: "sqlite:./q.db"',
-  'systems:',
-  '  - name: pushizo',
-  '    type: bullmq',
-  '    redis: redis://127.0.0.1:1',
-];
-
-/** Wrong in three ways: queue-ops' own check, zod's own type check, and a key that does not exist. */
+/**
+ * Wrong in three ways: queue-ops' own check, zod's own type check, and a key that does not exist.
+ * Text, as a typed config could not be wrong in these ways.
+ */
 const WRONG = [
   'systems:',
   '  - name: pushizo',
@@ -67,7 +67,8 @@ const WRONG = [
 
 describe('the command line before the config, in the config’s locale', () => {
   it('--help is Turkish when the config says locale: tr, and English otherwise', async () => {
-    config(['locale: tr # ekip dili', ...VALID]);
+    // The locale line as a person writes it, with a comment.
+    config(['locale: tr # ekip dili', configYaml(VALID)]);
     const tr = await cli(['--help']);
     expect(tr.code).toBe(0);
     expect(tr.stdout).toContain('Kullanım: queue-ops [--config DOSYA]');
@@ -81,7 +82,7 @@ describe('the command line before the config, in the config’s locale', () => {
 
   it('a config named by --config counts, and QUEUE_OPS_CONFIG’s name does too', async () => {
     const path = join(dir.dir, 'ops-tr.yml');
-    writeFileSync(path, ['locale: "tr"', ...VALID].join('\n'));
+    writeFileSync(path, ['locale: "tr"', configYaml(VALID)].join('\n'));
     expect((await cli(['--config', path, '-h'])).stdout).toContain('Kullanım:');
     expect((await cli([`--config=${path}`, '--help'])).stdout).toContain('Kullanım:');
     let stdout = '';
@@ -98,7 +99,7 @@ describe('the command line before the config, in the config’s locale', () => {
   });
 
   it('a wrong option is refused in Turkish, exit 2, and --json still prints one object', async () => {
-    config(['locale: tr', ...VALID]);
+    config({ locale: 'tr', ...VALID });
     const run = await cli(['--bogus', 'status']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('Bilinmeyen seçenek --bogus.');
@@ -142,7 +143,7 @@ describe('the command line before the config, in the config’s locale', () => {
     expect(out.error.problems).toContain('colour: bilinmeyen anahtar');
   });
 
-  it(`YAML that does not parse, and an unset ${ref('VAR')}, are told in Turkish when the text asks for it`, () => {
+  it(`YAML that does not parse, and an unset ${envRef('VAR')}, are told in Turkish when the text asks for it`, () => {
     const refused = (text: string, env: Record<string, string> = {}) => {
       try {
         parseConfig(text, env, 'x.yml');
@@ -154,11 +155,15 @@ describe('the command line before the config, in the config’s locale', () => {
     expect(refused('locale: tr\nsystems: [\n')[0]).toMatch(/^geçerli bir YAML değil: /);
     expect(
       refused(
-        ['locale: tr', 'systems:', '  - name: z', '    type: celery', `    redis: ${ref('ZEUS_REDIS')}`].join(
-          '\n',
-        ),
+        [
+          'locale: tr',
+          'systems:',
+          '  - name: z',
+          '    type: celery',
+          `    redis: ${envRef('ZEUS_REDIS')}`,
+        ].join('\n'),
       ),
-    ).toEqual([`systems[0].redis: ${ref('ZEUS_REDIS')} ortamda tanımlı değil`]);
+    ).toEqual([`systems[0].redis: ${envRef('ZEUS_REDIS')} ortamda tanımlı değil`]);
     expect(
       refused(
         [
@@ -186,22 +191,23 @@ describe('the command line run in another directory', () => {
 
 describe('locale: tr, answers from deep inside a command', () => {
   it('a Redis that refuses, a bad target, a bad task id and an unknown worker group are all told in Turkish', async () => {
-    config([
-      'locale: tr',
-      'store: "sqlite:./q.db"',
-      'roles: { viewer: ["*"], operator: [U0OPS] }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      '    redis: redis://127.0.0.1:1',
-      '    queues: [dispatch-ios]',
-      '    workers:',
-      '      dispatch: { type: compose, project: p, file: f.yml, service: worker, min: 1, max: 4 }',
-      '  - name: zeus',
-      '    type: celery',
-      '    redis: redis://127.0.0.1:1/0',
-      '    queues: [celery]',
-    ]);
+    config({
+      locale: 'tr',
+      store: 'sqlite:./q.db',
+      roles: { viewer: ['*'], operator: ['U0OPS'] },
+      systems: [
+        {
+          name: 'pushizo',
+          type: 'bullmq',
+          redis: 'redis://127.0.0.1:1',
+          queues: ['dispatch-ios'],
+          workers: {
+            dispatch: { type: 'compose', project: 'p', file: 'f.yml', service: 'worker', min: 1, max: 4 },
+          },
+        },
+        { name: 'zeus', type: 'celery', redis: 'redis://127.0.0.1:1/0', queues: ['celery'] },
+      ],
+    });
     const said = async (...words: string[]) => {
       const run = await cli(['--user', 'U0OPS', ...words]);
       return `${run.stdout}${run.stderr}`;
@@ -218,11 +224,14 @@ describe('locale: tr, answers from deep inside a command', () => {
 });
 
 describe('peekLocale', () => {
-  it(`reads a top-level locale line, quoted or not, with a comment or ${ref('VAR')}; nothing else`, () => {
+  it(`reads a top-level locale line, quoted or not, with a comment or ${envRef('VAR')}`, () => {
     expect(peekLocale('locale: tr\n', {})).toBe('tr');
     expect(peekLocale("store: x\nlocale: 'tr'   # ekip\n", {})).toBe('tr');
-    expect(peekLocale(`locale: ${ref('LANG_OF_TEAM:-tr')}\n`, {})).toBe('tr');
-    expect(peekLocale(`locale: ${ref('LANG_OF_TEAM')}\n`, { LANG_OF_TEAM: 'en' })).toBe('en');
+    expect(peekLocale(`locale: ${envRef('LANG_OF_TEAM:-tr')}\n`, {})).toBe('tr');
+    expect(peekLocale(`locale: ${envRef('LANG_OF_TEAM')}\n`, { LANG_OF_TEAM: 'en' })).toBe('en');
+  });
+
+  it('reads nothing else: a nested locale, an unknown one, or one commented out', () => {
     expect(peekLocale('slack:\n  locale: tr\n', {})).toBeUndefined();
     expect(peekLocale('locale: de\n', {})).toBeUndefined();
     expect(peekLocale('# locale: tr\n', {})).toBeUndefined();

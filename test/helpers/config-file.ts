@@ -19,9 +19,33 @@ export function writeConfigFile(dir: string, config: ConfigInput, name = 'queue-
   return path;
 }
 
+/**
+ * `${NAME}` as a config file writes it, for the loader to fill from the environment (written as
+ * a plain string, a linter would take it for a mistaken template). `inner` may carry a default:
+ * `NAME:-value`.
+ */
+export const envRef = (inner: string): string => `$\{${inner}}`;
+
 /** The roles most command-line tests play: Alice and Carol operate, Bob administers. */
 export const TEST_ROLES = {
   viewer: ['*'],
   operator: ['U0ALICE', 'U0CAROL'],
   admin: ['U0BOB'],
 } satisfies ConfigInput['roles'];
+
+/** One entry of `systems:` as a config file writes it. */
+export type SystemInput = ConfigInput['systems'][number];
+export type BullmqSystemInput = Extract<SystemInput, { type: 'bullmq' }>;
+
+/**
+ * The system most tests watch: BullMQ at `redis`, its keys under `prefix` (BullMQ's own `bull`
+ * when not given), with anything else a test needs (`queues`, `workers`…) in `more`.
+ */
+export function bullmqSystem(
+  name: string,
+  redis: string,
+  prefix?: string,
+  more: Omit<BullmqSystemInput, 'name' | 'type' | 'redis' | 'prefix'> = {},
+): BullmqSystemInput {
+  return { name, type: 'bullmq', redis, ...(prefix === undefined ? {} : { prefix }), ...more };
+}

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { waitFor } from '../helpers/bullmq-jobs.js';
 import { publishCelery } from '../helpers/celery-worker.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * One run of every verb, through Slack (the bot as `npm start` runs it: dist/main.js in HTTP mode,
@@ -214,51 +215,46 @@ beforeAll(async () => {
   await new Promise<void>((done) => fakeSlack.listen(0, '127.0.0.1', done));
   slackBase = `http://127.0.0.1:${(fakeSlack.address() as AddressInfo).port}`;
 
-  writeFileSync(
-    configFile,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      `archive: { dir: ${archiveDir} }`,
-      'slack: { incidentChannel: C0INCIDENT, auditChannel: C0AUDIT, allowedChannels: [C0INCIDENT] }',
-      'roles: { viewer: ["*"], operator: [U0ALICE, U0BOB], admin: [U0ALICE, U0BOB] }',
-      'policies:',
-      '  pause: { role: operator, approvals: 0 }',
-      '  resume: { role: operator, approvals: 0 }',
-      '  retry: { role: operator, approvals: 0, bulkApprovals: 0 }',
-      '  purge: { role: admin, approvals: 1 }',
-      '  undo: { role: admin, approvals: 0 }',
-      '  revoke: { role: operator, approvals: 0 }',
-      '  fail: { role: operator, approvals: 0 }',
-      'approvals: { cliSameOsUser: allow }',
-      // The shell these command lines run in is U0ALICE's: her purge may then be approved in Slack.
-      `cli: { users: { ${JSON.stringify(userInfo().username)}: [U0ALICE] } }`,
-      'rateLimit: { perUserPerMinute: 1000 }',
-      'metrics: { cacheSeconds: 0 }',
-      'escalation:',
-      '  groupBy: none',
-      '  intervalSeconds: 1',
-      '  rules:',
-      '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',
-      '    - { name: down, metric: unreachableSamples, above: 0, severity: critical }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}/0`,
-      `    prefix: ${prefix}`,
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: redis://:${PASSWORD}@127.0.0.1:${port}/1`,
-      '    queues: [alarm_processing]',
-      '    inspectTimeoutMs: 300',
-      '  - name: wrongpass',
-      '    type: bullmq',
-      `    redis: redis://default:${WRONG_PASSWORD}@127.0.0.1:${port}/0`,
-      '  - name: down',
-      '    type: bullmq',
-      `    redis: redis://ops:${DOWN_PASSWORD}@127.0.0.1:1/0`,
-    ].join('\n'),
-    { mode: 0o600 },
-  );
+  writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    archive: { dir: archiveDir },
+    slack: { incidentChannel: 'C0INCIDENT', auditChannel: 'C0AUDIT', allowedChannels: ['C0INCIDENT'] },
+    roles: { viewer: ['*'], operator: ['U0ALICE', 'U0BOB'], admin: ['U0ALICE', 'U0BOB'] },
+    policies: {
+      pause: { role: 'operator', approvals: 0 },
+      resume: { role: 'operator', approvals: 0 },
+      retry: { role: 'operator', approvals: 0, bulkApprovals: 0 },
+      purge: { role: 'admin', approvals: 1 },
+      undo: { role: 'admin', approvals: 0 },
+      revoke: { role: 'operator', approvals: 0 },
+      fail: { role: 'operator', approvals: 0 },
+    },
+    approvals: { cliSameOsUser: 'allow' },
+    // The shell these command lines run in is U0ALICE's: her purge may then be approved in Slack.
+    cli: { users: { [userInfo().username]: ['U0ALICE'] } },
+    rateLimit: { perUserPerMinute: 1000 },
+    metrics: { cacheSeconds: 0 },
+    escalation: {
+      groupBy: 'none',
+      intervalSeconds: 1,
+      rules: [
+        { name: 'failures', queues: ['*'], metric: 'failed', above: 0, severity: 'critical' },
+        { name: 'down', metric: 'unreachableSamples', above: 0, severity: 'critical' },
+      ],
+    },
+    systems: [
+      bullmqSystem('pushizo', `${url}/0`, prefix),
+      {
+        name: 'zeus',
+        type: 'celery',
+        redis: `redis://:${PASSWORD}@127.0.0.1:${port}/1`,
+        queues: ['alarm_processing'],
+        inspectTimeoutMs: 300,
+      },
+      bullmqSystem('wrongpass', `redis://default:${WRONG_PASSWORD}@127.0.0.1:${port}/0`),
+      bullmqSystem('down', `redis://ops:${DOWN_PASSWORD}@127.0.0.1:1/0`),
+    ],
+  });
 
   const botPort = await freePort();
   botBase = `http://127.0.0.1:${botPort}`;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActionId, indexedActionId } from '../../src/blocks/action-ids.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   buttonClick,
@@ -50,18 +51,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => fakeSlack.listen(0, '127.0.0.1', resolve));
   const apiUrl = `http://127.0.0.1:${(fakeSlack.address() as AddressInfo).port}/api/`;
-  const configFile = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    configFile,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}`,
-      `    prefix: ${randomId('sig')}`,
-    ].join('\n'),
-  );
+  const configFile = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    systems: [bullmqSystem('pushizo', url, randomId('sig'))],
+  });
   const memory = memoryLogger();
   logLines = memory.lines;
   const started = await startBot(

@@ -1,7 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
-import { runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { runCli, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -30,13 +31,10 @@ describe('job names and failure reasons with terminal controls, printed by bin/q
 
   beforeAll(async () => {
     tmp = tempDir('terminal');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(url)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      systems: [bullmqSystem('pushizo', url, prefix)],
+    });
     const connection = connectionFor(url);
     queue = new Queue(queueName, { prefix, connection });
     // Two real failures, by a real worker whose processor throws the hostile reason.

@@ -50,7 +50,7 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
     expect(diffCatalogs(base, { ...base, a: () => 'x' })).toEqual(['a: string in en, function in tr']);
   });
 
-  it('keeps the command vocabulary English: verbs, flags and keywords; only placeholders are Turkish', () => {
+  it('keeps the command vocabulary English: verbs, flags and keywords', () => {
     // `<system>` is `<sistem>` in Turkish, `[limit]` is `[sınır]`; what is typed as written
     // (`retry`, `all`, `--terminate`, `1h|6h|24h`) is the same word in both.
     const vocabulary = (usage: string) => {
@@ -74,6 +74,9 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
     for (const key of ['ack', 'snooze', 'alerts'] as const) {
       expect(vocabulary(tr.escalation[key].usage)).toBe(vocabulary(en.escalation[key].usage));
     }
+  });
+
+  it('turns only the placeholders of a usage line Turkish', () => {
     expect(tr.actions.retry.usage).toBe(
       '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
     );

@@ -11,6 +11,7 @@ import type { ActionRequest } from '../../src/store/store.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { dlqSample, failedJobs, NOW, pushizoStatus, queue } from '../blocks/fixtures.js';
 import { BullmqScene } from '../commands/fixture.js';
+import { bullmqSystem, configYaml, envRef } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
@@ -136,23 +137,29 @@ describe('locale: tr, an escalation alert', () => {
     expect(ratio).toContain('0,85');
   });
 
-  it('its times and durations go through date-fns’ Turkish words; English keeps ISO dates and 12m 0s', () => {
+  describe('its times and durations', () => {
     const now = new Date('2030-01-01T10:12:00.000Z');
     const settings = { clearAfterSamples: 2, escalateTo: [] };
-    const firing = renderText(alertMessage(sampleAlert({}), 'tr', now, settings)).text;
-    expect(firing).toContain('1 Ocak 2030 10:00 UTC itibarıyla aktif (12 dakika)');
-    const resolved = renderText(
-      alertMessage(
-        sampleAlert({ status: 'resolved', resolvedAt: '2030-01-01T13:20:30.000Z' }),
-        'tr',
-        now,
-        settings,
-      ),
-    ).text;
-    expect(resolved).toContain('3 saat 20 dakika sürdü');
-    expect(resolved).toContain('Çözüldü: 1 Ocak 2030 13:20 UTC');
-    const english = renderText(alertMessage(sampleAlert({}), 'en', now, settings)).text;
-    expect(english).toContain('Firing since 2030-01-01 10:00 UTC (12m 0s)');
+
+    it('go through date-fns’ Turkish words', () => {
+      const firing = renderText(alertMessage(sampleAlert({}), 'tr', now, settings)).text;
+      expect(firing).toContain('1 Ocak 2030 10:00 UTC itibarıyla aktif (12 dakika)');
+      const resolved = renderText(
+        alertMessage(
+          sampleAlert({ status: 'resolved', resolvedAt: '2030-01-01T13:20:30.000Z' }),
+          'tr',
+          now,
+          settings,
+        ),
+      ).text;
+      expect(resolved).toContain('3 saat 20 dakika sürdü');
+      expect(resolved).toContain('Çözüldü: 1 Ocak 2030 13:20 UTC');
+    });
+
+    it('in English keep ISO dates and 12m 0s', () => {
+      const english = renderText(alertMessage(sampleAlert({}), 'en', now, settings)).text;
+      expect(english).toContain('Firing since 2030-01-01 10:00 UTC (12m 0s)');
+    });
   });
 
   it('formatDuration and formatUtc: Turkish words in two units at most, UTC whatever the time zone', () => {
@@ -182,18 +189,14 @@ describe('locale: tr in the config, end to end on real BullMQ queues', () => {
 
   beforeEach(async () => {
     scene = new BullmqScene(redisUrl);
-    config = scene.writeConfig(`locale: tr
-systems:
-  - name: pushizo
-    type: bullmq
-    redis: \${PUSHIZO_REDIS_URL}
-    prefix: ${scene.prefix}
-roles:
-  viewer: ["*"]
-  operator: [U0ALICE]
-policies:
-  pause: { role: operator, approvals: 1 }
-`);
+    config = scene.writeConfig(
+      configYaml({
+        locale: 'tr',
+        systems: [bullmqSystem('pushizo', envRef('PUSHIZO_REDIS_URL'), scene.prefix)],
+        roles: { viewer: ['*'], operator: ['U0ALICE'] },
+        policies: { pause: { role: 'operator', approvals: 1 } },
+      }),
+    );
   });
   afterEach(async () => {
     await scene.cleanup();

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackDirectory } from '../../src/guards/slack-directory.js';
 import { createUserLocales } from '../../src/transports/slack/user-locale.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, type Harness, randomId, slashCommand, startHarness } from '../slack/harness.js';
 
@@ -89,13 +90,7 @@ describe('Slack answers each user in their own language over a config in English
     queue = new Queue('dispatch-ios', { connection: connectionFor(url), prefix });
     await queue.addBulk(Array.from({ length: 1_200 }, (_, i) => ({ name: 'push', data: { i } })));
     harness = await startHarness(
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${prefix}`,
-      ].join('\n'),
+      { systems: [bullmqSystem('pushizo', url, prefix)] },
       {
         userLocale: createUserLocales({
           lookup: async (id) => createSlackDirectory(client()).userLocale?.(id),

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postSlash, SIGNING_SECRET, type SlackStandIn, slackStandIn } from '../../bench/bot.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 
@@ -28,16 +29,11 @@ describe('the HTTP bot under 50 concurrent /queue status', () => {
     queue = new Queue('dispatch-ios', { connection: connectionFor(url), prefix });
     await queue.add('send-push', { token: 'secret-device-token' });
     slack = await slackStandIn();
-    const config = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      config,
-      [
-        `store: sqlite:${join(dir, 'store.db')}`,
-        'roles:\n  viewer: ["*"]',
-        'systems:',
-        `  - { name: pushizo, type: bullmq, redis: "${url}", prefix: ${prefix}, queues: [dispatch-ios] }`,
-      ].join('\n'),
-    );
+    const config = writeConfigFile(dir, {
+      store: `sqlite:${join(dir, 'store.db')}`,
+      roles: { viewer: ['*'] },
+      systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios'] })],
+    });
     const started = await startBot(
       {
         SLACK_BOT_TOKEN: 'xoxb-burst',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { jsonOf, runCli } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
@@ -72,29 +73,23 @@ beforeAll(async () => {
     [0, 0, 6, 6].map((priority, n) => ({ task: 'tasks.add', args: [n, 1], queue: CELERY_QUEUE, priority })),
   );
 
-  configFile = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    configFile,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      'metrics: { cacheSeconds: 0 }',
-      'roles: { viewer: ["*"], operator: [U0OPS1, U0OPS2] }',
-      'policies: { pause: { role: operator, approvals: 1 } }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}`,
-      `    prefix: ${prefix}`,
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${brokerUrl}`,
-      `    queues: [${CELERY_QUEUE}, ${CELERY_FAILING}]`,
-      '    inspectTimeoutMs: 1500',
-      '  - name: down',
-      '    type: bullmq',
-      '    redis: redis://127.0.0.1:1',
-    ].join('\n'),
-  );
+  configFile = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    metrics: { cacheSeconds: 0 },
+    roles: { viewer: ['*'], operator: ['U0OPS1', 'U0OPS2'] },
+    policies: { pause: { role: 'operator', approvals: 1 } },
+    systems: [
+      bullmqSystem('pushizo', url, prefix),
+      {
+        name: 'zeus',
+        type: 'celery',
+        redis: brokerUrl,
+        queues: [CELERY_QUEUE, CELERY_FAILING],
+        inspectTimeoutMs: 1500,
+      },
+      bullmqSystem('down', 'redis://127.0.0.1:1'),
+    ],
+  });
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: 'xoxb-metrics',

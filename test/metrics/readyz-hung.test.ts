@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import { writeConfigFile } from '../helpers/config-file.js';
 import { memoryLogger } from '../slack/harness.js';
 
 /**
@@ -28,19 +29,18 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => fakeSlack.listen(0, '127.0.0.1', resolve));
   hung = createTcpServer((socket) => sockets.push(socket));
   await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-  const configFile = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    configFile,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      'metrics: { cacheSeconds: 0 }',
-      'systems:',
-      '  - name: hung',
-      '    type: bullmq',
-      `    redis: redis://127.0.0.1:${(hung.address() as AddressInfo).port}`,
-      '    queues: [events]',
-    ].join('\n'),
-  );
+  const configFile = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    metrics: { cacheSeconds: 0 },
+    systems: [
+      {
+        name: 'hung',
+        type: 'bullmq',
+        redis: `redis://127.0.0.1:${(hung.address() as AddressInfo).port}`,
+        queues: ['events'],
+      },
+    ],
+  });
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: 'xoxb-readyz',

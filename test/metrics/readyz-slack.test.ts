@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { type LoopbackSlack, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
@@ -28,19 +29,10 @@ async function readyz(): Promise<{ status: number; body: Record<string, unknown>
 
 beforeAll(async () => {
   slack = await startLoopbackSlack();
-  const config = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    config,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}`,
-      `    prefix: ${prefix}`,
-      '    queues: [dispatch-ios]',
-    ].join('\n'),
-  );
+  const config = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios'] })],
+  });
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: 'xoxb-readyz-secret',

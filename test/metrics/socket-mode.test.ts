@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
@@ -64,19 +65,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
   const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/`;
 
-  const config = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    config,
-    [
-      `store: sqlite:${join(dir, 'store.db')}`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${url}`,
-      `    prefix: ${prefix}`,
-      '    queues: [dispatch-ios]',
-    ].join('\n'),
-  );
+  const config = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'store.db')}`,
+    systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios'] })],
+  });
   metricsPort = await freePort();
   const started = await startBot(
     {

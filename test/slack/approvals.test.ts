@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -12,9 +12,10 @@ import { createSqliteStore } from '../../src/store/sqlite.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
-  botConfig,
+  botConfigInput,
   buttonClick,
   captureResponses,
   fakeReceiver,
@@ -154,15 +155,15 @@ describe('two-person approval through Slack, on the real bot wiring', () => {
       queues.set(name, queue);
     }
 
-    // Alice asks for many pauses within a minute here (botConfig's rate limit is out of reach).
+    // Alice asks for many pauses within a minute here (botConfigInput's rate limit is out of reach).
     bot = await startWiredBot({
       dir,
-      config: botConfig({
+      config: botConfigInput({
         redis: botRedis,
         prefix,
         dir,
-        slack: ['  allowedChannels: [C0INCIDENT, C0OTHER, C0NOBOT]', '  auditChannel: C0AUDIT'],
-        extra: ['approvals: { ttlMinutes: 15 }'],
+        slack: { allowedChannels: ['C0INCIDENT', 'C0OTHER', 'C0NOBOT'], auditChannel: 'C0AUDIT' },
+        more: { approvals: { ttlMinutes: 15 } },
       }),
       token: 'xoxb-approvals-test',
       apiUrl: API_URL,
@@ -509,23 +510,12 @@ describe('the bot at start', () => {
     const err: string[] = [];
     return { err, io: { stderr: (l: string) => err.push(l), stdout: () => {} } };
   }
-  function writeConfig(name: string, store: string): string {
-    const file = join(dir, `${name}.yml`);
-    writeFileSync(
-      file,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${prefix}`,
-        'slack:',
-        '  allowedChannels: [C0INCIDENT]',
-        `store: ${store}`,
-      ].join('\n'),
+  const writeConfig = (name: string, store: string): string =>
+    writeConfigFile(
+      dir,
+      { systems: [bullmqSystem('pushizo', url, prefix)], slack: { allowedChannels: ['C0INCIDENT'] }, store },
+      `${name}.yml`,
     );
-    return file;
-  }
 
   it('reports a request left executing as interrupted, updates its message, and does not run it again', async () => {
     const queue = new Queue('q-restart', { connection: connectionFor(url), prefix });

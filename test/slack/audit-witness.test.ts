@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,6 +6,7 @@ import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/transports/cli/run.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { fakeReceiver, memoryLogger } from './harness.js';
 
 /** Slack's Web API through SLACK_API_URL: posts are kept, and conversations.history serves them back. */
@@ -94,17 +95,11 @@ describe('the audit channel as a witness, on the real bot wiring', () => {
   });
 
   const start = async (extraEnv: Record<string, string> = {}) => {
-    const configFile = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      configFile,
-      [
-        'systems:',
-        '  - { name: pushizo, type: bullmq, redis: "redis://127.0.0.1:1" }',
-        'slack:',
-        '  auditChannel: C0AUDIT',
-        `store: sqlite:${join(dir, 'bot.db')}`,
-      ].join('\n'),
-    );
+    const configFile = writeConfigFile(dir, {
+      systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1')],
+      slack: { auditChannel: 'C0AUDIT' },
+      store: `sqlite:${join(dir, 'bot.db')}`,
+    });
     const started = await startBot(
       {
         SLACK_BOT_TOKEN: 'xoxb-witness-test',

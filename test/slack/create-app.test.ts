@@ -11,6 +11,7 @@ import {
   slackSettingsFromEnv,
 } from '../../src/transports/slack/create-app.js';
 import { postMessage, registerSlackListeners, updateMessage } from '../../src/transports/slack/listeners.js';
+import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, memoryLogger, randomId, slackSignature, slashCommand } from './harness.js';
 
@@ -163,16 +164,7 @@ describe('HTTP mode', () => {
   beforeAll(async () => {
     const { logger, lines } = memoryLogger();
     logLines = lines;
-    const config = parseConfig(
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${randomId('http')}`,
-      ].join('\n'),
-      {},
-    );
+    const config = parseConfig(configYaml({ systems: [bullmqSystem('pushizo', url, randomId('http'))] }), {});
     const services = createApp({ config, env: {}, logger });
     // No ids given: Bolt checks the token with auth.test at construction, as in production.
     nock('https://slack.com').post('/api/auth.test').reply(200, {

@@ -5,6 +5,7 @@ import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 import nock from 'nock';
 import { createApp, type App as QueueOpsApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { type BotOptions, type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
@@ -13,6 +14,7 @@ import {
   type SlackListenerDeps,
   type SlackMiddleware,
 } from '../../src/transports/slack/listeners.js';
+import { bullmqSystem, configYaml, type SystemInput } from '../helpers/config-file.js';
 
 export const HOOKS = 'https://hooks.slack.com';
 
@@ -119,15 +121,17 @@ export interface Harness {
 }
 
 /**
- * The real pipeline: config text → `createApp` (real backends, real dispatcher) → Bolt app with
- * the real listeners, over a receiver that binds nothing. Only Slack's HTTP side is nock'd.
+ * The real pipeline: config text (or a typed config, written as its text) → `createApp` (real
+ * backends, real dispatcher) → Bolt app with the real listeners, over a receiver that binds
+ * nothing. Only Slack's HTTP side is nock'd.
  */
 export async function startHarness(
-  configYaml: string,
+  configText: string | ConfigInput,
   options: { middleware?: SlackMiddleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
 ): Promise<Harness & { close(): Promise<void> }> {
   const { logger, lines } = memoryLogger();
-  const config = parseConfig(configYaml, {}, 'test.yml');
+  const text = typeof configText === 'string' ? configText : configYaml(configText);
+  const config = parseConfig(text, {}, 'test.yml');
   const services = createApp({ config, env: {}, logger });
   const slack = createSlackApp({
     env: { SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: 'unused-with-fake-receiver' },
@@ -164,8 +168,34 @@ export async function startHarness(
 /**
  * The config most tests of the whole bot share: `pushizo` (BullMQ at `redis` under `prefix`), a
  * SQLite store in `dir`, anyone a viewer, Alice and Bob operators, a pause approved by one of them,
- * and a rate limit no test reaches (it has tests of its own). `slack` lines go under `slack:`
- * (default: commands allowed in C0INCIDENT), `systems` after pushizo's, `extra` at the end.
+ * and a rate limit no test reaches (it has tests of its own). `slack` replaces the default (commands
+ * allowed in C0INCIDENT), `systems` come after pushizo, `policies` replace the default, and `more`
+ * adds the other sections.
+ */
+export function botConfigInput(options: {
+  redis: string;
+  prefix: string;
+  dir: string;
+  slack?: ConfigInput['slack'];
+  systems?: SystemInput[];
+  policies?: ConfigInput['policies'];
+  more?: Omit<ConfigInput, 'systems' | 'slack' | 'store' | 'roles' | 'policies' | 'rateLimit'>;
+}): ConfigInput {
+  return {
+    systems: [bullmqSystem('pushizo', options.redis, options.prefix), ...(options.systems ?? [])],
+    slack: options.slack ?? { allowedChannels: ['C0INCIDENT'] },
+    store: `sqlite:${join(options.dir, 'bot.db')}`,
+    roles: { viewer: ['*'], operator: ['U0ALICE', 'U0BOB'] },
+    policies: options.policies ?? { pause: { role: 'operator', approvals: 1 } },
+    rateLimit: { perUserPerMinute: 1000 },
+    ...options.more,
+  };
+}
+
+/**
+ * The same config as YAML lines, for the tests that still add lines of their own: `slack` lines go
+ * under `slack:`, `systems` after pushizo's, `policies` under `policies:`, `extra` at the end.
+ * @deprecated A typed config through {@link botConfigInput}: tsc then refuses a key the schema lacks.
  */
 export function botConfig(options: {
   redis: string;
@@ -205,13 +235,17 @@ export function botConfig(options: {
  */
 export async function startWiredBot(options: {
   dir: string;
-  config: string[];
+  /** A typed config, or YAML lines. */
+  config: ConfigInput | string[];
   token: string;
   apiUrl: string;
   seams?: BotOptions;
 }): Promise<RunningBot> {
   const configFile = join(options.dir, 'queue-ops.yml');
-  writeFileSync(configFile, options.config.join('\n'));
+  writeFileSync(
+    configFile,
+    Array.isArray(options.config) ? options.config.join('\n') : configYaml(options.config),
+  );
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: options.token,

@@ -44,19 +44,28 @@ function tab(options: { minIntervalMs?: number; maxUsers?: number }) {
 }
 
 describe('Home tab refreshes: at most once per interval per user, bounded in memory', () => {
-  it('opens and changes within the interval publish once; an answer to a click is never held back', async () => {
-    publishedFor.length = 0;
-    const home = tab({});
-    home.opened('U1');
-    await home.idle();
-    home.opened('U1');
-    home.changed();
-    home.changed();
-    await home.idle();
-    expect(publishedFor).toEqual(['U1']);
-    await home.notice('U1', 'Approved r-abc.');
-    expect(publishedFor).toEqual(['U1', 'U1']);
-    home.stop();
+  describe('within one interval, in order', () => {
+    let home: ReturnType<typeof tab>;
+    beforeAll(() => {
+      publishedFor.length = 0;
+      home = tab({});
+    });
+    afterAll(() => home.stop());
+
+    it('opens and changes publish once', async () => {
+      home.opened('U1');
+      await home.idle();
+      home.opened('U1');
+      home.changed();
+      home.changed();
+      await home.idle();
+      expect(publishedFor).toEqual(['U1']);
+    });
+
+    it('an answer to a click is never held back', async () => {
+      await home.notice('U1', 'Approved r-abc.');
+      expect(publishedFor).toEqual(['U1', 'U1']);
+    });
   });
 
   it('remembers only the most recent users: a change refreshes those, not everyone ever seen', async () => {

@@ -11,7 +11,7 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
-import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
+import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 const API_HOST = 'https://slack-home.test.example';
 const API_URL = `${API_HOST}/api/`;
@@ -148,12 +148,12 @@ describe('the App Home tab, on the real bot wiring', () => {
     }
     bot = await startWiredBot({
       dir,
-      config: botConfig({
+      config: botConfigInput({
         redis: url,
         prefix,
         dir,
-        slack: ['  allowedChannels: [C0INCIDENT, C0PRIVOUT, C0PRIVIN, C0GONE]'],
-        extra: ['approvals: { ttlMinutes: 15 }'],
+        slack: { allowedChannels: ['C0INCIDENT', 'C0PRIVOUT', 'C0PRIVIN', 'C0GONE'] },
+        more: { approvals: { ttlMinutes: 15 } },
       }),
       token: 'xoxb-home-test',
       apiUrl: API_URL,
@@ -249,33 +249,47 @@ describe('the App Home tab, on the real bot wiring', () => {
     expect(textOf(bobsNow)).toContain(`approved pause pushizo/q-home (${id})`);
   });
 
-  it('a user whose Slack is in Turkish gets a Turkish Home tab on an English config; others keep English', async () => {
+  it('a user whose Slack is in Turkish gets a Turkish Home tab on an English config', async () => {
     const vic = textOf(await open('vic'));
     expect(vic).toContain('Sistemler');
     expect(vic).toContain('kuyruk');
     expect(vic).not.toContain('Systems');
+  });
+
+  it('a user whose Slack locale is not known keeps the English of the config', async () => {
     const alice = textOf(await open('alice'));
     expect(alice).toContain('Systems');
     expect(alice).not.toContain('Sistemler');
   });
 
-  it('lists the silences in force, with their pattern, end, author and reason; a lifted one leaves the tab', async () => {
-    expect(textOf(await open('bob'))).not.toContain('Silences in force');
-    const { silence } = await bot.runtime.alerts.silence(
-      'pushizo/q-*',
-      2 * 3_600_000,
-      'U0ALICE',
-      'provider <!channel> outage',
-    );
-    const tab = textOf(await open('bob'));
-    expect(tab).toContain('Silences in force');
-    expect(tab).toContain(`${silence.id}: pushizo/q-`);
-    expect(tab).toContain('by U0ALICE');
-    // The reason was typed by someone: escaped, it never pings the channel.
-    expect(tab).toContain('· provider &lt;!channel&gt; outage');
-    expect(tab).not.toContain('<!channel>');
-    await bot.runtime.alerts.unsilence(silence.id, 'U0BOB');
-    expect(textOf(await open('bob'))).not.toContain(silence.id);
+  describe('silences on the tab, in order', () => {
+    let silenceId: string;
+
+    it('has no silences section while none is in force', async () => {
+      expect(textOf(await open('bob'))).not.toContain('Silences in force');
+    });
+
+    it('lists a silence in force, with its pattern, end, author and reason', async () => {
+      const { silence } = await bot.runtime.alerts.silence(
+        'pushizo/q-*',
+        2 * 3_600_000,
+        'U0ALICE',
+        'provider <!channel> outage',
+      );
+      silenceId = silence.id;
+      const tab = textOf(await open('bob'));
+      expect(tab).toContain('Silences in force');
+      expect(tab).toContain(`${silence.id}: pushizo/q-`);
+      expect(tab).toContain('by U0ALICE');
+      // The reason was typed by someone: escaped, it never pings the channel.
+      expect(tab).toContain('· provider &lt;!channel&gt; outage');
+      expect(tab).not.toContain('<!channel>');
+    });
+
+    it('a lifted silence leaves the tab', async () => {
+      await bot.runtime.alerts.unsilence(silenceId, 'U0BOB');
+      expect(textOf(await open('bob'))).not.toContain(silenceId);
+    });
   });
 
   it('a forged Home click by someone without the role changes nothing and learns nothing', async () => {
@@ -325,25 +339,41 @@ describe('the App Home tab, on the real bot wiring', () => {
     return textOf(answer.view);
   }
 
-  it('a request asked in a private channel Bob is not in is not on his tab, and his forged Approve is refused in one line; nothing runs', async () => {
-    const calls = conversationCalls.length;
-    const id = await requestPause('q-priv-out', 'C0PRIVOUT');
-    const bobs = await open('bob');
-    expect(textOf(bobs)).not.toContain(id);
-    expect(textOf(bobs)).not.toContain('pushizo/q-priv-out');
+  describe('a request asked in a private channel Bob is not in, in order', () => {
+    let calls: number;
+    let id: string;
 
-    const answer = await bobApproves(id);
-    expect(answer).toContain(`${id}\` was asked in a private channel you are not in`);
-    expect(await (queues.get('q-priv-out') as Queue).isPaused()).toBe(false);
-    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
-    // The tabs kept fresh, Bob's open and his click asked Slack once per method: the rest was cached.
-    expect(conversationCalls.slice(calls)).toEqual([
-      'conversations.members C0PRIVOUT',
-      'conversations.info C0PRIVOUT',
-    ]);
-    const entries = await bot.runtime.audit.recent(20);
-    const about = entries.filter((e) => (e.params as { request?: string } | undefined)?.request === id);
-    expect(about.map((e) => e.action)).toEqual(['request.created']);
+    beforeAll(async () => {
+      calls = conversationCalls.length;
+      id = await requestPause('q-priv-out', 'C0PRIVOUT');
+    });
+
+    it('is not on his tab', async () => {
+      const bobs = await open('bob');
+      expect(textOf(bobs)).not.toContain(id);
+      expect(textOf(bobs)).not.toContain('pushizo/q-priv-out');
+    });
+
+    it('his forged Approve is refused in one line', async () => {
+      const answer = await bobApproves(id);
+      expect(answer).toContain(`${id}\` was asked in a private channel you are not in`);
+    });
+
+    it('nothing runs after his click', async () => {
+      expect(await (queues.get('q-priv-out') as Queue).isPaused()).toBe(false);
+      expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
+      const entries = await bot.runtime.audit.recent(20);
+      const about = entries.filter((e) => (e.params as { request?: string } | undefined)?.request === id);
+      expect(about.map((e) => e.action)).toEqual(['request.created']);
+    });
+
+    it('his tab and his click asked Slack about the channel once per method', () => {
+      // The tabs kept fresh, Bob's open and his click asked Slack once per method: the rest was cached.
+      expect(conversationCalls.slice(calls)).toEqual([
+        'conversations.members C0PRIVOUT',
+        'conversations.info C0PRIVOUT',
+      ]);
+    });
   });
 
   it('a member of the private channel sees its request on his tab and approves it there', async () => {

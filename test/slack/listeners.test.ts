@@ -6,6 +6,7 @@ import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem } from '../helpers/config-file.js';
 import { freezeTimers } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
@@ -60,16 +61,9 @@ describe('Slack listeners over a real dispatcher and real BullMQ queues', () => 
     await waitFor('two failed webhooks', async () => (await webhooks.getFailedCount()) === 2);
     await worker.close();
 
-    harness = await startHarness(
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${prefix}`,
-        '    queues: [dispatch-ios, webhooks]',
-      ].join('\n'),
-    );
+    harness = await startHarness({
+      systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios', 'webhooks'] })],
+    });
   });
 
   afterAll(async () => {
@@ -236,13 +230,7 @@ describe('Slack middleware after ack (the seam for the guards)', () => {
 
   it('stops the command when a middleware answers instead of calling next', async () => {
     const harness = await startHarness(
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${randomId('mw')}`,
-      ].join('\n'),
+      { systems: [bullmqSystem('pushizo', url, randomId('mw'))] },
       {
         middleware: [
           async ({ context, respond, next }) => {
@@ -280,16 +268,9 @@ describe('a Redis that hangs', () => {
 
   beforeAll(async () => {
     hung = await startPrivateRedis();
-    harness = await startHarness(
-      [
-        'systems:',
-        '  - name: stalled',
-        '    type: bullmq',
-        `    redis: ${hung.url}`,
-        '    prefix: hs',
-        '    queues: [events]',
-      ].join('\n'),
-    );
+    harness = await startHarness({
+      systems: [bullmqSystem('stalled', hung.url, 'hs', { queues: ['events'] })],
+    });
     process.kill(hung.pid as number, 'SIGSTOP');
   });
 

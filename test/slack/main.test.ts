@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { randomId } from './harness.js';
 
@@ -90,17 +91,13 @@ describe('npm start as a process (the built dist/main.js)', () => {
   });
 
   it('serves /healthz in HTTP mode and stops cleanly on SIGTERM', async () => {
-    const file = join(dir, 'good.yml');
-    writeFileSync(
-      file,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${randomId('main')}`,
-        `store: sqlite:${join(dir, 'process.db')}`,
-      ].join('\n'),
+    const file = writeConfigFile(
+      dir,
+      {
+        systems: [bullmqSystem('pushizo', url, randomId('main'))],
+        store: `sqlite:${join(dir, 'process.db')}`,
+      },
+      'good.yml',
     );
     const port = await new Promise<number>((resolve) => {
       const s = createServer();

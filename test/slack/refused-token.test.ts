@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomName } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { type LoopbackSlack, spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -13,22 +14,15 @@ import { testRedisUrl } from '../helpers/test-redis.js';
  */
 describe('npm start with a token Slack refuses', () => {
   const dir = mkdtempSync(join(tmpdir(), 'qo-refused-'));
-  const config = join(dir, 'queue-ops.yml');
+  let config: string;
   let slack: LoopbackSlack;
   const bots: Awaited<ReturnType<typeof spawnBot>>[] = [];
 
   beforeAll(() => {
-    writeFileSync(
-      config,
-      [
-        `store: sqlite:${join(dir, 'store.db')}`,
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${testRedisUrl()}`,
-        `    prefix: ${randomName('refused')}`,
-      ].join('\n'),
-    );
+    config = writeConfigFile(dir, {
+      store: `sqlite:${join(dir, 'store.db')}`,
+      systems: [bullmqSystem('pushizo', testRedisUrl(), randomName('refused'))],
+    });
   });
   afterEach(async () => {
     for (const bot of bots.splice(0)) bot.child.kill('SIGKILL');

@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
@@ -7,6 +6,7 @@ import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliIn } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { type CliRun, jsonOf, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
@@ -43,30 +43,16 @@ describe('queue-ops timeline: the audit trail and the alert history of a span, i
     temp = tempDir('timeline');
     queue = new Queue(queueName, { connection: connectionFor(redisUrl), prefix });
     await queue.add('deliver.apns', { token: 'SECRET-PAYLOAD' });
-    config = join(temp.dir, 'queue-ops.yml');
-    writeFileSync(
-      config,
-      [
-        `store: sqlite:${db()}`,
-        'roles:',
-        '  viewer: ["*"]',
-        '  operator: [U0ALICE, U0BOB]',
-        'policies:',
-        '  pause: { role: operator, approvals: 1 }',
-        'approvals:',
-        '  cliSameOsUser: allow',
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-        `    queues: [${queueName}]`,
-        '  - name: zeus',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}z`,
-      ].join('\n'),
-    );
+    config = writeConfigFile(temp.dir, {
+      store: `sqlite:${db()}`,
+      roles: { viewer: ['*'], operator: ['U0ALICE', 'U0BOB'] },
+      policies: { pause: { role: 'operator', approvals: 1 } },
+      approvals: { cliSameOsUser: 'allow' },
+      systems: [
+        bullmqSystem('pushizo', redisUrl, prefix, { queues: [queueName] }),
+        bullmqSystem('zeus', redisUrl, `${prefix}z`),
+      ],
+    });
     // An alert that fired a minute ago and resolved 30 s ago (the monitor's own store writes).
     const store = createSqliteStore(db());
     await store.migrate();
@@ -109,47 +95,69 @@ describe('queue-ops timeline: the audit trail and the alert history of a span, i
     temp?.remove();
   });
 
-  it('prints a Markdown table in order: alert fired, looks, request, approval, the action and its outcome, alert resolved; and the chain verdict', async () => {
-    const run = await as('U0CAROL', 'timeline', '--since', '10m');
-    expect(run.code, run.stderr).toBe(0);
-    const out = run.stdout;
-    expect(out).toMatch(/^# Incident timeline /);
-    expect(out).toContain('| Time (UTC) | Who | What |');
-    const order = [
-      'alert backlog fired on pushizo/dispatch-ios (CRITICAL, threshold 100)',
-      'alert backlog resolved on pushizo/dispatch-ios',
-      '| U0ALICE | looked at status pushizo |',
-      `| U0ALICE | looked at dlq pushizo/${queueName} |`,
-      `| U0ALICE | requested pause pushizo/${queueName} (r-`,
-      `| U0BOB | approved pause pushizo/${queueName} (r-`,
-      `| U0BOB | pause pushizo/${queueName} done: `,
-    ];
-    for (const line of order) expect(out).toContain(line);
-    const positions = order.slice(2).map((line) => out.indexOf(line));
-    expect(positions).toEqual([...positions].sort((a, b) => a - b));
-    expect(out.indexOf(order[0]!)).toBeLessThan(out.indexOf(order[1]!));
-    expect(out).toMatch(/Audit chain verified: \d+ entries unbroken, including this span's #1–#\d+\./);
-    expect(out).not.toContain('SECRET-PAYLOAD');
+  describe('the last ten minutes as Markdown', () => {
+    let run: CliRun;
+    beforeAll(async () => {
+      run = await as('U0CAROL', 'timeline', '--since', '10m');
+    });
+
+    it('prints a Markdown table in order: alert fired, looks, request, approval, the action and its outcome, alert resolved', () => {
+      expect(run.code, run.stderr).toBe(0);
+      const out = run.stdout;
+      expect(out).toMatch(/^# Incident timeline /);
+      expect(out).toContain('| Time (UTC) | Who | What |');
+      const order = [
+        'alert backlog fired on pushizo/dispatch-ios (CRITICAL, threshold 100)',
+        'alert backlog resolved on pushizo/dispatch-ios',
+        '| U0ALICE | looked at status pushizo |',
+        `| U0ALICE | looked at dlq pushizo/${queueName} |`,
+        `| U0ALICE | requested pause pushizo/${queueName} (r-`,
+        `| U0BOB | approved pause pushizo/${queueName} (r-`,
+        `| U0BOB | pause pushizo/${queueName} done: `,
+      ];
+      for (const line of order) expect(out).toContain(line);
+      const positions = order.slice(2).map((line) => out.indexOf(line));
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      expect(out.indexOf(order[0]!)).toBeLessThan(out.indexOf(order[1]!));
+      expect(out).not.toContain('SECRET-PAYLOAD');
+    });
+
+    it('gives the chain verdict', () => {
+      expect(run.stdout).toMatch(
+        /Audit chain verified: \d+ entries unbroken, including this span's #1–#\d+\./,
+      );
+    });
   });
 
-  it('--json: { since, until, events, verification }; a system filter keeps only its events', async () => {
-    const out = jsonOf(await as('U0CAROL', '--json', 'timeline', '--since', '10m', 'zeus'));
-    expect(out.ok).toBe(true);
-    const data = out.data as {
+  describe('the last ten minutes of one system as --json', () => {
+    let data: {
       since: string;
       until: string;
       system: string;
       events: { kind: string; subject?: string }[];
       verification: { ok: boolean };
     };
-    expect(data.system).toBe('zeus');
-    expect(Date.parse(data.until) - Date.parse(data.since)).toBe(600_000);
-    expect(data.events.map((e) => e.kind)).toEqual(['alert.fired']);
-    expect(data.events[0]?.subject).toBe('zeus/x');
-    expect(data.verification.ok).toBe(true);
+    let ok: boolean;
+    beforeAll(async () => {
+      const out = jsonOf(await as('U0CAROL', '--json', 'timeline', '--since', '10m', 'zeus'));
+      ok = out.ok;
+      data = out.data as typeof data;
+    });
+
+    it('carries { since, until, events, verification }', () => {
+      expect(ok).toBe(true);
+      expect(Date.parse(data.until) - Date.parse(data.since)).toBe(600_000);
+      expect(data.verification.ok).toBe(true);
+    });
+
+    it('a system filter keeps only its events', () => {
+      expect(data.system).toBe('zeus');
+      expect(data.events.map((e) => e.kind)).toEqual(['alert.fired']);
+      expect(data.events[0]?.subject).toBe('zeus/x');
+    });
   });
 
-  it('a span with nothing in it says so; bad input is one line naming what is valid', async () => {
+  it('a span with nothing in it says so', async () => {
     const empty = await as(
       'U0CAROL',
       'timeline',
@@ -159,6 +167,9 @@ describe('queue-ops timeline: the audit trail and the alert history of a span, i
       '2024-01-01T01:00:00Z',
     );
     expect(empty.stdout).toContain('Nothing was recorded in this span');
+  });
+
+  it('bad input is one line naming what is valid', async () => {
     const bad = await as('U0CAROL', 'timeline', '--since', 'yesterday');
     expect(bad.code).not.toBe(0);
     expect(`${bad.stdout}${bad.stderr}`).toContain('--since yesterday is not a time');

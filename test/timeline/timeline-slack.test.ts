@@ -7,7 +7,8 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
-import { ROLES, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
 
 /**
@@ -28,13 +29,11 @@ describe('timeline in Slack', () => {
   beforeAll(async () => {
     nock.disableNetConnect();
     slack = fakeSlack(SLACK);
-    const config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'queue-ops.db')}`, [
-      ...ROLES,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      '    redis: redis://127.0.0.1:1',
-    ]);
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${join(dir.dir, 'queue-ops.db')}`,
+      roles: TEST_ROLES,
+      systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1')],
+    });
     runtime = await createQueueOps({ config: loadConfigFile(config, {}), env: {}, logger });
     const start = Date.now() - 60 * 60_000;
     // 45 status looks in the incident channel, a minute apart, then one in a private channel.
