@@ -5,7 +5,7 @@
  * `processedOn`, `finishedOn`), so every queue is busy and each throughput read samples its full
  * budget: the worst case. Printed per read: median and p95 latency, Redis commands (Lua's inner
  * calls included), script calls and the mean time one script call held Redis. Also one monitor
- * tick (the sampler reads throughput too) beside plain status, for issue 28's "tick ≤ 1.3× status".
+ * tick (the sampler reads throughput too) beside plain status, the aim being a tick within 1.3× a status.
  * Run by `npm run bench` (section `throughput`) or `npm run bench -- throughput`. Figures only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -43,7 +43,7 @@ export interface AppDeps {
   now?: () => Date;
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
-  /** Issue 3's services, handed to every command through its context when present. */
+  /** The shared services (approvals, audit, roles, alerts, purges, store), handed to every command through its context when present. */
   services?: Pick<CommandContext, 'approvals' | 'audit' | 'roles' | 'alerts' | 'purges' | 'store'>;
 }
 
@@ -179,7 +179,7 @@ export interface QueueOps extends App {
   store: Store;
   audit: Audit;
   approvals: Approvals;
-  /** Issue 8: open alerts, ack and snooze over the store. */
+  /** Open alerts, ack and snooze over the store. */
   alerts: AlertService;
   /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;

@@ -21,7 +21,7 @@ export interface RoleResolverOptions {
   directory: SlackDirectory;
   /** Milliseconds since the epoch; injected so the cache can be tested without waiting. */
   now: () => number;
-  /** How long a user group's members are trusted. Issue 3 caps this at 5 minutes. */
+  /** How long a user group's members are trusted. At most 5 minutes: someone removed from a group loses its rights within that. */
   cacheTtlMs?: number;
   /**
    * How long a failed group lookup is remembered. Short: long enough that a burst of commands

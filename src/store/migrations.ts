@@ -87,7 +87,7 @@ ALTER TABLE approval_requests ADD COLUMN requested_by_os_user TEXT;
 ALTER TABLE approval_requests ADD COLUMN requested_on_host TEXT;
 `;
 
-// Issue 8 (escalation): the monitor's sample history, alerts, the Slack outbox and the leader
+// Escalation: the monitor's sample history, alerts, the Slack outbox and the leader
 // lease. Alerts keep their record as JSON text; `open_key` is the alert's key while it fires and
 // NULL once resolved, so a UNIQUE index allows one firing alert per key even with two monitors.
 const escalationTables = (serial: string) => `
@@ -191,7 +191,7 @@ CREATE INDEX rate_events_key_at ON rate_events (rate_key, at);
 CREATE INDEX rate_events_at ON rate_events (at);
 `;
 
-// Issue 25: silences (`silence`, `unsilence`), and the group an alert is listed in when alerts
+// Silences (`silence`, `unsilence`), and the group an alert is listed in when alerts
 // share one message (`escalation.groupBy`). Times are ISO text like everywhere else.
 const silencesAndGroups = `
 CREATE TABLE escalation_silences (

@@ -92,7 +92,10 @@ export interface BullmqBackend extends QueueBackend {
  * at most once in this span; a queue asked for by name is looked for at once.
  */
 export const DISCOVERY_TTL_MS = 5 * 60_000;
-/** Issue 2 §9: an answer, even a failure, within 5 s of Redis going silent. */
+/**
+ * An answer, even a failure, within 5 s of Redis going silent: Slack shows a slash command's
+ * answer for a few seconds only, and an operator waiting longer assumes the bot is down.
+ */
 const DEADLINE_MS = 4_500;
 const SCAN_COUNT = 1000;
 const MAX_LIMIT = 100;

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog.js';
 
 /**
- * Issue 9 metinleri: `workers` içinde worker grupları, `scale`, `stuck`, `revoke` ve `fail`.
+ * Worker grupları metinleri: `workers` içinde worker grupları, `scale`, `stuck`, `revoke` ve `fail`.
  * Önizlemeler ve sonuçlar düz metindir; `stuck` ve grup satırları mrkdwn'dır, güvenilmeyen
  * parçalarını çağıran kaçışlar.
  */
