@@ -18,7 +18,7 @@ import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * Issue 25 §3: only `npm ci` / `npm install` / `npm link` / `npm run build` build. A run of the
+ * A first run must be fast, so a build is never hidden in a run: only `npm ci` / `npm install` / `npm link` / `npm run build` build. A run of the
  * command line (also as `npx queue-ops`, whose install of the clone runs `prepare`) or `npm start`
  * never does; a stale dist/ gets one line naming `npm run build`.
  */
