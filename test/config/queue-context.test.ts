@@ -29,34 +29,22 @@ function problemsOf(text: string): string[] {
 
 describe('a system’s queues with who owns them', () => {
   it('keeps plain names working, reads objects and patterns, and hands every consumer plain names', () => {
+    // Every key an entry may have, each kept as written.
+    const webhooks = {
+      name: 'webhooks',
+      owner: 'S0WEBHOOKS',
+      runbook: 'https://runbooks.example.com/webhooks',
+      dashboard: 'https://grafana.example.com/d/q?var-queue=webhooks&from=now-1h',
+      notes: 'endpoint slow → WEBHOOK_TIMEOUT_MS',
+    };
     const config = parseConfig(
-      withQueues([
-        'scheduler',
-        {
-          name: 'webhooks',
-          owner: 'S0WEBHOOKS',
-          runbook: 'https://runbooks.example.com/webhooks',
-          dashboard: 'https://grafana.example.com/d/q?var-queue=webhooks&from=now-1h',
-          notes: 'endpoint slow → WEBHOOK_TIMEOUT_MS',
-        },
-        { name: 'dispatch-*', owner: 'U0ALICE' },
-        { name: 'audience' },
-      ]),
+      withQueues(['scheduler', webhooks, { name: 'dispatch-*', owner: 'U0ALICE' }, { name: 'audience' }]),
       {},
     );
     const [system] = config.systems;
     expect(system!.queues).toEqual(['scheduler', 'webhooks', 'audience']);
     expect(system!.queuePatterns).toEqual(['dispatch-*']);
-    expect(system!.queueContext).toEqual([
-      {
-        name: 'webhooks',
-        owner: 'S0WEBHOOKS',
-        runbook: 'https://runbooks.example.com/webhooks',
-        dashboard: 'https://grafana.example.com/d/q?var-queue=webhooks&from=now-1h',
-        notes: 'endpoint slow → WEBHOOK_TIMEOUT_MS',
-      },
-      { name: 'dispatch-*', owner: 'U0ALICE' },
-    ]);
+    expect(system!.queueContext).toEqual([webhooks, { name: 'dispatch-*', owner: 'U0ALICE' }]);
     // A config of plain names reads exactly as before: names only, nothing else added.
     const plain = parseConfig(withQueues(['scheduler', 'dispatch-ios']), {}).systems[0]!;
     expect(plain.queues).toEqual(['scheduler', 'dispatch-ios']);
