@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Queue as Queue5, Worker as Worker5 } from 'bullmq5';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import { jsonOf, ROLES, requestOf, runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 describe('pause and resume of a BullMQ 5.x queue from the command line', () => {
@@ -22,17 +23,12 @@ describe('pause and resume of a BullMQ 5.x queue from the command line', () => {
     queue = new Queue5(queueName, { connection: connectionFor(redisUrl), prefix });
     await queue.addBulk([1, 2, 3, 4].map((n) => ({ name: 'event.ingest', data: { n } })));
     tmp = tempDir('bullmq5');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      'policies:',
-      '  pause: { role: operator, approvals: 0 }',
-      '  resume: { role: operator, approvals: 0 }',
-      'systems:',
-      '  - name: legacy',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      policies: { pause: { role: 'operator', approvals: 0 }, resume: { role: 'operator', approvals: 0 } },
+      systems: [bullmqSystem('legacy', redisUrl, prefix)],
+    });
   });
 
   afterEach(async () => {

@@ -2,20 +2,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 
-const ROLES = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE, U0CAROL]', '  admin: [U0BOB, U0ERIN]'];
 const QUEUE = 'celery:notification_sending';
 const TARGET = `zeus/${QUEUE}`;
 
-describe('filters on Celery: retry filters its failures by name, error and date_done; a partial purge is refused in one line', () => {
+describe('filters on Celery failures, for retry and for purge', () => {
   let server: PrivateRedis;
   let redis: Redis;
   let worker: CeleryWorker;
@@ -31,19 +24,14 @@ describe('filters on Celery: retry filters its failures by name, error and date_
     redis = new Redis(server.url);
     tmp = tempDir('celery-filters');
     worker = await startCeleryWorker({ brokerUrl: server.url, queues: [QUEUE], name: 'zeus-filters' });
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  retry: { role: operator, approvals: 1 }',
-      `archive: { dir: ${JSON.stringify(`${tmp.dir}/archive`)} }`,
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(server.url)}`,
-      `    queues: [${JSON.stringify(QUEUE)}]`,
-      '    inspectTimeoutMs: 3000',
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: { ...TEST_ROLES, admin: ['U0BOB', 'U0ERIN'] },
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { retry: { role: 'operator', approvals: 1 } },
+      archive: { dir: `${tmp.dir}/archive` },
+      systems: [celerySystem('zeus', server.url, { queues: [QUEUE], inspectTimeoutMs: 3000 })],
+    });
     const published = await publishCelery({ brokerUrl: server.url }, [
       ...[1, 2, 3].map((n) => ({ task: 'tasks.boom', args: [`bad payload ${n}`], queue: QUEUE, wait: true })),
       ...[1, 2].map(() => ({

@@ -6,15 +6,8 @@ import { rawJsonMembers } from '../../src/backends/celery/envelope.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  ROLES,
-  requestOf,
-  runCli,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 
 // A Redis of its own: no DB number to share with other files, and its pub/sub is only ours.
 const QUEUE = 'celery:notification_sending';
@@ -50,18 +43,13 @@ describe('retry of failed Celery tasks from the command line, with real workers'
         resultExtended: false,
       }),
     ]);
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  retry: { role: operator, approvals: 1 }',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(server.url)}`,
-      `    queues: [${JSON.stringify(QUEUE)}, ${JSON.stringify(LEGACY)}]`,
-      '    inspectTimeoutMs: 3000',
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { retry: { role: 'operator', approvals: 1 } },
+      systems: [celerySystem('zeus', server.url, { queues: [QUEUE, LEGACY], inspectTimeoutMs: 3000 })],
+    });
   }, 120_000);
 
   afterAll(async () => {

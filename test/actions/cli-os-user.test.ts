@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import {
-  type CliJsonOut,
-  jsonOf,
-  ROLES,
-  requestOf,
-  runCli,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { type CliJsonOut, jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /** One terminal: an OS account on a host. `--user` on top of it is only a claim. */
@@ -43,19 +37,15 @@ describe('two-person approval from the command line counts OS accounts, not clai
     tmp?.remove();
   });
 
-  const configWith = (extra: string[] = []) =>
-    writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      'policies:',
-      '  pause: { role: operator, approvals: 1 }',
-      ...extra,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-      `    queues: [${queueName}]`,
-    ]);
+  /** Pause needs one approval; `more` adds policies of other actions, `approvals`, `archive`. */
+  const configWith = (more: Pick<ConfigInput, 'policies' | 'approvals' | 'archive'> = {}) =>
+    writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      ...more,
+      policies: { pause: { role: 'operator', approvals: 1 }, ...more.policies },
+      systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: [queueName] })],
+    });
 
   /** The command line in this process, as typed by `terminal`. */
   async function typed(config: string, terminal: Terminal, user: string, ...words: string[]) {
@@ -131,7 +121,7 @@ describe('two-person approval from the command line counts OS accounts, not clai
   });
 
   it('with approvals.cliSameOsUser: allow, one OS user may play both people (demos, tests)', async () => {
-    const config = configWith(['approvals:', '  cliSameOsUser: allow']);
+    const config = configWith({ approvals: { cliSameOsUser: 'allow' } });
     const ayse = { osUser: 'ayse', host: 'ops-bastion' };
     const request = requestOf(await typed(config, ayse, 'U0ALICE', 'pause', target));
     const approved = await typed(config, ayse, 'U0CAROL', 'approve', request.id);
@@ -147,13 +137,14 @@ describe('two-person approval from the command line counts OS accounts, not clai
     ['resume', target],
   ]) {
     it(`\`${words[0]}\` asked and approved by one OS user as two --user ids is refused, and nothing runs`, async () => {
-      const config = configWith([
-        '  purge: { role: operator, approvals: 1 }',
-        '  retry: { role: operator, approvals: 1 }',
-        '  resume: { role: operator, approvals: 1 }',
-        'archive:',
-        `  dir: ${JSON.stringify(`${tmp.dir}/archive`)}`,
-      ]);
+      const config = configWith({
+        policies: {
+          purge: { role: 'operator', approvals: 1 },
+          retry: { role: 'operator', approvals: 1 },
+          resume: { role: 'operator', approvals: 1 },
+        },
+        archive: { dir: `${tmp.dir}/archive` },
+      });
       if (words[0] === 'resume') await queue.pause();
       if (words[0] === 'retry') {
         // A real worker fails the queued job: the failed set holds one to retry.

@@ -3,15 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countResultsWithoutTtl, expireResultsWithoutTtl } from '../../src/backends/celery/expire-results.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  ROLES,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, celerySystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * `expire-results <system> [ttl]`: the runbook's EXPIRE loop over `celery-task-meta-*`, asked and
@@ -56,21 +49,16 @@ beforeAll(async () => {
   for (const id of ids.slice(0, 8)) await results.persist(`celery-task-meta-${id}`);
   await results.expire(`celery-task-meta-${ids[8]}`, 500);
   await results.set('session:keep-me', 'x');
-  config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-    ...ROLES,
-    ...ONE_SHELL_TWO_PEOPLE,
-    'policies:',
-    '  expire-results: { role: operator, approvals: 1 }',
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${JSON.stringify(broker.url)}`,
-    `    resultBackend: ${JSON.stringify(backend.url)}`,
-    '    queues: [celery]',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${JSON.stringify(broker.url)}`,
-  ]);
+  config = writeConfigFile(tmp.dir, {
+    store: `sqlite:${tmp.dir}/queue-ops.db`,
+    roles: TEST_ROLES,
+    approvals: { cliSameOsUser: 'allow' },
+    policies: { 'expire-results': { role: 'operator', approvals: 1 } },
+    systems: [
+      celerySystem('zeus', broker.url, { resultBackend: backend.url, queues: ['celery'] }),
+      bullmqSystem('pushizo', broker.url),
+    ],
+  });
 }, 120_000);
 
 afterAll(async () => {

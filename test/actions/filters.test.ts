@@ -6,17 +6,10 @@ import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
-const ROLES = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE, U0CAROL]', '  admin: [U0BOB, U0ERIN]'];
 const HOUR = 3_600_000;
 const SECRET = 'apns-token-never-shown';
 
@@ -96,18 +89,14 @@ describe('retry and purge of part of a BullMQ queue: --error, --name, --older-th
     worker = new Worker(queueName, null, { connection: connectionFor(redisUrl), prefix, autorun: false });
     redis = new Redis(redisUrl);
     tmp = tempDir('filters');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  retry: { role: operator, approvals: 1 }',
-      `archive: { dir: ${JSON.stringify(`${tmp.dir}/archive`)} }`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: { ...TEST_ROLES, admin: ['U0BOB', 'U0ERIN'] },
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { retry: { role: 'operator', approvals: 1 } },
+      archive: { dir: `${tmp.dir}/archive` },
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
   });
 
   afterEach(async () => {

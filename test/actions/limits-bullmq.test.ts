@@ -6,16 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  type RequestJson,
-  ROLES,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, type RequestJson, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const SLACK = 'https://slack.limits.test';
@@ -89,19 +81,18 @@ describe('BullMQ global concurrency and rate limit from the command line', () =>
     for (const name of ['emails', 'sms', 'legacy'])
       queues.push(new Queue(name, { connection: connectionFor(redisUrl), prefix }));
     await Promise.all(queues.map((q) => q.waitUntilReady()));
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'slack:',
-      '  incidentChannel: C0INCIDENT',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-      '    queues: [emails, sms, legacy]',
-      '    slack: { alertChannel: C0PUSHIZO }',
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      approvals: { cliSameOsUser: 'allow' },
+      slack: { incidentChannel: 'C0INCIDENT' },
+      systems: [
+        bullmqSystem('pushizo', redisUrl, prefix, {
+          queues: ['emails', 'sms', 'legacy'],
+          slack: { alertChannel: 'C0PUSHIZO' },
+        }),
+      ],
+    });
   });
 
   afterAll(async () => {
@@ -156,47 +147,54 @@ describe('BullMQ global concurrency and rate limit from the command line', () =>
     expect(audit).toContain('action.concurrency');
   }, 120_000);
 
-  it('a rate limit of 3 per hour lets a Worker of concurrency 5 take exactly 3 of 10 jobs; off removes max and duration', async () => {
-    const sms = queues[1]!;
-    const { asked, done } = await setAndApprove('rate-limit', 'pushizo/sms', '3/1h');
-    expect(asked.preview).toContain('global rate limit 3 per 1h');
-    expect(done.result).toMatchObject({
-      kind: 'rate-limit',
-      value: { max: 3, durationMs: 3_600_000 },
-      now: { max: 3, durationMs: 3_600_000 },
-    });
-    // What `Queue.setGlobalRateLimit(3, 3600000)` writes, and reads back through BullMQ itself.
-    expect(await meta('sms')).toMatchObject({ max: '3', duration: '3600000' });
-    expect(await sms.getGlobalRateLimit()).toEqual({ max: 3, duration: 3_600_000 });
+  describe('a rate limit of 3 per hour', () => {
+    // Steps in order: each starts from the limit the one before left.
+    it('lets a Worker of concurrency 5 take exactly 3 of 10 jobs', async () => {
+      const sms = queues[1]!;
+      const { asked, done } = await setAndApprove('rate-limit', 'pushizo/sms', '3/1h');
+      expect(asked.preview).toContain('global rate limit 3 per 1h');
+      expect(done.result).toMatchObject({
+        kind: 'rate-limit',
+        value: { max: 3, durationMs: 3_600_000 },
+        now: { max: 3, durationMs: 3_600_000 },
+      });
+      // What `Queue.setGlobalRateLimit(3, 3600000)` writes, and reads back through BullMQ itself.
+      expect(await meta('sms')).toMatchObject({ max: '3', duration: '3600000' });
+      expect(await sms.getGlobalRateLimit()).toEqual({ max: 3, duration: 3_600_000 });
 
-    let processed = 0;
-    const worker = new Worker(sms.name, async () => void processed++, {
-      connection: connectionFor(redisUrl),
-      prefix,
-      concurrency: 5,
-    });
-    workers.push(worker);
-    await sms.addBulk(Array.from({ length: 10 }, (_, n) => ({ name: 'sms', data: { n } })));
-    await expect.poll(() => processed, { timeout: 15_000 }).toBe(3);
-    // Given every chance to take more: the worker is rate limited, not slow.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(processed).toBe(3);
-    expect(await sms.getWaitingCount()).toBe(7);
-    await worker.close();
+      let processed = 0;
+      const worker = new Worker(sms.name, async () => void processed++, {
+        connection: connectionFor(redisUrl),
+        prefix,
+        concurrency: 5,
+      });
+      workers.push(worker);
+      await sms.addBulk(Array.from({ length: 10 }, (_, n) => ({ name: 'sms', data: { n } })));
+      await expect.poll(() => processed, { timeout: 15_000 }).toBe(3);
+      // Given every chance to take more: the worker is rate limited, not slow.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(processed).toBe(3);
+      expect(await sms.getWaitingCount()).toBe(7);
+      await worker.close();
+    }, 60_000);
 
-    const seen = await queueStatus('sms');
-    expect(seen.queue.limits).toEqual({ concurrency: null, rateLimit: { max: 3, durationMs: 3_600_000 } });
-    expect(JSON.stringify(seen.text.blocks)).toContain('Limits: `sms` 3 per 1h');
-
-    const off = await setAndApprove('rate-limit', 'pushizo/sms', 'off');
-    expect(off.done.result).toMatchObject({
-      previous: { value: { max: 3, durationMs: 3_600_000 } },
-      now: null,
+    it('is shown by status', async () => {
+      const seen = await queueStatus('sms');
+      expect(seen.queue.limits).toEqual({ concurrency: null, rateLimit: { max: 3, durationMs: 3_600_000 } });
+      expect(JSON.stringify(seen.text.blocks)).toContain('Limits: `sms` 3 per 1h');
     });
-    const after = await meta('sms');
-    expect(after.max).toBeUndefined();
-    expect(after.duration).toBeUndefined();
-  }, 120_000);
+
+    it('off removes max and duration', async () => {
+      const off = await setAndApprove('rate-limit', 'pushizo/sms', 'off');
+      expect(off.done.result).toMatchObject({
+        previous: { value: { max: 3, durationMs: 3_600_000 } },
+        now: null,
+      });
+      const after = await meta('sms');
+      expect(after.max).toBeUndefined();
+      expect(after.duration).toBeUndefined();
+    });
+  });
 
   it('a --for limit is lifted by the monitor when its time is up: audited, and the alert channel is told', async () => {
     const slack = fakeSlack(SLACK);

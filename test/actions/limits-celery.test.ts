@@ -6,16 +6,8 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { type CeleryWorker, startCeleryWorker } from '../helpers/celery-worker.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  type RequestJson,
-  ROLES,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, type RequestJson, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 
 const SLACK = 'https://slack.celery-limits.test';
 
@@ -85,18 +77,13 @@ describe('Celery task rate limits from the command line, with real workers', () 
     ]);
     workers.push(a, b);
     tmp = tempDir('limits-celery');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'slack:',
-      '  incidentChannel: C0INCIDENT',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(redis.url)}`,
-      '    queues: [celery]',
-      '    inspectTimeoutMs: 3000',
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      approvals: { cliSameOsUser: 'allow' },
+      slack: { incidentChannel: 'C0INCIDENT' },
+      systems: [celerySystem('zeus', redis.url, { queues: ['celery'], inspectTimeoutMs: 3000 })],
+    });
   }, 90_000);
 
   afterAll(async () => {

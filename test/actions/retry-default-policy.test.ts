@@ -5,16 +5,18 @@ import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
- * Issue 23 §4: README's incident story says `retry … all` posts a request and waits for a second
- * person, but the defaults ran it at once (152 jobs re-queued in the demo). By default a retry of
- * more than one job now needs one approval (`policies.retry.bulkApprovals: 1`); one job still runs
- * at once (`approvals: 0`). Real BullMQ failures on the test Redis, a real SQLite store.
+ * README's incident story says `retry … all` posts a request and waits for a second person: a
+ * whole dead-letter list re-queued at once is hard to take back. By default a retry of more than
+ * one job needs one approval (`policies.retry.bulkApprovals: 1`); one job still runs at once
+ * (`approvals: 0`). Real BullMQ failures on the test Redis, a real SQLite store.
  */
 const redis = testRedisUrl();
 const QUEUE = 'webhooks';
@@ -51,21 +53,16 @@ describe('the default retry policy', () => {
     }
   }
 
-  async function start(policies: string[] = []): Promise<QueueOps> {
+  async function start(policies: ConfigInput['policies'] = {}): Promise<QueueOps> {
     ops = await createQueueOps({
       config: parseConfig(
-        [
-          'slack: { allowedChannels: [C0INCIDENT] }',
-          `store: sqlite:${join(dir, 'store.db')}`,
-          'roles: { viewer: ["*"], operator: [U0ALICE, U0BOB] }',
-          ...policies,
-          'systems:',
-          '  - name: pushizo',
-          '    type: bullmq',
-          `    redis: ${redis}`,
-          `    prefix: ${prefix}`,
-          `    queues: [${QUEUE}]`,
-        ].join('\n'),
+        configYaml({
+          slack: { allowedChannels: ['C0INCIDENT'] },
+          store: `sqlite:${join(dir, 'store.db')}`,
+          roles: { viewer: ['*'], operator: ['U0ALICE', 'U0BOB'] },
+          policies,
+          systems: [bullmqSystem('pushizo', redis, prefix, { queues: [QUEUE] })],
+        }),
         {},
       ),
       env: {},
@@ -89,7 +86,7 @@ describe('the default retry policy', () => {
 
   it('is one approval for more than one job, none for one', () => {
     const config = parseConfig(
-      `store: sqlite:${join(dir, 'x.db')}\nsystems: [{ name: pushizo, type: bullmq, redis: ${redis} }]`,
+      configYaml({ store: `sqlite:${join(dir, 'x.db')}`, systems: [bullmqSystem('pushizo', redis)] }),
       {},
     );
     expect(config.policies.retry).toEqual({ role: 'operator', approvals: 0, bulkApprovals: 1 });
@@ -130,7 +127,7 @@ describe('the default retry policy', () => {
 
   it('`bulkApprovals: 0` runs a bulk retry at once, as configured', async () => {
     await fail(3);
-    const app = await start(['policies:', '  retry: { role: operator, approvals: 0, bulkApprovals: 0 }']);
+    const app = await start({ retry: { role: 'operator', approvals: 0, bulkApprovals: 0 } });
     const ran = await app.dispatcher.handle(as('U0ALICE', ['retry', `pushizo/${QUEUE}`, 'all']));
     expect(ran.ok, ran.message.text).toBe(true);
     expect(await app.approvals.pending()).toEqual([]);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { requestMessage } from '../../src/approvals/blocks.js';
 import {
   type Authority,
@@ -178,50 +178,6 @@ describe('two-person approval', () => {
       'U0BOB action.pause done',
     ]);
     expect(await audit.verify()).toMatchObject({ ok: true, count: 3 });
-  });
-
-  it('refuses the same action asked again while the first waits, naming it; another queue, channel or a later ask is fine', async () => {
-    const approvals = h.make();
-    const first = await submitPause(approvals);
-    const again = await submitPause(approvals, bob).catch((e: unknown) => e);
-    expect((again as OpsError).code).toBe('DuplicateRequest');
-    expect((again as OpsError).params).toMatchObject({
-      id: first.id,
-      action: 'pause',
-      target: 'pushizo/dispatch-ios',
-    });
-    // Params in another key order are the same request.
-    const reordered = await approvals
-      .submit({
-        actor: carol,
-        action: 'pause',
-        target: 'pushizo/dispatch-ios',
-        params: { queue: 'dispatch-ios', system: 'pushizo' },
-        preview: 'pause',
-      })
-      .catch((e: unknown) => e);
-    expect((reordered as OpsError).code).toBe('DuplicateRequest');
-    expect((await approvals.pending()).map((r) => r.id)).toEqual([first.id]);
-
-    const otherQueue = await approvals.submit({
-      actor: alice,
-      action: 'pause',
-      target: 'pushizo/events',
-      params: { system: 'pushizo', queue: 'events' },
-      preview: 'pause',
-    });
-    const otherChannel = await submitPause(approvals, { ...alice, channel: 'C0OTHER' });
-    expect((await approvals.pending()).map((r) => r.id).sort()).toEqual(
-      [first.id, otherQueue.id, otherChannel.id].sort(),
-    );
-    // Once the first is decided (or expired), asking again opens a new request.
-    await approvals.deny(first.id, bob, 'not now');
-    const later = await submitPause(approvals);
-    expect(later.id).not.toBe(first.id);
-    expect(later.status).toBe('pending');
-    const audit = createAudit({ store: h.store, now: () => h.clock.now });
-    // The refused asks left no request and no audit entry of a request.
-    expect((await audit.recent(50)).filter((e) => e.action === 'request.created')).toHaveLength(4);
   });
 
   it('a waiting twin whose ttl ran out (no sweep yet) is expired and audited, and the new ask opens a request', async () => {
@@ -638,6 +594,71 @@ describe('two-person approval', () => {
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatch(/two-factor authentication for carol/);
     expect(h.executed).toHaveLength(0);
+  });
+});
+
+describe('two-person approval: the same action asked again', () => {
+  // One story in order: each step starts from the requests the one before left.
+  let h: Harness;
+  let approvals: ReturnType<typeof createApprovals>;
+  let first: ActionRequest;
+  beforeAll(async () => {
+    h = await harness();
+    approvals = h.make();
+    first = await submitPause(approvals);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('is refused while the first waits, naming it', async () => {
+    const again = await submitPause(approvals, bob).catch((e: unknown) => e);
+    expect((again as OpsError).code).toBe('DuplicateRequest');
+    expect((again as OpsError).params).toMatchObject({
+      id: first.id,
+      action: 'pause',
+      target: 'pushizo/dispatch-ios',
+    });
+  });
+
+  it('is refused with its params in another key order', async () => {
+    const reordered = await approvals
+      .submit({
+        actor: carol,
+        action: 'pause',
+        target: 'pushizo/dispatch-ios',
+        params: { queue: 'dispatch-ios', system: 'pushizo' },
+        preview: 'pause',
+      })
+      .catch((e: unknown) => e);
+    expect((reordered as OpsError).code).toBe('DuplicateRequest');
+    expect((await approvals.pending()).map((r) => r.id)).toEqual([first.id]);
+  });
+
+  it('is taken for another queue or from another channel', async () => {
+    const otherQueue = await approvals.submit({
+      actor: alice,
+      action: 'pause',
+      target: 'pushizo/events',
+      params: { system: 'pushizo', queue: 'events' },
+      preview: 'pause',
+    });
+    const otherChannel = await submitPause(approvals, { ...alice, channel: 'C0OTHER' });
+    expect((await approvals.pending()).map((r) => r.id).sort()).toEqual(
+      [first.id, otherQueue.id, otherChannel.id].sort(),
+    );
+  });
+
+  it('opens a new request once the first is decided', async () => {
+    await approvals.deny(first.id, bob, 'not now');
+    const later = await submitPause(approvals);
+    expect(later.id).not.toBe(first.id);
+    expect(later.status).toBe('pending');
+  });
+
+  it('when refused, leaves no request and no audit entry of one', async () => {
+    const audit = createAudit({ store: h.store, now: () => h.clock.now });
+    expect((await audit.recent(50)).filter((e) => e.action === 'request.created')).toHaveLength(4);
   });
 });
 

@@ -169,7 +169,7 @@ describe('characters that hide or reorder text', () => {
     expect(header('q\u202e').text.text).toBe('q[U+202E]');
   });
 
-  it('turns a run of backticks into quotes so it cannot open a code block; one backtick stays', () => {
+  it('turns a run of two or more backticks into quotes, so it cannot open a code block', () => {
     expect(escapeMrkdwn('a ``` b `` c ` d')).toBe("a ''' b '' c ` d");
   });
 

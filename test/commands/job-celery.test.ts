@@ -5,7 +5,8 @@ import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { CeleryTaskData } from '../../src/commands/job.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
 import { waitFor } from './fixture.js';
 
 /** `job <system> <task-id>`: where a real Celery 5 worker's task is, through the command line. */
@@ -38,15 +39,17 @@ beforeAll(async () => {
     { task: 'tasks.add', args: [3, 4], queue: 'celery:slow' },
   ]);
   dir = tempDir('job-celery');
-  config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${redis.url}`,
-    '    queues:',
-    '      - celery',
-    '      - { name: "celery:slow", owner: S0ZEUS, runbook: "https://runbooks.zeus.example/backlog#slow" }',
-  ]);
+  config = writeConfigFile(dir.dir, {
+    store: `sqlite:${join(dir.dir, 'q.db')}`,
+    systems: [
+      celerySystem('zeus', redis.url, {
+        queues: [
+          'celery',
+          { name: 'celery:slow', owner: 'S0ZEUS', runbook: 'https://runbooks.zeus.example/backlog#slow' },
+        ],
+      }),
+    ],
+  });
   await waitFor('the sleepy task running', async () => {
     const out = jsonOf(await runCliInProcess(['--config', config, '--json', 'job', 'zeus', ids.running!]));
     return (out.data as unknown as CeleryTaskData | null)?.task.state === 'active';
@@ -67,19 +70,33 @@ async function task(words: string[]) {
 }
 
 describe('/queue job <system> <task-id> (Celery)', () => {
-  it('shows a failed task from its result: error, traceback, when; a Retry button; never its arguments', async () => {
-    const { run, data, out } = await task(['zeus', ids.failed!]);
-    expect(run.code).toBe(0);
-    expect(data.task).toMatchObject({ id: ids.failed, state: 'FAILURE', name: 'tasks.boom', where: null });
-    expect(data.task.result).toMatchObject({ status: 'FAILURE', queue: 'celery' });
-    expect(data.task.result!.error).toMatch(/^ValueError: card 4242 declined/);
-    expect(data.task.result!.traceback.at(-1)).toMatch(/ValueError/);
-    expect(Date.parse(`${data.task.result!.dateDone}Z`)).toBeLessThanOrEqual(Date.now());
-    const blocks = JSON.stringify(out.message.blocks);
-    expect(blocks).toContain(ActionId.JobRetry);
-    expect(blocks).not.toContain('hunter2');
-    // Its queue (`celery`, from its result) has no owner in the config.
-    expect(data.context).toBeNull();
+  describe('a failed task', () => {
+    let shown: Awaited<ReturnType<typeof task>>;
+    beforeAll(async () => {
+      shown = await task(['zeus', ids.failed!]);
+    });
+
+    it('is shown from its result: error, traceback, when', () => {
+      const { run, data } = shown;
+      expect(run.code).toBe(0);
+      expect(data.task).toMatchObject({ id: ids.failed, state: 'FAILURE', name: 'tasks.boom', where: null });
+      expect(data.task.result).toMatchObject({ status: 'FAILURE', queue: 'celery' });
+      expect(data.task.result!.error).toMatch(/^ValueError: card 4242 declined/);
+      expect(data.task.result!.traceback.at(-1)).toMatch(/ValueError/);
+      expect(Date.parse(`${data.task.result!.dateDone}Z`)).toBeLessThanOrEqual(Date.now());
+    });
+
+    it('has a Retry button', () => {
+      expect(JSON.stringify(shown.out.message.blocks)).toContain(ActionId.JobRetry);
+    });
+
+    it('never shows its arguments', () => {
+      expect(JSON.stringify(shown.out.message.blocks)).not.toContain('hunter2');
+    });
+
+    it('has no owner: its queue (`celery`, from its result) has none in the config', () => {
+      expect(shown.data.context).toBeNull();
+    });
   });
 
   it('shows a running task on its worker, with a Revoke button', async () => {
@@ -94,14 +111,16 @@ describe('/queue job <system> <task-id> (Celery)', () => {
     expect(wordsForAction(ActionId.JobRefresh, `zeus//${ids.running}`)).toEqual(['job', 'zeus', ids.running]);
   });
 
-  it('shows a queued task with its list, priority and how many go before it; the queue narrows the search', async () => {
+  it('shows a queued task with its list, priority and how many go before it', async () => {
     const first = (await task(['zeus', ids.first!])).data.task;
     expect(first).toMatchObject({
       state: 'queued',
       name: 'tasks.add',
       where: { queue: 'celery:slow', priority: 0, position: 0 },
     });
-    // Found without naming its queue: the owner is the one of the queue it waits in.
+  });
+
+  it('shows the owner of the queue a task waits in, found without naming its queue', async () => {
     const found = await task(['zeus', ids.first!]);
     expect(found.data.context).toEqual({
       owner: 'S0ZEUS',
@@ -112,6 +131,9 @@ describe('/queue job <system> <task-id> (Celery)', () => {
     expect(JSON.stringify(found.out.message.blocks)).toContain(
       'Owner `S0ZEUS` · <https://runbooks.zeus.example/backlog#slow|runbook>',
     );
+  });
+
+  it('looks only in the queue named: a task is found there with its place, not in another queue', async () => {
     const second = (await task(['zeus/celery:slow', ids.second!])).data.task;
     expect(second.where).toMatchObject({ queue: 'celery:slow', position: 1 });
     // Asked in a queue that does not hold it, it is not found there.

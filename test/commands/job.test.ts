@@ -3,7 +3,8 @@ import { FlowProducer, Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { BullmqJobData } from '../../src/commands/job.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { connectionFor, randomName, waitFor } from './fixture.js';
 
@@ -71,14 +72,10 @@ beforeAll(async () => {
   closers.push(() => new Queue('audience', { connection, prefix }).close());
 
   dir = tempDir('job-verb');
-  config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${url}`,
-    `    prefix: ${prefix}`,
-    '    queues: [dispatch, audience]',
-  ]);
+  config = writeConfigFile(dir.dir, {
+    store: `sqlite:${join(dir.dir, 'q.db')}`,
+    systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch', 'audience'] })],
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -93,28 +90,40 @@ async function job(target: string, id: string) {
 }
 
 describe('/queue job <system>/<queue> <id>', () => {
-  it('shows a failed job: attempts, its error, the first lines of its stack, times; never its data', async () => {
-    const { run, data, out } = await job('pushizo/dispatch', ids.failed!);
-    expect(run.code).toBe(0);
-    const real = (await queue.getJob(ids.failed!))!;
-    expect(data.job).toMatchObject({
-      id: ids.failed,
-      state: 'failed',
-      name: 'send-push',
-      attempts: { made: 2, allowed: 2 },
-      // The failure reason as BullMQ stored it, its credential scrubbed.
-      failedReason: real.failedReason.replace('hunter2', '***'),
+  describe('a failed job', () => {
+    let shown: Awaited<ReturnType<typeof job>>;
+    beforeAll(async () => {
+      shown = await job('pushizo/dispatch', ids.failed!);
     });
-    expect(data.job.stack[0]).toContain('Error: APNs 429');
-    expect(data.job.stack.length).toBeGreaterThan(1);
-    expect(data.job.timestamps.added).toBe(new Date(real.timestamp).toISOString());
-    expect(data.job.timestamps.finished).toBe(new Date(real.finishedOn!).toISOString());
-    expect(data.job.runMs).toBe(real.finishedOn! - real.processedOn!);
-    const text = JSON.stringify(out.message);
-    expect(text).toContain(ActionId.JobRetry);
-    // The secret is in the job's data and, here, its error: the error is scrubbed, the data never read.
-    expect(run.stdout).not.toContain('"secret"');
-    expect(text).not.toContain('hunter2');
+
+    it('is shown with its attempts, its error, the first lines of its stack and its times', async () => {
+      const { run, data } = shown;
+      expect(run.code).toBe(0);
+      const real = (await queue.getJob(ids.failed!))!;
+      expect(data.job).toMatchObject({
+        id: ids.failed,
+        state: 'failed',
+        name: 'send-push',
+        attempts: { made: 2, allowed: 2 },
+        // The failure reason as BullMQ stored it, its credential scrubbed.
+        failedReason: real.failedReason.replace('hunter2', '***'),
+      });
+      expect(data.job.stack[0]).toContain('Error: APNs 429');
+      expect(data.job.stack.length).toBeGreaterThan(1);
+      expect(data.job.timestamps.added).toBe(new Date(real.timestamp).toISOString());
+      expect(data.job.timestamps.finished).toBe(new Date(real.finishedOn!).toISOString());
+      expect(data.job.runMs).toBe(real.finishedOn! - real.processedOn!);
+    });
+
+    it('has a Retry button', () => {
+      expect(JSON.stringify(shown.out.message)).toContain(ActionId.JobRetry);
+    });
+
+    it('never shows its data', () => {
+      // The secret is in the job's data and, here, its error: the error is scrubbed, the data never read.
+      expect(shown.run.stdout).not.toContain('"secret"');
+      expect(JSON.stringify(shown.out.message)).not.toContain('hunter2');
+    });
   });
 
   it('shows a completed job with its wait and run time, without its return value', async () => {
@@ -126,11 +135,14 @@ describe('/queue job <system>/<queue> <id>', () => {
     expect(run.stdout).not.toContain('hunter2');
   });
 
-  it('shows an active job with its lock and a Fail button; waiting jobs with their place in line', async () => {
+  it('shows an active job with its lock and a Fail button', async () => {
     const active = await job('pushizo/dispatch', ids.active!);
     expect(active.data.job.state).toBe('active');
     expect(active.data.job.lock).toMatchObject({ held: true });
     expect(JSON.stringify(active.out.message)).toContain(ActionId.JobFail);
+  });
+
+  it('shows waiting jobs with their place in line', async () => {
     // Workers take from the tail: the first added of the three is next.
     expect((await job('pushizo/dispatch', ids.firstWaiting!)).data.job).toMatchObject({
       state: 'waiting',
@@ -140,6 +152,9 @@ describe('/queue job <system>/<queue> <id>', () => {
       state: 'waiting',
       position: 2,
     });
+  });
+
+  it('shows a delayed job with when it is due', async () => {
     const delayed = (await job('pushizo/dispatch', ids.delayed!)).data.job;
     expect(delayed.state).toBe('delayed');
     const real = (await queue.getJob(ids.delayed!))!;

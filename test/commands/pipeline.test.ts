@@ -1,14 +1,16 @@
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { renderText } from '../../src/blocks/render-text.js';
 import { parseConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { ErrorCode, OpsError } from '../../src/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freePort } from '../../src/lib/redis-server.js';
 import type { Middleware } from '../../src/pipeline/dispatcher.js';
 import type { Reply, Request } from '../../src/pipeline/types.js';
+import { bullmqSystem, celerySystem, configYaml } from '../helpers/config-file.js';
 import { freezeTimers, withTimersFrozen } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { BullmqScene, keysOf } from './fixture.js';
@@ -57,14 +59,15 @@ describe('the command pipeline over real BullMQ queues', () => {
     await scene.cleanup();
   });
 
-  function start(extraSystems = '', middleware: Middleware[] = []): App {
+  /** A system whose Redis refuses every connection. */
+  const down = () => bullmqSystem('zeus-down', `redis://127.0.0.1:${closedPort}`);
+
+  function start(extraSystems: ConfigInput['systems'] = [], middleware: Middleware[] = []): App {
     const config = parseConfig(
-      `systems:
-  - name: pushizo
-    type: bullmq
-    redis: \${REDIS_URL}
-    prefix: ${scene.prefix}
-${extraSystems}`,
+      configYaml({
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the loader fills it in from the environment
+        systems: [bullmqSystem('pushizo', '${REDIS_URL}', scene.prefix), ...extraSystems],
+      }),
       { REDIS_URL: redisUrl },
     );
     const logger = createLogger({ level: 'debug', destination: { write: (line) => logLines.push(line) } });
@@ -147,10 +150,7 @@ ${extraSystems}`,
 
   it('a system on a closed port is reported as down within 5 s while the other one still reports', async () => {
     await scene.paused('events', 2);
-    const { dispatcher } = start(`  - name: zeus-down
-    type: bullmq
-    redis: redis://127.0.0.1:${closedPort}
-`);
+    const { dispatcher } = start([down()]);
     // No timer may fire while it answers: a refused connection is the answer, not a connect
     // timeout, a command timeout or a reconnect backoff run out.
     const reply = await withTimersFrozen(() => dispatcher.handle(request(['status'])));
@@ -174,24 +174,26 @@ ${extraSystems}`,
     expect(shown(reply)).toContain('connection refused');
   });
 
-  it('a Redis that accepts connections but never answers is reported within 5 s; the other system still reports', async () => {
-    const sockets: Socket[] = [];
-    let heard!: () => void;
-    const asked = new Promise<void>((resolve) => {
-      heard = resolve;
-    });
-    const silent = createServer((socket) => {
-      sockets.push(socket);
-      socket.once('data', () => heard());
-    });
-    await new Promise<void>((ready) => silent.listen(0, '127.0.0.1', ready));
-    try {
+  describe('a Redis that accepts connections but never answers', () => {
+    let sockets: Socket[];
+    let silent: Server;
+    let settledBeforeTimers: boolean;
+    let reply: Reply;
+
+    beforeEach(async () => {
+      sockets = [];
+      let heard!: () => void;
+      const asked = new Promise<void>((resolve) => {
+        heard = resolve;
+      });
+      silent = createServer((socket) => {
+        sockets.push(socket);
+        socket.once('data', () => heard());
+      });
+      await new Promise<void>((ready) => silent.listen(0, '127.0.0.1', ready));
       await scene.paused('events', 2);
       const { port } = silent.address() as { port: number };
-      const { dispatcher, backends } = start(`  - name: zeus-hung
-    type: celery
-    redis: redis://127.0.0.1:${port}/0
-`);
+      const { dispatcher, backends } = start([celerySystem('zeus-hung', `redis://127.0.0.1:${port}/0`)]);
       // The healthy system's own read, to move the clock only once it is in (its command timeout
       // would fire too).
       const healthy = backends.get('pushizo')!;
@@ -213,28 +215,35 @@ ${extraSystems}`,
       );
       await asked;
       await healthyDone;
-      expect(settled).toBe(false);
+      settledBeforeTimers = settled;
       await vi.advanceTimersByTimeAsync(5_000);
-      const reply = await answer;
+      reply = await answer;
       vi.useRealTimers();
+    });
+
+    afterEach(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((closed) => silent?.close(closed));
+    });
+
+    it('is reported as not answering within 5 s', () => {
+      expect(settledBeforeTimers).toBe(false);
+      const data = reply.data as { systems: { name: string; ok: boolean; error?: string }[] };
+      expect(data.systems[1]!.error).toMatch(/^Redis for `zeus-hung` is not answering \(/);
+    });
+
+    it('does not keep the other system from reporting', () => {
       expect(reply.ok).toBe(true);
       const data = reply.data as { systems: { name: string; ok: boolean; error?: string }[] };
       expect(data.systems.map((s) => [s.name, s.ok])).toEqual([
         ['pushizo', true],
         ['zeus-hung', false],
       ]);
-      expect(data.systems[1]!.error).toMatch(/^Redis for `zeus-hung` is not answering \(/);
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((closed) => silent.close(closed));
-    }
+    });
   });
 
   it('status fails as a whole only when every system asked for is down', async () => {
-    const { dispatcher } = start(`  - name: zeus-down
-    type: bullmq
-    redis: redis://127.0.0.1:${closedPort}
-`);
+    const { dispatcher } = start([down()]);
     const one = await dispatcher.handle(request(['status', 'zeus-down']));
     expect(one.ok).toBe(false);
     expect(one.error?.code).toBe(ErrorCode.RedisUnavailable);
@@ -322,10 +331,7 @@ ${extraSystems}`,
   it.each([['0'], ['101'], ['ten'], ['2.5'], ['-3']])(
     'dlq refuses the limit %s, naming the valid range, before touching Redis',
     async (limit) => {
-      const { dispatcher } = start(`  - name: zeus-down
-    type: bullmq
-    redis: redis://127.0.0.1:${closedPort}
-`);
+      const { dispatcher } = start([down()]);
       const reply = await dispatcher.handle(request(['dlq', 'zeus-down/anything', limit]));
       expect(reply.error?.code).toBe('BadArgument');
       expect(reply.message.text).toBe(
@@ -345,10 +351,7 @@ ${extraSystems}`,
 
   it('workers lists the live BullMQ workers of each system and reports a down one', async () => {
     await scene.everyState('dispatch-ios');
-    const { dispatcher } = start(`  - name: zeus-down
-    type: bullmq
-    redis: redis://127.0.0.1:${closedPort}
-`);
+    const { dispatcher } = start([down()]);
     const reply = await dispatcher.handle(request(['workers']));
     expect(reply.ok).toBe(true);
     const data = reply.data as { systems: { name: string; ok: boolean; workers: unknown[] }[] };
@@ -368,7 +371,7 @@ ${extraSystems}`,
         throw new OpsError(ErrorCode.Forbidden, { role: 'viewer', action: 'read' });
       return next();
     };
-    const { dispatcher } = start('', [deny]);
+    const { dispatcher } = start([], [deny]);
     const allowed = await dispatcher.handle(request(['status']));
     expect(allowed.ok).toBe(true);
     const refused = await dispatcher.handle(request(['status'], 'U0MALLORY'));

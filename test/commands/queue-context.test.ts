@@ -3,8 +3,10 @@ import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { deletePrefix } from '../helpers/bullmq-jobs.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { connectionFor, randomName, waitFor } from './fixture.js';
 
@@ -25,20 +27,27 @@ const failedIds: Record<string, string> = {};
 const WEBHOOKS_RUNBOOK = 'https://runbooks.example.com/queue-backlog?section=webhooks&lang=tr';
 const DISPATCH_DASHBOARD = 'https://grafana.example.com/d/dispatch';
 
-function configLines(locale: 'en' | 'tr'): string[] {
-  return [
-    `locale: ${locale}`,
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${url}`,
-    `    prefix: ${prefix}`,
-    '    queues:',
-    '      - scheduler',
-    `      - { name: webhooks, owner: S0WEBHOOKS, runbook: "${WEBHOOKS_RUNBOOK}", notes: "endpoint <slow> & 10 s timeout → \`WEBHOOK_TIMEOUT_MS\`" }`,
-    `      - { name: "dispatch-*", owner: U0ALICE, dashboard: "${DISPATCH_DASHBOARD}" }`,
-    '      - { name: events, owner: S0EVENTS, notes: "healthy here" }',
-  ];
+/** The config in `locale`, its store in `dir`: the same queues and context in both languages. */
+function writeConfigIn(dir: string, store: string, locale: ConfigInput['locale']): string {
+  return writeConfigFile(dir, {
+    store: `sqlite:${join(dir, store)}`,
+    locale,
+    systems: [
+      bullmqSystem('pushizo', url, prefix, {
+        queues: [
+          'scheduler',
+          {
+            name: 'webhooks',
+            owner: 'S0WEBHOOKS',
+            runbook: WEBHOOKS_RUNBOOK,
+            notes: 'endpoint <slow> & 10 s timeout → `WEBHOOK_TIMEOUT_MS`',
+          },
+          { name: 'dispatch-*', owner: 'U0ALICE', dashboard: DISPATCH_DASHBOARD },
+          { name: 'events', owner: 'S0EVENTS', notes: 'healthy here' },
+        ],
+      }),
+    ],
+  });
 }
 
 async function fail(queueName: string, count: number): Promise<string> {
@@ -69,11 +78,11 @@ beforeAll(async () => {
     await queue.waitUntilReady();
   }
   dir = tempDir('queue-context');
-  english = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'en.db')}`, configLines('en'));
+  english = writeConfigIn(dir.dir, 'en.db', 'en');
   const trDir = join(dir.dir, 'tr');
   const { mkdirSync } = await import('node:fs');
   mkdirSync(trDir);
-  turkish = writeConfig(trDir, `sqlite:${join(trDir, 'tr.db')}`, configLines('tr'));
+  turkish = writeConfigIn(trDir, 'tr.db', 'tr');
 }, 60_000);
 
 afterAll(async () => {

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRedisHealth } from '../../src/backends/redis-health.js';
 import type { RedisHealthData } from '../../src/commands/redis.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
 import { connectionFor, waitFor } from './fixture.js';
 
 /**
@@ -22,21 +23,15 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
   client = new Redis(redis.url);
   dir = tempDir('redis-verb');
-  config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${redis.url}`,
-    '    prefix: hs',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${redis.url}`,
-    '    queues: [celery]',
-    '  - name: gone',
-    '    type: bullmq',
-    // Port 1: nothing listens there, unlike a free port another test's Redis may take meanwhile.
-    '    redis: redis://127.0.0.1:1',
-  ]);
+  config = writeConfigFile(dir.dir, {
+    store: `sqlite:${join(dir.dir, 'q.db')}`,
+    systems: [
+      bullmqSystem('pushizo', redis.url, 'hs'),
+      celerySystem('zeus', redis.url, { queues: ['celery'] }),
+      // Port 1: nothing listens there, unlike a free port another test's Redis may take meanwhile.
+      bullmqSystem('gone', 'redis://127.0.0.1:1'),
+    ],
+  });
   const queue = new Queue('dispatch-ios', { connection: connectionFor(redis.url), prefix: 'hs' });
   await queue.addBulk(
     Array.from({ length: 50 }, (_, i) => ({ name: 'send', data: { token: `device-${i}` } })),
@@ -139,14 +134,11 @@ describe('/queue redis <system>', () => {
 
   it('answers in Turkish when the config says so', async () => {
     const trDir = tempDir('redis-verb-tr');
-    const trConfig = writeConfig(trDir.dir, `sqlite:${join(trDir.dir, 'q.db')}`, [
-      'locale: tr',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${redis.url}`,
-      '    prefix: hs',
-    ]);
+    const trConfig = writeConfigFile(trDir.dir, {
+      store: `sqlite:${join(trDir.dir, 'q.db')}`,
+      locale: 'tr',
+      systems: [bullmqSystem('pushizo', redis.url, 'hs')],
+    });
     const run = await runCliInProcess(['--config', trConfig, 'redis', 'pushizo']);
     expect(run.stdout).toContain('pushizo Redis’i');
     expect(run.stdout).toContain('Anahtar alanı');

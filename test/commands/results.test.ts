@@ -5,7 +5,8 @@ import { readResults } from '../../src/backends/celery/results.js';
 import type { ResultsData } from '../../src/commands/results.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * `results <system>`: the result keys a real Celery 5 worker stored, counted without KEYS, through
@@ -30,16 +31,10 @@ beforeAll(async () => {
   // An app with result_expires=None stores results that Redis never expires: three of them here.
   for (const id of ids.slice(-3)) await client.persist(`celery-task-meta-${id}`);
   dir = tempDir('results-verb');
-  config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${redis.url}`,
-    '    queues: [celery]',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${redis.url}`,
-  ]);
+  config = writeConfigFile(dir.dir, {
+    store: `sqlite:${join(dir.dir, 'q.db')}`,
+    systems: [celerySystem('zeus', redis.url, { queues: ['celery'] }), bullmqSystem('pushizo', redis.url)],
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -87,14 +82,10 @@ describe('/queue results <system>', () => {
 
   it('reads the result backend the config names, not the broker', async () => {
     const elsewhere = tempDir('results-elsewhere');
-    const separate = writeConfig(elsewhere.dir, `sqlite:${join(elsewhere.dir, 'q.db')}`, [
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${redis.url}`,
-      `    resultBackend: ${redis.url}/3`,
-      '    queues: [celery]',
-    ]);
+    const separate = writeConfigFile(elsewhere.dir, {
+      store: `sqlite:${join(elsewhere.dir, 'q.db')}`,
+      systems: [celerySystem('zeus', redis.url, { resultBackend: `${redis.url}/3`, queues: ['celery'] })],
+    });
     await client.select(3);
     await client.set(
       `celery-task-meta-elsewhere`,

@@ -11,7 +11,8 @@ import { createSlackApp } from '../../src/transports/slack/create-app.js';
 import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
-import { jsonOf, ROLES, runCli, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { decodePng } from '../helpers/png.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
@@ -33,20 +34,15 @@ describe('trend', () => {
   const ALERT_TS = '1700000300.000100';
 
   beforeAll(async () => {
-    config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'queue-ops.db')}`, [
-      ...ROLES,
-      'slack:',
-      '  incidentChannel: C0INCIDENT',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${redisUrl}`,
-      '    prefix: trend-test',
-      '    queues: [dispatch-ios, webhooks]',
-      'escalation:',
-      '  rules:',
-      '    - { name: backlog, queues: ["pushizo/dispatch-*"], metric: waiting, above: 100 }',
-    ]);
+    config = writeConfigFile(dir.dir, {
+      store: `sqlite:${join(dir.dir, 'queue-ops.db')}`,
+      roles: TEST_ROLES,
+      slack: { incidentChannel: 'C0INCIDENT' },
+      systems: [bullmqSystem('pushizo', redisUrl, 'trend-test', { queues: ['dispatch-ios', 'webhooks'] })],
+      escalation: {
+        rules: [{ name: 'backlog', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 100 }],
+      },
+    });
     const store = await openStore(`sqlite:${join(dir.dir, 'queue-ops.db')}`);
     await store.migrate();
     // Fifty minutes of samples, the newest a minute ago: a backlog rises to 140 and is worked off.
@@ -201,18 +197,22 @@ describe('trend', () => {
       ]);
     });
 
-    it('elsewhere the chart goes to the channel itself; --out is for the command line', async () => {
+    it('elsewhere the chart goes to the channel itself', async () => {
       const before = slack.uploads.length;
       await ask('trend pushizo/dispatch-ios 24h', 'C0OTHER');
       const [upload] = slack.uploads.slice(before);
+      expect(slack.uploads.length).toBe(before + 1);
       expect(upload!.requested.filename).toBe('trend-pushizo-dispatch-ios-24h.png');
       expect(upload!.completed!.channel_id).toBe('C0OTHER');
       expect(upload!.completed!.thread_ts).toBeUndefined();
+    });
 
+    it('refuses --out, which is for the command line, and uploads nothing', async () => {
+      const before = slack.uploads.length;
       const refused = await ask('trend pushizo/dispatch-ios --out /tmp/x.png', 'C0OTHER');
       expect(refused[0]!.response_type).toBe('ephemeral');
       expect(JSON.stringify(refused[0])).toContain('in Slack the chart is uploaded');
-      expect(slack.uploads.length).toBe(before + 1);
+      expect(slack.uploads.length).toBe(before);
     });
   });
 });

@@ -196,7 +196,7 @@ systems:
     ]);
   });
 
-  it('cli.users binds OS accounts to Slack user ids; a group, "*", a name or an empty list is refused by its path', () => {
+  it('cli.users binds OS accounts to Slack user ids', () => {
     const config = parseConfig(
       `cli: { users: { alice: [U0ALICE], bob.smith: [U0BOB, W0BOBGRID] } }
 systems:
@@ -205,9 +205,15 @@ systems:
       {},
     );
     expect(config.cli.users).toEqual({ alice: ['U0ALICE'], 'bob.smith': ['U0BOB', 'W0BOBGRID'] });
+  });
+
+  it('cli.users binds no one when not given', () => {
     expect(parseConfig('systems: [{ name: a, type: bullmq, redis: "redis://h:1" }]', {}).cli).toEqual({
       users: {},
     });
+  });
+
+  it('cli.users refuses a group, "*", a name or an empty list, by its path', () => {
     const problems =
       problemsOf(`cli: { users: { alice: [S0ONCALL], bob: ["*"], carol: [carol], dave: [], "e ve": [U0EVE] } }
 systems:

@@ -35,11 +35,14 @@ export const TEST_ROLES = {
 
 /** One entry of `systems:` as a config file writes it. */
 export type SystemInput = ConfigInput['systems'][number];
+/** A BullMQ system as a config file writes it. */
 export type BullmqSystemInput = Extract<SystemInput, { type: 'bullmq' }>;
+/** A Celery system as a config file writes it. */
+export type CelerySystemInput = Extract<SystemInput, { type: 'celery' }>;
 
 /**
  * The system most tests watch: BullMQ at `redis`, its keys under `prefix` (BullMQ's own `bull`
- * when not given), with anything else a test needs (`queues`, `workers`…) in `more`.
+ * when not given), with anything else a test needs (`queues`, `workers`, its Slack channel) in `more`.
  */
 export function bullmqSystem(
   name: string,
@@ -48,4 +51,13 @@ export function bullmqSystem(
   more: Omit<BullmqSystemInput, 'name' | 'type' | 'redis' | 'prefix'> = {},
 ): BullmqSystemInput {
   return { name, type: 'bullmq', redis, ...(prefix === undefined ? {} : { prefix }), ...more };
+}
+
+/** A Celery system whose broker is `redis`; `more` adds queues, a result backend, timeouts. */
+export function celerySystem(
+  name: string,
+  redis: string,
+  more: Omit<CelerySystemInput, 'name' | 'type' | 'redis'> = {},
+): CelerySystemInput {
+  return { name, type: 'celery', redis, ...more };
 }
