@@ -25,3 +25,28 @@ export const TEST_ROLES = {
   operator: ['U0ALICE', 'U0CAROL'],
   admin: ['U0BOB'],
 } satisfies ConfigInput['roles'];
+
+/** One entry of `systems:` as a config file writes it. */
+export type SystemInput = ConfigInput['systems'][number];
+type BullmqSystemInput = Extract<SystemInput, { type: 'bullmq' }>;
+type CelerySystemInput = Extract<SystemInput, { type: 'celery' }>;
+
+/** A BullMQ system `name` on the Redis at `redis`, its keys under `prefix`; `more` sets the rest (queues…). */
+export function bullmqSystem(
+  name: string,
+  redis: string,
+  prefix: string,
+  more: Omit<BullmqSystemInput, 'name' | 'type' | 'redis' | 'prefix'> = {},
+): BullmqSystemInput {
+  return { name, type: 'bullmq', redis, prefix, ...more };
+}
+
+/** A Celery system `name` whose broker is `redis`, watching `queues`; `more` sets the rest (inspectTimeoutMs…). */
+export function celerySystem(
+  name: string,
+  redis: string,
+  queues: NonNullable<CelerySystemInput['queues']>,
+  more: Omit<CelerySystemInput, 'name' | 'type' | 'redis' | 'queues'> = {},
+): CelerySystemInput {
+  return { name, type: 'celery', redis, queues, ...more };
+}
