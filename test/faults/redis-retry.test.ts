@@ -102,6 +102,30 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
     return { killed };
   }
 
+  /**
+   * A retry of all the failed jobs of `target`, approved, during which Redis is killed at the
+   * `nth` command matching `pattern`, then started again: what the approver was told, one line
+   * naming `system`.
+   */
+  async function retryKilledAt(
+    scene: Scene,
+    target: string,
+    system: string,
+    pattern: RegExp,
+    nth: number,
+  ): Promise<string> {
+    const asked = requestOf(await scene.as('U0ALICE', 'retry', target, 'all', String(JOBS)));
+    expect(asked.preview).toContain('1,000');
+    const { killed } = await killOnNth(scene.redis, pattern, nth);
+    const approved = await scene.as('U0CAROL', 'approve', asked.id);
+    await killed;
+    expect(approved.code, approved.stdout).toBe(1);
+    expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+    const told = expectOneLineNaming(approved, system);
+    await scene.redis.restart();
+    return told;
+  }
+
   describe('bullmq', () => {
     const scene = useScene((url) => bullmqSystem('hs', url, 'hs'));
     const base = 'hs:webhooks:';
@@ -110,27 +134,17 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
     let waiting: string[];
 
     it('the approver is told in one line that Redis for hs stopped answering', async () => {
-      const { redis, client, as } = scene;
-      await seedFailedJobs(client, base, JOBS);
-
-      const asked = requestOf(await as('U0ALICE', 'retry', 'hs/webhooks', 'all', String(JOBS)));
-      expect(asked.preview).toContain('1,000');
+      await seedFailedJobs(scene.client, base, JOBS);
       // One retry script call per batch of 250 (its first key is the failed set): the second call is the second batch.
-      const { killed } = await killOnNth(redis, /^evalsha .*hs:webhooks:failed/i, 2);
-      const approved = await as('U0CAROL', 'approve', asked.id);
-      await killed;
-      expect(approved.code, approved.stdout).toBe(1);
-      expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
+      told = await retryKilledAt(scene, 'hs/webhooks', 'hs', /^evalsha .*hs:webhooks:failed/i, 2);
       // The batches confirmed before the kill: the first, or the second too when its reply came first.
-      told = expectOneLineNaming(approved, 'hs');
       expect(told).toMatch(
         /^Redis for `hs` stopped answering during the retry of `hs\/webhooks` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry hs\/webhooks all` takes only those once Redis answers\.$/,
       );
     }, 120_000);
 
     it('afterwards each job is failed or waiting once', async () => {
-      const { redis, client } = scene;
-      await redis.restart();
+      const { client } = scene;
       failed = await client.zrange(`${base}failed`, 0, -1);
       waiting = await client.lrange(`${base}wait`, 0, -1);
       expect(failed.length).toBeGreaterThan(0);
@@ -196,7 +210,7 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
       );
 
     it('the approver is told in one line that Redis for zeus stopped answering', async () => {
-      const { redis, client, as } = scene;
+      const { client } = scene;
       await client.sadd('_kombu.binding.celery', 'celery\x06\x16\x06\x16celery');
       const seed = client.pipeline();
       for (let n = 1; n <= JOBS; n++) {
@@ -222,24 +236,15 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
       }
       await seed.exec();
 
-      const asked = requestOf(await as('U0ALICE', 'retry', 'zeus/celery', 'all', String(JOBS)));
-      expect(asked.preview).toContain('1,000');
-      const { killed } = await killOnNth(redis, /^lpush celery /i, BATCH + 1);
-      const approved = await as('U0CAROL', 'approve', asked.id);
-      await killed;
-      expect(approved.code, approved.stdout).toBe(1);
-      expect(jsonOf(approved).error?.code).toBe('RetryInterrupted');
-      told = expectOneLineNaming(approved, 'zeus');
+      told = await retryKilledAt(scene, 'zeus/celery', 'zeus', /^lpush celery /i, BATCH + 1);
       expect(told).toMatch(
         /^Redis for `zeus` stopped answering during the retry of `zeus\/celery` \(connection lost|connection refused|not connected\): at least (250|500|750) of 1,000 jobs were done before, the rest are still failed; `\/queue retry zeus\/celery all` takes only those once Redis answers\.$/,
       );
     }, 120_000);
 
     it('had sent only whole batches when Redis died', async () => {
-      const { redis, client } = scene;
-      await redis.restart();
       // Whole batches only: a batch's messages and the marks of its failures are one transaction.
-      sentFirst = await client.llen('celery');
+      sentFirst = await scene.client.llen('celery');
       expect(sentFirst % BATCH).toBe(0);
       expect(sentFirst).toBeGreaterThanOrEqual(atLeast(told));
       expect(sentFirst).toBeLessThan(JOBS);
