@@ -36,8 +36,8 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
   }
 
   /**
-   * Registers the hooks of one backend's scenario: a persistent Redis behind a proxy that adds
-   * 100 ms to every reply, and a config whose `system` is reached through the proxy.
+   * Registers the hooks of one backend's scenario: a persistent Redis behind a proxy that holds
+   * every chunk 100 ms each way, and a config whose `system` is reached through the proxy.
    */
   function useScene(system: (url: string) => SystemInput): Scene {
     const scene = {} as Scene;
