@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { configSchema } from '../../src/config/schema.js';
 import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
@@ -63,32 +63,33 @@ describe('the alert outbox while Slack fails', () => {
   let log: ReturnType<typeof memoryLogger>;
   const running: QueueOps[] = [];
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  /**
+   * Registers the hooks of one scenario (a describe, its steps in order): its own queues, store
+   * directory, fake Slack and log, from its first step to its last.
+   */
+  function freshScenario() {
+    beforeAll(async () => {
+      nock.disableNetConnect();
+      nock.enableNetConnect('127.0.0.1');
+      dir = mkdtempSync(join(tmpdir(), 'queue-ops-outbox-faults-'));
+      prefix = randomName('obf');
+      ios = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
+      android = new Queue('dispatch-android', { connection: connectionFor(redisUrl), prefix });
+      await Promise.all([ios.waitUntilReady(), android.waitUntilReady()]);
+      clock = T0;
+      slack = fakeSlack(SLACK, { now: () => clock });
+      log = memoryLogger();
+    });
 
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'queue-ops-outbox-faults-'));
-    prefix = randomName('obf');
-    ios = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
-    android = new Queue('dispatch-android', { connection: connectionFor(redisUrl), prefix });
-    await Promise.all([ios.waitUntilReady(), android.waitUntilReady()]);
-    clock = T0;
-    slack = fakeSlack(SLACK, { now: () => clock });
-    log = memoryLogger();
-  });
-
-  afterEach(async () => {
-    for (const runtime of running.splice(0)) await runtime.close();
-    await Promise.all([ios.close(), android.close()]);
-    await deletePrefix(redisUrl, prefix);
-    nock.cleanAll();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      for (const runtime of running.splice(0)) await runtime.close();
+      await Promise.all([ios.close(), android.close()]);
+      await deletePrefix(redisUrl, prefix);
+      nock.cleanAll();
+      nock.enableNetConnect();
+      rmSync(dir, { recursive: true, force: true });
+    });
+  }
 
   async function start(): Promise<{ runtime: QueueOps; escalation: Escalation }> {
     const config = configSchema.parse({
@@ -151,20 +152,27 @@ describe('the alert outbox while Slack fails', () => {
   }
 
   describe.each(FAULTS)('a chart upload meeting $name at its upload URL', (fault) => {
-    it('holds up neither the next alert’s post nor a resolve update; the chart goes later, once, in its thread', async () => {
-      const bot = await start();
+    freshScenario();
+    let bot: Awaited<ReturnType<typeof start>>;
+    let iosPost: SlackCall;
+    const updates = () => slack.delivered().filter((c) => kindOf(c) === 'update' && c.body.ts === iosPost.ts);
+
+    it('fails there once, after the alert is posted, sharing nothing', async () => {
+      bot = await start();
       await add(ios, 60);
       slack.failUploadUrlNext(fault.status, {
         ...(fault.retryAfter ? { retryAfter: fault.retryAfter } : {}),
         ...(fault.hangMs ? { hangMs: fault.hangMs } : {}),
       });
       await tick(bot.escalation, s(0));
-      const iosPost = postOf('dispatch-ios')!;
+      iosPost = postOf('dispatch-ios')!;
       expect(iosPost).toBeDefined();
       // The bytes reached the upload URL once and failed there: nothing was shared.
       expect(slack.uploadPosts.map((p) => p.status)).toEqual([fault.hangMs ? 0 : fault.status]);
       expect(chartsIn(iosPost.ts!)).toEqual([]);
+    });
 
+    it('holds up neither the next alert’s post nor its chart', async () => {
       // A second alert a second later, while the first chart waits for its retry: posted now.
       await add(android, 60);
       const second = await tick(bot.escalation, s(1));
@@ -172,30 +180,36 @@ describe('the alert outbox while Slack fails', () => {
       expect(androidPost, JSON.stringify(second)).toBeDefined();
       // Its own chart is not held by the other alert's either.
       expect(chartsIn(androidPost!.ts!)).toHaveLength(1);
+    });
 
+    it('holds up no resolve update', async () => {
       // The first alert resolves: its update goes out at once, the chart still waiting.
       await ios.drain(true);
       await tick(bot.escalation, s(2));
-      const updates = () =>
-        slack.delivered().filter((c) => kindOf(c) === 'update' && c.body.ts === iosPost.ts);
       expect(updates()).toHaveLength(1);
       expect(text(updates()[0]!)).toContain('RESOLVED');
+    });
 
-      // Once its back-off (or Retry-After) is over, the first chart goes; the resolve chart too.
+    it('goes later, in its thread, once its back-off (or Retry-After) is over, and the resolve chart too', async () => {
       await tick(bot.escalation, s(2 + fault.dueAfterS));
       const charts = chartsIn(iosPost.ts!);
       expect(charts).toHaveLength(2);
       for (const chart of charts) expect(chart.png).toBeDefined();
       expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(0);
+    });
 
-      // Nothing twice: one post per alert, one resolve update, every chart completed once.
+    it('sends nothing twice: one post per alert, one resolve update, every chart completed once', () => {
       expect(posts()).toHaveLength(2);
       expect(updates()).toHaveLength(1);
       expect(slack.uploads.filter((u) => u.completed)).toHaveLength(3);
-      // In order, per thread: the post, then its chart.
+    });
+
+    it('keeps the order per thread: the post, then its chart', () => {
       const completes = slack.calls.filter((c) => kindOf(c) === 'chart');
       expect(slack.calls.indexOf(completes[0]!)).toBeGreaterThan(slack.calls.indexOf(iosPost));
+    });
 
+    it('is logged once, with its reason and when it is tried again, and no secrets', () => {
       const failed = warnings('Slack did not take an alert chart; it is tried again on its own');
       expect(failed).toHaveLength(1);
       expect(failed[0]).toMatchObject({ kind: 'chart', retryInMs: fault.dueAfterS * 1000 });
@@ -204,25 +218,31 @@ describe('the alert outbox while Slack fails', () => {
     });
   });
 
-  it('a chart refused for good (missing_scope) is dropped at once, and nothing behind it waits', async () => {
-    const bot = await start();
-    slack.failUploadNext('missing_scope');
-    await add(ios, 60);
-    const first = await tick(bot.escalation, s(0));
-    expect(first).toMatchObject({ sent: 1, dropped: 1, pending: 0 });
-    await add(android, 60);
-    await tick(bot.escalation, s(1));
-    expect(posts()).toHaveLength(2);
-    // The second alert's chart (the refusal was answered once) goes as usual.
-    expect(chartsIn(postOf('dispatch-android')!.ts!)).toHaveLength(1);
-    expect(chartsIn(postOf('dispatch-ios')!.ts!)).toEqual([]);
-    expect(warnings('Slack refused an alert message for good; dropped from the outbox')).toEqual([
-      expect.objectContaining({ kind: 'chart', reason: 'missing_scope' }),
-    ]);
-    expectNoSecretsLogged();
+  describe('a chart refused for good (missing_scope)', () => {
+    freshScenario();
+
+    it('is dropped at once, and nothing behind it waits', async () => {
+      const bot = await start();
+      slack.failUploadNext('missing_scope');
+      await add(ios, 60);
+      const first = await tick(bot.escalation, s(0));
+      expect(first).toMatchObject({ sent: 1, dropped: 1, pending: 0 });
+      await add(android, 60);
+      await tick(bot.escalation, s(1));
+      expect(posts()).toHaveLength(2);
+      // The second alert's chart (the refusal was answered once) goes as usual.
+      expect(chartsIn(postOf('dispatch-android')!.ts!)).toHaveLength(1);
+      expect(chartsIn(postOf('dispatch-ios')!.ts!)).toEqual([]);
+      expect(warnings('Slack refused an alert message for good; dropped from the outbox')).toEqual([
+        expect.objectContaining({ kind: 'chart', reason: 'missing_scope' }),
+      ]);
+      expectNoSecretsLogged();
+    });
   });
 
   describe.each(FAULTS)('an alert post and its resolve update meeting $name', (fault) => {
+    freshScenario();
+
     it('go out later, once each and in order: post, chart, resolve update, chart', async () => {
       const bot = await start();
       const failNext = () =>

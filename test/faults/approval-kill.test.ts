@@ -5,16 +5,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import {
-  jsonOf,
-  killCliWhen,
-  ONE_SHELL_TWO_PEOPLE,
-  ROLES,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
@@ -82,17 +74,13 @@ describe('an approval whose command line is killed', () => {
     tmp = tempDir('killapprove');
     dbFile = join(tmp.dir, 'queue-ops.db');
     redis = new Redis(redisUrl);
-    config = writeConfig(tmp.dir, `sqlite:${dbFile}`, [
-      ...ROLES,
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  pause: { role: operator, approvals: 1 }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${dbFile}`,
+      roles: TEST_ROLES,
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { pause: { role: 'operator', approvals: 1 } },
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
     for (const name of ['before-start', 'after-run']) {
       const queue = new Queue(name, { connection: connectionFor(redisUrl), prefix });
       await queue.add('send', {});
@@ -138,7 +126,7 @@ describe('an approval whose command line is killed', () => {
     expect(await paused('after-run')).toBe(true);
   });
 
-  it('reports each on the next command line once the lease is over: never started, or interrupted; neither runs again', async () => {
+  it('reports each on the next command line once the lease is over: never started, or interrupted', async () => {
     // The lease (30 s) of the dead process must run out: that is how a live process is told from a dead one.
     const until = Math.max(
       Date.parse(row(ids.beforeStart).updated_at!) + 30_000,
@@ -155,23 +143,31 @@ describe('an approval whose command line is killed', () => {
     expect(row(ids.beforeStart)).toMatchObject({ status: 'interrupted', error: t.neverStartedError });
     expect(row(ids.beforeStart).started_at).toBeNull();
     expect(row(ids.afterRun)).toMatchObject({ status: 'interrupted', error: t.interruptedError });
+  }, 60_000);
 
-    // A second start finds nothing left to report, and nothing ran again.
+  it('reports each once: a second start finds nothing left to report', async () => {
     const again = await runCliInProcess(['--config', config, '--user', 'U0DAVE', 'status', 'pushizo']);
     expect(again.stderr).toBe('');
     for (const id of [ids.beforeStart, ids.afterRun]) {
       expect(auditRows('request.interrupted', id)).toHaveLength(1);
     }
+  });
+
+  it('runs neither again', async () => {
     expect(auditRows('action.pause', ids.beforeStart)).toHaveLength(0);
     expect(auditRows('action.pause', ids.afterRun)).toHaveLength(1);
     expect(await paused('before-start')).toBe(false);
+  });
 
-    // Approving it again is refused with its state named; asking again is how it is run.
+  it('refuses a new approval of the one never started, naming its state', async () => {
+    // Asking again is how it is run.
     const approve = jsonOf(await cli('U0CAROL', 'approve', ids.beforeStart));
     expect(approve.error?.code).toBe('RequestNotPending');
     expect(approve.error?.message).toContain('interrupted');
+  });
 
+  it('keeps an audit chain that verifies', async () => {
     const verify = jsonOf(await runCliInProcess(['--config', config, '--json', 'audit', 'verify']));
     expect(verify.ok, JSON.stringify(verify)).toBe(true);
-  }, 60_000);
+  });
 });

@@ -1,4 +1,5 @@
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
+import { bullmqSystem, celerySystem } from '../helpers/config-file.js';
 import type { PurgeFaultBackend } from './fault-fixture.js';
 
 /** A kombu envelope as Celery's `apply_async` LPUSHes it, with its own task id (n in its last digits). */
@@ -40,12 +41,7 @@ export const BULLMQ_FAULT_BACKEND: PurgeFaultBackend = {
   restores: 'every job once',
   system: 'hs',
   queue: 'events',
-  systemConfig: (url) => [
-    '  - name: hs',
-    '    type: bullmq',
-    `    redis: ${JSON.stringify(url)}`,
-    '    prefix: hs',
-  ],
+  systemConfig: (url) => bullmqSystem('hs', url, 'hs'),
   seed: (client, count) => seedRawBullmqJobs(client, { prefix: 'hs', queue: 'events', count, batch: 10_000 }),
   // A BullMQ job is its id in the wait list, and its id in the archive.
   list: 'hs:events:wait',
@@ -75,13 +71,7 @@ export const CELERY_FAULT_BACKEND: PurgeFaultBackend = {
   restores: 'every message once, in order',
   system: 'zeus',
   queue: 'celery',
-  systemConfig: (url) => [
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${JSON.stringify(`${url}/0`)}`,
-    '    queues: [celery]',
-    '    inspectTimeoutMs: 200',
-  ],
+  systemConfig: (url) => celerySystem('zeus', `${url}/0`, { queues: ['celery'], inspectTimeoutMs: 200 }),
   async seed(client, count) {
     await client.sadd('_kombu.binding.celery', 'celery\x06\x16\x06\x16celery');
     for (let from = 0; from < count; from += 5_000) {

@@ -6,15 +6,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import {
-  type CliRun,
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { type CliRun, jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { type SystemInput, writeConfigFile } from '../helpers/config-file.js';
+import { archiveDirOf, twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 
 /**
  * A watched Redis that a test kills, pauses and starts again, on the same port and directory so
@@ -180,7 +174,7 @@ export async function auditEntries(config: string, n = 50): Promise<AuditEntry[]
   return (jsonOf(run).data as { entries: AuditEntry[] }).entries.sort((a, b) => a.seq - b.seq);
 }
 
-export const archiveDirOf = (dir: string) => join(dir, 'archive');
+export { archiveDirOf };
 
 /** A request as the SQLite store at `dir`/queue-ops.db holds it (status, parsed result, error). */
 export function storedRequest(
@@ -211,8 +205,8 @@ export interface PurgeFaultBackend {
   /** The system's name in the config, and the queue purged. */
   system: string;
   queue: string;
-  /** The system's config lines (under `systems:`) for a Redis at `url`. */
-  systemConfig(url: string): string[];
+  /** The system's entry in the config's `systems` for a Redis at `url`. */
+  systemConfig(url: string): SystemInput;
   /** Queues `count` entries in `list`. */
   seed(client: Redis, count: number): Promise<void>;
   /** The Redis list the queued entries are in, oldest last. */
@@ -255,15 +249,7 @@ export function describePurgeUnderRedisFault(backend: PurgeFaultBackend, N = FAU
       client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
       client.on('error', () => {});
       tmp = tempDir(`fault-purge-${backend.kind.toLowerCase()}`);
-      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        'roles:',
-        '  admin: [U0BOB, U0ERIN]',
-        ...ONE_SHELL_TWO_PEOPLE,
-        'archive:',
-        `  dir: ${JSON.stringify(archiveDirOf(tmp.dir))}`,
-        'systems:',
-        ...backend.systemConfig(redis.url),
-      ]);
+      config = writeConfigFile(tmp.dir, twoAdminsPurgeConfig(tmp.dir, backend.systemConfig(redis.url)));
       await backend.seed(client, N);
       before = await client.lrange(list, 0, -1);
       expect(before).toHaveLength(N);
@@ -342,20 +328,4 @@ export function describePurgeUnderRedisFault(backend: PurgeFaultBackend, N = FAU
       expect(await client.lrange(list, 0, -1)).toEqual(before);
     }, 300_000);
   });
-}
-
-/**
- * Config lines for one admin, U0BOB, who may purge and undo alone (no second approver: what a
- * fault test tests is the fault, not the approval), archiving under `dir`/archive.
- */
-export function purgeAloneConfig(dir: string): string[] {
-  return [
-    'roles:',
-    '  admin: [U0BOB]',
-    'policies:',
-    '  purge: { role: admin, approvals: 0 }',
-    '  undo: { role: admin, approvals: 0 }',
-    'archive:',
-    `  dir: ${JSON.stringify(archiveDirOf(dir))}`,
-  ];
 }

@@ -7,7 +7,8 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Reply } from '../../src/pipeline/types.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { ROLES, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { POSTGRES_REQUIRED } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { postgresBinaries, startPrivatePostgres, startProxy } from './private-postgres.js';
@@ -64,19 +65,14 @@ export function describePostgresFault(
       redis = new Redis(redisUrl);
       queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
       await queue.add('send', {});
-      config = writeConfig(tmp.dir, `postgres://postgres@127.0.0.1:${proxy.port}/postgres?schema=${schema}`, [
-        ...ROLES,
-        'slack:',
-        '  allowedChannels: [C0INCIDENT]',
+      config = writeConfigFile(tmp.dir, {
+        store: `postgres://postgres@127.0.0.1:${proxy.port}/postgres?schema=${schema}`,
+        roles: TEST_ROLES,
+        slack: { allowedChannels: ['C0INCIDENT'] },
         // Every refused attempt counts as a change asked for; the default 10 a minute would stop the test.
-        'rateLimit:',
-        '  perUserPerMinute: 1000',
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-      ]);
+        rateLimit: { perUserPerMinute: 1000 },
+        systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+      });
       runtime = await createQueueOps({
         config: loadConfigFile(config, {}),
         env: {},

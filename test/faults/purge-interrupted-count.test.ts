@@ -3,13 +3,15 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import {
+  type CliRun,
   jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
+  type RequestJson,
   requestOf,
   runCliInProcess,
   tempDir,
-  writeConfig,
 } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { archiveDirOf, FaultyRedis, storedRequest, until } from './fault-fixture.js';
 
 /** Two chunks of 10,000: Redis goes away while the first is being deleted. */
@@ -48,6 +50,8 @@ describe('a BullMQ purge whose Redis dies while a chunk is being deleted, finish
   let client: Redis;
   let tmp: ReturnType<typeof tempDir>;
   let config: string;
+  let asked: RequestJson;
+  let approved: CliRun;
   const as = (user: string, ...words: string[]) =>
     runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
 
@@ -56,18 +60,7 @@ describe('a BullMQ purge whose Redis dies while a chunk is being deleted, finish
     client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     client.on('error', () => {});
     tmp = tempDir('interrupted-count');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      ...ONE_SHELL_TWO_PEOPLE,
-      'archive:',
-      `  dir: ${JSON.stringify(archiveDirOf(tmp.dir))}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redis.url)}`,
-      '    prefix: hs',
-    ]);
+    config = writeConfigFile(tmp.dir, twoAdminsPurgeConfig(tmp.dir, bullmqSystem('hs', redis.url, 'hs')));
     await seedRawBullmqJobs(client, { prefix: 'hs', queue: 'events', count: N });
   }, 60_000);
 
@@ -77,15 +70,18 @@ describe('a BullMQ purge whose Redis dies while a chunk is being deleted, finish
     tmp?.remove();
   });
 
-  it('PurgeInterrupted counts what is gone from Redis; once finished elsewhere the request is done with no error beside it', async () => {
-    const asked = requestOf(await as('U0BOB', 'purge', 'hs/events'));
+  it('tells the approver PurgeInterrupted', async () => {
+    asked = requestOf(await as('U0BOB', 'purge', 'hs/events'));
     const approving = as('U0ERIN', 'approve', asked.id);
     // A few batches of the first chunk (10,000 jobs, deletes of 500) are gone, its row not marked.
     await until('the first deletes', async () => (await client.llen(WAIT)) <= N - 1000);
     await freezeThenKill(redis);
-    const approved = await approving;
+    approved = await approving;
     expect(approved.code, approved.stdout).toBe(1);
     expect(jsonOf(approved).error?.code).toBe('PurgeInterrupted');
+  }, 120_000);
+
+  it('PurgeInterrupted counts what is gone from Redis', async () => {
     await redis.restart();
 
     // Back from its append-only file: what the deletes removed stays removed.
@@ -97,7 +93,9 @@ describe('a BullMQ purge whose Redis dies while a chunk is being deleted, finish
     expect(jsonOf(approved).error?.message).toContain(
       `${gone.toLocaleString('en-US')} of ${N.toLocaleString('en-US')} jobs are archived and deleted`,
     );
+  });
 
+  it('once finished elsewhere, the request is done with no error beside it', async () => {
     // Another process (the next command line) finishes it from its archive.
     const next = await as('U0BOB', 'pending');
     expect(next.code, next.stdout + next.stderr).toBe(0);

@@ -6,15 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import {
-  killCliWhen,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { killCliWhen, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
+import { archiveDirOf, twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const N = 20_000;
@@ -41,25 +36,16 @@ describe('a purge killed with SIGKILL halfway, then the bot starts', () => {
   });
 
   it('is finished by the bot at start: the jobs once each in Redis or the archive, the request done, audited once', async () => {
-    const archiveDir = join(tmp.dir, 'archive');
     const dbFile = join(tmp.dir, 'queue-ops.db');
-    const config = writeConfig(tmp.dir, `sqlite:${dbFile}`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      ...ONE_SHELL_TWO_PEOPLE,
-      'archive:',
-      `  dir: ${JSON.stringify(archiveDir)}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    const config = writeConfigFile(
+      tmp.dir,
+      twoAdminsPurgeConfig(tmp.dir, bullmqSystem('hs', redisUrl, prefix)),
+    );
     await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
     const asked = requestOf(
       await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'purge', 'hs/events']),
     );
-    const archive = join(archiveDir, asked.id);
+    const archive = join(archiveDirOf(tmp.dir), asked.id);
     await killCliWhen(
       ['--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
       () => existsSync(archive) && readdirSync(archive).some((f) => f.startsWith('chunk-')),

@@ -7,15 +7,16 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
+  type CliRun,
   jsonOf,
   killCliWhen,
-  ONE_SHELL_TWO_PEOPLE,
   requestOf,
   runCli,
   runCliInProcess,
   tempDir,
-  writeConfig,
 } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { archiveDirOf, twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { archivedLines, storedRequest } from './fault-fixture.js';
 
@@ -43,6 +44,7 @@ describe('a BullMQ purge whose process is SIGKILLed mid-chunk, then a read-only 
   let dbFile: string;
   let id: string;
   let leftAtKill: number;
+  let status: CliRun;
 
   const chunkRows = () => {
     const db = new Database(dbFile, { readonly: true });
@@ -59,23 +61,12 @@ describe('a BullMQ purge whose process is SIGKILLed mid-chunk, then a read-only 
     redis = new Redis(redisUrl);
     tmp = tempDir('recovery-kill');
     dbFile = join(tmp.dir, 'queue-ops.db');
-    config = writeConfig(tmp.dir, `sqlite:${dbFile}`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      ...ONE_SHELL_TWO_PEOPLE,
-      'archive:',
-      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, twoAdminsPurgeConfig(tmp.dir, bullmqSystem('hs', redisUrl, prefix)));
     await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
     id = requestOf(
       await runCliInProcess(['--config', config, '--user', 'U0BOB', '--json', 'purge', 'hs/events']),
     ).id;
-    const archive = join(tmp.dir, 'archive', id);
+    const archive = join(archiveDirOf(tmp.dir), id);
     // Killed once a few batches of the first chunk are deleted (a chunk is 10,000 jobs, a delete 500).
     await killCliWhen(
       ['--config', config, '--user', 'U0ERIN', '--json', 'approve', id],
@@ -101,39 +92,49 @@ describe('a BullMQ purge whose process is SIGKILLed mid-chunk, then a read-only 
     tmp?.remove();
   });
 
-  it('status answers first, with the queue as the kill left it; recovery then says so in one line, re-deletes with no LREM, and settles the request done', async () => {
+  it('is killed with a chunk partly deleted, its row not marked', () => {
     // What recovery has to do: a recorded chunk whose jobs are partly gone, its row not marked.
     const rows = chunkRows();
     const marked = rows.filter((r) => r.deleted).reduce((n, r) => n + r.purged, 0);
     expect(rows.some((r) => !r.deleted)).toBe(true);
     expect(N - leftAtKill, 'jobs deleted but not yet recorded as deleted').toBeGreaterThan(marked);
+  });
 
+  it('status answers first, with the queue as the kill left it', async () => {
     await redis.config('RESETSTAT');
-    const status = await runCli(['--config', config, '--user', 'U0BOB', '--json', 'status', 'hs']);
+    status = await runCli(['--config', config, '--user', 'U0BOB', '--json', 'status', 'hs']);
     expect(status.code, status.stdout + status.stderr).toBe(0);
     const systems = (jsonOf(status).data as { systems: { queues: { name: string; waiting: number }[] }[] })
       .systems;
     // Answered before recovery deleted anything more: the queue as the kill left it.
     expect(systems[0]!.queues.find((q) => q.name === 'events')?.waiting).toBe(leftAtKill);
+  }, 120_000);
+
+  it('recovery then says so in one line', () => {
     const t = messages('en').cli;
     const said = status.stderr.split('\n').filter((line) => line.startsWith('queue-ops:'));
     expect(said).toEqual([t.finishingAfter('status', 'purge', id, 'hs/events')]);
+  });
 
-    // Then recovery finished it: every job once, in the archive, none left queued.
+  it('recovery finishes the purge: every job once, in the archive, none left queued', async () => {
     expect(await redis.llen(wait)).toBe(0);
-    const archived = (await archivedLines<{ id: string }>(join(tmp.dir, 'archive', id))).map((l) => l.id);
+    const archived = (await archivedLines<{ id: string }>(join(archiveDirOf(tmp.dir), id))).map((l) => l.id);
     expect(archived).toHaveLength(N);
     expect(new Set(archived).size).toBe(N);
+  });
+
+  it('recovery re-deletes with no LREM', async () => {
     // The jobs the killed run had deleted were not searched for in the list: no LREM at all
     // (it was one per job, each scanning the whole wait list).
     expect(await calls(redis, 'lrem')).toBe(0);
+  });
 
-    // Finished by recovery, its request is done, with no "interrupted" error beside it.
+  it('recovery settles the request done, with no "interrupted" error beside it', () => {
     expect(storedRequest(tmp.dir, id)).toMatchObject({
       status: 'done',
       error: null,
       result: { purged: N, archived: N, purgeId: id },
     });
     expect(status.stderr).not.toContain(messages('en').approvals.interruptedError);
-  }, 120_000);
+  });
 });

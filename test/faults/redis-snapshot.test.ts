@@ -2,14 +2,15 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readManifest } from '../../src/archive/archive.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { writeConfigFile } from '../helpers/config-file.js';
+import { purgeAloneConfig } from '../helpers/purge-config.js';
 import { BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND } from './fault-backends.js';
 import {
   archiveDirOf,
   archivedLines,
   auditEntries,
   FaultyRedis,
-  purgeAloneConfig,
   storedRequest,
   until,
 } from './fault-fixture.js';
@@ -44,11 +45,7 @@ describe.each([BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND])(
       client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
       client.on('error', () => {});
       tmp = tempDir(`fault-snapshot-${kind.system}`);
-      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        ...purgeAloneConfig(tmp.dir),
-        'systems:',
-        ...kind.systemConfig(redis.url),
-      ]);
+      config = writeConfigFile(tmp.dir, purgeAloneConfig(tmp.dir, kind.systemConfig(redis.url)));
     }, 60_000);
 
     beforeEach(async () => {

@@ -10,6 +10,7 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import type { Reply, Request } from '../../src/pipeline/types.js';
+import { bullmqSystem, celerySystem, configYaml } from '../helpers/config-file.js';
 import { answeredBeforeBack, FaultyRedis } from './fault-fixture.js';
 
 /**
@@ -66,13 +67,15 @@ describe('status while the watched Redis is killed, started again and paused', (
     await seedRawBullmqJobs(other, { prefix: 'hs', queue: 'mail', count: 3 });
     for (const client of [seed, celery, other]) client.disconnect();
     const config = parseConfig(
-      `store: sqlite:${dir}/store.db
-roles: { viewer: ["*"] }
-systems:
-  - { name: hs, type: bullmq, redis: "${faulty.url}", prefix: hs }
-  - { name: zeus, type: celery, redis: "${faulty.url}/1", queues: [celery], inspectTimeoutMs: 200 }
-  - { name: calm, type: bullmq, redis: "${calm.url}", prefix: hs }
-`,
+      configYaml({
+        store: `sqlite:${dir}/store.db`,
+        roles: { viewer: ['*'] },
+        systems: [
+          bullmqSystem('hs', faulty.url, 'hs'),
+          celerySystem('zeus', `${faulty.url}/1`, { queues: ['celery'], inspectTimeoutMs: 200 }),
+          bullmqSystem('calm', calm.url, 'hs'),
+        ],
+      }),
       {},
     );
     ops = await createQueueOps({ config, env: {}, logger: createLogger({ level: 'silent' }) });
@@ -91,27 +94,41 @@ systems:
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('killed: names hs and zeus as not answering at once, calm still reports; asked alone, hs fails with that one line', async () => {
-    await faulty.kill();
-    // Started again 10 s after the kill: every answer here comes before it is back.
-    await answeredBeforeBack(() => faulty.restart(), answersWhileKilled);
+  describe('killed', () => {
+    const scopes = ['hs', 'hs/events', 'zeus/celery'];
+    let all: Awaited<ReturnType<typeof status>>;
+    let alone: Awaited<ReturnType<typeof status>>[];
+
+    beforeAll(async () => {
+      await faulty.kill();
+      // Started again 10 s after the kill: every answer here comes before it is back.
+      await answeredBeforeBack(
+        () => faulty.restart(),
+        async () => {
+          all = await status();
+          alone = [];
+          for (const scope of scopes) alone.push(await status(scope));
+        },
+      );
+    });
+
+    it('names hs and zeus as not answering at once, calm still reports', () => {
+      expect(all.reply.ok).toBe(true);
+      expectDown(all.reply, all.data, ['hs', 'zeus']);
+      expect(all.data.systems.find((s) => s.name === 'calm')?.queues).toMatchObject([
+        { name: 'mail', waiting: 3 },
+      ]);
+    });
+
+    it('asked alone, each of hs, hs/events and zeus/celery fails with that one line', () => {
+      scopes.forEach((scope, i) => {
+        const one = alone[i]!;
+        expect(one.reply.ok).toBe(false);
+        expect(one.reply.error?.code).toBe('RedisUnavailable');
+        expectDown(one.reply, one.data, [scope.split('/')[0]!]);
+      });
+    });
   });
-
-  async function answersWhileKilled(): Promise<void> {
-    const all = await status();
-    expect(all.reply.ok).toBe(true);
-    expectDown(all.reply, all.data, ['hs', 'zeus']);
-    expect(all.data.systems.find((s) => s.name === 'calm')?.queues).toMatchObject([
-      { name: 'mail', waiting: 3 },
-    ]);
-
-    for (const scope of ['hs', 'hs/events', 'zeus/celery']) {
-      const one = await status(scope);
-      expect(one.reply.ok).toBe(false);
-      expect(one.reply.error?.code).toBe('RedisUnavailable');
-      expectDown(one.reply, one.data, [scope.split('/')[0]!]);
-    }
-  }
 
   it('started again: the first status after it is back shows the jobs it persisted, not the last failure', async () => {
     const back = await status();

@@ -1,16 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messages } from '../../src/i18n/index.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { writeConfigFile } from '../helpers/config-file.js';
+import { purgeAloneConfig } from '../helpers/purge-config.js';
 import { BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND } from './fault-backends.js';
-import {
-  auditEntries,
-  expectOneLineNaming,
-  FaultyRedis,
-  purgeAloneConfig,
-  storedRequest,
-  until,
-} from './fault-fixture.js';
+import { auditEntries, expectOneLineNaming, FaultyRedis, storedRequest, until } from './fault-fixture.js';
 
 const N = 20_000;
 
@@ -40,11 +35,7 @@ describe.each([BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND])(
       client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
       client.on('error', () => {});
       tmp = tempDir(`fault-undo-${kind.system}`);
-      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        ...purgeAloneConfig(tmp.dir),
-        'systems:',
-        ...kind.systemConfig(redis.url),
-      ]);
+      config = writeConfigFile(tmp.dir, purgeAloneConfig(tmp.dir, kind.systemConfig(redis.url)));
       await kind.seed(client, N);
       before = await client.lrange(kind.list, 0, -1);
       expect(before).toHaveLength(N);

@@ -10,7 +10,8 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { messages } from '../../src/i18n/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { jsonOf, ROLES, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
@@ -79,18 +80,13 @@ describe.skipIf(Boolean(cannot))('the SQLite store on a full disk or a read-only
 
   /** A config whose store is `dbFile`; pause runs at once (no approval) so a write failure shows. */
   const configFor = (dir: string, dbFile: string) =>
-    writeConfig(dir, `sqlite:${dbFile}`, [
-      ...ROLES,
-      'slack:',
-      '  allowedChannels: [C0INCIDENT]',
-      'archive:',
-      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    writeConfigFile(dir, {
+      store: `sqlite:${dbFile}`,
+      roles: TEST_ROLES,
+      slack: { allowedChannels: ['C0INCIDENT'] },
+      archive: { dir: join(tmp.dir, 'archive') },
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
 
   /** Runs one command, --json, as an operator. */
   const as = (config: string, ...words: string[]) =>
@@ -150,40 +146,54 @@ describe.skipIf(Boolean(cannot))('the SQLite store on a full disk or a read-only
     expect(entries.filter((e) => e.action === 'action.pause').length).toBeGreaterThanOrEqual(2);
   }
 
-  it('on a full disk: the running bot answers SQLITE_FULL in one clear line, runs nothing, keeps its chain whole; with room again it all works', async () => {
-    const mount = join(tmp.dir, 'small-disk');
-    mkdirSync(mount);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount]);
+  describe('on a full disk', () => {
+    let mount: string;
+    let mounted = false;
+    let dbFile: string;
+    let config: string;
     let runtime: QueueOps | undefined;
-    try {
-      const dbFile = join(mount, 'queue-ops.db');
-      const config = configFor(tmp.dir, dbFile);
+    let before: ReturnType<typeof chainOf>;
+    let line: string;
+    const ask = (...words: string[]) =>
+      runtime!.dispatcher.handle({
+        actor: { id: 'U0ALICE' },
+        via: 'slack',
+        channel: 'C0INCIDENT',
+        words,
+        locale: 'en',
+      });
+
+    beforeAll(async () => {
+      mount = join(tmp.dir, 'small-disk');
+      mkdirSync(mount);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount]);
+      mounted = true;
+      dbFile = join(mount, 'queue-ops.db');
+      config = configFor(tmp.dir, dbFile);
       // The bot's process: its store opened (and kept open) before the disk fills.
       runtime = await createQueueOps({
         config: loadConfigFile(config, {}),
         env: {},
         logger: createLogger({ level: 'silent' }),
       });
-      const app = runtime;
-      const ask = (...words: string[]) =>
-        app.dispatcher.handle({
-          actor: { id: 'U0ALICE' },
-          via: 'slack',
-          channel: 'C0INCIDENT',
-          words,
-          locale: 'en',
-        });
       // A chain to protect: an action and its undoing.
       const first = await ask('pause', 'pushizo/dispatch-ios');
       expect(first.ok, first.message.text).toBe(true);
       expect((await ask('resume', 'pushizo/dispatch-ios')).ok).toBe(true);
-      const before = chainOf(dbFile);
+      before = chainOf(dbFile);
       fillDisk(join(mount, 'filler'));
+    });
 
+    afterAll(async () => {
+      await runtime?.close();
+      if (mounted) execFileSync('umount', ['-l', mount]);
+    });
+
+    it('the running bot answers SQLITE_FULL in one clear line', async () => {
       const refused = await ask('pause', 'pushizo/dispatch-ios');
       expect(refused.ok).toBe(false);
       expect(refused.error?.code).toBe('StoreUnavailable');
-      const line = messages('en').errors.describe({
+      line = messages('en').errors.describe({
         code: 'StoreUnavailable',
         params: refused.error!.params ?? {},
       });
@@ -191,49 +201,79 @@ describe.skipIf(Boolean(cannot))('the SQLite store on a full disk or a read-only
       expect(line).toContain('nothing was changed');
       expect(refused.message.text.split('\n')).toHaveLength(1);
       expect(refused.message.text).not.toMatch(/\n\s+at |Error:/);
-      expect(await paused()).toBe(false);
-      // The chain, read by the same process while the disk is still full: whole, and verified.
-      expect(await runtime.audit.verify()).toMatchObject({ ok: true, count: before.entries.length });
-      expect((await ask('status', 'pushizo')).ok).toBe(true);
+    });
 
-      // A command line started meanwhile answers the same way (the bot keeps SQLite's -shm open).
+    it('the running bot runs nothing', async () => {
+      expect(await paused()).toBe(false);
+    });
+
+    it('the running bot keeps its chain whole: it verifies while the disk is still full', async () => {
+      // Read by the same process that was refused.
+      expect(await runtime!.audit.verify()).toMatchObject({ ok: true, count: before.entries.length });
+    });
+
+    it('the running bot still answers status', async () => {
+      expect((await ask('status', 'pushizo')).ok).toBe(true);
+    });
+
+    it('a command line started meanwhile answers the same way', async () => {
+      // The bot keeps SQLite's -shm open.
       const cli = await as(config, 'pause', 'pushizo/dispatch-ios');
       expect(cli.code).toBe(1);
       expect(jsonOf(cli).error).toMatchObject({ code: 'StoreUnavailable', message: line });
       expect(await paused()).toBe(false);
-      expect((await as(config, 'status', 'pushizo')).code).toBe(0);
+    });
 
+    it('a command line started meanwhile still answers status', async () => {
+      expect((await as(config, 'status', 'pushizo')).code).toBe(0);
+    });
+
+    it('with room again, the chain is the whole one from before', () => {
       rmSync(join(mount, 'filler'));
       const after = chainOf(dbFile);
       expect(after).toEqual(before);
       expect(after.head).toEqual({ seq: after.entries.at(-1)!.seq, hash: after.entries.at(-1)!.hash });
-      // The running process's next request works, without a restart.
+    });
+
+    it('with room again, the running bot’s next request works, without a restart', async () => {
       expect((await ask('pause', 'pushizo/dispatch-ios')).ok).toBe(true);
       expect(await paused()).toBe(true);
       expect((await ask('resume', 'pushizo/dispatch-ios')).ok).toBe(true);
-      await runtime.close();
+    });
+
+    it('with room again, the command line works', async () => {
+      await runtime!.close();
       runtime = undefined;
       await expectWorksAgain(config, dbFile, before.entries.length);
-    } finally {
-      await runtime?.close();
-      execFileSync('umount', ['-l', mount]);
-    }
+    });
   });
 
-  it('on a read-only file (chattr +i): SQLITE_READONLY is one clear line, nothing runs, the chain verifies; writable again it all works', async () => {
-    const dir = join(tmp.dir, 'immutable');
-    mkdirSync(dir);
-    const dbFile = join(dir, 'queue-ops.db');
-    const config = configFor(tmp.dir, dbFile);
-    expect((await as(config, 'pause', 'pushizo/dispatch-ios')).code).toBe(0);
-    expect((await as(config, 'resume', 'pushizo/dispatch-ios')).code).toBe(0);
-    execFileSync('chattr', ['+i', dbFile]);
-    try {
-      const count = await expectRefusedCleanly(config, dbFile, 'SQLITE_READONLY');
+  describe('on a read-only file (chattr +i)', () => {
+    let dbFile: string;
+    let config: string;
+    let count: number;
+
+    beforeAll(async () => {
+      const dir = join(tmp.dir, 'immutable');
+      mkdirSync(dir);
+      dbFile = join(dir, 'queue-ops.db');
+      config = configFor(tmp.dir, dbFile);
+      expect((await as(config, 'pause', 'pushizo/dispatch-ios')).code).toBe(0);
+      expect((await as(config, 'resume', 'pushizo/dispatch-ios')).code).toBe(0);
+      execFileSync('chattr', ['+i', dbFile]);
+    });
+
+    afterAll(() => {
+      if (dbFile) execFileSync('chattr', ['-i', dbFile]);
+    });
+
+    it('SQLITE_READONLY is one clear line, nothing runs, the chain verifies', async () => {
+      count = await expectRefusedCleanly(config, dbFile, 'SQLITE_READONLY');
+    });
+
+    it('writable again, it all works', async () => {
       execFileSync('chattr', ['-i', dbFile]);
       await expectWorksAgain(config, dbFile, count);
-    } finally {
-      execFileSync('chattr', ['-i', dbFile]);
-    }
+    });
   });
 });

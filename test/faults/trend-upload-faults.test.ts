@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nock from 'nock';
@@ -7,6 +7,7 @@ import { openStore } from '../../src/store/open.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
 
@@ -56,27 +57,16 @@ describe('a command’s chart upload while Slack fails', () => {
       await appendDispatchIosSample(store, at, { waiting: i * 4, delayed: 0, failed: 1 });
     }
     await store.close();
-    const configFile = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      configFile,
-      [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${redisUrl}`,
-        `    prefix: ${randomId('tuf')}`,
-        '    queues: [dispatch-ios]',
-        'slack:',
-        '  allowedChannels: [C0OTHER]',
-        `store: ${storeUrl}`,
-        'roles:',
-        '  viewer: ["*"]',
-        'escalation:',
-        '  groupBy: none',
-        '  rules:',
-        '    - { name: backlog, queues: ["pushizo/dispatch-*"], metric: waiting, above: 100 }',
-      ].join('\n'),
-    );
+    const configFile = writeConfigFile(dir, {
+      systems: [bullmqSystem('pushizo', redisUrl, randomId('tuf'), { queues: ['dispatch-ios'] })],
+      slack: { allowedChannels: ['C0OTHER'] },
+      store: storeUrl,
+      roles: { viewer: ['*'] },
+      escalation: {
+        groupBy: 'none',
+        rules: [{ name: 'backlog', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 100 }],
+      },
+    });
     const started = await startBot(
       {
         SLACK_BOT_TOKEN: TOKEN,

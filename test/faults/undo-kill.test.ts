@@ -7,9 +7,11 @@ import { undoMarkerKey } from '../../src/backends/undo-marker.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { messages } from '../../src/i18n/index.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { purgeAloneConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { purgeAloneConfig, storedRequest } from './fault-fixture.js';
+import { storedRequest } from './fault-fixture.js';
 
 const N = 20_000;
 const redisUrl = testRedisUrl();
@@ -45,14 +47,7 @@ describe('an undo killed with SIGKILL halfway', () => {
   beforeAll(async () => {
     redis = new Redis(redisUrl);
     tmp = tempDir('undokill');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...purgeAloneConfig(tmp.dir),
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, purgeAloneConfig(tmp.dir, bullmqSystem('hs', redisUrl, prefix)));
     await seedRawBullmqJobs(redis, { prefix, queue: 'events', count: N });
     ids = await redis.lrange(`${prefix}:events:wait`, 0, -1);
     const purged = requestOf(await as('purge', 'hs/events'));

@@ -1,19 +1,31 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix, LIBS, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { describe, expect, it } from 'vitest';
 import {
+  type BullmqLib,
+  connectionFor,
+  deletePrefix,
+  LIBS,
+  randomName,
+  waitFor,
+} from '../helpers/bullmq-jobs.js';
+import {
+  type CliRun,
   jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
+  type RequestJson,
   requestOf,
   runCliInProcess,
   tempDir,
-  writeConfig,
 } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { type FixtureLife, setUpPer } from '../helpers/hooks.js';
+import { archiveDirOf, twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
-const ADMINS = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE]', '  admin: [U0BOB, U0ERIN]'];
+const redisUrl = testRedisUrl();
+const queueName = 'events';
+const target = `hs/${queueName}`;
 
 /** Every key of a queue that a purge and its undo touch, as Redis holds it, for exact comparison. */
 async function snapshot(redis: Redis, base: string) {
@@ -38,86 +50,90 @@ async function snapshot(redis: Redis, base: string) {
   return { lists, jobs };
 }
 
+/** One BullMQ queue of a test's own (`hs/events`), and a config in which Bob and Erin purge it. */
+interface QueueFixture {
+  prefix: string;
+  /** The queue's key prefix, `<prefix>:events:`. */
+  base: string;
+  redis: Redis;
+  queue: InstanceType<BullmqLib['Queue']>;
+  tmp: ReturnType<typeof tempDir>;
+  config: string;
+  as(user: string, ...words: string[]): Promise<CliRun>;
+}
+
+/** Registers the hooks of a queue for each test, or of one for all the steps of a describe. */
+function useQueue(major: number, lib: BullmqLib, per: FixtureLife): QueueFixture {
+  const fx = {} as QueueFixture;
+  const setUp = async () => {
+    fx.prefix = randomName(`qp${major}`);
+    fx.base = `${fx.prefix}:${queueName}:`;
+    fx.redis = new Redis(redisUrl);
+    fx.queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: fx.prefix });
+    fx.tmp = tempDir(`purge${major}`);
+    fx.config = writeConfigFile(fx.tmp.dir, {
+      ...twoAdminsPurgeConfig(fx.tmp.dir, bullmqSystem('hs', redisUrl, fx.prefix)),
+      roles: { viewer: ['*'], operator: ['U0ALICE'], admin: ['U0BOB', 'U0ERIN'] },
+    });
+    fx.as = (user, ...words) => runCliInProcess(['--config', fx.config, '--user', user, '--json', ...words]);
+  };
+  const tearDown = async () => {
+    await fx.queue?.close();
+    fx.redis?.disconnect();
+    await deletePrefix(redisUrl, fx.prefix);
+    fx.tmp?.remove();
+  };
+  setUpPer(per, setUp, tearDown);
+  return fx;
+}
+
+/** Jobs in every state: three failed (by a real worker), waiting ones (one with logs), prioritized, delayed. */
+async function seed(lib: BullmqLib, { queue, prefix }: QueueFixture) {
+  // Failed jobs first, through a real worker, then close it so the rest stays where it is.
+  await queue.addBulk([1, 2, 3].map((n) => ({ name: 'report.build', data: { n }, opts: { attempts: 1 } })));
+  const failer = new lib.Worker(
+    queueName,
+    async () => {
+      throw new Error('upstream 502');
+    },
+    { connection: connectionFor(redisUrl), prefix },
+  );
+  await waitFor('three failures', async () => (await queue.getJobCounts('failed')).failed === 3);
+  await failer.close();
+  const job = await queue.add('event.ingest', { n: 0 }, { jobId: 'custom-1' });
+  await job.log('first line');
+  await job.log('second line');
+  await queue.addBulk(
+    Array.from({ length: 300 }, (_, n) => ({ name: 'event.ingest', data: { n: n + 1, secret: 'tok' } })),
+  );
+  await queue.addBulk([7, 8].map((n) => ({ name: 'event.vip', data: { n }, opts: { priority: n } })));
+  await queue.addBulk([1, 2].map((n) => ({ name: 'event.later', data: { n }, opts: { delay: 3_600_000 } })));
+}
+
 describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
-  'purge and undo of a BullMQ %i.x queue from the command line',
+  'purge of every state of a BullMQ %i.x queue from the command line, then its undo',
   (major, lib) => {
-    const redisUrl = testRedisUrl();
-    const queueName = 'events';
-    let prefix: string;
-    let base: string;
-    let redis: Redis;
-    let queue: InstanceType<typeof lib.Queue>;
-    let tmp: ReturnType<typeof tempDir>;
-    let config: string;
-    const target = () => `hs/${queueName}`;
-    const as = (user: string, ...words: string[]) =>
-      runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
+    const fx = useQueue(major, lib, 'describe');
+    let before: Awaited<ReturnType<typeof snapshot>>;
+    let pending: RequestJson;
 
-    beforeEach(async () => {
-      prefix = randomName(`qp${major}`);
-      base = `${prefix}:${queueName}:`;
-      redis = new Redis(redisUrl);
-      queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix });
-      tmp = tempDir(`purge${major}`);
-      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        ...ADMINS,
-        ...ONE_SHELL_TWO_PEOPLE,
-        'archive:',
-        `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
-        'systems:',
-        '  - name: hs',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-      ]);
-    });
-
-    afterEach(async () => {
-      await queue?.close();
-      redis?.disconnect();
-      await deletePrefix(redisUrl, prefix);
-      tmp?.remove();
-    });
-
-    async function seed() {
-      // Failed jobs first, through a real worker, then close it so the rest stays where it is.
-      await queue.addBulk(
-        [1, 2, 3].map((n) => ({ name: 'report.build', data: { n }, opts: { attempts: 1 } })),
-      );
-      const failer = new lib.Worker(
-        queueName,
-        async () => {
-          throw new Error('upstream 502');
-        },
-        { connection: connectionFor(redisUrl), prefix },
-      );
-      await waitFor('three failures', async () => (await queue.getJobCounts('failed')).failed === 3);
-      await failer.close();
-      const job = await queue.add('event.ingest', { n: 0 }, { jobId: 'custom-1' });
-      await job.log('first line');
-      await job.log('second line');
-      await queue.addBulk(
-        Array.from({ length: 300 }, (_, n) => ({ name: 'event.ingest', data: { n: n + 1, secret: 'tok' } })),
-      );
-      await queue.addBulk([7, 8].map((n) => ({ name: 'event.vip', data: { n }, opts: { priority: n } })));
-      await queue.addBulk(
-        [1, 2].map((n) => ({ name: 'event.later', data: { n }, opts: { delay: 3_600_000 } })),
-      );
-    }
-
-    it('purges every state into the archive, and undo brings back the exact keys; a real worker then runs the waiting jobs', async () => {
-      await seed();
-      const before = await snapshot(redis, base);
+    it('asks for approval with a preview of how many jobs are archived where, never their data', async () => {
+      const { redis, base, as } = fx;
+      await seed(lib, fx);
+      before = await snapshot(redis, base);
       expect(before.lists.wait).toHaveLength(301);
 
-      const asked = await as('U0BOB', 'purge', target(), 'all');
+      const asked = await as('U0BOB', 'purge', target, 'all');
       expect(asked.code, asked.stdout + asked.stderr).toBe(0);
-      const pending = requestOf(asked);
+      pending = requestOf(asked);
       expect(pending).toMatchObject({ action: 'purge', status: 'pending' });
       expect(pending.preview).toContain('308 jobs will be archived');
-      expect(pending.preview).toContain(join(tmp.dir, 'archive', pending.id));
+      expect(pending.preview).toContain(join(archiveDirOf(fx.tmp.dir), pending.id));
       expect(pending.preview).not.toContain('tok');
+    }, 60_000);
 
+    it('purges every state into the archive once approved', async () => {
+      const { redis, base, queue, as } = fx;
       const approved = await as('U0ERIN', 'approve', pending.id);
       expect(approved.code, approved.stdout + approved.stderr).toBe(0);
       const done = requestOf(approved);
@@ -126,7 +142,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
         purged: 308,
         archived: 308,
         purgeId: pending.id,
-        archivePath: join(tmp.dir, 'archive', pending.id),
+        archivePath: join(archiveDirOf(fx.tmp.dir), pending.id),
       });
       expect(await queue.getJobCounts('wait', 'prioritized', 'delayed', 'failed')).toEqual({
         wait: 0,
@@ -136,7 +152,10 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       });
       expect(await redis.exists(`${base}custom-1`, `${base}custom-1:logs`)).toBe(0);
       expect(readdirSync(done.result!.archivePath as string)).toContain('manifest.json');
+    }, 60_000);
 
+    it('undo brings back the exact keys', async () => {
+      const { redis, base, as } = fx;
       const undoAsked = requestOf(await as('U0BOB', 'undo', pending.id));
       expect(undoAsked).toMatchObject({ action: 'undo', status: 'pending' });
       const undone = await as('U0ERIN', 'approve', undoAsked.id);
@@ -146,7 +165,10 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
         result: { restored: 308, purgeId: pending.id },
       });
       expect(await snapshot(redis, base)).toEqual(before);
+    }, 60_000);
 
+    it('a real worker then runs the waiting jobs', async () => {
+      const { queue, prefix } = fx;
       const ran: string[] = [];
       const worker = new lib.Worker(
         queueName,
@@ -163,15 +185,26 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       } finally {
         await worker.close();
       }
-      const again = await as('U0BOB', 'undo', pending.id);
+    }, 60_000);
+
+    it('undo asked again is refused: already undone', async () => {
+      const again = await fx.as('U0BOB', 'undo', pending.id);
       expect(again.code).toBe(1);
       expect(jsonOf(again).error?.message).toContain('already undone');
-    }, 120_000);
+    });
+  },
+);
+
+describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
+  'purge and undo of a BullMQ %i.x queue from the command line',
+  (major, lib) => {
+    const fx = useQueue(major, lib, 'test');
 
     it('undo leaves a job whose id exists again as it is, restores the others, and says how many were already there', async () => {
+      const { queue, redis, base, as } = fx;
       await queue.add('event.ingest', { n: 0 }, { jobId: 'custom-1' });
       await queue.add('event.ingest', { n: 1 }, { jobId: 'custom-2' });
-      const pending = requestOf(await as('U0BOB', 'purge', target()));
+      const pending = requestOf(await as('U0BOB', 'purge', target));
       expect(requestOf(await as('U0ERIN', 'approve', pending.id)).result).toMatchObject({ purged: 2 });
       await queue.add('event.new', { n: 9 }, { jobId: 'custom-2' });
       const undo = requestOf(await as('U0BOB', 'undo', pending.id));
@@ -191,8 +224,9 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
     }, 60_000);
 
     it('undo refuses to restore from an archive file that no longer matches its manifest, naming the file', async () => {
+      const { queue, as } = fx;
       await queue.addBulk([1, 2, 3].map((n) => ({ name: 'event.ingest', data: { n } })));
-      const pending = requestOf(await as('U0BOB', 'purge', target()));
+      const pending = requestOf(await as('U0BOB', 'purge', target));
       const result = requestOf(await as('U0ERIN', 'approve', pending.id)).result!;
       const chunk = join(String(result.archivePath), 'chunk-000001.jsonl.gz');
       expect(existsSync(chunk)).toBe(true);
@@ -205,8 +239,9 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
     }, 60_000);
 
     it('an archive file changed between the undo request and its approval is refused when it runs, nothing restored', async () => {
+      const { queue, as } = fx;
       await queue.addBulk([1, 2, 3].map((n) => ({ name: 'event.ingest', data: { n } })));
-      const pending = requestOf(await as('U0BOB', 'purge', target()));
+      const pending = requestOf(await as('U0BOB', 'purge', target));
       const result = requestOf(await as('U0ERIN', 'approve', pending.id)).result!;
       const undo = requestOf(await as('U0BOB', 'undo', pending.id));
       expect(undo.status).toBe('pending');

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitBlocks } from '../../src/archive/archive.js';
@@ -6,14 +5,9 @@ import { priorityKeys } from '../../src/backends/celery/keys.js';
 import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import {
-  jsonOf,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
+import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 
 const QUEUE = 'celery:notification_sending';
 const TARGET = `zeus/${QUEUE}`;
@@ -35,19 +29,13 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
     server = await startPrivateRedis();
     redis = new Redis(server.url);
     tmp = tempDir('celery-purge');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      ...ONE_SHELL_TWO_PEOPLE,
-      'archive:',
-      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(`${server.url}/0`)}`,
-      `    queues: [${JSON.stringify(QUEUE)}]`,
-      '    inspectTimeoutMs: 2000',
-    ]);
+    config = writeConfigFile(
+      tmp.dir,
+      twoAdminsPurgeConfig(
+        tmp.dir,
+        celerySystem('zeus', `${server.url}/0`, { queues: [QUEUE], inspectTimeoutMs: 2000 }),
+      ),
+    );
   }, 60_000);
 
   afterAll(async () => {

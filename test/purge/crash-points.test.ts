@@ -55,7 +55,7 @@ describe('a purge that dies between two of its writes', () => {
     ['markPurgeChunk', 2],
     ['updatePurge', 3],
   ] as const) {
-    it(`dies at call ${at} of ${method}; the next run archives and deletes each job once`, async () => {
+    it(`after dying at call ${at} of ${method}, the next run archives and deletes each job once`, async () => {
       const { redis, prefix, store } = fx;
       await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
       const record = await archivingPurge(store, fx.tmp.dir, {

@@ -1,16 +1,16 @@
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach } from 'vitest';
 import { createArchiveDir } from '../../src/archive/archive.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { tempDir } from '../helpers/cli-run.js';
+import { type FixtureLife, setUpPer } from '../helpers/hooks.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 export interface PurgeEngineFixture {
   redisUrl: string;
-  /** A fresh BullMQ prefix per test. */
+  /** A fresh BullMQ prefix per test (or per describe). */
   prefix: string;
   /** A plain connection to seed and inspect with. */
   redis: Redis;
@@ -19,22 +19,28 @@ export interface PurgeEngineFixture {
   store: SqliteStore;
 }
 
-/** Registers the hooks of a test that drives the purge engine (`runPurge`) directly. */
-export function usePurgeEngine(stem: string): PurgeEngineFixture {
+/**
+ * Registers the hooks of a test that drives the purge engine (`runPurge`) directly: a fresh
+ * fixture for each test, or (`per: 'describe'`) one for all the steps of a describe.
+ */
+export function usePurgeEngine(stem: string, per: FixtureLife = 'test'): PurgeEngineFixture {
   const fixture = { redisUrl: testRedisUrl() } as PurgeEngineFixture;
-  beforeEach(async () => {
-    fixture.prefix = randomName(stem);
-    fixture.redis = new Redis(fixture.redisUrl);
-    fixture.tmp = tempDir(stem);
-    fixture.store = createSqliteStore(join(fixture.tmp.dir, 'queue-ops.db'));
-    await fixture.store.migrate();
-  });
-  afterEach(async () => {
-    await fixture.store.close();
-    fixture.redis.disconnect();
-    await deletePrefix(fixture.redisUrl, fixture.prefix);
-    fixture.tmp.remove();
-  });
+  setUpPer(
+    per,
+    async () => {
+      fixture.prefix = randomName(stem);
+      fixture.redis = new Redis(fixture.redisUrl);
+      fixture.tmp = tempDir(stem);
+      fixture.store = createSqliteStore(join(fixture.tmp.dir, 'queue-ops.db'));
+      await fixture.store.migrate();
+    },
+    async () => {
+      await fixture.store.close();
+      fixture.redis.disconnect();
+      await deletePrefix(fixture.redisUrl, fixture.prefix);
+      fixture.tmp.remove();
+    },
+  );
   return fixture;
 }
 

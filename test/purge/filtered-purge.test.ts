@@ -5,14 +5,9 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import {
-  killCliWhen,
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { killCliWhen, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /** Failed jobs written as BullMQ writes them (hash + failed zset by finishedOn); odd ones named `rare`. */
@@ -60,18 +55,7 @@ describe('a purge of part of a queue', () => {
     prefix = randomName('qs');
     redis = new Redis(redisUrl);
     tmp = tempDir('filtered-purge');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ONE_SHELL_TWO_PEOPLE,
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      'archive:',
-      `  dir: ${JSON.stringify(archiveDir())}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, twoAdminsPurgeConfig(tmp.dir, bullmqSystem('hs', redisUrl, prefix)));
   });
 
   afterEach(async () => {

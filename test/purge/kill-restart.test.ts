@@ -6,7 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readChunk } from '../../src/archive/archive.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, killCliWhen, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /** Jobs in the killed purge; PURGE_KILL_N=200000 runs the issue's full size. */
@@ -24,17 +26,12 @@ describe('a purge killed with SIGKILL halfway', () => {
     prefix = randomName('qk');
     redis = new Redis(redisUrl);
     tmp = tempDir('kill');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      'archive:',
-      `  dir: ${JSON.stringify(archiveDir())}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-    ]);
+    config = writeConfigFile(tmp.dir, {
+      ...twoAdminsPurgeConfig(tmp.dir, bullmqSystem('hs', redisUrl, prefix)),
+      // The default, refusing an approval typed by the OS user who asked: the approver here is a
+      // process of its own, not the in-process asker (OS user `tester`).
+      approvals: {},
+    });
   });
 
   afterEach(async () => {

@@ -1,15 +1,10 @@
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import {
-  ONE_SHELL_TWO_PEOPLE,
-  requestOf,
-  runCliInProcess,
-  tempDir,
-  writeConfig,
-} from '../helpers/cli-run.js';
+import { requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
+import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
 
 const N = 20_000;
 
@@ -24,22 +19,14 @@ describe('purge on a Redis at maxmemory with noeviction', () => {
     server = await startPrivateRedis();
     redis = new Redis(server.url);
     tmp = tempDir('oom');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      'roles:',
-      '  admin: [U0BOB, U0ERIN]',
-      ...ONE_SHELL_TWO_PEOPLE,
-      'archive:',
-      `  dir: ${JSON.stringify(join(tmp.dir, 'archive'))}`,
-      'systems:',
-      '  - name: hs',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(server.url)}`,
-      '    prefix: hs',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(`${server.url}/1`)}`,
-      '    queues: [celery]',
-    ]);
+    config = writeConfigFile(
+      tmp.dir,
+      twoAdminsPurgeConfig(
+        tmp.dir,
+        bullmqSystem('hs', server.url, 'hs'),
+        celerySystem('zeus', `${server.url}/1`, { queues: ['celery'] }),
+      ),
+    );
   }, 30_000);
 
   /**
