@@ -15,7 +15,7 @@ import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 
 /**
- * Issue 19 §1, the monitor's side: Slack answering 500, 429 with Retry-After, or hanging past the
+ * Slack failing the monitor, which nobody is watching when it happens: Slack answering 500, 429 with Retry-After, or hanging past the
  * client's timeout, on alert posts, resolve updates and chart uploads (into the alert's thread).
  * Real BullMQ queues on the test Redis, a real SQLite store, the real monitor and outbox; only
  * Slack's Web API and its upload URL are nock'd. The client's timeout is 300 ms here, so a hang

@@ -20,7 +20,7 @@ import {
 } from '../slack/harness.js';
 
 /**
- * Issue 19 §1, the answering side: Slack answering 500, 429 with Retry-After, or hanging past the
+ * Slack failing the answer an operator is waiting for: Slack answering 500, 429 with Retry-After, or hanging past the
  * client's timeout, on a slash command's answer (`respond()` through its response_url) and on the
  * `chat.update` that brings an approval request's message to its outcome. The real bot wiring
  * (`startBot`), real BullMQ queues on the test Redis, a real SQLite store; only Slack's HTTP side

@@ -12,7 +12,7 @@ import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
 
 /**
- * Issue 19 §1, file uploads from a command: `/queue trend` answers, then uploads its chart with
+ * Slack failing a file upload after the answer went out: `/queue trend` answers, then uploads its chart with
  * files.uploadV2 through Bolt's client, whose upload URL answers 500, 429 with Retry-After, or
  * hangs past the client's timeout. The real bot wiring over a real SQLite store holding the
  * monitor's samples; Slack's HTTP side nock'd; the client's timeout and retries shortened.
