@@ -25,3 +25,32 @@ export const TEST_ROLES = {
   operator: ['U0ALICE', 'U0CAROL'],
   admin: ['U0BOB'],
 } satisfies ConfigInput['roles'];
+
+/** One entry of `systems:` as a config file writes it. */
+export type SystemInput = ConfigInput['systems'][number];
+/** A BullMQ system as a config file writes it. */
+export type BullmqSystemInput = Extract<SystemInput, { type: 'bullmq' }>;
+/** A Celery system as a config file writes it. */
+export type CelerySystemInput = Extract<SystemInput, { type: 'celery' }>;
+
+/**
+ * A BullMQ system on `redis`, its keys under `prefix` (the schema's `bull` when not given); `more`
+ * adds what a test needs beyond that (queues, workers, its Slack channel).
+ */
+export function bullmqSystem(
+  name: string,
+  redis: string,
+  prefix?: string,
+  more: Omit<BullmqSystemInput, 'name' | 'type' | 'redis' | 'prefix'> = {},
+): BullmqSystemInput {
+  return { name, type: 'bullmq', redis, ...(prefix === undefined ? {} : { prefix }), ...more };
+}
+
+/** A Celery system whose broker is `redis`; `more` adds queues, a result backend, timeouts. */
+export function celerySystem(
+  name: string,
+  redis: string,
+  more: Omit<CelerySystemInput, 'name' | 'type' | 'redis'> = {},
+): CelerySystemInput {
+  return { name, type: 'celery', redis, ...more };
+}
