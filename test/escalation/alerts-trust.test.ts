@@ -10,6 +10,7 @@ import { createEscalation, type Escalation } from '../../src/escalation/runtime.
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { backlogRule } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -107,13 +108,7 @@ const msgs = () => slack.delivered().filter((c) => kindOf(c) !== 'chart');
 
 const ask = (runtime: QueueOps, words: string[], user = 'U0ALICE') =>
   runtime.dispatcher.handle({ actor: { id: user }, via: 'cli', words, locale: 'en' });
-const backlogRule = {
-  name: 'backlog',
-  queues: ['pushizo/*'],
-  metric: 'waiting',
-  above: 50,
-  severity: 'critical',
-};
+const backlog = backlogRule(['pushizo/*']);
 
 /** The alert ids an alert message's buttons carry, block by block (Ack's value). */
 const buttonIds = (call: { blocks: Record<string, unknown>[] }) =>
@@ -173,7 +168,7 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
   });
 
   it('by default alerts of one system and severity share one message, updated in place as alerts join, are acked and resolve', async () => {
-    const bot = await start(config({ escalation: { renotifyMinutes: 2, rules: [backlogRule] } }));
+    const bot = await start(config({ escalation: { renotifyMinutes: 2, rules: [backlog] } }));
     await add('dispatch-ios', 60);
     await add('dispatch-android', 60);
     const first = await tick(bot.escalation, s(0));
@@ -234,7 +229,7 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
 
   it('different severities get their own messages', async () => {
     const rules = [
-      backlogRule,
+      backlog,
       { name: 'big', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 10, severity: 'warning' },
     ];
     const bot = await start(config({ escalation: { rules } }));
@@ -249,7 +244,7 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
   });
 
   it('a burst of more than maxAlertsPerMessage alerts in one tick is one summary message pointing to `alerts`', async () => {
-    const bot = await start(config({ escalation: { maxAlertsPerMessage: 2, rules: [backlogRule] } }));
+    const bot = await start(config({ escalation: { maxAlertsPerMessage: 2, rules: [backlog] } }));
     for (const q of NAMES) await add(q, 60);
     await tick(bot.escalation, s(0));
     expect(msgs().map(kindOf)).toEqual(['post']);
@@ -266,7 +261,7 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
   });
 
   it('a silence is shown on the grouped message: its silenced alerts are counted, not listed', async () => {
-    const bot = await start(config({ escalation: { rules: [backlogRule] } }));
+    const bot = await start(config({ escalation: { rules: [backlog] } }));
     const made = await ask(bot.runtime, ['silence', 'pushizo/maintenance', '1h', 'planned', 'migration']);
     const id = (made.data as { silence: { id: string } }).silence.id;
     await add('dispatch-ios', 60);
@@ -294,7 +289,7 @@ describe('alerts people trust: a silence over alerts not posted yet', () => {
   let id: string;
   beforeAll(async () => {
     await openWorld();
-    bot = await start(config({ escalation: { groupBy: 'none', rules: [backlogRule] } }));
+    bot = await start(config({ escalation: { groupBy: 'none', rules: [backlog] } }));
   });
   afterAll(closeWorld);
 
@@ -390,7 +385,7 @@ describe('alerts people trust: a silence over a posted alert', () => {
   let bot: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
     await openWorld();
-    bot = await start(config({ escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [backlogRule] } }));
+    bot = await start(config({ escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [backlog] } }));
     await add('dispatch-ios', 60);
     await tick(bot.escalation, s(0));
   });
@@ -419,7 +414,7 @@ describe('alerts people trust: bad silence input gets one line', () => {
   let bot: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
     await openWorld();
-    bot = await start(config({ escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [backlogRule] } }));
+    bot = await start(config({ escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [backlog] } }));
   });
   afterAll(closeWorld);
 
@@ -457,7 +452,7 @@ describe('alerts people trust: ack all <system>', () => {
   let bot: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
     await openWorld();
-    bot = await start(config({ escalation: { groupBy: 'none', rules: [backlogRule] } }));
+    bot = await start(config({ escalation: { groupBy: 'none', rules: [backlog] } }));
     await add('dispatch-ios', 60);
     await add('dispatch-android', 60);
     await tick(bot.escalation, s(0));
@@ -517,7 +512,7 @@ describe('alerts people trust: a system with its own alertChannel', () => {
       config({
         billing: true,
         system: { slack: { alertChannel: 'C0PUSHIZO' } },
-        escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [{ ...backlogRule, queues: ['*'] }] },
+        escalation: { groupBy: 'none', renotifyMinutes: 2, rules: [{ ...backlog, queues: ['*'] }] },
       }),
     );
     await add('dispatch-ios', 60);

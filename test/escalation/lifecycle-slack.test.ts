@@ -10,6 +10,7 @@ import { createEscalation, type Escalation } from '../../src/escalation/runtime.
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { backlogRule } from '../helpers/config-file.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
@@ -66,15 +67,7 @@ const config = () =>
       escalateAfterMinutes: 3,
       escalateTo: ['S0PLATFORM'],
       clearAfterSamples: 2,
-      rules: [
-        {
-          name: 'backlog',
-          queues: ['pushizo/dispatch-*'],
-          metric: 'waiting',
-          above: 50,
-          severity: 'critical',
-        },
-      ],
+      rules: [backlogRule(['pushizo/dispatch-*'])],
     },
   });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
-import { bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
+import { backlogRule, bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -45,13 +45,7 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
         groupBy: 'none',
         clearAfterSamples: 2,
         rules: [
-          {
-            name: 'backlog',
-            queues: ['pushizo/dispatch-*'],
-            metric: 'waiting',
-            above: 50,
-            severity: 'critical',
-          },
+          backlogRule(['pushizo/dispatch-*']),
           {
             name: 'alarm-latency',
             queues: ['zeus/alarms'],

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCli, runCliInProcess, tempDir } from '../helpers/cli-run.js';
-import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
+import { backlogRule, bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -135,9 +135,7 @@ describe('silences on the command line', () => {
           slack: { incidentChannel: 'C0INCIDENT' },
           systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: names })],
           escalation: {
-            rules: [
-              { name: 'backlog', queues: ['pushizo/*'], metric: 'waiting', above: 50, severity: 'critical' },
-            ],
+            rules: [backlogRule(['pushizo/*'])],
           },
         });
         jsonOf(await as('U0ALICE', 'silence', 'pushizo/maintenance', '1h'));

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { freePort } from '../../src/lib/redis-server.js';
-import { bullmqSystem, configYaml } from './config-file.js';
+import { backlogRule, bullmqSystem, configYaml } from './config-file.js';
 
 /** One Web API call as the loopback Slack received it. */
 export interface LoopbackCall {
@@ -160,7 +160,7 @@ export function writeBacklogAlertConfig(
         groupBy: 'none',
         intervalSeconds: 1,
         renotifyMinutes: 60,
-        rules: [{ name: 'backlog', metric: 'waiting', above: 50, severity: 'critical' }],
+        rules: [backlogRule()],
       },
     }),
   );
