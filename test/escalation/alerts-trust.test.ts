@@ -11,6 +11,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { backlogRule } from '../helpers/config-file.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -31,13 +32,7 @@ let clock: number;
 let slack: ReturnType<typeof fakeSlack>;
 const running: QueueOps[] = [];
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect('127.0.0.1');
-});
-afterAll(() => {
-  nock.enableNetConnect();
-});
+onlyNockBeyondLoopback();
 
 /** A store directory, the three queues under a prefix of their own, the clock at T0, Slack behind nock. */
 async function openWorld() {

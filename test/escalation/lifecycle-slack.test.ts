@@ -12,6 +12,7 @@ import { createAlertWebClient, createSlackSender } from '../../src/transports/sl
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { backlogRule } from '../helpers/config-file.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -27,13 +28,7 @@ let clock: number;
 let slack: ReturnType<typeof fakeSlack>;
 const running: QueueOps[] = [];
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect('127.0.0.1');
-});
-afterAll(() => {
-  nock.enableNetConnect();
-});
+onlyNockBeyondLoopback();
 
 /** A store directory, a queue under a prefix of its own, the clock at T0 and Slack behind nock. */
 async function openWorld() {

@@ -1,6 +1,7 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bullmqSystem } from '../helpers/config-file.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   auditEntries,
@@ -111,13 +112,7 @@ describe('scale of a Kubernetes worker group, against the API server mocked with
   const as = (user: string, ...words: string[]) =>
     queueOps(['--config', config, '--user', user, '--json', ...words], env);
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  onlyNockBeyondLoopback();
 
   beforeEach(() => {
     tmp = tempDir('kube');

@@ -2,8 +2,9 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Worker as BullWorker, Queue, Worker } from 'bullmq';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bullmqSystem } from '../helpers/config-file.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   auditEntries,
@@ -64,13 +65,7 @@ describe('restart of a Kubernetes worker group, against the API server mocked wi
   const as = (user: string, ...words: string[]) =>
     queueOps(['--config', config, '--user', user, '--json', ...words], env);
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  onlyNockBeyondLoopback();
   beforeEach(() => {
     tmp = tempDir('restart-kube');
     const kubeconfig = writeKubeconfig(tmp.dir, { server: API, token: TOKEN, namespace: NS });
