@@ -1062,7 +1062,7 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
       });
     });
 
-    // Issue 8: samples, alerts, outbox and the leader lease, on both stores.
+    // The escalation half: samples, alerts, the outbox and the leader lease, on both stores.
     describeEscalationStore(() => store, open);
   });
 }
