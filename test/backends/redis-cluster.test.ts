@@ -9,6 +9,7 @@ import type { BullmqSystemConfig } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
+import type { PurgeRecord } from '../../src/store/store.js';
 import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type RedisClusterProcesses, startRedisCluster } from '../helpers/redis-shapes.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
@@ -53,23 +54,40 @@ describe('BullMQ on a three-master Redis Cluster', () => {
     ]);
   });
 
-  it('discovers queues on every master and reads status, dead letters and workers; pause works', async () => {
-    const dispatch = new Queue('dispatch-ios', { prefix: '{hs}', connection });
-    const events = new Queue('events', { prefix: '{hs}', connection });
-    await dispatch.addBulk([1, 2, 3, 4].map((n) => ({ name: 'push', data: { n } })));
-    await events.add('track', {}, { attempts: 1 });
-    const failing = new Worker(
-      'events',
-      async () => {
-        throw new Error('webhook 500');
-      },
-      { prefix: '{hs}', connection, name: 'events-worker' },
-    );
-    await waitFor('a failure', async () => (await events.getFailedCount()) === 1);
+  describe('reads and pause', () => {
+    let dispatch: Queue;
+    let events: Queue;
+    let failing: Worker;
+    let backend: ReturnType<typeof createBullmqBackend>;
 
-    const backend = createBullmqBackend(system());
-    try {
+    beforeAll(async () => {
+      dispatch = new Queue('dispatch-ios', { prefix: '{hs}', connection });
+      events = new Queue('events', { prefix: '{hs}', connection });
+      await dispatch.addBulk([1, 2, 3, 4].map((n) => ({ name: 'push', data: { n } })));
+      await events.add('track', {}, { attempts: 1 });
+      failing = new Worker(
+        'events',
+        async (): Promise<void> => {
+          throw new Error('webhook 500');
+        },
+        { prefix: '{hs}', connection, name: 'events-worker' },
+      );
+      await waitFor('a failure', async () => (await events.getFailedCount()) === 1);
+      backend = createBullmqBackend(system());
+    }, 60_000);
+
+    afterAll(async () => {
+      await backend?.close();
+      await failing?.close();
+      await dispatch?.close();
+      await events?.close();
+    });
+
+    it('discovers the queues on every master', async () => {
       expect(await backend.listQueues()).toEqual(['dispatch-ios', 'events']);
+    });
+
+    it('reads status in one round trip, to the master of the {hs} slot', async () => {
       await backend.status(); // the first one also loads the scripts on that master
       const before = backend.stats().roundTrips;
       const status = await backend.status();
@@ -80,27 +98,44 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       expect(byName.events?.failed).toBe(1);
       expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
       expect(status.workers.map((w) => w.name)).toContain('events-worker');
-      expect((await backend.dlq('events', 5)).jobs[0]?.error).toBe('webhook 500');
+    });
 
+    it('reads dead letters with their errors', async () => {
+      expect((await backend.dlq('events', 5)).jobs[0]?.error).toBe('webhook 500');
+    });
+
+    it('pauses and resumes a queue', async () => {
       expect(await backend.pause('dispatch-ios')).toMatchObject({ isPaused: true });
       expect(await dispatch.isPaused()).toBe(true);
       expect(await backend.resume('dispatch-ios')).toMatchObject({ isPaused: false });
-    } finally {
-      await backend.close();
-      await failing.close();
-      await dispatch.close();
-      await events.close();
-    }
-  }, 60_000);
+    });
+  });
 
-  it('purges a queue into the archive and undo brings it back; a real worker then runs the jobs', async () => {
-    const queue = new Queue('purge-me', { prefix: '{hs}', connection });
-    await queue.addBulk(Array.from({ length: 1500 }, (_, n) => ({ name: 'push', data: { n } })));
-    const tmp = mkdtempSync(join(tmpdir(), 'qo-cluster-purge-'));
-    const store = createSqliteStore(join(tmp, 'queue-ops.db'));
-    await store.migrate();
-    const backend = createBullmqBackend(system());
-    try {
+  describe('purge and undo', () => {
+    let queue: Queue;
+    let tmp: string;
+    let store: ReturnType<typeof createSqliteStore>;
+    let backend: ReturnType<typeof createBullmqBackend>;
+    let purged: PurgeRecord;
+
+    beforeAll(async () => {
+      queue = new Queue('purge-me', { prefix: '{hs}', connection });
+      await queue.addBulk(Array.from({ length: 1500 }, (_, n) => ({ name: 'push', data: { n } })));
+      tmp = mkdtempSync(join(tmpdir(), 'qo-cluster-purge-'));
+      store = createSqliteStore(join(tmp, 'queue-ops.db'));
+      await store.migrate();
+      backend = createBullmqBackend(system());
+    }, 60_000);
+
+    afterAll(async () => {
+      await backend?.close();
+      await queue?.obliterate({ force: true });
+      await queue?.close();
+      await store?.close();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it('purges a queue into the archive', async () => {
       const record = await archivingPurge(store, tmp, {
         id: 'r-cluster',
         system: 'pushizo',
@@ -111,19 +146,24 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       const purger = await backend.purger('purge-me');
       const { record: done } = await runPurge(record, { store, purger, owner: 'test', chunkSize: 500 });
       await purger.close();
+      purged = done;
       expect(done).toMatchObject({ state: 'done', archived: 1500, purged: 1500 });
       expect(await queue.getWaitingCount()).toBe(0);
       expect(await queue.getJob('1')).toBeUndefined();
+    }, 60_000);
 
+    it('undo brings the purged jobs back', async () => {
       const restorer = await backend.purger('purge-me');
-      expect(await runUndo(done, { purger: restorer })).toEqual({
+      expect(await runUndo(purged, { purger: restorer })).toEqual({
         restored: 1500,
         existing: [],
         alreadyThere: 0,
       });
       await restorer.close();
       expect(await queue.getWaitingCount()).toBe(1500);
+    }, 60_000);
 
+    it('a real worker then runs every restored job', async () => {
       const seen = new Set<number>();
       const worker = new Worker(
         'purge-me',
@@ -134,12 +174,6 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       );
       await waitFor('every job run', async () => seen.size === 1500);
       await worker.close();
-    } finally {
-      await backend.close();
-      await queue.obliterate({ force: true });
-      await queue.close();
-      await store.close();
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  }, 60_000);
+    }, 60_000);
+  });
 });

@@ -10,7 +10,9 @@ import { createEscalation, type Escalation } from '../../src/escalation/runtime.
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { backlogRule } from '../helpers/config-file.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -19,98 +21,88 @@ const SLACK = 'https://slack.escalation.test';
 const T0 = Date.parse('2030-03-01T09:00:00.000Z');
 const logger = createLogger({ level: 'silent' });
 
+let dir: string;
+let prefix: string;
+let queue: Queue;
+let clock: number;
+let slack: ReturnType<typeof fakeSlack>;
+const running: QueueOps[] = [];
+
+onlyNockBeyondLoopback();
+
+/** A store directory, a queue under a prefix of its own, the clock at T0 and Slack behind nock. */
+async function openWorld() {
+  dir = mkdtempSync(join(tmpdir(), 'queue-ops-escalation-'));
+  prefix = randomName('esc');
+  queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
+  await queue.waitUntilReady();
+  clock = T0;
+  slack = fakeSlack(SLACK, { now: () => clock });
+}
+
+async function closeWorld() {
+  for (const runtime of running.splice(0)) await runtime.close();
+  await queue.close();
+  await deletePrefix(redisUrl, prefix);
+  nock.cleanAll();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const config = () =>
+  configSchema.parse({
+    slack: { incidentChannel: 'C0INCIDENT', allowedChannels: ['C0INCIDENT'] },
+    store: `sqlite:${join(dir, 'queue-ops.db')}`,
+    roles: { viewer: ['*'], operator: ['U0ALICE'] },
+    systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: ['dispatch-ios'] }],
+    escalation: {
+      // One message per alert: what this file tests (alerts are grouped by default).
+      groupBy: 'none',
+      intervalSeconds: 30,
+      renotifyMinutes: 2,
+      escalateAfterMinutes: 3,
+      escalateTo: ['S0PLATFORM'],
+      clearAfterSamples: 2,
+      rules: [backlogRule(['pushizo/dispatch-*'])],
+    },
+  });
+
+/**
+ * A bot process: its own runtime and monitor on the shared SQLite file. `slackTimeoutMs: 0`
+ * takes the Web API client's cut-off away, so that a Slack that hangs hangs for good.
+ */
+async function start(
+  options: { slackTimeoutMs?: number } = {},
+): Promise<{ runtime: QueueOps; escalation: Escalation }> {
+  const runtime = await createQueueOps({ config: config(), env: {}, logger, now: () => new Date(clock) });
+  running.push(runtime);
+  const sender = createSlackSender(
+    createAlertWebClient('xoxb-test', { apiUrl: `${SLACK}/api/`, timeoutMs: options.slackTimeoutMs }),
+    logger,
+    'en',
+  );
+  const escalation = createEscalation({ runtime, logger, slack: sender, label: 'test' });
+  return { runtime, escalation };
+}
+
+async function tick(escalation: Escalation, at: number) {
+  clock = at;
+  const outcome = await escalation.monitor.tick();
+  const drained = await escalation.outbox.drain();
+  return { outcome, drained };
+}
+
+const add = (n: number) =>
+  queue.addBulk(
+    Array.from({ length: n }, (_, i) => ({ name: 'send-push', data: { secret: `payload-${i}` } })),
+  );
+const s = (seconds: number) => T0 + seconds * 1000;
+const textOf = (value: unknown) => JSON.stringify(value);
+const alertIdOf = (call: { blocks: Record<string, unknown>[] }) =>
+  (call.blocks.find((b) => b.type === 'actions') as { elements: { value: string }[] }).elements[0]!.value;
+
 describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web API', () => {
-  let dir: string;
-  let prefix: string;
-  let queue: Queue;
-  let clock: number;
-  let slack: ReturnType<typeof fakeSlack>;
-  const running: QueueOps[] = [];
-
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
-
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'queue-ops-escalation-'));
-    prefix = randomName('esc');
-    queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
-    await queue.waitUntilReady();
-    clock = T0;
-    slack = fakeSlack(SLACK, { now: () => clock });
-  });
-
-  afterEach(async () => {
-    for (const runtime of running.splice(0)) await runtime.close();
-    await queue.close();
-    await deletePrefix(redisUrl, prefix);
-    nock.cleanAll();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const config = () =>
-    configSchema.parse({
-      slack: { incidentChannel: 'C0INCIDENT', allowedChannels: ['C0INCIDENT'] },
-      store: `sqlite:${join(dir, 'queue-ops.db')}`,
-      roles: { viewer: ['*'], operator: ['U0ALICE'] },
-      systems: [{ name: 'pushizo', type: 'bullmq', redis: redisUrl, prefix, queues: ['dispatch-ios'] }],
-      escalation: {
-        // One message per alert: what this file tests (alerts are grouped by default).
-        groupBy: 'none',
-        intervalSeconds: 30,
-        renotifyMinutes: 2,
-        escalateAfterMinutes: 3,
-        escalateTo: ['S0PLATFORM'],
-        clearAfterSamples: 2,
-        rules: [
-          {
-            name: 'backlog',
-            queues: ['pushizo/dispatch-*'],
-            metric: 'waiting',
-            above: 50,
-            severity: 'critical',
-          },
-        ],
-      },
-    });
-
-  /**
-   * A bot process: its own runtime and monitor on the shared SQLite file. `slackTimeoutMs: 0`
-   * takes the Web API client's cut-off away, so that a Slack that hangs hangs for good.
-   */
-  async function start(
-    options: { slackTimeoutMs?: number } = {},
-  ): Promise<{ runtime: QueueOps; escalation: Escalation }> {
-    const runtime = await createQueueOps({ config: config(), env: {}, logger, now: () => new Date(clock) });
-    running.push(runtime);
-    const sender = createSlackSender(
-      createAlertWebClient('xoxb-test', { apiUrl: `${SLACK}/api/`, timeoutMs: options.slackTimeoutMs }),
-      logger,
-      'en',
-    );
-    const escalation = createEscalation({ runtime, logger, slack: sender, label: 'test' });
-    return { runtime, escalation };
-  }
-
-  async function tick(escalation: Escalation, at: number) {
-    clock = at;
-    const outcome = await escalation.monitor.tick();
-    const drained = await escalation.outbox.drain();
-    return { outcome, drained };
-  }
-
-  const add = (n: number) =>
-    queue.addBulk(
-      Array.from({ length: n }, (_, i) => ({ name: 'send-push', data: { secret: `payload-${i}` } })),
-    );
-  const s = (seconds: number) => T0 + seconds * 1000;
-  const textOf = (value: unknown) => JSON.stringify(value);
-  const alertIdOf = (call: { blocks: Record<string, unknown>[] }) =>
-    (call.blocks.find((b) => b.type === 'actions') as { elements: { value: string }[] }).elements[0]!.value;
+  beforeEach(openWorld);
+  afterEach(closeWorld);
 
   it('fire → update → renotify → escalate → resolve: one message, updated in place, across a restart', async () => {
     let bot = await start();
@@ -438,35 +430,54 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     });
     expect(unknown.message.text).toContain('There is no alert `a-00000000`');
   });
+});
 
-  it('alerts lists what fires; a typed snooze (operator, audited) holds reminders until it runs out', async () => {
-    const bot = await start();
+describe('alert lifecycle: the alerts list and a typed snooze', () => {
+  let bot: Awaited<ReturnType<typeof start>>;
+  let open: { id: string; subject: string; severity: string } | undefined;
+  const ask = (actor: string, ...words: string[]) =>
+    bot.runtime.dispatcher.handle({ actor: { id: actor }, via: 'cli', words, locale: 'en' });
+
+  beforeAll(async () => {
+    await openWorld();
+    bot = await start();
     await add(60);
     await tick(bot.escalation, s(0));
-    const ask = (actor: string, ...words: string[]) =>
-      bot.runtime.dispatcher.handle({ actor: { id: actor }, via: 'cli', words, locale: 'en' });
+  });
+  afterAll(closeWorld);
 
+  it('alerts lists what fires', async () => {
     const listed = await ask('U0BOB', 'alerts');
     expect(listed.ok).toBe(true);
-    const [open] = (listed.data as { alerts: { id: string; subject: string; severity: string }[] }).alerts;
+    [open] = (listed.data as { alerts: { id: string; subject: string; severity: string }[] }).alerts;
     expect(open).toMatchObject({ subject: 'pushizo/dispatch-ios', severity: 'critical' });
     expect(listed.message.text + textOf(listed.message.blocks)).toContain('pushizo/dispatch-ios');
+  });
 
+  it('a typed snooze needs the operator role', async () => {
     expect((await ask('U0BOB', 'snooze', open!.id, '30m')).message.text).toContain(
       'You need the `operator` role',
     );
+  });
+
+  it('an operator’s typed snooze holds the alert for its duration', async () => {
     const snoozed = await ask('U0ALICE', 'snooze', open!.id, '30m');
     expect(snoozed.ok).toBe(true);
     expect(snoozed.data).toMatchObject({
       alert: { id: open!.id, snoozedUntil: new Date(s(30 * 60)).toISOString() },
     });
+  });
+
+  it('a typed snooze is audited', async () => {
     const audit = await bot.runtime.audit.recent(5);
     expect(audit.map((e) => [e.action, e.actorId, e.outcome])).toContainEqual([
       'command.snooze',
       'U0ALICE',
       'ok',
     ]);
+  });
 
+  it('a snooze holds the reminders until it runs out', async () => {
     // renotifyMinutes is 2 and escalation 3: snoozed for 30, nothing goes to the thread.
     await bot.escalation.outbox.drain();
     const before = slack.calls.length;

@@ -1,13 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateMessage } from '../../src/blocks/validate.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { waitFor } from '../commands/fixture.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf, type SlackCall } from './fake-slack.js';
 
@@ -53,32 +55,51 @@ describe('alerts name who owns their queue', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  function writeConfig(name: string, lines: string[]): string {
+  /** The config in a directory `name` of its own: `groupBy` of the alerts, and the locale. */
+  function writeConfig(
+    name: string,
+    options: { groupBy: NonNullable<ConfigInput['escalation']>['groupBy']; locale?: ConfigInput['locale'] },
+  ): string {
     const dir = join(root, name);
     mkdirSync(dir);
-    const path = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      path,
-      [
-        'slack:',
-        '  incidentChannel: C0INCIDENT',
-        `store: sqlite:${join(dir, 'queue-ops.db')}`,
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${url}`,
-        `    prefix: ${prefix}`,
-        '    queues:',
-        `      - { name: webhooks, owner: S0WEBHOOKS, runbook: "${RUNBOOK}", notes: "endpoint slow → WEBHOOK_TIMEOUT_MS" }`,
-        '      - { name: "dispatch-*", owner: U0ALICE }',
-        'escalation:',
-        '  rules:',
-        '    - { name: webhooks-failing, queues: ["pushizo/webhooks"], metric: failed, above: 0, severity: critical, mentionOwner: true }',
-        '    - { name: dispatch-failing, queues: ["pushizo/dispatch-*"], metric: failed, above: 0, severity: warning }',
-        ...lines,
-      ].join('\n'),
-    );
-    return path;
+    return writeConfigFile(dir, {
+      slack: { incidentChannel: 'C0INCIDENT' },
+      store: `sqlite:${join(dir, 'queue-ops.db')}`,
+      systems: [
+        bullmqSystem('pushizo', url, prefix, {
+          queues: [
+            {
+              name: 'webhooks',
+              owner: 'S0WEBHOOKS',
+              runbook: RUNBOOK,
+              notes: 'endpoint slow → WEBHOOK_TIMEOUT_MS',
+            },
+            { name: 'dispatch-*', owner: 'U0ALICE' },
+          ],
+        }),
+      ],
+      escalation: {
+        rules: [
+          {
+            name: 'webhooks-failing',
+            queues: ['pushizo/webhooks'],
+            metric: 'failed',
+            above: 0,
+            severity: 'critical',
+            mentionOwner: true,
+          },
+          {
+            name: 'dispatch-failing',
+            queues: ['pushizo/dispatch-*'],
+            metric: 'failed',
+            above: 0,
+            severity: 'warning',
+          },
+        ],
+        groupBy: options.groupBy,
+      },
+      ...(options.locale ? { locale: options.locale } : {}),
+    });
   }
 
   async function once(config: string): Promise<SlackCall[]> {
@@ -106,7 +127,7 @@ describe('alerts name who owns their queue', () => {
   }
 
   it('one message per alert: the owner is a mention only where the rule says mentionOwner: true', async () => {
-    const posts = await once(writeConfig('single', ['  groupBy: none']));
+    const posts = await once(writeConfig('single', { groupBy: 'none' }));
     expect(posts).toHaveLength(2);
     const about = (queue: string) => posts.find((p) => p.body.text?.includes(`pushizo/${queue}`))!;
     const webhooks = about('webhooks');
@@ -129,7 +150,7 @@ describe('alerts name who owns their queue', () => {
   }, 60_000);
 
   it('a group message gives each alert its owner line and mentions only the paged owner, in Turkish too', async () => {
-    const posts = await once(writeConfig('grouped', ['  groupBy: [system]', 'locale: tr']));
+    const posts = await once(writeConfig('grouped', { groupBy: ['system'], locale: 'tr' }));
     expect(posts).toHaveLength(1);
     const [group] = posts;
     const blocks = JSON.stringify(group!.blocks);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { type CeleryWorker, startCeleryWorker } from '../helpers/celery-worker.js';
+import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * Two of the runbook's escalations, as the monitor sees them with its default rules:
@@ -36,23 +37,12 @@ function canChattr(): boolean {
 beforeAll(async () => {
   redis = await startPrivateRedis();
   client = new Redis(redis.url);
-  config = join(dir, 'queue-ops.yml');
-  writeFileSync(
-    config,
-    [
-      `store: sqlite:${join(dir, 'queue-ops.db')}`,
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${redis.url}`,
-      '    queues: [celery]',
-      '    inspectTimeoutMs: 1500',
-      // The default rules (no `rules:`): the ones the seeds' escalation section asks for.
-      'escalation:',
-      '  groupBy: none',
-      '  clearAfterSamples: 1',
-    ].join('\n'),
-  );
+  config = writeConfigFile(dir, {
+    store: `sqlite:${join(dir, 'queue-ops.db')}`,
+    systems: [celerySystem('zeus', redis.url, { queues: ['celery'], inspectTimeoutMs: 1500 })],
+    // The default rules (no `rules:`): the ones the seeds' escalation section asks for.
+    escalation: { groupBy: 'none', clearAfterSamples: 1 },
+  });
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import {
+  type LoopbackCall,
   type LoopbackSlack,
   spawnBot,
   startLoopbackSlack,
@@ -111,24 +112,38 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .rows[0] as { owner: string; expires_at: string } | undefined;
   const pidOf = (owner: string | undefined) => Number(owner?.split(':')[1]);
 
-  it('exactly one runs the monitor; when it is killed the other takes over without posting the alert twice', async () => {
+  let a: number;
+  let b: number;
+  /** Someone keeps their Home tab open at each replica (Slack sends each event to one of them). */
+  let homeAt: Map<number, string>;
+  let post: LoopbackCall;
+  let leader: number;
+  let follower: number;
+  /** The leader's lease as it was before the leader was killed. */
+  let lease: { owner: string; expires_at: string };
+  const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');
+
+  beforeAll(async () => {
     const config = join(dir, 'queue-ops.yml');
     writeBacklogAlertConfig(config, { store: `${POSTGRES_URL}?schema=${schema}`, redis: redisUrl, prefix });
-    const a = await startBot(config);
-    const b = await startBot(config);
-    const dump = () => [...bots.values()].map((bot) => bot.output()).join('\n---\n');
-    // Someone keeps their Home tab open at each replica (Slack sends each event to one of them).
-    const homeAt = new Map([
+    a = await startBot(config);
+    b = await startBot(config);
+    homeAt = new Map([
       [a, 'U0HOMEA'],
       [b, 'U0HOMEB'],
     ]);
+  });
+
+  it('each replica keeps a Home tab open, showing no alert firing', async () => {
     for (const [pid, user] of homeAt) await openHome(pid, user);
     for (const user of homeAt.values()) {
       await expect.poll(() => homeViews(user).length, { timeout: 20_000, message: dump() }).toBe(1);
       expect(homeViews(user)[0]).toContain('No alert is firing.');
     }
-    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
+  }, 90_000);
 
+  it('exactly one replica runs the monitor, so a backlog’s alert is posted once', async () => {
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
     await expect.poll(() => slack.posts().length, { timeout: 40_000, message: dump() }).toBe(1);
     // The leader also sends the queue's chart into the thread; killed before that, its claim on
     // the chart would hold the outbox until it lapses (claimMs), which is not what this tests.
@@ -138,31 +153,37 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
         message: dump(),
       })
       .toBe(true);
-    const post = slack.posts()[0]!;
+    post = slack.posts()[0]!;
     expect(post.body.text).toContain('CRITICAL: backlog on pushizo/dispatch-ios is 60');
-    // The post carried the alert's id, and the lost answer was looked up, not posted again.
+    leader = pidOf((await leaseOwner())?.owner);
+    expect([a, b]).toContain(leader);
+    follower = leader === a ? b : a;
+  }, 90_000);
+
+  it('the post whose answer was lost is looked up by the alert id it carried, not posted again', () => {
     const alertId = (JSON.parse(post.body.metadata ?? '{}') as { event_payload?: { alert_id?: string } })
       .event_payload?.alert_id;
     expect(alertId).toMatch(/^a-/);
     expect(slack.calls.some((c) => c.method === 'conversations.history')).toBe(true);
-    const leader = pidOf((await leaseOwner())?.owner);
-    expect([a, b]).toContain(leader);
-    const follower = leader === a ? b : a;
-    // Only one replica opened the alert; the tabs kept fresh at both show it.
+  });
+
+  it('the Home tabs kept fresh at both replicas show the alert', async () => {
     for (const user of homeAt.values()) {
       await expect
         .poll(() => homeViews(user).some((v) => v.includes('backlog')), { timeout: 30_000, message: dump() })
         .toBe(true);
     }
-    // The lease runs one and a half intervals past its last renewal: a follower checking every
-    // half interval takes over within two.
-    const lease = (await leaseOwner())!;
-    expect(Date.parse(lease.expires_at) - Date.now()).toBeLessThanOrEqual(1500);
+  }, 90_000);
 
+  it('the leader’s lease runs no more than one and a half intervals past its last renewal', async () => {
+    // A follower checking every half interval then takes over within two.
+    lease = (await leaseOwner())!;
+    expect(Date.parse(lease.expires_at) - Date.now()).toBeLessThanOrEqual(1500);
+  });
+
+  it('when the leader is killed the other takes the lease, only once the killed one’s has run out', async () => {
     bots.get(leader)!.child.kill('SIGKILL');
     await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'send-push', data: { n: i } })));
-
-    // The survivor takes the lease and updates the same message in place.
     await expect
       .poll(async () => pidOf((await leaseOwner())?.owner), { timeout: 20_000, message: dump() })
       .toBe(follower);
@@ -171,6 +192,9 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
     // `now` runs to `now` + 1.5 s, and may be taken only when the one before ended before `now`.
     const taken = (await leaseOwner())!;
     expect(Date.parse(taken.expires_at) - 1500).toBeGreaterThan(Date.parse(lease.expires_at));
+  }, 60_000);
+
+  it('the survivor updates the same message in place', async () => {
     await expect
       .poll(
         () =>
@@ -185,7 +209,9 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
         },
       )
       .toBe(true);
+  }, 60_000);
 
+  it('the alert resolves in its one message, never posted twice', async () => {
     await queue.drain(true);
     await expect
       .poll(
@@ -201,18 +227,21 @@ describe.skipIf(Boolean(unreachable))('two bot replicas on PostgreSQL', () => {
       .toBe(true);
     expect(slack.posts()).toHaveLength(1);
     expect(slack.calls.every((c) => c.method !== 'chat.update' || c.body.ts === post.ts)).toBe(true);
-    // The Home tab kept fresh at the survivor follows the alert to its end after the leader died
-    // (the one kept at the killed replica died with it; its user's next open lands on a live one).
+  }, 60_000);
+
+  it('the Home tab kept fresh at the survivor follows the alert to its end', async () => {
+    // The one kept at the killed replica died with it; its user's next open lands on a live one.
     await expect
       .poll(() => homeViews(homeAt.get(follower)!).at(-1), { timeout: 30_000, message: dump() })
       .toContain('No alert is firing.');
+  }, 60_000);
 
+  it('a clean stop gives the lease back for the next replica', async () => {
     const survivor = bots.get(follower)!.child;
     const exited = new Promise((resolve) => survivor.once('exit', resolve));
     survivor.kill('SIGTERM');
     expect(await exited).toBe(0);
-    // A clean stop gives the lease back for the next replica.
     expect(await leaseOwner()).toBeUndefined();
     bots.clear();
-  }, 180_000);
+  });
 });

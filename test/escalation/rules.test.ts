@@ -56,15 +56,24 @@ function history(ticks: number, build: (tick: number) => SystemSample[]): Sample
 const at = (tick: number) => T0 + tick * STEP;
 
 describe('rule evaluation (pure, controlled clock)', () => {
-  it('a rule without `for` fires on the first sample over its threshold; patterns match system/queue', () => {
+  /** A `dlq` rule on `pushizo/dispatch-*` without `for`, over one sample of two queues past it. */
+  const firstSampleOverDlq = () => {
     const rules = parseRules([
       { name: 'dlq', queues: ['pushizo/dispatch-*'], metric: 'failed', above: 10, severity: 'warning' },
     ]);
     const samples = history(1, () => [
       system('pushizo', { queues: [queue('dispatch-ios', { failed: 11 }), queue('events', { failed: 99 })] }),
     ]);
-    const results = evaluateRules(rules, samples, at(0));
+    return evaluateRules(rules, samples, at(0));
+  };
+
+  it('a rule without `for` fires on the first sample over its threshold', () => {
+    const results = firstSampleOverDlq();
     expect(results.map((r) => [r.subject, r.firing])).toEqual([['pushizo/dispatch-ios', true]]);
+  });
+
+  it('a rule’s queue patterns match system/queue', () => {
+    expect(firstSampleOverDlq().map((r) => r.subject)).toEqual(['pushizo/dispatch-ios']);
   });
 
   it('`for: 2m` fires only once the breach has lasted two minutes, and a dip restarts the window', () => {
@@ -236,7 +245,7 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(later.workers).toEqual(restarted.workers);
   });
 
-  it('a paused queue is skipped by every rule unless it says includePaused; pausing clears a firing alert', () => {
+  describe('a paused queue', () => {
     const rules = parseRules([
       { name: 'no-workers', metric: 'workers', below: 1 },
       { name: 'backlog', metric: 'waiting', above: 10 },
@@ -248,29 +257,38 @@ describe('rule evaluation (pure, controlled clock)', () => {
         includePaused: true,
       },
     ]);
-    const samples = history(1, () => [
-      system('pushizo', {
-        queues: [
-          queue('maintenance', { waiting: 50, workers: 0, paused: true }),
-          queue('events', { waiting: 50, workers: 0 }),
-        ],
-      }),
-    ]);
-    const firing = evaluateRules(rules, samples, at(0))
-      .filter((r) => r.firing)
-      .map((r) => `${r.rule.name} ${r.subject}`);
-    expect(firing).toEqual([
-      'no-workers pushizo/events',
-      'backlog pushizo/events',
-      'watch-paused pushizo/maintenance',
-    ]);
-    // Paused after it fired: the paused samples count as clean, toward `clearAfterSamples`.
-    const paused = history(3, (t) => [
-      system('pushizo', {
-        queues: [queue('events', { waiting: 50, workers: 0, ...(t > 0 ? { paused: true } : {}) })],
-      }),
-    ]);
-    expect(evaluateRules(rules.slice(0, 1), paused, at(2))[0]).toMatchObject({ firing: false, cleanRun: 2 });
+
+    it('is skipped by every rule unless it says includePaused', () => {
+      const samples = history(1, () => [
+        system('pushizo', {
+          queues: [
+            queue('maintenance', { waiting: 50, workers: 0, paused: true }),
+            queue('events', { waiting: 50, workers: 0 }),
+          ],
+        }),
+      ]);
+      const firing = evaluateRules(rules, samples, at(0))
+        .filter((r) => r.firing)
+        .map((r) => `${r.rule.name} ${r.subject}`);
+      expect(firing).toEqual([
+        'no-workers pushizo/events',
+        'backlog pushizo/events',
+        'watch-paused pushizo/maintenance',
+      ]);
+    });
+
+    it('clears a firing alert once paused', () => {
+      // Paused after it fired: the paused samples count as clean, toward `clearAfterSamples`.
+      const paused = history(3, (t) => [
+        system('pushizo', {
+          queues: [queue('events', { waiting: 50, workers: 0, ...(t > 0 ? { paused: true } : {}) })],
+        }),
+      ]);
+      expect(evaluateRules(rules.slice(0, 1), paused, at(2))[0]).toMatchObject({
+        firing: false,
+        cleanRun: 2,
+      });
+    });
   });
 
   it('the sampler marks a paused queue', () => {
@@ -292,30 +310,52 @@ describe('rule evaluation (pure, controlled clock)', () => {
     ]);
   });
 
-  it('no workers only fires while jobs wait; unreachable counts samples in a row; eviction policy', () => {
+  describe('system rules and no workers', () => {
     const rules = parseRules([
       { name: 'no-workers', metric: 'workers', below: 1 },
       { name: 'down', metric: 'unreachableSamples', above: 2 },
       { name: 'evict', metric: 'evictionPolicy', above: 0 },
       { name: 'mem', metric: 'redisMemoryRatio', above: 0.9 },
     ]);
-    const samples = history(1, () => [
-      system('pushizo', {
-        memory: { used: 950, max: 1000, policy: 'allkeys-lru' },
-        queues: [queue('idle', { workers: 0 }), queue('stuck', { workers: 0, waiting: 5 })],
-      }),
-    ]);
-    const firing = evaluateRules(rules, samples, at(0))
-      .filter((r) => r.firing)
-      .map((r) => r.key);
-    expect(firing.sort()).toEqual(['evict|pushizo', 'mem|pushizo', 'no-workers|pushizo/stuck']);
-    const down = history(4, (t) => [system('pushizo', t === 0 ? {} : { ok: false, queues: [] })]);
-    expect(evaluateRules(rules, down.slice(0, 3), at(2)).find((r) => r.rule.name === 'down')!.firing).toBe(
-      false,
-    );
-    expect(evaluateRules(rules, down, at(3)).find((r) => r.rule.name === 'down')!).toMatchObject({
-      value: 3,
-      firing: true,
+    /** The keys firing on one sample: an evicting policy, memory at 95%, an idle and a stuck queue. */
+    const firingOnOneSample = () =>
+      evaluateRules(
+        rules,
+        history(1, () => [
+          system('pushizo', {
+            memory: { used: 950, max: 1000, policy: 'allkeys-lru' },
+            queues: [queue('idle', { workers: 0 }), queue('stuck', { workers: 0, waiting: 5 })],
+          }),
+        ]),
+        at(0),
+      )
+        .filter((r) => r.firing)
+        .map((r) => r.key)
+        .sort();
+
+    it('no workers only fires while jobs wait', () => {
+      expect(firingOnOneSample().filter((key) => key.startsWith('no-workers|'))).toEqual([
+        'no-workers|pushizo/stuck',
+      ]);
+    });
+
+    it('an evicting maxmemory policy fires', () => {
+      expect(firingOnOneSample()).toContain('evict|pushizo');
+    });
+
+    it('one sample fires exactly the rules it breaches', () => {
+      expect(firingOnOneSample()).toEqual(['evict|pushizo', 'mem|pushizo', 'no-workers|pushizo/stuck']);
+    });
+
+    it('unreachable counts samples in a row', () => {
+      const down = history(4, (t) => [system('pushizo', t === 0 ? {} : { ok: false, queues: [] })]);
+      expect(evaluateRules(rules, down.slice(0, 3), at(2)).find((r) => r.rule.name === 'down')!.firing).toBe(
+        false,
+      );
+      expect(evaluateRules(rules, down, at(3)).find((r) => r.rule.name === 'down')!).toMatchObject({
+        value: 3,
+        firing: true,
+      });
     });
   });
 

@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq';
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli as runCliHere } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { jsonOf, ROLES, runCli, runCliInProcess, tempDir, writeConfig } from '../helpers/cli-run.js';
+import { jsonOf, runCli, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { backlogRule, bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
@@ -13,121 +14,158 @@ describe('silences on the command line', () => {
   let tmp: ReturnType<typeof tempDir>;
   let config: string;
 
-  beforeEach(() => {
+  /** A directory of its own with `pushizo` (BullMQ, nothing under its prefix) and the usual roles. */
+  const setUp = () => {
     tmp = tempDir('silence');
-    config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-      ...ROLES,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      '    prefix: nothing-here',
-    ]);
-  });
-  afterEach(() => tmp.remove());
+    config = writeConfigFile(tmp.dir, {
+      store: `sqlite:${tmp.dir}/queue-ops.db`,
+      roles: TEST_ROLES,
+      systems: [bullmqSystem('pushizo', redisUrl, 'nothing-here')],
+    });
+  };
+  const tearDown = () => tmp.remove();
 
   const as = (user: string, ...words: string[]) =>
     runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
 
-  it('silence → silences → unsilence, each audited; bad input answers in one line naming what is valid', async () => {
-    const made = jsonOf(await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '2h', 'provider', 'outage'));
-    expect(made.ok).toBe(true);
-    const silence = (made.data as { silence: Record<string, unknown> }).silence;
-    expect(silence).toMatchObject({
-      pattern: 'pushizo/dispatch-*',
-      reason: 'provider outage',
-      createdBy: 'U0ALICE',
-      liftedBy: null,
-    });
-    expect(Date.parse(String(silence.expiresAt)) - Date.parse(String(silence.createdAt))).toBe(2 * 3_600_000);
+  describe('silence, silences and unsilence in turn', () => {
+    let silence: Record<string, unknown>;
+    beforeAll(setUp);
+    afterAll(tearDown);
 
-    // A separate process reads it back: the silence lives in the store.
-    const listed = await runCli(['--config', config, '--json', 'silences']);
-    expect(listed.code).toBe(0);
-    expect(jsonOf(listed).data).toEqual({ silences: [silence] });
-
-    const lifted = jsonOf(await as('U0CAROL', 'unsilence', String(silence.id)));
-    expect(lifted.data).toMatchObject({ changed: true, silence: { id: silence.id, liftedBy: 'U0CAROL' } });
-    expect(jsonOf(await as('U0ALICE', 'silences')).data).toEqual({ silences: [] });
-
-    const audit = jsonOf(await as('U0BOB', 'audit'));
-    const actions = JSON.stringify(audit);
-    for (const verb of ['command.silence', 'command.silences', 'command.unsilence'])
-      expect(actions).toContain(verb);
-
-    const bad = await as('U0ALICE', 'silence', 'pushizo/dispatch-*', 'forever');
-    expect(bad.code).not.toBe(0);
-    expect(jsonOf(bad).message.text).toBe(
-      '`forever` is not a duration. Valid: a duration like 30m, 2h or 1d (at most 7d).',
-    );
-    const missing = jsonOf(await as('U0ALICE', 'silence'));
-    expect(missing.message.text).toMatch(/^Name what to silence and for how long. Usage: `\/queue silence /);
-    const viewer = jsonOf(await as('U0NOBODY', 'silence', 'pushizo', '1h'));
-    expect(viewer.ok).toBe(false);
-    expect(viewer.error?.code).toBe('Forbidden');
-  });
-
-  it('ack all <system> with nothing open says so; an unknown system names the valid ones', async () => {
-    expect(jsonOf(await as('U0ALICE', 'ack', 'all', 'pushizo')).message.text).toBe(
-      '`pushizo` has no unacknowledged open alert.',
-    );
-    const unknown = jsonOf(await as('U0ALICE', 'ack', 'all', 'pushiz'));
-    expect(unknown.error?.code).toBe('UnknownSystem');
-    expect(unknown.message.text).toContain('Systems: `pushizo`');
-  });
-
-  it('monitor --once posts one grouped message for a system’s alerts and leaves a silenced one out', async () => {
-    const prefix = randomName('grp');
-    const names = ['dispatch-ios', 'dispatch-android', 'maintenance'];
-    const queues = names.map((n) => new Queue(n, { connection: connectionFor(redisUrl), prefix }));
-    const SLACK = 'https://slack.group-cli.test';
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    const slack = fakeSlack(SLACK);
-    try {
-      for (const q of queues)
-        await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send', data: { i } })));
-      config = writeConfig(tmp.dir, `sqlite:${tmp.dir}/queue-ops.db`, [
-        ...ROLES,
-        'slack:',
-        '  incidentChannel: C0INCIDENT',
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-        `    queues: [${names.join(', ')}]`,
-        'escalation:',
-        '  rules:',
-        '    - { name: backlog, queues: ["pushizo/*"], metric: waiting, above: 50, severity: critical }',
-      ]);
-      jsonOf(await as('U0ALICE', 'silence', 'pushizo/maintenance', '1h'));
-      const out: string[] = [];
-      const code = await runCliHere({
-        argv: ['--config', config, 'monitor', '--once', '--json'],
-        env: { SLACK_BOT_TOKEN: 'xoxb-group', SLACK_API_URL: `${SLACK}/api` },
-        cwd: tmp.dir,
-        stdout: (t) => out.push(t),
-        stderr: () => undefined,
-        osUser: 'cron',
+    it('silence makes a silence of the pattern for the duration, with its reason and who made it', async () => {
+      const made = jsonOf(await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '2h', 'provider', 'outage'));
+      expect(made.ok).toBe(true);
+      silence = (made.data as { silence: Record<string, unknown> }).silence;
+      expect(silence).toMatchObject({
+        pattern: 'pushizo/dispatch-*',
+        reason: 'provider outage',
+        createdBy: 'U0ALICE',
+        liftedBy: null,
       });
-      expect(code).toBe(0);
-      const run = JSON.parse(out.join('')) as { data: { firing: { subject: string }[] } };
-      expect(run.data.firing.map((a) => a.subject).sort()).toEqual(names.map((n) => `pushizo/${n}`).sort());
-      const posts = slack.delivered().filter((c) => kindOf(c) === 'post');
-      expect(posts).toHaveLength(1);
-      const text = JSON.stringify(posts[0]!.blocks);
-      expect(text).toContain('CRITICAL · 2 alerts firing · pushizo');
-      expect(text).toContain('1 more alert is silenced and not listed.');
-      // Named only by the silence's note, never as a line of its own.
-      expect(text).not.toContain('*backlog* · pushizo/maintenance');
-      expect(text).toContain('(`pushizo/maintenance`)');
-    } finally {
-      slack.done();
-      nock.cleanAll();
-      nock.enableNetConnect();
-      for (const q of queues) await q.close();
-      await deletePrefix(redisUrl, prefix);
-    }
+      expect(Date.parse(String(silence.expiresAt)) - Date.parse(String(silence.createdAt))).toBe(
+        2 * 3_600_000,
+      );
+    });
+
+    it('silences, in a separate process, reads it back from the store', async () => {
+      const listed = await runCli(['--config', config, '--json', 'silences']);
+      expect(listed.code).toBe(0);
+      expect(jsonOf(listed).data).toEqual({ silences: [silence] });
+    });
+
+    it('unsilence lifts it, naming who did', async () => {
+      const lifted = jsonOf(await as('U0CAROL', 'unsilence', String(silence.id)));
+      expect(lifted.data).toMatchObject({ changed: true, silence: { id: silence.id, liftedBy: 'U0CAROL' } });
+    });
+
+    it('a lifted silence is no longer listed', async () => {
+      expect(jsonOf(await as('U0ALICE', 'silences')).data).toEqual({ silences: [] });
+    });
+
+    it('silence, silences and unsilence are each audited', async () => {
+      const audit = jsonOf(await as('U0BOB', 'audit'));
+      const actions = JSON.stringify(audit);
+      for (const verb of ['command.silence', 'command.silences', 'command.unsilence'])
+        expect(actions).toContain(verb);
+    });
+  });
+
+  describe('bad input to silence is answered in one line naming what is valid', () => {
+    beforeAll(setUp);
+    afterAll(tearDown);
+
+    it('a word that is no duration is answered with what a duration is', async () => {
+      const bad = await as('U0ALICE', 'silence', 'pushizo/dispatch-*', 'forever');
+      expect(bad.code).not.toBe(0);
+      expect(jsonOf(bad).message.text).toBe(
+        '`forever` is not a duration. Valid: a duration like 30m, 2h or 1d (at most 7d).',
+      );
+    });
+
+    it('silence without words is answered with its usage', async () => {
+      const missing = jsonOf(await as('U0ALICE', 'silence'));
+      expect(missing.message.text).toMatch(
+        /^Name what to silence and for how long. Usage: `\/queue silence /,
+      );
+    });
+
+    it('a viewer may not silence', async () => {
+      const viewer = jsonOf(await as('U0NOBODY', 'silence', 'pushizo', '1h'));
+      expect(viewer.ok).toBe(false);
+      expect(viewer.error?.code).toBe('Forbidden');
+    });
+  });
+
+  describe('ack all', () => {
+    beforeEach(setUp);
+    afterEach(tearDown);
+
+    it('ack all <system> with nothing open says so', async () => {
+      expect(jsonOf(await as('U0ALICE', 'ack', 'all', 'pushizo')).message.text).toBe(
+        '`pushizo` has no unacknowledged open alert.',
+      );
+    });
+
+    it('ack all with an unknown system names the valid ones', async () => {
+      const unknown = jsonOf(await as('U0ALICE', 'ack', 'all', 'pushiz'));
+      expect(unknown.error?.code).toBe('UnknownSystem');
+      expect(unknown.message.text).toContain('Systems: `pushizo`');
+    });
+  });
+
+  describe('monitor --once', () => {
+    beforeEach(setUp);
+    afterEach(tearDown);
+
+    it('monitor --once posts one grouped message for a system’s alerts and leaves a silenced one out', async () => {
+      const prefix = randomName('grp');
+      const names = ['dispatch-ios', 'dispatch-android', 'maintenance'];
+      const queues = names.map((n) => new Queue(n, { connection: connectionFor(redisUrl), prefix }));
+      const SLACK = 'https://slack.group-cli.test';
+      nock.disableNetConnect();
+      nock.enableNetConnect('127.0.0.1');
+      const slack = fakeSlack(SLACK);
+      try {
+        for (const q of queues)
+          await q.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'send', data: { i } })));
+        config = writeConfigFile(tmp.dir, {
+          store: `sqlite:${tmp.dir}/queue-ops.db`,
+          roles: TEST_ROLES,
+          slack: { incidentChannel: 'C0INCIDENT' },
+          systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: names })],
+          escalation: {
+            rules: [backlogRule(['pushizo/*'])],
+          },
+        });
+        jsonOf(await as('U0ALICE', 'silence', 'pushizo/maintenance', '1h'));
+        const out: string[] = [];
+        const code = await runCliHere({
+          argv: ['--config', config, 'monitor', '--once', '--json'],
+          env: { SLACK_BOT_TOKEN: 'xoxb-group', SLACK_API_URL: `${SLACK}/api` },
+          cwd: tmp.dir,
+          stdout: (t) => out.push(t),
+          stderr: () => undefined,
+          osUser: 'cron',
+        });
+        expect(code).toBe(0);
+        const run = JSON.parse(out.join('')) as { data: { firing: { subject: string }[] } };
+        expect(run.data.firing.map((a) => a.subject).sort()).toEqual(names.map((n) => `pushizo/${n}`).sort());
+        const posts = slack.delivered().filter((c) => kindOf(c) === 'post');
+        expect(posts).toHaveLength(1);
+        const text = JSON.stringify(posts[0]!.blocks);
+        expect(text).toContain('CRITICAL · 2 alerts firing · pushizo');
+        expect(text).toContain('1 more alert is silenced and not listed.');
+        // Named only by the silence's note, never as a line of its own.
+        expect(text).not.toContain('*backlog* · pushizo/maintenance');
+        expect(text).toContain('(`pushizo/maintenance`)');
+      } finally {
+        slack.done();
+        nock.cleanAll();
+        nock.enableNetConnect();
+        for (const q of queues) await q.close();
+        await deletePrefix(redisUrl, prefix);
+      }
+    });
   });
 });

@@ -225,13 +225,14 @@ describe('alert band labels', () => {
     ...(endMin === undefined ? {} : { end: T0 + endMin * MINUTE }),
   });
 
-  it('placeBandLabels: a band near the right edge labels leftwards; close bands take rows', () => {
+  describe('placeBandLabels', () => {
     const band = (startMin: number, endMin: number, label: string) => ({
       start: T0 + startMin * MINUTE,
       end: T0 + endMin * MINUTE,
       label,
     });
-    expect(
+    /** One band at the right edge, two close together, one on its own, in a chart 876 px wide. */
+    const placed = () =>
       placeBandLabels(
         [
           band(58, 60, 'alert: backlog'),
@@ -242,13 +243,19 @@ describe('alert band labels', () => {
         T0,
         T0 + HOUR,
         876,
-      ),
-    ).toEqual([
-      { align: 'right', row: 0 },
-      { align: 'left', row: 0 },
-      { align: 'left', row: 1 },
-      { align: 'left', row: 0 },
-    ]);
+      );
+
+    it('a band near the right edge labels leftwards', () => {
+      expect(placed()[0]).toEqual({ align: 'right', row: 0 });
+    });
+
+    it('close bands take rows', () => {
+      expect(placed().slice(1)).toEqual([
+        { align: 'left', row: 0 },
+        { align: 'left', row: 1 },
+        { align: 'left', row: 0 },
+      ]);
+    });
   });
 
   it('a still-firing alert that began two minutes ago keeps its whole label inside the picture', async () => {

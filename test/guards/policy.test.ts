@@ -114,8 +114,11 @@ describe('decide', () => {
     expect(d.allow ? undefined : d.error.code).toBe('Forbidden');
   });
 
-  it('a mutating verb without a policy (approve, deny) passes here with viewer; its approver is checked later', () => {
+  it('a mutating verb without a policy (approve, deny) passes here with viewer: its approver is checked later', () => {
     expect(decide(input({ action: 'approve', role: 'viewer' }))).toEqual({ allow: true, approvalsNeeded: 0 });
+  });
+
+  it('a mutating verb without a policy is still refused outside the allowed channels', () => {
     expect(decide(input({ action: 'approve', role: 'viewer', channel: 'C0RANDOM' })).allow).toBe(false);
   });
 

@@ -6,16 +6,18 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { captureResponses, randomId, slashCommand, startWiredBot } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
 
 /**
- * Issue 23 §4: the rate limit (10 a minute by default) counts actions that ran. Mistyped retry ids,
+ * The rate limit (10 a minute by default) counts actions that ran. Mistyped retry ids,
  * usage errors and refusals give their use back, and `ack`/`snooze` are not counted: ten typos no
  * longer lock a user out of `pause` and `ack`, and acknowledging an alert storm does not stop at
  * the eleventh. Real BullMQ on the test Redis, a real SQLite store; in Slack, the real wiring
@@ -24,18 +26,14 @@ import { sampleAlert } from '../store/escalation-contract.js';
 const redis = testRedisUrl();
 const QUEUES = Array.from({ length: 14 }, (_, i) => `q${i}`);
 
-function configLines(dir: string, prefix: string): string[] {
-  return [
-    'slack: { allowedChannels: [C0INCIDENT] }',
-    `store: sqlite:${join(dir, 'store.db')}`,
-    'roles: { viewer: ["*"], operator: [U0ALICE] }',
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${redis}`,
-    `    prefix: ${prefix}`,
-    `    queues: [${QUEUES.join(', ')}]`,
-  ];
+/** `pushizo` with its 14 queues under `prefix`, a store in `dir`, Alice the one operator. */
+function configOf(dir: string, prefix: string): ConfigInput {
+  return {
+    slack: { allowedChannels: ['C0INCIDENT'] },
+    store: `sqlite:${join(dir, 'store.db')}`,
+    roles: { viewer: ['*'], operator: ['U0ALICE'] },
+    systems: [bullmqSystem('pushizo', redis, prefix, { queues: QUEUES })],
+  };
 }
 
 /** One failed job in `q0`, stored by a real worker (so `retry` has a queue with failures). */
@@ -74,7 +72,7 @@ describe('the rate limit counts actions that ran (command line)', () => {
   beforeAll(async () => {
     await seedFailure(prefix);
     ops = await createQueueOps({
-      config: parseConfig(configLines(dir, prefix).join('\n'), {}),
+      config: parseConfig(configYaml(configOf(dir, prefix)), {}),
       env: {},
       logger: silentLogger(),
     });
@@ -128,7 +126,8 @@ describe('the rate limit counts actions that ran (Slack, the real wiring)', () =
     await seedFailure(prefix);
     bot = await startWiredBot({
       dir,
-      config: configLines(dir, prefix),
+      // The file's text as its one line.
+      config: [configYaml(configOf(dir, prefix))],
       token: 'xoxb-rate',
       apiUrl: `${API}/api/`,
     });

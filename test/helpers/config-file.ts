@@ -61,3 +61,17 @@ export function celerySystem(
 ): CelerySystemInput {
   return { name, type: 'celery', redis, ...more };
 }
+
+/** One of `escalation.rules` as a config file writes it. */
+export type RuleInput = NonNullable<NonNullable<ConfigInput['escalation']>['rules']>[number];
+
+/** The rule most alert tests fire: `backlog`, critical over 50 jobs waiting (in `queues`, when given). */
+export function backlogRule(queues?: string[]): RuleInput {
+  return {
+    name: 'backlog',
+    ...(queues ? { queues } : {}),
+    metric: 'waiting',
+    above: 50,
+    severity: 'critical',
+  };
+}

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { freePort } from '../../src/lib/redis-server.js';
+import { backlogRule, bullmqSystem, configYaml } from './config-file.js';
 
 /** One Web API call as the loopback Slack received it. */
 export interface LoopbackCall {
@@ -151,23 +152,17 @@ export function writeBacklogAlertConfig(
 ): void {
   writeFileSync(
     file,
-    [
-      'slack:',
-      '  incidentChannel: C0INCIDENT',
-      `store: ${options.store}`,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${options.redis}`,
-      `    prefix: ${options.prefix}`,
-      '    queues: [dispatch-ios]',
-      'escalation:',
-      '  groupBy: none',
-      '  intervalSeconds: 1',
-      '  renotifyMinutes: 60',
-      '  rules:',
-      '    - { name: backlog, metric: waiting, above: 50, severity: critical }',
-    ].join('\n'),
+    configYaml({
+      slack: { incidentChannel: 'C0INCIDENT' },
+      store: options.store,
+      systems: [bullmqSystem('pushizo', options.redis, options.prefix, { queues: ['dispatch-ios'] })],
+      escalation: {
+        groupBy: 'none',
+        intervalSeconds: 1,
+        renotifyMinutes: 60,
+        rules: [backlogRule()],
+      },
+    }),
   );
 }
 

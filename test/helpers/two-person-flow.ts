@@ -3,16 +3,8 @@ import { userInfo } from 'node:os';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFor, deletePrefix } from './bullmq-jobs.js';
-import {
-  AUDIT_CONTENT_COLUMNS,
-  type CliRun,
-  jsonOf,
-  ROLES,
-  requestOf,
-  runCli,
-  tempDir,
-  writeConfig,
-} from './cli-run.js';
+import { AUDIT_CONTENT_COLUMNS, type CliRun, jsonOf, requestOf, runCli, tempDir } from './cli-run.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from './config-file.js';
 import { testRedisUrl } from './test-redis.js';
 
 type Row = Record<string, unknown>;
@@ -73,21 +65,17 @@ export function describeTwoPersonFlow(
       store = await makeStore(tmp.dir);
       queue = new Queue(queueName, { connection: connectionFor(redisUrl), prefix });
       await queue.addBulk([1, 2, 3].map((n) => ({ name: 'deliver.apns', data: { n } })));
-      config = writeConfig(tmp.dir, store.spec, [
-        ...ROLES,
-        'policies:',
-        '  pause: { role: operator, approvals: 1 }',
-        '  resume: { role: operator, approvals: 1 }',
+      config = writeConfigFile(tmp.dir, {
+        store: store.spec,
+        roles: TEST_ROLES,
+        policies: {
+          pause: { role: 'operator', approvals: 1 },
+          resume: { role: 'operator', approvals: 1 },
+        },
         // Both people are played from this one shell (one OS user): allowed here on purpose.
-        'approvals:',
-        '  cliSameOsUser: allow',
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-        `    queues: [${queueName}]`,
-      ]);
+        approvals: { cliSameOsUser: 'allow' },
+        systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: [queueName] })],
+      });
     });
 
     afterAll(async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bullmqSystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
@@ -79,14 +80,9 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
     const url = new URL(redisUrl);
     queue = new Queue(QUEUE, { connection: { host: url.hostname, port: Number(url.port) }, prefix });
     tmp = tempDir('bullmq');
-    config = writeConfig(tmp.dir, [
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(redisUrl)}`,
-      `    prefix: ${prefix}`,
-      `    queues: [${QUEUE}]`,
-    ]);
+    config = writeConfig(tmp.dir, {
+      systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: [QUEUE] })],
+    });
   });
 
   afterEach(async () => {
@@ -169,14 +165,9 @@ describe('stuck and fail of BullMQ jobs held by a real worker in another process
       const id = await holdOneJob(queue5, 'bullmq5');
       child!.kill('SIGSTOP');
       await lockGone(id, 'legacy');
-      config = writeConfig(tmp.dir, [
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${JSON.stringify(redisUrl)}`,
-        `    prefix: ${prefix}`,
-        '    queues: [legacy]',
-      ]);
+      config = writeConfig(tmp.dir, {
+        systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: ['legacy'] })],
+      });
       const failed = await as('U0ALICE', 'fail', 'pushizo/legacy', id, 'stuck on v5');
       expect(requestOf(failed)).toMatchObject({
         status: 'done',

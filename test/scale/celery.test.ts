@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { celerySystem } from '../helpers/config-file.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
 const QUEUE = 'celery:alarm_processing';
@@ -15,18 +16,16 @@ interface WorkersJson {
 
 /** One Celery system on `redisUrl` with a pool group of 2..16, scale without approval. */
 function zeusConfig(dir: string, redisUrl: string): string {
-  return writeConfig(dir, [
-    'policies:',
-    '  scale: { role: operator, approvals: 0 }',
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${JSON.stringify(redisUrl)}`,
-    `    queues: [${JSON.stringify(QUEUE)}]`,
-    '    inspectTimeoutMs: 2000',
-    '    workers:',
-    '      pool: { type: celery-pool, min: 2, max: 16 }',
-  ]);
+  return writeConfig(dir, {
+    policies: { scale: { role: 'operator', approvals: 0 } },
+    systems: [
+      celerySystem('zeus', redisUrl, {
+        queues: [QUEUE],
+        inspectTimeoutMs: 2000,
+        workers: { pool: { type: 'celery-pool', min: 2, max: 16 } },
+      }),
+    ],
+  });
 }
 
 describe('Celery pool scale, stuck and revoke against a real worker started with -c 2', () => {
@@ -100,61 +99,74 @@ describe('Celery pool scale, stuck and revoke against a real worker started with
     ).toEqual([2, 4]);
   }, 60_000);
 
-  it('a long task shows in stuck (ids, never arguments) and revoke --terminate kills it; the result backend says REVOKED', async () => {
-    const { ids } = await publishCelery({ brokerUrl: server.url }, [
-      { task: 'tasks.sleepy', args: [97.3125], kwargs: {}, queue: QUEUE },
-    ]);
-    const id = ids[0]!;
+  describe('a long task', () => {
+    let id: string;
     let listed: { id: string; worker?: string; name: string }[] = [];
-    const until = Date.now() + 20_000;
-    while (!listed.some((w) => w.id === id)) {
-      if (Date.now() > until) throw new Error(`the task never started:\n${worker.output()}`);
-      const run = await as('U0DAVE', 'stuck', 'zeus', '0');
-      listed = (json(run).data as { work: typeof listed }).work;
-    }
-    expect(listed.find((w) => w.id === id)).toMatchObject({
-      name: 'tasks.sleepy',
-      worker: worker.name,
-      queue: QUEUE,
-    });
-    const stuck = await as('U0DAVE', 'stuck', 'zeus', '0');
-    expect(shown(stuck)).toContain(id);
-    expect(JSON.stringify(json(stuck))).not.toContain('97.3125');
-    // It has run for seconds, not the default 30 minutes.
-    const recent = await as('U0DAVE', 'stuck', 'zeus');
-    expect((json(recent).data as { work: unknown[] }).work).toEqual([]);
-    expect(shown(recent)).toContain('Nothing has run longer than 30 minutes.');
 
-    const revoke = await as('U0ALICE', 'revoke', 'zeus', id, '--terminate', '--signal', 'KILL');
-    expect(revoke.code, revoke.stdout + revoke.stderr).toBe(0);
-    const request = requestOf(revoke);
-    expect(request.preview).toMatch(
-      new RegExp(
-        `^revoke on zeus: ${id} \\(tasks.sleepy\\) runs on ${worker.name} for \\d+s; running ones are killed with SIGKILL\\.$`,
-      ),
-    );
-    expect(request).toMatchObject({
-      status: 'done',
-      result: {
-        ids: [id],
-        terminate: true,
-        signal: 'KILL',
-        answers: [{ worker: worker.name, answer: `terminate: ${id}` }],
-        stillRunning: [],
-      },
-    });
-    expect(shown(revoke)).toContain(`workers that answered: ${worker.name}: terminate: ${id}`);
+    beforeAll(async () => {
+      const { ids } = await publishCelery({ brokerUrl: server.url }, [
+        { task: 'tasks.sleepy', args: [97.3125], kwargs: {}, queue: QUEUE },
+      ]);
+      id = ids[0]!;
+      const until = Date.now() + 20_000;
+      while (!listed.some((w) => w.id === id)) {
+        if (Date.now() > until) throw new Error(`the task never started:\n${worker.output()}`);
+        const run = await as('U0DAVE', 'stuck', 'zeus', '0');
+        listed = (json(run).data as { work: typeof listed }).work;
+      }
+    }, 60_000);
 
-    const recorded = Date.now() + 15_000;
-    let meta: { status?: string } = {};
-    while (meta.status !== 'REVOKED') {
-      if (Date.now() > recorded)
-        throw new Error(`no REVOKED result: ${JSON.stringify(meta)}\n${worker.output()}`);
-      meta = JSON.parse((await redis.get(`celery-task-meta-${id}`)) ?? '{}');
-      if (meta.status !== 'REVOKED') await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(meta.status).toBe('REVOKED');
-  }, 60_000);
+    it('shows in stuck with its id and worker, never its arguments', async () => {
+      expect(listed.find((w) => w.id === id)).toMatchObject({
+        name: 'tasks.sleepy',
+        worker: worker.name,
+        queue: QUEUE,
+      });
+      const stuck = await as('U0DAVE', 'stuck', 'zeus', '0');
+      expect(shown(stuck)).toContain(id);
+      expect(JSON.stringify(json(stuck))).not.toContain('97.3125');
+    });
+
+    it('is not stuck by the default measure, having run for seconds rather than 30 minutes', async () => {
+      const recent = await as('U0DAVE', 'stuck', 'zeus');
+      expect((json(recent).data as { work: unknown[] }).work).toEqual([]);
+      expect(shown(recent)).toContain('Nothing has run longer than 30 minutes.');
+    });
+
+    it('revoke --terminate kills it', async () => {
+      const revoke = await as('U0ALICE', 'revoke', 'zeus', id, '--terminate', '--signal', 'KILL');
+      expect(revoke.code, revoke.stdout + revoke.stderr).toBe(0);
+      const request = requestOf(revoke);
+      expect(request.preview).toMatch(
+        new RegExp(
+          `^revoke on zeus: ${id} \\(tasks.sleepy\\) runs on ${worker.name} for \\d+s; running ones are killed with SIGKILL\\.$`,
+        ),
+      );
+      expect(request).toMatchObject({
+        status: 'done',
+        result: {
+          ids: [id],
+          terminate: true,
+          signal: 'KILL',
+          answers: [{ worker: worker.name, answer: `terminate: ${id}` }],
+          stillRunning: [],
+        },
+      });
+      expect(shown(revoke)).toContain(`workers that answered: ${worker.name}: terminate: ${id}`);
+    }, 60_000);
+
+    it('the result backend then says REVOKED', async () => {
+      const recorded = Date.now() + 15_000;
+      let meta: { status?: string } = {};
+      while (meta.status !== 'REVOKED') {
+        if (Date.now() > recorded)
+          throw new Error(`no REVOKED result: ${JSON.stringify(meta)}\n${worker.output()}`);
+        meta = JSON.parse((await redis.get(`celery-task-meta-${id}`)) ?? '{}');
+        if (meta.status !== 'REVOKED') await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(meta.status).toBe('REVOKED');
+    }, 30_000);
+  });
 
   it('refuses revoke of a BullMQ-style flag it does not know, and a signal without --terminate', async () => {
     const flag = await as('U0ALICE', 'revoke', 'zeus', 'abc', '--force');
@@ -199,12 +211,14 @@ describe('Celery pool scale of a worker started with --autoscale', () => {
       (t) => t.name === worker.name,
     );
 
-  it('workers shows its autoscale range; scale 6 sets the range to 6..6 (floor and ceiling) rather than growing the pool by hand', async () => {
+  it('workers shows its autoscale range', async () => {
     const seen = await as('U0DAVE', 'workers', 'zeus');
     expect(seen.code, seen.stdout + seen.stderr).toBe(0);
     const target = poolTargetOf(seen);
     expect(target?.autoscale).toEqual({ max: 4, min: 2 });
+  });
 
+  it('scale 6 sets the range to 6..6 (floor and ceiling) rather than growing the pool by hand', async () => {
     const run = await as('U0ALICE', 'scale', 'zeus/pool', '6');
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const request = requestOf(run);
@@ -225,9 +239,12 @@ describe('Celery pool scale of a worker started with --autoscale', () => {
     const after = await as('U0DAVE', 'workers', 'zeus');
     const now = poolTargetOf(after);
     expect(now?.autoscale).toEqual({ max: 6, min: 6 });
+  }, 60_000);
+
+  it('the audit trail has the scale with the range before and after', async () => {
     const entry = (await auditEntries(config, env)).find((e) => e.action === 'action.scale');
     expect(entry?.params.result).toMatchObject({
       targets: [{ autoscale: { before: { max: 4, min: 2 }, after: { max: 6, min: 6 } } }],
     });
-  }, 60_000);
+  });
 });

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ONE_SHELL_TWO_PEOPLE } from '../helpers/cli-run.js';
+import { celerySystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
 
@@ -60,19 +60,26 @@ describe('scale of a Compose worker group, through a stand-in docker on PATH', (
     writeFileSync(join(tmp.dir, 'argv.log'), '');
     writeFileSync(join(tmp.dir, 'state.json'), JSON.stringify({ [SERVICE]: 2, redis: 1 }));
     env = { PATH: `${tmp.dir}:${process.env.PATH}`, HOME: tmp.dir };
-    config = writeConfig(tmp.dir, [
-      ...ONE_SHELL_TWO_PEOPLE,
-      'policies:',
-      '  scale: { role: operator, approvals: 1 }',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${JSON.stringify(`${testRedisUrl()}/15`)}`,
-      '    queues: [celery]',
-      '    inspectTimeoutMs: 200',
-      '    workers:',
-      `      celery-worker: { type: compose, project: "zeus prod", file: "/srv/zeus/docker compose.yml", service: ${JSON.stringify(SERVICE)}, min: 1, max: 8 }`,
-    ]);
+    config = writeConfig(tmp.dir, {
+      approvals: { cliSameOsUser: 'allow' },
+      policies: { scale: { role: 'operator', approvals: 1 } },
+      systems: [
+        celerySystem('zeus', `${testRedisUrl()}/15`, {
+          queues: ['celery'],
+          inspectTimeoutMs: 200,
+          workers: {
+            'celery-worker': {
+              type: 'compose',
+              project: 'zeus prod',
+              file: '/srv/zeus/docker compose.yml',
+              service: SERVICE,
+              min: 1,
+              max: 8,
+            },
+          },
+        }),
+      ],
+    });
   });
   afterEach(() => tmp.remove());
 

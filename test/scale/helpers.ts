@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { stringify } from 'yaml';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { runCli } from '../../src/transports/cli/run.js';
+import { type CelerySystemInput, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 
 /** One run of the command line in this process (so nock sees its HTTP), as an operator types it. */
 export interface InProcessRun {
@@ -72,13 +75,35 @@ export function tempDir(label: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export const ROLES = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE, U0CAROL]', '  admin: [U0BOB]'];
+/** One of a system's `workers:` groups as a config file writes it. */
+export type WorkerGroupInput = NonNullable<CelerySystemInput['workers']>[string];
 
-export function writeConfig(dir: string, body: string[]): string {
-  const path = join(dir, 'queue-ops.yml');
+/** Writes `queue-ops.yml` in `dir`: its SQLite store there, {@link TEST_ROLES}, and `config`. */
+export function writeConfig(dir: string, config: Omit<ConfigInput, 'store' | 'roles'>): string {
+  return writeConfigFile(dir, { store: `sqlite:${join(dir, 'queue-ops.db')}`, roles: TEST_ROLES, ...config });
+}
+
+/**
+ * Writes a kubeconfig in `dir` for the API server at `server` (plain HTTP, which client-node 1.x
+ * speaks only with insecure-skip-tls-verify set), a bearer `token`, and `namespace` as its default.
+ */
+export function writeKubeconfig(
+  dir: string,
+  options: { server: string; token: string; namespace: string },
+): string {
+  const path = join(dir, 'kubeconfig.yml');
   writeFileSync(
     path,
-    [`store: ${JSON.stringify(`sqlite:${join(dir, 'queue-ops.db')}`)}`, ...ROLES, ...body, ''].join('\n'),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: { server: options.server, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'queue-ops', user: { token: options.token } }],
+      contexts: [
+        { name: 'test', context: { cluster: 'test', user: 'queue-ops', namespace: options.namespace } },
+      ],
+      'current-context': 'test',
+    }),
   );
   return path;
 }

@@ -1,9 +1,18 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bullmqSystem } from '../helpers/config-file.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
+import {
+  auditEntries,
+  json,
+  queueOps,
+  requestOf,
+  shown,
+  tempDir,
+  writeConfig,
+  writeKubeconfig,
+} from './helpers.js';
 
 // client-node 1.x speaks plain HTTP to nock only with insecure-skip-tls-verify set.
 const API = 'http://kube.test:8080';
@@ -103,48 +112,24 @@ describe('scale of a Kubernetes worker group, against the API server mocked with
   const as = (user: string, ...words: string[]) =>
     queueOps(['--config', config, '--user', user, '--json', ...words], env);
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  onlyNockBeyondLoopback();
 
   beforeEach(() => {
     tmp = tempDir('kube');
-    const kubeconfig = join(tmp.dir, 'kubeconfig.yml');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        '  - name: test',
-        `    cluster: { server: "${API}", insecure-skip-tls-verify: true }`,
-        'users:',
-        `  - name: queue-ops\n    user: { token: ${TOKEN} }`,
-        'contexts:',
-        '  - name: test',
-        `    context: { cluster: test, user: queue-ops, namespace: ${NS} }`,
-        'current-context: test',
-        '',
-      ].join('\n'),
-    );
+    const kubeconfig = writeKubeconfig(tmp.dir, { server: API, token: TOKEN, namespace: NS });
     // KUBECONFIG is read from the environment the command line was started with, and only there.
     env = { KUBECONFIG: kubeconfig, HOME: tmp.dir, PATH: process.env.PATH };
-    config = writeConfig(tmp.dir, [
-      'policies:',
-      '  scale: { role: operator, approvals: 0 }',
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(testRedisUrl())}`,
-      `    prefix: qo-kube-${Date.now()}`,
-      '    queues: [dispatch-ios]',
-      '    workers:',
-      `      dispatch: { type: kubernetes, namespace: ${NS}, deployment: ${DEPLOYMENT}, min: 1, max: 20 }`,
-    ]);
+    config = writeConfig(tmp.dir, {
+      policies: { scale: { role: 'operator', approvals: 0 } },
+      systems: [
+        bullmqSystem('pushizo', testRedisUrl(), `qo-kube-${Date.now()}`, {
+          queues: ['dispatch-ios'],
+          workers: {
+            dispatch: { type: 'kubernetes', namespace: NS, deployment: DEPLOYMENT, min: 1, max: 20 },
+          },
+        }),
+      ],
+    });
   });
   afterEach(() => {
     nock.cleanAll();

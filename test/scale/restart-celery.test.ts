@@ -7,27 +7,28 @@ import { createEscalation } from '../../src/escalation/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import { ONE_SHELL_TWO_PEOPLE } from '../helpers/cli-run.js';
-import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
+import { celerySystem } from '../helpers/config-file.js';
+import {
+  auditEntries,
+  json,
+  queueOps,
+  requestOf,
+  shown,
+  tempDir,
+  type WorkerGroupInput,
+  writeConfig,
+} from './helpers.js';
 
 const QUEUE = 'celery:alarm_processing';
 const env = { HOME: '/tmp', PATH: process.env.PATH };
 
 /** A Celery system on `redisUrl` with one pool group; restart needs one approval by a second person. */
-function zeusConfig(dir: string, redisUrl: string, group: string): string {
-  return writeConfig(dir, [
-    ...ONE_SHELL_TWO_PEOPLE,
-    'policies:',
-    '  restart: { role: operator, approvals: 1 }',
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${JSON.stringify(redisUrl)}`,
-    `    queues: [${JSON.stringify(QUEUE)}]`,
-    '    inspectTimeoutMs: 1500',
-    '    workers:',
-    `      pool: ${group}`,
-  ]);
+function zeusConfig(dir: string, redisUrl: string, pool: WorkerGroupInput): string {
+  return writeConfig(dir, {
+    approvals: { cliSameOsUser: 'allow' },
+    policies: { restart: { role: 'operator', approvals: 1 } },
+    systems: [celerySystem('zeus', redisUrl, { queues: [QUEUE], inspectTimeoutMs: 1500, workers: { pool } })],
+  });
 }
 
 /** The worker's pool processes, as the operating system lists its children. */
@@ -60,101 +61,129 @@ describe('restart of a Celery pool against real workers', () => {
   beforeAll(async () => {
     server = await startPrivateRedis();
     tmp = tempDir('restart-celery');
-    config = zeusConfig(
-      tmp.dir,
-      server.url,
-      '{ type: celery-pool, min: 1, max: 8, restartTimeoutSeconds: 40 }',
-    );
+    config = zeusConfig(tmp.dir, server.url, {
+      type: 'celery-pool',
+      min: 1,
+      max: 8,
+      restartTimeoutSeconds: 40,
+    });
   }, 30_000);
-  afterEach(async () => {
-    for (const worker of workers.splice(0)) await worker.stop();
-  });
   afterAll(async () => {
     await server?.stop();
     tmp?.remove();
   });
+  const stopWorkers = async () => {
+    for (const worker of workers.splice(0)) await worker.stop();
+  };
 
-  it('pool_restart replaces the pool processes of a worker that allows it; one started without pool restarts is shut down and, started again by its supervisor, counts as back', async () => {
-    const a = await start('zeus-a', true);
-    const b = await start('zeus-b', false);
-    const poolBefore = children(a.pid);
-    expect(poolBefore).toHaveLength(2);
+  describe('one worker started with pool restarts and one without, under a supervisor', () => {
+    let a: CeleryWorker;
+    let b: CeleryWorker;
+    let poolBefore: number[];
+    let asked: Awaited<ReturnType<typeof as>>;
+    let approved: Awaited<ReturnType<typeof as>>;
 
-    const asked = await as('U0ALICE', 'restart', 'zeus/pool');
-    expect(asked.code, asked.stdout + asked.stderr).toBe(0);
-    const pending = requestOf(asked);
-    expect(pending).toMatchObject({ action: 'restart', target: 'zeus/pool', status: 'pending' });
-    expect(pending.preview).toBe(
-      `restart zeus/pool (Celery pool): pool_restart of ${a.name} (their pool processes are replaced); ` +
-        `shutdown of ${b.name}, started without worker_pool_restarts=True (CELERYD_POOL_RESTARTS in old-style configs), ` +
-        'for their supervisor to start them again. Then waits up to 40 s for them to answer again.',
-    );
-    // Nothing was sent yet: both still run.
-    expect(children(a.pid)).toEqual(poolBefore);
+    beforeAll(async () => {
+      a = await start('zeus-a', true);
+      b = await start('zeus-b', false);
+      poolBefore = children(a.pid);
+      asked = await as('U0ALICE', 'restart', 'zeus/pool');
+    }, 60_000);
+    afterAll(stopWorkers);
 
-    // The test is b's supervisor: when b exits, it is started again under its name.
-    let again: Promise<CeleryWorker> | undefined;
-    void b.exited.then(() => {
-      again = start('zeus-b', false);
+    it('asks for approval, previewing pool_restart for the worker that allows it and shutdown for the other', () => {
+      expect(asked.code, asked.stdout + asked.stderr).toBe(0);
+      const pending = requestOf(asked);
+      expect(pending).toMatchObject({ action: 'restart', target: 'zeus/pool', status: 'pending' });
+      expect(pending.preview).toBe(
+        `restart zeus/pool (Celery pool): pool_restart of ${a.name} (their pool processes are replaced); ` +
+          `shutdown of ${b.name}, started without worker_pool_restarts=True (CELERYD_POOL_RESTARTS in old-style configs), ` +
+          'for their supervisor to start them again. Then waits up to 40 s for them to answer again.',
+      );
     });
-    const approved = await as('U0CAROL', 'approve', pending.id);
-    expect(approved.code, approved.stdout + approved.stderr).toBe(0);
-    const done = requestOf(approved);
-    expect(done.status).toBe('done');
-    expect(done.result).toMatchObject({
-      type: 'celery-pool',
-      targets: [
-        { name: a.name, method: 'pool_restart', answer: 'reload started', ok: true },
-        { name: b.name, method: 'shutdown', reason: 'poolRestartsOff', answer: 'shutdown sent', ok: true },
-      ],
-      comeBack: { checked: true, before: [a.name, b.name], missing: [], notRestarted: [], complete: true },
-    });
-    expect((done.result!.comeBack as { back: string[] }).back.sort()).toEqual([a.name, b.name]);
-    // b really exited (its process is gone) and a's pool processes were all replaced.
-    await b.exited;
-    await again;
-    // Billiard replaces each pool process when it is next free: new pids appear under a's process.
-    await expect
-      .poll(() => children(a.pid).some((pid) => !poolBefore.includes(pid)), {
-        timeout: 30_000,
-        interval: 500,
-      })
-      .toBe(true);
-    expect(shown(approved)).toMatch(
-      new RegExp(
-        `${a.name}: pool_restart \\(answered “reload started”\\); ${b.name}: shutdown sent\\. All back within \\d+ s \\(2 of 2\\)`,
-      ),
-    );
 
-    const entry = (await auditEntries(config, env)).find((e) => e.action === 'action.restart')!;
-    expect(entry.outcome).toBe('done');
-    expect(entry.params).toMatchObject({
-      planned: { targets: [{ method: 'pool_restart' }, { method: 'shutdown', reason: 'poolRestartsOff' }] },
-      result: { comeBack: { complete: true } },
+    it('sends nothing to the workers before the approval', () => {
+      expect(poolBefore).toHaveLength(2);
+      expect(children(a.pid)).toEqual(poolBefore);
     });
-  }, 120_000);
 
-  it('a worker that restarted without pool restarts between the preview and the approval answers so, and the answer names the setting', async () => {
-    const first = await start('zeus-c', true);
-    const asked = await as('U0ALICE', 'restart', 'zeus/pool');
-    const pending = requestOf(asked);
-    expect(pending.preview).toContain(`pool_restart of ${first.name}`);
-    await first.stop();
-    const second = await start('zeus-c', false);
-    const pool = children(second.pid);
+    it('on approval shuts down the worker without pool restarts, which counts as back once its supervisor starts it again', async () => {
+      // The test is b's supervisor: when b exits, it is started again under its name.
+      let again: Promise<CeleryWorker> | undefined;
+      void b.exited.then(() => {
+        again = start('zeus-b', false);
+      });
+      approved = await as('U0CAROL', 'approve', requestOf(asked).id);
+      expect(approved.code, approved.stdout + approved.stderr).toBe(0);
+      const done = requestOf(approved);
+      expect(done.status).toBe('done');
+      expect(done.result).toMatchObject({
+        type: 'celery-pool',
+        targets: [
+          { name: a.name, method: 'pool_restart', answer: 'reload started', ok: true },
+          { name: b.name, method: 'shutdown', reason: 'poolRestartsOff', answer: 'shutdown sent', ok: true },
+        ],
+        comeBack: { checked: true, before: [a.name, b.name], missing: [], notRestarted: [], complete: true },
+      });
+      expect((done.result!.comeBack as { back: string[] }).back.sort()).toEqual([a.name, b.name]);
+      // b really exited (its process is gone).
+      await b.exited;
+      await again;
+    }, 120_000);
 
-    const approved = await as('U0CAROL', 'approve', pending.id);
-    const done = requestOf(approved);
-    expect(done.status).toBe('done');
-    expect(done.result).toMatchObject({
-      targets: [{ name: second.name, method: 'pool_restart', ok: false, poolRestartsOff: true }],
-      comeBack: { before: [], complete: true },
+    it('pool_restart replaces the pool processes of the worker that allows it', async () => {
+      // Billiard replaces each pool process when it is next free: new pids appear under a's process.
+      await expect
+        .poll(() => children(a.pid).some((pid) => !poolBefore.includes(pid)), {
+          timeout: 30_000,
+          interval: 500,
+        })
+        .toBe(true);
+    }, 60_000);
+
+    it('the answer says how each worker was restarted and that all are back', () => {
+      expect(shown(approved)).toMatch(
+        new RegExp(
+          `${a.name}: pool_restart \\(answered “reload started”\\); ${b.name}: shutdown sent\\. All back within \\d+ s \\(2 of 2\\)`,
+        ),
+      );
     });
-    expect(shown(approved)).toContain(
-      `${second.name}: pool restarts are not enabled, so it was not restarted; start it with worker_pool_restarts=True (CELERYD_POOL_RESTARTS in old-style configs), or set restart: shutdown on the group.`,
-    );
-    expect(children(second.pid)).toEqual(pool);
-  }, 120_000);
+
+    it('the audit trail has the restart with its plan and its result', async () => {
+      const entry = (await auditEntries(config, env)).find((e) => e.action === 'action.restart')!;
+      expect(entry.outcome).toBe('done');
+      expect(entry.params).toMatchObject({
+        planned: { targets: [{ method: 'pool_restart' }, { method: 'shutdown', reason: 'poolRestartsOff' }] },
+        result: { comeBack: { complete: true } },
+      });
+    });
+  });
+
+  describe('a worker that changes between the preview and the approval', () => {
+    afterEach(stopWorkers);
+
+    it('a worker that restarted without pool restarts between the preview and the approval answers so, and the answer names the setting', async () => {
+      const first = await start('zeus-c', true);
+      const asked = await as('U0ALICE', 'restart', 'zeus/pool');
+      const pending = requestOf(asked);
+      expect(pending.preview).toContain(`pool_restart of ${first.name}`);
+      await first.stop();
+      const second = await start('zeus-c', false);
+      const pool = children(second.pid);
+
+      const approved = await as('U0CAROL', 'approve', pending.id);
+      const done = requestOf(approved);
+      expect(done.status).toBe('done');
+      expect(done.result).toMatchObject({
+        targets: [{ name: second.name, method: 'pool_restart', ok: false, poolRestartsOff: true }],
+        comeBack: { before: [], complete: true },
+      });
+      expect(shown(approved)).toContain(
+        `${second.name}: pool restarts are not enabled, so it was not restarted; start it with worker_pool_restarts=True (CELERYD_POOL_RESTARTS in old-style configs), or set restart: shutdown on the group.`,
+      );
+      expect(children(second.pid)).toEqual(pool);
+    }, 120_000);
+  });
 
   it('refuses an unknown group in one line naming the valid ones, and a restart without a group', async () => {
     const unknown = await as('U0ALICE', 'restart', 'zeus/pol');
@@ -180,11 +209,13 @@ describe('a restart that leaves no worker', () => {
   beforeAll(async () => {
     server = await startPrivateRedis();
     tmp = tempDir('restart-none');
-    config = zeusConfig(
-      tmp.dir,
-      server.url,
-      '{ type: celery-pool, min: 1, max: 8, restart: shutdown, restartTimeoutSeconds: 5 }',
-    );
+    config = zeusConfig(tmp.dir, server.url, {
+      type: 'celery-pool',
+      min: 1,
+      max: 8,
+      restart: 'shutdown',
+      restartTimeoutSeconds: 5,
+    });
   }, 30_000);
   afterAll(async () => {
     await worker?.stop();

@@ -2,10 +2,20 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Worker as BullWorker, Queue, Worker } from 'bullmq';
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ONE_SHELL_TWO_PEOPLE } from '../helpers/cli-run.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bullmqSystem } from '../helpers/config-file.js';
+import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { auditEntries, json, queueOps, requestOf, shown, tempDir, writeConfig } from './helpers.js';
+import {
+  auditEntries,
+  json,
+  queueOps,
+  requestOf,
+  shown,
+  tempDir,
+  writeConfig,
+  writeKubeconfig,
+} from './helpers.js';
 
 const API = 'http://kube.test:8080';
 const TOKEN = 'kube-t0ken-for-restart';
@@ -55,45 +65,30 @@ describe('restart of a Kubernetes worker group, against the API server mocked wi
   const as = (user: string, ...words: string[]) =>
     queueOps(['--config', config, '--user', user, '--json', ...words], env);
 
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterAll(() => {
-    nock.enableNetConnect();
-  });
+  onlyNockBeyondLoopback();
   beforeEach(() => {
     tmp = tempDir('restart-kube');
-    const kubeconfig = join(tmp.dir, 'kubeconfig.yml');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        '  - name: test',
-        // client-node 1.x speaks plain HTTP to nock only with insecure-skip-tls-verify set.
-        `    cluster: { server: "${API}", insecure-skip-tls-verify: true }`,
-        'users:',
-        `  - name: queue-ops\n    user: { token: ${TOKEN} }`,
-        'contexts:',
-        `  - name: test\n    context: { cluster: test, user: queue-ops, namespace: ${NS} }`,
-        'current-context: test',
-        '',
-      ].join('\n'),
-    );
+    const kubeconfig = writeKubeconfig(tmp.dir, { server: API, token: TOKEN, namespace: NS });
     env = { KUBECONFIG: kubeconfig, HOME: tmp.dir, PATH: process.env.PATH };
-    config = writeConfig(tmp.dir, [
-      ...ONE_SHELL_TWO_PEOPLE,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(testRedisUrl())}`,
-      `    prefix: qo-restart-kube-${Date.now()}`,
-      '    queues: [dispatch-ios]',
-      '    workers:',
-      `      dispatch: { type: kubernetes, namespace: ${NS}, deployment: ${DEPLOYMENT}, min: 1, max: 20, workerNames: [], restartTimeoutSeconds: 10 }`,
-    ]);
+    config = writeConfig(tmp.dir, {
+      approvals: { cliSameOsUser: 'allow' },
+      systems: [
+        bullmqSystem('pushizo', testRedisUrl(), `qo-restart-kube-${Date.now()}`, {
+          queues: ['dispatch-ios'],
+          workers: {
+            dispatch: {
+              type: 'kubernetes',
+              namespace: NS,
+              deployment: DEPLOYMENT,
+              min: 1,
+              max: 20,
+              workerNames: [],
+              restartTimeoutSeconds: 10,
+            },
+          },
+        }),
+      ],
+    });
   });
   afterEach(() => {
     nock.cleanAll();
@@ -275,17 +270,27 @@ describe('restart of a Compose worker group, through a stand-in docker, checked 
     writeFileSync(join(tmp.dir, 'argv.log'), '');
     writeFileSync(join(tmp.dir, 'state.json'), JSON.stringify({ 'worker-dispatch': 2 }));
     env = { PATH: `${tmp.dir}:${process.env.PATH}`, HOME: tmp.dir };
-    config = writeConfig(tmp.dir, [
-      ...ONE_SHELL_TWO_PEOPLE,
-      'systems:',
-      '  - name: pushizo',
-      '    type: bullmq',
-      `    redis: ${JSON.stringify(testRedisUrl())}`,
-      `    prefix: ${prefix}`,
-      '    queues: [dispatch-ios]',
-      '    workers:',
-      '      dispatch: { type: compose, project: pushizo, file: /srv/pushizo/compose.yml, envFile: /srv/pushizo/.env, service: worker-dispatch, min: 0, max: 8, workerNames: ["dispatch-*"], restartTimeoutSeconds: 6 }',
-    ]);
+    config = writeConfig(tmp.dir, {
+      approvals: { cliSameOsUser: 'allow' },
+      systems: [
+        bullmqSystem('pushizo', testRedisUrl(), prefix, {
+          queues: ['dispatch-ios'],
+          workers: {
+            dispatch: {
+              type: 'compose',
+              project: 'pushizo',
+              file: '/srv/pushizo/compose.yml',
+              envFile: '/srv/pushizo/.env',
+              service: 'worker-dispatch',
+              min: 0,
+              max: 8,
+              workerNames: ['dispatch-*'],
+              restartTimeoutSeconds: 6,
+            },
+          },
+        }),
+      ],
+    });
   });
   afterEach(async () => {
     await Promise.all(workers.map((w) => w.close(true)));

@@ -5,26 +5,37 @@ import { parseConfig } from '../../src/config/load.js';
 import { judgeComeBack, namePattern } from '../../src/scalers/come-back.js';
 import { rolloutOf } from '../../src/scalers/kubernetes.js';
 import type { RestartReport } from '../../src/scalers/types.js';
+import { celerySystem, configYaml } from '../helpers/config-file.js';
 
 describe('the come-back check, judged from two readings', () => {
   const all = () => true;
-  it('a worker that answers as a new process is back; one still running since before is not restarted; one gone is missing', () => {
-    expect(
-      judgeComeBack({
-        before: [
-          { name: 'a', upSeconds: 900 },
-          { name: 'b', upSeconds: 900 },
-          { name: 'c', upSeconds: 900 },
-        ],
-        now: [
-          { name: 'a', upSeconds: 3 },
-          { name: 'b', upSeconds: 910 },
-        ],
-        elapsedSeconds: 10,
-        poolRestarted: new Set(),
-        member: all,
-      }),
-    ).toMatchObject({ back: ['a'], notRestarted: ['b'], missing: ['c'], fresh: [], complete: false });
+  /** a, b and c before; 10 s later a answers as a new process, b as the same one, c not at all. */
+  const newSameGone = () =>
+    judgeComeBack({
+      before: [
+        { name: 'a', upSeconds: 900 },
+        { name: 'b', upSeconds: 900 },
+        { name: 'c', upSeconds: 900 },
+      ],
+      now: [
+        { name: 'a', upSeconds: 3 },
+        { name: 'b', upSeconds: 910 },
+      ],
+      elapsedSeconds: 10,
+      poolRestarted: new Set(),
+      member: all,
+    });
+
+  it('a worker that answers as a new process is back', () => {
+    expect(newSameGone()).toMatchObject({ back: ['a'], fresh: [] });
+  });
+
+  it('one still running since before is not restarted', () => {
+    expect(newSameGone()).toMatchObject({ notRestarted: ['b'] });
+  });
+
+  it('one gone is missing, and the restart is not complete', () => {
+    expect(newSameGone()).toMatchObject({ missing: ['c'], complete: false });
   });
 
   it('new pods under new names replace the old ones (a Kubernetes rollout), and count for them', () => {
@@ -45,20 +56,26 @@ describe('the come-back check, judged from two readings', () => {
     ).toMatchObject({ back: [], fresh: ['celery@pod-new1', 'celery@pod-new2'], complete: true });
   });
 
-  it('after pool_restart the worker keeps its process, so answering is enough; workers outside the group are left out', () => {
-    const member = namePattern(['celery@worker-*']);
-    expect(
-      judgeComeBack({
-        before: [{ name: 'celery@worker-1', upSeconds: 900, poolPids: [11, 12] }],
-        now: [
-          { name: 'celery@worker-1', upSeconds: 905, poolPids: [11, 12] },
-          { name: 'celery@beat-host', upSeconds: 1 },
-        ],
-        elapsedSeconds: 5,
-        poolRestarted: new Set(['celery@worker-1']),
-        member,
-      }),
-    ).toMatchObject({ back: ['celery@worker-1'], fresh: [], complete: true });
+  /** celery@worker-1 pool-restarted, answering 5 s later from the same process; a beat outside the group. */
+  const member = namePattern(['celery@worker-*']);
+  const afterPoolRestart = () =>
+    judgeComeBack({
+      before: [{ name: 'celery@worker-1', upSeconds: 900, poolPids: [11, 12] }],
+      now: [
+        { name: 'celery@worker-1', upSeconds: 905, poolPids: [11, 12] },
+        { name: 'celery@beat-host', upSeconds: 1 },
+      ],
+      elapsedSeconds: 5,
+      poolRestarted: new Set(['celery@worker-1']),
+      member,
+    });
+
+  it('after pool_restart the worker keeps its process, so answering is enough', () => {
+    expect(afterPoolRestart()).toMatchObject({ back: ['celery@worker-1'], complete: true });
+  });
+
+  it('workers outside the group are left out', () => {
+    expect(afterPoolRestart()).toMatchObject({ fresh: [] });
     expect(member('celery@worker-12')).toBe(true);
     expect(member('celery@worker')).toBe(false);
     expect(namePattern(['a.b'])('aXb')).toBe(false);
@@ -98,15 +115,24 @@ describe('a rollout as kubectl rollout status judges it', () => {
 
 describe('a stored restart plan read back, and its words', () => {
   const config = parseConfig(
-    `
-systems:
-  - name: zeus
-    type: celery
-    redis: redis://127.0.0.1:6390
-    workers:
-      pool: { type: celery-pool, min: 1, max: 4, restartTimeoutSeconds: 30 }
-      web: { type: compose, project: zeus, file: c.yml, service: celery-worker, min: 1, max: 4, workerNames: [] }
-`,
+    configYaml({
+      systems: [
+        celerySystem('zeus', 'redis://127.0.0.1:6390', {
+          workers: {
+            pool: { type: 'celery-pool', min: 1, max: 4, restartTimeoutSeconds: 30 },
+            web: {
+              type: 'compose',
+              project: 'zeus',
+              file: 'c.yml',
+              service: 'celery-worker',
+              min: 1,
+              max: 4,
+              workerNames: [],
+            },
+          },
+        }),
+      ],
+    }),
     {},
   );
   const spec = (group: string) => config.systems[0]!.workers![group]!;

@@ -8,10 +8,11 @@ import { silentLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import type { Request } from '../../src/pipeline/types.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { celerySystem, configYaml } from '../helpers/config-file.js';
 
 /**
- * Issue 23 §4: `revoke` of a task id nothing knows was broadcast to every worker without a word.
- * The preview now says where each id is known (a worker holds it, per `inspect query_task`; its
+ * `revoke` of a task id nothing knows would be broadcast to every worker without a word, so the
+ * preview says where each id is known (a worker holds it, per `inspect query_task`; its
  * message waits in a queue's list; the result backend has it) and names the ids nothing knows; a
  * revoke naming only such ids is refused in one line and nothing is broadcast. A real Celery 5
  * worker on a Redis of its own (no other file's worker answers its broadcasts).
@@ -52,16 +53,11 @@ describe('revoke says which task ids no worker, queue or result knows', () => {
     dir = mkdtempSync(join(tmpdir(), 'qo-revoke-unknown-'));
     ops = await createQueueOps({
       config: parseConfig(
-        [
-          `store: sqlite:${join(dir, 'store.db')}`,
-          'roles: { viewer: ["*"], operator: [U0ALICE] }',
-          'systems:',
-          '  - name: zeus',
-          '    type: celery',
-          `    redis: ${server.url}`,
-          `    queues: [${CONSUMED}, ${IDLE}]`,
-          '    inspectTimeoutMs: 1500',
-        ].join('\n'),
+        configYaml({
+          store: `sqlite:${join(dir, 'store.db')}`,
+          roles: { viewer: ['*'], operator: ['U0ALICE'] },
+          systems: [celerySystem('zeus', server.url, { queues: [CONSUMED, IDLE], inspectTimeoutMs: 1500 })],
+        }),
         {},
       ),
       env: {},

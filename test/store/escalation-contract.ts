@@ -80,30 +80,51 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect((await e.getAlert(alert.id))?.messageTs).toBe('1.1');
     });
 
-    it('one firing alert per key, even from two instances; the loser gets undefined and queues nothing', async () => {
+    /** Two instances insert a firing alert under the same key at the same moment. */
+    const insertRace = async () => {
       const other = (await open()).escalation;
-      const a = sampleAlert();
-      const b = sampleAlert();
       const [x, y] = await Promise.all([
-        store().escalation.insertAlert(a, [{ kind: 'post', payload: {} }]),
-        other.insertAlert(b, [{ kind: 'post', payload: {} }]),
+        store().escalation.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]),
+        other.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]),
       ]);
-      expect([x, y].filter(Boolean)).toHaveLength(1);
-      expect(await store().escalation.pendingOutbox()).toBe(1);
+      return { other, x, y };
+    };
+
+    it('one firing alert per key, even from two instances', async () => {
+      const { other, x, y } = await insertRace();
       const firing = await other.listAlerts({ status: 'firing' });
       expect(firing).toHaveLength(1);
       expect(firing[0]).toEqual({ ...(x ?? y), version: 1 });
     });
 
-    it('writes are conditional on the version; a stale write changes nothing and queues nothing', async () => {
+    it('the instance that loses the race gets undefined and queues nothing', async () => {
+      const { x, y } = await insertRace();
+      expect([x, y].filter(Boolean)).toHaveLength(1);
+      expect(await store().escalation.pendingOutbox()).toBe(1);
+    });
+
+    /** An alert written once at its version, then again from the version it had before that. */
+    const staleWrite = async () => {
       const e = store().escalation;
       const stored = (await e.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]))!;
       const next = (await e.writeAlert({ ...stored, value: 200 }, [{ kind: 'update', payload: {} }]))!;
+      const stale = await e.writeAlert({ ...stored, value: 300 }, [{ kind: 'update', payload: {} }]);
+      return { e, stored, next, stale };
+    };
+
+    it('writes are conditional on the version', async () => {
+      const { next, stale } = await staleWrite();
       expect(next.version).toBe(2);
-      expect(
-        await e.writeAlert({ ...stored, value: 300 }, [{ kind: 'update', payload: {} }]),
-      ).toBeUndefined();
+      expect(stale).toBeUndefined();
+    });
+
+    it('a stale write changes nothing', async () => {
+      const { e, stored } = await staleWrite();
       expect((await e.getAlert(stored.id))?.value).toBe(200);
+    });
+
+    it('a stale write queues nothing', async () => {
+      const { e, next } = await staleWrite();
       // A second update while one waits is not queued: the waiting one renders the latest state.
       await e.writeAlert({ ...next, value: 250 }, [
         { kind: 'update', payload: {} },
@@ -117,12 +138,22 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(kinds).toEqual(['post', 'update', 'thread']);
     });
 
-    it('resolved alerts free the key; the newest resolved one per key is found', async () => {
+    /** An alert resolved at 60 s, and a new one under its key at 120 s. */
+    const resolvedThenAgain = async () => {
       const e = store().escalation;
       const first = (await e.insertAlert(sampleAlert(), []))!;
       await e.writeAlert({ ...first, status: 'resolved', resolvedAt: iso(60), updatedAt: iso(60) }, []);
       const second = await e.insertAlert(sampleAlert({ openedAt: iso(120), updatedAt: iso(120) }), []);
+      return { e, first, second };
+    };
+
+    it('a resolved alert frees its key', async () => {
+      const { second } = await resolvedThenAgain();
       expect(second).toBeDefined();
+    });
+
+    it('the newest resolved alert of a key is found', async () => {
+      const { e, first } = await resolvedThenAgain();
       expect(await e.listAlerts({ status: 'resolved', keys: [first.key, 'other|x'] })).toEqual([
         expect.objectContaining({ id: first.id, status: 'resolved' }),
       ]);
@@ -144,17 +175,33 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(await e.listAlertsInSpan(iso(90), iso(300), 1)).toHaveLength(1);
     });
 
-    it('the outbox: claims exclude others until they lapse; a post records where the message is', async () => {
+    /**
+     * An alert's post claimed by one instance until 30 s, refused to another at 10 s, handed back
+     * for a retry at 20 s, and claimed by the other at 25 s: what each step answered.
+     */
+    const claimsOfOnePost = async () => {
       const e = store().escalation;
       const other = (await open()).escalation;
       const alert = (await e.insertAlert(sampleAlert(), [{ kind: 'post', payload: {} }]))!;
       const item = (await e.nextOutbox())!;
-      expect(await e.claimOutbox(item.seq, 'me', iso(30), iso(0))).toBe(true);
-      expect(await other.claimOutbox(item.seq, 'you', iso(30), iso(10))).toBe(false);
+      const mine = await e.claimOutbox(item.seq, 'me', iso(30), iso(0));
+      const theirs = await other.claimOutbox(item.seq, 'you', iso(30), iso(10));
       await e.retryOutbox(item.seq, 'HTTP 500', iso(20));
       const again = (await other.nextOutbox())!;
+      const afterRetry = await other.claimOutbox(item.seq, 'you', iso(60), iso(25));
+      return { e, other, alert, item, mine, theirs, again, afterRetry };
+    };
+
+    it('an outbox claim excludes other instances until it lapses', async () => {
+      const { item, mine, theirs, again, afterRetry } = await claimsOfOnePost();
+      expect(mine).toBe(true);
+      expect(theirs).toBe(false);
       expect(again).toMatchObject({ seq: item.seq, attempts: 1, lastError: 'HTTP 500', notBefore: iso(20) });
-      expect(await other.claimOutbox(item.seq, 'you', iso(60), iso(25))).toBe(true);
+      expect(afterRetry).toBe(true);
+    });
+
+    it('a sent post records where its message is', async () => {
+      const { e, other, alert, item } = await claimsOfOnePost();
       await other.completeOutbox(item.seq, iso(26), 'sent', {
         alertId: alert.id,
         channel: 'C0INC',
@@ -164,7 +211,11 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(await e.getAlert(alert.id)).toMatchObject({ channel: 'C0INC', messageTs: '1.2', version: 2 });
     });
 
-    it('outbox lanes: messages in order past any chart; a chart once due and its alert’s earlier messages are out', async () => {
+    /**
+     * Alert A's post and chart, then B's post, taken lane by lane: what each lane offered when. A's
+     * chart fails once, to be retried at 30 s.
+     */
+    const lanes = async () => {
       const e = store().escalation;
       const a = (await e.insertAlert(sampleAlert({ key: 'k|a' }), [
         { kind: 'post', payload: {} },
@@ -172,22 +223,52 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       ]))!;
       await e.insertAlert(sampleAlert({ key: 'k|b' }), [{ kind: 'post', payload: {} }]);
       const postA = (await e.nextOutbox('messages', iso(0)))!;
-      expect(postA).toMatchObject({ alertId: a.id, kind: 'post' });
-      // The chart waits for its own alert's post, never for another alert's.
-      expect(await e.nextOutbox('charts', iso(0))).toBeUndefined();
+      const chartBeforeItsPost = await e.nextOutbox('charts', iso(0));
       await e.completeOutbox(postA.seq, iso(1), 'sent', { alertId: a.id, channel: 'C0INC', ts: '1.1' });
       const chart = (await e.nextOutbox('charts', iso(1)))!;
-      expect(chart).toMatchObject({ alertId: a.id, kind: 'chart' });
-      // A chart waiting for its retry is passed over by both lanes: the next message is B's post.
       await e.retryOutbox(chart.seq, 'HTTP 500', iso(30));
-      expect(await e.nextOutbox('charts', iso(29))).toBeUndefined();
-      expect(await e.nextOutbox('messages', iso(29))).toMatchObject({ kind: 'post', seq: chart.seq + 1 });
-      expect(await e.nextOutbox('charts', iso(30))).toMatchObject({ seq: chart.seq, attempts: 1 });
-      // Without a lane: the oldest item of any kind, as before.
-      expect(await e.nextOutbox()).toMatchObject({ seq: chart.seq });
+      const chartBeforeRetry = await e.nextOutbox('charts', iso(29));
+      const messageBeforeRetry = await e.nextOutbox('messages', iso(29));
+      const chartAtRetry = await e.nextOutbox('charts', iso(30));
+      const anyLane = await e.nextOutbox();
+      return {
+        a,
+        postA,
+        chartBeforeItsPost,
+        chart,
+        chartBeforeRetry,
+        messageBeforeRetry,
+        chartAtRetry,
+        anyLane,
+      };
+    };
+
+    it('the messages lane takes messages in order, past any chart', async () => {
+      const { a, postA, chart, messageBeforeRetry } = await lanes();
+      expect(postA).toMatchObject({ alertId: a.id, kind: 'post' });
+      // A chart waiting for its retry is passed over: the next message is B's post.
+      expect(messageBeforeRetry).toMatchObject({ kind: 'post', seq: chart.seq + 1 });
     });
 
-    it('silences: in force until they expire or are lifted (once, from any instance); seen by another instance', async () => {
+    it('a chart goes out once it is due and its alert’s earlier messages are out', async () => {
+      const { a, chartBeforeItsPost, chart, chartBeforeRetry, chartAtRetry } = await lanes();
+      // The chart waits for its own alert's post, never for another alert's.
+      expect(chartBeforeItsPost).toBeUndefined();
+      expect(chart).toMatchObject({ alertId: a.id, kind: 'chart' });
+      expect(chartBeforeRetry).toBeUndefined();
+      expect(chartAtRetry).toMatchObject({ seq: chart.seq, attempts: 1 });
+    });
+
+    it('without a lane, the oldest item of any kind comes next', async () => {
+      const { chart, anyLane } = await lanes();
+      expect(anyLane).toMatchObject({ seq: chart.seq });
+    });
+
+    /**
+     * s-1 (2 h) and s-2 (ending at 60 s) made on one instance, read and lifted from another and
+     * back: what each step answered.
+     */
+    const silencesOverTime = async () => {
       const e = store().escalation;
       const other = (await open()).escalation;
       await e.insertSilence({
@@ -205,17 +286,45 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
         createdAt: iso(10),
         expiresAt: iso(60),
       });
-      expect((await other.listSilences(iso(30))).map((s) => s.id)).toEqual(['s-1', 's-2']);
-      // Expired: no longer in force, still readable.
-      expect((await other.listSilences(iso(60))).map((s) => s.id)).toEqual(['s-1']);
-      expect(await other.getSilence('s-2')).toEqual({
+      const inForceAt30 = await other.listSilences(iso(30));
+      const inForceAt60 = await other.listSilences(iso(60));
+      const expired = await other.getSilence('s-2');
+      const lifted = await other.liftSilence('s-1', 'U0BOB', iso(100));
+      const liftedAgain = await e.liftSilence('s-1', 'U0ALICE', iso(101));
+      const expiredLifted = await e.liftSilence('s-2', 'U0ALICE', iso(101));
+      const unknownLifted = await e.liftSilence('s-none', 'U0ALICE', iso(101));
+      const inForceAt101 = await e.listSilences(iso(101));
+      return {
+        inForceAt30,
+        inForceAt60,
+        expired,
+        lifted,
+        liftedAgain,
+        expiredLifted,
+        unknownLifted,
+        inForceAt101,
+      };
+    };
+
+    it('silences made on one instance are seen by another', async () => {
+      const { inForceAt30 } = await silencesOverTime();
+      expect(inForceAt30.map((s) => s.id)).toEqual(['s-1', 's-2']);
+    });
+
+    it('an expired silence is no longer in force, and still readable', async () => {
+      const { inForceAt60, expired } = await silencesOverTime();
+      expect(inForceAt60.map((s) => s.id)).toEqual(['s-1']);
+      expect(expired).toEqual({
         id: 's-2',
         pattern: 'zeus',
         createdBy: 'U0BOB',
         createdAt: iso(10),
         expiresAt: iso(60),
       });
-      const lifted = await other.liftSilence('s-1', 'U0BOB', iso(100));
+    });
+
+    it('a silence is lifted once, from any instance', async () => {
+      const { lifted, liftedAgain } = await silencesOverTime();
       expect(lifted).toEqual({
         changed: true,
         silence: expect.objectContaining({
@@ -225,25 +334,43 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
           liftedAt: iso(100),
         }),
       });
-      expect(await e.liftSilence('s-1', 'U0ALICE', iso(101))).toMatchObject({
+      expect(liftedAgain).toMatchObject({
         changed: false,
         silence: { liftedBy: 'U0BOB' },
       });
-      expect(await e.liftSilence('s-2', 'U0ALICE', iso(101))).toMatchObject({ changed: false });
-      expect(await e.liftSilence('s-none', 'U0ALICE', iso(101))).toBeUndefined();
-      expect(await e.listSilences(iso(101))).toEqual([]);
     });
 
-    it('a group lists its alerts, firing and resolved, oldest first; the group id follows writes', async () => {
+    it('lifting an expired silence changes nothing, and an unknown one is not found', async () => {
+      const { expiredLifted, unknownLifted } = await silencesOverTime();
+      expect(expiredLifted).toMatchObject({ changed: false });
+      expect(unknownLifted).toBeUndefined();
+    });
+
+    it('a silence lifted or expired is no longer in force', async () => {
+      const { inForceAt101 } = await silencesOverTime();
+      expect(inForceAt101).toEqual([]);
+    });
+
+    /** Alerts a and c in group g-1, b in g-2; a resolved at 20 s. */
+    const twoGroups = async () => {
       const e = store().escalation;
       const a = (await e.insertAlert(sampleAlert({ key: 'k|a', groupId: 'g-1' }), []))!;
       await e.insertAlert(sampleAlert({ key: 'k|b', groupId: 'g-2', openedAt: iso(5) }), []);
       const c = (await e.insertAlert(sampleAlert({ key: 'k|c', groupId: 'g-1', openedAt: iso(10) }), []))!;
       await e.writeAlert({ ...a, status: 'resolved', resolvedAt: iso(20), updatedAt: iso(20) }, []);
+      return { e, c };
+    };
+
+    it('a group lists its alerts, firing and resolved, oldest first', async () => {
+      const { e } = await twoGroups();
       expect((await e.listGroup('g-1')).map((x) => [x.key, x.status])).toEqual([
         ['k|a', 'resolved'],
         ['k|c', 'firing'],
       ]);
+    });
+
+    it('an alert’s group id follows its writes', async () => {
+      const { e, c } = await twoGroups();
       await e.writeAlert({ ...c, groupId: 'g-2' }, []);
       expect((await e.listGroup('g-2')).map((x) => x.key)).toEqual(['k|b', 'k|c']);
     });

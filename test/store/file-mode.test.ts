@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { runCli, writeConfig } from '../helpers/cli-run.js';
+import { runCli } from '../helpers/cli-run.js';
+import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * The SQLite store holds the audit trail, the requests and their previews: it is created readable
@@ -55,10 +56,10 @@ describe('the SQLite store’s file modes', () => {
 
   it('is created 0600 by the command line’s first run', async () => {
     const path = join(dir, 'queue-ops.db');
-    const config = writeConfig(dir, `sqlite:${path}`, [
-      'systems:',
-      '  - { name: pushizo, type: bullmq, redis: "redis://127.0.0.1:1", queues: [mail] }',
-    ]);
+    const config = writeConfigFile(dir, {
+      store: `sqlite:${path}`,
+      systems: [bullmqSystem('pushizo', 'redis://127.0.0.1:1', undefined, { queues: ['mail'] })],
+    });
     const run = await runCli(['--config', config, 'audit']);
     expect(run.code, run.stderr).toBe(0);
     expect(modeOf(path)).toBe('600');

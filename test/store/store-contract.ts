@@ -272,33 +272,48 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(await store.listRequests({ statuses: ['pending'] })).toEqual(created);
       });
 
-      it('migrating a store made before the pending check gives the oldest of two waiting twins the key; the other stays decidable', async () => {
-        const older = sampleRequest({ createdAt: iso(1), params: { reason: 'x', n: 1 } });
-        const newer = sampleRequest({ createdAt: iso(2), params: { reason: 'y', n: 1 } });
-        for (const r of [older, newer]) await store.createRequest(r);
-        // Back to version 6, with the two made identical as the old code could leave them.
-        await harness.sql('DROP INDEX approval_requests_pending_key');
-        await harness.sql('ALTER TABLE approval_requests DROP COLUMN pending_key');
-        await harness.sql('DROP TABLE rate_events');
-        await harness.sql('DROP TABLE escalation_silences');
-        await harness.sql('DROP INDEX escalation_alerts_group');
-        await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN group_id');
-        await harness.sql('DROP TABLE queue_limits');
-        await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
-        await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [
-          JSON.stringify({ n: 1, reason: 'x' }),
-          newer.id,
-        ]);
-        const upgraded = await open();
-        const again = sampleRequest({ createdAt: iso(3), params: { reason: 'x', n: 1 } });
-        expect(await upgraded.createRequest(again)).toMatchObject({
-          created: false,
-          pending: { id: older.id },
+      describe('migrating a store made before the pending check, with two waiting twins', () => {
+        /** Two pending requests, made identical in the store taken back to version 6, then migrated. */
+        const upgradedWithTwins = async () => {
+          const older = sampleRequest({ createdAt: iso(1), params: { reason: 'x', n: 1 } });
+          const newer = sampleRequest({ createdAt: iso(2), params: { reason: 'y', n: 1 } });
+          for (const r of [older, newer]) await store.createRequest(r);
+          // Back to version 6, with the two made identical as the old code could leave them.
+          await harness.sql('DROP INDEX approval_requests_pending_key');
+          await harness.sql('ALTER TABLE approval_requests DROP COLUMN pending_key');
+          await harness.sql('DROP TABLE rate_events');
+          await harness.sql('DROP TABLE escalation_silences');
+          await harness.sql('DROP INDEX escalation_alerts_group');
+          await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN group_id');
+          await harness.sql('DROP TABLE queue_limits');
+          await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
+          await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [
+            JSON.stringify({ n: 1, reason: 'x' }),
+            newer.id,
+          ]);
+          return { upgraded: await open(), older, newer };
+        };
+
+        it('gives the oldest of the twins the key', async () => {
+          const { upgraded, older } = await upgradedWithTwins();
+          const again = sampleRequest({ createdAt: iso(3), params: { reason: 'x', n: 1 } });
+          expect(await upgraded.createRequest(again)).toMatchObject({
+            created: false,
+            pending: { id: older.id },
+          });
         });
-        expect((await upgraded.transitionRequest(newer.id, ['pending'], { status: 'denied' }))?.status).toBe(
-          'denied',
-        );
-        expect(await upgraded.takeRate('user:U0A', iso(0), iso(-60), 1)).toEqual({ taken: true });
+
+        it('leaves the other twin decidable', async () => {
+          const { upgraded, newer } = await upgradedWithTwins();
+          expect(
+            (await upgraded.transitionRequest(newer.id, ['pending'], { status: 'denied' }))?.status,
+          ).toBe('denied');
+        });
+
+        it('brings back the rate window the old version had no table for', async () => {
+          const { upgraded } = await upgradedWithTwins();
+          expect(await upgraded.takeRate('user:U0A', iso(0), iso(-60), 1)).toEqual({ taken: true });
+        });
       });
 
       it('a transition applies its patch only while the status is one of `from`, so a replay is a no-op', async () => {
@@ -975,7 +990,8 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         ...extra,
       });
 
-      it('a new limit on the same target replaces the one in force; a reopened store still has it with its expiry', async () => {
+      /** r-2 replaces r-1 on `pushizo/emails`; r-3 is a rate limit on `zeus/tasks.add`; then reopened. */
+      const threeLimitsReopened = async () => {
         await store.recordLimit(limit('r-1', { expiresAt: iso(1800) }), iso(0));
         await store.recordLimit(
           limit('r-2', { value: 4, previous: { value: 3 }, expiresAt: iso(3600) }),
@@ -991,23 +1007,40 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
           }),
           iso(20),
         );
-        const reopened = await open();
-        expect(await reopened.activeLimits('pushizo')).toEqual([
-          { ...limit('r-2', { value: 4, previous: { value: 3 }, expiresAt: iso(3600) }), state: 'active' },
-        ]);
+        return open();
+      };
+
+      it('a new limit on the same target replaces the one in force', async () => {
+        const reopened = await threeLimitsReopened();
         expect((await reopened.activeLimits()).map((l) => l.id)).toEqual(['r-2', 'r-3']);
-        expect((await reopened.activeLimits('zeus'))[0]?.previous).toEqual({
-          workers: { 'w1@h': null, 'w2@h': '10/m' },
-        });
         const replaced = await harness.sql("SELECT state, ended_by FROM queue_limits WHERE id = 'r-1'");
         expect(replaced).toEqual([{ state: 'replaced', ended_by: 'r-2' }]);
       });
 
-      it('due limits are the active ones whose expiry has come; ending one is a single conditional write', async () => {
+      it('a reopened store still has each limit in force with its expiry and what it replaced', async () => {
+        const reopened = await threeLimitsReopened();
+        expect(await reopened.activeLimits('pushizo')).toEqual([
+          { ...limit('r-2', { value: 4, previous: { value: 3 }, expiresAt: iso(3600) }), state: 'active' },
+        ]);
+        expect((await reopened.activeLimits('zeus'))[0]?.previous).toEqual({
+          workers: { 'w1@h': null, 'w2@h': '10/m' },
+        });
+      });
+
+      /** r-1 on `pushizo/emails` runs out at 60 s; r-2 on `pushizo/sms` never does. */
+      const oneDueOneNot = async () => {
         await store.recordLimit(limit('r-1', { expiresAt: iso(60) }), iso(0));
         await store.recordLimit(limit('r-2', { target: 'sms' }), iso(0));
+      };
+
+      it('due limits are the active ones whose expiry has come', async () => {
+        await oneDueOneNot();
         expect(await store.dueLimits(iso(59))).toEqual([]);
         expect((await store.dueLimits(iso(60))).map((l) => l.id)).toEqual(['r-1']);
+      });
+
+      it('ending a limit is a single conditional write', async () => {
+        await oneDueOneNot();
         const other = await open();
         const ends = await Promise.all([
           store.endLimit('r-1', 'expired', iso(61), 'queue-ops'),
@@ -1029,7 +1062,7 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
       });
     });
 
-    // Issue 8: samples, alerts, outbox and the leader lease, on both stores.
+    // The escalation half: samples, alerts, the outbox and the leader lease, on both stores.
     describeEscalationStore(() => store, open);
   });
 }

@@ -12,7 +12,8 @@ import type { DlqData } from '../../../src/commands/dlq.js';
 import type { StatusData } from '../../../src/commands/status.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../../helpers/celery-worker.js';
-import { jsonOf, runCliInProcess, tempDir, writeConfig } from '../../helpers/cli-run.js';
+import { jsonOf, runCliInProcess, tempDir } from '../../helpers/cli-run.js';
+import { celerySystem, writeConfigFile } from '../../helpers/config-file.js';
 
 /**
  * Tasks in a retry loop (the runbook's `grep "Retry in" | sort | uniq -c`), seen by `status` and
@@ -33,14 +34,10 @@ beforeAll(async () => {
     { task: 'tasks.add', args: [1, 2], queue: 'calm', wait: true },
   ]);
   dir = tempDir('retry-loops');
-  config = writeConfig(dir.dir, `sqlite:${join(dir.dir, 'q.db')}`, [
-    'systems:',
-    '  - name: zeus',
-    '    type: celery',
-    `    redis: ${redis.url}`,
-    '    queues: [loops, calm]',
-    '    inspectTimeoutMs: 1500',
-  ]);
+  config = writeConfigFile(dir.dir, {
+    store: `sqlite:${join(dir.dir, 'q.db')}`,
+    systems: [celerySystem('zeus', redis.url, { queues: ['loops', 'calm'], inspectTimeoutMs: 1500 })],
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -77,7 +74,7 @@ describe('Celery retry loops in status and dlq', () => {
     );
   }, 60_000);
 
-  it('dlq of the queue shows its retry loop; another queue shows none', async () => {
+  it('dlq of a queue in a retry loop shows the loop and its task', async () => {
     await expect
       .poll(
         async () => {
@@ -87,13 +84,16 @@ describe('Celery retry loops in status and dlq', () => {
         { timeout: 20_000, interval: 500 },
       )
       .toBe('tasks.retrying');
-    const calm = jsonOf(await runCliInProcess(['--config', config, '--json', 'dlq', 'zeus/calm']))
-      .data as unknown as DlqData;
-    expect(calm.retrying).toMatchObject({ retrying: 0, tasks: [] });
     const text = await runCliInProcess(['--config', config, 'dlq', 'zeus/loops']);
     expect(text.stdout).toContain('Retry loop:');
     expect(text.stdout).toContain('tasks.retrying ×');
   }, 60_000);
+
+  it('dlq of a queue whose tasks do not retry shows no retry loop', async () => {
+    const calm = jsonOf(await runCliInProcess(['--config', config, '--json', 'dlq', 'zeus/calm']))
+      .data as unknown as DlqData;
+    expect(calm.retrying).toMatchObject({ retrying: 0, tasks: [] });
+  });
 
   it('stays bounded: big messages make a smaller sample, and the unacked entries of other queues are not walked for ever', async () => {
     // A database of its own on the same Redis, holding what a real worker published above.
