@@ -10,7 +10,7 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
-  botConfig,
+  botConfigInput,
   buttonClick,
   HOOKS,
   memoryLogger,
@@ -125,7 +125,7 @@ describe('answers to commands and clicks while Slack fails', () => {
     }
     bot = await startWiredBot({
       dir,
-      config: botConfig({ redis: redisUrl, prefix, dir }),
+      config: botConfigInput({ redis: redisUrl, prefix, dir }),
       token: TOKEN,
       apiUrl: `${API_HOST}/api/`,
       seams: {

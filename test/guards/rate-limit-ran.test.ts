@@ -126,8 +126,7 @@ describe('the rate limit counts actions that ran (Slack, the real wiring)', () =
     await seedFailure(prefix);
     bot = await startWiredBot({
       dir,
-      // The file's text as its one line.
-      config: [configYaml(configOf(dir, prefix))],
+      config: configOf(dir, prefix),
       token: 'xoxb-rate',
       apiUrl: `${API}/api/`,
     });

@@ -9,9 +9,10 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server
 import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
+import { celerySystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
-  botConfig,
+  botConfigInput,
   buttonClick,
   captureResponses,
   randomId,
@@ -154,25 +155,19 @@ beforeAll(async () => {
 
   bot = await startWiredBot({
     dir,
-    config: botConfig({
+    config: botConfigInput({
       redis: url,
       prefix,
       dir,
-      systems: [
-        '  - name: zeus',
-        '    type: celery',
-        `    redis: ${brokerUrl}`,
-        '    queues: [alarm_processing]',
-        '    inspectTimeoutMs: 1500',
-      ],
-      slack: ['  incidentChannel: C0INCIDENT', '  auditChannel: C0AUDIT', '  allowedChannels: [C0INCIDENT]'],
-      extra: [
-        'escalation:',
-        '  groupBy: none',
-        '  intervalSeconds: 3600',
-        '  rules:',
-        '    - { name: failures, queues: ["*"], metric: failed, above: 0, severity: critical }',
-      ],
+      systems: [celerySystem('zeus', brokerUrl, { queues: ['alarm_processing'], inspectTimeoutMs: 1500 })],
+      slack: { incidentChannel: 'C0INCIDENT', auditChannel: 'C0AUDIT', allowedChannels: ['C0INCIDENT'] },
+      more: {
+        escalation: {
+          groupBy: 'none',
+          intervalSeconds: 3600,
+          rules: [{ name: 'failures', queues: ['*'], metric: 'failed', above: 0, severity: 'critical' }],
+        },
+      },
     }),
     token: 'xoxb-render-test',
     apiUrl: `${API_HOST}/api/`,

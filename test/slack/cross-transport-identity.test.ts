@@ -9,7 +9,7 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { jsonOf, requestOf, runCli } from '../helpers/cli-run.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { botConfig, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
+import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 /**
  * Two-person approval across Slack and the command line. The bot runs as
@@ -51,10 +51,10 @@ const users = {
   bob: { id: 'U0BOB', name: 'bob' },
 } as const;
 
-/** A bot whose config has `cliUsers` under `cli:`, and three jobs in each of `queueNames`. */
+/** A bot whose config has `cliUsers` as `cli.users`, and three jobs in each of `queueNames`. */
 function describeWithBot(
   title: string,
-  cliUsers: string[],
+  cliUsers: Record<string, string[]>,
   queueNames: readonly string[],
   body: (env: {
     bot: () => RunningBot;
@@ -80,15 +80,12 @@ function describeWithBot(
       }
       bot = await startWiredBot({
         dir,
-        config: botConfig({
+        config: botConfigInput({
           redis: url,
           prefix,
           dir,
-          policies: [
-            '  pause: { role: operator, approvals: 1 }',
-            '  purge: { role: operator, approvals: 1 }',
-          ],
-          extra: ['archive:', `  dir: ${JSON.stringify(join(dir, 'archive'))}`, 'cli:', ...cliUsers],
+          policies: { pause: { role: 'operator', approvals: 1 }, purge: { role: 'operator', approvals: 1 } },
+          more: { archive: { dir: join(dir, 'archive') }, cli: { users: cliUsers } },
         }),
         token: 'xoxb-identity-test',
         apiUrl: API_URL,
@@ -130,7 +127,7 @@ function describeWithBot(
 
 describeWithBot(
   'cli.users does not bind the OS account at the shell: its --user counts for nothing against Slack',
-  ['  users:', '    someone-else: [U0BOB]'],
+  { 'someone-else': ['U0BOB'] },
   ['q-purge', 'q-cli-ask'],
   ({ bot, queue, slash, cli, pendingFor }) => {
     it(
@@ -207,7 +204,7 @@ describeWithBot(
 
 describeWithBot(
   'cli.users binds the OS account at the shell to U0BOB (and U0BOB2): it is Bob, on both sides',
-  ['  users:', `    ${JSON.stringify(ME)}: [U0BOB, U0BOB2]`],
+  { [ME]: ['U0BOB', 'U0BOB2'] },
   ['q-bound', 'q-bob-asks'],
   ({ bot, queue, slash, cli, pendingFor }) => {
     it(

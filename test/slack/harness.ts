@@ -193,41 +193,6 @@ export function botConfigInput(options: {
 }
 
 /**
- * The same config as YAML lines, for the tests that still add lines of their own: `slack` lines go
- * under `slack:`, `systems` after pushizo's, `policies` under `policies:`, `extra` at the end.
- * @deprecated A typed config through {@link botConfigInput}: tsc then refuses a key the schema lacks.
- */
-export function botConfig(options: {
-  redis: string;
-  prefix: string;
-  dir: string;
-  slack?: string[];
-  systems?: string[];
-  /** Lines under `policies:`; default: a pause approved by one operator. */
-  policies?: string[];
-  extra?: string[];
-}): string[] {
-  return [
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${options.redis}`,
-    `    prefix: ${options.prefix}`,
-    ...(options.systems ?? []),
-    'slack:',
-    ...(options.slack ?? ['  allowedChannels: [C0INCIDENT]']),
-    `store: sqlite:${join(options.dir, 'bot.db')}`,
-    'roles:',
-    '  viewer: ["*"]',
-    '  operator: [U0ALICE, U0BOB]',
-    'policies:',
-    ...(options.policies ?? ['  pause: { role: operator, approvals: 1 }']),
-    'rateLimit: { perUserPerMinute: 1000 }',
-    ...(options.extra ?? []),
-  ];
-}
-
-/**
  * The bot as `npm start` builds it (`startBot`: the real wiring, store, monitor, Home tab), its
  * config written to `dir`/queue-ops.yml, over a receiver that binds nothing (tests hand events to
  * `bot.slack.app.processEvent`), its Web API at `apiUrl` (nock'd), without retries and logging
@@ -235,17 +200,13 @@ export function botConfig(options: {
  */
 export async function startWiredBot(options: {
   dir: string;
-  /** A typed config, or YAML lines. */
-  config: ConfigInput | string[];
+  config: ConfigInput;
   token: string;
   apiUrl: string;
   seams?: BotOptions;
 }): Promise<RunningBot> {
   const configFile = join(options.dir, 'queue-ops.yml');
-  writeFileSync(
-    configFile,
-    Array.isArray(options.config) ? options.config.join('\n') : configYaml(options.config),
-  );
+  writeFileSync(configFile, configYaml(options.config));
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: options.token,
