@@ -121,18 +121,18 @@ export interface Harness {
 }
 
 /**
- * The real pipeline: config text (or a typed config, written as its text) → `createApp` (real
+ * The real pipeline: a typed config, written as its text and loaded → `createApp` (real
  * backends, real dispatcher) → Bolt app with the real listeners, over a receiver that binds
  * nothing. Only Slack's HTTP side is nock'd.
  */
 export async function startHarness(
-  configText: string | ConfigInput,
+  config: ConfigInput,
   options: { middleware?: SlackMiddleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
 ): Promise<Harness & { close(): Promise<void> }> {
   const { logger, lines } = memoryLogger();
-  const text = typeof configText === 'string' ? configText : configYaml(configText);
-  const config = parseConfig(text, {}, 'test.yml');
-  const services = createApp({ config, env: {}, logger });
+  // Written as a user's file is and read back by the loader, defaults and all.
+  const parsed = parseConfig(configYaml(config), {}, 'test.yml');
+  const services = createApp({ config: parsed, env: {}, logger });
   const slack = createSlackApp({
     env: { SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: 'unused-with-fake-receiver' },
     logger,
@@ -143,7 +143,7 @@ export async function startHarness(
   registerSlackListeners(slack.app, {
     dispatcher: services.dispatcher,
     logger,
-    locale: config.locale,
+    locale: parsed.locale,
     ...(options.middleware ? { middleware: options.middleware } : {}),
     ...(options.userLocale ? { userLocale: options.userLocale } : {}),
   });
