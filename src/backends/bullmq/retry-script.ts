@@ -50,8 +50,8 @@ local failedKey = KEYS[1]
 
 -- The ids still failed, as a set; when windowed, an id outside the window is asked for alone.
 local member, windowed = {}, false
-local hi = rcall('ZSCORE', failedKey, ARGV[3])
-local lo = rcall('ZSCORE', failedKey, ARGV[n + 2])
+local bounds = rcall('ZMSCORE', failedKey, ARGV[3], ARGV[n + 2])
+local hi, lo = bounds[1], bounds[2]
 if hi and lo then
   if tonumber(hi) < tonumber(lo) then hi, lo = lo, hi end
   if rcall('ZCOUNT', failedKey, lo, hi) <= 2 * n then
