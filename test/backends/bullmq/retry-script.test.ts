@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../../src/backends/bullmq/index.js';
+import { majorOfVersion } from '../../../src/backends/bullmq/pause.js';
 import { RETRY_FAILED_BATCH, retryBatchKeys } from '../../../src/backends/bullmq/retry-script.js';
 import { runScript } from '../../../src/backends/lua.js';
 import {
@@ -206,11 +207,11 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     await seed();
     const read = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
     // After the ids were read: one job is retried by someone else, another fails again later.
-    const lib6 = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+    const someoneElse = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
     try {
-      await (await lib.Job.fromId(lib6, read[2]!))!.retry('failed');
+      await (await lib.Job.fromId(someoneElse, read[2]!))!.retry('failed');
     } finally {
-      await lib6.close();
+      await someoneElse.close();
     }
     await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 120_000, read[5]!);
     await redis.del(`${theirs}:${queueName}:events`);
@@ -232,7 +233,7 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     } finally {
       await queue.close();
     }
-    const major = String((await redis.hget(`${ours}:${queueName}:meta`, 'version'))!.split(':')[1]!.split('.')[0]);
+    const major = String(majorOfVersion(await redis.hget(`${ours}:${queueName}:meta`, 'version')));
     const left = await runScript(redis, RETRY_FAILED_BATCH, retryBatchKeys(ours, queueName), [
       `${ours}:${queueName}:`,
       major,
@@ -242,7 +243,7 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     expect(await snapshot(redis, ours)).toEqual(await snapshot(redis, theirs));
   });
 
-  it('trims the events stream to the queue\'s cap as an XADD with MAXLEN ~ at each event does', async () => {
+  it("trims the events stream to the queue's cap as an XADD with MAXLEN ~ at each event does", async () => {
     await seed();
     await redis.zrem(`${theirs}:${queueName}:failed`, 'ghost');
     // A cap of 150 events, and a stream of 290 before the retry: whole nodes of 100 come off the head.
@@ -251,7 +252,8 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     await copyPrefix(redis, theirs, ours);
     for (const prefix of [ours, theirs]) {
       const filler = redis.pipeline();
-      for (let n = 0; n < 290; n++) filler.xadd(`${prefix}:${queueName}:events`, '*', 'event', 'filler', 'n', n);
+      for (let n = 0; n < 290; n++)
+        filler.xadd(`${prefix}:${queueName}:events`, '*', 'event', 'filler', 'n', n);
       await filler.exec();
     }
     const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
