@@ -18,9 +18,9 @@ import { type LuaScript, luaScript } from '../lua.js';
  * Per job it makes the three calls `Queue.retryJobs()` makes (HDEL, a read of the hash, XADD);
  * everything else is once per batch. Where the time goes was measured instruction by instruction
  * (docs/benchmarks.md), hence these choices:
- *   - Which ids are still failed: ZMSCORE answers each score as a double Redis formats as text,
- *     the biggest cost of the old script after the per-job calls. The ids were read newest first,
- *     so they usually are the members between the first and the last one's score: one
+ *   - Which ids are still failed: ZMSCORE answers each score as a double Redis formats as text
+ *     (`%.17g`), which costs more per id than the job's HDEL. The ids were read newest first, so
+ *     they usually are the members between the first and the last one's score: one
  *     ZREVRANGEBYSCORE over that window answers with members only. An id outside the window is
  *     asked for alone (ZSCORE); a window much wider than the batch (a filtered selection spread
  *     over the set) falls back to ZMSCORE.
@@ -29,8 +29,9 @@ import { type LuaScript, luaScript } from '../lua.js';
  *   - One HMGET of `opts`, `parentKey` and (6.x) `priority`: what the move needs, and no more.
  *   - The `waiting` events are added without MAXLEN and the stream trimmed once, after them, to
  *     `opts.maxLenEvents` (~): approximate trimming removes whole nodes from the head while as
- *     many entries as the cap remain, so the stream comes out as trimming at every XADD leaves it
- *     (each trim is bounded the same way, at Redis' default of 100 nodes' worth).
+ *     many entries as the cap remain, so the stream comes out as trimming at every XADD leaves it.
+ *     Each trim removes at most Redis' default of 100 nodes' worth: a stream already further over
+ *     its cap (the cap lowered since) loses that much once per batch instead of at each event.
  * What `reprocessJob` does once per job and cannot change within one atomic call (the paused and
  * concurrency flags, `opts.maxLenEvents`) is read once per batch, and the writes that only depend
  * on order are made in one command each (one ZREM, one LPUSH, one RPUSH, one INCRBY and one ZADD).
