@@ -15,7 +15,8 @@ import { type LatencyProxy, startLatencyProxy } from '../test/helpers/latency-pr
 const JOBS = 1000;
 const PREFIX = 'bench-retry';
 const LINK_DELAY_MS = 1;
-const RUNS = 3;
+/** Runs per variant, each way (loopback and link): more on a busy machine, where medians need them. */
+const RUNS = Number(process.env.BENCH_RETRY_RUNS ?? 3);
 
 interface Figure {
   ms: number;
@@ -172,14 +173,17 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
       // One unmeasured run first, as the status bench does: script caches, module loading, JIT.
       await once(variant.run, { seed: redis.url, run: redis.url }, admin, undefined, n++);
       const local: Figure[] = [];
-      for (let i = 0; i < RUNS; i++)
+      const linked: Figure[] = [];
+      // Interleaved, so a burst of load elsewhere sways both the same way.
+      for (let i = 0; i < RUNS; i++) {
         local.push(await once(variant.run, { seed: redis.url, run: redis.url }, admin, undefined, n++));
-      const linked = await once(variant.run, { seed: redis.url, run: linkedUrl }, admin, proxy, n++);
+        linked.push(await once(variant.run, { seed: redis.url, run: linkedUrl }, admin, proxy, n++));
+      }
       rows.push({
         label: variant.label,
         local: median(local.map((f) => f.ms)),
-        link: linked.ms,
-        trips: linked.roundTrips,
+        link: median(linked.map((f) => f.ms)),
+        trips: median(linked.map((f) => f.roundTrips)),
         commands: median(local.map((f) => f.commands)),
         longest: Math.max(...local.map((f) => f.longestMs)),
         redisCpu: median(local.map((f) => f.redisCpuMs)),
@@ -214,12 +218,12 @@ export async function benchRetry(redis: { url: string; port: number }, log: (tex
         String(r.trips),
         String(r.commands),
         r.longest.toFixed(2),
-        r.redisCpu.toFixed(0),
+        r.redisCpu.toFixed(1),
         `${(r.link / ours.link).toFixed(1)}×`,
       ]),
     ),
-    `local: median of ${RUNS} runs on loopback after one warm-up; link: one run through a proxy delaying every`,
-    `packet ${LINK_DELAY_MS} ms each way.`,
+    `local: median of ${RUNS} runs on loopback after one warm-up; link: median of ${RUNS} runs through a proxy`,
+    `delaying every packet ${LINK_DELAY_MS} ms each way (BENCH_RETRY_RUNS sets how many).`,
     "round trips: request bursts the proxy saw (a connection's handshake and ready check included);",
     "commands: executed by Redis, Lua's inner calls included; longest call: the longest single command",
     '(a script whole) Redis timed in those runs, ms, beside the purge\'s "longest call"; Redis CPU: ms',

@@ -5,57 +5,70 @@ import { type LuaScript, luaScript } from '../lua.js';
  * resetAttemptsStarted: true })` runs) in one script call, for the ids given, in the order given
  * (newest failure first). For each id the outcome is the one `reprocessJob` of the queue's major
  * gives when run id by id in that order:
- *   - no job hash: -1, nothing written (the id stays in the failed set);
- *   - not in the failed set any more: -3, nothing written;
- *   - else 1: off the failed set; `finishedOn`, `processedOn`, `failedReason`, `atm` and `ats`
+ *   - no job hash, or not in the failed set any more: nothing written (the id stays where it is);
+ *   - else: off the failed set; `finishedOn`, `processedOn`, `failedReason`, `atm` and `ats`
  *     removed (all its attempts again); back in `wait` (LPUSH, or RPUSH for a `lifo` job), or in
  *     6.x `prioritized` for a job with a priority (score from the queue's priority counter, as
  *     `addJobWithPriority` computes it), or in 5.x the `paused` list of a paused queue; a child
  *     moved back into its parent's dependencies; one `waiting` event each, in order; the queue's
  *     marker set unless it is paused or at its concurrency.
- * What `reprocessJob` does once per job and cannot change within one atomic call (the paused and
- * concurrency flags, `opts.maxLenEvents`) is read once per batch, and the writes that only depend
- * on order are made in one command each (one ZREM, one LPUSH, one RPUSH, one INCRBY and one ZADD):
- * about three calls per job (HMGET, HDEL, XADD), as `Queue.retryJobs()` makes, against ten.
+ * Returns the positions (1-based) of the ids it left alone: usually none, so the reply is short.
  * test/backends/bullmq/retry-script.test.ts checks it writes what `reprocessJob` writes.
  *
- * A job exists when its hash has any of `timestamp`, `opts`, `priority` or `parentKey` (BullMQ
- * writes the first three with every job), which one HMGET reads with what the move needs.
+ * Per job it makes the three calls `Queue.retryJobs()` makes (HDEL, a read of the hash, XADD);
+ * everything else is once per batch. Where the time goes was measured instruction by instruction
+ * (docs/benchmarks.md), hence these choices:
+ *   - Which ids are still failed: ZMSCORE answers each score as a double Redis formats as text
+ *     (`%.17g`), which costs more per id than the job's HDEL. The ids were read newest first, so
+ *     they usually are the members between the first and the last one's score: one
+ *     ZREVRANGEBYSCORE over that window answers with members only. An id outside the window is
+ *     asked for alone (ZSCORE); a window much wider than the batch (a filtered selection spread
+ *     over the set) falls back to ZMSCORE.
+ *   - Existence: HDEL answers how many fields it removed, and a failed job always has some; only
+ *     a job it removed nothing from is checked with EXISTS. HDEL of a missing hash writes nothing.
+ *   - One HMGET of `opts`, `parentKey` and (6.x) `priority`: what the move needs, and no more.
+ *   - The `waiting` events are added without MAXLEN and the stream trimmed once, after them, to
+ *     `opts.maxLenEvents` (~): approximate trimming removes whole nodes from the head while as
+ *     many entries as the cap remain, so the stream comes out as trimming at every XADD leaves it.
+ *     Each trim removes at most Redis' default of 100 nodes' worth: a stream already further over
+ *     its cap (the cap lowered since) loses that much once per batch instead of at each event.
+ * What `reprocessJob` does once per job and cannot change within one atomic call (the paused and
+ * concurrency flags, `opts.maxLenEvents`) is read once per batch, and the writes that only depend
+ * on order are made in one command each (one ZREM, one LPUSH, one RPUSH, one INCRBY and one ZADD).
  *
  * KEYS: failed, wait, paused, meta, active, marker, prioritized, pc, events
  * ARGV[1]: the queue's key base `<prefix>:<queue>:`; ARGV[2]: the major ('5' or '6');
- * ARGV[3…]: the job ids. Returns one number per id.
+ * ARGV[3…]: the job ids.
  */
 export const RETRY_FAILED_BATCH: LuaScript = luaScript(`
 local rcall = redis.call
--- Job.retry reads opts.lifo from the job's options; unreadable options are not lifo.
-local function isLifo(opts)
-  local ok, decoded = pcall(cjson.decode, opts)
-  return ok and type(decoded) == 'table' and decoded.lifo == true
-end
+local find = string.find
 local base, major = ARGV[1], ARGV[2]
 local n = #ARGV - 2
-local out, ids = {}, {}
-for i = 1, n do
-  ids[i] = ARGV[i + 2]
-  out[i] = -3
-end
-if n == 0 then return out end
-local scores = rcall('ZMSCORE', KEYS[1], unpack(ids))
-local moved, fields = {}, {}
-for i = 1, n do
-  local f = rcall('HMGET', base .. ids[i], 'timestamp', 'opts', 'priority', 'parentKey')
-  if not (f[1] or f[2] or f[3] or f[4]) then
-    out[i] = -1
-  elseif scores[i] then
-    out[i] = 1
-    moved[#moved + 1] = i
-    fields[i] = f
+local skipped, ns = {}, 0
+if n == 0 then return skipped end
+local failedKey = KEYS[1]
+
+-- The ids still failed, as a set; when windowed, an id outside the window is asked for alone.
+local member, windowed = {}, false
+local bounds = rcall('ZMSCORE', failedKey, ARGV[3], ARGV[n + 2])
+local hi, lo = bounds[1], bounds[2]
+if hi and lo then
+  if tonumber(hi) < tonumber(lo) then hi, lo = lo, hi end
+  if rcall('ZCOUNT', failedKey, lo, hi) <= 2 * n then
+    windowed = true
+    local window = rcall('ZREVRANGEBYSCORE', failedKey, hi, lo)
+    for j = 1, #window do member[window[j]] = true end
   end
 end
-if #moved == 0 then return out end
+if not windowed then
+  local scores = rcall('ZMSCORE', failedKey, unpack(ARGV, 3))
+  for i = 1, n do
+    if scores[i] then member[ARGV[i + 2]] = true end
+  end
+end
 
-local attrs = rcall('HMGET', KEYS[4], 'paused', 'concurrency')
+local attrs = rcall('HMGET', KEYS[4], 'paused', 'concurrency', 'opts.maxLenEvents')
 local pausedOrMaxed = false
 local target = KEYS[2]
 if attrs[1] then
@@ -64,52 +77,94 @@ if attrs[1] then
 elseif attrs[2] then
   pausedOrMaxed = rcall('LLEN', KEYS[5]) >= tonumber(attrs[2])
 end
-local maxEvents = rcall('HGET', KEYS[4], 'opts.maxLenEvents')
-if not maxEvents then
-  maxEvents = 10000
-  rcall('HSET', KEYS[4], 'opts.maxLenEvents', maxEvents)
-end
+local maxEvents = attrs[3] or 10000
+local withPriority = major ~= '5'
+local events = KEYS[9]
 
-local gone, lpush, rpush, prio, prioIds = {}, {}, {}, {}, {}
-for _, i in ipairs(moved) do
-  local id, f = ids[i], fields[i]
+-- Job.retry reads opts.lifo from the job's options; unreadable options are not lifo. Most jobs
+-- of a queue share one options string, so each distinct one is looked at once.
+local lifoOf = {}
+local gone, ng = {}, 0
+local lpush, nl, rpush, nr = {}, 0, {}, 0
+local prio, prioIds, np = {}, {}, 0
+for i = 1, n do
+  local id = ARGV[i + 2]
   local jobKey = base .. id
-  gone[#gone + 1] = id
-  rcall('HDEL', jobKey, 'finishedOn', 'processedOn', 'failedReason', 'atm', 'ats')
-  local priority = 0
-  if major ~= '5' then priority = tonumber(f[3]) or 0 end
-  if priority ~= 0 then
-    prio[#prio + 1] = priority
-    prioIds[#prioIds + 1] = id
-  elseif f[2] and string.find(f[2], '"lifo":true', 1, true) and isLifo(f[2]) then
-    rpush[#rpush + 1] = id
+  -- false once moved: an id given twice is moved once, as reprocessJob would.
+  local known = member[id]
+  local failed = known or (known == nil and windowed and rcall('ZSCORE', failedKey, id))
+  if not failed or (rcall('HDEL', jobKey, 'finishedOn', 'processedOn', 'failedReason', 'atm', 'ats') == 0 and
+    rcall('EXISTS', jobKey) == 0) then
+    ns = ns + 1
+    skipped[ns] = i
   else
-    lpush[#lpush + 1] = id
-  end
-  local parentKey = f[4]
-  if parentKey and rcall('EXISTS', parentKey) == 1 then
-    if rcall('ZREM', parentKey .. ':unsuccessful', jobKey) == 1 or
-      rcall('HDEL', parentKey .. ':failed', jobKey) == 1 then
-      rcall('SADD', parentKey .. ':dependencies', jobKey)
+    member[id] = false
+    ng = ng + 1
+    gone[ng] = id
+    local f
+    if withPriority then
+      f = rcall('HMGET', jobKey, 'opts', 'parentKey', 'priority')
+    else
+      f = rcall('HMGET', jobKey, 'opts', 'parentKey')
     end
+    local p = f[3]
+    local priority = 0
+    if p and p ~= '0' then priority = tonumber(p) or 0 end
+    if priority ~= 0 then
+      np = np + 1
+      prio[np] = priority
+      prioIds[np] = id
+    else
+      local opts = f[1]
+      local lifo = false
+      if opts then
+        lifo = lifoOf[opts]
+        if lifo == nil then
+          lifo = false
+          if find(opts, '"lifo":true', 1, true) then
+            local ok, decoded = pcall(cjson.decode, opts)
+            lifo = ok and type(decoded) == 'table' and decoded.lifo == true
+          end
+          lifoOf[opts] = lifo
+        end
+      end
+      if lifo then
+        nr = nr + 1
+        rpush[nr] = id
+      else
+        nl = nl + 1
+        lpush[nl] = id
+      end
+    end
+    local parentKey = f[2]
+    if parentKey and rcall('EXISTS', parentKey) == 1 then
+      if rcall('ZREM', parentKey .. ':unsuccessful', jobKey) == 1 or
+        rcall('HDEL', parentKey .. ':failed', jobKey) == 1 then
+        rcall('SADD', parentKey .. ':dependencies', jobKey)
+      end
+    end
+    rcall('XADD', events, '*', 'event', 'waiting', 'jobId', id, 'prev', 'failed')
   end
-  rcall('XADD', KEYS[9], 'MAXLEN', '~', maxEvents, '*', 'event', 'waiting', 'jobId', id, 'prev', 'failed')
 end
-rcall('ZREM', KEYS[1], unpack(gone))
-if #lpush > 0 then rcall('LPUSH', target, unpack(lpush)) end
-if #rpush > 0 then rcall('RPUSH', target, unpack(rpush)) end
-if #prioIds > 0 then
-  local last = rcall('INCRBY', KEYS[8], #prioIds)
+if ng == 0 then return skipped end
+
+if not attrs[3] then rcall('HSET', KEYS[4], 'opts.maxLenEvents', maxEvents) end
+rcall('XTRIM', events, 'MAXLEN', '~', maxEvents)
+rcall('ZREM', failedKey, unpack(gone))
+if nl > 0 then rcall('LPUSH', target, unpack(lpush)) end
+if nr > 0 then rcall('RPUSH', target, unpack(rpush)) end
+if np > 0 then
+  local last = rcall('INCRBY', KEYS[8], np)
   local args = {}
-  for j = 1, #prioIds do
-    local counter = last - #prioIds + j
-    args[#args + 1] = prio[j] * 0x100000000 + counter % 0x100000000
-    args[#args + 1] = prioIds[j]
+  for j = 1, np do
+    local counter = last - np + j
+    args[2 * j - 1] = prio[j] * 0x100000000 + counter % 0x100000000
+    args[2 * j] = prioIds[j]
   end
   rcall('ZADD', KEYS[7], unpack(args))
 end
 if not pausedOrMaxed then rcall('ZADD', KEYS[6], 0, '0') end
-return out`);
+return skipped`);
 
 /** The keys {@link RETRY_FAILED_BATCH} declares, in its KEYS order. */
 export function retryBatchKeys(prefix: string, queue: string): string[] {

@@ -38,9 +38,6 @@ export interface BullmqRetryDeps {
  */
 export const RETRY_BATCH = 250;
 
-/** The batch script answers 1 when done, -1 for a job that no longer exists, -3 when it is not failed any more. */
-const REPROCESSED = 1;
-
 function firstLine(text: string | null | undefined): string {
   const line = (text ?? '').split(/\r?\n/, 1)[0]!.trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
@@ -194,12 +191,13 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
             exec,
           )) as [[Error | null, unknown]];
           if (error) throw error;
-          (reply as unknown[]).forEach((answer, i) => {
-            if (Number(answer) === REPROCESSED) {
-              outcome.retried++;
-              outcome.ids[batch[i]!] = batch[i]!;
-            } else {
+          const left = new Set((reply as number[]).map((position) => Number(position) - 1));
+          batch.forEach((id, i) => {
+            if (left.has(i)) {
               outcome.skipped++;
+            } else {
+              outcome.retried++;
+              outcome.ids[id] = id;
             }
           });
           progress?.(Math.min(ids.length, start + batch.length), ids.length, outcomeSoFar(outcome));

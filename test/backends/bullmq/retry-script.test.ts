@@ -1,6 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../../src/backends/bullmq/index.js';
+import { majorOfVersion } from '../../../src/backends/bullmq/pause.js';
+import { RETRY_FAILED_BATCH, retryBatchKeys } from '../../../src/backends/bullmq/retry-script.js';
+import { runScript } from '../../../src/backends/lua.js';
 import {
   connectionFor,
   deletePrefix,
@@ -186,6 +189,98 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
       expect(job.atm ?? null).toBeNull();
       expect(job.failedReason ?? null).toBeNull();
     }
+  });
+
+  /**
+   * Batches as the script can be handed them, each id by its place in the failed set, newest
+   * first (0 is the id without a job): ids that left the failed set after they were read, one
+   * that failed again since (a newer score), an id twice, an id that never was there, and ids
+   * spread wider than the batch (a filtered selection).
+   */
+  it.each([
+    ['the newest in order, one retried meanwhile, one failed again since', [0, 1, 2, 3, 4, 5, 6, 7]],
+    ['an id twice', [1, 3, 3, 4]],
+    ['a first id that is not failed', ['nope', 1, 2]],
+    ['ids spread wider than the batch', [1, 7]],
+    ['the oldest first', [7, 6, 5]],
+  ])('leaves alone what Job.retry() would refuse: %s', async (_label, places) => {
+    await seed();
+    const read = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+    // After the ids were read: one job is retried by someone else, another fails again later.
+    const someoneElse = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+    try {
+      await (await lib.Job.fromId(someoneElse, read[2]!))!.retry('failed');
+    } finally {
+      await someoneElse.close();
+    }
+    await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 120_000, read[5]!);
+    await redis.del(`${theirs}:${queueName}:events`);
+    await copyPrefix(redis, theirs, ours);
+    const ids = places.map((place) => (typeof place === 'number' ? read[place]! : place));
+
+    const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+    const refused: number[] = [];
+    try {
+      for (const [i, id] of ids.entries()) {
+        const job = await lib.Job.fromId(queue, id);
+        try {
+          if (!job) throw new Error('no such job');
+          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        } catch {
+          refused.push(i + 1);
+        }
+      }
+    } finally {
+      await queue.close();
+    }
+    const major = String(majorOfVersion(await redis.hget(`${ours}:${queueName}:meta`, 'version')));
+    const left = await runScript(redis, RETRY_FAILED_BATCH, retryBatchKeys(ours, queueName), [
+      `${ours}:${queueName}:`,
+      major,
+      ...ids,
+    ]);
+    expect(left).toEqual(refused);
+    expect(await snapshot(redis, ours)).toEqual(await snapshot(redis, theirs));
+  });
+
+  it("trims the events stream to the queue's cap as an XADD with MAXLEN ~ at each event does", async () => {
+    await seed();
+    await redis.zrem(`${theirs}:${queueName}:failed`, 'ghost');
+    // A cap of 150 events, and a stream of 290 before the retry: whole nodes of 100 come off the head.
+    await redis.hset(`${theirs}:${queueName}:meta`, 'opts.maxLenEvents', '150');
+    await redis.del(`${theirs}:${queueName}:events`);
+    await copyPrefix(redis, theirs, ours);
+    for (const prefix of [ours, theirs]) {
+      const filler = redis.pipeline();
+      for (let n = 0; n < 290; n++)
+        filler.xadd(`${prefix}:${queueName}:events`, '*', 'event', 'filler', 'n', n);
+      await filler.exec();
+    }
+    const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+    // A Queue writes its own cap into the meta hash when it connects: the same one.
+    const queue = new lib.Queue(queueName, {
+      connection: connectionFor(redisUrl),
+      prefix: theirs,
+      streams: { events: { maxLen: 150 } },
+    });
+    try {
+      for (const id of newest)
+        await (await lib.Job.fromId(queue, id))!.retry('failed', {
+          resetAttemptsMade: true,
+          resetAttemptsStarted: true,
+        });
+    } finally {
+      await queue.close();
+    }
+    const backend = createBullmqBackend(systemFor(redisUrl, ours, [queueName]));
+    try {
+      expect((await backend.retry(queueName, { all: true, limit: 1000 })).retried).toBe(7);
+    } finally {
+      await backend.close();
+    }
+    const after = await snapshot(redis, ours);
+    expect(after).toEqual(await snapshot(redis, theirs));
+    expect((after[`P:${queueName}:events`] as unknown[]).length).toBeLessThan(290);
   });
 
   it('retries only the newest up to the cap, and skips a job retried meanwhile', async () => {
