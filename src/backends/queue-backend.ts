@@ -333,8 +333,8 @@ export interface RetryOutcome {
 export interface RetrySoFar extends RetryOutcome {
   /**
    * The batch on its way: sent to Redis and not answered yet (old id → id it would run under). A
-   * retry whose Redis goes away now may have put all of it back (Celery on one Redis: one
-   * transaction), some of it (BullMQ: a pipeline of scripts) or none; only that Redis can tell.
+   * retry whose Redis goes away now may have put all of it back or none of it (Celery on one
+   * Redis: one transaction; BullMQ: one script call a batch); only that Redis can tell.
    */
   unconfirmed?: Record<string, string>;
 }

@@ -155,8 +155,8 @@ describe(`a retry of ${JOBS.toLocaleString('en-US')} failed jobs whose Redis is 
 
     it('the audit of the interrupted retry names the jobs it put back', async () => {
       // As a finished retry's does: every batch Redis confirmed, each back in the queue under its
-      // own id; and the batch on the wire when Redis died, which may be partly back without an
-      // answer (a pipeline, not a transaction). Every job waiting now is one of those.
+      // own id; and the batch on the wire when Redis died, which may be back without an answer
+      // (its script ran, the reply was lost). Every job waiting now is one of those.
       const [interrupted] = (await auditEntries(scene.config)).filter((e) => e.action === 'action.retry');
       const traced = retriedPerAudit(interrupted);
       const confirmed = Object.keys(traced.ids);
