@@ -71,16 +71,28 @@ export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs'
 /** p50 and p95 in milliseconds, or why they are not known. */
 export type DurationPercentiles = { p50Ms: number; p95Ms: number } | { unknown: UnknownDuration };
 
+/**
+ * Why a rate is not known (rendered by i18n), rather than a 0 that would read as "processing
+ * nothing": `notKept`, a BullMQ queue keeps no finished job of that outcome to count
+ * (`removeOnComplete`/`removeOnFail: true`, or none finished yet) and its workers collect no
+ * metrics; `noResults`, a Celery result backend holds no result at all (the app stores none, or
+ * keeps them elsewhere); `unattributed`, Celery results name no queue (no `result_extended`).
+ */
+export type UnknownRate = 'notKept' | 'noResults' | 'unattributed';
+
 /** How fast a queue is processing, over the span the read looked at. */
 export interface QueueThroughput {
   source: ThroughputSource;
   /** Milliseconds the rates are averaged over (shorter than asked when the kept jobs reach back less far). */
   spanMs: number;
-  completedPerMinute: number;
-  failedPerMinute: number;
-  /** Jobs that finished in the span (completed, failed). */
-  completed: number;
-  failed: number;
+  /** Null when not known: see `unknown`. */
+  completedPerMinute: number | null;
+  failedPerMinute: number | null;
+  /** Jobs that finished in the span (completed, failed); null when not known. */
+  completed: number | null;
+  failed: number | null;
+  /** Why a rate above is null. */
+  unknown?: { completed?: UnknownRate; failed?: UnknownRate };
   /** From when the job could run (added, or its delay run out) to when a worker took it. */
   wait: DurationPercentiles;
   /** From when a worker took it to when it finished. */

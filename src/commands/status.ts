@@ -9,6 +9,7 @@ import type {
   SystemType,
   ThroughputSource,
   UnknownDuration,
+  UnknownRate,
 } from '../backends/queue-backend.js';
 import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
@@ -68,10 +69,13 @@ export interface StatusSystemData {
 export interface ThroughputData {
   source: ThroughputSource;
   spanSeconds: number;
-  completedPerMinute: number;
-  failedPerMinute: number;
-  completed: number;
-  failed: number;
+  /** Null when not known (`unknown` says why), never a 0 that would read as "nothing done". */
+  completedPerMinute: number | null;
+  failedPerMinute: number | null;
+  completed: number | null;
+  failed: number | null;
+  /** Only when a rate above is null. */
+  unknown?: { completed?: UnknownRate; failed?: UnknownRate };
   sampled: number;
   wait: DurationData;
   run: DurationData;
@@ -90,6 +94,7 @@ export const THROUGHPUT_SPAN_MS = 5 * 60_000;
 export const THROUGHPUT_SAMPLE = { allQueues: 0, oneQueue: 200 } as const;
 
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+const roundOrNull = (n: number | null, digits: number) => (n === null ? null : round(n, digits));
 
 function durationData(d: DurationPercentiles): DurationData {
   return 'p50Ms' in d
@@ -102,10 +107,11 @@ export function throughputData(tp: QueueThroughput | undefined): ThroughputData 
   return {
     source: tp.source,
     spanSeconds: round(tp.spanMs / 1000, 3),
-    completedPerMinute: round(tp.completedPerMinute, 2),
-    failedPerMinute: round(tp.failedPerMinute, 2),
+    completedPerMinute: roundOrNull(tp.completedPerMinute, 2),
+    failedPerMinute: roundOrNull(tp.failedPerMinute, 2),
     completed: tp.completed,
     failed: tp.failed,
+    ...(tp.unknown ? { unknown: tp.unknown } : {}),
     sampled: tp.sampled,
     wait: durationData(tp.wait),
     run: durationData(tp.run),

@@ -1,4 +1,4 @@
-import type { SystemType } from '../backends/queue-backend.js';
+import type { SystemType, UnknownRate } from '../backends/queue-backend.js';
 
 /**
  * What one monitor tick saw, kept (a short history) in the bot's store so that windows (`for`,
@@ -60,11 +60,18 @@ export interface QueueSample {
    */
   head?: { id: string; firstSeen: number };
   /**
-   * Jobs completed per minute over the sampler's throughput span, and failed per minute; absent
-   * when the system cannot tell, and in samples stored before they existed (rules then see no value).
+   * Jobs completed per minute over the sampler's throughput span (the 5 minutes before the
+   * sample), and failed per minute; absent when the system cannot tell (`rateUnknown` says why),
+   * and in samples stored before every sample had them (rules then see no value).
    */
   throughput?: number;
   failedPerMinute?: number;
+  /** Set only when the rates came from BullMQ's own metrics rather than the kept jobs. */
+  rateSource?: 'metrics';
+  /** Set only when the rates were estimated from part of a Celery result backend. */
+  rateEstimated?: true;
+  /** Set only when a rate is not known, and why (a queue that keeps no finished jobs…). */
+  rateUnknown?: { completed?: UnknownRate; failed?: UnknownRate };
   /** p95 of wait and run of the newest finished jobs, in seconds; absent when unknown (Celery). */
   waitP95Seconds?: number;
   runP95Seconds?: number;

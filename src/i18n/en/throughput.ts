@@ -13,6 +13,19 @@ export const throughput = {
     results: 'the result backend’s `date_done`',
   } as Record<string, string>,
   estimated: ' (estimated from part of the result backend)',
+  /** A rate that cannot be known, in a column or a sparkline's latest value. */
+  unknownRate: '?' as string,
+  /** Why a rate is `?`, one line each; `outcome` is `completed` or `failed`. */
+  rateUnknown: {
+    notKept: (outcome: 'completed' | 'failed'): string =>
+      outcome === 'completed'
+        ? 'Done/min unknown: the queue keeps no completed jobs to count (`removeOnComplete: true`, or none completed yet) and its workers collect no metrics.'
+        : 'Failed/min unknown: the queue keeps no failed jobs to count (`removeOnFail: true`, or none failed yet) and its workers collect no metrics.',
+    noResults: (outcome: 'completed' | 'failed') =>
+      `${outcome === 'completed' ? 'Done' : 'Failed'}/min unknown: the result backend holds no task results (the app stores none, or keeps them elsewhere).`,
+    unattributed: (outcome: 'completed' | 'failed') =>
+      `${outcome === 'completed' ? 'Done' : 'Failed'}/min unknown: the stored results name no queue (set \`result_extended=True\` in the Celery app).`,
+  },
   durations: (wait: string, run: string, sampled: string) =>
     `Wait ${wait} · run ${run} (the newest ${sampled} finished jobs).`,
   percentiles: (p50: string, p95: string) => `p50 ${p50}, p95 ${p95}`,

@@ -11,6 +11,17 @@ export const throughput: Catalog['throughput'] = {
     results: 'result backend’in `date_done` alanı',
   },
   estimated: ' (result backend’in bir kısmından tahmin)',
+  unknownRate: '?',
+  rateUnknown: {
+    notKept: (outcome: 'completed' | 'failed') =>
+      outcome === 'completed'
+        ? 'Biten/dk bilinmiyor: kuyruk sayılacak tamamlanmış iş tutmuyor (`removeOnComplete: true` ya da henüz biten yok) ve worker’ları metrik toplamıyor.'
+        : 'Başarısız/dk bilinmiyor: kuyruk sayılacak başarısız iş tutmuyor (`removeOnFail: true` ya da henüz başarısız olan yok) ve worker’ları metrik toplamıyor.',
+    noResults: (outcome: 'completed' | 'failed') =>
+      `${outcome === 'completed' ? 'Biten' : 'Başarısız'}/dk bilinmiyor: result backend’de hiç görev sonucu yok (uygulama sonuç saklamıyor ya da başka yerde tutuyor).`,
+    unattributed: (outcome: 'completed' | 'failed') =>
+      `${outcome === 'completed' ? 'Biten' : 'Başarısız'}/dk bilinmiyor: saklanan sonuçlar kuyruk adı taşımıyor (Celery uygulamasında \`result_extended=True\` ayarlayın).`,
+  },
   durations: (wait: string, run: string, sampled: string) =>
     `Bekleme ${wait} · çalışma ${run} (en yeni ${sampled} biten iş).`,
   percentiles: (p50: string, p95: string) => `p50 ${p50}, p95 ${p95}`,
