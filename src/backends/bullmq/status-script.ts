@@ -32,8 +32,9 @@ export const STATUS_BATCH_QUEUES = 100;
  * waiting-children, isPaused (0|1), due (epoch ms, -1 when no job waits), failedSince, and the
  * global limits from the meta hash (the one HMGET that also says paused): concurrency, rate limit
  * max and duration (ms), each -1 when not set. Then, with rates: completed and failed after ARGV[3],
- * where each set begins (-2 empty, -1 before ARGV[3], else its oldest score), and the jobs BullMQ's
- * metrics counted in the minutes since ARGV[3] (-1: not collected), completed then failed.
+ * where each set begins (as FINISHED_LUA's `finishedAfter` says), and the jobs BullMQ's metrics
+ * counted in the minutes since ARGV[3] where the kept jobs cannot say (-1: not collected, or not
+ * read), completed then failed.
  *
  * A list whose tail is a legacy "0:…" marker (BullMQ < 5 put markers in the wait list) counts one
  * less, as `getCounts-1.lua` does, but without its RPOP: this script never writes.
@@ -107,8 +108,12 @@ for i = 5, #ARGV do
     out[o + 2] = completedOldest
     out[o + 3] = failed
     out[o + 4] = failedOldest
-    out[o + 5] = metricsIn(base .. 'metrics:completed', first)
-    out[o + 6] = metricsIn(base .. 'metrics:failed', first)
+    -- BullMQ's metrics only where the kept jobs cannot say (see finishedAfter): two calls a busy
+    -- queue saves, and what a queue that keeps its jobs reports is the same either way.
+    out[o + 5] = -1
+    if completedOldest ~= -1 then out[o + 5] = metricsIn(base .. 'metrics:completed', first) end
+    out[o + 6] = -1
+    if failedOldest ~= -1 then out[o + 6] = metricsIn(base .. 'metrics:failed', first) end
     o = o + 6
   end
 end

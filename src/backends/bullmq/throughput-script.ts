@@ -1,5 +1,11 @@
 import { type LuaScript, luaScript } from '../lua.js';
 
+/**
+ * A set of at least this many finished jobs, all inside the span, is taken to be trimmed (by
+ * `removeOnComplete`/`removeOnFail` with a count); a smaller one is a quiet or young queue.
+ */
+export const TRIMMED_AT_LEAST = 50;
+
 /** Fixed values per queue in {@link THROUGHPUT_BATCH}'s reply (raw durations follow when asked). */
 export const THROUGHPUT_FIELDS = 13;
 
@@ -12,7 +18,9 @@ export const THROUGHPUT_BATCH_QUEUES = 25;
  * - `finishedAfter(key, since, card)`: jobs of a completed or failed set (scored by `finishedOn`)
  *   that finished after `since`, O(log n), and where the set begins: -2 when it is empty (it keeps
  *   nothing to count from: `removeOnComplete: true`, or none finished yet), -1 when it reaches back
- *   past `since`, else the oldest score (a set trimmed by a count or an age keeps less than asked);
+ *   past `since` (the count is exact), -3 when all of it is after `since` but it holds fewer than
+ *   {@link TRIMMED_AT_LEAST} (a young or quiet queue, or one trimmed hard), else its oldest score
+ *   (a set trimmed by a count or an age keeps less than asked: the rate is over what it keeps);
  * - `metricsIn(key, first)`: BullMQ's own per-minute counters, when its workers collect them
  *   (`metrics.maxDataPoints`): jobs counted in the whole minutes from `first` (epoch minutes) to
  *   now (the open minute is `count - prevCount`, the ones before are the `:data` list, newest first,
@@ -22,9 +30,9 @@ export const FINISHED_LUA = `
 local function finishedAfter(key, since, card)
   if card == 0 then return 0, -2 end
   local n = rcall('ZCOUNT', key, '(' .. since, '+inf')
-  local oldest = -1
-  if n == card then oldest = tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) end
-  return n, oldest
+  if n < card then return n, -1 end
+  if n < ${TRIMMED_AT_LEAST} then return n, -3 end
+  return n, tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
 end
 local function metricsIn(key, first)
   local m = rcall('HMGET', key, 'count', 'prevTS', 'prevCount')
@@ -57,8 +65,8 @@ end
  * KEYS[1]: the first queue's meta (routes the call on a cluster, as STATUS_BATCH).
  * ARGV[1]: `<prefix>:`; ARGV[2]: now (epoch ms); ARGV[3]: since (epoch ms); ARGV[4]: sample per
  * set; ARGV[5]: '1' to append each sampled job's wait and run; ARGV[6…]: queue names.
- * Returns per queue: completed, failed, completedOldest, failedOldest (-2: the set is empty, -1: it
- * reaches back past `since`), metricsCompleted, metricsCompletedTotal, metricsFailed,
+ * Returns per queue: completed, failed, completedOldest, failedOldest (as `finishedAfter` says where
+ * each set begins), metricsCompleted, metricsCompletedTotal, metricsFailed,
  * metricsFailedTotal (-1: not collected), sampled, waitP50, waitP95, runP50, runP95 (ms, -1: none),
  * then with ARGV[5] = '1', `sampled` pairs of wait, run.
  */

@@ -1,13 +1,7 @@
 import type { DurationPercentiles, QueueThroughput } from '../queue-backend.js';
-import { THROUGHPUT_FIELDS } from './throughput-script.js';
+import { THROUGHPUT_FIELDS, TRIMMED_AT_LEAST } from './throughput-script.js';
 
 const MINUTE_MS = 60_000;
-
-/**
- * A set of at least this many finished jobs, all inside the span, is taken to be trimmed (by
- * `removeOnComplete`/`removeOnFail` with a count); a smaller one is a quiet or young queue.
- */
-export const TRIMMED_AT_LEAST = 50;
 
 /**
  * What a rate is averaged over: the span asked for, or, for a set that looks trimmed (see
@@ -45,9 +39,10 @@ export interface FinishedCounts {
 }
 
 /**
- * One outcome's rate: BullMQ's metrics where its workers collect them, else the finished jobs the
- * queue keeps. An empty set (oldest -2) without metrics is not known: `removeOnComplete: true`
- * keeps nothing, and a 0 would read as "processing nothing".
+ * One outcome's rate: the finished jobs the queue keeps when they reach back past the span (exact);
+ * else BullMQ's metrics where its workers collect them; else what the set keeps (a rate over it
+ * when it looks trimmed). An empty set (oldest -2) without metrics is not known:
+ * `removeOnComplete: true` keeps nothing, and a 0 would read as "processing nothing".
  */
 function outcomeRate(
   count: number,
@@ -55,9 +50,10 @@ function outcomeRate(
   metrics: number,
   window: { now: number; since: number },
 ): { count: number; spanMs: number; metrics: boolean } | undefined {
+  const asked = Math.max(1, window.now - window.since);
+  if (oldest === -1) return { count, spanMs: asked, metrics: false };
   if (metrics >= 0) return { count: metrics, spanMs: metricsSpan(window.now, window.since), metrics: true };
   if (oldest === -2) return undefined;
-  const asked = Math.max(1, window.now - window.since);
   return { count, spanMs: rateSpan(asked, window.now, oldest, count), metrics: false };
 }
 

@@ -56,7 +56,12 @@ import {
   RETRY_SAMPLE_BYTES,
   type RetryLoops,
 } from './retry-loops.js';
-import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
+import {
+  type CeleryFinished,
+  celeryThroughput,
+  finishedFromIndex,
+  readCeleryFinished,
+} from './throughput.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -370,12 +375,19 @@ export function createCeleryBackend(
       );
     const spanMs = options?.throughput?.spanMs;
     const spanStart = spanMs === undefined ? undefined : now() - spanMs;
+    // From the failure index, which counts recent successes too, so the rates of every status
+    // and monitor tick cost no read; a span it does not reach back to takes a bounded SCAN.
     // Beside the counts, never in their way: a result backend that fails costs only the rates.
     const finished =
       spanStart === undefined
         ? Promise.resolve(undefined)
-        : (separateResults ? ensureConnected(resultClient, connectTimeoutMs) : Promise.resolve())
-            .then(() => readCeleryFinished(resultClient, spanStart))
+        : index
+            .then(async (indexed): Promise<CeleryFinished> => {
+              const known = indexed ? failures().finishedSince(spanStart) : undefined;
+              if (known) return finishedFromIndex(known);
+              if (separateResults) await ensureConnected(resultClient, connectTimeoutMs);
+              return await readCeleryFinished(resultClient, spanStart);
+            })
             .catch(() => undefined);
     const steps = priorityKeys(layout, 'q').length;
     const read = execWithScripts(client, [
@@ -437,10 +449,8 @@ export function createCeleryBackend(
       };
     });
     if (done && spanStart !== undefined) {
-      // Per queue only when results name their queue (`result_extended=True`); else say why not.
-      if (done.byQueue.size > 0 || done.unattributed === 0) {
-        for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
-      }
+      // Per queue only when results name their queue (`result_extended=True`); else each says why not.
+      for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
       if (done.unattributed > 0)
         warnings.push({ code: 'ThroughputUnattributed', params: { results: done.unattributed } });
     }
