@@ -297,6 +297,21 @@ export interface DlqSample {
   retrying?: RetryLoops;
 }
 
+/** What `dlq` reads beside the newest failures. */
+export interface DlqOptions {
+  /**
+   * The newest failures only: no error groups, no retry loops (an alert listing its jobs), so the
+   * read is the few jobs asked for.
+   */
+  newestOnly?: boolean;
+}
+
+/** A job waiting to be taken (`nextJobs`): its id and name only, never its data or arguments. */
+export interface QueuedJob {
+  id: string;
+  name: string;
+}
+
 /** Outcome of pausing or resuming a queue. */
 export interface PauseOutcome {
   queue: string;
@@ -486,7 +501,7 @@ export interface QueueBackend {
    */
   status(queues?: string[], options?: StatusOptions): Promise<SystemStatus>;
   /** Newest failures first, at most `limit` (1..100). */
-  dlq(queue: string, limit: number): Promise<DlqSample>;
+  dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample>;
   workers(): Promise<WorkerInfo[]>;
   pause?(queue: string): Promise<PauseOutcome>;
   resume?(queue: string): Promise<PauseOutcome>;
@@ -500,8 +515,13 @@ export interface QueueBackend {
    * (attempts start again), in bounded batches: never one round trip per job.
    */
   retry?(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
-  /** What runs now, at most 1000 per queue (BullMQ) or what the workers answered (Celery). */
-  running?(): Promise<RunningWork[]>;
+  /**
+   * What runs now, at most 1000 per queue (BullMQ) or what the workers answered (Celery). With
+   * `queues`, BullMQ reads only their active lists (Celery's workers answer for all of them).
+   */
+  running?(queues?: readonly string[]): Promise<RunningWork[]>;
+  /** The jobs a worker takes next from `queue`, the next one first, at most `limit` (1..10). */
+  nextJobs?(queue: string, limit: number): Promise<QueuedJob[]>;
   /** Celery: the pool of every worker consuming this system's queues. */
   pool?(): Promise<WorkerPool[]>;
   /** Celery: `pool_grow`/`pool_shrink` (or `autoscale`) so that every such worker has `processes`. */

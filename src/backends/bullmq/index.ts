@@ -5,6 +5,7 @@ import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import {
+  type DlqOptions,
   type DlqSample,
   type FailedJob,
   type FailOutcome,
@@ -13,6 +14,7 @@ import {
   type PauseOutcome,
   type QueueBackend,
   type QueueCounts,
+  type QueuedJob,
   type QueueLimitChange,
   type QueueLimits,
   type QueuePurger,
@@ -36,6 +38,7 @@ import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { readBullmqJob } from './job.js';
 import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
+import { readNextJobs } from './next-jobs.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqPurger } from './purge.js';
 import { withSelection } from './purge-selection.js';
@@ -72,7 +75,8 @@ export interface BullmqBackend extends QueueBackend {
   /** What BullMQ's own `reprocessJob` of the queue's major does, one script per batch (see retry.ts). */
   previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
   retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
-  running(): Promise<RunningWork[]>;
+  running(queues?: readonly string[]): Promise<RunningWork[]>;
+  nextJobs(queue: string, limit: number): Promise<QueuedJob[]>;
   jobLock(queue: string, id: string): Promise<JobLockInfo>;
   failJob(queue: string, id: string, reason: string): Promise<FailOutcome>;
   queueLimits(queue: string): Promise<QueueLimits>;
@@ -457,14 +461,16 @@ export function createBullmqBackend(
       });
     },
 
-    async dlq(queue: string, limit: number): Promise<DlqSample> {
+    async dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample> {
       const take = Math.min(MAX_LIMIT, Math.max(1, Math.floor(Number.isFinite(limit) ? limit : 10)));
+      // Grouping reads the newest GROUP_ERRORS_OVER; the newest alone read only what is shown.
+      const over = options?.newestOnly ? take : GROUP_ERRORS_OVER;
       return await withRedis(async () => {
         await queueNames.resolve([queue]);
         const failedKey = `${prefix}:${queue}:failed`;
         const head = client.pipeline();
         head.zcard(failedKey);
-        head.zrevrange(failedKey, 0, GROUP_ERRORS_OVER - 1, 'WITHSCORES');
+        head.zrevrange(failedKey, 0, over - 1, 'WITHSCORES');
         const [[totalError, total], [rangeError, range]] = (await exec(head)) as [
           [Error | null, unknown],
           [Error | null, unknown],
@@ -566,8 +572,19 @@ export function createBullmqBackend(
     previewRetry: retries.previewRetry,
     retry: retries.retry,
 
-    async running(): Promise<RunningWork[]> {
-      return await withRedis(async () => readRunning(client, prefix, await queueNames.list()));
+    async running(queues?: readonly string[]): Promise<RunningWork[]> {
+      return await withRedis(async () =>
+        readRunning(client, prefix, queues ? await queueNames.resolve([...queues]) : await queueNames.list()),
+      );
+    },
+
+    async nextJobs(queue, limit) {
+      return await withRedis(async () => {
+        await queueNames.resolve([queue]);
+        counters.commands += 1;
+        counters.roundTrips += 1;
+        return await readNextJobs(client, prefix, queue, limit);
+      });
     },
 
     async jobLock(queue: string, id: string): Promise<JobLockInfo> {

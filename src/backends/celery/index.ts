@@ -6,10 +6,12 @@ import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
+  DlqOptions,
   DlqSample,
   JobLookup,
   QueueBackend,
   QueueCounts,
+  QueuedJob,
   RedisMemory,
   StatusOptions,
   SystemStatus,
@@ -107,6 +109,39 @@ if head then
 end
 out[#KEYS + 1] = tag
 out[#KEYS + 2] = eta
+return out`);
+
+/**
+ * The messages a worker takes next from one queue, next first: from the end of each priority list
+ * in the order they are served (`LRANGE -n -1`, read from its right end), at most ARGV[1]. Only
+ * each message's task id and name leave Redis (`headers.id`/`task`, protocol 2; the body, with the
+ * arguments, is never decoded). Returns id, name pairs.
+ */
+const NEXT_TASKS = luaScript(`
+local n = tonumber(ARGV[1])
+local out = {}
+local found = 0
+for _, key in ipairs(KEYS) do
+  if found >= n then break end
+  local tail = redis.call('LRANGE', key, -(n - found), -1)
+  for i = #tail, 1, -1 do
+    local ok, message = pcall(cjson.decode, tail[i])
+    local id, name = '', ''
+    if ok and type(message) == 'table' and type(message.headers) == 'table' then
+      if type(message.headers.id) == 'string' then id = message.headers.id end
+      if type(message.headers.task) == 'string' then name = message.headers.task end
+    end
+    if id == '' and ok and type(message) == 'table' and type(message.properties) == 'table'
+      and type(message.properties.correlation_id) == 'string' then
+      id = message.properties.correlation_id
+    end
+    if id ~= '' then
+      out[#out + 1] = id
+      out[#out + 1] = name
+      found = found + 1
+    end
+  end
+end
 return out`);
 
 /** What the workers said in one round of inspection, reduced to what may be shown. */
@@ -583,22 +618,25 @@ export function createCeleryBackend(
     };
   }
 
-  async function dlq(queue: string, limit: number): Promise<DlqSample> {
+  async function dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
-    let retrying: RetryLoops;
+    let retrying: RetryLoops | undefined;
     try {
       [retrying] = await Promise.all([
-        ensureConnected(client, connectTimeoutMs)
-          .then(() =>
-            runScript(
-              client,
-              RETRY_LOOPS,
-              [...priorityKeys(layout, queue), unackedKey(layout)],
-              [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
-            ),
-          )
-          .then(parseRetryLoops),
+        // The newest failures alone are in memory; the retry loops are a read of the queue's messages.
+        options?.newestOnly
+          ? undefined
+          : ensureConnected(client, connectTimeoutMs)
+              .then(() =>
+                runScript(
+                  client,
+                  RETRY_LOOPS,
+                  [...priorityKeys(layout, queue), unackedKey(layout)],
+                  [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
+                ),
+              )
+              .then(parseRetryLoops),
         index.ready(),
       ]);
     } catch (error) {
@@ -606,7 +644,7 @@ export function createCeleryBackend(
     }
     const total = index.counts().get(queue) ?? 0;
     const bounded = Math.min(100, Math.max(1, Math.floor(limit) || 1));
-    const newest = index.newest(queue, Math.max(bounded, GROUP_OVER));
+    const newest = index.newest(queue, options?.newestOnly ? bounded : Math.max(bounded, GROUP_OVER));
     const groups = new Map<string, number>();
     for (const failure of newest) groups.set(failure.error, (groups.get(failure.error) ?? 0) + 1);
     const topErrors = [...groups]
@@ -625,8 +663,24 @@ export function createCeleryBackend(
       })),
       topErrors,
       groupedOver: Math.min(newest.length, GROUP_OVER),
-      retrying,
+      ...(retrying ? { retrying } : {}),
     };
+  }
+
+  /** The tasks a worker takes next from `queue` (NEXT_TASKS): ids and names only. */
+  async function nextJobs(queue: string, limit: number): Promise<QueuedJob[]> {
+    await queueNames.resolve([queue]);
+    const n = Math.min(10, Math.max(1, Math.floor(limit)));
+    let flat: string[];
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      flat = (await runScript(client, NEXT_TASKS, priorityKeys(layout, queue), [n])) as string[];
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const jobs: QueuedJob[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) jobs.push({ id: flat[i]!, name: flat[i + 1]! });
+    return jobs;
   }
 
   async function workers(): Promise<WorkerInfo[]> {
@@ -680,6 +734,7 @@ export function createCeleryBackend(
     listQueues: () => queueNames.list(),
     status,
     dlq,
+    nextJobs,
     workers,
     redisHealth,
     persistence,
