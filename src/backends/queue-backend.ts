@@ -40,7 +40,10 @@ export interface StatusOptions {
   workerStats?: boolean;
   /** Also read each queue's throughput and durations (`QueueCounts.throughput`), in the same read. */
   throughput?: ThroughputOptions;
-  /** Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue. */
+  /**
+   * Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue
+   * (Celery walks `unacked` for each queue asked).
+   */
   delayedDue?: boolean;
 }
 
@@ -143,8 +146,16 @@ export interface QueueCounts {
   headId?: string;
   /** With `StatusOptions.throughput`: undefined when the system cannot tell. */
   throughput?: QueueThroughput;
-  /** With `StatusOptions.delayedDue`, on systems that keep delayed jobs (BullMQ). */
+  /**
+   * With `StatusOptions.delayedDue`: BullMQ from its delayed set; Celery from a bounded walk of
+   * `unacked`, where a worker holds an ETA / countdown task until it is due (`delayedScan`).
+   */
   delayedDue?: DelayedDue;
+  /**
+   * Celery, with `delayedDue`: how far the walk of `unacked` looked (entries examined, of how many,
+   * whether all). A task a worker holds only in memory, with no entry in `unacked`, is not counted.
+   */
+  delayedScan?: { looked: number; of: number; complete: boolean };
   /**
    * BullMQ: the queue's global concurrency and rate limit as its meta hash holds them (what
    * `rate-limit` and `concurrency` set, and `Queue.setGlobalConcurrency` / `setGlobalRateLimit`),

@@ -585,9 +585,18 @@ function throughputLines(st: SystemStatus, locale: Locale): string[] {
     lines.push(t.celeryNote);
   }
   const due = only?.delayedDue;
-  if (due && only.delayed > 0) {
-    const n = (v: number) => formatNumber(v, locale);
+  const n = (v: number) => formatNumber(v, locale);
+  if (due && only.delayed > 0)
     lines.push(t.delayedDue(n(due.next5m), n(due.nextHour), n(due.nextDay), n(due.later)));
+  // Celery has no delayed set: say where they were counted, how far it looked, and what it misses.
+  const scan = only?.delayedScan;
+  if (scan) {
+    if (only.delayed === 0) lines.push(t.celeryNoDelayed);
+    lines.push(
+      scan.complete
+        ? t.celeryDelayedScan(n(scan.looked))
+        : t.celeryDelayedPartial(n(scan.looked), n(scan.of)),
+    );
   }
   return lines;
 }

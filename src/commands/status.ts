@@ -55,8 +55,10 @@ export interface StatusSystemData {
     limits?: { concurrency: number | null; rateLimit: { max: number; durationMs: number } | null };
     /** Null when the system cannot tell (docs/json.md). */
     throughput: ThroughputData | null;
-    /** One BullMQ queue asked for (`status <system>/<queue>`) only. */
+    /** One queue asked for (`status <system>/<queue>`) only. */
     delayedDue?: DelayedDue;
+    /** Celery, with `delayedDue`: how far the walk of `unacked` looked. */
+    delayedScan?: { looked: number; of: number; complete: boolean };
   }[];
   workers: { name: string; active?: number }[];
   /** Celery: tasks in a retry loop, from a bounded sample of the messages' `retries` header. */
@@ -224,6 +226,7 @@ export function toStatusData(
             oldestWaitingSeconds: q.oldestWaitingSeconds,
             throughput: throughputData(q.throughput),
             ...(q.delayedDue ? { delayedDue: q.delayedDue } : {}),
+            ...(q.delayedScan ? { delayedScan: q.delayedScan } : {}),
             ...(context ? { context } : {}),
             ...(q.limits
               ? { limits: { concurrency: q.limits.concurrency, rateLimit: q.limits.rateLimit } }

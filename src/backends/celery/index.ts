@@ -6,6 +6,7 @@ import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
+  DelayedDue,
   DlqOptions,
   DlqSample,
   JobLookup,
@@ -24,6 +25,7 @@ import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from
 import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
+import { type DelayedScan, readCeleryDelayed } from './delayed.js';
 import {
   countResultsWithoutTtl,
   type ExpireResultsOutcome,
@@ -442,12 +444,31 @@ export function createCeleryBackend(
       return results.map(([, value]) => value);
     });
 
+    // ETA / countdown tasks by due time, from a bounded walk of `unacked` (asked for one queue):
+    // beside the counts, and a walk that fails costs only the buckets.
+    const delayedAt = now();
+    const delayedRead: Promise<({ due: DelayedDue; scan: DelayedScan } | undefined)[] | undefined> =
+      options?.delayedDue
+        ? Promise.all(
+            queues.map((queue) =>
+              readCeleryDelayed(client, unackedKey(layout), queue, delayedAt).catch(() => undefined),
+            ),
+          )
+        : Promise.resolve(undefined);
+
     let replies: unknown[];
     let indexed: boolean;
     let seen: Inspection | undefined;
     let done: CeleryFinished | undefined;
+    let delayed: ({ due: DelayedDue; scan: DelayedScan } | undefined)[] | undefined;
     try {
-      [replies, indexed, seen, done] = await Promise.all([read, index, inspection, finished]);
+      [replies, indexed, seen, done, delayed] = await Promise.all([
+        read,
+        index,
+        inspection,
+        finished,
+        delayedRead,
+      ]);
     } catch (error) {
       throw unavailable(error);
     }
@@ -463,12 +484,15 @@ export function createCeleryBackend(
       const state = replies[1 + i] as (number | string)[];
       const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
       const headId = waiting > 0 ? String(state[steps] ?? '') : '';
+      const eta = delayed?.[i];
       return {
         ...(headId ? { headId } : {}),
+        ...(eta ? { delayedDue: eta.due, delayedScan: eta.scan } : {}),
         name,
         waiting,
         active: seen?.activeByQueue.get(name) ?? 0,
-        delayed: 0,
+        // Known only where the walk of `unacked` was asked for (one queue): the ETA tasks it found.
+        delayed: eta ? eta.due.next5m + eta.due.nextHour + eta.due.nextDay + eta.due.later : 0,
         prioritized: 0,
         failed: failedCounts.get(name) ?? 0,
         ...(failedSince ? { failedSince: failedSince.get(name) ?? 0 } : {}),
