@@ -591,12 +591,10 @@ function throughputLines(st: SystemStatus, locale: Locale): string[] {
   // Celery has no delayed set: say where they were counted, how far it looked, and what it misses.
   const scan = only?.delayedScan;
   if (scan) {
-    if (only.delayed === 0) lines.push(t.celeryNoDelayed);
-    lines.push(
-      scan.complete
-        ? t.celeryDelayedScan(n(scan.looked))
-        : t.celeryDelayedPartial(n(scan.looked), n(scan.of)),
-    );
+    const read = scan.complete
+      ? t.celeryRead.all(n(scan.looked))
+      : t.celeryRead.part(n(scan.looked), n(scan.of));
+    lines.push(only.delayed === 0 ? t.celeryNoDelayed(read) : t.celeryDelayed(read));
   }
   return lines;
 }

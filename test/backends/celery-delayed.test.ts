@@ -59,7 +59,7 @@ describe('Celery delayed tasks by when they are due', () => {
         '  - name: zeus',
         '    type: celery',
         `    redis: ${brokerUrl}`,
-        `    queues: [${CAMPAIGN}, ${OTHER}]`,
+        `    queues: [${CAMPAIGN}, ${OTHER}, dl_quiet]`,
         '    inspectTimeoutMs: 1000',
       ].join('\n'),
     );
@@ -104,7 +104,13 @@ describe('Celery delayed tasks by when they are due', () => {
     );
     expect(run.stdout).toContain('Delayed tasks are counted in `unacked`');
     expect(run.stdout).toContain('(all 9 entries read)');
+    expect(run.stdout).not.toContain('No delayed');
     expect(run.stdout).toContain('a task a worker holds only in memory, with no entry there, is not counted');
+    // A queue with none says so, and where it looked.
+    const quiet = await cli('status', 'zeus/dl_quiet');
+    expect(quiet.stdout).toContain(
+      'No delayed (ETA / countdown) task of this queue in `unacked`, where a worker holds one until it is due (all 9 entries read)',
+    );
     // A status of every queue walks nothing: the buckets are for one queue.
     const all = jsonOf(await cli('--json', 'status', 'zeus'));
     for (const q of (all.data as { systems: { queues: Record<string, unknown>[] }[] }).systems[0]!.queues)

@@ -41,14 +41,18 @@ export const throughput = {
     'Wait and run times: unknown for Celery, which stores neither when a task was sent nor when it started.',
   delayedDue: (next5m: string, hour: string, day: string, later: string) =>
     `Delayed by due time: ${next5m} in the next 5 min · ${hour} within the hour · ${day} within the day · ${later} later.`,
+  /** How much of `unacked` a walk read: all of it, or part (its bound). */
+  celeryRead: {
+    all: (looked: string) => `all ${looked} entries read`,
+    part: (looked: string, of: string) =>
+      `${looked} of its ${of} entries read; the walk is bounded, there may be more`,
+  },
+  /** Where Celery's delayed tasks were counted, and what that cannot see. */
+  celeryDelayed: (read: string) =>
+    `Delayed tasks are counted in \`unacked\`, where a worker holds an ETA / countdown task until it is due (${read}); a task a worker holds only in memory, with no entry there, is not counted (\`inspect scheduled\` lists those).`,
   /** A Celery queue with no ETA / countdown task in `unacked`. */
-  celeryNoDelayed: 'No delayed (ETA / countdown) task of this queue is held by a worker.',
-  /** Where Celery's delayed tasks were counted: `unacked`, walked whole. */
-  celeryDelayedScan: (looked: string) =>
-    `Delayed tasks are counted in \`unacked\`, where a worker holds an ETA / countdown task until it is due (all ${looked} entries read); a task a worker holds only in memory, with no entry there, is not counted (\`inspect scheduled\` lists those).`,
-  /** The walk stopped at its bound: the buckets are a lower bound. */
-  celeryDelayedPartial: (looked: string, of: string) =>
-    `Delayed tasks are counted in \`unacked\`, where a worker holds an ETA / countdown task until it is due: ${looked} of its ${of} entries read (the walk is bounded), so there may be more; a task a worker holds only in memory, with no entry there, is not counted (\`inspect scheduled\` lists those).`,
+  celeryNoDelayed: (read: string) =>
+    `No delayed (ETA / countdown) task of this queue in \`unacked\`, where a worker holds one until it is due (${read}); a task a worker holds only in memory is not counted.`,
   /** A duration under a minute, in seconds with one decimal: `0.4s`. */
   seconds: (value: string) => `${value}s`,
   /** Under a second: `30 ms`. */

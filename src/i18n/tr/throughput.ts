@@ -36,11 +36,15 @@ export const throughput: Catalog['throughput'] = {
     'Bekleme ve çalışma süreleri Celery’de bilinmiyor: görevin ne zaman gönderildiğini de ne zaman başladığını da saklamaz.',
   delayedDue: (next5m: string, hour: string, day: string, later: string) =>
     `Zamanı gelen gecikmeli işler: 5 dk içinde ${next5m} · 1 saat içinde ${hour} · 1 gün içinde ${day} · daha sonra ${later}.`,
-  celeryNoDelayed: 'Bu kuyruğun bir worker’ın tuttuğu gecikmeli (ETA / countdown) görevi yok.',
-  celeryDelayedScan: (looked: string) =>
-    `Gecikmeli görevler \`unacked\` içinde sayılır; worker ETA / countdown görevini zamanı gelene kadar orada tutar (${looked} kaydın hepsi okundu). Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev sayılmaz (\`inspect scheduled\` onları listeler).`,
-  celeryDelayedPartial: (looked: string, of: string) =>
-    `Gecikmeli görevler \`unacked\` içinde sayılır; worker ETA / countdown görevini zamanı gelene kadar orada tutar: ${of} kaydın ${looked} tanesi okundu (okuma sınırlı), daha fazlası olabilir. Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev sayılmaz (\`inspect scheduled\` onları listeler).`,
+  celeryRead: {
+    all: (looked: string) => `${looked} kaydın hepsi okundu`,
+    part: (looked: string, of: string) =>
+      `${of} kaydın ${looked} tanesi okundu; okuma sınırlı, daha fazlası olabilir`,
+  },
+  celeryDelayed: (read: string) =>
+    `Gecikmeli görevler \`unacked\` içinde sayılır; worker ETA / countdown görevini zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev sayılmaz (\`inspect scheduled\` onları listeler).`,
+  celeryNoDelayed: (read: string) =>
+    `Bu kuyruğun \`unacked\` içinde gecikmeli (ETA / countdown) görevi yok; worker böyle bir görevi zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olan görev sayılmaz.`,
   seconds: (value: string) => `${value} sn`,
   millis: (value: string) => `${value} ms`,
 };
