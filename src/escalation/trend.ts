@@ -427,7 +427,11 @@ export function trendOption(
   const rateAxis = {
     type: 'value',
     min: 0,
+    // Its name along the axis, not above it, where the legend is.
     name: labels.rateAxis,
+    nameLocation: 'middle',
+    nameRotate: 90,
+    nameGap: 40,
     splitLine: { show: false },
     axisLabel: { formatter: (value: number) => labels.rate(value) },
   };
