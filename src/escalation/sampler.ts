@@ -159,10 +159,19 @@ export function toSystemSample(
     }
     return sample;
   });
+  // Why a rate is not known is the system's (Celery) or, BullMQ, always that nothing is kept.
+  const read = status.queues.filter((q) => q.throughput);
+  const unknown = read
+    .flatMap((q) => [q.throughput!.unknown?.completed, q.throughput!.unknown?.failed])
+    .find((why) => why !== undefined && why !== 'notKept');
+  const estimated = read.some((q) => q.throughput!.estimated);
   return {
     name: status.name,
     type: status.type,
     ok: true,
+    ...(read.length > 0
+      ? { rates: { ...(unknown ? { unknown } : {}), ...(estimated ? { estimated: true as const } : {}) } }
+      : {}),
     memory: {
       used: status.redis.usedMemoryBytes,
       max: status.redis.maxMemoryBytes,
@@ -186,8 +195,6 @@ function throughputSample(tp: QueueThroughput | undefined): Partial<QueueSample>
   if (tp.completedPerMinute !== null) out.throughput = Math.round(tp.completedPerMinute * 100) / 100;
   if (tp.failedPerMinute !== null) out.failedPerMinute = Math.round(tp.failedPerMinute * 100) / 100;
   if (tp.source === 'metrics') out.rateSource = 'metrics';
-  if (tp.estimated) out.rateEstimated = true;
-  if (tp.unknown) out.rateUnknown = { ...tp.unknown };
   if ('p95Ms' in tp.wait) out.waitP95Seconds = tp.wait.p95Ms / 1000;
   if ('p95Ms' in tp.run) out.runP95Seconds = tp.run.p95Ms / 1000;
   return out;

@@ -130,7 +130,11 @@ export function trendPoints(
   return points;
 }
 
-/** Where the rates of the newest sample that read the queue came from, and what it could not know. */
+/**
+ * Where the rates of the newest sample that read the queue (and its rates) came from, and what it
+ * could not know: a rate the queue's sample lacks is unknown for the system's reason, else (BullMQ)
+ * because the queue keeps no finished job of that outcome.
+ */
 export function trendRates(
   samples: readonly Sample[],
   system: string,
@@ -143,12 +147,16 @@ export function trendRates(
     if (sample.at < from || sample.at > to) continue;
     const s = sample.systems.find((x) => x.name === system);
     const q = s?.ok ? s.queues.find((x) => x.name === queue) : undefined;
-    if (!s || !q) continue;
+    if (!s || !q || !s.rates) continue;
+    const why: UnknownRate = s.rates.unknown ?? 'notKept';
     return {
       type: s.type,
       source: q.rateSource ?? (s.type === 'celery' ? 'results' : 'jobs'),
-      estimated: q.rateEstimated === true,
-      unknown: { ...q.rateUnknown },
+      estimated: s.rates.estimated === true,
+      unknown: {
+        ...(q.throughput === undefined ? { completed: why } : {}),
+        ...(q.failedPerMinute === undefined ? { failed: why } : {}),
+      },
     };
   }
   return undefined;
