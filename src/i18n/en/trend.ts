@@ -2,7 +2,8 @@
 export const trend = {
   describe: {
     usage: 'trend <system>/<queue> [1h|6h|24h]',
-    summary: 'a chart of the queue’s depth by state over time, with alert thresholds and alerts',
+    summary:
+      'a chart of the queue’s depth by state and its jobs done and failed per minute over time, with alert thresholds and alerts',
   },
   usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
   needsQueue: 'Name a queue: `trend <system>/<queue>`.',

@@ -10,7 +10,8 @@ const span = (window: string) => `${window}`.replace(/^(\d+)h$/, '$1 saat');
 export const trend: Catalog['trend'] = {
   describe: {
     usage: 'trend <sistem>/<kuyruk> [1h|6h|24h]',
-    summary: 'kuyruğun duruma göre derinliğinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
+    summary:
+      'kuyruğun duruma göre derinliğinin ve dakikada biten ve başarısız işlerinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
   },
   usage: 'trend <sistem>/<kuyruk> [1h|6h|24h] [--out dosya.png]',
   needsQueue: 'Bir kuyruk yazın: `trend <sistem>/<kuyruk>`.',
