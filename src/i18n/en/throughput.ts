@@ -49,10 +49,10 @@ export const throughput = {
   },
   /** Where Celery's delayed tasks were counted, and what that cannot see. */
   celeryDelayed: (read: string) =>
-    `Delayed tasks are counted in \`unacked\`, where a worker holds an ETA / countdown task until it is due (${read}); a task a worker holds only in memory, with no entry there, is not counted (\`inspect scheduled\` lists those).`,
+    `Delayed tasks are counted in \`unacked\`, where a worker holds an ETA / countdown task until it is due (${read}); a task a worker holds only in memory, with no entry there (as after Redis restarted without it), is not counted (\`inspect scheduled\` lists those).`,
   /** A Celery queue with no ETA / countdown task in `unacked`. */
   celeryNoDelayed: (read: string) =>
-    `No delayed (ETA / countdown) task of this queue in \`unacked\`, where a worker holds one until it is due (${read}); a task a worker holds only in memory is not counted.`,
+    `No delayed (ETA / countdown) task of this queue in \`unacked\`, where a worker holds one until it is due (${read}); a task a worker holds only in memory, with no entry there (as after Redis restarted without it), is not counted.`,
   /** A duration under a minute, in seconds with one decimal: `0.4s`. */
   seconds: (value: string) => `${value}s`,
   /** Under a second: `30 ms`. */

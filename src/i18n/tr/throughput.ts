@@ -42,9 +42,9 @@ export const throughput: Catalog['throughput'] = {
       `${of} kaydın ${looked} tanesi okundu; okuma sınırlı, daha fazlası olabilir`,
   },
   celeryDelayed: (read: string) =>
-    `Gecikmeli görevler \`unacked\` içinde sayılır; worker ETA / countdown görevini zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev sayılmaz (\`inspect scheduled\` onları listeler).`,
+    `Gecikmeli görevler \`unacked\` içinde sayılır; worker ETA / countdown görevini zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev (Redis onu kaybederek yeniden başladıysa olduğu gibi) sayılmaz (\`inspect scheduled\` onları listeler).`,
   celeryNoDelayed: (read: string) =>
-    `Bu kuyruğun \`unacked\` içinde gecikmeli (ETA / countdown) görevi yok; worker böyle bir görevi zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olan görev sayılmaz.`,
+    `Bu kuyruğun \`unacked\` içinde gecikmeli (ETA / countdown) görevi yok; worker böyle bir görevi zamanı gelene kadar orada tutar (${read}). Yalnızca worker’ın belleğinde olup orada kaydı olmayan görev (Redis onu kaybederek yeniden başladıysa olduğu gibi) sayılmaz.`,
   seconds: (value: string) => `${value} sn`,
   millis: (value: string) => `${value} ms`,
 };
