@@ -3,9 +3,11 @@
  * throughput columns cost. Every queue has 700 waiting jobs (bare ids), and 200 completed and 50
  * failed jobs finished in the last 5 minutes with BullMQ's own hash fields (`timestamp`,
  * `processedOn`, `finishedOn`), so every queue is busy and each throughput read samples its full
- * budget: the worst case. Printed per read: median and p95 latency, Redis commands (Lua's inner
- * calls included), script calls and the mean time one script call held Redis. Also one monitor
- * tick (the sampler reads throughput too) beside plain status, the aim being a tick within 1.3× a status.
+ * budget: the worst case. Printed per read: median and p95 latency, Redis commands per queue (Lua's
+ * inner calls included), script calls, the mean time one script call held Redis, and the CPU one
+ * read cost this process and redis-server (what compares reads on a busy machine). Also monitor
+ * ticks (every sample has the rates; jobs are timed only for a rule on durations) beside plain
+ * status, the aim being a tick within 1.3× a status.
  * Run by `npm run bench` (section `throughput`) or `npm run bench -- throughput`. Figures only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +21,7 @@ import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig, Config } from '../src/config/schema.js';
 import { createMonitor } from '../src/escalation/monitor.js';
 import { createOutbox } from '../src/escalation/outbox.js';
-import { SAMPLED_THROUGHPUT } from '../src/escalation/sampler.js';
+import { SAMPLED_THROUGHPUT, sampledThroughput } from '../src/escalation/sampler.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
@@ -28,6 +30,7 @@ const QUEUES = 1000;
 const WAITING = 700;
 const COMPLETED = 200;
 const FAILED = 50;
+const HISTORY = 100;
 const PREFIX = 'bench-tp';
 const RUNS = 7;
 
@@ -38,6 +41,10 @@ interface Figure {
   scripts: number;
   /** Mean time one script call held Redis, µs. */
   perScriptUs: number;
+  /** CPU one read cost this process (user + system), ms: what a busy machine's wall time hides. */
+  clientCpuMs: number;
+  /** CPU one read cost the (private) redis-server, ms (`INFO cpu`). */
+  redisCpuMs: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -55,7 +62,14 @@ async function counters(admin: Redis) {
     scripts += Number(m[1]);
     scriptUs += Number(m[2]);
   }
-  return { commands: Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0), scripts, scriptUs };
+  const cpu = await admin.info('cpu');
+  const seconds = (field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(cpu)?.[1] ?? 0);
+  return {
+    commands: Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? 0),
+    scripts,
+    scriptUs,
+    redisCpuMs: (seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1000,
+  };
 }
 
 /** A read that times out (a machine too busy for the 4.5 s deadline) prints as '-', not a crash. */
@@ -63,18 +77,30 @@ async function measure(admin: Redis, fn: () => Promise<unknown>): Promise<Figure
   try {
     return await measureOnce(admin, fn);
   } catch {
-    return { medianMs: Number.NaN, p95Ms: Number.NaN, commands: 0, scripts: 0, perScriptUs: Number.NaN };
+    return {
+      medianMs: Number.NaN,
+      p95Ms: Number.NaN,
+      commands: 0,
+      scripts: 0,
+      perScriptUs: Number.NaN,
+      clientCpuMs: Number.NaN,
+      redisCpuMs: Number.NaN,
+    };
   }
 }
 
 async function measureOnce(admin: Redis, fn: () => Promise<unknown>): Promise<Figure> {
   await fn();
   const times: number[] = [];
+  const cpuBefore = process.cpuUsage();
+  const redisBefore = await counters(admin);
   for (let i = 0; i < RUNS; i++) {
     const started = performance.now();
     await fn();
     times.push(performance.now() - started);
   }
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisAfter = await counters(admin);
   times.sort((a, b) => a - b);
   const before = await counters(admin);
   await fn();
@@ -86,6 +112,8 @@ async function measureOnce(admin: Redis, fn: () => Promise<unknown>): Promise<Fi
     commands: after.commands - before.commands - 2,
     scripts,
     perScriptUs: scripts > 0 ? (after.scriptUs - before.scriptUs) / scripts : 0,
+    clientCpuMs: (cpu.user + cpu.system) / 1000 / RUNS,
+    redisCpuMs: (redisAfter.redisCpuMs - redisBefore.redisCpuMs) / RUNS,
   };
 }
 
@@ -135,6 +163,20 @@ async function seed(admin: Redis, now: number): Promise<void> {
   await flush(true);
 }
 
+/** Adds HISTORY older finished jobs to every completed and failed set (ids only). */
+async function keepHistory(admin: Redis, now: number): Promise<void> {
+  const pipeline = admin.pipeline();
+  for (let q = 0; q < QUEUES; q++) {
+    const base = `${PREFIX}:q${String(q).padStart(4, '0')}:`;
+    for (const state of ['completed', 'failed']) {
+      const args: (string | number)[] = [];
+      for (let i = 0; i < HISTORY; i++) args.push(now - 600_000 - i * 30_000, `${state[0]}old${i}`);
+      pipeline.zadd(`${base}${state}`, ...args);
+    }
+  }
+  await pipeline.exec();
+}
+
 async function monitorTick(admin: Redis, config: Config, file: string): Promise<Figure> {
   const store = createSqliteStore(file);
   await store.migrate();
@@ -175,7 +217,15 @@ export async function throughputBench(log: (text: string) => void): Promise<stri
     log('measuring status reads…');
     const plain = await measure(admin, () => backend.status());
     const command = await measure(admin, () => backend.status(undefined, statusReadOptions(false)));
-    const sampler = await measure(admin, () => backend.status(undefined, { throughput: SAMPLED_THROUGHPUT }));
+    // As a tick asks: failures since the previous sample, and the rates; timed jobs only for a rule on durations.
+    const tickRead = (throughput?: typeof SAMPLED_THROUGHPUT | ReturnType<typeof sampledThroughput>) => () =>
+      backend.status(undefined, {
+        failedSince: Date.now() - 60_000,
+        ...(throughput ? { throughput } : {}),
+      });
+    const samplerBare = await measure(admin, tickRead());
+    const sampler = await measure(admin, tickRead(sampledThroughput([])));
+    const samplerTimed = await measure(admin, tickRead(SAMPLED_THROUGHPUT));
     const one = await measure(admin, () => backend.status(['q0500'], statusReadOptions(true)));
     const timed = await measure(admin, () =>
       backend.status(undefined, { throughput: { spanMs: 300_000, sample: 20 } }),
@@ -185,15 +235,50 @@ export async function throughputBench(log: (text: string) => void): Promise<stri
     log('measuring monitor ticks…');
     const tick = await monitorTick(admin, config, join(dir, 'default.db'));
     const withRule = parseConfig(
-      `slack: { incidentChannel: C0BENCH }\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\nescalation:\n  rules:\n    - { name: backlog, metric: waiting, above: 100000 }\n    - { name: stalling, metric: throughput, below: 10, when: [{ metric: waiting, above: 50000 }] }\n`,
+      `slack: { incidentChannel: C0BENCH }\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\nescalation:\n  rules:\n    - { name: backlog, metric: waiting, above: 100000 }\n    - { name: slow-pickup, metric: waitP95Seconds, above: 30 }\n`,
       {},
     );
     const tickWithRule = await monitorTick(admin, withRule, join(dir, 'rule.db'));
 
+    // The usual shape: sets that also keep jobs finished before the 5 minutes (ids suffice, as
+    // nothing reads their hashes), so each count is exact and BullMQ's metrics are not read.
+    log('measuring with sets that reach back…');
+    await keepHistory(admin, Date.now());
+    const again = createBullmqBackend(config.systems[0] as BullmqSystemConfig);
+    const commandHistory = await measure(admin, () => again.status(undefined, statusReadOptions(false)));
+    const samplerHistory = await measure(admin, () =>
+      again.status(undefined, { failedSince: Date.now() - 60_000, throughput: sampledThroughput([]) }),
+    );
+    await again.close();
+    const tickHistory = await monitorTick(admin, config, join(dir, 'history.db'));
+
     const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+    const cols = [9, 9, 10, 8, 11, 11, 11, 10];
+    const cells = (label: string, values: string[]) =>
+      label.padEnd(52) + values.map((v, i) => v.padStart(cols[i]!)).join('');
+    const cpu = (f: Figure) => f.clientCpuMs + f.redisCpuMs;
+    // CPU, not wall time, is the comparison: the machine the bench runs on may be busy.
     const row = (label: string, f: Figure) =>
-      `${label.padEnd(52)}${fmt(f.medianMs).padStart(9)}${fmt(f.p95Ms).padStart(9)}${String(f.commands).padStart(10)}${String(f.scripts).padStart(8)}${fmt(f.perScriptUs).padStart(12)}${`${(f.medianMs / plain.medianMs).toFixed(2)}×`.padStart(9)}`;
-    const head = `${'throughput, 1,000 busy BullMQ queues'.padEnd(52)}${'median'.padStart(9)}${'p95'.padStart(9)}${'commands'.padStart(10)}${'scripts'.padStart(8)}${'µs/script'.padStart(12)}${'× plain'.padStart(9)}`;
+      cells(label, [
+        fmt(f.medianMs),
+        fmt(f.p95Ms),
+        fmt(f.commands / QUEUES),
+        String(f.scripts),
+        fmt(f.perScriptUs),
+        fmt(f.clientCpuMs),
+        fmt(f.redisCpuMs),
+        `${(cpu(f) / cpu(plain)).toFixed(2)}×`,
+      ]);
+    const head = cells('throughput, 1,000 busy BullMQ queues', [
+      'median',
+      'p95',
+      'cmd/queue',
+      'scripts',
+      'µs/script',
+      'client cpu',
+      'redis cpu',
+      'cpu×plain',
+    ]);
     return [
       '',
       head,
@@ -201,11 +286,19 @@ export async function throughputBench(log: (text: string) => void): Promise<stri
       row('status() plain (counts only)', plain),
       row('status command read (+ rates, no durations)', command),
       row('status() + rates and durations (20/outcome)', timed),
-      row(`monitor sampler read (+ throughput, ${SAMPLED_THROUGHPUT.sample}/outcome)`, sampler),
-      row('monitor tick(), default rules (no throughput read)', tick),
-      row('monitor tick(), a throughput rule (10/outcome)', tickWithRule),
+      row('monitor sampler read (failed since; no rates: before)', samplerBare),
+      row('monitor sampler read (+ failed since, rates)', sampler),
+      row(`monitor sampler read (+ rates, ${SAMPLED_THROUGHPUT.sample} timed/outcome)`, samplerTimed),
+      row('monitor tick(), default rules (rates in every sample)', tick),
+      row(`monitor tick(), a duration rule (${SAMPLED_THROUGHPUT.sample} timed/outcome)`, tickWithRule),
       row('status <system>/<queue> (200/outcome + delayed due)', one),
-      `  (each queue: ${WAITING} waiting, ${COMPLETED} completed and ${FAILED} failed in the last 5 min, hashes kept; ms, loopback)`,
+      'sets also holding jobs finished before the 5 minutes:',
+      row('status command read (+ rates, no durations)', commandHistory),
+      row('monitor sampler read (+ failed since, rates)', samplerHistory),
+      row('monitor tick(), default rules (rates in every sample)', tickHistory),
+      `  (each queue: ${WAITING} waiting, ${COMPLETED} completed and ${FAILED} failed in the last 5 min, hashes kept: every set`,
+      `   wholly inside the span, the worst case; the last rows: ${HISTORY} more in each set, finished 10-60 min ago; ms, loopback;`,
+      '   cmd/queue: Redis commands per queue, Lua inner calls included; cpu: ms of CPU per read, this process and redis-server)',
     ];
   } finally {
     admin.disconnect();

@@ -40,7 +40,10 @@ export interface StatusOptions {
   workerStats?: boolean;
   /** Also read each queue's throughput and durations (`QueueCounts.throughput`), in the same read. */
   throughput?: ThroughputOptions;
-  /** Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue. */
+  /**
+   * Also count the delayed jobs by when they are due (`QueueCounts.delayedDue`); for one queue
+   * (Celery walks `unacked` for each queue asked).
+   */
   delayedDue?: boolean;
 }
 
@@ -71,16 +74,28 @@ export type UnknownDuration = 'noEnqueueTime' | 'noStartTime' | 'noFinishedJobs'
 /** p50 and p95 in milliseconds, or why they are not known. */
 export type DurationPercentiles = { p50Ms: number; p95Ms: number } | { unknown: UnknownDuration };
 
+/**
+ * Why a rate is not known (rendered by i18n), rather than a 0 that would read as "processing
+ * nothing": `notKept`, a BullMQ queue keeps no finished job of that outcome to count
+ * (`removeOnComplete`/`removeOnFail: true`, or none finished yet) and its workers collect no
+ * metrics; `noResults`, a Celery result backend holds no result at all (the app stores none, or
+ * keeps them elsewhere); `unattributed`, Celery results name no queue (no `result_extended`).
+ */
+export type UnknownRate = 'notKept' | 'noResults' | 'unattributed';
+
 /** How fast a queue is processing, over the span the read looked at. */
 export interface QueueThroughput {
   source: ThroughputSource;
   /** Milliseconds the rates are averaged over (shorter than asked when the kept jobs reach back less far). */
   spanMs: number;
-  completedPerMinute: number;
-  failedPerMinute: number;
-  /** Jobs that finished in the span (completed, failed). */
-  completed: number;
-  failed: number;
+  /** Null when not known: see `unknown`. */
+  completedPerMinute: number | null;
+  failedPerMinute: number | null;
+  /** Jobs that finished in the span (completed, failed); null when not known. */
+  completed: number | null;
+  failed: number | null;
+  /** Why a rate above is null. */
+  unknown?: { completed?: UnknownRate; failed?: UnknownRate };
   /** From when the job could run (added, or its delay run out) to when a worker took it. */
   wait: DurationPercentiles;
   /** From when a worker took it to when it finished. */
@@ -131,8 +146,16 @@ export interface QueueCounts {
   headId?: string;
   /** With `StatusOptions.throughput`: undefined when the system cannot tell. */
   throughput?: QueueThroughput;
-  /** With `StatusOptions.delayedDue`, on systems that keep delayed jobs (BullMQ). */
+  /**
+   * With `StatusOptions.delayedDue`: BullMQ from its delayed set; Celery from a bounded walk of
+   * `unacked`, where a worker holds an ETA / countdown task until it is due (`delayedScan`).
+   */
   delayedDue?: DelayedDue;
+  /**
+   * Celery, with `delayedDue`: how far the walk of `unacked` looked (entries examined, of how many,
+   * whether all). A task a worker holds only in memory, with no entry in `unacked`, is not counted.
+   */
+  delayedScan?: { looked: number; of: number; complete: boolean };
   /**
    * BullMQ: the queue's global concurrency and rate limit as its meta hash holds them (what
    * `rate-limit` and `concurrency` set, and `Queue.setGlobalConcurrency` / `setGlobalRateLimit`),
@@ -283,6 +306,21 @@ export interface DlqSample {
   groupedOver: number;
   /** Celery: this queue's tasks in a retry loop, from a bounded sample of its messages' headers. */
   retrying?: RetryLoops;
+}
+
+/** What `dlq` reads beside the newest failures. */
+export interface DlqOptions {
+  /**
+   * The newest failures only: no error groups, no retry loops (an alert listing its jobs), so the
+   * read is the few jobs asked for.
+   */
+  newestOnly?: boolean;
+}
+
+/** A job waiting to be taken (`nextJobs`): its id and name only, never its data or arguments. */
+export interface QueuedJob {
+  id: string;
+  name: string;
 }
 
 /** Outcome of pausing or resuming a queue. */
@@ -474,7 +512,7 @@ export interface QueueBackend {
    */
   status(queues?: string[], options?: StatusOptions): Promise<SystemStatus>;
   /** Newest failures first, at most `limit` (1..100). */
-  dlq(queue: string, limit: number): Promise<DlqSample>;
+  dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample>;
   workers(): Promise<WorkerInfo[]>;
   pause?(queue: string): Promise<PauseOutcome>;
   resume?(queue: string): Promise<PauseOutcome>;
@@ -488,8 +526,13 @@ export interface QueueBackend {
    * (attempts start again), in bounded batches: never one round trip per job.
    */
   retry?(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
-  /** What runs now, at most 1000 per queue (BullMQ) or what the workers answered (Celery). */
-  running?(): Promise<RunningWork[]>;
+  /**
+   * What runs now, at most 1000 per queue (BullMQ) or what the workers answered (Celery). With
+   * `queues`, BullMQ reads only their active lists (Celery's workers answer for all of them).
+   */
+  running?(queues?: readonly string[]): Promise<RunningWork[]>;
+  /** The jobs a worker takes next from `queue`, the next one first, at most `limit` (1..10). */
+  nextJobs?(queue: string, limit: number): Promise<QueuedJob[]>;
   /** Celery: the pool of every worker consuming this system's queues. */
   pool?(): Promise<WorkerPool[]>;
   /** Celery: `pool_grow`/`pool_shrink` (or `autoscale`) so that every such worker has `processes`. */

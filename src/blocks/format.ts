@@ -80,6 +80,15 @@ export function formatDecimal(n: number, digits: number, locale: Locale): string
   return formatIn(locale, n, digits, digits);
 }
 
+/**
+ * A rate per minute in a narrow column: one decimal under 10 (`0.4`), whole numbers above; `?`
+ * when not known (a queue that keeps no finished jobs), never a 0 that would read as "nothing done".
+ */
+export function formatRate(perMinute: number | null, locale: Locale): string {
+  if (perMinute === null) return messages(locale).throughput.unknownRate;
+  return perMinute < 10 ? formatDecimal(perMinute, 1, locale) : formatNumber(Math.round(perMinute), locale);
+}
+
 /** Bytes with 1024 steps, as Redis's own `maxmemory 4gb` counts them: `4 GB`, `812.4 MB`. */
 export function formatBytes(bytes: number, locale: Locale): string {
   const units = messages(locale).status.units.bytes;

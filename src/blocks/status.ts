@@ -12,7 +12,14 @@ import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/qu
 import { type Locale, messages } from '../i18n/index.js';
 import type { LimitRecord } from '../store/store.js';
 import { ActionId, indexedActionId } from './action-ids.js';
-import { formatBytes, formatDecimal, formatDurationCompact, formatNumber, formatUtc } from './format.js';
+import {
+  formatBytes,
+  formatDecimal,
+  formatDurationCompact,
+  formatNumber,
+  formatRate,
+  formatUtc,
+} from './format.js';
 import {
   actions,
   button,
@@ -501,11 +508,6 @@ function textOf(blocks: KnownBlock[]): number {
   return JSON.stringify(blocks).length;
 }
 
-/** A rate in a narrow column: one decimal under 10 a minute (`0.4`), whole numbers above. */
-function formatRate(perMinute: number, locale: Locale): string {
-  return perMinute < 10 ? formatDecimal(perMinute, 1, locale) : formatNumber(Math.round(perMinute), locale);
-}
-
 /** A job duration: tenths of a second under a minute (`0.4s`), the compact units above. */
 function formatMillis(ms: number, locale: Locale): string {
   if (ms < 1000) return messages(locale).throughput.millis(formatNumber(Math.round(ms), locale));
@@ -561,6 +563,10 @@ function throughputLines(st: SystemStatus, locale: Locale): string[] {
         (t.source[tp.source] ?? tp.source) + estimated,
       ),
     );
+    for (const outcome of ['completed', 'failed'] as const) {
+      const why = tp.unknown?.[outcome];
+      if (why) lines.push(t.rateUnknown[why](outcome));
+    }
     const wait = percentilesText(tp.wait, locale);
     const run = percentilesText(tp.run, locale);
     // A status of all queues times none; saying so on its only queue's line would be noise.
@@ -579,9 +585,16 @@ function throughputLines(st: SystemStatus, locale: Locale): string[] {
     lines.push(t.celeryNote);
   }
   const due = only?.delayedDue;
-  if (due && only.delayed > 0) {
-    const n = (v: number) => formatNumber(v, locale);
+  const n = (v: number) => formatNumber(v, locale);
+  if (due && only.delayed > 0)
     lines.push(t.delayedDue(n(due.next5m), n(due.nextHour), n(due.nextDay), n(due.later)));
+  // Celery has no delayed set: say where they were counted, how far it looked, and what it misses.
+  const scan = only?.delayedScan;
+  if (scan) {
+    const read = scan.complete
+      ? t.celeryRead.all(n(scan.looked))
+      : t.celeryRead.part(n(scan.looked), n(scan.of));
+    lines.push(only.delayed === 0 ? t.celeryNoDelayed(read) : t.celeryDelayed(read));
   }
   return lines;
 }

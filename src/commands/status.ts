@@ -9,6 +9,7 @@ import type {
   SystemType,
   ThroughputSource,
   UnknownDuration,
+  UnknownRate,
 } from '../backends/queue-backend.js';
 import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
@@ -54,8 +55,10 @@ export interface StatusSystemData {
     limits?: { concurrency: number | null; rateLimit: { max: number; durationMs: number } | null };
     /** Null when the system cannot tell (docs/json.md). */
     throughput: ThroughputData | null;
-    /** One BullMQ queue asked for (`status <system>/<queue>`) only. */
+    /** One queue asked for (`status <system>/<queue>`) only. */
     delayedDue?: DelayedDue;
+    /** Celery, with `delayedDue`: how far the walk of `unacked` looked. */
+    delayedScan?: { looked: number; of: number; complete: boolean };
   }[];
   workers: { name: string; active?: number }[];
   /** Celery: tasks in a retry loop, from a bounded sample of the messages' `retries` header. */
@@ -68,10 +71,13 @@ export interface StatusSystemData {
 export interface ThroughputData {
   source: ThroughputSource;
   spanSeconds: number;
-  completedPerMinute: number;
-  failedPerMinute: number;
-  completed: number;
-  failed: number;
+  /** Null when not known (`unknown` says why), never a 0 that would read as "nothing done". */
+  completedPerMinute: number | null;
+  failedPerMinute: number | null;
+  completed: number | null;
+  failed: number | null;
+  /** Only when a rate above is null. */
+  unknown?: { completed?: UnknownRate; failed?: UnknownRate };
   sampled: number;
   wait: DurationData;
   run: DurationData;
@@ -90,6 +96,7 @@ export const THROUGHPUT_SPAN_MS = 5 * 60_000;
 export const THROUGHPUT_SAMPLE = { allQueues: 0, oneQueue: 200 } as const;
 
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+const roundOrNull = (n: number | null, digits: number) => (n === null ? null : round(n, digits));
 
 function durationData(d: DurationPercentiles): DurationData {
   return 'p50Ms' in d
@@ -102,10 +109,11 @@ export function throughputData(tp: QueueThroughput | undefined): ThroughputData 
   return {
     source: tp.source,
     spanSeconds: round(tp.spanMs / 1000, 3),
-    completedPerMinute: round(tp.completedPerMinute, 2),
-    failedPerMinute: round(tp.failedPerMinute, 2),
+    completedPerMinute: roundOrNull(tp.completedPerMinute, 2),
+    failedPerMinute: roundOrNull(tp.failedPerMinute, 2),
     completed: tp.completed,
     failed: tp.failed,
+    ...(tp.unknown ? { unknown: tp.unknown } : {}),
     sampled: tp.sampled,
     wait: durationData(tp.wait),
     run: durationData(tp.run),
@@ -218,6 +226,7 @@ export function toStatusData(
             oldestWaitingSeconds: q.oldestWaitingSeconds,
             throughput: throughputData(q.throughput),
             ...(q.delayedDue ? { delayedDue: q.delayedDue } : {}),
+            ...(q.delayedScan ? { delayedScan: q.delayedScan } : {}),
             ...(context ? { context } : {}),
             ...(q.limits
               ? { limits: { concurrency: q.limits.concurrency, rateLimit: q.limits.rateLimit } }

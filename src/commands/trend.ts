@@ -1,4 +1,4 @@
-import { formatNumber, formatUtc } from '../blocks/format.js';
+import { formatNumber, formatRate, formatUtc } from '../blocks/format.js';
 import { context, header, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
@@ -6,6 +6,7 @@ import { sparkline } from '../escalation/blocks.js';
 import { trendFile } from '../escalation/render-chart.js';
 import {
   bucketed,
+  isRate,
   isTrendWindow,
   latestValues,
   loadTrend,
@@ -73,8 +74,29 @@ export function trendLines(data: TrendData, locale: Locale): string[] {
   return TREND_STATES.map((state) => {
     const spark = depthSparkline(bucketed(data, state, SPARK_WIDTH)) || '·'.repeat(SPARK_WIDTH);
     const value = latest[state];
-    return t.line(t.states[state], spark, value === null ? t.unknown : formatNumber(value, locale));
+    const shown =
+      value === null ? t.unknown : isRate(state) ? formatRate(value, locale) : formatNumber(value, locale);
+    return t.line(t.states[state], spark, shown);
   });
+}
+
+/**
+ * What the rates are computed from, and why one is not known (a queue that keeps no finished
+ * jobs shows `?`, never a 0 that would read as "nothing done").
+ */
+function rateNotes(data: TrendData, locale: Locale): string[] {
+  const t = messages(locale).trend;
+  const known = data.points.some((p) => TREND_STATES.some((s) => isRate(s) && p.values[s] !== null));
+  const notes: string[] = [];
+  const rates = data.rates;
+  if (known && rates)
+    notes.push(t.rates(t.rateSource[rates.source] + (rates.estimated ? t.rateEstimated : '')));
+  for (const outcome of ['completed', 'failed'] as const) {
+    const why = rates?.unknown[outcome];
+    if (why) notes.push(messages(locale).throughput.rateUnknown[why](outcome));
+  }
+  if (notes.length === 0) notes.push(t.noRates);
+  return notes;
 }
 
 export function trendMessage(data: TrendData, locale: Locale, note?: string): Message {
@@ -91,6 +113,7 @@ export function trendMessage(data: TrendData, locale: Locale, note?: string): Me
       formatUtc(data.points[0]!.at, locale, false),
       formatUtc(data.points.at(-1)!.at, locale, false),
     ),
+    ...rateNotes(data, locale),
   ];
   if (data.thresholds.length)
     notes.push(
@@ -144,6 +167,16 @@ function trendData(data: TrendData, file: ReplyFile | undefined) {
     to: new Date(data.to).toISOString(),
     samples: data.points.length,
     latest: latestValues(data.points),
+    rates: data.rates
+      ? {
+          source: data.rates.source,
+          estimated: data.rates.estimated,
+          unknown: {
+            completed: data.rates.unknown.completed ?? null,
+            failed: data.rates.unknown.failed ?? null,
+          },
+        }
+      : null,
     thresholds: data.thresholds,
     alerts: data.alerts.map((a) => ({
       id: a.id,

@@ -1,14 +1,15 @@
 import type { KnownBlock } from '@slack/types';
-import { ActionId } from '../blocks/action-ids.js';
+import { ActionId, indexedActionId, jobRef } from '../blocks/action-ids.js';
 import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
 import { jobCommand } from '../blocks/job.js';
-import { actions, button, context, header, inCode, inline, section } from '../blocks/kit.js';
+import { actions, button, context, errorLine, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { ownerMention, queueContextLine } from '../blocks/queue-context.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { Silence } from '../store/alert.js';
+import { ALERT_JOBS_LISTED, type AlertJobs } from './alert-jobs.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
 const BARS = '▁▂▃▄▅▆▇█';
@@ -75,7 +76,55 @@ function ownerLine(
 }
 
 /** Metrics about a queue's failed jobs: their alert points on to one job (`/queue job`). */
-const FAILURE_METRICS: ReadonlySet<string> = new Set(['failed', 'failedIncrease']);
+const FAILURE_METRICS: ReadonlySet<string> = new Set(['failed', 'failedIncrease', 'failedPerMinute']);
+
+/**
+ * The jobs an alert is about, one line each with the command of its view (the buttons open it in
+ * Slack); `max` of them. `compact` (a group past five alerts, where Slack's total text runs out):
+ * their ids only, the buttons being the links. Undefined when there is nothing to say.
+ */
+function jobLines(
+  alert: Alert,
+  jobs: AlertJobs | undefined,
+  locale: Locale,
+  now: Date,
+  max: number,
+  compact = false,
+) {
+  const t = messages(locale).escalation.jobs;
+  if (!jobs) return undefined;
+  if (jobs.unread) return t.unread;
+  if (jobs.jobs.length === 0) return t.none[jobs.kind];
+  const shown = jobs.jobs.slice(0, max);
+  if (compact)
+    return `*${t.title[jobs.kind]}*: ${shown.map((job) => `\`${inCode(job.id, 64)}\``).join(', ')}`;
+  const lines = shown.map((job) => {
+    const detail =
+      job.error !== undefined
+        ? errorLine(job.error, 120)
+        : job.startedAt !== undefined
+          ? t.running(formatDuration(Math.max(0, now.getTime() - job.startedAt) / 1000, locale))
+          : undefined;
+    return t.line(
+      inCode(job.id, 64),
+      inline(job.name || '?', 60),
+      detail || undefined,
+      `\`${inCode(jobCommand(alert.subject, job.id), 200)}\``,
+    );
+  });
+  return `*${t.title[jobs.kind]}*\n${lines.join('\n')}`;
+}
+
+/** One button per listed job, opening its view (`job`, through the same guards). */
+function jobButtons(alert: Alert, jobs: AlertJobs | undefined, locale: Locale, max: number) {
+  const t = messages(locale).escalation;
+  return (jobs?.jobs ?? []).slice(0, max).flatMap((job, i) => {
+    const ref = jobRef(alert.subject, job.id);
+    return ref
+      ? [button(t.buttons.job(job.id.slice(0, 40)), indexedActionId(ActionId.JobRefresh, i), ref)]
+      : [];
+  });
+}
 
 /** Who did something, as Slack shows it: a mention for Slack ids, the name otherwise (CLI users). */
 export function who(id: string): string {
@@ -93,6 +142,8 @@ export function alertMessage(
   now: Date,
   settings: { clearAfterSamples: number; escalateTo: readonly string[]; ownerOf?: AlertOwnerLookup },
   silence?: Silence,
+  /** The jobs the alert is about (`readAlertJobs`), read as the message is sent. */
+  jobs?: AlertJobs,
 ): Message {
   const t = messages(locale).escalation;
   const subject = inline(alert.subject, 150);
@@ -138,7 +189,10 @@ export function alertMessage(
   blocks.push(context(...facts));
   const owner = ownerLine(alert, settings.ownerOf, locale);
   if (owner) blocks.push(context(owner));
-  if (alert.queue !== undefined && FAILURE_METRICS.has(alert.metric))
+  const listed =
+    alert.queue === undefined ? undefined : jobLines(alert, jobs, locale, now, ALERT_JOBS_LISTED);
+  if (listed) blocks.push(section(listed));
+  if (alert.queue !== undefined && FAILURE_METRICS.has(alert.metric) && (!jobs || jobs.unread))
     blocks.push(
       context(messages(locale).queueContext.alertJobHint(inCode(jobCommand(alert.subject, '<id>'), 300))),
     );
@@ -153,7 +207,7 @@ export function alertMessage(
   if (silence) states.push(silenceNote(silence, locale));
   if (states.length) blocks.push(context(...states));
 
-  blocks.push(alertButtons(alert, locale));
+  blocks.push(alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED));
   const paged = settings.ownerOf?.(alert);
   // The notification's own text carries the mention too, so the owner's phone says why.
   const text = t.fallback(severity, rule, subject, value);
@@ -163,8 +217,8 @@ export function alertMessage(
   };
 }
 
-/** The per-alert buttons: Ack, Snooze, and for queues Show DLQ and Scale… */
-function alertButtons(alert: Alert, locale: Locale) {
+/** The per-alert buttons: Ack, Snooze, for queues Show DLQ and Scale…, then one per listed job. */
+function alertButtons(alert: Alert, locale: Locale, jobs: AlertJobs | undefined, maxJobs: number) {
   const t = messages(locale).escalation;
   const buttons = [
     button(t.buttons.ack, ActionId.AlertAck, alert.id, !alert.ackedBy),
@@ -175,6 +229,7 @@ function alertButtons(alert: Alert, locale: Locale) {
     // `system/queue` is an id; the commands behind these buttons check it and their own guards.
     buttons.push(button(t.buttons.dlq, ActionId.AlertDlq, alert.subject));
     buttons.push(button(t.buttons.scale, ActionId.AlertScale, alert.subject));
+    buttons.push(...jobButtons(alert, jobs, locale, maxJobs));
   }
   return actions(buttons);
 }
@@ -203,6 +258,8 @@ export function groupMessage(
     ownerOf?: AlertOwnerLookup;
   },
   silences: readonly Silence[] = [],
+  /** The jobs each firing alert is about, by alert id, read as the message is sent. */
+  jobsOf: ReadonlyMap<string, AlertJobs> = new Map(),
 ): Message {
   const t = messages(locale).escalation;
   const g = t.group;
@@ -229,6 +286,7 @@ export function groupMessage(
   const worst = SEVERITY_ORDER.find((s) => firing.some((a) => a.severity === s)) ?? 'info';
   const severity = t.severity[worst] ?? worst;
   blocks.push(header(`${t.severityEmoji[worst] ?? ''} ${g.header(severity, firing.length, where)}`));
+  const jobsShown = firing.length > 5 ? 1 : ALERT_JOBS_LISTED;
   const line = (a: Alert) => {
     const parts = [
       g.alertLine(
@@ -251,9 +309,14 @@ export function groupMessage(
       parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
     if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
     parts.push(t.alertId(a.id));
-    // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five.
+    // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five,
+    // and its jobs, only the first past five.
     const owner = ownerLine(a, settings.ownerOf, locale, firing.length > 5 ? 'owner' : 'ownerAndRunbook');
-    return owner ? `${parts.join(' · ')}\n${owner}` : parts.join(' · ');
+    const listed =
+      a.queue === undefined
+        ? undefined
+        : jobLines(a, jobsOf.get(a.id), locale, now, jobsShown, jobsShown === 1);
+    return [parts.join(' · '), owner, listed].filter(Boolean).join('\n');
   };
   if (firing.length > settings.maxAlertsPerMessage) {
     // A storm: counted by rule and system, a few named, the rest one command away.
@@ -275,7 +338,7 @@ export function groupMessage(
   } else {
     for (const a of firing) {
       blocks.push(section(line(a)));
-      blocks.push(alertButtons(a, locale));
+      blocks.push(alertButtons(a, locale, jobsOf.get(a.id), jobsShown));
     }
   }
   if (resolved.length)

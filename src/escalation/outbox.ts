@@ -5,6 +5,7 @@ import type { Locale } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Alert, Silence } from '../store/alert.js';
 import type { EscalationStore, OutboxItem, OutboxLane } from '../store/store.js';
+import { type AlertJobs, alertJobKind } from './alert-jobs.js';
 import { type AlertOwnerLookup, alertMessage, groupMessage, threadMessage } from './blocks.js';
 
 /** A Slack call that failed; whether to try again, and not before when. */
@@ -70,6 +71,13 @@ export interface OutboxDeps {
   /** The depth chart of an alert's queue; undefined when there is nothing to draw. */
   chart?: (alert: Alert) => Promise<ChartFile | undefined>;
   /**
+   * The jobs a firing alert is about (`readAlertJobs`), each linked to its view in the message;
+   * read as the message is rendered, so a post or update lists the jobs as they are then.
+   */
+  jobs?: (alert: Alert) => Promise<AlertJobs | undefined>;
+  /** How long a message waits for its jobs before it goes out without them. Default 3 s. */
+  jobsTimeoutMs?: number;
+  /**
    * How long a claim holds while an item is delivered. Default 30 s: longer than one delivery can
    * take (a lookup and a post, each cut off by the Web API client's 10 s timeout), short enough
    * that a replica killed mid-call holds the outbox up for half a minute at most. A chart holds
@@ -113,6 +121,36 @@ export function createOutbox(deps: OutboxDeps) {
   let messagesRun: Promise<LaneResult> | undefined;
   let chartsRun: Promise<LaneResult> | undefined;
 
+  /**
+   * The jobs of a firing alert for its message. Never holds a message up for long nor stops it: a
+   * system that does not answer in `jobsTimeoutMs` (it may be the one in trouble) or fails makes
+   * the message say its jobs could not be listed.
+   */
+  async function jobsOf(alert: Alert): Promise<AlertJobs | undefined> {
+    const kind = alertJobKind(alert.metric);
+    if (!deps.jobs || kind === undefined || alert.queue === undefined || alert.status !== 'firing')
+      return undefined;
+    const unread: AlertJobs = { kind, jobs: [], unread: true };
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<AlertJobs>((resolve) => {
+      timer = setTimeout(() => resolve(unread), deps.jobsTimeoutMs ?? 3000);
+    });
+    try {
+      return await Promise.race([
+        deps.jobs(alert).catch((error: unknown) => {
+          logger.warn(
+            { alertId: alert.id, reason: error instanceof Error ? error.message : String(error) },
+            'could not list the jobs of an alert; its message says so',
+          );
+          return unread;
+        }),
+        late,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** The silence an alert's message mentions, while it is in force. */
   async function silenceOf(alert: Alert): Promise<Silence | undefined> {
     if (alert.silencedBy === undefined) return undefined;
@@ -138,7 +176,9 @@ export function createOutbox(deps: OutboxDeps) {
     const silences = (await Promise.all(ids.map((id) => store.getSilence(id)))).filter(
       (s): s is Silence => s !== undefined && s.liftedAt === undefined && s.expiresAt > iso,
     );
-    return { message: groupMessage(members, deps.locale, now, settings, silences), members };
+    const listed = await Promise.all(members.map(async (a) => [a.id, await jobsOf(a)] as const));
+    const jobs = new Map(listed.flatMap(([id, j]) => (j ? [[id, j] as const] : [])));
+    return { message: groupMessage(members, deps.locale, now, settings, silences, jobs), members };
   }
 
   /** Updates a group's message unless this process already sent exactly that. */
@@ -248,7 +288,7 @@ export function createOutbox(deps: OutboxDeps) {
       }
       const posted = await slack.post(
         channel,
-        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert)),
+        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert), await jobsOf(alert)),
         undefined,
         alert.id,
       );
@@ -275,7 +315,7 @@ export function createOutbox(deps: OutboxDeps) {
       await slack.update(
         alert.channel,
         alert.messageTs,
-        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert)),
+        alertMessage(alert, deps.locale, now, settings, await silenceOf(alert), await jobsOf(alert)),
       );
     } else {
       await slack.post(

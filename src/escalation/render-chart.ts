@@ -1,4 +1,4 @@
-import { formatNumber } from '../blocks/format.js';
+import { formatNumber, formatRate } from '../blocks/format.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { loadEcharts, loadResvg } from '../lib/lazy.js';
 import { CHART_SIZE, type ChartSize, type TrendData, trendOption } from './trend.js';
@@ -44,9 +44,11 @@ export async function trendFile(
     trendOption(data, {
       title: t.chartTitle(target, data.window),
       states: t.states,
+      rateAxis: t.rateAxis,
       threshold: t.threshold,
       alert: t.alertBand,
       count: (n) => formatNumber(n, locale),
+      rate: (n) => formatRate(n, locale),
     }),
   );
   const safe = `${data.system}-${data.queue}`.replace(/[^\w.-]+/g, '_').slice(0, 80);

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Store } from '../store/store.js';
+import { type AlertJobs, alertJobKind, readAlertJobs } from './alert-jobs.js';
 import { type AlertService, trendSource } from './alerts.js';
 import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
@@ -16,6 +17,9 @@ export function alertWindow(openedAt: number, now: number): TrendWindow {
   const fits = (Object.keys(TREND_WINDOWS) as TrendWindow[]).find((w) => TREND_WINDOWS[w] >= needed);
   return fits ?? '24h';
 }
+
+/** How long the jobs read for an alert's message serve its other renders. */
+const JOBS_FRESH_MS = 5000;
 
 /** The monitor and its outbox for one process, over the runtime's store and backends. */
 export interface Escalation {
@@ -51,6 +55,21 @@ export function createEscalation(deps: {
       s.slack?.alertChannel ? [[s.name, s.slack.alertChannel] as const] : [],
     ),
   );
+  // A group's alerts change in one tick and each change renders the group again: the jobs of one
+  // alert are read once for all of them.
+  const jobsRead = new Map<string, { at: number; jobs: Promise<AlertJobs | undefined> }>();
+  const readJobs = (alert: Parameters<typeof readAlertJobs>[1] & { id: string; system: string }) => {
+    const backend = runtime.backends.get(alert.system);
+    if (!backend) return Promise.resolve(undefined);
+    const now = Date.now();
+    const key = `${alert.id}|${alertJobKind(alert.metric)}`;
+    const cached = jobsRead.get(key);
+    if (cached && now - cached.at < JOBS_FRESH_MS) return cached.jobs;
+    const jobs = readAlertJobs(backend, alert);
+    jobsRead.set(key, { at: now, jobs });
+    for (const [k, v] of jobsRead) if (now - v.at >= JOBS_FRESH_MS) jobsRead.delete(k);
+    return jobs;
+  };
   const outbox = createOutbox({
     store: runtime.store.escalation,
     ...(deps.slack ? { slack: deps.slack } : {}),
@@ -63,6 +82,7 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     logger,
     locale: runtime.config.locale,
+    jobs: readJobs,
     async chart(alert) {
       if (alert.queue === undefined) return undefined;
       const now = runtime.ctx.now().getTime();

@@ -1,4 +1,9 @@
-import type { QueueBackend, QueueThroughput, SystemStatus } from '../backends/queue-backend.js';
+import type {
+  QueueBackend,
+  QueueThroughput,
+  SystemStatus,
+  ThroughputOptions,
+} from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import { askSystem } from '../backends/timeout.js';
 import type { Config, EscalationRule } from '../config/schema.js';
@@ -7,31 +12,32 @@ import { messages } from '../i18n/index.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
 
 /**
- * What a tick reads of every queue's throughput, in the same round trip as the counts: the last 5
- * minutes (a rate that one slow tick does not swing), timed over the newest 10 finished jobs of
- * each outcome (what keeps a tick over 1,000 busy queues bounded).
+ * What a tick reads of every queue's throughput, in the same round trip as the counts: jobs
+ * completed and failed in the last 5 minutes (a rate that one slow tick does not swing, the span
+ * `status` shows too), in every sample, for `trend` and the rate rules. Only when a rule watches a
+ * duration are the newest 10 finished jobs of each outcome also timed: that reads job hashes, and
+ * over 1,000 busy queues costs several times the counts (`npm run bench -- throughput`), while a
+ * tick is held to 1.3× `status`.
  */
 export const SAMPLED_THROUGHPUT = { spanMs: 5 * 60_000, sample: 10 } as const;
 
-/** The rule metrics only a throughput read knows. */
-const THROUGHPUT_METRICS: readonly string[] = [
-  'throughput',
-  'failedPerMinute',
-  'waitP95Seconds',
-  'runP95Seconds',
-];
+/** The rule metrics only a timing of finished jobs knows. */
+const DURATION_METRICS: readonly string[] = ['waitP95Seconds', 'runP95Seconds'];
 
-/**
- * Whether any rule watches a throughput metric (as its metric or in `when`). Only then does a
- * tick read throughput: over 1,000 busy queues the read costs several times the counts
- * (`npm run bench -- throughput`), and a tick is held to 1.3× `status`.
- */
-export function rulesNeedThroughput(rules: readonly EscalationRule[] | undefined): boolean {
+/** Whether any rule watches a duration (as its metric or in `when`): only then are jobs timed. */
+export function rulesNeedDurations(rules: readonly EscalationRule[] | undefined): boolean {
   return (rules ?? []).some(
     (r) =>
-      THROUGHPUT_METRICS.includes(r.metric) ||
-      (r.when ?? []).some((c) => THROUGHPUT_METRICS.includes(c.metric)),
+      DURATION_METRICS.includes(r.metric) || (r.when ?? []).some((c) => DURATION_METRICS.includes(c.metric)),
   );
+}
+
+/** What a tick asks of the throughput: always the rates, the durations only for a rule on them. */
+export function sampledThroughput(rules: readonly EscalationRule[] | undefined): ThroughputOptions {
+  return {
+    spanMs: SAMPLED_THROUGHPUT.spanMs,
+    sample: rulesNeedDurations(rules) ? SAMPLED_THROUGHPUT.sample : 0,
+  };
 }
 
 export interface SamplerDeps {
@@ -52,7 +58,7 @@ export async function takeSample(
   now: number,
 ): Promise<Sample> {
   const backends = deps.backends.all();
-  const throughput = rulesNeedThroughput(deps.config.escalation?.rules) ? SAMPLED_THROUGHPUT : undefined;
+  const throughput = sampledThroughput(deps.config.escalation?.rules);
   const asked = Promise.allSettled(
     backends.map((backend) => {
       // New failures since the last good sample of this system, in the same round trip; Celery's
@@ -64,7 +70,7 @@ export async function takeSample(
         backend.status(undefined, {
           ...(since === undefined ? {} : { failedSince: since }),
           workerStats: true,
-          ...(throughput ? { throughput } : {}),
+          throughput,
         }),
       );
     }),
@@ -153,10 +159,19 @@ export function toSystemSample(
     }
     return sample;
   });
+  // Why a rate is not known is the system's (Celery) or, BullMQ, always that nothing is kept.
+  const read = status.queues.filter((q) => q.throughput);
+  const unknown = read
+    .flatMap((q) => [q.throughput!.unknown?.completed, q.throughput!.unknown?.failed])
+    .find((why) => why !== undefined && why !== 'notKept');
+  const estimated = read.some((q) => q.throughput!.estimated);
   return {
     name: status.name,
     type: status.type,
     ok: true,
+    ...(read.length > 0
+      ? { rates: { ...(unknown ? { unknown } : {}), ...(estimated ? { estimated: true as const } : {}) } }
+      : {}),
     memory: {
       used: status.redis.usedMemoryBytes,
       max: status.redis.maxMemoryBytes,
@@ -169,13 +184,17 @@ export function toSystemSample(
   };
 }
 
-/** The rule metrics of a queue's throughput; rates rounded so a stored sample stays small. */
+/**
+ * The rule metrics of a queue's throughput, and for `trend` where the rates came from when that
+ * is not the system's usual source, and why one is not known; rates rounded so a stored sample
+ * stays small.
+ */
 function throughputSample(tp: QueueThroughput | undefined): Partial<QueueSample> {
   if (!tp) return {};
-  const out: Partial<QueueSample> = {
-    throughput: Math.round(tp.completedPerMinute * 100) / 100,
-    failedPerMinute: Math.round(tp.failedPerMinute * 100) / 100,
-  };
+  const out: Partial<QueueSample> = {};
+  if (tp.completedPerMinute !== null) out.throughput = Math.round(tp.completedPerMinute * 100) / 100;
+  if (tp.failedPerMinute !== null) out.failedPerMinute = Math.round(tp.failedPerMinute * 100) / 100;
+  if (tp.source === 'metrics') out.rateSource = 'metrics';
   if ('p95Ms' in tp.wait) out.waitP95Seconds = tp.wait.p95Ms / 1000;
   if ('p95Ms' in tp.run) out.runP95Seconds = tp.run.p95Ms / 1000;
   return out;

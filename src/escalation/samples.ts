@@ -1,4 +1,4 @@
-import type { SystemType } from '../backends/queue-backend.js';
+import type { SystemType, UnknownRate } from '../backends/queue-backend.js';
 
 /**
  * What one monitor tick saw, kept (a short history) in the bot's store so that windows (`for`,
@@ -30,6 +30,14 @@ export interface SystemSample {
    * one INFO persistence a tick. Absent when it could not be read, and in older samples.
    */
   persistence?: { rdb: string; aof: string | null };
+  /**
+   * Present when this tick read the queues' rates (every tick since every sample has them; absent
+   * in older samples): a queue without `throughput` or `failedPerMinute` then had that rate not
+   * known, for `unknown` (Celery: no result at all, results naming no queue) or else, BullMQ, as
+   * its queue keeps no finished job of that outcome. Kept per system so a sample of 1,000 queues
+   * grows by a few bytes, not a reason per queue.
+   */
+  rates?: { unknown?: UnknownRate; estimated?: true };
   queues: QueueSample[];
 }
 
@@ -60,11 +68,14 @@ export interface QueueSample {
    */
   head?: { id: string; firstSeen: number };
   /**
-   * Jobs completed per minute over the sampler's throughput span, and failed per minute; absent
-   * when the system cannot tell, and in samples stored before they existed (rules then see no value).
+   * Jobs completed per minute over the sampler's throughput span (the 5 minutes before the
+   * sample), and failed per minute; absent when not known (`SystemSample.rates` says why), and in
+   * samples stored before every sample had them (rules then see no value).
    */
   throughput?: number;
   failedPerMinute?: number;
+  /** Set only when the rates came from BullMQ's own metrics rather than the kept jobs. */
+  rateSource?: 'metrics';
   /** p95 of wait and run of the newest finished jobs, in seconds; absent when unknown (Celery). */
   waitP95Seconds?: number;
   runP95Seconds?: number;

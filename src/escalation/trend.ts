@@ -1,3 +1,4 @@
+import type { SystemType, ThroughputSource, UnknownRate } from '../backends/queue-backend.js';
 import type { EscalationRule } from '../config/schema.js';
 import type { Alert } from '../store/alert.js';
 import { ruleMatches } from './rules.js';
@@ -15,11 +16,36 @@ export type TrendWindow = keyof typeof TREND_WINDOWS;
 export const LONGEST_TREND_MS = TREND_WINDOWS['24h'];
 
 /**
- * The series drawn, in legend order: the depths by state, and beside them the throughput (jobs
- * completed per minute, from the monitor's samples), drawn against an axis of its own.
+ * The series drawn, in legend order: the depths by state, and beside them the rates (jobs
+ * completed and failed per minute over the 5 minutes before each sample, which every sample
+ * carries), drawn against an axis of their own. Named as the rule metrics are, so a rule's
+ * threshold on one is drawn on it.
  */
-export const TREND_STATES = ['waiting', 'active', 'delayed', 'failed', 'throughput'] as const;
+export const TREND_STATES = [
+  'waiting',
+  'active',
+  'delayed',
+  'failed',
+  'throughput',
+  'failedPerMinute',
+] as const;
 export type TrendState = (typeof TREND_STATES)[number];
+
+/** The rates among the series: they have the right-hand axis. */
+const RATE_STATES: readonly TrendState[] = ['throughput', 'failedPerMinute'];
+export const isRate = (state: TrendState) => RATE_STATES.includes(state);
+
+/**
+ * What the rates of a trend are computed from, as its newest sample of the queue says: the
+ * system's kind, where they came from, and why one is not known.
+ */
+export interface TrendRates {
+  type: SystemType;
+  source: ThroughputSource;
+  /** Part of a Celery result backend was read, and the counts scaled up. */
+  estimated: boolean;
+  unknown: { completed?: UnknownRate; failed?: UnknownRate };
+}
 
 /** One sample of one queue; null where the system could not be read or the queue was missing. */
 export interface TrendPoint {
@@ -52,6 +78,8 @@ export interface TrendData {
   points: TrendPoint[];
   thresholds: TrendThreshold[];
   alerts: TrendAlertSpan[];
+  /** Undefined when no sample of the window read the queue. */
+  rates?: TrendRates;
 }
 
 /** Where the samples and alert history come from (the store, through `trendSource`). */
@@ -64,6 +92,9 @@ export interface TrendSource {
   /** Firing alerts, and the newest resolved alert of each key in `keys`. */
   alerts(keys: readonly string[]): Promise<Alert[]>;
 }
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
 
 export function isTrendWindow(text: string): text is TrendWindow {
   return Object.hasOwn(TREND_WINDOWS, text);
@@ -89,12 +120,46 @@ export function trendPoints(
         active: q ? q.active : null,
         delayed: q ? q.delayed : null,
         failed: q ? q.failed : null,
-        // Unknown (Celery without `result_extended`, samples older than it) is a gap, not a 0.
+        // Unknown (a queue that keeps no finished jobs, Celery without `result_extended`, samples
+        // older than the rates) is a gap, not a 0.
         throughput: q?.throughput ?? null,
+        failedPerMinute: q?.failedPerMinute ?? null,
       },
     });
   }
   return points;
+}
+
+/**
+ * Where the rates of the newest sample that read the queue (and its rates) came from, and what it
+ * could not know: a rate the queue's sample lacks is unknown for the system's reason, else (BullMQ)
+ * because the queue keeps no finished job of that outcome.
+ */
+export function trendRates(
+  samples: readonly Sample[],
+  system: string,
+  queue: string,
+  from: number,
+  to: number,
+): TrendRates | undefined {
+  for (let i = samples.length - 1; i >= 0; i--) {
+    const sample = samples[i]!;
+    if (sample.at < from || sample.at > to) continue;
+    const s = sample.systems.find((x) => x.name === system);
+    const q = s?.ok ? s.queues.find((x) => x.name === queue) : undefined;
+    if (!s || !q || !s.rates) continue;
+    const why: UnknownRate = s.rates.unknown ?? 'notKept';
+    return {
+      type: s.type,
+      source: q.rateSource ?? (s.type === 'celery' ? 'results' : 'jobs'),
+      estimated: s.rates.estimated === true,
+      unknown: {
+        ...(q.throughput === undefined ? { completed: why } : {}),
+        ...(q.failedPerMinute === undefined ? { failed: why } : {}),
+      },
+    };
+  }
+  return undefined;
 }
 
 const isState = (metric: string): metric is TrendState =>
@@ -167,6 +232,7 @@ export async function loadTrend(
     points: trendPoints(samples, system, queue, from, now),
     thresholds: trendThresholds(rules, system, queue),
     alerts: trendAlertSpans(alerts, system, queue, from, now),
+    ...optional('rates', trendRates(samples, system, queue, from, now)),
   };
 }
 
@@ -193,6 +259,7 @@ export function latestValues(points: readonly TrendPoint[]): Record<TrendState, 
     delayed: null,
     failed: null,
     throughput: null,
+    failedPerMinute: null,
   };
   for (const state of TREND_STATES) {
     for (let i = points.length - 1; i >= 0; i--) {
@@ -213,6 +280,7 @@ export const STATE_COLOURS: Record<TrendState, string> = {
   delayed: '#d69e2e',
   failed: '#d64545',
   throughput: '#6b46c1',
+  failedPerMinute: '#b83280',
 };
 
 export interface ChartSize {
@@ -269,10 +337,14 @@ export function placeBandLabels(
 export interface ChartLabels {
   title: string;
   states: Record<TrendState, string>;
+  /** The right-hand axis' name: jobs per minute. */
+  rateAxis: string;
   threshold: (rule: string, value: string) => string;
   alert: (rule: string) => string;
   /** A count as the locale writes it (48.000 in Turkish): threshold labels and the value axis. */
   count: (n: number) => string;
+  /** A rate per minute as the locale writes it (`0,4`): the rate axis and its thresholds. */
+  rate: (n: number) => string;
 }
 
 /**
@@ -290,25 +362,27 @@ export function trendOption(
     end: Math.min(a.end ?? data.to, data.to),
     label: labels.alert(a.rule),
   }));
-  // The rate and its axis only when some sample knew it: a chart of depths alone stays as it was.
-  const withRate = data.points.some((p) => p.values.throughput !== null);
-  const drawn = TREND_STATES.filter((s) => withRate || s !== 'throughput');
+  // A rate and its axis only when some sample knew it: a chart of depths alone stays as it was.
+  const known = (state: TrendState) => data.points.some((p) => p.values[state] !== null);
+  const drawn = TREND_STATES.filter((s) => !isRate(s) || known(s));
+  const withRate = drawn.some(isRate);
   const grid = withRate ? { ...CHART_GRID, right: 64 } : CHART_GRID;
   const places = placeBandLabels(bands, data.from, data.to, size.width - grid.left - grid.right);
   const series = drawn.map((state) => {
+    const value = isRate(state) ? labels.rate : labels.count;
     const lines = data.thresholds
       .filter((t) => t.state === state)
       .map((t) => ({
         yAxis: t.value,
-        name: labels.threshold(t.rule, labels.count(t.value)),
-        label: { formatter: labels.threshold(t.rule, labels.count(t.value)), position: 'insideEndTop' },
+        name: labels.threshold(t.rule, value(t.value)),
+        label: { formatter: labels.threshold(t.rule, value(t.value)), position: 'insideEndTop' },
       }));
     const isFirst = state === TREND_STATES[0];
     return {
       name: labels.states[state],
       type: 'line',
-      // A rate is not a depth: it has the right-hand axis to itself.
-      ...(state === 'throughput' ? { yAxisIndex: 1 } : {}),
+      // A rate is not a depth: the rates have the right-hand axis to themselves.
+      ...(isRate(state) ? { yAxisIndex: 1 } : {}),
       showSymbol: false,
       connectNulls: false,
       lineStyle: { width: 2, color: STATE_COLOURS[state] },
@@ -347,9 +421,9 @@ export function trendOption(
         : {}),
     };
   });
-  const depths = TREND_STATES.filter((s) => s !== 'throughput');
+  const depths = TREND_STATES.filter((s) => !isRate(s));
   const highest = Math.max(0, ...data.points.flatMap((p) => depths.map((s) => p.values[s] ?? 0)));
-  const top = Math.max(0, ...data.thresholds.filter((t) => t.state !== 'throughput').map((t) => t.value));
+  const top = Math.max(0, ...data.thresholds.filter((t) => !isRate(t.state)).map((t) => t.value));
   const axisMax = top > highest ? Math.ceil(top * 1.1) : undefined;
   const depthAxis = {
     type: 'value',
@@ -361,9 +435,13 @@ export function trendOption(
   const rateAxis = {
     type: 'value',
     min: 0,
-    name: labels.states.throughput,
+    // Its name along the axis, not above it, where the legend is.
+    name: labels.rateAxis,
+    nameLocation: 'middle',
+    nameRotate: 90,
+    nameGap: 40,
     splitLine: { show: false },
-    axisLabel: { formatter: (value: number) => labels.count(value) },
+    axisLabel: { formatter: (value: number) => labels.rate(value) },
   };
   return {
     animation: false,

@@ -118,8 +118,9 @@ export function createMetrics(deps: MetricsDeps): Metrics {
         jobsCompleted.inc(labels, grew(tp.totals.completed, before?.completed));
         jobsFailed.inc(labels, grew(tp.totals.failed, before?.failed));
       } else {
-        jobsCompleted.inc(labels, tp.completed);
-        jobsFailed.inc(labels, tp.failed);
+        // An outcome the queue keeps nothing of is not counted: adding 0 would claim it was seen.
+        if (tp.completed !== null) jobsCompleted.inc(labels, tp.completed);
+        if (tp.failed !== null) jobsFailed.inc(labels, tp.failed);
       }
       for (const d of tp.durations ?? []) {
         jobDuration.observe({ ...labels, phase: 'wait' }, d.waitMs / 1000);

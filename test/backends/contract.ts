@@ -91,6 +91,26 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       }
     });
 
+    it('samples the newest dead letters alone, as the full sample lists them, when asked for no groups', async () => {
+      await fx.seed(scenario);
+      const full = await fx.backend.dlq('beta', 2);
+      const newest = await fx.backend.dlq('beta', 2, { newestOnly: true });
+      expect(newest.total).toBe(3);
+      expect(newest.jobs).toEqual(full.jobs);
+      expect(newest.groupedOver).toBeLessThanOrEqual(2);
+    });
+
+    it('where it lists the next jobs: at most the limit, ids and names only, each once', async () => {
+      expect(typeof fx.unreachableBackend().nextJobs).toBe(typeof fx.backend.nextJobs);
+      if (!fx.backend.nextJobs) return;
+      await fx.seed(scenario);
+      const next = await fx.backend.nextJobs('alpha', 3);
+      expect(next).toHaveLength(3);
+      for (const job of next) expect(Object.keys(job).sort()).toEqual(['id', 'name']);
+      expect(new Set(next.map((j) => j.id)).size).toBe(3);
+      expect(await fx.backend.nextJobs('beta', 10)).toHaveLength(2);
+    });
+
     it('answers an empty sample for a queue with no failures', async () => {
       await fx.seed(scenario);
       const sample = await fx.backend.dlq('alpha', 10);

@@ -43,4 +43,45 @@ describe('a group message within Slack’s limits', () => {
     expect(storm.blocks.some((b) => b.type === 'actions')).toBe(false);
     expect(JSON.stringify(storm.blocks)).toContain('`/queue alerts` hepsini');
   });
+
+  it('with the longest job lists (the longest ids, names and errors) each alert keeps its jobs and stays valid', () => {
+    const jobsOf = (count: number) =>
+      new Map(
+        Array.from({ length: count }, (_, i) => [
+          `a-f${i}`,
+          {
+            kind: 'failed' as const,
+            jobs: [0, 1, 2].map((k) => ({
+              id: `${'9'.repeat(60)}${k}`,
+              name: 'n'.repeat(200),
+              error: `ProviderError: ${'e'.repeat(400)}`,
+            })),
+          },
+        ]),
+      );
+    for (const count of [5, 20]) {
+      const firing = Array.from({ length: count }, (_, i) =>
+        sampleAlert({
+          id: `a-f${i}`,
+          key: `k|${i}`,
+          metric: 'failedIncrease',
+          queue: long(i),
+          subject: `pushizo/${long(i)}`,
+          groupId: 'g-1',
+        }),
+      );
+      const message = groupMessage(firing, 'en', now, settings, [], jobsOf(count));
+      expect(validateMessage(message, 'message'), `${count} alerts`).toEqual([]);
+      const text = JSON.stringify(message.blocks);
+      // Three jobs each, with their view's command, while five fire; past five the first job's id
+      // each, its button being the link.
+      const listed = count === 5 ? 3 : 1;
+      expect(text.match(/\/queue job pushizo\//g) ?? []).toHaveLength(count === 5 ? count * listed : 0);
+      expect(text.match(/`9{60}\d`/g)).toHaveLength(count * listed);
+      const jobButtons = message.blocks
+        .flatMap((b) => (b.type === 'actions' ? b.elements : []))
+        .filter((e) => 'action_id' in e && e.action_id?.startsWith('queue_ops.job.refresh'));
+      expect(jobButtons).toHaveLength(count * listed);
+    }
+  });
 });

@@ -139,8 +139,9 @@ describe('alerts name who owns their queue', () => {
     );
     // The notification text carries the mention, so the owning team's phones say why.
     expect(webhooks.body.text).toContain('<!subteam^S0WEBHOOKS>');
-    // A failure alert points on to one job's view.
-    expect(webhooksBlocks).toContain('`/queue job pushizo/webhooks &lt;id&gt;`');
+    // A failure alert lists its newest failed jobs, each with its job view's command.
+    expect(webhooksBlocks).toContain('`/queue job pushizo/webhooks 2`');
+    expect(webhooksBlocks).toContain('`/queue job pushizo/webhooks 1`');
 
     // The dispatch rule does not page its owner: named, not mentioned.
     const dispatchBlocks = JSON.stringify(dispatch.blocks);

@@ -92,9 +92,16 @@ describe('rules on throughput and durations', () => {
       [],
       now,
     );
-    // Without a rule on throughput, a tick does not read it (it costs; see the bench).
+    // Every tick has the rates (trend draws them); only a rule on a duration has jobs timed (it
+    // reads job hashes, which costs; see the bench).
     const plain = await takeSample({ config: { systems: [system] }, backends }, [], now);
-    expect(plain.systems[0]!.queues.find((q) => q.name === 'dispatch-ios')!.throughput).toBeUndefined();
+    const plainIos = plain.systems[0]!.queues.find((q) => q.name === 'dispatch-ios')!;
+    expect(plainIos.throughput).toBe(0.4);
+    // It kept no failed job: that rate is not known (not 0), and the sample says it read rates.
+    expect(plainIos.failedPerMinute).toBeUndefined();
+    expect(plain.systems[0]!.rates).toEqual({});
+    expect(plainIos.waitP95Seconds).toBeUndefined();
+    expect(plainIos.runP95Seconds).toBeUndefined();
     const byName = new Map(sample.systems[0]!.queues.map((q) => [q.name, q]));
     expect(byName.get('dispatch-ios')).toMatchObject({
       throughput: 0.4,

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatNumber } from '../../src/blocks/format.js';
+import { formatNumber, formatRate } from '../../src/blocks/format.js';
 import { configSchema } from '../../src/config/schema.js';
 import { renderChartPng, trendFile } from '../../src/escalation/render-chart.js';
 import { alertWindow } from '../../src/escalation/runtime.js';
@@ -145,6 +145,7 @@ describe('trend chart', () => {
     expect(d.points).toHaveLength(61);
     expect(d.points[51]!.values).toEqual({
       throughput: null,
+      failedPerMinute: null,
       waiting: null,
       active: null,
       delayed: null,
@@ -292,8 +293,11 @@ const labels = {
     delayed: 'delayed',
     failed: 'failed',
     throughput: 'done/min',
+    failedPerMinute: 'failed/min',
   },
+  rateAxis: 'per min',
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   alert: (rule: string) => `alert: ${rule}`,
   count: (n: number) => formatNumber(n, 'en'),
+  rate: (n: number) => formatRate(n, 'en'),
 };

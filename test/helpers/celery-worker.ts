@@ -184,6 +184,8 @@ export interface CeleryPublish {
   priority?: number;
   /** Sets the ETA this many seconds from now (negative: in the past). */
   etaSeconds?: number;
+  /** `apply_async(countdown=…)`: Celery turns it into an ETA this many seconds after sending. */
+  countdown?: number;
   /** Wait until the task's result (or failure) is stored before publishing the next one. */
   wait?: boolean;
 }
@@ -206,6 +208,7 @@ export async function publishCelery(
       queue: t.queue,
       priority: t.priority ?? 0,
       eta_seconds: t.etaSeconds ?? null,
+      countdown: t.countdown ?? null,
       wait: t.wait ?? false,
     })),
     lengths,

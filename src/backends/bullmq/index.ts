@@ -5,6 +5,7 @@ import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import {
+  type DlqOptions,
   type DlqSample,
   type FailedJob,
   type FailOutcome,
@@ -13,6 +14,7 @@ import {
   type PauseOutcome,
   type QueueBackend,
   type QueueCounts,
+  type QueuedJob,
   type QueueLimitChange,
   type QueueLimits,
   type QueuePurger,
@@ -36,13 +38,14 @@ import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { readBullmqJob } from './job.js';
 import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
+import { readNextJobs } from './next-jobs.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqPurger } from './purge.js';
 import { withSelection } from './purge-selection.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
-import { STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
-import { readThroughput } from './throughput.js';
+import { RATE_FIELDS, STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
+import { ratesOf, readThroughput } from './throughput.js';
 import { DELAYED_DUE, THROUGHPUT_BATCH, THROUGHPUT_BATCH_QUEUES } from './throughput-script.js';
 
 export { parseClientList, workersFromClientList } from './client-list.js';
@@ -72,7 +75,8 @@ export interface BullmqBackend extends QueueBackend {
   /** What BullMQ's own `reprocessJob` of the queue's major does, one script per batch (see retry.ts). */
   previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview>;
   retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome>;
-  running(): Promise<RunningWork[]>;
+  running(queues?: readonly string[]): Promise<RunningWork[]>;
+  nextJobs(queue: string, limit: number): Promise<QueuedJob[]>;
   jobLock(queue: string, id: string): Promise<JobLockInfo>;
   failJob(queue: string, id: string, reason: string): Promise<FailOutcome>;
   queueLimits(queue: string): Promise<QueueLimits>;
@@ -276,16 +280,22 @@ export function createBullmqBackend(
     };
   }
 
-  // The failed set's scores are when each job failed (BullMQ's finishedOn); `+inf` counts nothing.
-  const statusSteps = (names: string[], failedSince?: number): PipelineStep[] => {
+  // The finished sets' scores are when each job finished (BullMQ's finishedOn); `+inf` counts nothing.
+  const statusSteps = (
+    names: string[],
+    at: number,
+    failedSince?: number,
+    rateSince?: number,
+  ): PipelineStep[] => {
     const since = failedSince === undefined ? '+inf' : String(Math.floor(failedSince));
+    const rates = rateSince === undefined ? '+inf' : String(Math.floor(rateSince));
     const steps: PipelineStep[] = [];
     for (let start = 0; start < names.length; start += STATUS_BATCH_QUEUES) {
       const batch = names.slice(start, start + STATUS_BATCH_QUEUES);
       steps.push({
         script: STATUS_BATCH,
         keys: [`${prefix}:${batch[0]}:meta`],
-        args: [`${prefix}:`, since, ...batch],
+        args: [`${prefix}:`, since, rates, at, ...batch],
       });
     }
     return steps;
@@ -341,13 +351,19 @@ export function createBullmqBackend(
       return await withRedis(async () => {
         const names = queues ? await queueNames.resolve(queues) : await queueNames.list();
         const at = now();
+        const tp = options?.throughput;
+        // Rates alone (nothing to time) are a few calls a queue inside the status script itself;
+        // timing jobs, or their raw durations, takes the throughput script.
+        const ratesOnly = tp !== undefined && tp.sample <= 0 && tp.raw !== true;
+        const rateSince = tp ? Math.floor(at - tp.spanMs) : undefined;
         const extra: PipelineStep[] = [];
-        if (options?.throughput) extra.push(...throughputSteps(names, options.throughput, at));
+        if (tp && !ratesOnly) extra.push(...throughputSteps(names, tp, at));
         const throughputCalls = extra.length;
         if (options?.delayedDue)
           for (const name of names)
             extra.push({ script: DELAYED_DUE, keys: [`${prefix}:${name}:delayed`], args: [at] });
-        const counted = statusSteps(names, failedSince);
+        const counted = statusSteps(names, at, failedSince, ratesOnly ? rateSince : undefined);
+        const fields = ratesOnly ? STATUS_FIELDS + RATE_FIELDS : STATUS_FIELDS;
         const all = await execWithScripts(
           client,
           [{ command: (p) => p.info('memory') }, { command: (p) => p.client('LIST') }, ...counted, ...extra],
@@ -364,14 +380,33 @@ export function createBullmqBackend(
           const first = batch * STATUS_BATCH_QUEUES;
           if (error) throw new Error(`BullMQ queues ${names[first]}…: ${error.message}`);
           const values = reply as number[];
-          for (let i = 0; first + i < names.length && i < STATUS_BATCH_QUEUES; i++)
-            counts.push(
-              queueSnapshot(names[first + i]!, values, i * STATUS_FIELDS, failedSince !== undefined),
-            );
+          for (let i = 0; first + i < names.length && i < STATUS_BATCH_QUEUES; i++) {
+            const snapshot = queueSnapshot(names[first + i]!, values, i * fields, failedSince !== undefined);
+            if (ratesOnly) {
+              const r = i * fields + STATUS_FIELDS;
+              snapshot.throughput = {
+                ...ratesOf(
+                  {
+                    completed: values[r]!,
+                    completedOldest: values[r + 1]!,
+                    failed: values[r + 2]!,
+                    failedOldest: values[r + 3]!,
+                    metricsCompleted: values[r + 4]!,
+                    metricsFailed: values[r + 5]!,
+                  },
+                  { now: at, since: rateSince! },
+                ),
+                wait: { unknown: 'notSampled' },
+                run: { unknown: 'notSampled' },
+                sampled: 0,
+              };
+            }
+            counts.push(snapshot);
+          }
         });
 
         const extras = all.slice(2 + counted.length);
-        if (options?.throughput) {
+        if (options?.throughput && !ratesOnly) {
           const window = {
             now: at,
             since: Math.floor(at - options.throughput.spanMs),
@@ -429,14 +464,16 @@ export function createBullmqBackend(
       });
     },
 
-    async dlq(queue: string, limit: number): Promise<DlqSample> {
+    async dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample> {
       const take = Math.min(MAX_LIMIT, Math.max(1, Math.floor(Number.isFinite(limit) ? limit : 10)));
+      // Grouping reads the newest GROUP_ERRORS_OVER; the newest alone read only what is shown.
+      const over = options?.newestOnly ? take : GROUP_ERRORS_OVER;
       return await withRedis(async () => {
         await queueNames.resolve([queue]);
         const failedKey = `${prefix}:${queue}:failed`;
         const head = client.pipeline();
         head.zcard(failedKey);
-        head.zrevrange(failedKey, 0, GROUP_ERRORS_OVER - 1, 'WITHSCORES');
+        head.zrevrange(failedKey, 0, over - 1, 'WITHSCORES');
         const [[totalError, total], [rangeError, range]] = (await exec(head)) as [
           [Error | null, unknown],
           [Error | null, unknown],
@@ -538,8 +575,19 @@ export function createBullmqBackend(
     previewRetry: retries.previewRetry,
     retry: retries.retry,
 
-    async running(): Promise<RunningWork[]> {
-      return await withRedis(async () => readRunning(client, prefix, await queueNames.list()));
+    async running(queues?: readonly string[]): Promise<RunningWork[]> {
+      return await withRedis(async () =>
+        readRunning(client, prefix, queues ? await queueNames.resolve([...queues]) : await queueNames.list()),
+      );
+    },
+
+    async nextJobs(queue, limit) {
+      return await withRedis(async () => {
+        await queueNames.resolve([queue]);
+        counters.commands += 1;
+        counters.roundTrips += 1;
+        return await readNextJobs(client, prefix, queue, limit);
+      });
     },
 
     async jobLock(queue: string, id: string): Promise<JobLockInfo> {

@@ -1,7 +1,10 @@
 import { type LuaScript, luaScript } from '../lua.js';
+import { FINISHED_LUA } from './throughput-script.js';
 
 /** Values per queue in {@link STATUS_BATCH}'s reply. */
 export const STATUS_FIELDS = 14;
+/** Values per queue that follow them when the rates are asked (ARGV[3] is a time). */
+export const RATE_FIELDS = 6;
 
 /**
  * Queues per {@link STATUS_BATCH} call: about eleven O(1) calls each, so a call of 100 holds Redis
@@ -13,7 +16,9 @@ export const STATUS_BATCH_QUEUES = 100;
  * Everything `status` needs about a batch of queues, read-only, in one script call: per queue
  * the counts of every state, the paused flag, when the next job to be picked became due (the next
  * job's id has to be read before its timestamp, which a plain pipeline cannot do), and the
- * failures since ARGV[2]. One call per batch (it was one per queue, with nine key names each):
+ * failures since ARGV[2], and, when asked, the jobs completed and failed since ARGV[3] (the rates
+ * `status` and every monitor sample show: a few O(log n) calls a queue, counted as
+ * THROUGHPUT_BATCH counts them, without its timing of jobs). One call per batch (it was one per queue, with nine key names each):
  * the client sends only the queue names and reads back one flat array of integers; at 1,000
  * queues the client spent most of a status call building and parsing the per-queue calls.
  *
@@ -21,18 +26,26 @@ export const STATUS_BATCH_QUEUES = 100;
  * cluster client routes the call; every key of the system lives in that key's slot, since on a
  * cluster the prefix must be one hash tag (config/schema.ts).
  *
- * ARGV[1]: `<prefix>:`; ARGV[2]: epoch ms or '+inf' (count no failures); ARGV[3…]: queue names.
+ * ARGV[1]: `<prefix>:`; ARGV[2]: epoch ms or '+inf' (count no failures); ARGV[3]: epoch ms or
+ * '+inf' (no rates); ARGV[4]: now (epoch ms, for BullMQ's metrics minutes); ARGV[5…]: queue names.
  * Returns, per queue in order: wait, paused, active, prioritized, delayed, failed, completed,
  * waiting-children, isPaused (0|1), due (epoch ms, -1 when no job waits), failedSince, and the
  * global limits from the meta hash (the one HMGET that also says paused): concurrency, rate limit
- * max and duration (ms), each -1 when not set.
+ * max and duration (ms), each -1 when not set. Then, with rates: completed and failed after ARGV[3],
+ * where each set begins (as FINISHED_LUA's `finishedAfter` says), and the jobs BullMQ's metrics
+ * counted in the minutes since ARGV[3] where the kept jobs cannot say (-1: not collected, or not
+ * read), completed then failed.
  *
  * A list whose tail is a legacy "0:…" marker (BullMQ < 5 put markers in the wait list) counts one
  * less, as `getCounts-1.lua` does, but without its RPOP: this script never writes.
  */
 export const STATUS_BATCH: LuaScript = luaScript(`
 local rcall = redis.call
-local prefix, since = ARGV[1], ARGV[2]
+local prefix, since, rateSince, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+${FINISHED_LUA}
+local rates = rateSince ~= '+inf'
+local first = 0
+if rates then first = firstMinute(now, tonumber(rateSince)) end
 local function peek(key)
   local n = rcall('LLEN', key)
   if n == 0 then return 0, nil end
@@ -51,7 +64,7 @@ local function int(value)
 end
 local out = {}
 local o = 0
-for i = 3, #ARGV do
+for i = 5, #ARGV do
   local base = prefix .. ARGV[i] .. ':'
   local waitN, waitId = peek(base .. 'wait')
   local pausedN, pausedId = peek(base .. 'paused')
@@ -75,8 +88,10 @@ for i = 3, #ARGV do
   out[o + 3] = rcall('LLEN', base .. 'active')
   out[o + 4] = rcall('ZCARD', base .. 'prioritized')
   out[o + 5] = rcall('ZCARD', base .. 'delayed')
-  out[o + 6] = rcall('ZCARD', base .. 'failed')
-  out[o + 7] = rcall('ZCARD', base .. 'completed')
+  local failedN = rcall('ZCARD', base .. 'failed')
+  local completedN = rcall('ZCARD', base .. 'completed')
+  out[o + 6] = failedN
+  out[o + 7] = completedN
   out[o + 8] = rcall('ZCARD', base .. 'waiting-children')
   local meta = rcall('HMGET', base .. 'meta', 'paused', 'concurrency', 'max', 'duration')
   out[o + 9] = meta[1] and 1 or 0
@@ -86,5 +101,20 @@ for i = 3, #ARGV do
   out[o + 13] = int(meta[3])
   out[o + 14] = int(meta[4])
   o = o + 14
+  if rates then
+    local completed, completedOldest = finishedAfter(base .. 'completed', rateSince, completedN)
+    local failed, failedOldest = finishedAfter(base .. 'failed', rateSince, failedN)
+    out[o + 1] = completed
+    out[o + 2] = completedOldest
+    out[o + 3] = failed
+    out[o + 4] = failedOldest
+    -- BullMQ's metrics only where the kept jobs cannot say (see finishedAfter): two calls a busy
+    -- queue saves, and what a queue that keeps its jobs reports is the same either way.
+    out[o + 5] = -1
+    if completedOldest ~= -1 then out[o + 5] = metricsIn(base .. 'metrics:completed', first) end
+    out[o + 6] = -1
+    if failedOldest ~= -1 then out[o + 6] = metricsIn(base .. 'metrics:failed', first) end
+    o = o + 6
+  end
 end
 return out`);

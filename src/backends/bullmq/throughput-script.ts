@@ -1,5 +1,11 @@
 import { type LuaScript, luaScript } from '../lua.js';
 
+/**
+ * A set of at least this many finished jobs, all inside the span, is taken to be trimmed (by
+ * `removeOnComplete`/`removeOnFail` with a count); a smaller one is a quiet or young queue.
+ */
+export const TRIMMED_AT_LEAST = 50;
+
 /** Fixed values per queue in {@link THROUGHPUT_BATCH}'s reply (raw durations follow when asked). */
 export const THROUGHPUT_FIELDS = 13;
 
@@ -7,46 +13,33 @@ export const THROUGHPUT_FIELDS = 13;
 export const THROUGHPUT_BATCH_QUEUES = 25;
 
 /**
- * How fast a batch of queues is processing, read-only, in one script call. Per queue:
- * - jobs finished after ARGV[3] (the completed and failed sets are scored by `finishedOn`): two
- *   ZCOUNTs, O(log n);
- * - when a set lies wholly after ARGV[3], its oldest score: a set trimmed by `removeOnComplete`
- *   reaches back less far than asked, so its rate is over what it keeps, not the whole span;
- * - BullMQ's own metrics, when its workers collect them (`metrics.maxDataPoints`): jobs counted
- *   in the whole minutes that cover the span (the open minute is `count - prevCount`, the ones
- *   before are the `:data` list, newest first, from the minute before `prevTS`), and the totals;
- * - the newest ARGV[4] of each set after ARGV[3] (ZREVRANGEBYSCORE … LIMIT, never the whole
- *   set): their `timestamp`, `delay`, `processedOn` and `finishedOn` (4 fields, never `data`),
- *   and, sorted here, the p50 and p95 of wait (processedOn − due) and run (finishedOn − processedOn).
- * An idle queue costs its few O(1)/O(log n) calls; a busy one at most 2 × ARGV[4] HMGETs more.
- *
- * KEYS[1]: the first queue's meta (routes the call on a cluster, as STATUS_BATCH).
- * ARGV[1]: `<prefix>:`; ARGV[2]: now (epoch ms); ARGV[3]: since (epoch ms); ARGV[4]: sample per
- * set; ARGV[5]: '1' to append each sampled job's wait and run; ARGV[6…]: queue names.
- * Returns per queue: completed, failed, completedOldest, failedOldest (-1: the set reaches back
- * past `since`, or is empty), metricsCompleted, metricsCompletedTotal, metricsFailed,
- * metricsFailedTotal (-1: not collected), sampled, waitP50, waitP95, runP50, runP95 (ms, -1: none),
- * then with ARGV[5] = '1', `sampled` pairs of wait, run.
+ * The Lua both {@link THROUGHPUT_BATCH} and the status script count finished jobs with (it expects
+ * `rcall` = redis.call), so a rate means the same wherever it is read:
+ * - `finishedAfter(key, since, card)`: jobs of a completed or failed set (scored by `finishedOn`)
+ *   that finished after `since`, O(log n), and where the set begins: -2 when it is empty (it keeps
+ *   nothing to count from: `removeOnComplete: true`, or none finished yet), -1 when it reaches back
+ *   past `since` (the count is exact), -3 when all of it is after `since` but it holds fewer than
+ *   {@link TRIMMED_AT_LEAST} (a young or quiet queue, or one trimmed hard), else its oldest score
+ *   (a set trimmed by a count or an age keeps less than asked: the rate is over what it keeps);
+ * - `metricsIn(key, first)`: BullMQ's own per-minute counters, when its workers collect them
+ *   (`metrics.maxDataPoints`): jobs counted in the whole minutes from `first` (epoch minutes) to
+ *   now (the open minute is `count - prevCount`, the ones before are the `:data` list, newest first,
+ *   from the minute before `prevTS`), and the running total; -1, -1 when not collected.
  */
-export const THROUGHPUT_BATCH: LuaScript = luaScript(`
-local rcall = redis.call
-local prefix, now, since, take, raw = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-local minute = 60000
-local cur = math.floor(now / minute)
-local minutes = math.max(1, math.ceil((now - since) / minute))
-local first = cur - minutes + 1
-local function finished(key)
+export const FINISHED_LUA = `
+local function finishedAfter(key, since, card)
+  if card == 0 then return 0, -2 end
   local n = rcall('ZCOUNT', key, '(' .. since, '+inf')
-  local oldest = -1
-  if n > 0 and n == rcall('ZCARD', key) then oldest = tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) end
-  return n, oldest
+  if n < card then return n, -1 end
+  if n < ${TRIMMED_AT_LEAST} then return n, -3 end
+  return n, tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
 end
-local function metrics(key)
+local function metricsIn(key, first)
   local m = rcall('HMGET', key, 'count', 'prevTS', 'prevCount')
   local prevTS = tonumber(m[2])
   if not prevTS then return -1, -1 end
   local total = tonumber(m[1]) or 0
-  local prevMinute = math.floor(prevTS / minute)
+  local prevMinute = math.floor(prevTS / 60000)
   if prevMinute < first then return 0, total end
   local n = total - (tonumber(m[3]) or 0)
   local back = math.min(prevMinute - first, 1440)
@@ -55,6 +48,33 @@ local function metrics(key)
   end
   return n, total
 end
+local function firstMinute(now, since)
+  return math.floor(now / 60000) - math.max(1, math.ceil((now - since) / 60000)) + 1
+end
+`;
+
+/**
+ * How fast a batch of queues is processing, read-only, in one script call. Per queue:
+ * - jobs finished after ARGV[3], and where each set begins, and BullMQ's own metrics when its
+ *   workers collect them: {@link FINISHED_LUA}, as the status script counts them;
+ * - the newest ARGV[4] of each set after ARGV[3] (ZREVRANGEBYSCORE … LIMIT, never the whole
+ *   set): their `timestamp`, `delay`, `processedOn` and `finishedOn` (4 fields, never `data`),
+ *   and, sorted here, the p50 and p95 of wait (processedOn − due) and run (finishedOn − processedOn).
+ * An idle queue costs its few O(1)/O(log n) calls; a busy one at most 2 × ARGV[4] HMGETs more.
+ *
+ * KEYS[1]: the first queue's meta (routes the call on a cluster, as STATUS_BATCH).
+ * ARGV[1]: `<prefix>:`; ARGV[2]: now (epoch ms); ARGV[3]: since (epoch ms); ARGV[4]: sample per
+ * set; ARGV[5]: '1' to append each sampled job's wait and run; ARGV[6…]: queue names.
+ * Returns per queue: completed, failed, completedOldest, failedOldest (as `finishedAfter` says where
+ * each set begins), metricsCompleted, metricsCompletedTotal, metricsFailed,
+ * metricsFailedTotal (-1: not collected), sampled, waitP50, waitP95, runP50, runP95 (ms, -1: none),
+ * then with ARGV[5] = '1', `sampled` pairs of wait, run.
+ */
+export const THROUGHPUT_BATCH: LuaScript = luaScript(`
+local rcall = redis.call
+local prefix, now, since, take, raw = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
+${FINISHED_LUA}
+local first = firstMinute(now, since)
 local function pct(list, p)
   if #list == 0 then return -1 end
   return list[math.max(1, math.ceil(p * #list))]
@@ -63,10 +83,10 @@ local out = {}
 local o = 0
 for i = 6, #ARGV do
   local base = prefix .. ARGV[i] .. ':'
-  local completed, completedOldest = finished(base .. 'completed')
-  local failed, failedOldest = finished(base .. 'failed')
-  local mc, mct = metrics(base .. 'metrics:completed')
-  local mf, mft = metrics(base .. 'metrics:failed')
+  local completed, completedOldest = finishedAfter(base .. 'completed', since, rcall('ZCARD', base .. 'completed'))
+  local failed, failedOldest = finishedAfter(base .. 'failed', since, rcall('ZCARD', base .. 'failed'))
+  local mc, mct = metricsIn(base .. 'metrics:completed', first)
+  local mf, mft = metricsIn(base .. 'metrics:failed', first)
   local waits, runs, both = {}, {}, {}
   for _, set in ipairs({ 'completed', 'failed' }) do
     local n = set == 'completed' and completed or failed

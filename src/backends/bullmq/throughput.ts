@@ -1,13 +1,7 @@
 import type { DurationPercentiles, QueueThroughput } from '../queue-backend.js';
-import { THROUGHPUT_FIELDS } from './throughput-script.js';
+import { THROUGHPUT_FIELDS, TRIMMED_AT_LEAST } from './throughput-script.js';
 
 const MINUTE_MS = 60_000;
-
-/**
- * A set of at least this many finished jobs, all inside the span, is taken to be trimmed (by
- * `removeOnComplete`/`removeOnFail` with a count); a smaller one is a quiet or young queue.
- */
-export const TRIMMED_AT_LEAST = 50;
 
 /**
  * What a rate is averaged over: the span asked for, or, for a set that looks trimmed (see
@@ -34,6 +28,59 @@ function percentiles(p50: number, p95: number, sampling: boolean): DurationPerce
   return p50 < 0 ? { unknown: 'noFinishedJobs' } : { p50Ms: p50, p95Ms: p95 };
 }
 
+/** What FINISHED_LUA read of one queue: per outcome, the count, where its set begins, BullMQ's metrics. */
+export interface FinishedCounts {
+  completed: number;
+  completedOldest: number;
+  metricsCompleted: number;
+  failed: number;
+  failedOldest: number;
+  metricsFailed: number;
+}
+
+/**
+ * One outcome's rate: the finished jobs the queue keeps when they reach back past the span (exact);
+ * else BullMQ's metrics where its workers collect them; else what the set keeps (a rate over it
+ * when it looks trimmed). An empty set (oldest -2) without metrics is not known:
+ * `removeOnComplete: true` keeps nothing, and a 0 would read as "processing nothing".
+ */
+function outcomeRate(
+  count: number,
+  oldest: number,
+  metrics: number,
+  window: { now: number; since: number },
+): { count: number; spanMs: number; metrics: boolean } | undefined {
+  const asked = Math.max(1, window.now - window.since);
+  if (oldest === -1) return { count, spanMs: asked, metrics: false };
+  if (metrics >= 0) return { count: metrics, spanMs: metricsSpan(window.now, window.since), metrics: true };
+  if (oldest === -2) return undefined;
+  return { count, spanMs: rateSpan(asked, window.now, oldest, count), metrics: false };
+}
+
+/**
+ * A queue's rates from what FINISHED_LUA counted (the status script's rate part, or
+ * THROUGHPUT_BATCH's), with durations not timed; the caller adds them when it timed some.
+ */
+export function ratesOf(
+  counts: FinishedCounts,
+  window: { now: number; since: number },
+): Omit<QueueThroughput, 'wait' | 'run' | 'sampled'> {
+  const completed = outcomeRate(counts.completed, counts.completedOldest, counts.metricsCompleted, window);
+  const failed = outcomeRate(counts.failed, counts.failedOldest, counts.metricsFailed, window);
+  const unknown: NonNullable<QueueThroughput['unknown']> = {};
+  if (!completed) unknown.completed = 'notKept';
+  if (!failed) unknown.failed = 'notKept';
+  return {
+    source: completed?.metrics ? 'metrics' : 'jobs',
+    spanMs: completed?.spanMs ?? failed?.spanMs ?? Math.max(1, window.now - window.since),
+    completedPerMinute: completed ? perMinute(completed.count, completed.spanMs) : null,
+    failedPerMinute: failed ? perMinute(failed.count, failed.spanMs) : null,
+    completed: completed ? completed.count : null,
+    failed: failed ? failed.count : null,
+    ...(completed && failed ? {} : { unknown }),
+  };
+}
+
 /**
  * One queue's part of a THROUGHPUT_BATCH reply, from `at`; returns it and where the next queue
  * starts (raw durations make the parts differ in length).
@@ -44,32 +91,21 @@ export function readThroughput(
   window: { now: number; since: number; raw: boolean; sample: number },
 ): { throughput: QueueThroughput; next: number } {
   const v = (i: number) => reply[at + i]!;
-  const [completed, failed, completedOldest, failedOldest] = [v(0), v(1), v(2), v(3)];
-  const [metricsCompleted, metricsCompletedTotal, metricsFailed, metricsFailedTotal] = [
-    v(4),
-    v(5),
-    v(6),
-    v(7),
-  ];
+  const metricsCompletedTotal = v(5);
+  const metricsFailedTotal = v(7);
   const sampled = v(8);
-  const asked = Math.max(1, window.now - window.since);
-  const fromMetrics = metricsCompleted >= 0;
-  const completedSpan = fromMetrics
-    ? metricsSpan(window.now, window.since)
-    : rateSpan(asked, window.now, completedOldest, completed);
-  const completedCount = fromMetrics ? metricsCompleted : completed;
-  const failedFromMetrics = metricsFailed >= 0;
-  const failedSpan = failedFromMetrics
-    ? metricsSpan(window.now, window.since)
-    : rateSpan(asked, window.now, failedOldest, failed);
-  const failedCount = failedFromMetrics ? metricsFailed : failed;
   const throughput: QueueThroughput = {
-    source: fromMetrics ? 'metrics' : 'jobs',
-    spanMs: completedSpan,
-    completedPerMinute: perMinute(completedCount, completedSpan),
-    failedPerMinute: perMinute(failedCount, failedSpan),
-    completed: completedCount,
-    failed: failedCount,
+    ...ratesOf(
+      {
+        completed: v(0),
+        failed: v(1),
+        completedOldest: v(2),
+        failedOldest: v(3),
+        metricsCompleted: v(4),
+        metricsFailed: v(6),
+      },
+      window,
+    ),
     wait: percentiles(v(9), v(10), window.sample > 0),
     run: percentiles(v(11), v(12), window.sample > 0),
     sampled,

@@ -20,11 +20,23 @@ export interface FailureRecord {
   expiresAt: number | null;
 }
 
+/** What a result backend says finished after a time, per queue (null: results that name none). */
+export interface FinishedResults {
+  byQueue: Map<string | null, { completed: number; failed: number }>;
+  /** The backend held, or was sent, any result at all: without one, no rate can be known. */
+  anyResults: boolean;
+}
+
+/** How far back the index counts successes: the rates look back 5 minutes, the margin is slow scans. */
+export const RECENT_SUCCESSES_MS = 15 * 60_000;
+
 /**
  * An in-memory index of the failures in a Celery result backend, so that status never scans the
  * keyspace: one incremental SCAN when first needed, kept fresh by the PUBLISH Celery sends on
  * every stored result, and a periodic rescan that catches anything missed (a dropped
- * subscription, expired keys, a result deleted by hand).
+ * subscription, expired keys, a result deleted by hand). The same scan and messages also count
+ * the successes of the last {@link RECENT_SUCCESSES_MS} per queue and second (counts, not
+ * records), so the rates every monitor sample and `status` show cost no read of their own.
  */
 export interface FailureIndex {
   /** Resolves once the first scan finished; rejects (and can be retried) when it failed. */
@@ -36,6 +48,12 @@ export interface FailureIndex {
    * counts as new. Failures evicted by `maxRecords` are old ones and do not matter here.
    */
   countSince(sinceMs: number): Map<string | null, number>;
+  /**
+   * Successes and failures per queue stored after `sinceMs` (their `date_done`), from memory;
+   * undefined when the index does not reach back that far (before its first scan's last
+   * {@link RECENT_SUCCESSES_MS}), or is not ready.
+   */
+  finishedSince(sinceMs: number): FinishedResults | undefined;
   /** A queue's failures, newest first, at most `limit`. */
   newest(queue: string | null, limit: number): FailureRecord[];
   /** Runs a full rescan now; the index keeps serving the old data until it is done. */
@@ -64,18 +82,63 @@ export interface FailureIndexDeps {
   connectTimeoutMs?: number;
 }
 
-/** For each key given, `key, value, pttl` when its value looks like a FAILURE. */
-const FILTER_FAILURES = luaScript(`
-local out = {}
+/**
+ * For the keys given: `key, value, pttl` of each whose value looks like a FAILURE; `queue,
+ * date_done` of each SUCCESS done in (ARGV[1], ARGV[2]) (naive ISO UTC, which sorts as text, as
+ * Celery writes it; none when ARGV[1] is empty); and how many held a string at all. A success's
+ * value (its result, often large) never leaves Redis.
+ */
+const FILTER_RESULTS = luaScript(`
+local from, to = ARGV[1], ARGV[2]
+local failures, recent, seen = {}, {}, 0
 for _, key in ipairs(KEYS) do
   local value = redis.pcall('GET', key)
-  if type(value) == 'string' and string.find(value, '"FAILURE"', 1, true) then
-    out[#out + 1] = key
-    out[#out + 1] = value
-    out[#out + 1] = redis.call('PTTL', key)
+  if type(value) == 'string' then
+    seen = seen + 1
+    local status = string.match(value, '"status"%s*:%s*"([A-Z]+)"')
+    if status == 'SUCCESS' then
+      if from ~= '' then
+        local done = string.sub(string.match(value, '"date_done"%s*:%s*"([^"]*)"') or '', 1, 26)
+        if done > from and done < to then
+          recent[#recent + 1] = string.match(value, '"queue"%s*:%s*"([^"]*)"') or ''
+          recent[#recent + 1] = done
+        end
+      end
+    elseif string.find(value, '"FAILURE"', 1, true) then
+      failures[#failures + 1] = key
+      failures[#failures + 1] = value
+      failures[#failures + 1] = redis.call('PTTL', key)
+    end
   end
 end
+return { failures, recent, seen }`);
+
+/** 1 or 0 per key: whether it exists (a published success is ours only when its key is in our DB). */
+const EXIST_EACH = luaScript(`
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('EXISTS', key) end
 return out`);
+
+/** Naive ISO UTC with microseconds, as Celery writes `date_done`. */
+export function naiveIso(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 23)}000`;
+}
+
+/** Per queue, per second: SUCCESS results counted. */
+type SuccessCounts = Map<string | null, Map<number, number>>;
+
+function addSuccess(counts: SuccessCounts, queue: string | null, second: number, n = 1) {
+  let seconds = counts.get(queue);
+  if (!seconds) {
+    seconds = new Map();
+    counts.set(queue, seconds);
+  }
+  seconds.set(second, (seconds.get(second) ?? 0) + n);
+}
+
+const SUCCESS_STATUS = /"status"\s*:\s*"SUCCESS"/;
+const DATE_DONE = /"date_done"\s*:\s*"([^"]*)"/;
+const QUEUE_FIELD = /"queue"\s*:\s*"([^"]*)"/;
 
 const GET_BATCH = 250;
 
@@ -89,6 +152,21 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   const pattern = `${RESULT_KEY_PREFIX}*`;
 
   let records = new Map<string, FailureRecord>();
+  /**
+   * Successes of the last RECENT_SUCCESSES_MS. A scan counts those done before the moment it
+   * started (`lastCut`, epoch ms); the subscription those at or after it, so none is counted
+   * twice. Counts are per second: while a scan runs, the subscription's successes of the second
+   * it started in but after it (`atCut`) are also kept apart, to be added to the scan's count of
+   * that second.
+   */
+  let successes: SuccessCounts = new Map();
+  let lastCut: number | undefined;
+  let scanCut: number | undefined;
+  let atCut: SuccessCounts = new Map();
+  /** From when the success counts are whole: the first scan's start, less RECENT_SUCCESSES_MS. */
+  let coveredFrom: number | undefined;
+  /** Result keys the last scan found, and published results found in our DB since. */
+  let resultsSeen = 0;
   /** Failures dropped from memory by `maxRecords`, still counted. */
   let evicted = new Map<string | null, number>();
   /** While a rescan runs, what the subscription said, applied on top of the scan's result. */
@@ -124,7 +202,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
         const ids = [...toConfirm].slice(0, GET_BATCH);
         for (const id of ids) toConfirm.delete(id);
         const found = new Map(
-          (await readFailures(ids.map((id) => RESULT_KEY_PREFIX + id))).map((r) => [r.key, r]),
+          (await readResults(ids.map((id) => RESULT_KEY_PREFIX + id))).failures.map((r) => [r.key, r]),
         );
         for (const id of ids) apply(id, found.get(RESULT_KEY_PREFIX + id)?.record ?? null);
         trim(records, evicted);
@@ -137,9 +215,56 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     }
   }
 
+  /** Published successes whose key is still to be found in our DB: queue and second done. */
+  const successesToConfirm = new Map<string, { queue: string | null; at: number }>();
+  let confirmingSuccesses = false;
+
+  /**
+   * As `confirm`, for successes: one EXISTS each, in batches, since another app's on another DB
+   * of the same server publishes on the same channels. Cheap, and proportional to the tasks run,
+   * never to the queues or the keyspace.
+   */
+  async function confirmSuccesses() {
+    if (confirmingSuccesses) return;
+    confirmingSuccesses = true;
+    try {
+      while (successesToConfirm.size > 0 && !closed) {
+        const batch = [...successesToConfirm].slice(0, GET_BATCH);
+        for (const [id] of batch) successesToConfirm.delete(id);
+        const [reply] = await execWithScripts(client, [
+          { script: EXIST_EACH, keys: batch.map(([id]) => RESULT_KEY_PREFIX + id), args: [] },
+        ]);
+        if (reply![0]) throw reply![0];
+        const exists = reply![1] as number[];
+        batch.forEach(([, { queue, at }], i) => {
+          if (exists[i] !== 1) return;
+          resultsSeen++;
+          // Done before the last scan's start: that scan counted it already.
+          if (lastCut !== undefined && at < lastCut) return;
+          const second = Math.floor(at / 1000);
+          addSuccess(successes, queue, second);
+          if (scanCut !== undefined && at >= scanCut && second === Math.floor(scanCut / 1000))
+            addSuccess(atCut, queue, second);
+        });
+      }
+    } catch {
+      // The result backend is unreachable; the rescan after it comes back counts them.
+      successesToConfirm.clear();
+    } finally {
+      confirmingSuccesses = false;
+    }
+  }
+
   const onMessage = (_pattern: string, channel: string, message: string) => {
     if (!channel.startsWith(RESULT_KEY_PREFIX)) return;
     const id = channel.slice(RESULT_KEY_PREFIX.length);
+    if (SUCCESS_STATUS.test(message)) {
+      const at = parseDateDone(DATE_DONE.exec(message)?.[1]);
+      if (at !== null) {
+        successesToConfirm.set(id, { queue: QUEUE_FIELD.exec(message)?.[1] || null, at });
+        void confirmSuccesses();
+      }
+    }
     // Celery publishes every stored state; anything but FAILURE (a retry that later succeeded)
     // clears it. Ids are uuids, so clearing one another app published is harmless.
     if (!message.includes('FAILURE')) {
@@ -175,19 +300,31 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
   }
 
   /**
-   * `key, value, pttl` of each given result key that holds a FAILURE, read on the server so that
-   * successes (the vast majority, and often large) never cross the network.
+   * Of the given result keys: each that holds a FAILURE, as a record; with a `recent` window, the
+   * successes done in it (queue and epoch ms); and how many were results at all. Read on the
+   * server so that successes (the vast majority, and often large) never cross the network.
    */
-  async function readFailures(keys: string[]): Promise<{ key: string; record: FailureRecord }[]> {
+  async function readResults(
+    keys: string[],
+    recent?: { from: number; to: number },
+  ): Promise<{
+    failures: { key: string; record: FailureRecord }[];
+    successes: { queue: string | null; at: number }[];
+    seen: number;
+  }> {
+    const window = recent ? [naiveIso(recent.from), naiveIso(recent.to)] : ['', ''];
     const steps: PipelineStep[] = [];
     for (let i = 0; i < keys.length; i += GET_BATCH)
-      steps.push({ script: FILTER_FAILURES, keys: keys.slice(i, i + GET_BATCH), args: [] });
+      steps.push({ script: FILTER_RESULTS, keys: keys.slice(i, i + GET_BATCH), args: window });
     const results = await execWithScripts(client, steps);
     const at = now();
-    const found: { key: string; record: FailureRecord }[] = [];
+    const failures: { key: string; record: FailureRecord }[] = [];
+    const successes: { queue: string | null; at: number }[] = [];
+    let seen = 0;
     for (const [error, value] of results) {
       if (error) throw error;
-      const flat = value as (string | number)[];
+      const [flat, done, count] = value as [(string | number)[], string[], number];
+      seen += Number(count);
       for (let i = 0; i + 2 < flat.length; i += 3) {
         const key = String(flat[i]);
         const pttl = Number(flat[i + 2]);
@@ -196,28 +333,40 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
           String(flat[i + 1]),
           pttl > 0 ? at + pttl : null,
         );
-        if (record) found.push({ key, record });
+        if (record) failures.push({ key, record });
+      }
+      for (let i = 0; i + 1 < done.length; i += 2) {
+        const doneAt = parseDateDone(done[i + 1]);
+        if (doneAt !== null) successes.push({ queue: done[i] || null, at: doneAt });
       }
     }
-    return found;
+    return { failures, successes, seen };
   }
 
-  async function scanAll(): Promise<{
+  async function scanAll(cut: number): Promise<{
     fresh: Map<string, FailureRecord>;
     overflow: Map<string | null, number>;
+    recent: SuccessCounts;
+    seen: number;
   }> {
     await ensureConnected(client, connectTimeoutMs);
     const fresh = new Map<string, FailureRecord>();
     const overflow = new Map<string | null, number>();
+    const recent: SuccessCounts = new Map();
+    let seen = 0;
+    const window = { from: cut - RECENT_SUCCESSES_MS, to: cut };
     let cursor = '0';
     do {
       const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', scanCount);
       cursor = next;
       if (keys.length === 0) continue;
-      for (const { record } of await readFailures(keys)) fresh.set(record.id, record);
+      const read = await readResults(keys, window);
+      for (const { record } of read.failures) fresh.set(record.id, record);
+      for (const success of read.successes) addSuccess(recent, success.queue, Math.floor(success.at / 1000));
+      seen += read.seen;
       trim(fresh, overflow);
     } while (cursor !== '0' && !closed);
-    return { fresh, overflow };
+    return { fresh, overflow, recent, seen };
   }
 
   function rescan(): Promise<void> {
@@ -225,7 +374,11 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     duringScan = new Map();
     scanning = (async () => {
       try {
-        const { fresh, overflow } = await scanAll();
+        // The scan counts the successes done before it starts, the subscription the rest.
+        const cut = now();
+        scanCut = cut;
+        atCut = new Map();
+        const { fresh, overflow, recent, seen } = await scanAll(cut);
         for (const [id, record] of duringScan ?? []) {
           if (record) fresh.set(id, record);
           else fresh.delete(id);
@@ -233,9 +386,20 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
         records = fresh;
         evicted = overflow;
         trim(records, evicted);
+        const cutSecond = Math.floor(cut / 1000);
+        for (const [queue, seconds] of successes)
+          for (const [second, n] of seconds) if (second > cutSecond) addSuccess(recent, queue, second, n);
+        for (const [queue, seconds] of atCut)
+          for (const [second, n] of seconds) addSuccess(recent, queue, second, n);
+        successes = recent;
+        lastCut = cut;
+        coveredFrom ??= cut - RECENT_SUCCESSES_MS;
+        resultsSeen = seen;
       } finally {
         duringScan = undefined;
         scanning = undefined;
+        scanCut = undefined;
+        atCut = new Map();
       }
     })();
     return scanning;
@@ -245,6 +409,11 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     const at = now();
     for (const [id, record] of records)
       if (record.expiresAt !== null && record.expiresAt <= at) records.delete(id);
+    const oldest = Math.floor((at - RECENT_SUCCESSES_MS) / 1000);
+    for (const [queue, seconds] of successes) {
+      for (const second of seconds.keys()) if (second < oldest) seconds.delete(second);
+      if (seconds.size === 0) successes.delete(queue);
+    }
   }
 
   function ready(): Promise<void> {
@@ -283,6 +452,27 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
           counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
       }
       return counts;
+    },
+    finishedSince(sinceMs) {
+      if (coveredFrom === undefined || sinceMs < coveredFrom || sinceMs < now() - RECENT_SUCCESSES_MS)
+        return undefined;
+      dropExpired();
+      const byQueue = new Map<string | null, { completed: number; failed: number }>();
+      const entry = (queue: string | null) => {
+        let e = byQueue.get(queue);
+        if (!e) {
+          e = { completed: 0, failed: 0 };
+          byQueue.set(queue, e);
+        }
+        return e;
+      };
+      // Whole seconds after `sinceMs`: the part of its own second is left out (at most a second
+      // of a 5-minute span), rather than counting what finished before it.
+      for (const [queue, seconds] of successes)
+        for (const [second, n] of seconds) if (second * 1000 >= sinceMs) entry(queue).completed += n;
+      for (const record of records.values())
+        if (record.failedAt !== null && record.failedAt > sinceMs) entry(record.queue).failed++;
+      return { byQueue, anyResults: resultsSeen > 0 || records.size > 0 };
     },
     newest(queue, limit) {
       dropExpired();

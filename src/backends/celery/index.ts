@@ -6,10 +6,13 @@ import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import type {
   ActiveTask,
+  DelayedDue,
+  DlqOptions,
   DlqSample,
   JobLookup,
   QueueBackend,
   QueueCounts,
+  QueuedJob,
   RedisMemory,
   StatusOptions,
   SystemStatus,
@@ -22,6 +25,7 @@ import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from
 import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
+import { type DelayedScan, readCeleryDelayed } from './delayed.js';
 import {
   countResultsWithoutTtl,
   type ExpireResultsOutcome,
@@ -56,7 +60,12 @@ import {
   RETRY_SAMPLE_BYTES,
   type RetryLoops,
 } from './retry-loops.js';
-import { type CeleryFinished, celeryThroughput, readCeleryFinished } from './throughput.js';
+import {
+  type CeleryFinished,
+  celeryThroughput,
+  finishedFromIndex,
+  readCeleryFinished,
+} from './throughput.js';
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -102,6 +111,39 @@ if head then
 end
 out[#KEYS + 1] = tag
 out[#KEYS + 2] = eta
+return out`);
+
+/**
+ * The messages a worker takes next from one queue, next first: from the end of each priority list
+ * in the order they are served (`LRANGE -n -1`, read from its right end), at most ARGV[1]. Only
+ * each message's task id and name leave Redis (`headers.id`/`task`, protocol 2; the body, with the
+ * arguments, is never decoded). Returns id, name pairs.
+ */
+const NEXT_TASKS = luaScript(`
+local n = tonumber(ARGV[1])
+local out = {}
+local found = 0
+for _, key in ipairs(KEYS) do
+  if found >= n then break end
+  local tail = redis.call('LRANGE', key, -(n - found), -1)
+  for i = #tail, 1, -1 do
+    local ok, message = pcall(cjson.decode, tail[i])
+    local id, name = '', ''
+    if ok and type(message) == 'table' and type(message.headers) == 'table' then
+      if type(message.headers.id) == 'string' then id = message.headers.id end
+      if type(message.headers.task) == 'string' then name = message.headers.task end
+    end
+    if id == '' and ok and type(message) == 'table' and type(message.properties) == 'table'
+      and type(message.properties.correlation_id) == 'string' then
+      id = message.properties.correlation_id
+    end
+    if id ~= '' then
+      out[#out + 1] = id
+      out[#out + 1] = name
+      found = found + 1
+    end
+  end
+end
 return out`);
 
 /** What the workers said in one round of inspection, reduced to what may be shown. */
@@ -370,12 +412,19 @@ export function createCeleryBackend(
       );
     const spanMs = options?.throughput?.spanMs;
     const spanStart = spanMs === undefined ? undefined : now() - spanMs;
+    // From the failure index, which counts recent successes too, so the rates of every status
+    // and monitor tick cost no read; a span it does not reach back to takes a bounded SCAN.
     // Beside the counts, never in their way: a result backend that fails costs only the rates.
     const finished =
       spanStart === undefined
         ? Promise.resolve(undefined)
-        : (separateResults ? ensureConnected(resultClient, connectTimeoutMs) : Promise.resolve())
-            .then(() => readCeleryFinished(resultClient, spanStart))
+        : index
+            .then(async (indexed): Promise<CeleryFinished> => {
+              const known = indexed ? failures().finishedSince(spanStart) : undefined;
+              if (known) return finishedFromIndex(known);
+              if (separateResults) await ensureConnected(resultClient, connectTimeoutMs);
+              return await readCeleryFinished(resultClient, spanStart);
+            })
             .catch(() => undefined);
     const steps = priorityKeys(layout, 'q').length;
     const read = execWithScripts(client, [
@@ -395,12 +444,31 @@ export function createCeleryBackend(
       return results.map(([, value]) => value);
     });
 
+    // ETA / countdown tasks by due time, from a bounded walk of `unacked` (asked for one queue):
+    // beside the counts, and a walk that fails costs only the buckets.
+    const delayedAt = now();
+    const delayedRead: Promise<({ due: DelayedDue; scan: DelayedScan } | undefined)[] | undefined> =
+      options?.delayedDue
+        ? Promise.all(
+            queues.map((queue) =>
+              readCeleryDelayed(client, unackedKey(layout), queue, delayedAt).catch(() => undefined),
+            ),
+          )
+        : Promise.resolve(undefined);
+
     let replies: unknown[];
     let indexed: boolean;
     let seen: Inspection | undefined;
     let done: CeleryFinished | undefined;
+    let delayed: ({ due: DelayedDue; scan: DelayedScan } | undefined)[] | undefined;
     try {
-      [replies, indexed, seen, done] = await Promise.all([read, index, inspection, finished]);
+      [replies, indexed, seen, done, delayed] = await Promise.all([
+        read,
+        index,
+        inspection,
+        finished,
+        delayedRead,
+      ]);
     } catch (error) {
       throw unavailable(error);
     }
@@ -416,12 +484,15 @@ export function createCeleryBackend(
       const state = replies[1 + i] as (number | string)[];
       const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
       const headId = waiting > 0 ? String(state[steps] ?? '') : '';
+      const eta = delayed?.[i];
       return {
         ...(headId ? { headId } : {}),
+        ...(eta ? { delayedDue: eta.due, delayedScan: eta.scan } : {}),
         name,
         waiting,
         active: seen?.activeByQueue.get(name) ?? 0,
-        delayed: 0,
+        // Known only where the walk of `unacked` was asked for (one queue): the ETA tasks it found.
+        delayed: eta ? eta.due.next5m + eta.due.nextHour + eta.due.nextDay + eta.due.later : 0,
         prioritized: 0,
         failed: failedCounts.get(name) ?? 0,
         ...(failedSince ? { failedSince: failedSince.get(name) ?? 0 } : {}),
@@ -437,10 +508,8 @@ export function createCeleryBackend(
       };
     });
     if (done && spanStart !== undefined) {
-      // Per queue only when results name their queue (`result_extended=True`); else say why not.
-      if (done.byQueue.size > 0 || done.unattributed === 0) {
-        for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
-      }
+      // Per queue only when results name their queue (`result_extended=True`); else each says why not.
+      for (const q of counts) q.throughput = celeryThroughput(done, q.name, Math.max(1, spanMs ?? 1));
       if (done.unattributed > 0)
         warnings.push({ code: 'ThroughputUnattributed', params: { results: done.unattributed } });
     }
@@ -573,22 +642,25 @@ export function createCeleryBackend(
     };
   }
 
-  async function dlq(queue: string, limit: number): Promise<DlqSample> {
+  async function dlq(queue: string, limit: number, options?: DlqOptions): Promise<DlqSample> {
     await queueNames.resolve([queue]);
     const index = failures();
-    let retrying: RetryLoops;
+    let retrying: RetryLoops | undefined;
     try {
       [retrying] = await Promise.all([
-        ensureConnected(client, connectTimeoutMs)
-          .then(() =>
-            runScript(
-              client,
-              RETRY_LOOPS,
-              [...priorityKeys(layout, queue), unackedKey(layout)],
-              [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
-            ),
-          )
-          .then(parseRetryLoops),
+        // The newest failures alone are in memory; the retry loops are a read of the queue's messages.
+        options?.newestOnly
+          ? undefined
+          : ensureConnected(client, connectTimeoutMs)
+              .then(() =>
+                runScript(
+                  client,
+                  RETRY_LOOPS,
+                  [...priorityKeys(layout, queue), unackedKey(layout)],
+                  [String(RETRY_SAMPLE), queue, String(RETRY_SAMPLE_BYTES)],
+                ),
+              )
+              .then(parseRetryLoops),
         index.ready(),
       ]);
     } catch (error) {
@@ -596,7 +668,7 @@ export function createCeleryBackend(
     }
     const total = index.counts().get(queue) ?? 0;
     const bounded = Math.min(100, Math.max(1, Math.floor(limit) || 1));
-    const newest = index.newest(queue, Math.max(bounded, GROUP_OVER));
+    const newest = index.newest(queue, options?.newestOnly ? bounded : Math.max(bounded, GROUP_OVER));
     const groups = new Map<string, number>();
     for (const failure of newest) groups.set(failure.error, (groups.get(failure.error) ?? 0) + 1);
     const topErrors = [...groups]
@@ -615,8 +687,24 @@ export function createCeleryBackend(
       })),
       topErrors,
       groupedOver: Math.min(newest.length, GROUP_OVER),
-      retrying,
+      ...(retrying ? { retrying } : {}),
     };
+  }
+
+  /** The tasks a worker takes next from `queue` (NEXT_TASKS): ids and names only. */
+  async function nextJobs(queue: string, limit: number): Promise<QueuedJob[]> {
+    await queueNames.resolve([queue]);
+    const n = Math.min(10, Math.max(1, Math.floor(limit)));
+    let flat: string[];
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      flat = (await runScript(client, NEXT_TASKS, priorityKeys(layout, queue), [n])) as string[];
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const jobs: QueuedJob[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) jobs.push({ id: flat[i]!, name: flat[i + 1]! });
+    return jobs;
   }
 
   async function workers(): Promise<WorkerInfo[]> {
@@ -670,6 +758,7 @@ export function createCeleryBackend(
     listQueues: () => queueNames.list(),
     status,
     dlq,
+    nextJobs,
     workers,
     redisHealth,
     persistence,

@@ -17,6 +17,12 @@ export interface RetryLoops {
   tasks: { name: string; count: number; maxRetries: number }[];
 }
 
+/**
+ * The routing key of an `unacked` entry (`[message, exchange, routing_key]`, as kombu's QoS stores
+ * it): its last string, read by pattern so the message is never parsed.
+ */
+export const UNACKED_ROUTING_KEY = ',%s*"([^"]*)"%s*%]%s*$';
+
 /** Messages one reading looks at at most (a pattern match each, no JSON parse). */
 export const RETRY_SAMPLE = 500;
 /** Bytes of messages one reading looks at at most: big messages make a smaller sample, not a slow one. */
@@ -84,7 +90,7 @@ if total > 0 then
     for i = 2, #entries, 2 do
       local value = entries[i]
       examined = examined + 1
-      if only == '' or string.match(value, ',%s*"([^"]*)"%s*%]%s*$') == only then
+      if only == '' or string.match(value, '${UNACKED_ROUTING_KEY}') == only then
         matching = matching + 1
         looked = looked + 1
         see(value)

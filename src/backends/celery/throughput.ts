@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type ScanBudget, scanWithin } from '../bounded-scan.js';
 import { luaScript, runScript } from '../lua.js';
 import type { QueueThroughput } from '../queue-backend.js';
-import { parseDateDone } from './failures.js';
+import { type FinishedResults, naiveIso, parseDateDone } from './failures.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -42,11 +42,19 @@ export interface CeleryFinished {
   unattributed: number;
   /** The walk saw every key; else the counts are scaled up from the part it saw. */
   complete: boolean;
+  /** Any result key at all was found: without one no rate can be known (the app stores none). */
+  anyResults: boolean;
 }
 
-/** Naive ISO UTC with microseconds, as Celery writes `date_done`. */
-function naiveIso(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}000`;
+/** The failure index's counts (`FailureIndex.finishedSince`) in this shape: whole, never scaled. */
+export function finishedFromIndex(results: FinishedResults): CeleryFinished {
+  const byQueue = new Map<string, { completed: number; failed: number }>();
+  let unattributed = 0;
+  for (const [queue, counts] of results.byQueue) {
+    if (queue === null) unattributed += counts.completed + counts.failed;
+    else byQueue.set(queue, { ...counts });
+  }
+  return { byQueue, unattributed, complete: true, anyResults: results.anyResults };
 }
 
 export async function readCeleryFinished(
@@ -56,10 +64,12 @@ export async function readCeleryFinished(
 ): Promise<CeleryFinished> {
   const byQueue = new Map<string, { completed: number; failed: number }>();
   let unattributed = 0;
+  let anyResults = false;
   const sinceText = naiveIso(since);
   const total = await client.dbsize();
   const walk = { ...budget, count: 1000, match: `${RESULT_KEY_PREFIX}*` };
   const { scanned, stoppedBy } = await scanWithin(client, walk, async (keys) => {
+    anyResults = true;
     const reply = (await runScript(client, FINISHED_SINCE, keys, [sinceText])) as string[];
     for (let i = 0; i + 2 < reply.length; i += 3) {
       const at = parseDateDone(reply[i + 1]);
@@ -85,14 +95,37 @@ export async function readCeleryFinished(
     }
     unattributed = Math.round(unattributed * scale);
   }
-  return { byQueue, unattributed, complete };
+  return { byQueue, unattributed, complete, anyResults };
 }
 
 /**
  * A queue's throughput from the result backend. Celery stores neither when a task was sent nor
- * when it started (only `date_done`), so wait and run are unknown, and said to be.
+ * when it started (only `date_done`), so wait and run are unknown, and said to be. The rates are
+ * unknown too, never 0, when the backend holds no result at all (`noResults`), or when results
+ * were stored in the span but none names its queue (`unattributed`: no `result_extended`).
  */
 export function celeryThroughput(finished: CeleryFinished, queue: string, spanMs: number): QueueThroughput {
+  const durations = {
+    wait: { unknown: 'noEnqueueTime' },
+    run: { unknown: 'noStartTime' },
+    sampled: 0,
+  } as const;
+  const why = !finished.anyResults
+    ? 'noResults'
+    : finished.byQueue.size === 0 && finished.unattributed > 0
+      ? 'unattributed'
+      : undefined;
+  if (why)
+    return {
+      source: 'results',
+      spanMs,
+      completed: null,
+      failed: null,
+      completedPerMinute: null,
+      failedPerMinute: null,
+      unknown: { completed: why, failed: why },
+      ...durations,
+    };
   const counts = finished.byQueue.get(queue) ?? { completed: 0, failed: 0 };
   const minutes = Math.max(1, spanMs) / 60_000;
   return {
@@ -102,9 +135,7 @@ export function celeryThroughput(finished: CeleryFinished, queue: string, spanMs
     failed: counts.failed,
     completedPerMinute: counts.completed / minutes,
     failedPerMinute: counts.failed / minutes,
-    wait: { unknown: 'noEnqueueTime' },
-    run: { unknown: 'noStartTime' },
-    sampled: 0,
+    ...durations,
     ...(finished.complete ? {} : { estimated: true }),
   };
 }

@@ -50,6 +50,26 @@ export const escalation = {
     snooze2h: 'Snooze 2 h',
     dlq: 'Show DLQ',
     scale: 'Scale…',
+    /** Opens one listed job's view (`/queue job`); the id is cut to fit a button. */
+    job: (id: string) => `Job ${id}`,
+  },
+  /** The jobs an alert is about, each with the command of its view. Ids and names arrive escaped. */
+  jobs: {
+    title: {
+      failed: 'Newest failures',
+      next: 'Next to be taken (waiting longest)',
+      running: 'Running longest',
+    } as Record<string, string>,
+    line: (id: string, name: string, detail: string | undefined, command: string) =>
+      `• \`${id}\` ${name}${detail ? ` · ${detail}` : ''} · ${command}`,
+    running: (duration: string) => `running for ${duration}`,
+    none: {
+      failed: 'No failed job is left in the queue now.',
+      next: 'No job waits in the queue now.',
+      running: 'No job of this queue is running now.',
+    } as Record<string, string>,
+    unread:
+      'Its jobs could not be listed now (the system did not answer in time); `Show DLQ` or `/queue job` later.',
   },
   thread: {
     renotify: (value: string) => `:rotating_light: Still firing and not acknowledged (now ${value}).`,

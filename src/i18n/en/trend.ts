@@ -2,7 +2,8 @@
 export const trend = {
   describe: {
     usage: 'trend <system>/<queue> [1h|6h|24h]',
-    summary: 'a chart of the queue’s depth by state over time, with alert thresholds and alerts',
+    summary:
+      'a chart of the queue’s depth by state and its jobs done and failed per minute over time, with alert thresholds and alerts',
   },
   usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
   needsQueue: 'Name a queue: `trend <system>/<queue>`.',
@@ -19,13 +20,25 @@ export const trend = {
     delayed: 'delayed',
     failed: 'failed',
     throughput: 'done/min',
+    failedPerMinute: 'failed/min',
   },
-  line: (state: string, spark: string, latest: string) => `${state.padEnd(8)} ${spark} ${latest}`,
+  rateAxis: 'per min',
+  line: (state: string, spark: string, latest: string) => `${state.padEnd(10)} ${spark} ${latest}`,
   unknown: '?',
   samples: (n: number, from: string, to: string) =>
     `${n} ${n === 1 ? 'sample' : 'samples'} from ${from} to ${to}`,
   noSamples: (target: string, window: string) =>
     `No samples of \`${target}\` in the last ${window}. The monitor records them while the bot runs (or \`monitor --once\` from cron).`,
+  /** What the rates are computed from, after the samples line. */
+  rates: (source: string) =>
+    `done/min and failed/min: jobs finished in the 5 minutes before each sample, ${source}.`,
+  rateSource: {
+    jobs: 'counted in the queue’s completed and failed sets by when they finished',
+    metrics: 'from BullMQ’s own per-minute metrics',
+    results: 'from the result backend’s `date_done` (tasks with `ignore_result` are not counted)',
+  },
+  rateEstimated: ' (estimated from part of the result backend)',
+  noRates: 'done/min and failed/min: no sample of this window has them.',
   thresholds: (list: string) => `Thresholds: ${list}`,
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   thresholdItem: (rule: string, state: string, comparator: string, value: string) =>

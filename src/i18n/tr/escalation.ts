@@ -54,6 +54,24 @@ export const escalation: Catalog['escalation'] = {
     snooze2h: '2 sa ertele',
     dlq: 'DLQ’yu göster',
     scale: 'Ölçekle…',
+    job: (id: string) => `İş ${id}`,
+  },
+  jobs: {
+    title: {
+      failed: 'En yeni başarısızlar',
+      next: 'Sıradaki (en uzun bekleyen)',
+      running: 'En uzun süredir çalışan',
+    },
+    line: (id: string, name: string, detail: string | undefined, command: string) =>
+      `• \`${id}\` ${name}${detail ? ` · ${detail}` : ''} · ${command}`,
+    running: (duration: string) => `${duration} süredir çalışıyor`,
+    none: {
+      failed: 'Kuyrukta şu an başarısız iş kalmadı.',
+      next: 'Kuyrukta şu an bekleyen iş yok.',
+      running: 'Bu kuyruğun şu an çalışan işi yok.',
+    },
+    unread:
+      'İşleri şu an listelenemedi (sistem zamanında yanıt vermedi); sonra `DLQ’yu göster` ya da `/queue job`.',
   },
   thread: {
     renotify: (value: string) => `:rotating_light: Hâlâ aktif ve kimse üstlenmedi (şu an ${value}).`,

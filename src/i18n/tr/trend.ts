@@ -10,7 +10,8 @@ const span = (window: string) => `${window}`.replace(/^(\d+)h$/, '$1 saat');
 export const trend: Catalog['trend'] = {
   describe: {
     usage: 'trend <sistem>/<kuyruk> [1h|6h|24h]',
-    summary: 'kuyruğun duruma göre derinliğinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
+    summary:
+      'kuyruğun duruma göre derinliğinin ve dakikada biten ve başarısız işlerinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
   },
   usage: 'trend <sistem>/<kuyruk> [1h|6h|24h] [--out dosya.png]',
   needsQueue: 'Bir kuyruk yazın: `trend <sistem>/<kuyruk>`.',
@@ -27,12 +28,23 @@ export const trend: Catalog['trend'] = {
     delayed: 'gecikmeli',
     failed: 'başarısız',
     throughput: 'biten/dk',
+    failedPerMinute: 'başarısız/dk',
   },
+  rateAxis: 'dakikada',
   line: (state: string, spark: string, latest: string) => `${state.padEnd(10)} ${spark} ${latest}`,
   unknown: '?',
   samples: (n: number, from: string, to: string) => `${from} ile ${to} arasında ${n} örnek`,
   noSamples: (target: string, window: string) =>
     `Son ${span(window)} içinde \`${target}\` için örnek yok. Monitör bunları bot çalışırken kaydeder (ya da cron’dan \`monitor --once\`).`,
+  rates: (source: string) =>
+    `biten/dk ve başarısız/dk: her örnekten önceki 5 dakikada biten işler, ${source}.`,
+  rateSource: {
+    jobs: 'kuyruğun tamamlanmış ve başarısız kümelerinde bitiş zamanına göre sayılır',
+    metrics: 'BullMQ’nun kendi dakikalık metriklerinden',
+    results: 'result backend’in `date_done` alanından (`ignore_result` olan görevler sayılmaz)',
+  },
+  rateEstimated: ' (result backend’in bir kısmından tahmin)',
+  noRates: 'biten/dk ve başarısız/dk: bu aralığın hiçbir örneğinde yok.',
   thresholds: (list: string) => `Eşikler: ${list}`,
   threshold: (rule: string, value: string) => `${rule} ${value}`,
   thresholdItem: (rule: string, state: string, comparator: string, value: string) =>
