@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCeleryDelayed } from '../../src/backends/celery/delayed.js';
@@ -7,6 +5,7 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server
 import { waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
 
 /**
  * `status <system>/<queue>` of a Celery queue buckets its delayed tasks by when they are due, as
@@ -50,19 +49,12 @@ describe('Celery delayed tasks by when they are due', () => {
     } finally {
       raw.disconnect();
     }
-    config = join(dir.dir, 'queue-ops.yml');
-    writeFileSync(
-      config,
-      [
-        'roles: { viewer: ["*"] }',
-        'systems:',
-        '  - name: zeus',
-        '    type: celery',
-        `    redis: ${brokerUrl}`,
-        `    queues: [${CAMPAIGN}, ${OTHER}, dl_quiet]`,
-        '    inspectTimeoutMs: 1000',
-      ].join('\n'),
-    );
+    config = writeConfigFile(dir.dir, {
+      roles: { viewer: ['*'] },
+      systems: [
+        celerySystem('zeus', brokerUrl, { queues: [CAMPAIGN, OTHER, 'dl_quiet'], inspectTimeoutMs: 1000 }),
+      ],
+    });
   }, 60_000);
 
   afterAll(async () => {

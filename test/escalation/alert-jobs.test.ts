@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -6,10 +6,12 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import { validateMessage } from '../../src/blocks/validate.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { runCli } from '../../src/transports/cli/run.js';
 import { connectionFor, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
+import { bullmqSystem, celerySystem, writeConfigFile } from '../helpers/config-file.js';
 import { fakeSlack, kindOf, type SlackCall } from './fake-slack.js';
 
 /**
@@ -112,36 +114,34 @@ describe('alerts link each job they list to its job view', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  function writeConfig(name: string, lines: string[]): string {
+  function writeConfig(
+    name: string,
+    more: { groupBy: NonNullable<ConfigInput['escalation']>['groupBy']; locale?: ConfigInput['locale'] },
+  ): string {
     const dir = join(root, name);
     mkdirSync(dir);
-    const path = join(dir, 'queue-ops.yml');
-    writeFileSync(
-      path,
-      [
-        'slack:',
-        '  incidentChannel: C0INCIDENT',
-        `store: sqlite:${join(dir, 'queue-ops.db')}`,
-        'systems:',
-        '  - name: pushizo',
-        '    type: bullmq',
-        `    redis: ${bullUrl}`,
-        `    prefix: ${prefix}`,
-        '    queues: [dispatch-ios, scheduler, render]',
-        '  - name: zeus',
-        '    type: celery',
-        `    redis: ${zeusUrl}`,
-        '    queues: [aj_fail, aj_wait, aj_run]',
-        '    inspectTimeoutMs: 1500',
-        'escalation:',
-        '  rules:',
-        '    - { name: failing, queues: ["pushizo/dispatch-ios", "zeus/aj_fail"], metric: failed, above: 0 }',
-        '    - { name: late, queues: ["pushizo/scheduler", "zeus/aj_wait"], metric: oldestWaitingSeconds, above: 60 }',
-        '    - { name: busy, queues: ["pushizo/render", "zeus/aj_run"], metric: active, above: 0 }',
-        ...lines,
-      ].join('\n'),
-    );
-    return path;
+    return writeConfigFile(dir, {
+      slack: { incidentChannel: 'C0INCIDENT' },
+      store: `sqlite:${join(dir, 'queue-ops.db')}`,
+      systems: [
+        bullmqSystem('pushizo', bullUrl, prefix, { queues: ['dispatch-ios', 'scheduler', 'render'] }),
+        celerySystem('zeus', zeusUrl, { queues: ['aj_fail', 'aj_wait', 'aj_run'], inspectTimeoutMs: 1500 }),
+      ],
+      escalation: {
+        rules: [
+          { name: 'failing', queues: ['pushizo/dispatch-ios', 'zeus/aj_fail'], metric: 'failed', above: 0 },
+          {
+            name: 'late',
+            queues: ['pushizo/scheduler', 'zeus/aj_wait'],
+            metric: 'oldestWaitingSeconds',
+            above: 60,
+          },
+          { name: 'busy', queues: ['pushizo/render', 'zeus/aj_run'], metric: 'active', above: 0 },
+        ],
+        groupBy: more.groupBy,
+      },
+      ...(more.locale ? { locale: more.locale } : {}),
+    });
   }
 
   async function once(config: string): Promise<SlackCall[]> {
@@ -189,7 +189,7 @@ describe('alerts link each job they list to its job view', () => {
   }
 
   it('one message per alert: every job of failures, a late queue and busy work is linked, BullMQ and Celery', async () => {
-    const posts = await once(writeConfig('single', ['  groupBy: none']));
+    const posts = await once(writeConfig('single', { groupBy: 'none' }));
     const about = (subject: string) => {
       // The header (plain text) ends with the subject as it is.
       const post = posts.find((p) => JSON.stringify(p.blocks[0]).includes(`· ${subject}"`));
@@ -219,7 +219,7 @@ describe('alerts link each job they list to its job view', () => {
   }, 90_000);
 
   it('a group message in Turkish links each alert’s jobs too', async () => {
-    const posts = await once(writeConfig('grouped', ['  groupBy: [system]', 'locale: tr']));
+    const posts = await once(writeConfig('grouped', { groupBy: ['system'], locale: 'tr' }));
     expect(posts).toHaveLength(2);
     const bySystem = (system: string) => posts.find((p) => JSON.stringify(p.blocks).includes(`${system}/`))!;
     for (const subject of Object.keys(expected))

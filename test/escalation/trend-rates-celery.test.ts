@@ -14,6 +14,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { celerySystem, configYaml } from '../helpers/config-file.js';
 
 /**
  * The rates of Celery queues in every monitor sample, from the result backend, through the
@@ -47,30 +48,17 @@ describe('trend rates of Celery queues', () => {
     // Another app on another DB of the same server, storing results without `result_extended`:
     // it publishes on the very channels zeus's results are published on.
     plain = redisDbUrl(redis.url, 1);
-    yaml = [
-      'slack: { incidentChannel: C0INCIDENT }',
-      `store: ${storeUrl}`,
-      'roles: { viewer: ["*"] }',
-      'systems:',
-      '  - name: zeus',
-      '    type: celery',
-      `    redis: ${zeus}`,
-      `    queues: [${ALARM}, ${OTA}]`,
-      '    inspectTimeoutMs: 1000',
-      '  - name: plain',
-      '    type: celery',
-      `    redis: ${plain}`,
-      '    queues: [celery]',
-      '    inspectTimeoutMs: 1000',
-      '  - name: empty',
-      '    type: celery',
-      `    redis: ${redisDbUrl(redis.url, 2)}`,
-      '    queues: [nothing]',
-      '    inspectTimeoutMs: 300',
-      'escalation:',
-      '  rules:',
-      '    - { name: backlog, metric: waiting, above: 1000 }',
-    ].join('\n');
+    yaml = configYaml({
+      slack: { incidentChannel: 'C0INCIDENT' },
+      store: storeUrl,
+      roles: { viewer: ['*'] },
+      systems: [
+        celerySystem('zeus', zeus, { queues: [ALARM, OTA], inspectTimeoutMs: 1000 }),
+        celerySystem('plain', plain, { queues: ['celery'], inspectTimeoutMs: 1000 }),
+        celerySystem('empty', redisDbUrl(redis.url, 2), { queues: ['nothing'], inspectTimeoutMs: 300 }),
+      ],
+      escalation: { rules: [{ name: 'backlog', metric: 'waiting', above: 1000 }] },
+    });
     writeFileSync(configFile, yaml);
     workers.push(
       await startCeleryWorker({ brokerUrl: zeus, queues: [ALARM, OTA], name: 'zeus-tr' }),

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
+import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -31,21 +32,14 @@ describe('trend rates from every monitor sample', () => {
   const dir = tempDir('trend-rates');
   const storeUrl = `sqlite:${join(dir.dir, 'queue-ops.db')}`;
   const configFile = join(dir.dir, 'queue-ops.yml');
-  const yaml = [
-    'slack: { incidentChannel: C0INCIDENT }',
-    `store: ${storeUrl}`,
-    'roles: { viewer: ["*"] }',
-    'systems:',
-    '  - name: pushizo',
-    '    type: bullmq',
-    `    redis: ${url}`,
-    `    prefix: ${prefix}`,
-    '    queues: [dispatch-ios, webhooks, events]',
+  const yaml = configYaml({
+    slack: { incidentChannel: 'C0INCIDENT' },
+    store: storeUrl,
+    roles: { viewer: ['*'] },
+    systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios', 'webhooks', 'events'] })],
     // Only depth rules: nothing asks for throughput, yet every sample has it.
-    'escalation:',
-    '  rules:',
-    '    - { name: backlog, queues: ["pushizo/*"], metric: waiting, above: 1000 }',
-  ].join('\n');
+    escalation: { rules: [{ name: 'backlog', queues: ['pushizo/*'], metric: 'waiting', above: 1000 }] },
+  });
   const closers: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
