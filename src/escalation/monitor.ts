@@ -7,7 +7,7 @@ import { type Alert, type AlertEffect, advanceAlert, type Transition } from './l
 import type { Outbox } from './outbox.js';
 import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
-import type { Sample } from './samples.js';
+import { decodeSample, encodeSample, type Sample } from './samples.js';
 import { silenceFor } from './silences.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
@@ -130,9 +130,9 @@ export function createMonitor(deps: MonitorDeps) {
 
   /**
    * The samples of earlier ticks, parsed, while this monitor keeps the lease tick after tick:
-   * each tick then reads and parses only the rows written since (a sample of 1,000 queues is about
-   * 100 KB of JSON; parsing the whole history every tick was most of a tick). Dropped whenever
-   * another monitor holds the lease, since it writes samples of its own.
+   * each tick then reads and parses only the rows written since by others (its own are kept as
+   * taken; parsing the whole history every tick was most of a tick). Dropped whenever another
+   * monitor holds the lease, since it writes samples of its own.
    */
   let known: { id: number; at: string; sample: Sample }[] | undefined;
 
@@ -145,7 +145,7 @@ export function createMonitor(deps: MonitorDeps) {
     );
     known = [
       ...(known ?? []).filter((row) => row.at >= sinceAt),
-      ...rows.map((row) => ({ id: row.id, at: row.at, sample: JSON.parse(row.data) as Sample })),
+      ...rows.map((row) => ({ id: row.id, at: row.at, sample: decodeSample(row.data) })),
     ];
     return known.map((row) => row.sample);
   }
@@ -244,7 +244,9 @@ export function createMonitor(deps: MonitorDeps) {
     });
     const past = await history(now);
     const sample = await takeSample(deps, past, now.getTime());
-    await store.escalation.appendSample(now.toISOString(), JSON.stringify(sample));
+    const at = now.toISOString();
+    const id = await store.escalation.appendSample(at, encodeSample(sample));
+    known?.push({ id, at, sample });
     // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
     await store.escalation.pruneSamples(
       new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
@@ -265,6 +267,9 @@ export function createMonitor(deps: MonitorDeps) {
     const choose = groupChooser([...firing.values()], opening.length);
     for (const result of results) {
       const open = firing.get(result.key);
+      // Nothing open and nothing firing: no transition (see advanceAlert). Over 1,000 queues that
+      // is almost every rule and queue, so it is not asked, one await each.
+      if (!open && !result.firing) continue;
       const after = await apply(
         result,
         open,

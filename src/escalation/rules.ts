@@ -58,6 +58,7 @@ export function patternRegExp(pattern: string): RegExp {
 export function ruleMatches(rule: EscalationRule, system: string, queue?: string): boolean {
   if (!rule.queues) return true;
   return rule.queues.some((pattern) => {
+    if (pattern === '*') return true;
     if (queue !== undefined) return patternRegExp(pattern).test(`${system}/${queue}`);
     // A system metric is watched on every system a pattern names: `pushizo/*` watches `pushizo`.
     const slash = pattern.indexOf('/');
@@ -71,16 +72,30 @@ interface Indexed {
   systems: Map<string, { system: SystemSample; queues: Map<string, QueueSample> }>;
 }
 
+/**
+ * Each sample indexed once: a monitor passes the same stored samples tick after tick (a sample is
+ * never changed once taken), and indexing the whole history again every tick was a good part of
+ * one over 1,000 queues.
+ */
+const indexed = new WeakMap<Sample, Indexed>();
+
 function index(history: readonly Sample[]): Indexed[] {
-  return history.map((sample) => ({
-    at: sample.at,
-    systems: new Map(
-      sample.systems.map((system) => [
-        system.name,
-        { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
-      ]),
-    ),
-  }));
+  return history.map((sample) => {
+    let entry = indexed.get(sample);
+    if (!entry) {
+      entry = {
+        at: sample.at,
+        systems: new Map(
+          sample.systems.map((system) => [
+            system.name,
+            { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
+          ]),
+        ),
+      };
+      indexed.set(sample, entry);
+    }
+    return entry;
+  });
 }
 
 /** The earliest sample at or after `at(i) − window` (without a window: the one before), before i. */
@@ -99,12 +114,30 @@ function windowStart(samples: readonly Indexed[], i: number, within: number | un
   return lo < i ? lo : i - 1;
 }
 
-type Subject = { system: string; queue?: string };
+/**
+ * A system, or a queue of one. A queue's sample at each index is looked up once and kept (`rows`,
+ * null where there is none): every rule watching the queue reads it, most of them at several
+ * samples (windows, `for`), and two map lookups each time were most of a tick's rule work.
+ */
+interface Subject {
+  system: string;
+  queue?: string;
+  /** `system/queue`, or `system`. */
+  path: string;
+  rows?: (QueueSample | null)[];
+}
 
 function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | undefined {
-  const entry = samples[i]?.systems.get(s.system);
-  if (!entry?.system.ok || s.queue === undefined) return undefined;
-  return entry.queues.get(s.queue);
+  if (s.queue === undefined) return undefined;
+  s.rows ??= [];
+  const rows = s.rows;
+  let row = rows[i];
+  if (row === undefined) {
+    const entry = samples[i]?.systems.get(s.system);
+    row = (entry?.system.ok ? entry.queues.get(s.queue) : undefined) ?? null;
+    rows[i] = row;
+  }
+  return row ?? undefined;
 }
 
 function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: number): number | undefined {
@@ -119,6 +152,70 @@ function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: 
 
 /** The value of `metric` for `subject` at sample `i`, or undefined when it cannot be known. */
 export function metricAt(
+  samples: readonly Indexed[],
+  i: number,
+  metric: RuleMetric,
+  s: Subject,
+  within?: number,
+): number | undefined {
+  // A queue metric needs only the queue's row (undefined too when its system was not read at i).
+  if (isSystemMetric(metric)) return systemMetricAt(samples, i, metric, s, within);
+  const q = queueAt(samples, i, s);
+  if (!q) return undefined;
+  switch (metric) {
+    case 'waiting':
+      return q.waiting;
+    case 'active':
+      return q.active;
+    case 'delayed':
+      return q.delayed;
+    case 'failed':
+      return q.failed;
+    case 'workers':
+      return q.workers ?? undefined;
+    case 'oldestWaitingSeconds':
+      return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
+    case 'failedIncrease': {
+      const j = windowStart(samples, i, within);
+      if (j === undefined) return undefined;
+      // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
+      // stays the same size however many fail. Each good sample counts since the one before.
+      let counted = 0;
+      let exact = true;
+      for (let k = j + 1; k <= i && exact; k++) {
+        const at = samples[k]!.systems.get(s.system);
+        if (!at?.system.ok) continue;
+        const failedNew = queueAt(samples, k, s)?.failedNew;
+        if (failedNew === undefined) exact = false;
+        else counted += failedNew;
+      }
+      if (exact) return counted;
+      const before = queueAt(samples, j, s);
+      // A failed set trimmed or retried shrinks; that is not a negative number of failures.
+      return before ? Math.max(0, q.failed - before.failed) : undefined;
+    }
+    case 'drainRate':
+      return drainRate(samples, i, s, within);
+    case 'throughput':
+      return q.throughput;
+    case 'failedPerMinute':
+      return q.failedPerMinute;
+    case 'waitP95Seconds':
+      return q.waitP95Seconds;
+    case 'runP95Seconds':
+      return q.runP95Seconds;
+    case 'minutesToDrain': {
+      if (q.waiting === 0) return 0;
+      const rate = drainRate(samples, i, s, within);
+      if (rate === undefined) return undefined;
+      return rate > 0 ? q.waiting / rate : Number.POSITIVE_INFINITY;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function systemMetricAt(
   samples: readonly Indexed[],
   i: number,
   metric: RuleMetric,
@@ -168,59 +265,6 @@ export function metricAt(
       return pairs === 0 ? undefined : churn;
     }
     default:
-      break;
-  }
-  const q = queueAt(samples, i, s);
-  if (!q) return undefined;
-  switch (metric) {
-    case 'waiting':
-      return q.waiting;
-    case 'active':
-      return q.active;
-    case 'delayed':
-      return q.delayed;
-    case 'failed':
-      return q.failed;
-    case 'workers':
-      return q.workers ?? undefined;
-    case 'oldestWaitingSeconds':
-      return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
-    case 'failedIncrease': {
-      const j = windowStart(samples, i, within);
-      if (j === undefined) return undefined;
-      // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
-      // stays the same size however many fail. Each good sample counts since the one before.
-      let counted = 0;
-      let exact = true;
-      for (let k = j + 1; k <= i && exact; k++) {
-        const at = samples[k]!.systems.get(s.system);
-        if (!at?.system.ok) continue;
-        const failedNew = at.queues.get(s.queue!)?.failedNew;
-        if (failedNew === undefined) exact = false;
-        else counted += failedNew;
-      }
-      if (exact) return counted;
-      const before = queueAt(samples, j, s);
-      // A failed set trimmed or retried shrinks; that is not a negative number of failures.
-      return before ? Math.max(0, q.failed - before.failed) : undefined;
-    }
-    case 'drainRate':
-      return drainRate(samples, i, s, within);
-    case 'throughput':
-      return q.throughput;
-    case 'failedPerMinute':
-      return q.failedPerMinute;
-    case 'waitP95Seconds':
-      return q.waitP95Seconds;
-    case 'runP95Seconds':
-      return q.runP95Seconds;
-    case 'minutesToDrain': {
-      if (q.waiting === 0) return 0;
-      const rate = drainRate(samples, i, s, within);
-      if (rate === undefined) return undefined;
-      return rate > 0 ? q.waiting / rate : Number.POSITIVE_INFINITY;
-    }
-    default:
       return undefined;
   }
 }
@@ -249,18 +293,21 @@ function breaches(
   return true;
 }
 
-function subjectsOf(rule: EscalationRule, latest: Indexed | undefined): Subject[] {
-  if (!latest) return [];
-  const out: Subject[] = [];
+/** Every subject of the latest sample, once for all rules (so a queue's `rows` serve each rule). */
+function subjectsIn(latest: Indexed | undefined): { systems: Subject[]; queues: Subject[] } {
+  const out = { systems: [] as Subject[], queues: [] as Subject[] };
+  if (!latest) return out;
   for (const [name, { system, queues }] of latest.systems) {
-    if (isSystemMetric(rule.metric)) {
-      if (ruleMatches(rule, name)) out.push({ system: name });
-      continue;
-    }
+    out.systems.push({ system: name, path: name });
     if (!system.ok) continue;
-    for (const queue of queues.keys()) if (ruleMatches(rule, name, queue)) out.push({ system: name, queue });
+    for (const queue of queues.keys()) out.queues.push({ system: name, queue, path: `${name}/${queue}` });
   }
   return out;
+}
+
+function subjectsOf(rule: EscalationRule, all: { systems: Subject[]; queues: Subject[] }): Subject[] {
+  if (isSystemMetric(rule.metric)) return all.systems.filter((s) => ruleMatches(rule, s.system));
+  return all.queues.filter((s) => ruleMatches(rule, s.system, s.queue));
 }
 
 /**
@@ -273,10 +320,10 @@ export function evaluateRules(
   now: number,
 ): RuleResult[] {
   const samples = index(history);
-  const last = samples.length - 1;
+  const subjects = subjectsIn(samples[samples.length - 1]);
   const results: RuleResult[] = [];
   for (const rule of rules) {
-    for (const s of subjectsOf(rule, samples[last])) results.push(new Evaluation(rule, s, samples, now));
+    for (const s of subjectsOf(rule, subjects)) results.push(new Evaluation(rule, s, samples, now));
   }
   return results;
 }
@@ -315,7 +362,7 @@ class Evaluation implements RuleResult {
     this.#samples = samples;
     this.#s = s;
     const last = samples.length - 1;
-    this.subject = s.queue === undefined ? s.system : `${s.system}/${s.queue}`;
+    this.subject = s.path;
     this.key = `${rule.name}|${this.subject}`;
     this.system = s.system;
     if (s.queue !== undefined) this.queue = s.queue;
