@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.js';
 import type { OutboxInput, Store } from '../store/store.js';
 import { type Alert, type AlertEffect, advanceAlert, type Transition } from './lifecycle.js';
 import type { Outbox } from './outbox.js';
-import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
+import { evaluateRules, newRuleMemory, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import { decodeSample, encodeSample, type Sample } from './samples.js';
 import { silenceFor } from './silences.js';
@@ -135,6 +135,8 @@ export function createMonitor(deps: MonitorDeps) {
    * monitor holds the lease, since it writes samples of its own.
    */
   let known: { id: number; at: string; sample: Sample }[] | undefined;
+  /** What one tick's rule evaluation leaves the next, over the same samples plus one. */
+  const ruleMemory = newRuleMemory();
 
   async function history(now: Date): Promise<Sample[]> {
     const sinceAt = new Date(now.getTime() - retentionMs).toISOString();
@@ -254,7 +256,7 @@ export function createMonitor(deps: MonitorDeps) {
     // Delivered messages are never read again; a day of them is left for whoever investigates.
     await store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString());
 
-    const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
+    const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), ruleMemory);
     const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
     const silences = await store.escalation.listSilences(now.toISOString());
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
