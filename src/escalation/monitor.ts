@@ -268,9 +268,9 @@ export function createMonitor(deps: MonitorDeps) {
     const stillFiring: Alert[] = [];
     const choose = groupChooser([...firing.values()], opening.length);
     for (const result of results) {
-      const open = firing.get(result.key);
       // Nothing open and nothing firing: no transition (see advanceAlert). Over 1,000 queues that
-      // is almost every rule and queue, so it is not asked, one await each.
+      // is almost every rule and queue, so it is not asked, one await each (nor its key made).
+      const open = firing.size === 0 ? undefined : firing.get(result.key);
       if (!open && !result.firing) continue;
       const after = await apply(
         result,

@@ -120,20 +120,24 @@ function windowStart(samples: readonly Indexed[], i: number, within: number | un
 }
 
 /**
- * A system, or a queue of one. A queue's sample at each index is looked up once and kept (`rows`,
- * null where there is none): every rule watching the queue reads it, most of them at several
- * samples (windows, `for`), and two map lookups each time were most of a tick's rule work.
+ * A system, or a queue of one. A queue's sample at each index is looked up once and kept (`rows`):
+ * every rule watching the queue reads it, most of them at several samples (windows, `for`), and
+ * two map lookups each time were most of a tick's rule work.
  */
 interface Subject {
   system: string;
   queue?: string;
   /** `system/queue`, or `system`. */
   path: string;
-  rows?: (QueueSample | null)[];
+  /** Where the queue is in its system's list in the latest sample: where it is in most others. */
+  position?: number;
+  /** The queue's sample at each index; null: its system was read but not the queue; false: not read. */
+  rows?: (QueueSample | null | false)[];
 }
 
-function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | undefined {
-  if (s.queue === undefined) return undefined;
+/** The queue's sample at `i`; null: its system was read without it; false: its system was not read. */
+function rowAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | null | false {
+  if (s.queue === undefined) return false;
   // Its exact size at once: filled from the newest back, an array grown index by index is
   // several times that, for each of 1,000 queues a tick.
   s.rows ??= new Array(samples.length);
@@ -141,10 +145,19 @@ function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSampl
   let row = rows[i];
   if (row === undefined) {
     const entry = samples[i]?.systems.get(s.system);
-    row = (entry?.system.ok ? entry.queues.get(s.queue) : undefined) ?? null;
+    if (!entry?.system.ok) row = false;
+    else {
+      // Queues come in the same order sample after sample: by position first, by name if not.
+      const there = entry.system.queues[s.position ?? -1];
+      row = (there?.name === s.queue ? there : entry.queues.get(s.queue)) ?? null;
+    }
     rows[i] = row;
   }
-  return row ?? undefined;
+  return row;
+}
+
+function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | undefined {
+  return rowAt(samples, i, s) || undefined;
 }
 
 function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: number): number | undefined {
@@ -190,9 +203,9 @@ export function metricAt(
       let counted = 0;
       let exact = true;
       for (let k = j + 1; k <= i && exact; k++) {
-        const at = samples[k]!.systems.get(s.system);
-        if (!at?.system.ok) continue;
-        const failedNew = queueAt(samples, k, s)?.failedNew;
+        const row = rowAt(samples, k, s);
+        if (row === false) continue;
+        const failedNew = row?.failedNew;
         if (failedNew === undefined) exact = false;
         else counted += failedNew;
       }
@@ -307,14 +320,20 @@ function subjectsIn(latest: Indexed | undefined): { systems: Subject[]; queues: 
   for (const [name, { system, queues }] of latest.systems) {
     out.systems.push({ system: name, path: name });
     if (!system.ok) continue;
-    for (const queue of queues.keys()) out.queues.push({ system: name, queue, path: `${name}/${queue}` });
+    // Each name once (the last of a name, as its index has it), at its place in the list.
+    system.queues.forEach((q, position) => {
+      if (queues.get(q.name) === q)
+        out.queues.push({ system: name, queue: q.name, path: `${name}/${q.name}`, position });
+    });
   }
   return out;
 }
 
+/** The subjects a rule watches (the list itself, shared, when it watches them all). */
 function subjectsOf(rule: EscalationRule, all: { systems: Subject[]; queues: Subject[] }): Subject[] {
-  if (isSystemMetric(rule.metric)) return all.systems.filter((s) => watches(rule, s.system, undefined));
-  return all.queues.filter((s) => watches(rule, s.system, s.path));
+  const list = isSystemMetric(rule.metric) ? all.systems : all.queues;
+  if (!rule.queues || rule.queues.includes('*')) return list;
+  return list.filter((s) => watches(rule, s.system, s.queue === undefined ? undefined : s.path));
 }
 
 /**
@@ -327,8 +346,12 @@ function subjectsOf(rule: EscalationRule, all: { systems: Subject[]; queues: Sub
  */
 export interface RuleMemory {
   samples?: readonly Indexed[];
-  /** Rule key → index in `samples` where the walk back stopped, for the keys breaching at its end. */
-  runs: Map<string, number>;
+  /**
+   * Per rule with `for`, its subjects in order and, for each, the index in `samples` where the
+   * walk back stopped (−1: not breaching at its end). By position, not by key: a tick looked up
+   * thousands of keys made afresh, and hashing them cost more than the walks they saved.
+   */
+  runs: Map<EscalationRule, { subjects: Subject[]; starts: Int32Array }>;
 }
 
 export function newRuleMemory(): RuleMemory {
@@ -347,13 +370,6 @@ function continuation(
   return shift;
 }
 
-/** The runs remembered from the evaluation before (indices into this one's samples), and this one's. */
-interface Runs {
-  before: Map<string, number> | undefined;
-  shift: number;
-  after: Map<string, number>;
-}
-
 /**
  * Every rule against every subject it watches in the latest sample. `history` is oldest first;
  * `now` is the clock `for` windows are measured against. `memory`, kept by the caller from one
@@ -368,18 +384,36 @@ export function evaluateRules(
   const samples = index(history);
   const subjects = subjectsIn(samples[samples.length - 1]);
   const shift = continuation(memory?.samples, samples);
-  const runs: Runs = {
-    before: shift === undefined ? undefined : memory?.runs,
-    shift: shift ?? 0,
-    after: new Map(),
-  };
+  const runs: RuleMemory['runs'] = new Map();
   const results: RuleResult[] = [];
   for (const rule of rules) {
-    for (const s of subjectsOf(rule, subjects)) results.push(new Evaluation(rule, s, samples, now, runs));
+    const watched = subjectsOf(rule, subjects);
+    if (rule.for === undefined) {
+      for (const s of watched) results.push(new Evaluation(rule, s, samples, now));
+      continue;
+    }
+    const before = shift === undefined ? undefined : memory?.runs.get(rule);
+    const starts = new Int32Array(watched.length).fill(-1);
+    for (let k = 0; k < watched.length; k++) {
+      const s = watched[k]!;
+      const was = before?.subjects[k];
+      const stopped = was && was.system === s.system && was.queue === s.queue ? before!.starts[k]! : -1;
+      // What the previous walk went over is in this history too, `shift` samples earlier (or pruned).
+      const evaluation = new Evaluation(
+        rule,
+        s,
+        samples,
+        now,
+        stopped < 0 ? undefined : Math.max(0, stopped - shift!),
+      );
+      if (evaluation.runStart !== undefined) starts[k] = evaluation.runStart;
+      results.push(evaluation);
+    }
+    runs.set(rule, { subjects: watched, starts });
   }
   if (memory) {
     memory.samples = samples;
-    memory.runs = runs.after;
+    memory.runs = runs;
   }
   return results;
 }
@@ -389,10 +423,9 @@ export function evaluateRules(
  * run, the series and the time to drain only when read, once each: the lifecycle reads them only
  * for a subject with an alert (open, or opening), and with 1,000 queues almost none has one, so
  * computing them for every subject was most of a tick. Each sample's value is computed once.
- * The lazy fields are getters: read them, or `toJSON()` for a plain object (a spread drops them).
+ * The lazy fields (and the key) are getters: read them, or `toJSON()` for a plain object (a spread drops them).
  */
 class Evaluation implements RuleResult {
-  readonly key: string;
   readonly subject: string;
   readonly system: string;
   readonly queue?: string;
@@ -401,6 +434,8 @@ class Evaluation implements RuleResult {
   readonly threshold: number;
   readonly breachNow: boolean;
   readonly firing: boolean;
+  /** Where the walk back for `for` stopped (what `evaluateRules` remembers); not part of the result. */
+  runStart?: number;
   readonly #samples: readonly Indexed[];
   readonly #s: Subject;
   /**
@@ -408,6 +443,7 @@ class Evaluation implements RuleResult {
    * `for`) and an alert read them: most of a tick's thousands of evaluations never allocate it.
    */
   #values?: (number | null | undefined)[];
+  #key?: string;
   #cleanRun?: number;
   #series?: (number | null)[];
   #drain?: { minutes: number | undefined };
@@ -417,13 +453,13 @@ class Evaluation implements RuleResult {
     s: Subject,
     samples: readonly Indexed[],
     now: number,
-    runs?: Runs,
+    /** Where the previous evaluation's walk back stopped, when this breach was on then already. */
+    remembered?: number,
   ) {
     this.#samples = samples;
     this.#s = s;
     const last = samples.length - 1;
     this.subject = s.path;
-    this.key = `${rule.name}|${this.subject}`;
     this.system = s.system;
     if (s.queue !== undefined) this.queue = s.queue;
     this.comparator = rule.above !== undefined ? 'above' : 'below';
@@ -433,10 +469,7 @@ class Evaluation implements RuleResult {
     let firing = this.breachNow;
     if (this.breachNow && rule.for !== undefined) {
       // Back to where the breach began, or only as far as `for` ago: older is no more firing.
-      // From where the previous evaluation's walk stopped, when this breach was on then already
-      // (what it walked over is in this history too, unless pruned since).
-      const before = runs?.before?.get(this.key);
-      let start = before === undefined ? last : Math.max(0, before - runs!.shift);
+      let start = remembered ?? last;
       while (
         now - samples[start]!.at < rule.for &&
         start > 0 &&
@@ -444,9 +477,15 @@ class Evaluation implements RuleResult {
       )
         start--;
       firing = now - samples[start]!.at >= rule.for;
-      runs?.after.set(this.key, start);
+      this.runStart = start;
     }
     this.firing = firing;
+  }
+
+  /** Made when read: a tick reads it only where an alert is open or opening. */
+  get key(): string {
+    this.#key ??= `${this.rule.name}|${this.subject}`;
+    return this.#key;
   }
 
   #valueAt(i: number): number | undefined {
