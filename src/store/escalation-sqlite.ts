@@ -138,6 +138,10 @@ export function createSqliteEscalation(
   const firingAlerts = prepared(
     "SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id",
   );
+  const newestResolved = prepared(
+    `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
+     ORDER BY updated_at DESC LIMIT 1`,
+  );
   const silencesAt = prepared(
     `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
   );
@@ -176,12 +180,8 @@ export function createSqliteEscalation(
       wrap(() => {
         if (options.status === 'firing') return (firingAlerts().all() as Row[]).map(rowToAlert);
         const out: Alert[] = [];
-        const newest = db.prepare(
-          `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
-           ORDER BY updated_at DESC LIMIT 1`,
-        );
         for (const key of options.keys) {
-          const row = newest.get(key) as Row | undefined;
+          const row = newestResolved().get(key) as Row | undefined;
           if (row) out.push(rowToAlert(row));
         }
         return out;
