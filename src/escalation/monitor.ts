@@ -245,20 +245,29 @@ export function createMonitor(deps: MonitorDeps) {
       logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
     });
     const past = await history(now);
-    const sample = await takeSample(deps, past, now.getTime());
+    const sampling = takeSample(deps, past, now.getTime());
+    // Should the store fail below, the tick ends there; the sample is then not waited for.
+    sampling.catch(() => undefined);
+    // While the systems answer, what does not depend on them (a PostgreSQL store's round trips
+    // overlap theirs): pruning, and the alerts and silences as they are now. An alert changed by
+    // someone meanwhile is caught by its conditional write, as ever.
+    const [firingNow, silences] = await Promise.all([
+      store.escalation.listAlerts({ status: 'firing' }),
+      store.escalation.listSilences(now.toISOString()),
+      // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
+      store.escalation.pruneSamples(
+        new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
+      ),
+      // Delivered messages are never read again; a day of them is left for whoever investigates.
+      store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString()),
+    ]);
+    const sample = await sampling;
     const at = now.toISOString();
     const id = await store.escalation.appendSample(at, encodeSample(sample));
     known?.push({ id, at, sample });
-    // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
-    await store.escalation.pruneSamples(
-      new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
-    );
-    // Delivered messages are never read again; a day of them is left for whoever investigates.
-    await store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString());
 
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), ruleMemory);
-    const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
-    const silences = await store.escalation.listSilences(now.toISOString());
+    const firing = new Map(firingNow.map((a) => [a.key, a]));
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
