@@ -266,8 +266,12 @@ export function createMonitor(deps: MonitorDeps) {
     const id = await store.escalation.appendSample(at, encodeSample(sample));
     known?.push({ id, at, sample });
 
-    const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), ruleMemory);
     const firing = new Map(firingNow.map((a) => [a.key, a]));
+    // The results that can change something: those firing, and those of the alerts open.
+    const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), {
+      memory: ruleMemory,
+      only: new Set(firing.keys()),
+    });
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
@@ -277,10 +281,7 @@ export function createMonitor(deps: MonitorDeps) {
     const stillFiring: Alert[] = [];
     const choose = groupChooser([...firing.values()], opening.length);
     for (const result of results) {
-      // Nothing open and nothing firing: no transition (see advanceAlert). Over 1,000 queues that
-      // is almost every rule and queue, so it is not asked, one await each (nor its key made).
-      const open = firing.size === 0 ? undefined : firing.get(result.key);
-      if (!open && !result.firing) continue;
+      const open = firing.get(result.key);
       const after = await apply(
         result,
         open,

@@ -370,17 +370,63 @@ function continuation(
   return shift;
 }
 
+export interface EvaluateOptions {
+  /** Kept by the caller from one evaluation to the next: saves work, changes no result. */
+  memory?: RuleMemory;
+  /**
+   * Only the results that fire, and those whose key is here (the alerts open): a monitor needs
+   * no others, and making thousands of them a tick was a good part of one.
+   */
+  only?: ReadonlySet<string>;
+}
+
+/** What `assess` found for one rule and subject (one object, reused: nothing is made per subject). */
+const assessed = { value: undefined as number | undefined, breachNow: false, firing: false, runStart: -1 };
+
+/**
+ * The value, breach and firing of one rule and subject, into `assessed`. `remembered`: where the
+ * previous evaluation's walk back stopped, when this breach was on then already.
+ */
+function assess(
+  rule: EscalationRule,
+  s: Subject,
+  samples: readonly Indexed[],
+  now: number,
+  remembered: number | undefined,
+): void {
+  const last = samples.length - 1;
+  const value = metricAt(samples, last, rule.metric, s, rule.within);
+  const breachNow = breaches(rule, value, samples, last, s);
+  let firing = breachNow;
+  let start = -1;
+  if (breachNow && rule.for !== undefined) {
+    // Back to where the breach began, or only as far as `for` ago: older is no more firing.
+    start = remembered ?? last;
+    while (
+      now - samples[start]!.at < rule.for &&
+      start > 0 &&
+      breaches(rule, metricAt(samples, start - 1, rule.metric, s, rule.within), samples, start - 1, s)
+    )
+      start--;
+    firing = now - samples[start]!.at >= rule.for;
+  }
+  assessed.value = value;
+  assessed.breachNow = breachNow;
+  assessed.firing = firing;
+  assessed.runStart = start;
+}
+
 /**
  * Every rule against every subject it watches in the latest sample. `history` is oldest first;
- * `now` is the clock `for` windows are measured against. `memory`, kept by the caller from one
- * evaluation to the next, saves work (see `RuleMemory`) and changes nothing in the results.
+ * `now` is the clock `for` windows are measured against.
  */
 export function evaluateRules(
   rules: readonly EscalationRule[],
   history: readonly Sample[],
   now: number,
-  memory?: RuleMemory,
+  options: EvaluateOptions = {},
 ): RuleResult[] {
+  const { memory, only } = options;
   const samples = index(history);
   const subjects = subjectsIn(samples[samples.length - 1]);
   const shift = continuation(memory?.samples, samples);
@@ -388,28 +434,19 @@ export function evaluateRules(
   const results: RuleResult[] = [];
   for (const rule of rules) {
     const watched = subjectsOf(rule, subjects);
-    if (rule.for === undefined) {
-      for (const s of watched) results.push(new Evaluation(rule, s, samples, now));
-      continue;
-    }
-    const before = shift === undefined ? undefined : memory?.runs.get(rule);
-    const starts = new Int32Array(watched.length).fill(-1);
+    const before = shift === undefined || rule.for === undefined ? undefined : memory?.runs.get(rule);
+    const starts = rule.for === undefined ? undefined : new Int32Array(watched.length);
     for (let k = 0; k < watched.length; k++) {
       const s = watched[k]!;
       const was = before?.subjects[k];
       const stopped = was && was.system === s.system && was.queue === s.queue ? before!.starts[k]! : -1;
       // What the previous walk went over is in this history too, `shift` samples earlier (or pruned).
-      const evaluation = new Evaluation(
-        rule,
-        s,
-        samples,
-        now,
-        stopped < 0 ? undefined : Math.max(0, stopped - shift!),
-      );
-      if (evaluation.runStart !== undefined) starts[k] = evaluation.runStart;
-      results.push(evaluation);
+      assess(rule, s, samples, now, stopped < 0 ? undefined : Math.max(0, stopped - shift!));
+      if (starts) starts[k] = assessed.runStart;
+      if (only && !assessed.firing && (only.size === 0 || !only.has(`${rule.name}|${s.path}`))) continue;
+      results.push(new Evaluation(rule, s, samples, assessed));
     }
-    runs.set(rule, { subjects: watched, starts });
+    if (starts) runs.set(rule, { subjects: watched, starts });
   }
   if (memory) {
     memory.samples = samples;
@@ -419,10 +456,10 @@ export function evaluateRules(
 }
 
 /**
- * One rule against one subject. The value, breach and firing are worked out at once; the clean
- * run, the series and the time to drain only when read, once each: the lifecycle reads them only
- * for a subject with an alert (open, or opening), and with 1,000 queues almost none has one, so
- * computing them for every subject was most of a tick. Each sample's value is computed once.
+ * One rule against one subject. The value, breach and firing are worked out at once (`assess`);
+ * the clean run, the series and the time to drain only when read, once each: the lifecycle reads
+ * them only for a subject with an alert (open, or opening), and with 1,000 queues almost none has
+ * one, so computing them for every subject was most of a tick. Each sample's value is computed once.
  * The lazy fields (and the key) are getters: read them, or `toJSON()` for a plain object (a spread drops them).
  */
 class Evaluation implements RuleResult {
@@ -434,8 +471,6 @@ class Evaluation implements RuleResult {
   readonly threshold: number;
   readonly breachNow: boolean;
   readonly firing: boolean;
-  /** Where the walk back for `for` stopped (what `evaluateRules` remembers); not part of the result. */
-  runStart?: number;
   readonly #samples: readonly Indexed[];
   readonly #s: Subject;
   /**
@@ -452,34 +487,18 @@ class Evaluation implements RuleResult {
     readonly rule: EscalationRule,
     s: Subject,
     samples: readonly Indexed[],
-    now: number,
-    /** Where the previous evaluation's walk back stopped, when this breach was on then already. */
-    remembered?: number,
+    found: typeof assessed,
   ) {
     this.#samples = samples;
     this.#s = s;
-    const last = samples.length - 1;
     this.subject = s.path;
     this.system = s.system;
     if (s.queue !== undefined) this.queue = s.queue;
     this.comparator = rule.above !== undefined ? 'above' : 'below';
     this.threshold = (rule.above ?? rule.below) as number;
-    this.value = metricAt(samples, last, rule.metric, s, rule.within);
-    this.breachNow = breaches(rule, this.value, samples, last, s);
-    let firing = this.breachNow;
-    if (this.breachNow && rule.for !== undefined) {
-      // Back to where the breach began, or only as far as `for` ago: older is no more firing.
-      let start = remembered ?? last;
-      while (
-        now - samples[start]!.at < rule.for &&
-        start > 0 &&
-        breaches(rule, this.#valueAt(start - 1), samples, start - 1, s)
-      )
-        start--;
-      firing = now - samples[start]!.at >= rule.for;
-      this.runStart = start;
-    }
-    this.firing = firing;
+    this.value = found.value;
+    this.breachNow = found.breachNow;
+    this.firing = found.firing;
   }
 
   /** Made when read: a tick reads it only where an alert is open or opening. */

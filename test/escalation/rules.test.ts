@@ -119,9 +119,15 @@ describe('rule evaluation (pure, controlled clock)', () => {
       // A tick that was not evaluated (t = 31, when q-a dips) makes the next history not the
       // previous one plus a sample: nothing of it is reused.
       if (t === 31) continue;
-      const remembered = evaluateRules(rules, kept(t), at(t), memory);
+      const remembered = evaluateRules(rules, kept(t), at(t), { memory });
       const afresh = evaluateRules(rules, kept(t), at(t));
       expect(JSON.parse(JSON.stringify(remembered)), `tick ${t}`).toEqual(JSON.parse(JSON.stringify(afresh)));
+      // What a monitor asks for: those firing, and those of its open alerts (here q-b's backlog).
+      const open = new Set(['backlog|pushizo/q-b']);
+      const asked = evaluateRules(rules, kept(t), at(t), { memory: newRuleMemory(), only: open });
+      expect(JSON.parse(JSON.stringify(asked)), `tick ${t}`).toEqual(
+        JSON.parse(JSON.stringify(afresh.filter((r) => r.firing || open.has(r.key)))),
+      );
     }
     // Along the way each rule fires, and stops (a dip, Redis back, a queue draining).
     const firing = (t: number) =>
