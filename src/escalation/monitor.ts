@@ -263,8 +263,9 @@ export function createMonitor(deps: MonitorDeps) {
     ]);
     const sample = await sampling;
     const at = now.toISOString();
-    const id = await store.escalation.appendSample(at, encodeSample(sample));
-    known?.push({ id, at, sample });
+    // Stored while the rules are evaluated (a PostgreSQL store's round trip overlaps them).
+    const appended = store.escalation.appendSample(at, encodeSample(sample));
+    appended.catch(() => undefined);
 
     const firing = new Map(firingNow.map((a) => [a.key, a]));
     // The results that can change something: those firing, and those of the alerts open.
@@ -272,6 +273,8 @@ export function createMonitor(deps: MonitorDeps) {
       memory: ruleMemory,
       only: new Set(firing.keys()),
     });
+    const id = await appended;
+    known?.push({ id, at, sample });
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
