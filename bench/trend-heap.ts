@@ -5,7 +5,7 @@
  * Prints `{"points":…,"ms":…}`; a heap too small for the read ends the process (V8 aborts).
  */
 import { trendSource } from '../src/escalation/alerts.js';
-import type { Sample } from '../src/escalation/samples.js';
+import { decodeSample } from '../src/escalation/samples.js';
 import { loadTrend, trendPoints } from '../src/escalation/trend.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 
@@ -25,7 +25,7 @@ if (mode === 'paged') {
   points = trend.points.length;
 } else {
   const rows = await store.escalation.listSamples(new Date(from).toISOString());
-  const samples = rows.map((row) => JSON.parse(row.data) as Sample);
+  const samples = rows.map((row) => decodeSample(row.data));
   points = trendPoints(samples, system!, queue!, from, now).length;
 }
 process.stdout.write(`${JSON.stringify({ points, ms: performance.now() - started })}\n`);

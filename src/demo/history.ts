@@ -1,7 +1,7 @@
 import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import { takeSample } from '../escalation/sampler.js';
-import type { QueueSample, Sample } from '../escalation/samples.js';
+import { encodeSample, type QueueSample, type Sample } from '../escalation/samples.js';
 import type { Store } from '../store/store.js';
 
 export interface BackfillOptions {
@@ -61,7 +61,7 @@ export async function backfillSamples(
         system.ok ? { ...system, queues: system.queues.map((q) => pastQueue(q, at, options)) } : system,
       ),
     };
-    await deps.store.escalation.appendSample(new Date(at).toISOString(), JSON.stringify(sample));
+    await deps.store.escalation.appendSample(new Date(at).toISOString(), encodeSample(sample));
     written++;
   }
   return written;

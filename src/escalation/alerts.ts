@@ -3,7 +3,7 @@ import { messages } from '../i18n/index.js';
 import type { Silence } from '../store/alert.js';
 import type { EscalationStore, SamplePage, Store } from '../store/store.js';
 import { type Alert, ackAlert, snoozeAlert, type Transition } from './lifecycle.js';
-import type { Sample } from './samples.js';
+import { decodeSample, type Sample } from './samples.js';
 import { newSilenceId, silenceMatches } from './silences.js';
 import type { TrendSource } from './trend.js';
 
@@ -82,7 +82,7 @@ export function trendSource(store: EscalationStore): TrendSource {
       // queues every 30 s is some 150 MB of JSON, one queue's share of it a few hundred KB.
       for (let after: SamplePage['after']; ; ) {
         const rows = await store.listSamples(sinceAt, { limit: SAMPLE_PAGE, ...(after ? { after } : {}) });
-        for (const row of rows) out.push(narrowSample(JSON.parse(row.data) as Sample, only));
+        for (const row of rows) out.push(narrowSample(decodeSample(row.data), only));
         if (rows.length < SAMPLE_PAGE) return out;
         after = rows.at(-1)!;
       }

@@ -5,9 +5,9 @@ import type { Logger } from '../lib/logger.js';
 import type { OutboxInput, Store } from '../store/store.js';
 import { type Alert, type AlertEffect, advanceAlert, type Transition } from './lifecycle.js';
 import type { Outbox } from './outbox.js';
-import { evaluateRules, type RuleResult, SERIES_LENGTH } from './rules.js';
+import { evaluateRules, newRuleMemory, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
-import type { Sample } from './samples.js';
+import { decodeSample, encodeSample, type Sample } from './samples.js';
 import { silenceFor } from './silences.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
@@ -130,11 +130,13 @@ export function createMonitor(deps: MonitorDeps) {
 
   /**
    * The samples of earlier ticks, parsed, while this monitor keeps the lease tick after tick:
-   * each tick then reads and parses only the rows written since (a sample of 1,000 queues is about
-   * 100 KB of JSON; parsing the whole history every tick was most of a tick). Dropped whenever
-   * another monitor holds the lease, since it writes samples of its own.
+   * each tick then reads and parses only the rows written since by others (its own are kept as
+   * taken; parsing the whole history every tick was most of a tick). Dropped whenever another
+   * monitor holds the lease, since it writes samples of its own.
    */
   let known: { id: number; at: string; sample: Sample }[] | undefined;
+  /** What one tick's rule evaluation leaves the next, over the same samples plus one. */
+  const ruleMemory = newRuleMemory();
 
   async function history(now: Date): Promise<Sample[]> {
     const sinceAt = new Date(now.getTime() - retentionMs).toISOString();
@@ -145,7 +147,7 @@ export function createMonitor(deps: MonitorDeps) {
     );
     known = [
       ...(known ?? []).filter((row) => row.at >= sinceAt),
-      ...rows.map((row) => ({ id: row.id, at: row.at, sample: JSON.parse(row.data) as Sample })),
+      ...rows.map((row) => ({ id: row.id, at: row.at, sample: decodeSample(row.data) })),
     ];
     return known.map((row) => row.sample);
   }
@@ -243,18 +245,36 @@ export function createMonitor(deps: MonitorDeps) {
       logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
     });
     const past = await history(now);
-    const sample = await takeSample(deps, past, now.getTime());
-    await store.escalation.appendSample(now.toISOString(), JSON.stringify(sample));
-    // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
-    await store.escalation.pruneSamples(
-      new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
-    );
-    // Delivered messages are never read again; a day of them is left for whoever investigates.
-    await store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString());
+    const sampling = takeSample(deps, past, now.getTime());
+    // Should the store fail below, the tick ends there; the sample is then not waited for.
+    sampling.catch(() => undefined);
+    // While the systems answer, what does not depend on them (a PostgreSQL store's round trips
+    // overlap theirs): pruning, and the alerts and silences as they are now. An alert changed by
+    // someone meanwhile is caught by its conditional write, as ever.
+    const [firingNow, silences] = await Promise.all([
+      store.escalation.listAlerts({ status: 'firing' }),
+      store.escalation.listSilences(now.toISOString()),
+      // Kept for `trend`'s longest window, though the rules read only `retentionMs` of it.
+      store.escalation.pruneSamples(
+        new Date(now.getTime() - Math.max(retentionMs, LONGEST_TREND_MS)).toISOString(),
+      ),
+      // Delivered messages are never read again; a day of them is left for whoever investigates.
+      store.escalation.pruneOutbox(new Date(now.getTime() - OUTBOX_KEEP_MS).toISOString()),
+    ]);
+    const sample = await sampling;
+    const at = now.toISOString();
+    // Stored while the rules are evaluated (a PostgreSQL store's round trip overlaps them).
+    const appended = store.escalation.appendSample(at, encodeSample(sample));
+    appended.catch(() => undefined);
 
-    const results = evaluateRules(settings.rules, [...past, sample], now.getTime());
-    const firing = new Map((await store.escalation.listAlerts({ status: 'firing' })).map((a) => [a.key, a]));
-    const silences = await store.escalation.listSilences(now.toISOString());
+    const firing = new Map(firingNow.map((a) => [a.key, a]));
+    // The results that can change something: those firing, and those of the alerts open.
+    const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), {
+      memory: ruleMemory,
+      only: new Set(firing.keys()),
+    });
+    const id = await appended;
+    known?.push({ id, at, sample });
     const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
     const resolvedBefore = new Map(
       (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),

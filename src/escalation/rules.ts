@@ -56,9 +56,15 @@ export function patternRegExp(pattern: string): RegExp {
 
 /** Whether a rule watches `system/queue` (queue metrics) or `system` (system metrics). */
 export function ruleMatches(rule: EscalationRule, system: string, queue?: string): boolean {
+  return watches(rule, system, queue === undefined ? undefined : `${system}/${queue}`);
+}
+
+/** `ruleMatches`, given `system/queue` (undefined for the system itself). */
+function watches(rule: EscalationRule, system: string, path: string | undefined): boolean {
   if (!rule.queues) return true;
   return rule.queues.some((pattern) => {
-    if (queue !== undefined) return patternRegExp(pattern).test(`${system}/${queue}`);
+    if (pattern === '*') return true;
+    if (path !== undefined) return patternRegExp(pattern).test(path);
     // A system metric is watched on every system a pattern names: `pushizo/*` watches `pushizo`.
     const slash = pattern.indexOf('/');
     return patternRegExp(slash === -1 ? pattern : pattern.slice(0, slash)).test(system);
@@ -71,16 +77,30 @@ interface Indexed {
   systems: Map<string, { system: SystemSample; queues: Map<string, QueueSample> }>;
 }
 
+/**
+ * Each sample indexed once: a monitor passes the same stored samples tick after tick (a sample is
+ * never changed once taken), and indexing the whole history again every tick was a good part of
+ * one over 1,000 queues.
+ */
+const indexed = new WeakMap<Sample, Indexed>();
+
 function index(history: readonly Sample[]): Indexed[] {
-  return history.map((sample) => ({
-    at: sample.at,
-    systems: new Map(
-      sample.systems.map((system) => [
-        system.name,
-        { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
-      ]),
-    ),
-  }));
+  return history.map((sample) => {
+    let entry = indexed.get(sample);
+    if (!entry) {
+      entry = {
+        at: sample.at,
+        systems: new Map(
+          sample.systems.map((system) => [
+            system.name,
+            { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
+          ]),
+        ),
+      };
+      indexed.set(sample, entry);
+    }
+    return entry;
+  });
 }
 
 /** The earliest sample at or after `at(i) − window` (without a window: the one before), before i. */
@@ -99,12 +119,45 @@ function windowStart(samples: readonly Indexed[], i: number, within: number | un
   return lo < i ? lo : i - 1;
 }
 
-type Subject = { system: string; queue?: string };
+/**
+ * A system, or a queue of one. A queue's sample at each index is looked up once and kept (`rows`):
+ * every rule watching the queue reads it, most of them at several samples (windows, `for`), and
+ * two map lookups each time were most of a tick's rule work.
+ */
+interface Subject {
+  system: string;
+  queue?: string;
+  /** `system/queue`, or `system`. */
+  path: string;
+  /** Where the queue is in its system's list in the latest sample: where it is in most others. */
+  position?: number;
+  /** The queue's sample at each index; null: its system was read but not the queue; false: not read. */
+  rows?: (QueueSample | null | false)[];
+}
+
+/** The queue's sample at `i`; null: its system was read without it; false: its system was not read. */
+function rowAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | null | false {
+  if (s.queue === undefined) return false;
+  // Its exact size at once: filled from the newest back, an array grown index by index is
+  // several times that, for each of 1,000 queues a tick.
+  s.rows ??= new Array(samples.length);
+  const rows = s.rows;
+  let row = rows[i];
+  if (row === undefined) {
+    const entry = samples[i]?.systems.get(s.system);
+    if (!entry?.system.ok) row = false;
+    else {
+      // Queues come in the same order sample after sample: by position first, by name if not.
+      const there = entry.system.queues[s.position ?? -1];
+      row = (there?.name === s.queue ? there : entry.queues.get(s.queue)) ?? null;
+    }
+    rows[i] = row;
+  }
+  return row;
+}
 
 function queueAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample | undefined {
-  const entry = samples[i]?.systems.get(s.system);
-  if (!entry?.system.ok || s.queue === undefined) return undefined;
-  return entry.queues.get(s.queue);
+  return rowAt(samples, i, s) || undefined;
 }
 
 function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: number): number | undefined {
@@ -119,6 +172,70 @@ function drainRate(samples: readonly Indexed[], i: number, s: Subject, within?: 
 
 /** The value of `metric` for `subject` at sample `i`, or undefined when it cannot be known. */
 export function metricAt(
+  samples: readonly Indexed[],
+  i: number,
+  metric: RuleMetric,
+  s: Subject,
+  within?: number,
+): number | undefined {
+  // A queue metric needs only the queue's row (undefined too when its system was not read at i).
+  if (isSystemMetric(metric)) return systemMetricAt(samples, i, metric, s, within);
+  const q = queueAt(samples, i, s);
+  if (!q) return undefined;
+  switch (metric) {
+    case 'waiting':
+      return q.waiting;
+    case 'active':
+      return q.active;
+    case 'delayed':
+      return q.delayed;
+    case 'failed':
+      return q.failed;
+    case 'workers':
+      return q.workers ?? undefined;
+    case 'oldestWaitingSeconds':
+      return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
+    case 'failedIncrease': {
+      const j = windowStart(samples, i, within);
+      if (j === undefined) return undefined;
+      // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
+      // stays the same size however many fail. Each good sample counts since the one before.
+      let counted = 0;
+      let exact = true;
+      for (let k = j + 1; k <= i && exact; k++) {
+        const row = rowAt(samples, k, s);
+        if (row === false) continue;
+        const failedNew = row?.failedNew;
+        if (failedNew === undefined) exact = false;
+        else counted += failedNew;
+      }
+      if (exact) return counted;
+      const before = queueAt(samples, j, s);
+      // A failed set trimmed or retried shrinks; that is not a negative number of failures.
+      return before ? Math.max(0, q.failed - before.failed) : undefined;
+    }
+    case 'drainRate':
+      return drainRate(samples, i, s, within);
+    case 'throughput':
+      return q.throughput;
+    case 'failedPerMinute':
+      return q.failedPerMinute;
+    case 'waitP95Seconds':
+      return q.waitP95Seconds;
+    case 'runP95Seconds':
+      return q.runP95Seconds;
+    case 'minutesToDrain': {
+      if (q.waiting === 0) return 0;
+      const rate = drainRate(samples, i, s, within);
+      if (rate === undefined) return undefined;
+      return rate > 0 ? q.waiting / rate : Number.POSITIVE_INFINITY;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function systemMetricAt(
   samples: readonly Indexed[],
   i: number,
   metric: RuleMetric,
@@ -168,59 +285,6 @@ export function metricAt(
       return pairs === 0 ? undefined : churn;
     }
     default:
-      break;
-  }
-  const q = queueAt(samples, i, s);
-  if (!q) return undefined;
-  switch (metric) {
-    case 'waiting':
-      return q.waiting;
-    case 'active':
-      return q.active;
-    case 'delayed':
-      return q.delayed;
-    case 'failed':
-      return q.failed;
-    case 'workers':
-      return q.workers ?? undefined;
-    case 'oldestWaitingSeconds':
-      return q.oldestWaitingSeconds ?? (q.waiting === 0 ? 0 : undefined);
-    case 'failedIncrease': {
-      const j = windowStart(samples, i, within);
-      if (j === undefined) return undefined;
-      // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
-      // stays the same size however many fail. Each good sample counts since the one before.
-      let counted = 0;
-      let exact = true;
-      for (let k = j + 1; k <= i && exact; k++) {
-        const at = samples[k]!.systems.get(s.system);
-        if (!at?.system.ok) continue;
-        const failedNew = at.queues.get(s.queue!)?.failedNew;
-        if (failedNew === undefined) exact = false;
-        else counted += failedNew;
-      }
-      if (exact) return counted;
-      const before = queueAt(samples, j, s);
-      // A failed set trimmed or retried shrinks; that is not a negative number of failures.
-      return before ? Math.max(0, q.failed - before.failed) : undefined;
-    }
-    case 'drainRate':
-      return drainRate(samples, i, s, within);
-    case 'throughput':
-      return q.throughput;
-    case 'failedPerMinute':
-      return q.failedPerMinute;
-    case 'waitP95Seconds':
-      return q.waitP95Seconds;
-    case 'runP95Seconds':
-      return q.runP95Seconds;
-    case 'minutesToDrain': {
-      if (q.waiting === 0) return 0;
-      const rate = drainRate(samples, i, s, within);
-      if (rate === undefined) return undefined;
-      return rate > 0 ? q.waiting / rate : Number.POSITIVE_INFINITY;
-    }
-    default:
       return undefined;
   }
 }
@@ -249,18 +313,107 @@ function breaches(
   return true;
 }
 
-function subjectsOf(rule: EscalationRule, latest: Indexed | undefined): Subject[] {
-  if (!latest) return [];
-  const out: Subject[] = [];
+/** Every subject of the latest sample, once for all rules (so a queue's `rows` serve each rule). */
+function subjectsIn(latest: Indexed | undefined): { systems: Subject[]; queues: Subject[] } {
+  const out = { systems: [] as Subject[], queues: [] as Subject[] };
+  if (!latest) return out;
   for (const [name, { system, queues }] of latest.systems) {
-    if (isSystemMetric(rule.metric)) {
-      if (ruleMatches(rule, name)) out.push({ system: name });
-      continue;
-    }
+    out.systems.push({ system: name, path: name });
     if (!system.ok) continue;
-    for (const queue of queues.keys()) if (ruleMatches(rule, name, queue)) out.push({ system: name, queue });
+    // Each name once (the last of a name, as its index has it), at its place in the list.
+    system.queues.forEach((q, position) => {
+      if (queues.get(q.name) === q)
+        out.queues.push({ system: name, queue: q.name, path: `${name}/${q.name}`, position });
+    });
   }
   return out;
+}
+
+/** The subjects a rule watches (the list itself, shared, when it watches them all). */
+function subjectsOf(rule: EscalationRule, all: { systems: Subject[]; queues: Subject[] }): Subject[] {
+  const list = isSystemMetric(rule.metric) ? all.systems : all.queues;
+  if (!rule.queues || rule.queues.includes('*')) return list;
+  return list.filter((s) => watches(rule, s.system, s.queue === undefined ? undefined : s.path));
+}
+
+/**
+ * What an evaluation leaves for the next one over the same history grown by a sample (the
+ * monitor's, tick after tick): for each breach under a rule with `for`, where its walk back
+ * stopped (where the breach began, or `for` ago). Without it every tick walked each breach back
+ * sample by sample: over 1,000 queues without workers (two default rules breach on every queue)
+ * most of a tick's rule work. It changes no result: it is used only when this history is the
+ * previous one, the very same samples (pruned at its start, perhaps), plus one newer sample.
+ */
+export interface RuleMemory {
+  samples?: readonly Indexed[];
+  /**
+   * Per rule with `for`, its subjects in order and, for each, the index in `samples` where the
+   * walk back stopped (−1: not breaching at its end). By position, not by key: a tick looked up
+   * thousands of keys made afresh, and hashing them cost more than the walks they saved.
+   */
+  runs: Map<EscalationRule, { subjects: Subject[]; starts: Int32Array }>;
+}
+
+export function newRuleMemory(): RuleMemory {
+  return { runs: new Map() };
+}
+
+/** How many samples `previous` had before `samples[0]`, when `samples` is it plus one; else undefined. */
+function continuation(
+  previous: readonly Indexed[] | undefined,
+  samples: readonly Indexed[],
+): number | undefined {
+  if (!previous || samples.length < 2) return undefined;
+  const shift = previous.indexOf(samples[0]!);
+  if (shift < 0 || previous.length - shift !== samples.length - 1) return undefined;
+  for (let i = 1; i < samples.length - 1; i++) if (samples[i] !== previous[i + shift]) return undefined;
+  return shift;
+}
+
+export interface EvaluateOptions {
+  /** Kept by the caller from one evaluation to the next: saves work, changes no result. */
+  memory?: RuleMemory;
+  /**
+   * Only the results that fire, and those whose key is here (the alerts open): a monitor needs
+   * no others, and making thousands of them a tick was a good part of one.
+   */
+  only?: ReadonlySet<string>;
+}
+
+/** What `assess` found for one rule and subject (one object, reused: nothing is made per subject). */
+const assessed = { value: undefined as number | undefined, breachNow: false, firing: false, runStart: -1 };
+
+/**
+ * The value, breach and firing of one rule and subject, into `assessed`. `remembered`: where the
+ * previous evaluation's walk back stopped, when this breach was on then already.
+ */
+function assess(
+  rule: EscalationRule,
+  s: Subject,
+  samples: readonly Indexed[],
+  now: number,
+  remembered: number | undefined,
+): void {
+  const last = samples.length - 1;
+  const value = metricAt(samples, last, rule.metric, s, rule.within);
+  const breachNow = breaches(rule, value, samples, last, s);
+  let firing = breachNow;
+  let start = -1;
+  if (breachNow && rule.for !== undefined) {
+    // Back to where the breach began, or only as far as `for` ago: older is no more firing.
+    start = remembered ?? last;
+    while (
+      now - samples[start]!.at < rule.for &&
+      start > 0 &&
+      breaches(rule, metricAt(samples, start - 1, rule.metric, s, rule.within), samples, start - 1, s)
+    )
+      start--;
+    firing = now - samples[start]!.at >= rule.for;
+  }
+  assessed.value = value;
+  assessed.breachNow = breachNow;
+  assessed.firing = firing;
+  assessed.runStart = start;
 }
 
 /**
@@ -271,25 +424,45 @@ export function evaluateRules(
   rules: readonly EscalationRule[],
   history: readonly Sample[],
   now: number,
+  options: EvaluateOptions = {},
 ): RuleResult[] {
+  const { memory, only } = options;
   const samples = index(history);
-  const last = samples.length - 1;
+  const subjects = subjectsIn(samples[samples.length - 1]);
+  const shift = continuation(memory?.samples, samples);
+  const runs: RuleMemory['runs'] = new Map();
   const results: RuleResult[] = [];
   for (const rule of rules) {
-    for (const s of subjectsOf(rule, samples[last])) results.push(new Evaluation(rule, s, samples, now));
+    const watched = subjectsOf(rule, subjects);
+    const before = shift === undefined || rule.for === undefined ? undefined : memory?.runs.get(rule);
+    const starts = rule.for === undefined ? undefined : new Int32Array(watched.length);
+    for (let k = 0; k < watched.length; k++) {
+      const s = watched[k]!;
+      const was = before?.subjects[k];
+      const stopped = was && was.system === s.system && was.queue === s.queue ? before!.starts[k]! : -1;
+      // What the previous walk went over is in this history too, `shift` samples earlier (or pruned).
+      assess(rule, s, samples, now, stopped < 0 ? undefined : Math.max(0, stopped - shift!));
+      if (starts) starts[k] = assessed.runStart;
+      if (only && !assessed.firing && (only.size === 0 || !only.has(`${rule.name}|${s.path}`))) continue;
+      results.push(new Evaluation(rule, s, samples, assessed));
+    }
+    if (starts) runs.set(rule, { subjects: watched, starts });
+  }
+  if (memory) {
+    memory.samples = samples;
+    memory.runs = runs;
   }
   return results;
 }
 
 /**
- * One rule against one subject. The value, breach and firing are worked out at once; the clean
- * run, the series and the time to drain only when read, once each: the lifecycle reads them only
- * for a subject with an alert (open, or opening), and with 1,000 queues almost none has one, so
- * computing them for every subject was most of a tick. Each sample's value is computed once.
- * The lazy fields are getters: read them, or `toJSON()` for a plain object (a spread drops them).
+ * One rule against one subject. The value, breach and firing are worked out at once (`assess`);
+ * the clean run, the series and the time to drain only when read, once each: the lifecycle reads
+ * them only for a subject with an alert (open, or opening), and with 1,000 queues almost none has
+ * one, so computing them for every subject was most of a tick. Each sample's value is computed once.
+ * The lazy fields (and the key) are getters: read them, or `toJSON()` for a plain object (a spread drops them).
  */
 class Evaluation implements RuleResult {
-  readonly key: string;
   readonly subject: string;
   readonly system: string;
   readonly queue?: string;
@@ -300,8 +473,12 @@ class Evaluation implements RuleResult {
   readonly firing: boolean;
   readonly #samples: readonly Indexed[];
   readonly #s: Subject;
-  readonly #values: (number | undefined)[] = [];
-  readonly #known: boolean[] = [];
+  /**
+   * Values at earlier samples, once one is read (null: computed, unknown). Only a breach (its
+   * `for`) and an alert read them: most of a tick's thousands of evaluations never allocate it.
+   */
+  #values?: (number | null | undefined)[];
+  #key?: string;
   #cleanRun?: number;
   #series?: (number | null)[];
   #drain?: { minutes: number | undefined };
@@ -310,40 +487,36 @@ class Evaluation implements RuleResult {
     readonly rule: EscalationRule,
     s: Subject,
     samples: readonly Indexed[],
-    now: number,
+    found: typeof assessed,
   ) {
     this.#samples = samples;
     this.#s = s;
-    const last = samples.length - 1;
-    this.subject = s.queue === undefined ? s.system : `${s.system}/${s.queue}`;
-    this.key = `${rule.name}|${this.subject}`;
+    this.subject = s.path;
     this.system = s.system;
     if (s.queue !== undefined) this.queue = s.queue;
     this.comparator = rule.above !== undefined ? 'above' : 'below';
     this.threshold = (rule.above ?? rule.below) as number;
-    this.value = this.#valueAt(last);
-    this.breachNow = breaches(rule, this.value, samples, last, s);
-    let firing = this.breachNow;
-    if (this.breachNow && rule.for !== undefined) {
-      // Back to where the breach began, or only as far as `for` ago: older is no more firing.
-      let start = last;
-      while (
-        now - samples[start]!.at < rule.for &&
-        start > 0 &&
-        breaches(rule, this.#valueAt(start - 1), samples, start - 1, s)
-      )
-        start--;
-      firing = now - samples[start]!.at >= rule.for;
-    }
-    this.firing = firing;
+    this.value = found.value;
+    this.breachNow = found.breachNow;
+    this.firing = found.firing;
+  }
+
+  /** Made when read: a tick reads it only where an alert is open or opening. */
+  get key(): string {
+    this.#key ??= `${this.rule.name}|${this.subject}`;
+    return this.#key;
   }
 
   #valueAt(i: number): number | undefined {
-    if (!this.#known[i]) {
-      this.#values[i] = metricAt(this.#samples, i, this.rule.metric, this.#s, this.rule.within);
-      this.#known[i] = true;
+    const last = this.#samples.length - 1;
+    if (i === last) return this.value;
+    this.#values ??= new Array(last);
+    let value = this.#values[i];
+    if (value === undefined) {
+      value = metricAt(this.#samples, i, this.rule.metric, this.#s, this.rule.within) ?? null;
+      this.#values[i] = value;
     }
-    return this.#values[i];
+    return value ?? undefined;
   }
 
   get cleanRun(): number {

@@ -22,9 +22,25 @@ const sampleRow = (row: { id: string | number; at: string; data: string }): Samp
 type Row = Record<string, unknown>;
 
 /**
+ * A `WITH` that turns `synchronous_commit` off for the transaction of the one statement it
+ * prefixes: the server answers without waiting for the commit to reach its disk, and a crash of
+ * the server loses at most its last fraction of a second of such commits. The statement must
+ * read `unsynced` (a `WITH` nobody reads is not run); a statement that changes no row commits
+ * nothing to wait for either way. For what the monitor writes every tick besides its alerts: see
+ * `createPostgresEscalation`.
+ */
+const UNSYNCED = "WITH unsynced AS (SELECT set_config('synchronous_commit', 'off', true) AS off)";
+
+/**
  * The escalation tables on PostgreSQL: each alert write is one conditional UPDATE (or an INSERT
  * that yields to the UNIQUE open key) in a transaction with its outbox rows, so two monitors
  * during a handover can never both open, or both post, the same alert.
+ *
+ * Alerts, their outbox items and a lease changing hands are committed as the server is set to.
+ * What the monitor writes every tick besides is committed `UNSYNCED`: the sample history
+ * (monitoring data), its pruning, and the renewal of a lease already held. A renewal lost with a
+ * crash of the server leaves the lease as the previous one wrote it, half an interval earlier
+ * and still ours; the holder renews it again as soon as the server is back.
  */
 export function createPostgresEscalation(
   pool: pg.Pool,
@@ -58,7 +74,11 @@ export function createPostgresEscalation(
   return {
     appendSample: (at, data) =>
       wrap(async () => {
-        await pool.query('INSERT INTO escalation_samples (at, data) VALUES ($1, $2)', [at, data]);
+        const result = await pool.query(
+          `${UNSYNCED} INSERT INTO escalation_samples (at, data) SELECT $1, $2 FROM unsynced RETURNING id`,
+          [at, data],
+        );
+        return Number((result.rows[0] as { id: string | number }).id);
       }),
     listSamples: (sinceAt, page) =>
       wrap(async () => {
@@ -79,15 +99,20 @@ export function createPostgresEscalation(
     pruneSamples: (beforeAt) =>
       wrap(
         async () =>
-          (await pool.query('DELETE FROM escalation_samples WHERE at < $1', [beforeAt])).rowCount ?? 0,
+          (
+            await pool.query(`${UNSYNCED} DELETE FROM escalation_samples USING unsynced WHERE at < $1`, [
+              beforeAt,
+            ])
+          ).rowCount ?? 0,
       ),
     pruneOutbox: (beforeAt) =>
       wrap(
         async () =>
           (
-            await pool.query('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < $1', [
-              beforeAt,
-            ])
+            await pool.query(
+              `${UNSYNCED} DELETE FROM escalation_outbox USING unsynced WHERE done_at IS NOT NULL AND done_at < $1`,
+              [beforeAt],
+            )
           ).rowCount ?? 0,
       ),
 
@@ -279,6 +304,12 @@ export function createPostgresEscalation(
 
     acquireLease: (name, owner, until, now) =>
       wrap(async () => {
+        // Ours already (whether or not it ran out meanwhile, as the take below allows): renewed.
+        const renewed = await pool.query(
+          `${UNSYNCED} UPDATE escalation_lease SET expires_at = $1 FROM unsynced WHERE name = $2 AND owner = $3`,
+          [until, name, owner],
+        );
+        if (renewed.rowCount === 1) return true;
         const result = await pool.query(
           `INSERT INTO escalation_lease (name, owner, expires_at) VALUES ($1, $2, $3)
            ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at

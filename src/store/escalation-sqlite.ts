@@ -10,6 +10,7 @@ import {
   SILENCE_INSERT_COLUMNS,
   silenceValues,
 } from './escalation-rows.js';
+import { unsynced } from './group-commit.js';
 import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
 
 type Row = Record<string, unknown>;
@@ -17,10 +18,19 @@ type Row = Record<string, unknown>;
 /**
  * The escalation tables on SQLite. Writes that read first run in `BEGIN IMMEDIATE`, so two
  * processes on one file (the bot and a `monitor --once`) take turns.
+ *
+ * Alerts, their outbox items and a lease changing hands are committed with the connection's
+ * `synchronous=FULL`. What the monitor writes every tick besides is not fsynced (see `unsynced`):
+ * the sample history (monitoring data, taken again next tick; a sample lost to a power cut is a
+ * gap in a chart), its pruning, and the renewal of a lease already held. A lease matters only to
+ * processes sharing this file, on one machine, which a power cut stops with it; and a renewal
+ * lost with a crash leaves the lease as its previous renewal wrote it, still ours.
  */
 export function createSqliteEscalation(
   db: Database.Database,
   wrap: <T>(fn: () => T) => Promise<T>,
+  /** A statement prepared on its first use (after the migrations), then reused. */
+  prepared: (sql: string) => () => Database.Statement,
 ): EscalationStore {
   const enqueue = (alertId: string, items: readonly OutboxInput[], at: string) => {
     for (const item of items) {
@@ -115,6 +125,27 @@ export function createSqliteEscalation(
     },
   );
 
+  const withoutSync = unsynced(db);
+  // What a tick runs, prepared once.
+  const insertSample = prepared('INSERT INTO escalation_samples (at, data) VALUES (?, ?)');
+  const renewLease = prepared('UPDATE escalation_lease SET expires_at = ? WHERE name = ? AND owner = ?');
+  const samplesSince = prepared('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id');
+  const samplesPage = prepared(
+    'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
+  );
+  const deleteSamples = prepared('DELETE FROM escalation_samples WHERE at < ?');
+  const deleteOutbox = prepared('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < ?');
+  const firingAlerts = prepared(
+    "SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id",
+  );
+  const newestResolved = prepared(
+    `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
+     ORDER BY updated_at DESC LIMIT 1`,
+  );
+  const silencesAt = prepared(
+    `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
+  );
+
   const lease = db.transaction((name: string, owner: string, until: string, now: string): boolean => {
     const row = db
       .prepare(
@@ -129,30 +160,16 @@ export function createSqliteEscalation(
 
   return {
     appendSample: (at, data) =>
-      wrap(() => {
-        db.prepare('INSERT INTO escalation_samples (at, data) VALUES (?, ?)').run(at, data);
-      }),
+      wrap(() => Number(withoutSync(() => insertSample().run(at, data)).lastInsertRowid)),
     listSamples: (sinceAt, page) =>
       wrap(() => {
-        if (!page)
-          return db
-            .prepare('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id')
-            .all(sinceAt) as SampleRow[];
+        if (!page) return samplesSince().all(sinceAt) as SampleRow[];
         const after = page.after ?? { at: '', id: 0 };
-        return db
-          .prepare(
-            'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
-          )
-          .all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
+        return samplesPage().all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
       }),
-    pruneSamples: (beforeAt) =>
-      wrap(() => db.prepare('DELETE FROM escalation_samples WHERE at < ?').run(beforeAt).changes),
-    pruneOutbox: (beforeAt) =>
-      wrap(
-        () =>
-          db.prepare('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < ?').run(beforeAt)
-            .changes,
-      ),
+    pruneSamples: (beforeAt) => wrap(() => withoutSync(() => deleteSamples().run(beforeAt).changes)),
+    // Rows delivered a day ago: one back after a power cut goes with the next tick's pruning.
+    pruneOutbox: (beforeAt) => wrap(() => withoutSync(() => deleteOutbox().run(beforeAt).changes)),
 
     getAlert: (id) =>
       wrap(() => {
@@ -161,20 +178,10 @@ export function createSqliteEscalation(
       }),
     listAlerts: (options) =>
       wrap(() => {
-        if (options.status === 'firing') {
-          return (
-            db
-              .prepare("SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id")
-              .all() as Row[]
-          ).map(rowToAlert);
-        }
+        if (options.status === 'firing') return (firingAlerts().all() as Row[]).map(rowToAlert);
         const out: Alert[] = [];
-        const newest = db.prepare(
-          `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
-           ORDER BY updated_at DESC LIMIT 1`,
-        );
         for (const key of options.keys) {
-          const row = newest.get(key) as Row | undefined;
+          const row = newestResolved().get(key) as Row | undefined;
           if (row) out.push(rowToAlert(row));
         }
         return out;
@@ -251,17 +258,7 @@ export function createSqliteEscalation(
         const row = db.prepare('SELECT * FROM escalation_silences WHERE id = ?').get(id) as Row | undefined;
         return row ? rowToSilence(row) : undefined;
       }),
-    listSilences: (at) =>
-      wrap(() =>
-        (
-          db
-            .prepare(
-              `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ?
-               ORDER BY created_at, id`,
-            )
-            .all(at) as Row[]
-        ).map(rowToSilence),
-      ),
+    listSilences: (at) => wrap(() => (silencesAt().all(at) as Row[]).map(rowToSilence)),
     liftSilence: (id, by, at) =>
       wrap(() => {
         const lifted = db
@@ -275,7 +272,14 @@ export function createSqliteEscalation(
         return row ? { silence: rowToSilence(row), changed: false } : undefined;
       }),
 
-    acquireLease: (name, owner, until, now) => wrap(() => lease.immediate(name, owner, until, now)),
+    // Ours already (whether or not it ran out meanwhile, as the take below allows): renewed
+    // unsynced; taken, or taken over, with an fsync.
+    acquireLease: (name, owner, until, now) =>
+      wrap(
+        () =>
+          withoutSync(() => renewLease().run(until, name, owner).changes === 1) ||
+          lease.immediate(name, owner, until, now),
+      ),
     releaseLease: (name, owner) =>
       wrap(() => {
         db.prepare('DELETE FROM escalation_lease WHERE name = ? AND owner = ?').run(name, owner);

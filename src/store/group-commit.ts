@@ -7,6 +7,28 @@ interface Pending<I, O> {
   reject: (error: unknown) => void;
 }
 
+/**
+ * Runs `fn` (its own commits) with `synchronous=NORMAL`, then the connection is back at FULL: in
+ * WAL mode such a commit is written to the WAL but not fsynced, so it survives the process but
+ * maybe not a power cut, and it is as visible to other connections as any other. Per connection
+ * and outside any transaction; a later FULL commit (an audit entry, an alert) fsyncs the WAL, and
+ * so whatever NORMAL commits came before it, so their durability is never less than it was.
+ */
+export function unsynced(db: Database.Database): <T>(fn: () => T) => T {
+  let normal: Database.Statement | undefined;
+  let full: Database.Statement | undefined;
+  return (fn) => {
+    normal ??= db.prepare('PRAGMA synchronous = NORMAL');
+    full ??= db.prepare('PRAGMA synchronous = FULL');
+    normal.run();
+    try {
+      return fn();
+    } finally {
+      full.run();
+    }
+  };
+}
+
 /** A write that joins the next group commit; `flush()` commits what waits now (before a close). */
 export interface GroupCommit<I, O> {
   (item: I): Promise<O>;
@@ -54,6 +76,7 @@ export function groupCommit<I, O>(
   const durable = options.durable;
   let queue: Pending<I, O>[] = [];
   let scheduled: NodeJS.Immediate | undefined;
+  const withoutSync = unsynced(db);
 
   const commit = (deferSync: boolean) => {
     if (scheduled) clearImmediate(scheduled);
@@ -62,12 +85,9 @@ export function groupCommit<I, O>(
     queue = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: O } | { ok: false; error: unknown })[] = [];
-    try {
-      // Per connection and outside any transaction: every other write of this connection still
-      // commits with FULL, and a FULL commit syncs whatever NORMAL ones left in the WAL before it.
-      if (deferSync) db.pragma('synchronous = NORMAL');
-      try {
-        db.transaction(() => {
+    const run = () =>
+      db
+        .transaction(() => {
           for (const pending of batch) {
             try {
               outcomes.push({ ok: true, value: write(pending.item) });
@@ -79,10 +99,12 @@ export function groupCommit<I, O>(
               outcomes.push({ ok: false, error });
             }
           }
-        }).immediate();
-      } finally {
-        if (deferSync) db.pragma('synchronous = FULL');
-      }
+        })
+        .immediate();
+    try {
+      // Unsynced here, made durable by `durable` off the event loop before anyone is answered.
+      if (deferSync) withoutSync(run);
+      else run();
     } catch (error) {
       for (const pending of batch) pending.reject(toError(error));
       return;

@@ -380,7 +380,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
     addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
 
-    escalation: createSqliteEscalation(db, wrap),
+    escalation: createSqliteEscalation(db, wrap, prepared),
 
     ...purgeMethods(runSql),
     ...limitMethods(runSql),

@@ -313,7 +313,11 @@ export interface SamplePage {
  * the state that calls for it is stored.
  */
 export interface EscalationStore {
-  appendSample(at: string, data: string): Promise<void>;
+  /**
+   * Stores a sample (monitoring data: written without waiting for it to reach the disk, see the
+   * implementations); returns its row's id, which `listSamples` pages by.
+   */
+  appendSample(at: string, data: string): Promise<number>;
   /**
    * Samples at or after `sinceAt`, oldest first; with `page`, at most `page.limit` of them, after
    * `page.after` (the last row of the previous page): a day of samples of a thousand queues is

@@ -9,7 +9,7 @@ import {
   type LifecycleSettings,
   snoozeAlert,
 } from '../../src/escalation/lifecycle.js';
-import { evaluateRules } from '../../src/escalation/rules.js';
+import { evaluateRules, newRuleMemory } from '../../src/escalation/rules.js';
 import { toSystemSample } from '../../src/escalation/sampler.js';
 import type { QueueSample, Sample, SystemSample } from '../../src/escalation/samples.js';
 
@@ -88,6 +88,66 @@ describe('rule evaluation (pure, controlled clock)', () => {
     const firingAt = waiting.map((_, t) => evaluateRules(rules, samples.slice(0, t + 1), at(t))[0]!.firing);
     // Tick 4 + 4 samples of 30 s = 2 minutes: first fires at tick 8.
     expect(firingAt).toEqual([false, false, false, false, false, false, false, false, true]);
+  });
+
+  it('a monitor remembering where each breach began, tick after tick, decides exactly as one reading it all afresh', () => {
+    const rules = parseRules([
+      {
+        name: 'backlog',
+        queues: ['pushizo/*'],
+        metric: 'waiting',
+        above: 100,
+        for: '2m',
+        severity: 'critical',
+      },
+      {
+        name: 'stuck',
+        queues: ['pushizo/*'],
+        metric: 'minutesToDrain',
+        above: 60,
+        for: '1m',
+        severity: 'warning',
+      },
+      { name: 'down', metric: 'unreachableSamples', above: 0, for: '1m', severity: 'critical' },
+    ]);
+    // Breaches that begin, dip, come back and last; Redis unreachable for a while; q-c appears late.
+    const waiting = (q: number, t: number) =>
+      [t % 9 === 4 ? 50 : 500, t < 6 ? 0 : 300 + t, t > 20 ? 999 : 0][q]! + (t % 5 === 0 ? 1 : 0);
+    const samples = history(40, (t) => [
+      system('pushizo', {
+        ok: t < 14 || t > 17,
+        queues: ['q-a', 'q-b', ...(t > 20 ? ['q-c'] : [])].map((name, q) =>
+          queue(name, { waiting: waiting(q, t) }),
+        ),
+      }),
+    ]);
+    // The window the monitor keeps: the samples of the last 5 minutes, older ones pruned.
+    const kept = (t: number) => samples.slice(Math.max(0, t - 9), t + 1);
+    const memory = newRuleMemory();
+    for (let t = 0; t < samples.length; t++) {
+      // A tick that was not evaluated (t = 31, when q-a dips) makes the next history not the
+      // previous one plus a sample: nothing of it is reused.
+      if (t === 31) continue;
+      const remembered = evaluateRules(rules, kept(t), at(t), { memory });
+      const afresh = evaluateRules(rules, kept(t), at(t));
+      expect(JSON.parse(JSON.stringify(remembered)), `tick ${t}`).toEqual(JSON.parse(JSON.stringify(afresh)));
+      // What a monitor asks for: those firing, and those of its open alerts (here q-b's backlog).
+      const open = new Set(['backlog|pushizo/q-b']);
+      const asked = evaluateRules(rules, kept(t), at(t), { memory: newRuleMemory(), only: open });
+      expect(JSON.parse(JSON.stringify(asked)), `tick ${t}`).toEqual(
+        JSON.parse(JSON.stringify(afresh.filter((r) => r.firing || open.has(r.key)))),
+      );
+    }
+    // Along the way each rule fires, and stops (a dip, Redis back, a queue draining).
+    const firing = (t: number) =>
+      evaluateRules(rules, kept(t), at(t))
+        .filter((r) => r.firing)
+        .map((r) => r.key);
+    expect(firing(12)).toContain('backlog|pushizo/q-a');
+    expect(firing(13)).not.toContain('backlog|pushizo/q-a');
+    expect(firing(16)).toEqual(['down|pushizo']);
+    expect(firing(19)).toEqual([]);
+    expect(firing(27)).toContain('backlog|pushizo/q-c');
   });
 
   it('gives the clean run, the last 12 values and the time to drain of every subject, read or serialized alike', () => {

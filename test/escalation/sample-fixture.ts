@@ -1,9 +1,9 @@
-import type { Sample } from '../../src/escalation/samples.js';
+import { encodeSample, type Sample } from '../../src/escalation/samples.js';
 import type { Store } from '../../src/store/store.js';
 
 /**
  * Stores one monitor sample of `pushizo/dispatch-ios` (BullMQ, one worker, 8 active) at `at`, as
- * the monitor writes it: what `trend` tests draw.
+ * the monitor writes it (`encodeSample`): what `trend` tests draw.
  */
 export async function appendDispatchIosSample(
   store: Store,
@@ -30,5 +30,5 @@ export async function appendDispatchIosSample(
       },
     ],
   };
-  await store.escalation.appendSample(new Date(at).toISOString(), JSON.stringify(sample));
+  await store.escalation.appendSample(new Date(at).toISOString(), encodeSample(sample));
 }

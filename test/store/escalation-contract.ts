@@ -36,8 +36,11 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
   describe('escalation', () => {
     it('samples come back oldest first from a time on, and pruning drops the older ones', async () => {
       const e = store().escalation;
-      for (const s of [2, 0, 1]) await e.appendSample(iso(s), JSON.stringify({ n: s }));
+      const ids: number[] = [];
+      for (const s of [2, 0, 1]) ids.push(await e.appendSample(iso(s), JSON.stringify({ n: s })));
       expect((await e.listSamples(iso(1))).map((r) => JSON.parse(r.data).n)).toEqual([1, 2]);
+      // Each append answers with its row's id, the one pages go by.
+      expect((await e.listSamples(iso(0))).map((r) => r.id)).toEqual([ids[1], ids[2], ids[0]]);
       expect(await e.pruneSamples(iso(2))).toBe(2);
       expect((await e.listSamples(iso(0))).map((r) => r.at)).toEqual([iso(2)]);
     });
@@ -384,9 +387,16 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(await other.acquireLease('monitor', 'B', iso(100), iso(60))).toBe(false);
       expect(await other.acquireLease('monitor', 'B', iso(120), iso(76))).toBe(true);
       expect(await e.getLease('monitor')).toEqual({ owner: 'B', expiresAt: iso(120) });
-      await e.releaseLease('monitor', 'A');
-      expect((await e.getLease('monitor'))?.owner).toBe('B');
+      // A former owner renews nothing while B holds it; B renews its own even a moment after it
+      // ran out, nobody having taken it; run out again, A takes it over, as B sees.
+      expect(await e.acquireLease('monitor', 'A', iso(130), iso(90))).toBe(false);
+      expect(await other.acquireLease('monitor', 'B', iso(125), iso(121))).toBe(true);
+      expect(await e.acquireLease('monitor', 'A', iso(140), iso(126))).toBe(true);
+      expect(await other.getLease('monitor')).toEqual({ owner: 'A', expiresAt: iso(140) });
+      expect(await other.acquireLease('monitor', 'B', iso(150), iso(130))).toBe(false);
       await other.releaseLease('monitor', 'B');
+      expect((await e.getLease('monitor'))?.owner).toBe('A');
+      await e.releaseLease('monitor', 'A');
       expect(await e.getLease('monitor')).toBeUndefined();
     });
   });

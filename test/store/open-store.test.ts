@@ -37,9 +37,17 @@ it('the default sqlite:./data/queue-ops.db creates ./data and a WAL database wit
   raw.close();
 });
 
-it('a sqlite store runs its connection in WAL mode with synchronous=FULL', async () => {
+it('a sqlite store runs its connection in WAL mode with synchronous=FULL, back at it after each unsynced tick write', async () => {
   const store = createSqliteStore(join(dir, 'nested', 'deeper', 'sync.db'));
   await store.migrate();
+  expect(store.settings()).toEqual({ journalMode: 'wal', synchronous: 2 });
+  // What a monitor tick writes without an fsync; the audit entry and alert after it still get one.
+  const at = new Date().toISOString();
+  await store.escalation.acquireLease('monitor', 'me', at, at);
+  await store.escalation.acquireLease('monitor', 'me', at, at);
+  await store.escalation.appendSample(at, '{}');
+  await store.escalation.pruneSamples(at);
+  await store.escalation.pruneOutbox(at);
   expect(store.settings()).toEqual({ journalMode: 'wal', synchronous: 2 });
   await store.close();
 });
