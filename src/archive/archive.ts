@@ -168,6 +168,22 @@ const SHORT_ESCAPES: Record<number, number> = {
   13: 0x72, // \r
 };
 const HEX = Buffer.from('0123456789abcdef');
+/** 1 for the bytes a JSON string cannot hold as they are: the controls, `"` and `\\`. */
+const NEEDS_ESCAPE = new Uint8Array(256);
+for (let byte = 0; byte < 0x20; byte++) NEEDS_ESCAPE[byte] = 1;
+NEEDS_ESCAPE[QUOTE] = 1;
+NEEDS_ESCAPE[BACKSLASH] = 1;
+
+/**
+ * `bytes` copied into `out` at `at`, returning the end. A line's head and tail are a few dozen
+ * bytes: a loop is cheaper than encoding a string or calling into `Buffer.copy` twice a line,
+ * which at a million lines was a tenth of a Celery purge's main thread.
+ */
+function copyShort(bytes: Buffer, out: Buffer, at: number): number {
+  if (bytes.length > 64) return at + bytes.copy(out, at);
+  for (let i = 0; i < bytes.length; i++) out[at + i] = bytes[i]!;
+  return at + bytes.length;
+}
 
 /**
  * Lines encoded straight into large buffers, one write each: several times cheaper than joining
@@ -217,15 +233,15 @@ export class LineWriter {
    * what `JSON.stringify(source.toString())` gives (its short escapes, `\u00xx` for the other
    * controls, non-ASCII as is); `source` must be valid UTF-8 (`isUtf8`), where that holds.
    */
-  writeJsonString(head: string, source: Buffer, tail: string): void {
+  writeJsonString(head: Buffer, source: Buffer, tail: Buffer): void {
     // Worst case: every byte a control character, six bytes each.
-    this.room((head.length + tail.length) * 3 + source.length * 6 + 2);
+    this.room(head.length + tail.length + source.length * 6 + 2);
     const out = this.block;
-    let at = this.at + out.write(head, this.at);
+    let at = copyShort(head, out, this.at);
     out[at++] = QUOTE;
     for (let i = 0; i < source.length; i++) {
       const byte = source[i]!;
-      if (byte >= 0x20 && byte !== QUOTE && byte !== BACKSLASH) {
+      if (NEEDS_ESCAPE[byte] === 0) {
         out[at++] = byte;
         continue;
       }
@@ -242,7 +258,7 @@ export class LineWriter {
       }
     }
     out[at++] = QUOTE;
-    this.at = at + out.write(tail, at);
+    this.at = copyShort(tail, out, at);
   }
 
   blocks(): Buffer[] {

@@ -135,7 +135,7 @@ describe('LineWriter', () => {
       }),
     ];
     const writer = new LineWriter(8);
-    for (const text of texts) writer.writeJsonString('{"l":"q","m":', Buffer.from(text), '}\n');
+    for (const text of texts) writer.writeJsonString(Buffer.from('{"l":"q","m":'), Buffer.from(text), Buffer.from('}\n'));
     const lines = splitBlocks(writer.blocks()).map((l) => l.toString());
     expect(lines).toEqual(texts.map((text) => `{"l":"q","m":${JSON.stringify(text)}}\n`));
     expect(lines.map((l) => (JSON.parse(l) as { m: string }).m)).toEqual(texts);
