@@ -191,14 +191,14 @@ function wordNeedsEscape(word: number): number {
 
 /** One byte of a JSON string's content written at `at` in `out`, escaped if it must be; returns the end. */
 function escapeByte(byte: number, out: Buffer, at: number): number {
-  const escape = ESCAPE[byte]!;
-  if (escape === 0) {
+  const after = ESCAPE[byte]!;
+  if (after === 0) {
     out[at] = byte;
     return at + 1;
   }
   out[at++] = BACKSLASH;
-  if (escape !== 1) {
-    out[at] = escape;
+  if (after !== 1) {
+    out[at] = after;
     return at + 1;
   }
   // \u00XX, lower-case hex as JSON.stringify writes it.

@@ -135,7 +135,8 @@ describe('LineWriter', () => {
       }),
     ];
     const writer = new LineWriter(8);
-    for (const text of texts) writer.writeJsonString(Buffer.from('{"l":"q","m":'), Buffer.from(text), Buffer.from('}\n'));
+    for (const text of texts)
+      writer.writeJsonString(Buffer.from('{"l":"q","m":'), Buffer.from(text), Buffer.from('}\n'));
     const lines = splitBlocks(writer.blocks()).map((l) => l.toString());
     expect(lines).toEqual(texts.map((text) => `{"l":"q","m":${JSON.stringify(text)}}\n`));
     expect(lines.map((l) => (JSON.parse(l) as { m: string }).m)).toEqual(texts);
@@ -160,7 +161,8 @@ describe('LineWriter', () => {
     ];
     const texts: string[] = [];
     for (const special of specials)
-      for (let at = 0; at < 9; at++) texts.push(`abcdefghijk`.slice(0, at) + special + 'lmnopq'.slice(0, at % 5));
+      for (let at = 0; at < 9; at++)
+        texts.push(`abcdefghijk`.slice(0, at) + special + 'lmnopq'.slice(0, at % 5));
     texts.push('"\\"\\\n"', '\u0001\u0002\u0003\u0004\u0005');
     const writer = new LineWriter(64);
     const head = Buffer.from('{"l":"q","m":');
