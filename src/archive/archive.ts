@@ -174,9 +174,10 @@ ESCAPE[12] = 0x66; // \f
 ESCAPE[13] = 0x72; // \r
 
 /**
- * Non-zero when one of the four bytes of `word` needs escaping: one below 0x20, `"` or `\\` (the
- * exact bit tricks "has a byte less than n" and "has a zero byte", the latter on the word xor-ed
- * with the byte repeated). A byte of 0x80 or more never counts: UTF-8 is copied as it is.
+ * Non-zero when one of the four bytes of `word` (little-endian) needs escaping: one below 0x20,
+ * `"` or `\\` (the bit tricks "has a byte less than n" and "has a zero byte", the latter on the
+ * word xor-ed with the byte repeated), with bit 7 of that byte set. A byte of 0x80 or more never
+ * counts: UTF-8 is copied as it is.
  */
 function wordNeedsEscape(word: number): number {
   const quotes = word ^ 0x22222222;
@@ -284,9 +285,10 @@ export class LineWriter {
     const out = this.block;
     let at = copyShort(head, out, this.at);
     out[at++] = QUOTE;
-    // Four bytes at a time, and byte by byte only the words holding a byte to escape: a kombu
-    // envelope is mostly base64 and ids, and the byte-by-byte loop over all of it was the largest
-    // part of a Celery purge's main thread.
+    // Four bytes at a time: a kombu envelope is mostly base64 and ids, and a byte-by-byte loop
+    // over all of it was the largest part of a Celery purge's main thread. A word holding a byte to
+    // escape is written whole all the same (the room above covers it), then the write goes on
+    // from its first such byte, which is escaped: the bytes after it are read again.
     const n = source.length;
     if (source.buffer !== this.sourceMemory || !this.sourceView) {
       this.sourceMemory = source.buffer;
@@ -299,13 +301,17 @@ export class LineWriter {
     let i = 0;
     while (i + 4 <= n) {
       const word = input.getUint32(from + i, true) | 0;
-      if (wordNeedsEscape(word) === 0) {
-        output.setUint32(to + at, word, true);
+      const flagged = wordNeedsEscape(word);
+      output.setUint32(to + at, word, true);
+      if (flagged === 0) {
         at += 4;
         i += 4;
         continue;
       }
-      for (const end = i + 4; i < end; i++) at = escapeByte(source[i]!, out, at);
+      // The lowest flagged byte is exact (a borrow only ever runs upwards from it).
+      const first = (31 - Math.clz32(flagged & -flagged)) >> 3;
+      at = escapeByte(source[i + first]!, out, at + first);
+      i += first + 1;
     }
     for (; i < n; i++) at = escapeByte(source[i]!, out, at);
     out[at++] = QUOTE;
