@@ -26,7 +26,7 @@ import { RESULT_KEY_PREFIX } from './keys.js';
  *
  * KEYS[1]: the list. ARGV: SHA1 of each message, tail first. Returns 1/0 per message.
  */
-const DELETE_MESSAGES = luaScript(`
+export const DELETE_MESSAGES = luaScript(`
 local n = #ARGV
 local out = {}
 for i = 1, n do out[i] = 0 end
