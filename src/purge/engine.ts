@@ -109,7 +109,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     deps.progress?.({ done: resolved, total: Math.max(purge.total, resolved), phase: 'purging' });
 
   // 1. What a killed run left behind. The chunk rows are the truth: the purge's own row is
-  // written after them and may lag by a chunk when the process died in between.
+  // written with the last of them and may lag, or lead, by a chunk when one of the two writes
+  // did not make it.
   const recorded = await store.listPurgeChunks(purge.id);
   let archived = recorded.reduce((n, c) => n + c.records, 0);
   let seq = recorded.reduce((max, c) => Math.max(max, c.seq), purge.chunks);
@@ -251,19 +252,27 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       );
       recordedNow = recordChain.then(async () => {
         const file = await written;
-        await store.addPurgeChunk({
-          purgeId: purge.id,
-          seq: mySeq,
-          file: file.name,
-          sha256: file.sha256,
-          bytes: file.bytes,
-          records: file.records,
-          deleted: false,
-          purged: 0,
-          skipped: [],
-        });
         archived += records;
-        await touch({ chunks: mySeq, archived });
+        // The chunk's row and the purge's heartbeat go together: the SQLite store commits them in
+        // one transaction and one fsync, and the chunk's deletes wait for both. Should one fail
+        // and not the other, the purge's row is ahead of its chunk rows, which recovery takes as
+        // it comes (the chunk rows are the truth; a file without a row is removed, and its jobs,
+        // never deleted, are read again).
+        const writes = await Promise.allSettled([
+          store.addPurgeChunk({
+            purgeId: purge.id,
+            seq: mySeq,
+            file: file.name,
+            sha256: file.sha256,
+            bytes: file.bytes,
+            records: file.records,
+            deleted: false,
+            purged: 0,
+            skipped: [],
+          }),
+          touch({ chunks: mySeq, archived }),
+        ]);
+        for (const write of writes) if (write.status === 'rejected') throw write.reason;
       });
       recordChain = recordedNow;
     }
