@@ -26,7 +26,9 @@ import { Queue } from 'bullmq';
 import { type ChainableCommander, Redis } from 'ioredis';
 import { createAudit } from '../src/audit/audit.js';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
+import { PURGE_DELETE, PURGE_READ } from '../src/backends/bullmq/scripts.js';
 import { createCeleryBackend } from '../src/backends/celery/index.js';
+import { DELETE_MESSAGES } from '../src/backends/celery/purge.js';
 import { createBackendRegistry } from '../src/backends/registry.js';
 import { configSchema } from '../src/config/schema.js';
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
@@ -39,6 +41,13 @@ const N = Number(process.env.BENCH_PURGE_N ?? 1_000_000);
 const PREFIX = 'bench';
 const QUEUE = 'events';
 const CELERY_QUEUE = 'celery:notification_sending';
+
+/** The purge scripts, by SHA1, as BENCH_SLOWLOG names them. */
+const SCRIPT_NAMES = new Map([
+  [PURGE_READ.sha, 'BullMQ read'],
+  [PURGE_DELETE.sha, 'BullMQ delete'],
+  [DELETE_MESSAGES.sha, 'Celery delete'],
+]);
 
 interface Figure {
   label: string;
@@ -69,12 +78,28 @@ async function slowlogStart(admin: Redis): Promise<void> {
 async function slowlogLongest(admin: Redis): Promise<number> {
   const entries = (await admin.slowlog('GET', 100000)) as [number, number, number, unknown[], ...unknown[]][];
   if (process.env.BENCH_SLOWLOG) {
-    // Which commands were slowest, and how many took over 5 ms (a diagnostic while tuning).
+    // Which calls were slowest, by kind (a purge script by its name, a command inside a script by
+    // its own), and how many took over 5 ms (a diagnostic while tuning).
+    const kindOf = (e: (typeof entries)[number]) => {
+      const [command, sha] = (e[3] as unknown[]).map(String);
+      const name = command!.toLowerCase();
+      return name === 'evalsha' ? (SCRIPT_NAMES.get(sha!) ?? `evalsha ${sha!.slice(0, 8)}`) : name;
+    };
     const top = [...entries].sort((a, b) => Number(b[2]) - Number(a[2])).slice(0, 5);
     const over5 = entries.filter((e) => Number(e[2]) > 5000).length;
+    const kinds = new Map<string, { count: number; max: number }>();
+    for (const e of entries) {
+      const kind = kinds.get(kindOf(e)) ?? { count: 0, max: 0 };
+      kind.count += 1;
+      kind.max = Math.max(kind.max, Number(e[2]) / 1000);
+      kinds.set(kindOf(e), kind);
+    }
     console.error(
       `slowlog: ${entries.length} over 1 ms, ${over5} over 5 ms; slowest: ${top
-        .map((e) => `${(Number(e[2]) / 1000).toFixed(1)} ms ${String((e[3] as unknown[])[0])}`)
+        .map((e) => `${(Number(e[2]) / 1000).toFixed(1)} ms ${kindOf(e)}`)
+        .join(', ')}; by kind: ${[...kinds]
+        .sort((a, b) => b[1].count - a[1].count)
+        .map(([kind, { count, max }]) => `${kind} ${count} (max ${max.toFixed(1)} ms)`)
         .join(', ')}`,
     );
   }

@@ -1,6 +1,6 @@
 import type { OpsError } from '../errors.js';
 import type { QueuePurger } from './queue-backend.js';
-import { isConnectionFailure } from './redis-errors.js';
+import { classifyRedisError, isConnectionFailure } from './redis-errors.js';
 
 export { isConnectionFailure } from './redis-errors.js';
 
@@ -12,7 +12,15 @@ export { isConnectionFailure } from './redis-errors.js';
  */
 export function withUnavailable(purger: QueuePurger, unavailable: (error: unknown) => OpsError): QueuePurger {
   const map = (error: unknown): never => {
-    throw isConnectionFailure(error) ? unavailable(error) : error;
+    if (!isConnectionFailure(error)) throw error;
+    // A purger is made on a connection that answered (both backends wait for it): a call refused
+    // because that connection is no longer up says it was lost since. Which of the calls on their
+    // way meets it first (one Redis failed, or one sent just after, between two chunks) is chance.
+    throw unavailable(
+      classifyRedisError(error).kind === 'notConnected'
+        ? new Error('Connection is closed.', { cause: error })
+        : error,
+    );
   };
   return {
     ...purger,

@@ -49,6 +49,14 @@ export interface EngineDeps {
   deleted?: (seq: number, purged: number) => void;
 }
 
+/**
+ * Delete calls of a chunk on their way at once: while Redis runs one, the next is already there,
+ * so a chunk's deletes no longer cost a round trip each (forty for a Celery chunk, one after the
+ * other, each waiting behind the reads). Two at most: Redis takes a client's pipelined calls a
+ * 16 KB read at a time, so another client's PING waits behind a couple of them, not a chunk's.
+ */
+const DELETES_IN_FLIGHT = 2;
+
 /** The archive of one finished (or failed) purge, as the manifest records it. */
 export interface PurgeOutcome {
   record: PurgeRecord;
@@ -101,7 +109,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
     deps.progress?.({ done: resolved, total: Math.max(purge.total, resolved), phase: 'purging' });
 
   // 1. What a killed run left behind. The chunk rows are the truth: the purge's own row is
-  // written after them and may lag by a chunk when the process died in between.
+  // written with the last of them and may lag, or lead, by a chunk when one of the two writes
+  // did not make it.
   const recorded = await store.listPurgeChunks(purge.id);
   let archived = recorded.reduce((n, c) => n + c.records, 0);
   let seq = recorded.reduce((max, c) => Math.max(max, c.seq), purge.chunks);
@@ -243,19 +252,27 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       );
       recordedNow = recordChain.then(async () => {
         const file = await written;
-        await store.addPurgeChunk({
-          purgeId: purge.id,
-          seq: mySeq,
-          file: file.name,
-          sha256: file.sha256,
-          bytes: file.bytes,
-          records: file.records,
-          deleted: false,
-          purged: 0,
-          skipped: [],
-        });
         archived += records;
-        await touch({ chunks: mySeq, archived });
+        // The chunk's row and the purge's heartbeat go together: the SQLite store commits them in
+        // one transaction and one fsync, and the chunk's deletes wait for both. Should one fail
+        // and not the other, the purge's row is ahead of its chunk rows, which recovery takes as
+        // it comes (the chunk rows are the truth; a file without a row is removed, and its jobs,
+        // never deleted, are read again).
+        const writes = await Promise.allSettled([
+          store.addPurgeChunk({
+            purgeId: purge.id,
+            seq: mySeq,
+            file: file.name,
+            sha256: file.sha256,
+            bytes: file.bytes,
+            records: file.records,
+            deleted: false,
+            purged: 0,
+            skipped: [],
+          }),
+          touch({ chunks: mySeq, archived }),
+        ]);
+        for (const write of writes) if (write.status === 'rejected') throw write.reason;
       });
       recordChain = recordedNow;
     }
@@ -263,15 +280,10 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       let chunkPurged = 0;
       const skipped: string[] = [];
       const amended = new Set<number>();
-      for (let i = 0; i < items.length; i += deleteBatch) {
-        const batch = items.slice(i, i + deleteBatch);
-        // The delete is sent now, on the connection the reads use: a read sent after it runs after
-        // it, so its offset must already leave this batch out. Counted when the reply came back,
-        // a read in between skipped a batch past the edge, and every later delete missed the
-        // one-step tail check and fell back to LREM id by id.
-        const removing = purger.remove(place, batch);
-        counter.outstanding -= batch.length;
-        const flags = await removing;
+      const sent: { batch: PurgeItem[]; reply: Promise<boolean[]> }[] = [];
+      const settleOldest = async () => {
+        const { batch, reply } = sent.shift()!;
+        const flags = await reply;
         // Counted as Redis answered: removed now, or no longer where it was read.
         flags.forEach((ok, j) => {
           const item = batch[j]!;
@@ -282,13 +294,34 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         deps.deleted?.(mySeq, chunkPurged);
         resolved += batch.length;
         report();
+      };
+      try {
+        for (let i = 0; i < items.length; i += deleteBatch) {
+          const batch = items.slice(i, i + deleteBatch);
+          // The delete is sent now, on the connection the reads use: a read sent after it runs after
+          // it, so its offset must already leave this batch out. Counted when the reply came back,
+          // a read in between skipped a batch past the edge, and every later delete missed the
+          // one-step tail check and fell back to LREM id by id.
+          const reply = purger.remove(place, batch);
+          // Awaited in order below; one failing must not count as unhandled meanwhile.
+          reply.catch(() => undefined);
+          counter.outstanding -= batch.length;
+          sent.push({ batch, reply });
+          // Redis runs them in the order sent, so each batch is at the tail when its turn comes.
+          if (sent.length >= DELETES_IN_FLIGHT) await settleOldest();
+        }
+        while (sent.length > 0) await settleOldest();
+      } catch (error) {
+        // Nothing of this chunk is still on its way when the failure is handed on.
+        await Promise.allSettled(sent.map((call) => call.reply));
+        throw error;
       }
       // Out of Redis now, or taken by a worker: met again, a record is a new one (a job retried
       // back to waiting), archived in a later chunk, and undo skips it only in this one. So `seen`
       // holds the few chunks on their way, not the whole purge.
       forgetting.push({ identities: items.map((item) => item.identity), afterRead: readsSent });
       forgetSettled();
-      for (const item of items) metAgain.delete(item);
+      if (metAgain.size > 0) for (const item of items) metAgain.delete(item);
       for (const at of amended) {
         const outcome = outcomes.get(at)!;
         await store.markPurgeChunk(purge.id, at, { purged: outcome.purged, skipped: [...outcome.skipped] });
@@ -368,26 +401,9 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         drop();
         return await settleAndThrow(error);
       }
-      const fresh: PurgeItem[] = [];
-      let again = 0;
       // Jobs counted when the purge started are what it archives; past them, only jobs an earlier
       // run archived are taken, and the walk of this place stops at the first other one.
-      let budget = purge.total - readTotal;
-      let cut = false;
-      for (const item of batch.items) {
-        if (seen.has(item.identity)) continue;
-        const archivedBefore = earlier.has(item.identity);
-        if (!archivedBefore && budget <= 0) {
-          cut = true;
-          break;
-        }
-        seen.add(item.identity);
-        fresh.push(item);
-        if (archivedBefore) {
-          metAgain.add(item);
-          again++;
-        } else budget--;
-      }
+      const { fresh, again, cut } = takeFresh(batch.items, seen, earlier, metAgain, purge.total - readTotal);
       settle(current);
       if (fresh.length === batch.items.length && again === 0) blocks.push(...batch.lines);
       else {
@@ -409,7 +425,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
         await drain();
         continue;
       }
-      for (const item of fresh) buffer.push(item);
+      buffer.push(...fresh);
       counter.outstanding += fresh.length;
       taken += fresh.length;
       readTotal += fresh.length - again;
@@ -440,6 +456,41 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   report();
   const outcome = await finishPurge(purge, deps, 'done');
   return recorded.length > 0 ? { ...outcome, recovered } : outcome;
+}
+
+/**
+ * The records of a read the walk has not taken yet, now marked as taken (`seen`); those an earlier
+ * run archived go to `metAgain` too (deleted, not archived again). Past `budget` other records the
+ * walk stops (`cut`). A function of its own rather than a loop in runPurge, which is too large for
+ * V8 to optimize: this runs once a record, a million times in a purge of a million.
+ */
+function takeFresh(
+  items: readonly PurgeItem[],
+  seen: Set<string>,
+  earlier: ReadonlyMap<string, number>,
+  metAgain: Set<PurgeItem>,
+  budget: number,
+): { fresh: PurgeItem[]; again: number; cut: boolean } {
+  const fresh: PurgeItem[] = [];
+  const resumed = earlier.size > 0;
+  let again = 0;
+  for (const item of items) {
+    // One lookup for "taken before?" and "taken now".
+    const before = seen.size;
+    seen.add(item.identity);
+    if (seen.size === before) continue;
+    const archivedBefore = resumed && earlier.has(item.identity);
+    if (!archivedBefore && budget <= 0) {
+      seen.delete(item.identity);
+      return { fresh, again, cut: true };
+    }
+    fresh.push(item);
+    if (archivedBefore) {
+      metAgain.add(item);
+      again++;
+    } else budget--;
+  }
+  return { fresh, again, cut: false };
 }
 
 /** Writes the manifest from the recorded chunks and moves the purge to `state`. */

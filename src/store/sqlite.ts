@@ -257,12 +257,32 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     return { taken: true };
   });
 
-  const runSql: RunSql = (sql, params) =>
-    wrap(() => {
-      const statement = db.prepare(sql);
-      if (statement.reader) return { rows: statement.all(...params) as Row[], changes: 0 };
-      return { rows: [], changes: statement.run(...params).changes };
-    });
+  const runPrepared = (statement: Database.Statement, params: unknown[]) =>
+    statement.reader
+      ? { rows: statement.all(...params) as Row[], changes: 0 }
+      : { rows: [] as Row[], changes: statement.run(...params).changes };
+  const runSql: RunSql = (sql, params) => wrap(() => runPrepared(db.prepare(sql), params));
+  // A purge records each chunk of 10,000 jobs and its heartbeat as it goes, and marks it deleted:
+  // three commits a chunk. With synchronous=FULL each was an fsync on this thread, and the purge's
+  // reads and archive lines stood still meanwhile. They join the group commit instead: the fsync
+  // runs on libuv's pool, and each write is still answered only once it is on disk (a chunk's jobs
+  // leave Redis only after its row is).
+  const purgeWrites = groupCommit(
+    db,
+    ({ statement, params }: { statement: Database.Statement; params: unknown[] }) =>
+      runPrepared(statement, params),
+    grouping,
+  );
+  const runPurgeSql: RunSql = (sql, params) => {
+    let statement: Database.Statement;
+    try {
+      statement = db.prepare(sql);
+    } catch (error) {
+      return Promise.reject(storeError(error));
+    }
+    if (statement.readonly) return wrap(() => runPrepared(statement, params));
+    return purgeWrites({ statement, params });
+  };
 
   return {
     path,
@@ -382,7 +402,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
 
     escalation: createSqliteEscalation(db, wrap, prepared),
 
-    ...purgeMethods(runSql),
+    ...purgeMethods(runPurgeSql),
     ...limitMethods(runSql),
 
     sync: () => durable?.() ?? Promise.resolve(),
@@ -393,6 +413,7 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         // What waits for the next group commit is written, not dropped.
         appendGrouped.flush();
         rememberGrouped.flush();
+        purgeWrites.flush();
         db.close();
       }).then(() => wal?.close()),
   };

@@ -135,9 +135,46 @@ describe('LineWriter', () => {
       }),
     ];
     const writer = new LineWriter(8);
-    for (const text of texts) writer.writeJsonString('{"l":"q","m":', Buffer.from(text), '}\n');
+    for (const text of texts)
+      writer.writeJsonString(Buffer.from('{"l":"q","m":'), Buffer.from(text), Buffer.from('}\n'));
     const lines = splitBlocks(writer.blocks()).map((l) => l.toString());
     expect(lines).toEqual(texts.map((text) => `{"l":"q","m":${JSON.stringify(text)}}\n`));
     expect(lines.map((l) => (JSON.parse(l) as { m: string }).m)).toEqual(texts);
+  });
+
+  it('escapes the same wherever a byte to escape falls, and wherever the text sits in its memory', () => {
+    // The text is read four bytes at a time: each character that needs escaping (and multi-byte
+    // ones, which must not) at every position of a word, in texts whose length is not a multiple
+    // of four, sliced out of larger buffers at every offset, as a socket read's messages are.
+    const specials = [
+      ...Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)),
+      '"',
+      '\\',
+      'ü',
+      '中',
+      '😀',
+      '\u007f',
+      '!',
+      '#',
+      '[',
+      ']',
+    ];
+    const texts: string[] = [];
+    for (const special of specials)
+      for (let at = 0; at < 9; at++)
+        texts.push(`abcdefghijk`.slice(0, at) + special + 'lmnopq'.slice(0, at % 5));
+    texts.push('"\\"\\\n"', '\u0001\u0002\u0003\u0004\u0005');
+    const writer = new LineWriter(64);
+    const head = Buffer.from('{"l":"q","m":');
+    const tail = Buffer.from('}\n');
+    texts.forEach((text, i) => {
+      const bytes = Buffer.from(text);
+      const offset = i % 4;
+      const memory = Buffer.alloc(bytes.length + 8, 0x22);
+      bytes.copy(memory, offset);
+      writer.writeJsonString(head, memory.subarray(offset, offset + bytes.length), tail);
+    });
+    const lines = splitBlocks(writer.blocks()).map((l) => l.toString());
+    expect(lines).toEqual(texts.map((text) => `{"l":"q","m":${JSON.stringify(text)}}\n`));
   });
 });

@@ -33,6 +33,29 @@ describe("a BullMQ job's archive line", () => {
     expect(archivedHash(lines[0].j)).toEqual(hash);
   });
 
+  it('keeps each job id exactly, whatever quotes, commas, slashes, backslashes or letters it holds', async () => {
+    const base = `${fx.prefix}:q:`;
+    const ids = ['12', 'a","b', 'x/y', 'back\\slash', 'ünï 中', '', '","', 'plain-id'];
+    for (const id of ids) await fx.redis.hset(`${base}${id}`, 'name', 'n', 'data', '{}');
+    // LPUSHed: the first id is at the tail, where workers (and the purge) take next.
+    await fx.redis.lpush(`${base}wait`, ...ids);
+    const [wait] = await fx.purger
+      .places(['waiting'])
+      .then((places) => places.filter((p) => p.name === 'wait'));
+    for (const only of [ids.slice(0, 1), ids]) {
+      const batch = await fx.purger.read(wait!, 0, only.length);
+      expect(batch.items.map((i) => i.identity)).toEqual(only);
+      expect(splitBlocks(batch.lines).map((l) => (JSON.parse(l.toString()) as { id: string }).id)).toEqual(
+        only,
+      );
+    }
+    const plain = ['7', '8', '9'];
+    for (const id of plain) await fx.redis.hset(`${base}${id}`, 'name', 'n');
+    await fx.redis.del(`${base}wait`);
+    await fx.redis.lpush(`${base}wait`, ...plain);
+    expect((await fx.purger.read(wait!, 0, 3)).items.map((i) => i.identity)).toEqual(plain);
+  });
+
   it('is read back whether it holds the hash as fields (now) or as an object (archives written before)', () => {
     const hash = { name: 'send', data: '{"a":1}', timestamp: '1700000000000' };
     expect(archivedHash({ fields: Object.entries(hash).flat() })).toEqual(hash);

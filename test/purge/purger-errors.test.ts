@@ -1,6 +1,11 @@
-import { ReplyError } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis, ReplyError } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { isConnectionFailure } from '../../src/backends/purger-errors.js';
+import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
+import { isConnectionFailure, withUnavailable } from '../../src/backends/purger-errors.js';
+import { toRedisUnavailable } from '../../src/backends/redis-client.js';
+import { messages } from '../../src/i18n/index.js';
+import { startPrivateRedis } from '../../src/lib/redis-server.js';
 
 /**
  * What a purge or undo takes for "Redis went away" (it then waits and resumes) versus anything
@@ -26,5 +31,38 @@ describe('isConnectionFailure', () => {
       false,
     );
     expect(isConnectionFailure(new RangeError('Invalid array length'))).toBe(false);
+  });
+});
+
+describe("a purger's call once its Redis is gone", () => {
+  it('says the connection was lost, also of a call sent after it was (which ioredis refuses as not connected)', async () => {
+    const server = await startPrivateRedis();
+    // As the backends make a purger's connection: no offline queue, made only once it answered.
+    const client = new Redis(server.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+    });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const purger = withUnavailable(createBullmqPurger({ client, prefix: 'qo', queue: 'q' }), (error) =>
+        toRedisUnavailable('hs', error),
+      );
+      expect(await purger.places(['waiting'])).toContainEqual(
+        expect.objectContaining({ name: 'wait', size: 0 }),
+      );
+      await server.kill();
+      while (client.status === 'ready') await sleep(10);
+      // What ioredis itself says of a call sent now.
+      await expect(client.llen('qo:q:wait')).rejects.toThrow(/Stream isn't writeable/);
+      await expect(purger.places(['waiting'])).rejects.toMatchObject({
+        code: 'RedisUnavailable',
+        params: { system: 'hs', reason: messages().errors.redisReasons.connectionLost },
+      });
+    } finally {
+      client.disconnect();
+      await server.stop();
+    }
   });
 });

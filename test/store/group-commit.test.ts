@@ -258,6 +258,77 @@ describe('the WAL fsync', () => {
   });
 });
 
+describe("a purge's bookkeeping", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-purge-sync-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers each write (the purge, a chunk, its mark) only once the WAL holding it is fsynced, off the event loop', async () => {
+    const order: string[] = [];
+    await withSyncedStore(
+      join(dir, 'p.db'),
+      (file) => order.push(`fsync ${file.endsWith('-wal') ? 'wal' : file}`),
+      async (store) => {
+        const at = new Date(0).toISOString();
+        order.length = 0;
+        await store.createPurge({
+          id: 'r-sync',
+          system: 'hs',
+          queue: 'events',
+          backend: 'bullmq',
+          states: ['waiting'],
+          state: 'archiving',
+          archivePath: join(dir, 'r-sync'),
+          total: 3,
+          chunks: 0,
+          archived: 0,
+          purged: 0,
+          owner: 'host:1',
+          heartbeatAt: at,
+          createdAt: at,
+          updatedAt: at,
+        });
+        order.push('created');
+        await store.addPurgeChunk({
+          purgeId: 'r-sync',
+          seq: 1,
+          file: 'chunk-000001.jsonl.gz',
+          sha256: 'ab',
+          bytes: 10,
+          records: 3,
+          deleted: false,
+          purged: 0,
+          skipped: [],
+        });
+        order.push('chunk');
+        expect(
+          await store.updatePurge('r-sync', ['archiving'], { chunks: 1, archived: 3 }, 'host:1'),
+        ).toMatchObject({
+          chunks: 1,
+          archived: 3,
+        });
+        order.push('updated');
+        await store.markPurgeChunk('r-sync', 1, { purged: 3, skipped: [] });
+        order.push('marked');
+        expect(order).toEqual([
+          'fsync wal',
+          'created',
+          'fsync wal',
+          'chunk',
+          'fsync wal',
+          'updated',
+          'fsync wal',
+          'marked',
+        ]);
+        // A conditional write that matches nothing still answers as before.
+        expect(await store.updatePurge('r-sync', ['archiving'], { chunks: 2 }, 'host:2')).toBeUndefined();
+        expect(await store.listPurgeChunks('r-sync')).toEqual([
+          expect.objectContaining({ seq: 1, deleted: true, purged: 3 }),
+        ]);
+      },
+    );
+  });
+});
+
 describe('an audit export', () => {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-export-sync-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

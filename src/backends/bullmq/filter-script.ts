@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { asciiLower, groupPrefix, type JobFilter, timeWindow } from '../job-filter.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
+import { READ_HASHES } from './scripts.js';
 
 /**
  * One bounded window of a list or zset, filtered in Redis: which of its jobs match a filter,
@@ -83,40 +84,8 @@ else
   end
 end
 if #ids == 0 then return { '[]', '', '' } end
-local logKeys = {}
-for i = 1, #ids do logKeys[i] = base .. ids[i] .. ':logs' end
-local anyLogs = false
-for s = 1, #logKeys, 1000 do
-  if redis.call('EXISTS', unpack(logKeys, s, math.min(s + 999, #logKeys))) > 0 then anyLogs = true end
-end
-local out = { '[]', '', '' }
-local taken, takenScores, takenLogs = {}, {}, {}
-local group, grouped = {}, 0
-for i = 1, #ids do
-  local fields = redis.call('HGETALL', base .. ids[i])
-  if #fields > 0 then
-    local hash = cjson.encode(fields)
-    taken[#taken + 1] = ids[i]
-    takenScores[#taken] = scores[i]
-    if anyLogs then
-      local got = redis.call('LRANGE', logKeys[i], 0, -1)
-      takenLogs[#taken] = #got > 0 and cjson.encode(got) or '[]'
-    end
-    group[#group + 1] = hash
-    grouped = grouped + #hash
-    if grouped >= 32768 then
-      out[#out + 1] = table.concat(group, '\\n')
-      group, grouped = {}, 0
-    end
-  end
-end
-if #group > 0 then out[#out + 1] = table.concat(group, '\\n') end
-if #taken > 0 then
-  out[1] = cjson.encode(taken)
-  if kind ~= 'list' then out[2] = cjson.encode(takenScores) end
-  if anyLogs then out[3] = '[' .. table.concat(takenLogs, ',') .. ']' end
-end
-return out`);
+local budget = math.huge
+${READ_HASHES}`);
 
 /**
  * Entries one {@link SELECT_MATCHING} call looks at: about a millisecond of Redis on a quiet

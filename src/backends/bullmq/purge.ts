@@ -49,13 +49,25 @@ export function archivedHash(job: {
 const READ_BYTES = 512 * 1024;
 
 /**
+ * The ids of a read's reply, cjson's JSON array of strings. Without a backslash (cjson escapes a
+ * quote, a backslash, a control and `/` with one) the ids are exactly what lies between `","`:
+ * split rather than parsed, since JSON.parse looks every short string up in V8's string table,
+ * which at a million ids was a tenth of the purge's main thread.
+ */
+function idsOf(json: Buffer): string[] {
+  const text = json.toString();
+  if (text.length < 4 || text.includes('\\')) return JSON.parse(text) as string[];
+  return text.slice(2, -2).split('","');
+}
+
+/**
  * A batch from a read script's reply (PURGE_READ, READ_SELECTED): the line is put together here
  * around the hashes' bytes, which are never decoded: a string per job was most of the client's
  * time and garbage.
  */
 export function batchOfReply(placeName: string, reply: Buffer[]): PurgeBatch {
   if (reply.length === 0) return { items: [], lines: [] };
-  const ids = JSON.parse(reply[0]!.toString()) as string[];
+  const ids = idsOf(reply[0]!);
   const scores = reply[1]!.length > 0 ? (JSON.parse(reply[1]!.toString()) as string[]) : undefined;
   const logs = reply[2]!.length > 0 ? (JSON.parse(reply[2]!.toString()) as string[][]) : undefined;
   const hashes = reply.slice(3);

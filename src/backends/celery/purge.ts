@@ -26,7 +26,7 @@ import { RESULT_KEY_PREFIX } from './keys.js';
  *
  * KEYS[1]: the list. ARGV: SHA1 of each message, tail first. Returns 1/0 per message.
  */
-const DELETE_MESSAGES = luaScript(`
+export const DELETE_MESSAGES = luaScript(`
 local n = #ARGV
 local out = {}
 for i = 1, n do out[i] = 0 end
@@ -143,6 +143,8 @@ return redis.call('GET', KEYS[1])`);
 
 /** Messages per TASK_KEYS call: a millisecond or two of Redis for kombu messages of about 1 KB. */
 const SCAN_BATCH = 1000;
+/** What ends an archived message's line, encoded once. */
+const LINE_END = Buffer.from('}\n');
 
 /** What TASK_KEYS says of one message, worked out the same way from its bytes or text. */
 export function taskKeyOf(message: string | Buffer): string {
@@ -323,13 +325,13 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object or
     // decoding the message.
     const list = JSON.stringify(place.name);
-    const head = `{"l":${list},"m":`;
+    const head = Buffer.from(`{"l":${list},"m":`);
     // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
     for (let i = got.length - 1; i >= 0; i--) {
       const message = got[i]!;
       items.push({ identity: sha1(message) });
       // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
-      if (isUtf8(message)) lines.writeJsonString(head, message, '}\n');
+      if (isUtf8(message)) lines.writeJsonString(head, message, LINE_END);
       else lines.write(`{"l":${list},"b":"${message.toString('base64')}"}\n`);
     }
     return { items, lines: lines.blocks() };
