@@ -14,6 +14,7 @@
  * `--if-stale` (the tests' global setup, the bench) builds only when a source or build setting is
  * newer than the last build, so running one test file does not pay for a full compile.
  */
+import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import {
   cpSync,
@@ -145,7 +146,13 @@ async function bundleCli(dir) {
     format: 'cjs',
     outExtension: { '.js': '.cjs' },
     banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
-    plugins: [ownDirname(outdir), importThroughLoader(dir), ioredisCommandsInBulk()],
+    plugins: [
+      absentPackages(),
+      ownDirname(outdir),
+      importThroughLoader(dir),
+      ioredisCommandsInBulk(),
+      asciiRegexps(),
+    ],
   });
   const runtimeFile = Object.keys(runtime.metafile.outputs).find((file) => file.endsWith('.cjs'));
   // Code compiled from a cache cannot call import() (see importThroughLoader): none may be left.
@@ -155,9 +162,13 @@ async function bundleCli(dir) {
   }
   // One with a computed specifier does not show in the metafile; the text may still hold one
   // inside a string, so this one only warns.
-  if (/\bimport\(/.test(readFileSync(join(root, runtimeFile), 'utf8'))) {
+  const runtimeText = readFileSync(join(root, runtimeFile));
+  if (/\bimport\(/.test(runtimeText.toString('latin1'))) {
     process.stderr.write(`build: ${runtimeFile} may still call import(); see importThroughLoader\n`);
   }
+  // The loader reads an ASCII runtime as Latin-1, a copy; anything else is decoded as UTF-8 into
+  // a source of twice the size (see asciiRegexps).
+  if (!isAscii(runtimeText)) process.stderr.write(`build: ${runtimeFile} is not ASCII; it loads slower\n`);
   const loader = join(root, 'scripts', 'cli-runtime-loader.js');
   const entry = await build({
     ...shared,
@@ -211,6 +222,83 @@ async function bundleCli(dir) {
     }
   }
   writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * A package's `require()` of a package that is not installed (debug's optional `supports-color`),
+ * as a module that throws what Node would: the same answer as at run time, since the bundle
+ * resolves from the same node_modules, without Node's search of every node_modules folder above
+ * it for a file that is not there (a few milliseconds of every run).
+ */
+function absentPackages() {
+  return {
+    name: 'absent-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.kind !== 'require-call' || args.pluginData === 'absent-packages') return undefined;
+        if (!args.importer.includes('/node_modules/')) return undefined;
+        const found = await build.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: 'absent-packages',
+        });
+        return found.errors.length > 0 ? { path: args.path, namespace: 'absent-package' } : undefined;
+      });
+      build.onLoad({ filter: /.*/, namespace: 'absent-package' }, (args) => ({
+        contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}'`)}), { code: 'MODULE_NOT_FOUND' });`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * The non-ASCII characters of regular expression literals as `\u` escapes, which match the same.
+ * esbuild escapes them in strings and templates but leaves them in regexes (date-fns' Turkish
+ * month names), and one such character makes the whole runtime UTF-8 that the loader
+ * must decode into a source twice its size; an ASCII file is read as Latin-1, a plain copy. Last
+ * of the plugins: a file another one rewrites is left as it is (the build then says it is not ASCII).
+ */
+function asciiRegexps() {
+  const ts = createRequire(import.meta.url)('typescript');
+  const escapeNonAscii = (text) =>
+    text.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes, char) => {
+      // `\ö` (an identity escape) is `ö`: its backslash goes, or it would escape the new one.
+      const kept = slashes.length % 2 === 1 ? slashes.slice(1) : slashes;
+      return `${kept}\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    });
+  return {
+    name: 'ascii-regexps',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        if (!/[^\x00-\x7f]/.test(contents)) return undefined;
+        const file = ts.createSourceFile(
+          args.path,
+          contents,
+          ts.ScriptTarget.Latest,
+          false,
+          ts.ScriptKind.JS,
+        );
+        const literals = [];
+        const visit = (node) => {
+          if (node.kind === ts.SyntaxKind.RegularExpressionLiteral)
+            literals.push([node.getStart(file), node.end]);
+          ts.forEachChild(node, visit);
+        };
+        visit(file);
+        let out = '';
+        let at = 0;
+        for (const [start, end] of literals) {
+          out += contents.slice(at, start) + escapeNonAscii(contents.slice(start, end));
+          at = end;
+        }
+        out += contents.slice(at);
+        return out === contents ? undefined : { contents: out, loader: 'js' };
+      });
+    },
+  };
 }
 
 /**

@@ -11,8 +11,6 @@ import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
-import { runMonitorOnce } from '../../escalation/once.js';
-import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
@@ -22,6 +20,12 @@ import { createProgressBar } from './progress.js';
 
 /** The alert sender over Slack's Web API (and Bolt), for `monitor --once` with `SLACK_BOT_TOKEN`. */
 const loadSlackAlerts = () => import('../slack/alerts.js');
+
+/** The monitor (sampler, rules, alert lifecycle, outbox, charts), for `monitor --once` only. */
+const loadMonitorRuntime = () => import('../../escalation/runtime.js');
+
+/** One tick of it and its answer. */
+const loadMonitorOnce = () => import('../../escalation/once.js');
 
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';
@@ -313,6 +317,10 @@ async function monitorOnce(
     );
   }
   const token = io.env.SLACK_BOT_TOKEN;
+  const [{ createEscalation }, { runMonitorOnce }] = await Promise.all([
+    loadMonitorRuntime(),
+    loadMonitorOnce(),
+  ]);
   // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
   const { createAlertWebClient, createSlackSender } = await loadSlackAlerts();
   const slack = token
