@@ -139,15 +139,29 @@ async function bundleCli(dir) {
   };
   const runtime = await build({
     ...shared,
+    // better-sqlite3's JavaScript is linked in (compiled from the runtime's code cache, not from
+    // its dozen files on every run); its native addon stays in node_modules, loaded by path when a
+    // SQLite store opens (src/store/sqlite.ts), and never with a PostgreSQL one.
+    external: shared.external.filter((name) => name !== 'better-sqlite3'),
     entryPoints: { runtime: join(dir, 'transports', 'cli', 'run.js') },
     // Named by its content: the code cache next to it (see the loader) can only ever be this
     // file's, even one written by a run that started before a rebuild swapped dist/.
     entryNames: '[name]-[hash]',
     format: 'cjs',
     outExtension: { '.js': '.cjs' },
-    banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
+    banner: {
+      js: [
+        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
+        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
+      ].join(' '),
+    },
+    // A CommonJS file has no `import.meta`: our modules' `createRequire(import.meta.url)` resolves
+    // from the runtime file, which sits in the same node_modules tree as dist/ does.
+    define: { 'import.meta.url': '__queueOpsUrl' },
     plugins: [
       absentPackages(),
+      lazyBuiltins(),
+      debugWithoutStderrStream(),
       ownDirname(outdir),
       importThroughLoader(dir),
       ioredisCommandsInBulk(),
@@ -222,6 +236,59 @@ async function bundleCli(dir) {
     }
   }
   writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * Node's `assert` and `tls` as required by the packages in the runtime (redis-errors, sonic-boom,
+ * thread-stream; ioredis' connectors), loaded on first use instead of when the package loads:
+ * `assert` is only called on a broken invariant, `tls` only for `rediss://`. Loading `assert`
+ * also builds `process.stderr` (a socket when stderr is a pipe), and `tls` its five modules:
+ * every run paid for both. The same functions and properties, from the same modules.
+ */
+function lazyBuiltins() {
+  const lazy = new Set(['assert', 'node:assert', 'tls', 'node:tls']);
+  return {
+    name: 'lazy-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?(assert|tls)$/ }, (args) =>
+        args.kind === 'require-call' && lazy.has(args.path) && args.importer.includes('/node_modules/')
+          ? { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }
+          : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+        contents: [
+          'let real;',
+          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+          // A function target, so that `assert(...)` calls through; every property is the module's own.
+          'module.exports = new Proxy(function lazyBuiltin() {}, {',
+          '  apply: (_, self, args) => Reflect.apply(load(), self, args),',
+          '  construct: (_, args) => Reflect.construct(load(), args),',
+          '  get: (_, key) => load()[key],',
+          '  has: (_, key) => key in load(),',
+          '});',
+        ].join('\n'),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * debug (ioredis' logger) asks `tty.isatty(process.stderr.fd)` for every logger it makes: that
+ * builds `process.stderr`, a socket when stderr is a pipe, in every run that writes nothing to it.
+ * Its fd is always 2. If a newer debug no longer has the line, the file is bundled untouched.
+ */
+function debugWithoutStderrStream() {
+  return {
+    name: 'debug-without-stderr-stream',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]node_modules[\\/]debug[\\/]src[\\/]node\.js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        const rewritten = contents.replace('tty.isatty(process.stderr.fd)', 'tty.isatty(2)');
+        return rewritten === contents ? undefined : { contents: rewritten, loader: 'js' };
+      });
+    },
+  };
 }
 
 /**
