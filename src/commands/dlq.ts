@@ -6,7 +6,7 @@ import { type QueueContextData, queueContextData } from '../blocks/queue-context
 import { contextOfQueue, type QueueContext } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { VERBS } from './verbs.js';

@@ -9,7 +9,7 @@ import {
 import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';

@@ -12,7 +12,10 @@ import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
 import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
-import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
+import { createDeferredLogger } from '../../lib/deferred-logger.js';
+import { parseLogLevel } from '../../lib/log-level.js';
+import type { Logger } from '../../lib/logger.js';
+import { scrubSecrets } from '../../lib/scrub.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -93,13 +96,29 @@ export async function runCli(io: CliIo): Promise<number> {
 /** The command, once its config is read and valid. */
 async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Config): Promise<number> {
   const secrets = collectSecrets(config, io.env);
-  const logger =
-    io.logger ??
-    createLogger({
-      level: parseLogLevel(io.env.LOG_LEVEL, 'warn'),
-      secrets,
-      base: { name: 'queue-ops', via: 'cli' },
-    });
+  if (io.logger) return await runWithLogger(io, json, args, config, secrets, io.logger);
+  // pino on stderr, loaded only if a line is logged: most runs log nothing.
+  const logger = createDeferredLogger({
+    level: parseLogLevel(io.env.LOG_LEVEL, 'warn'),
+    secrets,
+    base: { name: 'queue-ops', via: 'cli' },
+  });
+  try {
+    return await runWithLogger(io, json, args, config, secrets, logger);
+  } finally {
+    await logger.settled();
+  }
+}
+
+/** The command with its logger. */
+async function runWithLogger(
+  io: CliIo,
+  json: boolean,
+  args: CliArgs,
+  config: Config,
+  secrets: string[],
+  logger: Logger,
+): Promise<number> {
   const runtime = await openRuntime(config, io, logger, json);
   if (typeof runtime === 'number') return runtime;
   const { app, full } = runtime;
