@@ -95,13 +95,15 @@ rmSync(old, { recursive: true, force: true });
  * the source maps lead back to src/.
  *
  * Two parts, along the command line's first seam (`loadCliRuntime()` in src/transports/cli/main.ts):
- *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
- *     that `--help` and a bad flag load;
+ *   - `queue-ops.js`, one ES module: the entry point, all that `--help` and a bad flag run (the
+ *     loader and the Turkish words are in it, run only when their `import()` is);
  *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
  *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
  * The other seams stay seams: our own modules behind them are in the runtime but run only when
- * their `import()` does, and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay
- * outside the bundle, loaded from node_modules only by the verbs and configs that need them.
+ * their `import()` does (each verb's command, the purge engine and archive, a store driver…),
+ * and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay outside the bundle,
+ * loaded from node_modules only by the verbs and configs that need them; better-sqlite3's
+ * JavaScript is linked in, its native addon is not.
  *
  * `sources.json` says which modules each file of the bundle holds, so that a test can tell what a
  * run loaded (test/cli/lazy-loading.test.ts).
@@ -187,7 +189,8 @@ async function bundleCli(dir) {
   const entry = await build({
     ...shared,
     entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
-    splitting: true,
+    // One file: the loader and the Turkish words behind their `import()` run only when it is
+    // called, and each file more was one more ES module for Node to resolve and load per run.
     format: 'esm',
     // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
     // look for their own files next to themselves (see `ownDirname`).
@@ -223,16 +226,12 @@ async function bundleCli(dir) {
   });
   const here = relative(root, dir);
   const named = (input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input);
+  // The loader puts the runtime in require.cache, where a test's probe sees it loaded.
   const sources = {};
-  const runtimeInputs = [];
   for (const result of [runtime, entry]) {
     for (const [file, output] of Object.entries(result.metafile.outputs)) {
       if (file.endsWith('.map')) continue;
-      const inputs = Object.keys(output.inputs).map(named);
-      if (result === runtime) runtimeInputs.push(...inputs);
-      // The loader's chunk loads the runtime: it counts as loading all of it.
-      else if (inputs.includes(relative(root, loader))) inputs.push(...runtimeInputs);
-      sources[basename(file)] = inputs.sort();
+      sources[basename(file)] = Object.keys(output.inputs).map(named).sort();
     }
   }
   writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);

@@ -13,7 +13,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, Module } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
@@ -51,14 +51,19 @@ if (cachedData === undefined || script.cachedDataRejected) {
     }
   });
 }
-const module = { exports: {} };
+// In require.cache under its path, as a file `require()`d would be (the tests' load probe reads it).
+const runtime = new Module(file);
+runtime.filename = file;
+const requireFromRuntime = createRequire(file);
+requireFromRuntime.cache[file] = runtime;
 script.runInThisContext()(
-  module.exports,
-  createRequire(file),
-  module,
+  runtime.exports,
+  requireFromRuntime,
+  runtime,
   file,
   dirname(file),
   (specifier) => import(specifier),
 );
+runtime.loaded = true;
 
-export const { runCli, exitCodeOf, toCliJson, ExitCode } = module.exports;
+export const { runCli, exitCodeOf, toCliJson, ExitCode } = runtime.exports;
