@@ -95,8 +95,8 @@ rmSync(old, { recursive: true, force: true });
  * the source maps lead back to src/.
  *
  * Two parts, along the command line's first seam (`loadCliRuntime()` in src/transports/cli/main.ts):
- *   - `queue-ops.js`, one ES module: the entry point, all that `--help` and a bad flag run (the
- *     loader and the Turkish words are in it, run only when their `import()` is);
+ *   - `queue-ops.cjs`, one CommonJS file: the entry point, all that `--help` and a bad flag run
+ *     (the loader and the Turkish words are in it, run only when their `import()` is);
  *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
  *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
  * The other seams stay seams: our own modules behind them are in the runtime but run only when
@@ -191,16 +191,18 @@ async function bundleCli(dir) {
     entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
     // One file: the loader and the Turkish words behind their `import()` run only when it is
     // called, and each file more was one more ES module for Node to resolve and load per run.
-    format: 'esm',
-    // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
-    // look for their own files next to themselves (see `ownDirname`).
+    // CommonJS, as bin/queue-ops.js is: no ES module loader to set up for a run.
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    // Packages look for their own files next to themselves (see `ownDirname`), and the loader
+    // finds the runtime beside it by `import.meta.url`, which a CommonJS file has not.
     banner: {
       js: [
-        "import { createRequire as __queueOpsRequire } from 'node:module';",
-        'const require = __queueOpsRequire(import.meta.url);',
-        'const __queueOpsPath = (path) => decodeURIComponent(new URL(path, import.meta.url).pathname);',
+        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
+        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
       ].join(' '),
     },
+    define: { 'import.meta.url': '__queueOpsUrl' },
     plugins: [
       ownDirname(outdir),
       {

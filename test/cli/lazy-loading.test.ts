@@ -142,7 +142,7 @@ describe('what the command line loads', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Usage: queue-ops');
     // the probe works: it saw the bundle's entry, which holds the entry point
-    expect(run.files.some((f) => f.endsWith('/dist/bundle/queue-ops.js'))).toBe(true);
+    expect(run.files.some((f) => f.endsWith('/dist/bundle/queue-ops.cjs'))).toBe(true);
     expect(run.files.some((f) => f.endsWith('/dist/transports/cli/main.js'))).toBe(true);
     expect([...run.packages]).toEqual([]);
     expect(run.files.filter((f) => /\/dist\/(app|store|backends|transports\/cli\/run)/.test(f))).toEqual([]);
