@@ -14,6 +14,7 @@
  * `--if-stale` (the tests' global setup, the bench) builds only when a source or build setting is
  * newer than the last build, so running one test file does not pay for a full compile.
  */
+import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import {
   cpSync,
@@ -94,13 +95,15 @@ rmSync(old, { recursive: true, force: true });
  * the source maps lead back to src/.
  *
  * Two parts, along the command line's first seam (`loadCliRuntime()` in src/transports/cli/main.ts):
- *   - `queue-ops.js`, an ES module (and a chunk with the message catalog): the entry point, all
- *     that `--help` and a bad flag load;
+ *   - `queue-ops.cjs`, one CommonJS file: the entry point, all that `--help` and a bad flag run
+ *     (the loader and the Turkish words are in it, run only when their `import()` is);
  *   - `runtime-<hash>.cjs`, everything `loadCliRuntime()` brings in (config, store, backends, commands),
  *     one CommonJS file that scripts/cli-runtime-loader.js compiles with V8's code cache.
  * The other seams stay seams: our own modules behind them are in the runtime but run only when
- * their `import()` does, and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay
- * outside the bundle, loaded from node_modules only by the verbs and configs that need them.
+ * their `import()` does (each verb's command, the purge engine and archive, a store driver…),
+ * and the heavy libraries behind them (pg, BullMQ, Bolt, echarts…) stay outside the bundle,
+ * loaded from node_modules only by the verbs and configs that need them; better-sqlite3's
+ * JavaScript is linked in, its native addon is not.
  *
  * `sources.json` says which modules each file of the bundle holds, so that a test can tell what a
  * run loaded (test/cli/lazy-loading.test.ts).
@@ -138,14 +141,34 @@ async function bundleCli(dir) {
   };
   const runtime = await build({
     ...shared,
+    // better-sqlite3's JavaScript is linked in (compiled from the runtime's code cache, not from
+    // its dozen files on every run); its native addon stays in node_modules, loaded by path when a
+    // SQLite store opens (src/store/sqlite.ts), and never with a PostgreSQL one.
+    external: shared.external.filter((name) => name !== 'better-sqlite3'),
     entryPoints: { runtime: join(dir, 'transports', 'cli', 'run.js') },
     // Named by its content: the code cache next to it (see the loader) can only ever be this
     // file's, even one written by a run that started before a rebuild swapped dist/.
     entryNames: '[name]-[hash]',
     format: 'cjs',
     outExtension: { '.js': '.cjs' },
-    banner: { js: "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);" },
-    plugins: [ownDirname(outdir), importThroughLoader(dir), ioredisCommandsInBulk()],
+    banner: {
+      js: [
+        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
+        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
+      ].join(' '),
+    },
+    // A CommonJS file has no `import.meta`: our modules' `createRequire(import.meta.url)` resolves
+    // from the runtime file, which sits in the same node_modules tree as dist/ does.
+    define: { 'import.meta.url': '__queueOpsUrl' },
+    plugins: [
+      absentPackages(),
+      lazyBuiltins(),
+      debugWithoutStderrStream(),
+      ownDirname(outdir),
+      importThroughLoader(dir),
+      ioredisCommandsInBulk(),
+      asciiRegexps(),
+    ],
   });
   const runtimeFile = Object.keys(runtime.metafile.outputs).find((file) => file.endsWith('.cjs'));
   // Code compiled from a cache cannot call import() (see importThroughLoader): none may be left.
@@ -155,24 +178,31 @@ async function bundleCli(dir) {
   }
   // One with a computed specifier does not show in the metafile; the text may still hold one
   // inside a string, so this one only warns.
-  if (/\bimport\(/.test(readFileSync(join(root, runtimeFile), 'utf8'))) {
+  const runtimeText = readFileSync(join(root, runtimeFile));
+  if (/\bimport\(/.test(runtimeText.toString('latin1'))) {
     process.stderr.write(`build: ${runtimeFile} may still call import(); see importThroughLoader\n`);
   }
+  // The loader reads an ASCII runtime as Latin-1, a copy; anything else is decoded as UTF-8 into
+  // a source of twice the size (see asciiRegexps).
+  if (!isAscii(runtimeText)) process.stderr.write(`build: ${runtimeFile} is not ASCII; it loads slower\n`);
   const loader = join(root, 'scripts', 'cli-runtime-loader.js');
   const entry = await build({
     ...shared,
     entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
-    splitting: true,
-    format: 'esm',
-    // CommonJS packages inside an ES module still call require() for Node's built-ins, and some
-    // look for their own files next to themselves (see `ownDirname`).
+    // One file: the loader and the Turkish words behind their `import()` run only when it is
+    // called, and each file more was one more ES module for Node to resolve and load per run.
+    // CommonJS, as bin/queue-ops.js is: no ES module loader to set up for a run.
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    // Packages look for their own files next to themselves (see `ownDirname`), and the loader
+    // finds the runtime beside it by `import.meta.url`, which a CommonJS file has not.
     banner: {
       js: [
-        "import { createRequire as __queueOpsRequire } from 'node:module';",
-        'const require = __queueOpsRequire(import.meta.url);',
-        'const __queueOpsPath = (path) => decodeURIComponent(new URL(path, import.meta.url).pathname);',
+        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
+        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
       ].join(' '),
     },
+    define: { 'import.meta.url': '__queueOpsUrl' },
     plugins: [
       ownDirname(outdir),
       {
@@ -198,19 +228,145 @@ async function bundleCli(dir) {
   });
   const here = relative(root, dir);
   const named = (input) => (input.startsWith(`${here}/`) ? `dist/${input.slice(here.length + 1)}` : input);
+  // The loader puts the runtime in require.cache, where a test's probe sees it loaded.
   const sources = {};
-  const runtimeInputs = [];
   for (const result of [runtime, entry]) {
     for (const [file, output] of Object.entries(result.metafile.outputs)) {
       if (file.endsWith('.map')) continue;
-      const inputs = Object.keys(output.inputs).map(named);
-      if (result === runtime) runtimeInputs.push(...inputs);
-      // The loader's chunk loads the runtime: it counts as loading all of it.
-      else if (inputs.includes(relative(root, loader))) inputs.push(...runtimeInputs);
-      sources[basename(file)] = inputs.sort();
+      sources[basename(file)] = Object.keys(output.inputs).map(named).sort();
     }
   }
   writeFileSync(join(outdir, 'sources.json'), `${JSON.stringify(sources, null, 1)}\n`);
+}
+
+/**
+ * Node's `assert` and `tls` as required by the packages in the runtime (redis-errors, sonic-boom,
+ * thread-stream; ioredis' connectors), loaded on first use instead of when the package loads:
+ * `assert` is only called on a broken invariant, `tls` only for `rediss://`. Loading `assert`
+ * also builds `process.stderr` (a socket when stderr is a pipe), and `tls` its five modules:
+ * every run paid for both. The same functions and properties, from the same modules.
+ */
+function lazyBuiltins() {
+  const lazy = new Set(['assert', 'node:assert', 'tls', 'node:tls']);
+  return {
+    name: 'lazy-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?(assert|tls)$/ }, (args) =>
+        args.kind === 'require-call' && lazy.has(args.path) && args.importer.includes('/node_modules/')
+          ? { path: args.path.replace(/^node:/, ''), namespace: 'lazy-builtin' }
+          : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => ({
+        contents: [
+          'let real;',
+          `const load = () => (real ??= require(${JSON.stringify(`node:${args.path}`)}));`,
+          // A function target, so that `assert(...)` calls through; every property is the module's own.
+          'module.exports = new Proxy(function lazyBuiltin() {}, {',
+          '  apply: (_, self, args) => Reflect.apply(load(), self, args),',
+          '  construct: (_, args) => Reflect.construct(load(), args),',
+          '  get: (_, key) => load()[key],',
+          '  has: (_, key) => key in load(),',
+          '});',
+        ].join('\n'),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * debug (ioredis' logger) asks `tty.isatty(process.stderr.fd)` for every logger it makes: that
+ * builds `process.stderr`, a socket when stderr is a pipe, in every run that writes nothing to it.
+ * Its fd is always 2. If a newer debug no longer has the line, the file is bundled untouched.
+ */
+function debugWithoutStderrStream() {
+  return {
+    name: 'debug-without-stderr-stream',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]node_modules[\\/]debug[\\/]src[\\/]node\.js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        const rewritten = contents.replace('tty.isatty(process.stderr.fd)', 'tty.isatty(2)');
+        return rewritten === contents ? undefined : { contents: rewritten, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * A package's `require()` of a package that is not installed (debug's optional `supports-color`),
+ * as a module that throws what Node would: the same answer as at run time, since the bundle
+ * resolves from the same node_modules, without Node's search of every node_modules folder above
+ * it for a file that is not there (a few milliseconds of every run).
+ */
+function absentPackages() {
+  return {
+    name: 'absent-packages',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.kind !== 'require-call' || args.pluginData === 'absent-packages') return undefined;
+        if (!args.importer.includes('/node_modules/')) return undefined;
+        const found = await build.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: 'absent-packages',
+        });
+        return found.errors.length > 0 ? { path: args.path, namespace: 'absent-package' } : undefined;
+      });
+      build.onLoad({ filter: /.*/, namespace: 'absent-package' }, (args) => ({
+        contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}'`)}), { code: 'MODULE_NOT_FOUND' });`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * The non-ASCII characters of regular expression literals as `\u` escapes, which match the same.
+ * esbuild escapes them in strings and templates but leaves them in regexes (date-fns' Turkish
+ * month names), and one such character makes the whole runtime UTF-8 that the loader
+ * must decode into a source twice its size; an ASCII file is read as Latin-1, a plain copy. Last
+ * of the plugins: a file another one rewrites is left as it is (the build then says it is not ASCII).
+ */
+function asciiRegexps() {
+  const ts = createRequire(import.meta.url)('typescript');
+  const escapeNonAscii = (text) =>
+    text.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes, char) => {
+      // `\ö` (an identity escape) is `ö`: its backslash goes, or it would escape the new one.
+      const kept = slashes.length % 2 === 1 ? slashes.slice(1) : slashes;
+      return `${kept}\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    });
+  return {
+    name: 'ascii-regexps',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
+        const contents = readFileSync(args.path, 'utf8');
+        if (!/[^\x00-\x7f]/.test(contents)) return undefined;
+        const file = ts.createSourceFile(
+          args.path,
+          contents,
+          ts.ScriptTarget.Latest,
+          false,
+          ts.ScriptKind.JS,
+        );
+        const literals = [];
+        const visit = (node) => {
+          if (node.kind === ts.SyntaxKind.RegularExpressionLiteral)
+            literals.push([node.getStart(file), node.end]);
+          ts.forEachChild(node, visit);
+        };
+        visit(file);
+        let out = '';
+        let at = 0;
+        for (const [start, end] of literals) {
+          out += contents.slice(at, start) + escapeNonAscii(contents.slice(start, end));
+          at = end;
+        }
+        out += contents.slice(at);
+        return out === contents ? undefined : { contents: out, loader: 'js' };
+      });
+    },
+  };
 }
 
 /**

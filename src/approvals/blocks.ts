@@ -6,7 +6,7 @@ import { cutWithEllipsis, escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { actionOutcome } from '../blocks/scale.js';
 import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import type { ActionRequest } from '../store/store.js';
 import type { ActionProgress } from './service.js';
 

@@ -14,7 +14,16 @@ export interface LuaScript {
  */
 export function luaScript(lua: string): LuaScript {
   if (lua.trimStart().startsWith('#!')) throw new Error('queue-ops scripts must not use a shebang');
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+  // Hashed on first use: the backends define a few dozen scripts when they load, and a command
+  // line runs two or three of them.
+  let sha: string | undefined;
+  return {
+    lua,
+    get sha() {
+      sha ??= createHash('sha1').update(lua).digest('hex');
+      return sha;
+    },
+  };
 }
 
 /** EVALSHA, and EVAL once when the server does not have the script (restart, SCRIPT FLUSH). */

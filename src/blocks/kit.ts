@@ -1,5 +1,5 @@
 import type { ActionsBlock, Button, ContextBlock, HeaderBlock, SectionBlock } from '@slack/types';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { SlackLimits } from './limits.js';
 import { cutWithEllipsis, escapeInline, escapeMrkdwn, showInvisible } from './mrkdwn.js';
 

@@ -11,6 +11,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
+import { VERBS } from './verbs.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;
@@ -69,9 +70,7 @@ function oneLine(text: string, alert: Alert, ctx: CommandContext, request: Reque
 
 /** `alerts`: open alerts, oldest first. */
 export const alertsCommand: CommandDefinition = {
-  verb: 'alerts',
-  mutating: false,
-  describe: (locale) => messages(locale).escalation.alerts,
+  ...VERBS.alerts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     if (args.length > 0)
@@ -92,10 +91,7 @@ export const alertsCommand: CommandDefinition = {
 
 /** `ack <id>`: reminders and escalation stop; the alert's message says who. */
 export const ackCommand: CommandDefinition = {
-  verb: 'ack',
-  mutating: true,
-  rateLimited: false,
-  describe: (locale) => messages(locale).escalation.ack,
+  ...VERBS.ack,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     if (args[0]?.toLowerCase() === 'all') return await ackAll(ctx, args.slice(1), request);
@@ -118,10 +114,7 @@ export const ackCommand: CommandDefinition = {
 
 /** `snooze <id> <duration>`: no reminders or escalation until then. */
 export const snoozeCommand: CommandDefinition = {
-  verb: 'snooze',
-  mutating: true,
-  rateLimited: false,
-  describe: (locale) => messages(locale).escalation.snooze,
+  ...VERBS.snooze,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     if (args.length > 2)
@@ -175,9 +168,7 @@ export function silenceLine(silence: Silence, locale: Locale): string {
 
 /** `silence <pattern> <duration> [reason]`: matching alerts notify nobody until then. */
 export const silenceCommand: CommandDefinition = {
-  verb: 'silence',
-  mutating: true,
-  describe: (locale) => messages(locale).escalation.silence,
+  ...VERBS.silence,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silence;
     const [pattern, duration, ...reasonWords] = args;
@@ -214,9 +205,7 @@ export const silenceCommand: CommandDefinition = {
 
 /** `silences`: the silences in force. */
 export const silencesCommand: CommandDefinition = {
-  verb: 'silences',
-  mutating: false,
-  describe: (locale) => messages(locale).escalation.silences,
+  ...VERBS.silences,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silences;
     if (args.length > 0)
@@ -247,9 +236,7 @@ export const silencesCommand: CommandDefinition = {
 
 /** `unsilence <id>`: lifts a silence; alerts it held notify again. */
 export const unsilenceCommand: CommandDefinition = {
-  verb: 'unsilence',
-  mutating: true,
-  describe: (locale) => messages(locale).escalation.unsilence,
+  ...VERBS.unsilence,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.unsilence;
     if (args.length > 1)

@@ -2,6 +2,7 @@ import { auditMessage, auditVerifyMessage } from '../audit/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 import { visibilityFor } from './visibility.js';
 
 export const AUDIT_DEFAULT = 20;
@@ -12,9 +13,7 @@ export const AUDIT_MAX = 100;
  * command line when it is broken). `audit export` is command-line only: it streams JSON lines.
  */
 export const auditCommand: CommandDefinition = {
-  verb: 'audit',
-  mutating: false,
-  describe: (locale) => messages(locale).actions.audit,
+  ...VERBS.audit,
   async run(ctx, args, request): Promise<Reply> {
     const t = messages(request.locale);
     const usage = t.actions.audit.usage;

@@ -6,9 +6,10 @@ import { type QueueContextData, queueContextData } from '../blocks/queue-context
 import { contextOfQueue, type QueueContext } from '../config/queue-context.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 export const DLQ_DEFAULT_LIMIT = 10;
 export const DLQ_MAX_LIMIT = 100;
@@ -63,8 +64,7 @@ export function parseLimit(text: string | undefined, locale: Request['locale']):
 
 /** `dlq <system>/<queue> [limit]`: the newest failures and the most frequent errors. */
 export const dlqCommand: CommandDefinition = {
-  verb: 'dlq',
-  mutating: false,
+  ...VERBS.dlq,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     const usage = t.commands.usage.dlq;

@@ -8,6 +8,7 @@ import { resolveSystem } from '../pipeline/parse.js';
 import type { ActionDeps, CommandDefinition } from '../pipeline/types.js';
 import type { ActionRequest } from '../store/store.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+import { VERBS } from './verbs.js';
 
 /** The runbook's `expire … 86400`: a day, unless the command says otherwise. */
 export const DEFAULT_RESULT_TTL_SECONDS = 86_400;
@@ -38,9 +39,7 @@ export function resultTtlSeconds(value: string | number | undefined, locale: Loc
  * is one script that sets the TTL only on keys that still have none.
  */
 export const expireResultsCommand: CommandDefinition = {
-  verb: 'expire-results',
-  mutating: true,
-  describe: (locale) => messages(locale).results.expire,
+  ...VERBS['expire-results'],
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.results.expire.usage;

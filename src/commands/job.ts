@@ -8,6 +8,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,
@@ -62,9 +63,7 @@ export interface CeleryTaskData {
  * from a queue's numbers down to what it is doing.
  */
 export const jobCommand: CommandDefinition = {
-  verb: 'job',
-  mutating: false,
-  describe: (locale) => ({ usage: messages(locale).job.usage, summary: messages(locale).job.summary }),
+  ...VERBS.job,
   async run(ctx, args, request) {
     const t = messages(request.locale).job;
     if (args.length < 2) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });

@@ -4,12 +4,11 @@ import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+import { VERBS } from './verbs.js';
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {
-    verb: action,
-    mutating: true,
-    describe: (locale) => messages(locale).actions[action],
+    ...VERBS[action],
     async run(ctx, args, request) {
       const t = messages(request.locale);
       const usage = t.actions[action].usage;

@@ -9,6 +9,7 @@ import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { Purges } from '../purge/service.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
+import { VERBS } from './verbs.js';
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],
@@ -29,9 +30,7 @@ function requirePurges(ctx: Pick<CommandContext, 'purges' | 'config'>): Purges {
 
 /** `purge <system>/<queue> [waiting|failed|delayed|all]`: archived first, then deleted; undoable. */
 export const purgeCommand: CommandDefinition = {
-  verb: 'purge',
-  mutating: true,
-  describe: (locale) => messages(locale).purge.purge,
+  ...VERBS.purge,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.purge.purge.usage;
@@ -127,9 +126,7 @@ export const purgeCommand: CommandDefinition = {
 
 /** `undo <purge-request-id>`: restores a purge from its archive, under `policies.undo`. */
 export const undoCommand: CommandDefinition = {
-  verb: 'undo',
-  mutating: true,
-  describe: (locale) => messages(locale).purge.undo,
+  ...VERBS.undo,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     if (args.length !== 1)

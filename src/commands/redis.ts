@@ -5,6 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 /**
  * `redis --json` data. Byte figures are numbers of bytes; times are ISO 8601 UTC. Never a value:
@@ -58,9 +59,7 @@ export function redisHealthData(system: string, health: RedisHealth): RedisHealt
  * `--bigkeys` in one answer. One pipelined read, then a key sample bounded in keys and time.
  */
 export const redisCommand: CommandDefinition = {
-  verb: 'redis',
-  mutating: false,
-  describe: (locale) => ({ usage: messages(locale).redis.usage, summary: messages(locale).redis.summary }),
+  ...VERBS.redis,
   async run(ctx, args, request) {
     const { system, backend } = systemArgument(ctx, args, messages(request.locale).redis.usage);
     if (!backend.redisHealth)

@@ -3,6 +3,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Request } from '../pipeline/types.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
+import { VERBS } from './verbs.js';
 import { isVisible, visibilityFor } from './visibility.js';
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {
@@ -13,10 +14,7 @@ function requestId(args: string[], usage: string, locale: Request['locale']): st
 
 /** `approve <id>`: counts the caller's approval; the last one needed runs the action. */
 export const approveCommand: CommandDefinition = {
-  verb: 'approve',
-  // It runs the action: like the action itself, only in `slack.allowedChannels`.
-  mutating: true,
-  describe: (locale) => messages(locale).actions.approve,
+  ...VERBS.approve,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     if (args.length > 1)
@@ -29,9 +27,7 @@ export const approveCommand: CommandDefinition = {
 
 /** `deny <id> [reason]`: closes a pending request; the requester may withdraw their own. */
 export const denyCommand: CommandDefinition = {
-  verb: 'deny',
-  mutating: true,
-  describe: (locale) => messages(locale).actions.deny,
+  ...VERBS.deny,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     const id = requestId(args, t.deny.usage, request.locale);
@@ -43,9 +39,7 @@ export const denyCommand: CommandDefinition = {
 
 /** `pending`: requests waiting for approval. */
 export const pendingCommand: CommandDefinition = {
-  verb: 'pending',
-  mutating: false,
-  describe: (locale) => messages(locale).actions.pending,
+  ...VERBS.pending,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     if (args.length > 0)

@@ -12,6 +12,7 @@ import type { RestartPlan, RestartReport, RestartTarget } from '../scalers/types
 import type { ActionRequest } from '../store/store.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { checkGroup, SCALE_READ_TIMEOUT_MS } from './scale.js';
+import { VERBS } from './verbs.js';
 
 /** A scaler's `ScaleFailed` (docker exited, the API refused) said as a failed restart. */
 function asRestartFailure(error: unknown): unknown {
@@ -117,12 +118,7 @@ export async function executeRestart(
  * then through policy `restart`, approval and the audit like every action.
  */
 export const restartCommand: CommandDefinition = {
-  verb: 'restart',
-  mutating: true,
-  describe: (locale) => ({
-    usage: messages(locale).restart.usage,
-    summary: messages(locale).restart.summary,
-  }),
+  ...VERBS.restart,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     if (args.length === 0)

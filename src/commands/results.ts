@@ -5,6 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 /** `results --json` data: counts and bytes as numbers, `oldest.at` ISO 8601 UTC. Never a value. */
 export interface ResultsData {
@@ -25,12 +26,7 @@ const WALK_BUDGET_MS = 3_000;
  * time, whose answer says when it covered only part of the keyspace.
  */
 export const resultsCommand: CommandDefinition = {
-  verb: 'results',
-  mutating: false,
-  describe: (locale) => ({
-    usage: messages(locale).results.usage,
-    summary: messages(locale).results.summary,
-  }),
+  ...VERBS.results,
   async run(ctx, args, request) {
     const { system, backend } = systemArgument(ctx, args, messages(request.locale).results.usage);
     if (!backend.results)

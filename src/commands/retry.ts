@@ -9,11 +9,12 @@ import {
 import { askSystem } from '../backends/timeout.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
-import { scrubSecrets } from '../lib/logger.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
+import { VERBS } from './verbs.js';
 
 /**
  * The error text of the group `dlq` shows under this key, found again among the queue's current
@@ -69,9 +70,7 @@ export function parseRetrySelection(words: readonly string[], locale: Locale): R
  * preview (how many, which errors) is read from the live queue when it is asked.
  */
 export const retryCommand: CommandDefinition = {
-  verb: 'retry',
-  mutating: true,
-  describe: (locale) => messages(locale).actions.retry,
+  ...VERBS.retry,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.actions.retry.usage;

@@ -5,6 +5,7 @@ import { messages } from '../i18n/index.js';
 import { parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+import { VERBS } from './verbs.js';
 
 /** Ids one revoke may name: enough for an incident, few enough to preview on one line. */
 const MAX_IDS = 20;
@@ -63,12 +64,7 @@ export function parseRevokeArgs(args: readonly string[]): RevokeArgs {
  * previewed with where each task runs now, under policy `revoke`.
  */
 export const revokeCommand: CommandDefinition = {
-  verb: 'revoke',
-  mutating: true,
-  describe: (locale) => ({
-    usage: messages(locale).scale.usage.revoke,
-    summary: messages(locale).scale.summary.revoke,
-  }),
+  ...VERBS.revoke,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     const parsed = parseRevokeArgs(args);
@@ -136,12 +132,7 @@ export const revokeCommand: CommandDefinition = {
  * moved to failed the way BullMQ's own `Job.moveToFailed` does, under policy `fail`.
  */
 export const failCommand: CommandDefinition = {
-  verb: 'fail',
-  mutating: true,
-  describe: (locale) => ({
-    usage: messages(locale).scale.usage.fail,
-    summary: messages(locale).scale.summary.fail,
-  }),
+  ...VERBS.fail,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length < 2)

@@ -9,6 +9,7 @@ import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
+import { VERBS } from './verbs.js';
 
 /** A scaler's reads (Kubernetes API, `docker compose ps`, pidbox) get this long for a preview. */
 export const SCALE_READ_TIMEOUT_MS = 15_000;
@@ -92,12 +93,7 @@ export function checkScale(
  * count), then through policy `scale`, approval and the audit like every action.
  */
 export const scaleCommand: CommandDefinition = {
-  verb: 'scale',
-  mutating: true,
-  describe: (locale) => ({
-    usage: messages(locale).scale.usage.scale,
-    summary: messages(locale).scale.summary.scale,
-  }),
+  ...VERBS.scale,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length < 2)

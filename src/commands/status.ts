@@ -23,6 +23,7 @@ import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeli
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
+import { VERBS } from './verbs.js';
 
 /** `--json` data of `status`, exactly as README documents it. */
 export interface StatusData {
@@ -296,8 +297,7 @@ async function activeLimits(ctx: CommandContext): Promise<LimitRecord[]> {
  * message and data still show each system's error.
  */
 export const statusCommand: CommandDefinition = {
-  verb: 'status',
-  mutating: false,
+  ...VERBS.status,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     if (args.length > 1) {

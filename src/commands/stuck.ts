@@ -5,6 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 /** The Zeus runbook's alarm threshold. */
 export const STUCK_DEFAULT_MINUTES = 30;
@@ -46,12 +47,7 @@ export function selectStuck(work: readonly RunningWork[], minutes: number, now: 
 
 /** `stuck <system> [minutes]`: work running too long, from pidbox `active` or BullMQ's active lists. */
 export const stuckCommand: CommandDefinition = {
-  verb: 'stuck',
-  mutating: false,
-  describe: (locale) => ({
-    usage: messages(locale).scale.usage.stuck,
-    summary: messages(locale).scale.summary.stuck,
-  }),
+  ...VERBS.stuck,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length === 0)

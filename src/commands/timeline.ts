@@ -10,6 +10,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { mergeEvents } from '../timeline/events.js';
+import { VERBS } from './verbs.js';
 import { visibilityFor } from './visibility.js';
 
 /** Audit entries read for one timeline at most; a longer span is narrowed with --since/--until. */
@@ -72,9 +73,7 @@ function parseArgs(ctx: CommandContext, args: string[], request: Request): Timel
  * merged in time order, with the chain's verdict over it. Read-only.
  */
 export const timelineCommand: CommandDefinition = {
-  verb: 'timeline',
-  mutating: false,
-  describe: (locale) => messages(locale).timeline.describe,
+  ...VERBS.timeline,
   async run(ctx, args, request): Promise<Reply> {
     const t = messages(request.locale);
     const audit = ctx.audit;

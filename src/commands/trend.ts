@@ -17,6 +17,7 @@ import {
 import { type Locale, messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, ReplyFile, Request } from '../pipeline/types.js';
+import { VERBS } from './verbs.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;
@@ -209,9 +210,7 @@ async function knownQueue(ctx: CommandContext, system: string, queue: string) {
  * written with `--out`, and the answer is sparklines.
  */
 export const trendCommand: CommandDefinition = {
-  verb: 'trend',
-  mutating: false,
-  describe: (locale) => messages(locale).trend.describe,
+  ...VERBS.trend,
   async run(ctx, args, request: Request) {
     const t = messages(request.locale).trend;
     const parsed = parseTrendArgs(args, request.locale);

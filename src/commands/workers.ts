@@ -8,6 +8,7 @@ import { allSystems, resolveSystem } from '../pipeline/parse.js';
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { GroupState, GroupType } from '../scalers/types.js';
+import { VERBS } from './verbs.js';
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present
@@ -62,8 +63,7 @@ function toWorkerData(w: WorkerInfo): WorkerData {
  * reported as such while the others still list their workers. Fails only when all are down.
  */
 export const workersCommand: CommandDefinition = {
-  verb: 'workers',
-  mutating: false,
+  ...VERBS.workers,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     if (args.length > 1) {

@@ -80,8 +80,13 @@ export function parseConfig(
     });
   }
   const missingPaths = new Set(missing.map((m) => m.path));
-  // zod's own wording (a wrong type, a number out of range) in the config's locale too.
-  const result = configSchemaFor(p).safeParse(raw ?? {}, zodErrors ? { error: zodErrors() } : undefined);
+  // zod's own wording (a wrong type, a number out of range) in the config's locale too. Without
+  // its JIT: a config is read once a process, and zod would write (and V8 parse and compile) a
+  // parser function for each object of the schema first, on every start of the command line.
+  const result = configSchemaFor(p).safeParse(raw ?? {}, {
+    jitless: true,
+    ...(zodErrors ? { error: zodErrors() } : {}),
+  });
   const problems = result.success
     ? []
     : // An unset variable is the cause of whatever the schema says about the same path.

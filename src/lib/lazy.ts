@@ -10,7 +10,8 @@
  *   - the Kubernetes client, for `kubernetes` worker groups;
  *   - echarts and resvg, for charts;
  *   - Bolt, for the command line's few Slack posts (the bot, `src/transports/slack/bot.ts`,
- *     imports it at the top).
+ *     imports it at the top);
+ *   - Node's `child_process`, for `compose` worker groups.
  *
  * Our own modules that stand in front of a heavy package (the store drivers, the Slack senders,
  * the command line's runtime) are loaded by a named `load…()` in the one module that uses them,
@@ -43,3 +44,9 @@ export const loadEcharts = () => import('echarts');
 
 /** resvg (native), which turns the chart's SVG into the PNG Slack shows. */
 export const loadResvg = () => import('@resvg/resvg-js');
+
+/**
+ * Node's child processes, for `compose` worker groups (`docker compose`): loading them also
+ * initialises dgram and the socket list, which no other command needs.
+ */
+export const loadChildProcess = () => import('node:child_process');

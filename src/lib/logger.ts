@@ -1,9 +1,25 @@
-import { type DestinationStream, type LevelWithSilent, type Logger, pino } from 'pino';
+import { type DestinationStream, type LevelWithSilent, type LogFn, pino } from 'pino';
 import { scrubSecrets } from './scrub.js';
 
-// In a module of its own so the command line can scrub its few lines without loading pino.
+// In modules of their own so the command line can scrub its few lines and read its level without
+// loading pino.
+export { parseLogLevel } from './log-level.js';
 export { scrubSecrets } from './scrub.js';
-export type { Logger };
+
+/**
+ * What queue-ops logs through: pino's method for each level, and child loggers that add bindings.
+ * Narrower than pino's own type, so that a logger which loads pino only once it has a line to
+ * write (`createDeferredLogger`, for the command line) is one too.
+ */
+export interface Logger {
+  trace: LogFn;
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+  fatal: LogFn;
+  child(bindings: Record<string, unknown>): Logger;
+}
 
 export interface LoggerOptions {
   /** Default `info`; `LOG_LEVEL` is read by the entry points, not here. */
@@ -14,15 +30,6 @@ export interface LoggerOptions {
   destination?: { write(line: string): unknown };
   /** Static fields on every line. */
   base?: Record<string, unknown>;
-}
-
-/**
- * `LOG_LEVEL` as pino knows it, or `fallback` when it is unset or not a level: the bot logs at
- * `info`, the command line (for people and scripts) only warnings and worse unless asked.
- */
-export function parseLogLevel(value: string | undefined, fallback: LevelWithSilent): LevelWithSilent {
-  const levels: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  return levels.find((level) => level === value) ?? fallback;
 }
 
 /**

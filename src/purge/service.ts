@@ -1,13 +1,5 @@
 import { hostname } from 'node:os';
 import type { ActionProgress, AuditRecorder, ExecutionContext } from '../approvals/service.js';
-import {
-  archivePathFor,
-  archivesOlderThan,
-  createArchiveDir,
-  readManifest,
-  removeArchive,
-  verifyArchive,
-} from '../archive/archive.js';
 import { filterFromParams, type PurgeSelection } from '../backends/job-filter.js';
 import type { PurgePreview, PurgeState, QueuePurger } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
@@ -16,7 +8,16 @@ import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { ActionRequest, PurgeRecord, Store } from '../store/store.js';
-import { finishPurge, runPurge, runUndo } from './engine.js';
+
+/**
+ * The archive's file format (gzip off the main thread, fsync, read back), loaded when a purge, an
+ * undo or the retention sweep touches an archive: every start runs `recover()`, which finds nothing
+ * to do nearly always, and should not initialise gzip, readline and a worker pool for that.
+ */
+const loadArchive = () => import('../archive/archive.js');
+
+/** The purge and undo engine (and the archive), loaded when one runs. */
+const loadEngine = () => import('./engine.js');
 
 /** What `purge` answers with in `data.request.result` (README: the CLI contract). */
 export interface PurgeResult {
@@ -150,7 +151,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       ...(run ? { progress: progressOf(run), signal: run.signal } : {}),
     };
     try {
-      return await runPurge(purge, engine);
+      return await (await loadEngine()).runPurge(purge, engine);
     } catch (error) {
       // Shutting down, or its Redis went away (killed, restarting, hanging past the command
       // timeout): leave it to a later run, owned by nobody so that the first run to find Redis
@@ -164,7 +165,7 @@ export function createPurges(deps: PurgesDeps): Purges {
         const current = await deps.store.getPurge(purge.id);
         if (current?.state === 'archiving' && current.owner === owner) {
           const reason = error instanceof OpsError ? error.code : String((error as Error)?.message ?? error);
-          await finishPurge(current, engine, 'failed', reason).catch(() => undefined);
+          await (await loadEngine()).finishPurge(current, engine, 'failed', reason).catch(() => undefined);
         }
       }
       throw error;
@@ -217,7 +218,10 @@ export function createPurges(deps: PurgesDeps): Purges {
       const purger = await purgerFor(system, queue, selection);
       try {
         const preview = await purger.preview(states);
-        return { ...preview, archivePath: archivePathFor(deps.config.archive.dir, purgeId) };
+        return {
+          ...preview,
+          archivePath: (await loadArchive()).archivePathFor(deps.config.archive.dir, purgeId),
+        };
       } finally {
         await purger.close();
       }
@@ -237,6 +241,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       } finally {
         await purger.close();
       }
+      const { archivePathFor, createArchiveDir } = await loadArchive();
       const archivePath = archivePathFor(deps.config.archive.dir, request.id);
       await createArchiveDir(archivePath);
       const at = now().toISOString();
@@ -264,6 +269,7 @@ export function createPurges(deps: PurgesDeps): Purges {
 
     async undoable(purgeId) {
       const purge = await undoableState(purgeId);
+      const { readManifest, verifyArchive } = await loadArchive();
       const manifest = await readManifest(purge.archivePath);
       await verifyArchive(purge.archivePath, manifest);
       return purge;
@@ -426,6 +432,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       );
       if (!due) return undefined;
       const cutoff = new Date(at.getTime() - deps.config.archive.retentionDays * DAY_MS);
+      const { archivesOlderThan, removeArchive } = await loadArchive();
       const removed: string[] = [];
       for (const name of await archivesOlderThan(deps.config.archive.dir, cutoff)) {
         const purge = await deps.store.getPurge(name);
@@ -467,7 +474,7 @@ export function createPurges(deps: PurgesDeps): Purges {
     runningUndos.add(purge.id);
     try {
       purger = await purgerFor(purge.system, purge.queue);
-      const { restored, alreadyThere } = await runUndo(purge, {
+      const { restored, alreadyThere } = await (await loadEngine()).runUndo(purge, {
         purger,
         progress,
         beat: async () => {

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import type { ComposeGroupConfig } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { loadChildProcess } from '../lib/lazy.js';
 import type { GroupState, RestartPlan, RestartTarget, ScaleReport, Scaler } from './types.js';
 
 export interface ComposeRunnerDeps {
@@ -34,8 +34,14 @@ const STDERR_KEPT = 600;
  * Runs `command args…` with an argument list, never a shell: a service called `a b; rm -rf /` is
  * one argument that docker refuses, not a second command.
  */
-function run(command: string, args: readonly string[], env: ComposeRunnerDeps['env'], timeoutMs: number) {
-  return new Promise<RunResult>((resolve) => {
+async function run(
+  command: string,
+  args: readonly string[],
+  env: ComposeRunnerDeps['env'],
+  timeoutMs: number,
+) {
+  const { execFile } = await loadChildProcess();
+  return await new Promise<RunResult>((resolve) => {
     execFile(
       command,
       [...args],

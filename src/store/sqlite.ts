@@ -1,4 +1,5 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
@@ -100,11 +101,25 @@ function createPrivately(path: string): void {
   }
 }
 
+/**
+ * better-sqlite3's native addon by its path, found once by Node's own resolution. Without it the
+ * package asks `bindings`, which reads the call stack and tries a dozen folders, on every start of
+ * the command line. Undefined (the package's own search) when an install keeps it elsewhere.
+ */
+function addonPath(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  } catch {
+    return undefined;
+  }
+}
+
 export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   let db: Database.Database;
   try {
     if (path !== ':memory:' && path !== '') createPrivately(path);
-    db = new Database(path);
+    const nativeBinding = addonPath();
+    db = new Database(path, nativeBinding ? { nativeBinding } : {});
   } catch (error) {
     throw new OpsError(ErrorCode.StoreUnavailable, {
       reason: `cannot open ${path}: ${(error as Error).message}`,

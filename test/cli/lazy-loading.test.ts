@@ -20,9 +20,12 @@ import { testRedisUrl } from '../helpers/test-redis.js';
  * The command line loads only what the verb needs (the seams: src/lib/lazy.ts for packages, and a
  * named `load…()` beside its one caller for our own modules in front of one). Each test runs
  * the built `bin/queue-ops.js` as a user does, under a probe that records every module the process
- * loads, and names the packages it must not have loaded. The command line is a bundle
+ * loads, Node's own included, and names what it must not have loaded. The command line is a bundle
  * (dist/bundle/, scripts/build.js): a file of it that was loaded counts as every module it holds
  * (its `sources.json`), so code linked into the bundle is seen as loaded just as a file would be.
+ * Inside the runtime our modules behind a seam run only when it is called; what they would start
+ * shows as Node's modules (gzip for the purge archive, child processes for Compose…) and native
+ * addons (better-sqlite3's, for a SQLite store), which the probe sees one by one.
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -106,6 +109,24 @@ function probed(args: string[]): Promise<ProbedRun> {
 const heavyIn = (run: ProbedRun, except: string[] = []) =>
   HEAVY.filter((name) => run.packages.has(name) && !except.includes(name));
 
+/**
+ * Node's modules that only some verbs or configs need: the purge archive's gzip and line reader
+ * (purge, undo, the retention sweep), child processes (Compose worker groups), TLS (`rediss://`),
+ * and `assert`, which two packages call only on a broken invariant (loading it also builds
+ * `process.stderr`). `status` of a plain `redis://` system needs none of them.
+ */
+const BUILTINS_FOR_OTHERS = ['node:zlib', 'node:readline', 'node:child_process', 'node:tls', 'node:assert'];
+const builtinsIn = (run: ProbedRun) => BUILTINS_FOR_OTHERS.filter((name) => run.files.includes(name));
+
+/** A first `status` on a new store, which also runs the day's archive retention sweep. */
+async function firstRun(config: string): Promise<void> {
+  const first = await probed(['--config', config, '--json', 'status']);
+  expect(first.code, first.stderr).toBe(0);
+}
+
+/** better-sqlite3's native addon: linked JavaScript aside, what opening a SQLite store loads. */
+const sqliteAddonIn = (run: ProbedRun) => run.files.some((file) => file.endsWith('/better_sqlite3.node'));
+
 describe('what the command line loads', () => {
   const redisUrl = testRedisUrl();
   let prefix: string;
@@ -122,7 +143,7 @@ describe('what the command line loads', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Usage: queue-ops');
     // the probe works: it saw the bundle's entry, which holds the entry point
-    expect(run.files.some((f) => f.endsWith('/dist/bundle/queue-ops.js'))).toBe(true);
+    expect(run.files.some((f) => f.endsWith('/dist/bundle/queue-ops.cjs'))).toBe(true);
     expect(run.files.some((f) => f.endsWith('/dist/transports/cli/main.js'))).toBe(true);
     expect([...run.packages]).toEqual([]);
     expect(run.files.filter((f) => /\/dist\/(app|store|backends|transports\/cli\/run)/.test(f))).toEqual([]);
@@ -149,6 +170,9 @@ describe('what the command line loads', () => {
       store: `sqlite:${dir.dir}/status.db`,
       systems: [bullmqSystem('pushizo', redisUrl, prefix)],
     });
+    // A store's first run also sweeps the day's old archives (after its answer): the run
+    // looked at is one that finds the day's sweep done, as every later one does.
+    await firstRun(config);
     const run = await probed(['--config', config, '--json', 'status']);
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).data.systems[0].queues[0]).toMatchObject({
@@ -156,8 +180,9 @@ describe('what the command line loads', () => {
       waiting: 1,
     });
     expect(run.packages).toContain('ioredis');
-    expect(run.packages).toContain('better-sqlite3');
+    expect(sqliteAddonIn(run)).toBe(true);
     expect(heavyIn(run)).toEqual([]);
+    expect(builtinsIn(run)).toEqual([]);
   });
 
   it('--json status of a Celery system loads none of them either', async () => {
@@ -172,10 +197,14 @@ describe('what the command line loads', () => {
       ],
     });
     try {
+      // A store's first run also sweeps the day's old archives (after its answer): the run
+      // looked at is one that finds the day's sweep done, as every later one does.
+      await firstRun(config);
       const run = await probed(['--config', config, '--json', 'status']);
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout).data.systems[0].queues[0]).toMatchObject({ name: queue, waiting: 1 });
       expect(heavyIn(run)).toEqual([]);
+      expect(builtinsIn(run)).toEqual([]);
     } finally {
       await admin.del(queue);
       admin.disconnect();
@@ -270,6 +299,36 @@ describe('what the command line loads', () => {
     expect(six.code, six.stdout + six.stderr).toBe(0);
     expect(heavyIn(six)).toEqual(['bullmq']);
   });
+  it('purge loads the archive format its preview sizes with gzip, which status never loads', async () => {
+    const queue = new Queue6('dispatch-web', { connection: connectionFor(redisUrl), prefix });
+    await queue.add('send', { n: 1 });
+    await queue.close();
+    const config = writeConfigFile(dir.dir, {
+      store: `sqlite:${dir.dir}/purge.db`,
+      roles: TEST_ROLES,
+      systems: [bullmqSystem('pushizo', redisUrl, prefix)],
+    });
+    // A store's first run also sweeps the day's old archives (after its answer): the run
+    // looked at is one that finds the day's sweep done, as every later one does.
+    await firstRun(config);
+    await firstRun(config);
+    const status = await probed(['--config', config, '--json', 'status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.files).not.toContain('node:zlib');
+    const purge = await probed([
+      '--config',
+      config,
+      '--user',
+      'U0BOB',
+      '--json',
+      'purge',
+      'pushizo/dispatch-web',
+    ]);
+    expect(purge.code, purge.stdout + purge.stderr).toBe(0);
+    expect(JSON.parse(purge.stdout).data.request).toMatchObject({ action: 'purge', status: 'pending' });
+    expect(purge.files).toContain('node:zlib');
+    expect(heavyIn(purge)).toEqual([]);
+  });
 });
 
 describe('no work before the answer', () => {
@@ -318,7 +377,7 @@ describe('what the command line loads with a PostgreSQL store', async () => {
     await client.end();
   });
 
-  it.skipIf(Boolean(unreachable))('loads pg and not better-sqlite3', async () => {
+  it.skipIf(Boolean(unreachable))('loads pg and not better-sqlite3 (its addon)', async () => {
     const config = writeConfigFile(dir.dir, {
       store: withSchema(POSTGRES_URL, schema),
       systems: [bullmqSystem('pushizo', redisUrl, 'qlazy-empty')],
@@ -326,7 +385,7 @@ describe('what the command line loads with a PostgreSQL store', async () => {
     const run = await probed(['--config', config, '--json', 'status']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.packages).toContain('pg');
-    expect(run.packages).not.toContain('better-sqlite3');
+    expect(sqliteAddonIn(run)).toBe(false);
     expect(heavyIn(run, ['pg'])).toEqual([]);
   });
 });

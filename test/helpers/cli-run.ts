@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
@@ -76,22 +76,6 @@ export function tempDir(label: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `queue-ops-actions-${label}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
-
-/** The roles every action test uses: anyone may read, two operators, one admin. */
-export const ROLES = ['roles:', '  viewer: ["*"]', '  operator: [U0ALICE, U0CAROL]', '  admin: [U0BOB]'];
-
-/** Writes a `queue-ops.yml`; `body` is YAML lines after `store:`. */
-export function writeConfig(dir: string, store: string, body: string[]): string {
-  const path = join(dir, 'queue-ops.yml');
-  writeFileSync(path, [`store: ${JSON.stringify(store)}`, ...body, ''].join('\n'), { mode: 0o600 });
-  return path;
-}
-
-/**
- * Config lines for a test that plays two people from one process: the command line would
- * otherwise refuse an approval typed by the OS user who asked (approvals.cliSameOsUser: refuse).
- */
-export const ONE_SHELL_TWO_PEOPLE = ['approvals:', '  cliSameOsUser: allow'];
 
 /** The audit columns whose contents a swap exchanges (everything but seq). */
 export const AUDIT_CONTENT_COLUMNS = auditColumns.filter((c) => c !== 'seq');

@@ -40,13 +40,17 @@ import { readBullmqJob } from './job.js';
 import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
 import { readNextJobs } from './next-jobs.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
-import { createBullmqPurger } from './purge.js';
-import { withSelection } from './purge-selection.js';
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
 import { RATE_FIELDS, STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
 import { ratesOf, readThroughput } from './throughput.js';
 import { DELAYED_DUE, THROUGHPUT_BATCH, THROUGHPUT_BATCH_QUEUES } from './throughput-script.js';
+
+/** The purger (and the archive's line format it writes), loaded when a purge or an undo runs. */
+const loadPurger = () => import('./purge.js');
+
+/** A purge of the jobs a filter selects, on top of it. */
+const loadPurgeSelection = () => import('./purge-selection.js');
 
 export { parseClientList, workersFromClientList } from './client-list.js';
 export { type BullmqMajor, majorOfVersion } from './pause.js';
@@ -622,6 +626,10 @@ export function createBullmqBackend(
     },
 
     async purger(queue: string, selection?: PurgeSelection): Promise<QueuePurger> {
+      const [{ createBullmqPurger }, selecting] = await Promise.all([
+        loadPurger(),
+        isPartial(selection) ? loadPurgeSelection() : undefined,
+      ]);
       await withRedis(() => queueNames.resolve([queue]));
       // Its own connection: a purge pipelines thousands of calls, which must not queue behind (or
       // ahead of) the status reads, and its calls may take longer than the read deadline.
@@ -636,8 +644,8 @@ export function createBullmqBackend(
         throw unavailable(error);
       }
       const whole = createBullmqPurger({ client: connection, prefix, queue, now });
-      const purger = isPartial(selection)
-        ? withSelection(whole, { client: connection, prefix, queue, selection, now })
+      const purger = selecting
+        ? selecting.withSelection(whole, { client: connection, prefix, queue, selection: selection!, now })
         : whole;
       return withUnavailable(purger, unavailable);
     },

@@ -50,7 +50,6 @@ import {
 import { locateTasks } from './locate.js';
 import { createCeleryPause } from './pause.js';
 import { type BroadcastResult, createPidboxClient, type PidboxClient } from './pidbox.js';
-import { createCeleryPurger } from './purge.js';
 import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
 import { createCeleryRetry } from './retry.js';
 import {
@@ -66,6 +65,9 @@ import {
   finishedFromIndex,
   readCeleryFinished,
 } from './throughput.js';
+
+/** The purger (and the archive's line format it writes), loaded when a purge or an undo runs. */
+const loadPurger = () => import('./purge.js');
 
 export { createPidboxClient, type PidboxClient } from './pidbox.js';
 
@@ -787,6 +789,7 @@ export function createCeleryBackend(
           what: 'purgePart',
         });
       await queueNames.resolve([queue]);
+      const { createCeleryPurger } = await loadPurger();
       // Connections of its own: thousands of pipelined calls must not queue behind status reads.
       const connect = async (open: typeof connections.broker) => {
         const connection = open({ connectionName: 'queue-ops:purge', commandTimeoutMs: 30_000 });

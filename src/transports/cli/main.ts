@@ -1,5 +1,6 @@
 // The command line's own words alone, not the catalog: `--help` and the entry point load only
 // these (the Turkish ones when the config asks for them), and the whole catalog comes with the runtime.
+import { isatty } from 'node:tty';
 import { peekConfigFileLocaleWord } from '../../config/locale-word.js';
 import { terminalText } from '../../errors.js';
 import { cli as englishCli } from '../../i18n/en/cli.js';
@@ -51,7 +52,8 @@ async function main(): Promise<number> {
     cwd: process.cwd(),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
-    stderrIsTTY: process.stderr.isTTY === true,
+    // Not `process.stderr.isTTY`: that builds the stream (a socket on a pipe) in runs that never write to it.
+    stderrIsTTY: isatty(2),
   });
 }
 

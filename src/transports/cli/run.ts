@@ -11,10 +11,11 @@ import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
-import { runMonitorOnce } from '../../escalation/once.js';
-import { createEscalation } from '../../escalation/runtime.js';
 import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
-import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
+import { createDeferredLogger } from '../../lib/deferred-logger.js';
+import { parseLogLevel } from '../../lib/log-level.js';
+import type { Logger } from '../../lib/logger.js';
+import { scrubSecrets } from '../../lib/scrub.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -22,6 +23,12 @@ import { createProgressBar } from './progress.js';
 
 /** The alert sender over Slack's Web API (and Bolt), for `monitor --once` with `SLACK_BOT_TOKEN`. */
 const loadSlackAlerts = () => import('../slack/alerts.js');
+
+/** The monitor (sampler, rules, alert lifecycle, outbox, charts), for `monitor --once` only. */
+const loadMonitorRuntime = () => import('../../escalation/runtime.js');
+
+/** One tick of it and its answer. */
+const loadMonitorOnce = () => import('../../escalation/once.js');
 
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';
@@ -89,13 +96,29 @@ export async function runCli(io: CliIo): Promise<number> {
 /** The command, once its config is read and valid. */
 async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Config): Promise<number> {
   const secrets = collectSecrets(config, io.env);
-  const logger =
-    io.logger ??
-    createLogger({
-      level: parseLogLevel(io.env.LOG_LEVEL, 'warn'),
-      secrets,
-      base: { name: 'queue-ops', via: 'cli' },
-    });
+  if (io.logger) return await runWithLogger(io, json, args, config, secrets, io.logger);
+  // pino on stderr, loaded only if a line is logged: most runs log nothing.
+  const logger = createDeferredLogger({
+    level: parseLogLevel(io.env.LOG_LEVEL, 'warn'),
+    secrets,
+    base: { name: 'queue-ops', via: 'cli' },
+  });
+  try {
+    return await runWithLogger(io, json, args, config, secrets, logger);
+  } finally {
+    await logger.settled();
+  }
+}
+
+/** The command with its logger. */
+async function runWithLogger(
+  io: CliIo,
+  json: boolean,
+  args: CliArgs,
+  config: Config,
+  secrets: string[],
+  logger: Logger,
+): Promise<number> {
   const runtime = await openRuntime(config, io, logger, json);
   if (typeof runtime === 'number') return runtime;
   const { app, full } = runtime;
@@ -313,6 +336,10 @@ async function monitorOnce(
     );
   }
   const token = io.env.SLACK_BOT_TOKEN;
+  const [{ createEscalation }, { runMonitorOnce }] = await Promise.all([
+    loadMonitorRuntime(),
+    loadMonitorOnce(),
+  ]);
   // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
   const { createAlertWebClient, createSlackSender } = await loadSlackAlerts();
   const slack = token

@@ -1,0 +1,63 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ACTION_COMMANDS, createReadCommands } from '../../src/commands/registry.js';
+import { VERBS } from '../../src/commands/verbs.js';
+import type { CommandDefinition } from '../../src/pipeline/types.js';
+
+const COMMANDS = join(import.meta.dirname, '../../src/commands');
+
+/** Every command definition the verb modules export, loaded as the registry loads them. */
+async function definitions(): Promise<CommandDefinition[]> {
+  const found: CommandDefinition[] = [];
+  for (const file of readdirSync(COMMANDS).filter((name) => name.endsWith('.ts'))) {
+    const module = (await import(join(COMMANDS, file))) as Record<string, unknown>;
+    for (const value of Object.values(module)) {
+      const command = value as Partial<CommandDefinition> | undefined;
+      if (command && typeof command === 'object' && typeof command.verb === 'string' && command.run)
+        found.push(command as CommandDefinition);
+    }
+  }
+  return found;
+}
+
+describe('verbs are registered by their facts and loaded when they run', () => {
+  it("every verb's module says what the registry answers help, the guards and the approvals with", async () => {
+    const loaded = await definitions();
+    for (const command of loaded) {
+      const facts = VERBS[command.verb as keyof typeof VERBS] as (typeof VERBS)[keyof typeof VERBS] & {
+        rateLimited?: boolean;
+        policy?: string;
+        describe?: unknown;
+      };
+      expect(facts, command.verb).toBeDefined();
+      expect(
+        {
+          mutating: command.mutating,
+          rateLimited: command.rateLimited,
+          describe: command.describe,
+          action: command.action?.name,
+        },
+        command.verb,
+      ).toEqual({
+        mutating: facts.mutating,
+        rateLimited: facts.rateLimited,
+        describe: facts.describe,
+        action: facts.policy,
+      });
+    }
+    // Each verb with facts has its module, and the registry lists every one of them, help last.
+    expect(loaded.map((c) => c.verb).sort()).toEqual(Object.keys(VERBS).sort());
+    expect(createReadCommands(ACTION_COMMANDS).verbs()).toEqual([...Object.keys(VERBS), 'help']);
+  });
+
+  it('the approvals know every action by its policy before any verb module is loaded', async () => {
+    const registry = createReadCommands(ACTION_COMMANDS);
+    const executors = registry.all().flatMap((c) => (c.action ? [c.action.name] : []));
+    expect(executors.sort()).toEqual(
+      Object.values(VERBS)
+        .flatMap((facts) => ('policy' in facts ? [facts.policy] : []))
+        .sort(),
+    );
+  });
+});
