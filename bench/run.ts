@@ -29,13 +29,11 @@ import { createBackendRegistry } from '../src/backends/registry.js';
 import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schema.js';
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
-import { createMonitor } from '../src/escalation/monitor.js';
-import { createOutbox } from '../src/escalation/outbox.js';
-import { createLogger } from '../src/lib/logger.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { startLatencyProxy } from '../test/helpers/latency-proxy.js';
 import { benchAuditVerify } from './audit-verify.js';
+import { benchMonitor } from './bench-monitor.js';
 import { expireResultsBench } from './expire-results.js';
 import { filtersBench } from './filters.js';
 import { loadBench } from './load.js';
@@ -223,17 +221,7 @@ async function monitorTick(url: string, admin: Redis, runs: number): Promise<Sam
   const store = createSqliteStore(join(dir, 'bench.db'));
   await store.migrate();
   const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-  const logger = createLogger({ level: 'silent' });
-  const now = () => new Date();
-  const outbox = createOutbox({
-    store: store.escalation,
-    settings: config.escalation,
-    owner: 'bench',
-    now,
-    logger,
-    locale: 'en',
-  });
-  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  const monitor = benchMonitor(config, store, backends);
   try {
     return await measure(admin, runs, () => monitor.tick());
   } finally {

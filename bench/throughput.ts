@@ -19,12 +19,10 @@ import { createBackendRegistry } from '../src/backends/registry.js';
 import { statusReadOptions } from '../src/commands/status.js';
 import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig, Config } from '../src/config/schema.js';
-import { createMonitor } from '../src/escalation/monitor.js';
-import { createOutbox } from '../src/escalation/outbox.js';
 import { SAMPLED_THROUGHPUT, sampledThroughput } from '../src/escalation/sampler.js';
-import { createLogger } from '../src/lib/logger.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
+import { benchMonitor } from './bench-monitor.js';
 
 const QUEUES = 1000;
 const WAITING = 700;
@@ -181,18 +179,7 @@ async function monitorTick(admin: Redis, config: Config, file: string): Promise<
   const store = createSqliteStore(file);
   await store.migrate();
   const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-  const logger = createLogger({ level: 'silent' });
-  const now = () => new Date();
-  const settings = config.escalation;
-  const outbox = createOutbox({
-    store: store.escalation,
-    settings,
-    owner: 'bench',
-    now,
-    logger,
-    locale: 'en',
-  });
-  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  const monitor = benchMonitor(config, store, backends);
   try {
     return await measure(admin, () => monitor.tick());
   } finally {

@@ -24,12 +24,10 @@ import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../src/backends/registry.js';
 import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig } from '../src/config/schema.js';
-import { createMonitor } from '../src/escalation/monitor.js';
-import { createOutbox } from '../src/escalation/outbox.js';
-import { createLogger } from '../src/lib/logger.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createPostgresStore } from '../src/store/postgres.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
+import { benchMonitor } from './bench-monitor.js';
 
 const QUEUES = 1000;
 const TOTAL_JOBS = 1_000_000;
@@ -123,17 +121,7 @@ try {
   await store.migrate();
   const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig);
   const backends = createBackendRegistry([backend]);
-  const logger = createLogger({ level: 'silent' });
-  const now = () => new Date();
-  const outbox = createOutbox({
-    store: store.escalation,
-    settings: config.escalation,
-    owner: 'bench',
-    now,
-    logger,
-    locale: 'en',
-  });
-  const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'bench' });
+  const monitor = benchMonitor(config, store, backends);
 
   const status = await timed(STATUS_RUNS, () => backend.status());
   const target = process.env.PROFILE_STATUS ? () => backend.status() : () => monitor.tick();
