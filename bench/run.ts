@@ -42,6 +42,7 @@ import { purgeBench } from './purge.js';
 import { recoveryBench } from './recovery.js';
 import { redisHealthBench } from './redis-health.js';
 import { benchRetry } from './retry.js';
+import { seedBullmq } from './seed-status.js';
 import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
 import { throughputBench } from './throughput.js';
@@ -50,8 +51,6 @@ const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
 const LINK_DELAY_MS = 1;
 const PREFIX = 'bench';
-/** Share of each queue's jobs per state, roughly an incident: a big backlog, some delay, some failure. */
-const MIX = { wait: 0.7, delayed: 0.1, prioritized: 0.05, failed: 0.05, completed: 0.1 } as const;
 const CELERY_QUEUES = [
   'celery',
   'celery:default',
@@ -108,74 +107,6 @@ async function measure(admin: Redis | undefined, runs: number, fn: () => Promise
     commands: after.commands - before.commands - 2,
     scripts: after.scripts - before.scripts,
   };
-}
-
-/**
- * One real job per queue through BullMQ (so `meta`, the id counter and the oldest waiting job's
- * hash are BullMQ's own), then the bulk as bare ids pushed onto the same keys with the same
- * scores BullMQ uses. Status and getJobCounts read only LLEN/ZCARD/HEXISTS and the hash of the
- * job at the head of `wait`, so the other 999,000 job hashes would cost memory and seeding time
- * without changing a single command either side runs. addBulk would take minutes for 1M jobs.
- */
-async function seedBullmq(url: string, admin: Redis, queues: number): Promise<void> {
-  await admin.flushdb();
-  const perQueue = Math.floor(TOTAL_JOBS / queues);
-  const connection = new Redis(url, { maxRetriesPerRequest: null });
-  const now = Date.now();
-  for (let q = 0; q < queues; q++) {
-    const queue = new Queue(`q${String(q).padStart(4, '0')}`, { connection, prefix: PREFIX });
-    await queue.add('oldest', { n: 0 }, { timestamp: now - 30 * 60_000 });
-    await queue.close();
-  }
-  await connection.quit();
-
-  const BATCH = 1000;
-  let pipeline = admin.pipeline();
-  let pending = 0;
-  const flush = async (force = false) => {
-    if (pending >= 50 || (force && pending > 0)) {
-      await pipeline.exec();
-      pipeline = admin.pipeline();
-      pending = 0;
-    }
-  };
-  for (let q = 0; q < queues; q++) {
-    const base = `${PREFIX}:q${String(q).padStart(4, '0')}:`;
-    const counts = {
-      wait: Math.round(perQueue * MIX.wait) - 1,
-      delayed: Math.round(perQueue * MIX.delayed),
-      prioritized: Math.round(perQueue * MIX.prioritized),
-      failed: Math.round(perQueue * MIX.failed),
-      completed: Math.round(perQueue * MIX.completed),
-    };
-    let id = 0;
-    for (let start = 0; start < counts.wait; start += BATCH) {
-      const ids = [];
-      for (let i = start; i < Math.min(counts.wait, start + BATCH); i++) ids.push(`b${id++}`);
-      pipeline.lpush(`${base}wait`, ...ids);
-      pending++;
-      await flush();
-    }
-    for (const state of ['delayed', 'prioritized', 'failed', 'completed'] as const) {
-      for (let start = 0; start < counts[state]; start += BATCH) {
-        const args: (string | number)[] = [];
-        for (let i = start; i < Math.min(counts[state], start + BATCH); i++) {
-          // the scores BullMQ writes: due time * 4096 + seq, priority * 2^32 + counter, finishedOn
-          const score =
-            state === 'delayed'
-              ? (now + 60_000 + i) * 4096 + (i % 4096)
-              : state === 'prioritized'
-                ? (1 + (i % 3)) * 2 ** 32 + i
-                : now - i;
-          args.push(score, `b${id++}`);
-        }
-        pipeline.zadd(`${base}${state}`, ...args);
-        pending++;
-        await flush();
-      }
-    }
-  }
-  await flush(true);
 }
 
 /** 1M Celery messages over the six queues' priority lists; a few real envelopes, the rest short. */
@@ -284,7 +215,7 @@ async function statusBench() {
     out.push(header, '-'.repeat(header.length));
     for (const queues of [12, 100, 1000]) {
       log(`seeding ${queues} BullMQ queues with ${TOTAL_JOBS.toLocaleString('en-US')} jobs…`);
-      await seedBullmq(url, admin, queues);
+      await seedBullmq(url, admin, queues, { total: TOTAL_JOBS, prefix: PREFIX });
       const system = (redisUrl: string) =>
         parseConfig(
           `systems:\n  - { name: bench, type: bullmq, redis: "${redisUrl}", prefix: ${PREFIX} }\n`,

@@ -17,7 +17,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
@@ -28,55 +27,13 @@ import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createPostgresStore } from '../src/store/postgres.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { benchMonitor } from './bench-monitor.js';
+import { seedBullmq } from './seed-status.js';
 
 const QUEUES = 1000;
 const TOTAL_JOBS = 1_000_000;
 const PREFIX = 'bench';
 const TICKS = Number(process.env.TICKS ?? 10);
 const STATUS_RUNS = Number(process.env.STATUS_RUNS ?? 15);
-
-/** One real job per queue through BullMQ, the rest bare ids with BullMQ's scores (see bench/run.ts). */
-async function seed(url: string, admin: Redis): Promise<void> {
-  const perQueue = Math.floor(TOTAL_JOBS / QUEUES);
-  const connection = new Redis(url, { maxRetriesPerRequest: null });
-  const now = Date.now();
-  for (let q = 0; q < QUEUES; q++) {
-    const queue = new Queue(`q${String(q).padStart(4, '0')}`, { connection, prefix: PREFIX });
-    await queue.add('oldest', { n: 0 }, { timestamp: now - 30 * 60_000 });
-    await queue.close();
-  }
-  await connection.quit();
-  let pipeline = admin.pipeline();
-  for (let q = 0; q < QUEUES; q++) {
-    const base = `${PREFIX}:q${String(q).padStart(4, '0')}:`;
-    let id = 0;
-    const ids = (n: number) => Array.from({ length: n }, () => `b${id++}`);
-    pipeline.lpush(`${base}wait`, ...ids(Math.round(perQueue * 0.7) - 1));
-    for (const [state, share] of [
-      ['delayed', 0.1],
-      ['prioritized', 0.05],
-      ['failed', 0.05],
-      ['completed', 0.1],
-    ] as const) {
-      const args: (string | number)[] = [];
-      for (let i = 0; i < Math.round(perQueue * share); i++) {
-        const score =
-          state === 'delayed'
-            ? (now + 60_000 + i) * 4096 + (i % 4096)
-            : state === 'prioritized'
-              ? (1 + (i % 3)) * 2 ** 32 + i
-              : now - i;
-        args.push(score, `b${id++}`);
-      }
-      pipeline.zadd(`${base}${state}`, ...args);
-    }
-    if (q % 50 === 49) {
-      await pipeline.exec();
-      pipeline = admin.pipeline();
-    }
-  }
-  await pipeline.exec();
-}
 
 /** CPU time of this process's main thread so far, in ms (the kernel counts it in 10 ms ticks). */
 function mainThreadCpuMs(): number {
@@ -111,7 +68,7 @@ const schema = `bench_tick_${process.pid}`;
 const pgUrl = process.env.PG_URL;
 try {
   process.stderr.write(`seeding ${QUEUES} BullMQ queues with ${TOTAL_JOBS.toLocaleString('en-US')} jobs…\n`);
-  await seed(url, admin);
+  await seedBullmq(url, admin, QUEUES, { total: TOTAL_JOBS, prefix: PREFIX });
   const storeUrl = pgUrl ?? `sqlite:${join(dir, 'bench.db')}`;
   const config = parseConfig(
     `slack: { incidentChannel: C0BENCH }\nstore: "${storeUrl}"\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
