@@ -32,8 +32,8 @@ import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
 import { startLatencyProxy } from '../test/helpers/latency-proxy.js';
+import { plainMonitor } from '../test/helpers/plain-monitor.js';
 import { benchAuditVerify } from './audit-verify.js';
-import { benchMonitor } from './bench-monitor.js';
 import { expireResultsBench } from './expire-results.js';
 import { filtersBench } from './filters.js';
 import { loadBench } from './load.js';
@@ -152,7 +152,7 @@ async function monitorTick(url: string, admin: Redis, runs: number): Promise<Sam
   const store = createSqliteStore(join(dir, 'bench.db'));
   await store.migrate();
   const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-  const monitor = benchMonitor(config, store, backends);
+  const monitor = plainMonitor(config, store, backends);
   try {
     return await measure(admin, runs, () => monitor.tick());
   } finally {

@@ -22,7 +22,7 @@ import type { BullmqSystemConfig, Config } from '../src/config/schema.js';
 import { SAMPLED_THROUGHPUT, sampledThroughput } from '../src/escalation/sampler.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
-import { benchMonitor } from './bench-monitor.js';
+import { plainMonitor } from '../test/helpers/plain-monitor.js';
 
 const QUEUES = 1000;
 const WAITING = 700;
@@ -179,7 +179,7 @@ async function monitorTick(admin: Redis, config: Config, file: string): Promise<
   const store = createSqliteStore(file);
   await store.migrate();
   const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-  const monitor = benchMonitor(config, store, backends);
+  const monitor = plainMonitor(config, store, backends);
   try {
     return await measure(admin, () => monitor.tick());
   } finally {

@@ -26,7 +26,7 @@ import type { BullmqSystemConfig } from '../src/config/schema.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createPostgresStore } from '../src/store/postgres.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
-import { benchMonitor } from './bench-monitor.js';
+import { plainMonitor } from '../test/helpers/plain-monitor.js';
 import { seedBullmq } from './seed-status.js';
 
 const QUEUES = 1000;
@@ -78,7 +78,7 @@ try {
   await store.migrate();
   const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig);
   const backends = createBackendRegistry([backend]);
-  const monitor = benchMonitor(config, store, backends);
+  const monitor = plainMonitor(config, store, backends);
 
   const status = await timed(STATUS_RUNS, () => backend.status());
   const target = process.env.PROFILE_STATUS ? () => backend.status() : () => monitor.tick();

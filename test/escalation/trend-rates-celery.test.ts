@@ -6,15 +6,13 @@ import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CelerySystemConfig, Config } from '../../src/config/schema.js';
-import { createMonitor } from '../../src/escalation/monitor.js';
-import { createOutbox } from '../../src/escalation/outbox.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { type CeleryWorker, publishCelery, redisDbUrl, startCeleryWorker } from '../helpers/celery-worker.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { celerySystem, configYaml } from '../helpers/config-file.js';
+import { plainMonitor } from '../helpers/plain-monitor.js';
 
 /**
  * The rates of Celery queues in every monitor sample, from the result backend, through the
@@ -25,7 +23,6 @@ import { celerySystem, configYaml } from '../helpers/config-file.js';
  */
 const ALARM = 'tr_alarm';
 const OTA = 'tr_ota';
-const logger = createLogger({ level: 'silent' });
 
 describe('trend rates of Celery queues', () => {
   const dir = tempDir('trend-rates-celery');
@@ -84,16 +81,7 @@ describe('trend rates of Celery queues', () => {
     const created = config.systems.map((s) => createCeleryBackend(s as CelerySystemConfig));
     zeusBackend = created[0]!;
     const backends = createBackendRegistry(created);
-    const now = () => new Date();
-    const outbox = createOutbox({
-      store: store.escalation,
-      settings: config.escalation,
-      owner: 'test',
-      now,
-      logger,
-      locale: 'en',
-    });
-    const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'test' });
+    const monitor = plainMonitor(config, store, backends, 'test');
     tick = () => monitor.tick();
     stopMonitor = async () => {
       await backends.close();

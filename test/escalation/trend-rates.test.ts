@@ -6,13 +6,11 @@ import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { BullmqSystemConfig } from '../../src/config/schema.js';
-import { createMonitor } from '../../src/escalation/monitor.js';
-import { createOutbox } from '../../src/escalation/outbox.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { openStore } from '../../src/store/open.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
+import { plainMonitor } from '../helpers/plain-monitor.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -26,7 +24,6 @@ const url = testRedisUrl();
 const prefix = randomName('trr');
 const T0 = Date.UTC(2030, 4, 6, 9, 0, 0);
 const MINUTE = 60_000;
-const logger = createLogger({ level: 'silent' });
 
 describe('trend rates from every monitor sample', () => {
   const dir = tempDir('trend-rates');
@@ -93,16 +90,7 @@ describe('trend rates from every monitor sample', () => {
     const store = await openStore(storeUrl);
     await store.migrate();
     const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
-    const now = () => new Date();
-    const outbox = createOutbox({
-      store: store.escalation,
-      settings: config.escalation,
-      owner: 'test',
-      now,
-      logger,
-      locale: 'en',
-    });
-    const monitor = createMonitor({ config, backends, store, outbox, logger, now, owner: 'test' });
+    const monitor = plainMonitor(config, store, backends, 'test');
     try {
       const outcome = await monitor.tick();
       expect(outcome.leader).toBe(true);
