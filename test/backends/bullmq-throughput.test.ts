@@ -205,6 +205,45 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     expect(tp.run).toEqual({ unknown: 'noFinishedJobs' });
   });
 
+  it.each([
+    ['the status read (rates only)', 0],
+    ['the throughput read (jobs timed)', 50],
+  ])("%s reads BullMQ's metrics for the one queue of several that collects them", async (_, sample) => {
+    // One read over three queues: the first keeps its jobs (no metrics needed), the second keeps
+    // nothing and collects no metrics, the third keeps nothing and collects them.
+    const keeps = randomName('q1');
+    const nothing = randomName('q2');
+    const counted = randomName('q3');
+    const kept = open(keeps);
+    const bare = open(nothing, { removeOnComplete: { count: 0 } });
+    const metered = open(counted, { metrics: { maxDataPoints: 60 }, removeOnComplete: { count: 0 } });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // The first queue's jobs in minute 0, the others' in minute 2; the last minute is asked.
+    for (let i = 0; i < 4; i++) {
+      const added = T0 + i * SECOND;
+      await runJob(kept.queue, kept.worker, { added, started: added + 10, finished: added + 510 });
+      for (const { queue, worker } of [bare, metered]) {
+        const later = added + 2 * 60 * SECOND;
+        await runJob(queue, worker, { added: later, started: later + 10, finished: later + 510 });
+      }
+    }
+    const now = T0 + 2 * 60 * SECOND + 30 * SECOND;
+    const backend = createBullmqBackend(systemFor(redisUrl, prefix, [keeps, nothing, counted]), {
+      now: () => now,
+    });
+    closers.push(() => backend.close());
+
+    const status = await backend.status([keeps, nothing, counted], {
+      throughput: { spanMs: 60 * SECOND, sample },
+    });
+    const byName = new Map(status.queues.map((q) => [q.name, q.throughput!]));
+    // The kept jobs finished before the span: the set reaches back, the count (0) is exact.
+    expect(byName.get(keeps)).toMatchObject({ source: 'jobs', completed: 0, completedPerMinute: 0 });
+    expect(byName.get(nothing)).toMatchObject({ completedPerMinute: null });
+    expect(byName.get(nothing)!.unknown?.completed).toBeDefined();
+    expect(byName.get(counted)).toMatchObject({ source: 'metrics', completed: 4 });
+  });
+
   it('counts delayed jobs by when they are due', async () => {
     const name = randomName('q');
     const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });

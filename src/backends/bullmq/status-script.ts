@@ -64,6 +64,8 @@ local function int(value)
 end
 local out = {}
 local o = 0
+-- nil until a queue needs BullMQ's metrics (then: does any queue from there on have them).
+local metrics = nil
 for i = 5, #ARGV do
   local base = prefix .. ARGV[i] .. ':'
   local waitN, waitId = peek(base .. 'wait')
@@ -109,11 +111,15 @@ for i = 5, #ARGV do
     out[o + 3] = failed
     out[o + 4] = failedOldest
     -- BullMQ's metrics only where the kept jobs cannot say (see finishedAfter): two calls a busy
-    -- queue saves, and what a queue that keeps its jobs reports is the same either way.
+    -- queue saves, and what a queue that keeps its jobs reports is the same either way. Whether
+    -- any queue left in the batch has metrics is asked once, when the first one needs them.
     out[o + 5] = -1
-    if completedOldest ~= -1 then out[o + 5] = metricsIn(base .. 'metrics:completed', first) end
     out[o + 6] = -1
-    if failedOldest ~= -1 then out[o + 6] = metricsIn(base .. 'metrics:failed', first) end
+    if completedOldest ~= -1 or failedOldest ~= -1 then
+      if metrics == nil then metrics = metricsCollected(prefix, ARGV, i) end
+      if metrics and completedOldest ~= -1 then out[o + 5] = metricsIn(base .. 'metrics:completed', first) end
+      if metrics and failedOldest ~= -1 then out[o + 6] = metricsIn(base .. 'metrics:failed', first) end
+    end
     o = o + 6
   end
 end
