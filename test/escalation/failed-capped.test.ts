@@ -71,6 +71,10 @@ describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({
     const history: Sample[] = [first];
     const second = await takeSample(deps, history, Date.now());
     expect(second.systems[0]!.queues[0]).toMatchObject({ failed: 20, failedNew: 15 });
+    // And none when nothing failed since (read from the newest failure alone).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const third = await takeSample(deps, [first, second], Date.now());
+    expect(third.systems[0]!.queues[0]).toMatchObject({ failed: 20, failedNew: 0 });
 
     const rules = configSchema.parse({
       systems: [system],

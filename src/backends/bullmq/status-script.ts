@@ -44,6 +44,8 @@ local rcall = redis.call
 local prefix, since, rateSince, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 ${FINISHED_LUA}
 local rates = rateSince ~= '+inf'
+local sinceMs, sinceAfter = tonumber(since), nil
+if since ~= '+inf' then sinceAfter = '(' .. since end
 local first = 0
 if rates then first = firstMinute(now, tonumber(rateSince)) end
 local function peek(key)
@@ -83,8 +85,15 @@ for i = 5, #ARGV do
       if started > due then due = started end
     end
   end
+  -- Failures since the last look are usually none: the newest failure's score says so without
+  -- ZCOUNT, which on a small (listpack) set parses every member's score.
   local failedSince = 0
-  if since ~= '+inf' then failedSince = rcall('ZCOUNT', base .. 'failed', '(' .. since, '+inf') end
+  if sinceAfter then
+    local newest = rcall('ZREVRANGE', base .. 'failed', 0, 0, 'WITHSCORES')[2]
+    if newest and tonumber(newest) > sinceMs then
+      failedSince = rcall('ZCOUNT', base .. 'failed', sinceAfter, '+inf')
+    end
+  end
   out[o + 1] = waitN
   out[o + 2] = pausedN
   out[o + 3] = rcall('LLEN', base .. 'active')
