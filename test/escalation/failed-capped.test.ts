@@ -25,66 +25,71 @@ describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({
     await deletePrefix(redisUrl, prefix);
   });
 
-  it('counts every new failure although the failed set stays at its cap', async () => {
-    const name = 'dispatch-ios';
-    const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
-    closers.push(() => queue.close());
-    let failures = 0;
-    const worker = new lib.Worker(
-      name,
-      async () => {
-        throw new Error('ProviderError: 503');
-      },
-      { connection: connectionFor(redisUrl), prefix, concurrency: 10 },
-    );
-    worker.on('failed', () => {
-      failures++;
-    });
-    closers.push(() => worker.close());
-    const addFailing = async (n: number) => {
-      await queue.addBulk(
-        Array.from({ length: n }, (_, i) => ({
-          name: 'send',
-          data: { i },
-          opts: { removeOnFail: { count: 20 } },
-        })),
+  // A cap of 20 keeps a small set (a listpack in Redis), one of 150 a big one (a skiplist): the
+  // status script counts them in a different order.
+  it.each([20, 150])(
+    'counts every new failure although the failed set stays at its cap of %i',
+    async (cap) => {
+      const name = 'dispatch-ios';
+      const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
+      closers.push(() => queue.close());
+      let failures = 0;
+      const worker = new lib.Worker(
+        name,
+        async () => {
+          throw new Error('ProviderError: 503');
+        },
+        { connection: connectionFor(redisUrl), prefix, concurrency: 10 },
       );
-    };
+      worker.on('failed', () => {
+        failures++;
+      });
+      closers.push(() => worker.close());
+      const addFailing = async (n: number) => {
+        await queue.addBulk(
+          Array.from({ length: n }, (_, i) => ({
+            name: 'send',
+            data: { i },
+            opts: { removeOnFail: { count: cap } },
+          })),
+        );
+      };
 
-    await addFailing(30);
-    await waitFor('30 failures', async () => failures >= 30);
-    const system = systemFor(redisUrl, prefix, [name]);
-    const backend = createBullmqBackend(system);
-    closers.push(() => backend.close());
-    const deps = {
-      config: { systems: [system] },
-      backends: { names: () => [system.name], get: () => backend, all: () => [backend] },
-    };
-    const first = await takeSample(deps, [], Date.now());
-    expect(first.systems[0]!.queues[0]).toMatchObject({ failed: 20 });
-    // No earlier sample: nothing to count from yet.
-    expect(first.systems[0]!.queues[0]!.failedNew).toBeUndefined();
+      await addFailing(cap + 10);
+      await waitFor(`${cap + 10} failures`, async () => failures >= cap + 10);
+      const system = systemFor(redisUrl, prefix, [name]);
+      const backend = createBullmqBackend(system);
+      closers.push(() => backend.close());
+      const deps = {
+        config: { systems: [system] },
+        backends: { names: () => [system.name], get: () => backend, all: () => [backend] },
+      };
+      const first = await takeSample(deps, [], Date.now());
+      expect(first.systems[0]!.queues[0]).toMatchObject({ failed: cap });
+      // No earlier sample: nothing to count from yet.
+      expect(first.systems[0]!.queues[0]!.failedNew).toBeUndefined();
 
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    await addFailing(15);
-    await waitFor('15 more failures', async () => failures >= 45);
-    const history: Sample[] = [first];
-    const second = await takeSample(deps, history, Date.now());
-    expect(second.systems[0]!.queues[0]).toMatchObject({ failed: 20, failedNew: 15 });
-    // And none when nothing failed since (read from the newest failure alone).
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const third = await takeSample(deps, [first, second], Date.now());
-    expect(third.systems[0]!.queues[0]).toMatchObject({ failed: 20, failedNew: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await addFailing(15);
+      await waitFor('15 more failures', async () => failures >= cap + 25);
+      const history: Sample[] = [first];
+      const second = await takeSample(deps, history, Date.now());
+      expect(second.systems[0]!.queues[0]).toMatchObject({ failed: cap, failedNew: 15 });
+      // And none when nothing failed since (read from the newest failure alone).
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const third = await takeSample(deps, [first, second], Date.now());
+      expect(third.systems[0]!.queues[0]).toMatchObject({ failed: cap, failedNew: 0 });
 
-    const rules = configSchema.parse({
-      systems: [system],
-      escalation: {
-        rules: [
-          { name: 'dlq-growth', metric: 'failedIncrease', above: 10, within: '5m', severity: 'warning' },
-        ],
-      },
-    }).escalation.rules;
-    const [result] = evaluateRules(rules, [first, second], second.at);
-    expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 15, firing: true });
-  });
+      const rules = configSchema.parse({
+        systems: [system],
+        escalation: {
+          rules: [
+            { name: 'dlq-growth', metric: 'failedIncrease', above: 10, within: '5m', severity: 'warning' },
+          ],
+        },
+      }).escalation.rules;
+      const [result] = evaluateRules(rules, [first, second], second.at);
+      expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 15, firing: true });
+    },
+  );
 });

@@ -1,5 +1,5 @@
 import { type LuaScript, luaScript } from '../lua.js';
-import { FINISHED_LUA } from './throughput-script.js';
+import { FINISHED_LUA, LISTPACK_AT_MOST } from './throughput-script.js';
 
 /** Values per queue in {@link STATUS_BATCH}'s reply. */
 export const STATUS_FIELDS = 14;
@@ -85,21 +85,20 @@ for i = 5, #ARGV do
       if started > due then due = started end
     end
   end
-  -- Failures since the last look are usually none: the newest failure's score says so without
-  -- ZCOUNT, which on a small (listpack) set parses every member's score.
+  -- Failures since the last look are usually none: on a small (listpack) set, where ZCOUNT parses
+  -- every member's score, the newest failure's score says so in one cheap call.
+  local failedN = rcall('ZCARD', base .. 'failed')
   local failedSince = 0
-  if sinceAfter then
-    local newest = rcall('ZREVRANGE', base .. 'failed', 0, 0, 'WITHSCORES')[2]
-    if newest and tonumber(newest) > sinceMs then
-      failedSince = rcall('ZCOUNT', base .. 'failed', sinceAfter, '+inf')
-    end
+  if sinceAfter and failedN > 0 then
+    local any = failedN > ${LISTPACK_AT_MOST}
+    if not any then any = tonumber(rcall('ZREVRANGE', base .. 'failed', 0, 0, 'WITHSCORES')[2]) > sinceMs end
+    if any then failedSince = rcall('ZCOUNT', base .. 'failed', sinceAfter, '+inf') end
   end
   out[o + 1] = waitN
   out[o + 2] = pausedN
   out[o + 3] = rcall('LLEN', base .. 'active')
   out[o + 4] = rcall('ZCARD', base .. 'prioritized')
   out[o + 5] = rcall('ZCARD', base .. 'delayed')
-  local failedN = rcall('ZCARD', base .. 'failed')
   local completedN = rcall('ZCARD', base .. 'completed')
   out[o + 6] = failedN
   out[o + 7] = completedN
