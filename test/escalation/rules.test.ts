@@ -256,6 +256,31 @@ describe('rule evaluation (pure, controlled clock)', () => {
     expect(evaluateRules(rules, looping, at(5))[0]!).toMatchObject({ value: 4, firing: true });
   });
 
+  it("counts a queue's workers: those listing it once each, and those listing no queue", () => {
+    const queue = (name: string) => ({ name, waiting: 1, prioritized: 0, active: 0, delayed: 0, failed: 0 });
+    const sample = toSystemSample(
+      {
+        name: 'zeus',
+        type: 'celery',
+        warnings: [],
+        queues: [queue('alarms'), queue('mail'), queue('idle')],
+        redis: { usedMemoryBytes: 1, maxMemoryBytes: 0, maxMemoryPolicy: 'noeviction' },
+        workers: [
+          { name: 'celery@a', queues: ['alarms', 'alarms', 'mail'] },
+          { name: 'celery@b', queues: ['alarms'] },
+          { name: 'celery@any' },
+        ],
+      } as unknown as SystemStatus,
+      undefined,
+      at(0),
+    );
+    expect(sample.queues.map((q) => [q.name, q.workers])).toEqual([
+      ['alarms', 3],
+      ['mail', 2],
+      ['idle', 1],
+    ]);
+  });
+
   it('a Celery worker that comes back under its name with a new pid between samples is churn too', () => {
     const status = (pid: number) =>
       ({

@@ -43,7 +43,7 @@ import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.j
 import { createBullmqRetry } from './retry.js';
 import { readRunning } from './running.js';
 import { RATE_FIELDS, STATUS_BATCH, STATUS_BATCH_QUEUES, STATUS_FIELDS } from './status-script.js';
-import { ratesOf, readThroughput } from './throughput.js';
+import { readThroughput, throughputOf } from './throughput.js';
 import { DELAYED_DUE, THROUGHPUT_BATCH, THROUGHPUT_BATCH_QUEUES } from './throughput-script.js';
 
 /** The purger (and the archive's line format it writes), loaded when a purge or an undo runs. */
@@ -268,7 +268,8 @@ export function createBullmqBackend(
   /** One queue's values in a {@link STATUS_BATCH} reply (integers), from `at`. */
   function queueSnapshot(name: string, reply: number[], at: number, countsFailedSince: boolean): QueueCounts {
     const due = reply[at + 9]!;
-    return {
+    // Field by field (no spread): one of these per queue, 1,000s a monitor tick.
+    const snapshot: QueueCounts = {
       name,
       waiting: reply[at]! + reply[at + 1]!,
       active: reply[at + 2]!,
@@ -278,10 +279,11 @@ export function createBullmqBackend(
       completed: reply[at + 6]!,
       waitingChildren: reply[at + 7]!,
       isPaused: reply[at + 8] === 1,
-      ...(countsFailedSince ? { failedSince: reply[at + 10]! } : {}),
       limits: limitsOfMeta(reply[at + 11], reply[at + 12], reply[at + 13]),
       oldestWaitingSeconds: due < 0 ? null : Math.max(0, Math.floor((now() - due) / 1000)),
     };
+    if (countsFailedSince) snapshot.failedSince = reply[at + 10]!;
+    return snapshot;
   }
 
   // The finished sets' scores are when each job finished (BullMQ's finishedOn); `+inf` counts nothing.
@@ -380,6 +382,7 @@ export function createBullmqBackend(
         const redis = parseMemoryInfo(String(info));
 
         const counts: QueueCounts[] = [];
+        const rateWindow = { now: at, since: rateSince ?? at };
         results.slice(2).forEach(([error, reply], batch) => {
           const first = batch * STATUS_BATCH_QUEUES;
           if (error) throw new Error(`BullMQ queues ${names[first]}…: ${error.message}`);
@@ -388,22 +391,18 @@ export function createBullmqBackend(
             const snapshot = queueSnapshot(names[first + i]!, values, i * fields, failedSince !== undefined);
             if (ratesOnly) {
               const r = i * fields + STATUS_FIELDS;
-              snapshot.throughput = {
-                ...ratesOf(
-                  {
-                    completed: values[r]!,
-                    completedOldest: values[r + 1]!,
-                    failed: values[r + 2]!,
-                    failedOldest: values[r + 3]!,
-                    metricsCompleted: values[r + 4]!,
-                    metricsFailed: values[r + 5]!,
-                  },
-                  { now: at, since: rateSince! },
-                ),
-                wait: { unknown: 'notSampled' },
-                run: { unknown: 'notSampled' },
-                sampled: 0,
-              };
+              snapshot.throughput = throughputOf(
+                {
+                  completed: values[r]!,
+                  completedOldest: values[r + 1]!,
+                  failed: values[r + 2]!,
+                  failedOldest: values[r + 3]!,
+                  metricsCompleted: values[r + 4]!,
+                  metricsFailed: values[r + 5]!,
+                },
+                rateWindow,
+                { wait: { unknown: 'notSampled' }, run: { unknown: 'notSampled' }, sampled: 0 },
+              );
             }
             counts.push(snapshot);
           }

@@ -58,27 +58,36 @@ function outcomeRate(
 }
 
 /**
- * A queue's rates from what FINISHED_LUA counted (the status script's rate part, or
- * THROUGHPUT_BATCH's), with durations not timed; the caller adds them when it timed some.
+ * A queue's throughput from what FINISHED_LUA counted (the status script's rate part, or
+ * THROUGHPUT_BATCH's) and the durations the caller timed (or not). One object built field by
+ * field: a status read makes one per queue, 1,000s a monitor tick, and spreading a partial one into
+ * another made each a slow dictionary-mode object (most of a tick's allocation, by a heap profile).
  */
-export function ratesOf(
+export function throughputOf(
   counts: FinishedCounts,
   window: { now: number; since: number },
-): Omit<QueueThroughput, 'wait' | 'run' | 'sampled'> {
+  timed: { wait: DurationPercentiles; run: DurationPercentiles; sampled: number },
+): QueueThroughput {
   const completed = outcomeRate(counts.completed, counts.completedOldest, counts.metricsCompleted, window);
   const failed = outcomeRate(counts.failed, counts.failedOldest, counts.metricsFailed, window);
-  const unknown: NonNullable<QueueThroughput['unknown']> = {};
-  if (!completed) unknown.completed = 'notKept';
-  if (!failed) unknown.failed = 'notKept';
-  return {
+  const throughput: QueueThroughput = {
     source: completed?.metrics ? 'metrics' : 'jobs',
     spanMs: completed?.spanMs ?? failed?.spanMs ?? Math.max(1, window.now - window.since),
     completedPerMinute: completed ? perMinute(completed.count, completed.spanMs) : null,
     failedPerMinute: failed ? perMinute(failed.count, failed.spanMs) : null,
     completed: completed ? completed.count : null,
     failed: failed ? failed.count : null,
-    ...(completed && failed ? {} : { unknown }),
+    wait: timed.wait,
+    run: timed.run,
+    sampled: timed.sampled,
   };
+  if (!completed || !failed) {
+    const unknown: NonNullable<QueueThroughput['unknown']> = {};
+    if (!completed) unknown.completed = 'notKept';
+    if (!failed) unknown.failed = 'notKept';
+    throughput.unknown = unknown;
+  }
+  return throughput;
 }
 
 /**
@@ -94,22 +103,22 @@ export function readThroughput(
   const metricsCompletedTotal = v(5);
   const metricsFailedTotal = v(7);
   const sampled = v(8);
-  const throughput: QueueThroughput = {
-    ...ratesOf(
-      {
-        completed: v(0),
-        failed: v(1),
-        completedOldest: v(2),
-        failedOldest: v(3),
-        metricsCompleted: v(4),
-        metricsFailed: v(6),
-      },
-      window,
-    ),
-    wait: percentiles(v(9), v(10), window.sample > 0),
-    run: percentiles(v(11), v(12), window.sample > 0),
-    sampled,
-  };
+  const throughput = throughputOf(
+    {
+      completed: v(0),
+      failed: v(1),
+      completedOldest: v(2),
+      failedOldest: v(3),
+      metricsCompleted: v(4),
+      metricsFailed: v(6),
+    },
+    window,
+    {
+      wait: percentiles(v(9), v(10), window.sample > 0),
+      run: percentiles(v(11), v(12), window.sample > 0),
+      sampled,
+    },
+  );
   if (metricsCompletedTotal >= 0 || metricsFailedTotal >= 0)
     throughput.totals = {
       completed: Math.max(0, metricsCompletedTotal),
