@@ -1,6 +1,7 @@
 /**
  * `npx tsx bench/tick-cpu.ts`: one monitor tick over 1,000 BullMQ queues (1M jobs, seeded as
- * `npm run bench -- status` does) beside `status()` of the same queues, with what wall times on a
+ * `npm run bench -- status` does) beside `status()` of the same queues and the status command's read
+ * (the counts and every queue's rates, as a tick reads them), with what wall times on a
  * busy machine do not show: the CPU time of the process's main thread per call (from
  * /proc/self/task, 10 ms ticks, so over many calls). As in the status section: a fresh monitor
  * with a real store, one tick to warm up, then the ticks timed back to back.
@@ -21,6 +22,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../src/backends/registry.js';
+import { statusReadOptions } from '../src/commands/status.js';
 import { parseConfig } from '../src/config/load.js';
 import type { BullmqSystemConfig } from '../src/config/schema.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
@@ -81,6 +83,8 @@ try {
   const monitor = plainMonitor(config, store, backends);
 
   const status = await timed(STATUS_RUNS, () => backend.status());
+  // What `/queue status` reads: the counts and every queue's rates, as a tick's sample has them.
+  const commandRead = await timed(STATUS_RUNS, () => backend.status(undefined, statusReadOptions(false)));
   const target = process.env.PROFILE_STATUS ? () => backend.status() : () => monitor.tick();
   for (let i = 0; i < Number(process.env.WARM ?? 0); i++) await target();
   const session = process.env.PROFILE ? new Session() : undefined;
@@ -98,7 +102,8 @@ try {
   const out = [
     `store: ${pgUrl ? 'PostgreSQL' : 'SQLite'}, ${QUEUES} BullMQ queues, ${TOTAL_JOBS.toLocaleString('en-US')} jobs`,
     `status(): median ${status.median.toFixed(1)} ms, p95 ${status.p95.toFixed(1)} ms, main-thread CPU ${status.cpu.toFixed(1)} ms/call (${STATUS_RUNS} calls)`,
-    `tick():   median ${tick.median.toFixed(1)} ms, p95 ${tick.p95.toFixed(1)} ms, main-thread CPU ${tick.cpu.toFixed(1)} ms/call (${TICKS} ticks) = ${(tick.median / status.median).toFixed(2)}× status`,
+    `status command read (+ rates): median ${commandRead.median.toFixed(1)} ms, p95 ${commandRead.p95.toFixed(1)} ms, main-thread CPU ${commandRead.cpu.toFixed(1)} ms/call (${STATUS_RUNS} calls)`,
+    `tick():   median ${tick.median.toFixed(1)} ms, p95 ${tick.p95.toFixed(1)} ms, main-thread CPU ${tick.cpu.toFixed(1)} ms/call (${TICKS} ticks) = ${(tick.median / status.median).toFixed(2)}× status(), ${(tick.median / commandRead.median).toFixed(2)}× the command read`,
   ];
 
   if (process.env.PHASES) {
