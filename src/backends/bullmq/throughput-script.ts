@@ -49,7 +49,8 @@ local function finishedAfter(key, since, card)
   local oldest
   if card <= ${LISTPACK_AT_MOST} then
     oldest = tonumber(rcall('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
-    if oldest <= tonumber(since) then return rcall('ZCOUNT', key, '(' .. since, '+inf'), -1 end
+    -- Counting the old ones scans a listpack only as far as they go, from its head.
+    if oldest <= tonumber(since) then return card - rcall('ZCOUNT', key, '-inf', since), -1 end
   else
     local n = rcall('ZCOUNT', key, '(' .. since, '+inf')
     if n < card then return n, -1 end
