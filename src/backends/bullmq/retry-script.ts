@@ -43,7 +43,8 @@ import { type LuaScript, luaScript } from '../lua.js';
  *     its cap (the cap lowered since) loses that much once per batch instead of at each event.
  * What `reprocessJob` does once per job and cannot change within one atomic call (the paused and
  * concurrency flags, `opts.maxLenEvents`) is read once per batch, and the writes that only depend
- * on order are made in one command each (one ZREM, one LPUSH, one RPUSH, one INCRBY and one ZADD).
+ * on order are made in one command each (one ZREM, or a ZREMRANGEBYRANK of a run all moved, one
+ * LPUSH, one RPUSH, one INCRBY and one ZADD).
  *
  * KEYS: failed, wait, paused, meta, active, marker, prioritized, pc, events
  * ARGV[1]: the queue's key base `<prefix>:<queue>:`; ARGV[2]: the major ('5' or '6');
@@ -64,9 +65,9 @@ local withPriority = major ~= '5'
 -- turn a small (listpack) set into a skiplist, so only a set already one is read this way; a
 -- '*' in the key base would be taken for the pattern's; a Redis that refuses SORT's GET (ACL,
 -- cluster without a hash tag) leaves the ids to the checks below.
-local rows
+local rows, rank
 if rcall('OBJECT', 'ENCODING', failedKey) == 'skiplist' and not find(base, '*', 1, true) then
-  local rank = rcall('ZREVRANK', failedKey, ARGV[3])
+  rank = rcall('ZREVRANK', failedKey, ARGV[3])
   if rank then
     local got = redis.pcall('SORT', failedKey, 'BY', 'nosort', 'DESC', 'LIMIT', rank, n, 'GET', '#',
       'GET', base .. '*->opts', 'GET', base .. '*->parentKey', 'GET', base .. '*->priority')
@@ -180,7 +181,12 @@ if ng == 0 then return skipped end
 
 if not attrs[3] then rcall('HSET', KEYS[4], 'opts.maxLenEvents', maxEvents) end
 rcall('XTRIM', events, 'MAXLEN', '~', maxEvents)
-rcall('ZREM', failedKey, unpack(gone))
+if rows and ns == 0 then
+  -- All of the run moved: it leaves by rank, without a lookup per id.
+  rcall('ZREMRANGEBYRANK', failedKey, -(rank + n), -(rank + 1))
+else
+  rcall('ZREM', failedKey, unpack(gone))
+end
 if nl > 0 then rcall('LPUSH', target, unpack(lpush)) end
 if nr > 0 then rcall('RPUSH', target, unpack(rpush)) end
 if np > 0 then

@@ -167,6 +167,18 @@ describe.each(LIBS)('retry of failed jobs on BullMQ $major', ({ lib, version }) 
     ]);
     // Redis ran them in the order sent: each batch pushed after the one before it.
     expect(await redis.lrange(`${base}wait`, 0, -1)).toEqual([...newest].reverse());
+    expect(await redis.zcard(`${base}failed`)).toBe(0);
+  });
+
+  it('takes the newest of a big failed set off it by rank, and leaves exactly the older ones', async () => {
+    const base = `${prefix}:${queueName}:`;
+    await seedFailedJobs(redis, base, 1_000);
+    const newest = await redis.zrevrange(`${base}failed`, 0, -1);
+    // A whole batch, then part of one: each a run of the set from its newest end.
+    const outcome = await backend.retry(queueName, { all: true, limit: 300 });
+    expect(outcome).toMatchObject({ retried: 300, skipped: 0 });
+    expect(await redis.zrevrange(`${base}failed`, 0, -1)).toEqual(newest.slice(300));
+    expect(await redis.lrange(`${base}wait`, 0, -1)).toEqual(newest.slice(0, 300).reverse());
   });
 
   it('says which job ids are valid, and that there is nothing to retry', async () => {
