@@ -26,8 +26,9 @@ import { type LuaScript, luaScript } from '../lua.js';
  *     than the command (an HMGET's three-field table: about 4,800 instructions a job, against
  *     2,000 for HMGET itself), hence one reply for the batch. SORT would turn a small (listpack)
  *     set into a skiplist as it reads it, so it reads only a set already one (any of more than
- *     128 jobs); a Redis that refuses it (an ACL without @dangerous, a cluster whose prefix has no
- *     hash tag) answers an error and the batch takes the other way.
+ *     128 jobs); a Redis that refuses it (an ACL without @dangerous, asked first where Redis can
+ *     be asked; a cluster whose prefix has no hash tag) answers an error and the batch takes the
+ *     other way.
  *   - Otherwise (a filtered selection, ids retried or failed again since they were read, a small
  *     set): ZMSCORE answers each score as a double Redis formats as text (`%.17g`), which costs
  *     more per id than the job's HDEL, so the members between the first and the last id's score
@@ -64,9 +65,11 @@ local withPriority = major ~= '5'
 -- the ids given, every one is still failed, and the same SORT read each job's fields. SORT would
 -- turn a small (listpack) set into a skiplist, so only a set already one is read this way; a
 -- '*' in the key base would be taken for the pattern's; a Redis that refuses SORT's GET (ACL,
--- cluster without a hash tag) leaves the ids to the checks below.
+-- cluster without a hash tag) leaves the ids to the checks below. A bot whose ACL denies SORT is
+-- asked first (7.0+), so its ACL LOG does not get a denial each batch.
 local rows, rank
-if rcall('OBJECT', 'ENCODING', failedKey) == 'skiplist' and not find(base, '*', 1, true) then
+if rcall('OBJECT', 'ENCODING', failedKey) == 'skiplist' and not find(base, '*', 1, true) and
+  (not redis.acl_check_cmd or redis.acl_check_cmd('SORT', failedKey)) then
   rank = rcall('ZREVRANK', failedKey, ARGV[3])
   if rank then
     local got = redis.pcall('SORT', failedKey, 'BY', 'nosort', 'DESC', 'LIMIT', rank, n, 'GET', '#',
