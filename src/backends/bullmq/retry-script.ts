@@ -71,7 +71,8 @@ local rows, rank
 if rcall('OBJECT', 'ENCODING', failedKey) == 'skiplist' and not find(base, '*', 1, true) and
   (not redis.acl_check_cmd or redis.acl_check_cmd('SORT', failedKey)) then
   rank = rcall('ZREVRANK', failedKey, ARGV[3])
-  if rank then
+  -- Ids spread over the set (a filtered selection) are not a run: not read twice.
+  if rank and rcall('ZREVRANK', failedKey, ARGV[n + 2]) == rank + n - 1 then
     local got = redis.pcall('SORT', failedKey, 'BY', 'nosort', 'DESC', 'LIMIT', rank, n, 'GET', '#',
       'GET', base .. '*->opts', 'GET', base .. '*->parentKey', 'GET', base .. '*->priority')
     if not got.err then

@@ -309,6 +309,7 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
         await queue.close();
       }
       const major = String(majorOfVersion(await redis.hget(`${ours}:${queueName}:meta`, 'version')));
+      const sorts = await callsOf(redis, 'sort');
       const left = await runScript(redis, RETRY_FAILED_BATCH, retryBatchKeys(ours, queueName), [
         `${ours}:${queueName}:`,
         major,
@@ -316,6 +317,9 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
       ]);
       expect(left).toEqual(refused);
       expect(await snapshot(redis, ours)).toEqual(await snapshot(redis, theirs));
+      // Ids whose first and last are not the ends of one run are not read by SORT as well.
+      const spread = ids[0] === read[1] && ids.at(-1) === read[7];
+      if (spread || ids[0] === read[7]) expect((await callsOf(redis, 'sort')) - sorts).toBe(0);
     },
   );
 
