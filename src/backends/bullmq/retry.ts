@@ -41,8 +41,9 @@ export const RETRY_BATCH = 250;
 /**
  * Batches sent before the oldest one's answer is back: the next is on its way while Redis runs
  * the one before, so Redis does not sit idle for a round trip between two batches. Each is still
- * its own script call, bounded as above; more in flight would only be more left unconfirmed when
- * Redis goes away.
+ * its own script call, bounded as above, though the first two usually reach Redis in one read and
+ * run back to back (another client waits for both: docs/benchmarks.md). More in flight would only
+ * be more left unconfirmed when Redis goes away.
  */
 export const RETRY_BATCHES_IN_FLIGHT = 2;
 
