@@ -12,8 +12,8 @@ import type { BullmqSystemConfig } from '../src/config/schema.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { type LatencyProxy, startLatencyProxy } from '../test/helpers/latency-proxy.js';
 
-const JOBS = 1000;
-const PREFIX = 'bench-retry';
+export const JOBS = 1000;
+export const PREFIX = 'bench-retry';
 const LINK_DELAY_MS = 1;
 /** Runs per variant, each way (loopback and link): more on a busy machine, where medians need them. */
 const RUNS = Number(process.env.BENCH_RETRY_RUNS ?? 3);
@@ -41,7 +41,7 @@ async function commandsDone(admin: Redis): Promise<number> {
 }
 
 /** A fresh queue holding `JOBS` jobs that a real BullMQ worker failed. */
-async function seedFailed(url: string, name: string): Promise<void> {
+export async function seedFailed(url: string, name: string): Promise<void> {
   const connection = { url, maxRetriesPerRequest: null };
   const queue = new Queue(name, { connection, prefix: PREFIX });
   await queue.addBulk(

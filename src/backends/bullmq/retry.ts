@@ -38,6 +38,55 @@ export interface BullmqRetryDeps {
  */
 export const RETRY_BATCH = 250;
 
+/**
+ * Batches sent before the oldest one's answer is back: the next is on its way while Redis runs
+ * the one before, so Redis does not sit idle for a round trip between two batches. Each is still
+ * its own script call, bounded as above, though the first two usually reach Redis in one read and
+ * run back to back (another client waits for both: docs/benchmarks.md). More in flight would only
+ * be more left unconfirmed when Redis goes away.
+ */
+export const RETRY_BATCHES_IN_FLIGHT = 2;
+
+/** A batch sent to Redis and its answer to come. */
+interface SentBatch {
+  batch: string[];
+  reply: Promise<[Error | null, unknown][]>;
+}
+
+/** The ids of the batches on their way (old id → id it runs under: the same for BullMQ). */
+function unconfirmedOf(batches: readonly (readonly string[])[]): Record<string, string> | undefined {
+  if (batches.length === 0) return undefined;
+  const ids: Record<string, string> = {};
+  for (const batch of batches) for (const id of batch) ids[id] = id;
+  return ids;
+}
+
+/** Counts each batch that answers without an error; returns those that did not. */
+async function tallyAnswered(sent: readonly SentBatch[], outcome: RetryOutcome): Promise<SentBatch[]> {
+  const unanswered: SentBatch[] = [];
+  for (const one of sent) {
+    const [[error, reply]] = (await one.reply.catch(() => [[new Error('no answer'), null]])) as [
+      [Error | null, unknown],
+    ];
+    if (error) unanswered.push(one);
+    else tally(outcome, one.batch, reply as number[]);
+  }
+  return unanswered;
+}
+
+/** Counts a batch's answer (the 1-based positions of the ids the script left alone) into `outcome`. */
+function tally(outcome: RetryOutcome, batch: readonly string[], left: readonly (number | string)[]): void {
+  const leftAlone = new Set(left.map((position) => Number(position) - 1));
+  batch.forEach((id, i) => {
+    if (leftAlone.has(i)) {
+      outcome.skipped++;
+    } else {
+      outcome.retried++;
+      outcome.ids[id] = id;
+    }
+  });
+}
+
 function firstLine(text: string | null | undefined): string {
   const line = (text ?? '').split(/\r?\n/, 1)[0]!.trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
@@ -175,32 +224,51 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
         const keys = retryBatchKeys(deps.prefix, queue);
         const base = keyOf(queue, '');
         const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
+        const onTheirWay: SentBatch[] = [];
+        const report = (sending: readonly string[][] = []) =>
+          progress?.(
+            outcome.retried + outcome.skipped,
+            ids.length,
+            outcomeSoFar(outcome, unconfirmedOf([...onTheirWay.map((sent) => sent.batch), ...sending])),
+          );
         progress?.(0, ids.length, outcomeSoFar(outcome));
-        for (let start = 0; start < ids.length; start += RETRY_BATCH) {
+        let next = 0;
+        const send = () => {
           // The user was told the retry stopped here: nothing more may be retried behind that.
           expired.throwIfAborted();
-          const batch = ids.slice(start, start + RETRY_BATCH);
-          progress?.(
-            start,
-            ids.length,
-            outcomeSoFar(outcome, Object.fromEntries(batch.map((id) => [id, id]))),
-          );
-          const [[error, reply]] = (await execWithScripts(
+          const batch = ids.slice(next, next + RETRY_BATCH);
+          next += batch.length;
+          // Told before it is on the wire: a Redis lost from now on may have run it.
+          report([batch]);
+          const reply = execWithScripts(
             client,
             [{ script: RETRY_FAILED_BATCH, keys, args: [base, major, ...batch] }],
             exec,
-          )) as [[Error | null, unknown]];
+          );
+          // Awaited in order below; one failing meanwhile must not count as unhandled.
+          reply.catch(() => undefined);
+          onTheirWay.push({ batch, reply });
+        };
+        /** The oldest batch's answer counted, or the error it got instead. */
+        const settleOldest = async () => {
+          const [[error, reply]] = (await onTheirWay[0]!.reply) as [[Error | null, unknown]];
           if (error) throw error;
-          const left = new Set((reply as number[]).map((position) => Number(position) - 1));
-          batch.forEach((id, i) => {
-            if (left.has(i)) {
-              outcome.skipped++;
-            } else {
-              outcome.retried++;
-              outcome.ids[id] = id;
-            }
-          });
-          progress?.(Math.min(ids.length, start + batch.length), ids.length, outcomeSoFar(outcome));
+          tally(outcome, onTheirWay.shift()!.batch, reply as number[]);
+        };
+        try {
+          while (next < ids.length && onTheirWay.length < RETRY_BATCHES_IN_FLIGHT) send();
+          while (onTheirWay.length > 0) {
+            await settleOldest();
+            report();
+            if (next < ids.length) send();
+          }
+        } catch (error) {
+          // A batch sent behind the one that failed may have run all the same: what answers is
+          // counted, what does not stays on its way, and the last report says so.
+          const unanswered = await tallyAnswered(onTheirWay, outcome);
+          onTheirWay.splice(0, onTheirWay.length, ...unanswered);
+          report();
+          throw error;
         }
         return outcome;
       });

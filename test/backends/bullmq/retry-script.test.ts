@@ -74,11 +74,30 @@ async function copyPrefix(redis: Redis, from: string, to: string): Promise<void>
 }
 
 /**
+ * A sorted set in the skiplist encoding a failed set of more than 128 jobs has: one member too
+ * long for a listpack, then removed (Redis does not turn a skiplist back).
+ */
+async function asSkiplist(redis: Redis, key: string): Promise<void> {
+  const long = 'x'.repeat(100);
+  await redis.zadd(key, 0, long);
+  await redis.zrem(key, long);
+  expect(await redis.object('ENCODING', key)).toBe('skiplist');
+}
+
+/** How many times Redis ran `command` (INFO commandstats), scripts' inner calls included. */
+async function callsOf(redis: Redis, command: string): Promise<number> {
+  const stats = await redis.info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+}
+
+/**
  * The batch script (retry-script.ts) against BullMQ's own `Job.retry()` (its `reprocessJob`), of
  * each major, on two identical copies of one queue: every key must come out the same, events
  * included, for a mix of plain, lifo, prioritized and child jobs and an id without a job.
  */
 describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }) => {
+  /** The jobs {@link seed} leaves failed. */
+  const FAILED = 11;
   let ours: string;
   let theirs: string;
   let redis: Redis;
@@ -91,12 +110,17 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
   });
 
   afterEach(async () => {
+    await redis.acl('DELUSER', 'nosort');
     redis.disconnect();
     await deletePrefix(redisUrl, ours);
     await deletePrefix(redisUrl, theirs);
   });
 
-  /** Jobs a real worker fails: plain, lifo, two priorities, a flow's child; plus a failed id with no job, newest. */
+  /**
+   * Jobs a real worker fails: plain, lifo, two priorities, three flows' children (one its parent
+   * waits for, one it goes on without, one that fails it) and the last two parents; plus a failed
+   * id with no job, newest.
+   */
   async function seed(): Promise<void> {
     const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
     const flow = new lib.FlowProducer({ connection: connectionFor(redisUrl), prefix: theirs });
@@ -115,6 +139,20 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
         data: {},
         children: [{ name: 'child', queueName, data: { n: 7 } }],
       });
+      // Children their parent goes on without (its `:failed` hash) or fails with (`:unsuccessful`):
+      // a retry moves each back into the parent's dependencies. Both parents then run and fail.
+      await flow.add({
+        name: 'parent',
+        queueName,
+        data: {},
+        children: [{ name: 'child', queueName, data: { n: 8 }, opts: { ignoreDependencyOnFailure: true } }],
+      });
+      await flow.add({
+        name: 'parent',
+        queueName,
+        data: {},
+        children: [{ name: 'child', queueName, data: { n: 9 }, opts: { failParentOnFailure: true } }],
+      });
       const worker = new lib.Worker(
         queueName,
         async (job) => {
@@ -123,7 +161,10 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
         { connection: connectionFor(redisUrl), prefix: theirs, concurrency: 1 },
       );
       try {
-        await waitFor('every job to fail', async () => (await queue.getJobCounts('failed')).failed === 7);
+        await waitFor(
+          'every job to fail',
+          async () => (await queue.getJobCounts('failed')).failed === FAILED,
+        );
       } finally {
         await worker.close();
       }
@@ -134,7 +175,7 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 60_000, 'ghost');
   }
 
-  it.each([
+  const shapes: [string, (prefix: string) => Promise<void>][] = [
     ['a running queue', async (_prefix: string) => {}],
     [
       'a paused queue',
@@ -150,46 +191,71 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
         await redis.hset(`${prefix}:${queueName}:meta`, 'concurrency', '0');
       },
     ],
-  ])('writes what Job.retry() writes id by id, newest first, on %s', async (_label, shape) => {
-    await seed();
-    await shape(theirs);
-    await redis.del(`${theirs}:${queueName}:events`);
-    await copyPrefix(redis, theirs, ours);
-    const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
-    expect(newest).toHaveLength(8);
-
-    // BullMQ's own, one job at a time, newest failure first.
-    const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
-    try {
-      for (const id of newest) {
-        const job = await lib.Job.fromId(queue, id);
-        if (job) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+  ];
+  /**
+   * Each shape with the failed set small (a listpack: ids checked one way, fields read job by job)
+   * and as a big one is (a skiplist: one SORT reads the batch), which SORT must not convert; and
+   * with a bot whose ACL refuses SORT (`-@dangerous`), which must get the same by the first way.
+   */
+  const sets = ['listpack', 'skiplist', 'skiplist, SORT refused to the bot'] as const;
+  it.each(shapes.flatMap(([label, shape]) => sets.map((set) => [label, set, shape] as const)))(
+    'writes what Job.retry() writes id by id, newest first, on %s, its failed set a %s',
+    async (_label, set, shape) => {
+      const encoding = set === 'listpack' ? 'listpack' : 'skiplist';
+      let url = redisUrl;
+      if (set !== encoding) {
+        await redis.acl('SETUSER', 'nosort', 'reset', 'on', '>pw', '~*', '&*', '+@all', '-sort');
+        await redis.acl('LOG', 'RESET');
+        url = redisUrl.replace('redis://', 'redis://nosort:pw@');
       }
-    } finally {
-      await queue.close();
-    }
+      await seed();
+      await shape(theirs);
+      await redis.del(`${theirs}:${queueName}:events`);
+      await copyPrefix(redis, theirs, ours);
+      const failedKey = `${ours}:${queueName}:failed`;
+      if (encoding === 'skiplist') await asSkiplist(redis, failedKey);
+      const sorts = await callsOf(redis, 'sort');
+      const newest = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+      expect(newest).toHaveLength(FAILED + 1);
 
-    const backend = createBullmqBackend(systemFor(redisUrl, ours, [queueName]));
-    try {
-      const outcome = await backend.retry(queueName, { all: true, limit: 1000 });
-      expect(outcome.retried).toBe(7);
-      expect(outcome.skipped).toBe(1);
-      // The audit's ids: every retried job (the order they went back in is in the lists compared below).
-      expect(Object.keys(outcome.ids).sort()).toEqual(newest.filter((id) => id !== 'ghost').sort());
-    } finally {
-      await backend.close();
-    }
+      // BullMQ's own, one job at a time, newest failure first.
+      const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+      try {
+        for (const id of newest) {
+          const job = await lib.Job.fromId(queue, id);
+          if (job) await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        }
+      } finally {
+        await queue.close();
+      }
 
-    const after = await snapshot(redis, ours);
-    expect(after).toEqual(await snapshot(redis, theirs));
-    // Only the id without a job is still failed; attempts reset on every retried job.
-    expect(after[`P:${queueName}:failed`]).toEqual(['ghost', expect.any(String)]);
-    for (const id of newest.filter((i) => i !== 'ghost')) {
-      const job = after[`P:${queueName}:${id}`] as Record<string, string>;
-      expect(job.atm ?? null).toBeNull();
-      expect(job.failedReason ?? null).toBeNull();
-    }
-  });
+      const backend = createBullmqBackend(systemFor(url, ours, [queueName]));
+      try {
+        const outcome = await backend.retry(queueName, { all: true, limit: 1000 });
+        expect(outcome.retried).toBe(FAILED);
+        expect(outcome.skipped).toBe(1);
+        // The audit's ids: every retried job (the order they went back in is in the lists compared below).
+        expect(Object.keys(outcome.ids).sort()).toEqual(newest.filter((id) => id !== 'ghost').sort());
+      } finally {
+        await backend.close();
+      }
+
+      const after = await snapshot(redis, ours);
+      expect(after).toEqual(await snapshot(redis, theirs));
+      // The big set read by SORT (its ids one run of the set), the small one left as it was.
+      expect((await callsOf(redis, 'sort')) - sorts).toBe(set === 'skiplist' ? 1 : 0);
+      expect(await redis.object('ENCODING', failedKey)).toBe(encoding);
+      // A bot refused SORT is not refused once a batch: its ACL LOG stays empty.
+      if (set !== encoding) expect(await redis.acl('LOG')).toEqual([]);
+      // Only the id without a job is still failed; attempts reset on every retried job.
+      expect(after[`P:${queueName}:failed`]).toEqual(['ghost', expect.any(String)]);
+      for (const id of newest.filter((i) => i !== 'ghost')) {
+        const job = after[`P:${queueName}:${id}`] as Record<string, string>;
+        expect(job.atm ?? null).toBeNull();
+        expect(job.failedReason ?? null).toBeNull();
+      }
+    },
+  );
 
   /**
    * Batches as the script can be handed them, each id by its place in the failed set, newest
@@ -197,51 +263,65 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
    * that failed again since (a newer score), an id twice, an id that never was there, and ids
    * spread wider than the batch (a filtered selection).
    */
-  it.each([
-    ['the newest in order, one retried meanwhile, one failed again since', [0, 1, 2, 3, 4, 5, 6, 7]],
-    ['an id twice', [1, 3, 3, 4]],
-    ['a first id that is not failed', ['nope', 1, 2]],
-    ['ids spread wider than the batch', [1, 7]],
-    ['the oldest first', [7, 6, 5]],
-  ])('leaves alone what Job.retry() would refuse: %s', async (_label, places) => {
-    await seed();
-    const read = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
-    // After the ids were read: one job is retried by someone else, another fails again later.
-    const someoneElse = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
-    try {
-      await (await lib.Job.fromId(someoneElse, read[2]!))!.retry('failed');
-    } finally {
-      await someoneElse.close();
-    }
-    await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 120_000, read[5]!);
-    await redis.del(`${theirs}:${queueName}:events`);
-    await copyPrefix(redis, theirs, ours);
-    const ids = places.map((place) => (typeof place === 'number' ? read[place]! : place));
-
-    const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
-    const refused: number[] = [];
-    try {
-      for (const [i, id] of ids.entries()) {
-        const job = await lib.Job.fromId(queue, id);
-        try {
-          if (!job) throw new Error('no such job');
-          await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-        } catch {
-          refused.push(i + 1);
-        }
+  it.each(
+    [
+      ['the newest in order, one retried meanwhile, one failed again since', [0, 1, 2, 3, 4, 5, 6, 7]],
+      ['an id twice', [1, 3, 3, 4]],
+      ['a first id that is not failed', ['nope', 1, 2]],
+      ['ids spread wider than the batch', [1, 7]],
+      ['the oldest first', [7, 6, 5]],
+    ].flatMap(([label, places]) =>
+      (['listpack', 'skiplist'] as const).map((encoding) => [label, encoding, places] as const),
+    ),
+  )(
+    'leaves alone what Job.retry() would refuse: %s, the failed set a %s',
+    async (_label, encoding, places) => {
+      await seed();
+      const read = await redis.zrevrange(`${theirs}:${queueName}:failed`, 0, -1);
+      // After the ids were read: one job is retried by someone else, another fails again later.
+      const someoneElse = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+      try {
+        await (await lib.Job.fromId(someoneElse, read[2]!))!.retry('failed');
+      } finally {
+        await someoneElse.close();
       }
-    } finally {
-      await queue.close();
-    }
-    const major = String(majorOfVersion(await redis.hget(`${ours}:${queueName}:meta`, 'version')));
-    const left = await runScript(redis, RETRY_FAILED_BATCH, retryBatchKeys(ours, queueName), [
-      `${ours}:${queueName}:`,
-      major,
-      ...ids,
-    ]);
-    expect(left).toEqual(refused);
-    expect(await snapshot(redis, ours)).toEqual(await snapshot(redis, theirs));
-  });
+      await redis.zadd(`${theirs}:${queueName}:failed`, Date.now() + 120_000, read[5]!);
+      await redis.del(`${theirs}:${queueName}:events`);
+      await copyPrefix(redis, theirs, ours);
+      const ids = (places as (number | string)[]).map((place) =>
+        typeof place === 'number' ? read[place]! : place,
+      );
+      if (encoding === 'skiplist') await asSkiplist(redis, `${ours}:${queueName}:failed`);
+
+      const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix: theirs });
+      const refused: number[] = [];
+      try {
+        for (const [i, id] of ids.entries()) {
+          const job = await lib.Job.fromId(queue, id);
+          try {
+            if (!job) throw new Error('no such job');
+            await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+          } catch {
+            refused.push(i + 1);
+          }
+        }
+      } finally {
+        await queue.close();
+      }
+      const major = String(majorOfVersion(await redis.hget(`${ours}:${queueName}:meta`, 'version')));
+      const sorts = await callsOf(redis, 'sort');
+      const left = await runScript(redis, RETRY_FAILED_BATCH, retryBatchKeys(ours, queueName), [
+        `${ours}:${queueName}:`,
+        major,
+        ...ids,
+      ]);
+      expect(left).toEqual(refused);
+      expect(await snapshot(redis, ours)).toEqual(await snapshot(redis, theirs));
+      // Ids whose first and last are not the ends of one run are not read by SORT as well.
+      const spread = ids[0] === read[1] && ids.at(-1) === read[7];
+      if (spread || ids[0] === read[7]) expect((await callsOf(redis, 'sort')) - sorts).toBe(0);
+    },
+  );
 
   it("trims the events stream to the queue's cap as an XADD with MAXLEN ~ at each event does", async () => {
     await seed();
@@ -274,7 +354,7 @@ describe.each(LIBS)('a retry in one script per batch on BullMQ $major', ({ lib }
     }
     const backend = createBullmqBackend(systemFor(redisUrl, ours, [queueName]));
     try {
-      expect((await backend.retry(queueName, { all: true, limit: 1000 })).retried).toBe(7);
+      expect((await backend.retry(queueName, { all: true, limit: 1000 })).retried).toBe(FAILED);
     } finally {
       await backend.close();
     }

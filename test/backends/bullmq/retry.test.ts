@@ -1,12 +1,14 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../../src/backends/bullmq/index.js';
+import { RETRY_BATCH } from '../../../src/backends/bullmq/retry.js';
 import {
   connectionFor,
   deletePrefix,
   LIBS,
   ProviderError,
   randomName,
+  seedFailedJobs,
   systemFor,
   waitFor,
 } from '../../helpers/bullmq-jobs.js';
@@ -131,6 +133,52 @@ describe.each(LIBS)('retry of failed jobs on BullMQ $major', ({ lib, version }) 
       const job = await lib.Job.fromId(queue, id);
       expect(job!.attemptsMade).toBe(0);
     }
+  });
+
+  it('keeps two batches on their way, reports both as on their way, and puts the jobs back in order', async () => {
+    const base = `${prefix}:${queueName}:`;
+    await seedFailedJobs(redis, base, 1_000);
+    const newest = await redis.zrevrange(`${base}failed`, 0, -1);
+    // Each report: done, and the ids on their way (sent, not answered), which it lists in full.
+    const seen: [number, number][] = [];
+    const named: boolean[] = [];
+    const outcome = await backend.retry(queueName, { all: true, limit: 1_000 }, (done, _total, sofar) => {
+      const onTheirWay = Object.keys(sofar.unconfirmed ?? {}).sort();
+      named.push(
+        Object.keys(sofar.ids).length === done &&
+          JSON.stringify(onTheirWay) === JSON.stringify(newest.slice(done, done + onTheirWay.length).sort()),
+      );
+      seen.push([done, onTheirWay.length]);
+    });
+    expect(named.every(Boolean)).toBe(true);
+    expect(outcome.retried).toBe(1_000);
+    // The second batch goes out before the first is answered, each next one as the oldest answers.
+    const B = RETRY_BATCH;
+    expect(seen).toEqual([
+      [0, 0],
+      [0, B],
+      [0, 2 * B],
+      [B, B],
+      [B, 2 * B],
+      [2 * B, B],
+      [2 * B, 2 * B],
+      [3 * B, B],
+      [4 * B, 0],
+    ]);
+    // Redis ran them in the order sent: each batch pushed after the one before it.
+    expect(await redis.lrange(`${base}wait`, 0, -1)).toEqual([...newest].reverse());
+    expect(await redis.zcard(`${base}failed`)).toBe(0);
+  });
+
+  it('takes the newest of a big failed set off it by rank, and leaves exactly the older ones', async () => {
+    const base = `${prefix}:${queueName}:`;
+    await seedFailedJobs(redis, base, 1_000);
+    const newest = await redis.zrevrange(`${base}failed`, 0, -1);
+    // A whole batch, then part of one: each a run of the set from its newest end.
+    const outcome = await backend.retry(queueName, { all: true, limit: 300 });
+    expect(outcome).toMatchObject({ retried: 300, skipped: 0 });
+    expect(await redis.zrevrange(`${base}failed`, 0, -1)).toEqual(newest.slice(300));
+    expect(await redis.lrange(`${base}wait`, 0, -1)).toEqual(newest.slice(0, 300).reverse());
   });
 
   it('says which job ids are valid, and that there is nothing to retry', async () => {
