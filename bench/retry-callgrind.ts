@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
-import { freePort, spawnRedis, startPrivateRedis } from '../src/lib/redis-server.js';
+import { freePort, privateRedisArgs, spawnRedis, startPrivateRedis } from '../src/lib/redis-server.js';
 import { JOBS, PREFIX, seedFailed } from './retry.js';
 
 const RUNS = Number(process.argv[2] ?? 3);
@@ -80,16 +80,7 @@ const child = await spawnRedis(
     '--dump-instr=no',
     `--callgrind-out-file=${dir}/callgrind.out.%p`,
     'redis-server',
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
+    ...privateRedisArgs(port, dir),
   ],
   { binary: 'valgrind', ready: /Ready to accept connections/ },
 );

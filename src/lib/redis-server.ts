@@ -85,6 +85,26 @@ export async function spawnRedis(
 }
 
 /**
+ * The arguments of a private redis-server on loopback at `port`, its files in `dir`: no snapshots,
+ * and an AOF fsynced at every write only when it is to persist.
+ */
+export function privateRedisArgs(port: number, dir: string, persist = false): string[] {
+  const persistence = persist ? ['yes', '--appendfsync', 'always'] : ['no'];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    ...persistence,
+    '--dir',
+    dir,
+  ];
+}
+
+/**
  * Starts a private redis-server (used by the tests, the demo and the benchmarks) so that nothing
  * ever touches the machine's shared Redis on 6379.
  */
@@ -105,22 +125,7 @@ export async function startPrivateRedis(
   const binary = options.binary ?? 'redis-server';
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'queue-ops-redis-'));
-  const persistence = options.persist ? ['yes', '--appendfsync', 'always'] : ['no'];
-  const child = await spawnRedis(
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      ...persistence,
-      '--dir',
-      dir,
-    ],
-    { binary },
-  );
+  const child = await spawnRedis(privateRedisArgs(port, dir, options.persist === true), { binary });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
