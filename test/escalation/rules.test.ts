@@ -9,7 +9,7 @@ import {
   type LifecycleSettings,
   snoozeAlert,
 } from '../../src/escalation/lifecycle.js';
-import { evaluateRules, newRuleMemory } from '../../src/escalation/rules.js';
+import { evaluateRules, newRuleMemory, patternMatcher, patternRegExp } from '../../src/escalation/rules.js';
 import { toSystemSample } from '../../src/escalation/sampler.js';
 import type { QueueSample, Sample, SystemSample } from '../../src/escalation/samples.js';
 
@@ -504,6 +504,42 @@ const settings: LifecycleSettings = {
   escalateTo: ['S0PLATFORM'],
   clearAfterSamples: 2,
 };
+
+describe('queue patterns', () => {
+  it('match exactly what their regular expression matches', () => {
+    const patterns = [
+      '*',
+      'zeus/*',
+      '*/scheduler',
+      'zeus/celery:*_processing',
+      'ab*ba',
+      'a*b*c',
+      'zeus/alarms',
+      'x.y/*',
+    ];
+    const paths = [
+      'zeus/alarms',
+      'zeus/celery:alarm_processing',
+      'pushizo/scheduler',
+      'scheduler',
+      'aba',
+      'abba',
+      'abxba',
+      'abc',
+      'axbyc',
+      'x.y/q',
+      'xzy/q',
+      '',
+    ];
+    for (const pattern of patterns)
+      for (const path of paths)
+        expect([pattern, path, patternMatcher(pattern)(path)]).toEqual([
+          pattern,
+          path,
+          patternRegExp(pattern).test(path),
+        ]);
+  });
+});
 
 describe('alert lifecycle (pure, controlled clock)', () => {
   const backlog = [{ name: 'backlog', metric: 'waiting', above: 100, severity: 'critical' }];
