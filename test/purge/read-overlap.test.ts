@@ -12,7 +12,8 @@ const N = 2_000;
 
 /**
  * The jobs whose delete call has come back (removed, or no longer there), and waits for a set of
- * them. `releaseAll` lets go of the waits that can no longer be met (a read the engine dropped).
+ * them. `releaseAll` lets go of a wait that can no longer be met: the reply of the read sent ahead
+ * of the last one, which waits for jobs past the purge's count (never taken) and is dropped.
  */
 function deletedJobs() {
   const deleted = new Set<string>();
@@ -57,6 +58,12 @@ function readOrder() {
   };
 }
 
+/**
+ * The engine sends the next read before the one it waits for comes back, at an offset that
+ * assumes the tail did not move. A job pushed at the tail meanwhile (a LIFO job, a message kombu
+ * restores) moves it: the read-ahead then brings jobs already taken. Those must not be archived
+ * twice, and no job may end up both archived and still queued, or in neither place.
+ */
 describe('a purge whose tail moves between two overlapped reads', () => {
   const fx = usePurgeEngine('qo');
 
