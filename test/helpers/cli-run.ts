@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
@@ -115,8 +115,11 @@ export async function runCliInProcess(args: string[], options: { cwd?: string } 
 
 /**
  * Runs `node bin/queue-ops.js …` as a child (a bare environment, as a cron job has) and SIGKILLs it
- * once `reached` holds, polled every few ms: the process dies wherever it is. Throws, after
- * killing it, when `reached` never holds within `timeoutMs`, naming `what` and what it printed.
+ * once `reached` holds. `reached` is asked while the child is stopped (SIGSTOP), and the child is
+ * killed before it runs again: it dies in the state `reached` saw, however long the look took on
+ * a loaded machine, and cannot run past it (to the end, even) in between. Between two looks it
+ * runs for a few ms. Throws, after killing it, when the child exits first, or when `reached`
+ * never holds within `timeoutMs`, naming `what` and what it printed.
  */
 export async function killCliWhen(
   args: string[],
@@ -135,17 +138,50 @@ export async function killCliWhen(
   child.stderr?.on('data', (chunk) => {
     said += String(chunk);
   });
+  let ended = false;
   const exited = new Promise<NodeJS.Signals | null>((done) =>
-    child.once('exit', (_c, signal) => done(signal)),
+    child.once('exit', (_c, signal) => {
+      ended = true;
+      done(signal);
+    }),
   );
   const deadline = Date.now() + timeoutMs;
-  while (!(await reached())) {
+  for (;;) {
+    child.kill('SIGSTOP');
+    if ((await stoppedOrGone(child.pid!, () => ended)) === 'gone') {
+      await exited;
+      throw new Error(`${what} never happened: the command line exited first: ${said}`);
+    }
+    if (await reached()) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`${what} never happened: ${said}`);
     }
+    child.kill('SIGCONT');
     await new Promise((r) => setTimeout(r, 2));
   }
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
+}
+
+/**
+ * Whether process `pid` is stopped, or has exited, once /proc says one or the other: a SIGSTOP
+ * takes effect when the kernel next schedules the process, not when kill(2) returns. Without
+ * /proc (not Linux) it is taken as stopped at once.
+ */
+async function stoppedOrGone(pid: number, exited: () => boolean): Promise<'stopped' | 'gone'> {
+  for (;;) {
+    if (exited()) return 'gone';
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return existsSync('/proc/self/stat') ? 'gone' : 'stopped';
+    }
+    // "pid (command) state …": the command may hold spaces or parentheses; the state follows the last ')'.
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    if (state === 'T') return 'stopped';
+    if (state === 'Z' || state === 'X') return 'gone';
+    await new Promise((r) => setImmediate(r));
+  }
 }

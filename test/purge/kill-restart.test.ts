@@ -47,11 +47,16 @@ describe('a purge killed with SIGKILL halfway', () => {
     );
     const archive = join(archiveDir(), asked.id);
 
-    // The approver's command line runs the purge; it is killed once two chunks are on disk.
+    // The approver's command line runs the purge; it is killed once two chunks are on disk and the
+    // first deletes are done. Chunks are written ahead of their deletes (which wait for the chunk's
+    // row in the store), so two files alone can mean nothing deleted yet on a loaded machine.
     await killCliWhen(
       ['--config', config, '--user', 'U0ERIN', '--json', 'approve', asked.id],
-      () => existsSync(archive) && readdirSync(archive).filter((f) => f.startsWith('chunk-')).length >= 2,
-      'the purge writing two chunks',
+      async () =>
+        existsSync(archive) &&
+        readdirSync(archive).filter((f) => f.startsWith('chunk-')).length >= 2 &&
+        (await redis.llen(`${prefix}:events:wait`)) < N,
+      'the purge writing two chunks and deleting from the first',
     );
 
     const db = new Database(join(tmp.dir, 'queue-ops.db'), { readonly: true });

@@ -2,13 +2,61 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { listChunkFiles, readChunk } from '../../src/archive/archive.js';
 import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
-import type { QueuePurger } from '../../src/backends/queue-backend.js';
+import type { PurgeBatch, QueuePurger } from '../../src/backends/queue-backend.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
 import { randomName } from '../helpers/bullmq-jobs.js';
 import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 2_000;
+
+/**
+ * The jobs whose delete call has come back (removed, or no longer there), and waits for a set of
+ * them. `releaseAll` lets go of a wait that can no longer be met: the reply of the read sent ahead
+ * of the last one, which waits for jobs past the purge's count (never taken) and is dropped.
+ */
+function deletedJobs() {
+  const deleted = new Set<string>();
+  let waiting: { ids: string[]; resolve: () => void }[] = [];
+  const met = (ids: string[]) => ids.every((id) => deleted.has(id));
+  return {
+    settled(ids: string[]) {
+      for (const id of ids) deleted.add(id);
+      const ready = waiting.filter((w) => met(w.ids));
+      waiting = waiting.filter((w) => !met(w.ids));
+      for (const w of ready) w.resolve();
+    },
+    allOf: (ids: string[]): Promise<void> =>
+      met(ids) ? Promise.resolve() : new Promise((resolve) => waiting.push({ ids, resolve })),
+    releaseAll() {
+      for (const w of waiting) w.resolve();
+      waiting = [];
+    },
+  };
+}
+
+/**
+ * Which read the engine handles just before each one. A read starts `offset` entries past those
+ * read and not yet deleted, so `offset` plus the entries sent for deletion is where it starts among
+ * all read. The read the engine sends ahead starts where the one it waits for ends, and comes
+ * after it; a read that starts anywhere else is sent once the engine has no read on its way (at
+ * the start, or after dropping the read it had sent ahead), and comes after none.
+ */
+function readOrder() {
+  let deletesSent = 0;
+  let last: { end: number; reply: Promise<PurgeBatch> } | undefined;
+  return {
+    deleting(count: number) {
+      deletesSent += count;
+    },
+    sent(offset: number, limit: number, reply: Promise<PurgeBatch>): Promise<PurgeBatch> | undefined {
+      const start = offset + deletesSent;
+      const before = last?.end === start ? last.reply : undefined;
+      last = { end: start + limit, reply };
+      return before;
+    },
+  };
+}
 
 /**
  * The engine sends the next read before the one it waits for comes back, at an offset that
@@ -19,29 +67,49 @@ const N = 2_000;
 describe('a purge whose tail moves between two overlapped reads', () => {
   const fx = usePurgeEngine('qo');
 
-  // `lateMs`: how long each read's reply waits before the engine gets it, as on a busy client.
-  // Meanwhile the chunk before it is archived and deleted; the overlapping jobs the late reply
-  // brings must still be known as taken.
-  const purgeWithMovingTail = async (lateMs: number) => {
+  // `late`: each read's reply is handed to the engine only once the jobs of the read before it
+  // are deleted (that read's chunk, or an earlier one), so a reply that overlaps the read before
+  // it brings jobs of a chunk already deleted. They must still be known as taken.
+  const purgeWithMovingTail = async ({ late }: { late: boolean }) => {
     const { redis, prefix, store } = fx;
     await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
     const base = `${prefix}:q:`;
-    const real = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
+    const client = new Redis(fx.redisUrl);
+    const real = createBullmqPurger({ client, prefix, queue: 'q' });
+    const deletes = deletedJobs();
+    const order = readOrder();
     const pushed: string[] = [];
+    const pushes: Promise<unknown>[] = [];
     let reads = 0;
     // The real purger; every fifth read, a producer first adds a LIFO job (RPUSH at the tail).
+    // The push goes on the purger's own connection just before the read, without waiting for it:
+    // Redis runs it right before that read, and the read runs where the engine sent it among its
+    // deletes. (Awaiting the push first would hold the read back behind deletes sent after it, at
+    // an offset that no longer holds.)
     const purger: QueuePurger = {
       ...real,
-      async read(place, offset, limit) {
+      read(place, offset, limit) {
         if (++reads % 5 === 0) {
           const id = `lifo-${reads}`;
-          await redis.hset(`${base}${id}`, 'name', 'late', 'data', '{}', 'timestamp', String(Date.now()));
-          await redis.rpush(`${base}wait`, id);
+          pushes.push(
+            client.hset(`${base}${id}`, 'name', 'late', 'data', '{}', 'timestamp', String(Date.now())),
+            client.rpush(`${base}wait`, id),
+          );
           pushed.push(id);
         }
-        const batch = await real.read(place, offset, limit);
-        if (lateMs > 0) await new Promise((resolve) => setTimeout(resolve, lateMs));
-        return batch;
+        const reply = real.read(place, offset, limit);
+        const before = order.sent(offset, limit, reply);
+        if (!late || !before) return reply;
+        return reply.then(async (batch) => {
+          await deletes.allOf((await before).items.map((item) => item.identity));
+          return batch;
+        });
+      },
+      async remove(place, items) {
+        order.deleting(items.length);
+        const flags = await real.remove(place, items);
+        deletes.settled(items.map((item) => item.identity));
+        return flags;
       },
     };
     const record = await archivingPurge(store, fx.tmp.dir, {
@@ -55,10 +123,14 @@ describe('a purge whose tail moves between two overlapped reads', () => {
       store,
       purger,
       owner: 'me',
-      chunkSize: 300,
+      // Late: a chunk per read, so the read before a reply is in a chunk of its own, on its way
+      // out without waiting for that reply.
+      chunkSize: late ? 1 : 300,
       readBatch: 50,
       deleteBatch: 100,
     });
+    await Promise.all(pushes);
+    deletes.releaseAll();
     await real.close();
 
     expect(pushed.length).toBeGreaterThan(5);
@@ -83,10 +155,10 @@ describe('a purge whose tail moves between two overlapped reads', () => {
   };
 
   it('archives as many jobs as it counted, each once, and every job ends in exactly one place', async () => {
-    await purgeWithMovingTail(0);
+    await purgeWithMovingTail({ late: false });
   });
 
   it('does the same when each read reply reaches the engine late, after the chunk before it was deleted', async () => {
-    await purgeWithMovingTail(30);
+    await purgeWithMovingTail({ late: true });
   });
 });
