@@ -302,6 +302,7 @@ export function createBullmqBackend(
         script: STATUS_BATCH,
         keys: [`${prefix}:${batch[0]}:meta`],
         args: [`${prefix}:`, since, rates, at, ...batch],
+        integers: true,
       });
     }
     return steps;
