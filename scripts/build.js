@@ -139,6 +139,19 @@ async function bundleCli(dir) {
       'prom-client',
     ],
   };
+  // Both files are CommonJS, which has no `import.meta`: `import.meta.url` is the file's own URL,
+  // and packages look for their own files next to themselves (see `ownDirname`).
+  const commonJs = {
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    banner: {
+      js: [
+        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
+        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
+      ].join(' '),
+    },
+    define: { 'import.meta.url': '__queueOpsUrl' },
+  };
   const runtime = await build({
     ...shared,
     // better-sqlite3's JavaScript is linked in (compiled from the runtime's code cache, not from
@@ -149,17 +162,9 @@ async function bundleCli(dir) {
     // Named by its content: the code cache next to it (see the loader) can only ever be this
     // file's, even one written by a run that started before a rebuild swapped dist/.
     entryNames: '[name]-[hash]',
-    format: 'cjs',
-    outExtension: { '.js': '.cjs' },
-    banner: {
-      js: [
-        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
-        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
-      ].join(' '),
-    },
-    // A CommonJS file has no `import.meta`: our modules' `createRequire(import.meta.url)` resolves
-    // from the runtime file, which sits in the same node_modules tree as dist/ does.
-    define: { 'import.meta.url': '__queueOpsUrl' },
+    // Our modules' `createRequire(import.meta.url)` resolves from the runtime file, which sits in
+    // the same node_modules tree as dist/ does.
+    ...commonJs,
     plugins: [
       absentPackages(),
       lazyBuiltins(),
@@ -191,18 +196,9 @@ async function bundleCli(dir) {
     entryPoints: { 'queue-ops': join(dir, 'transports', 'cli', 'main.js') },
     // One file: the loader and the Turkish words behind their `import()` run only when it is
     // called, and each file more was one more ES module for Node to resolve and load per run.
-    // CommonJS, as bin/queue-ops.js is: no ES module loader to set up for a run.
-    format: 'cjs',
-    outExtension: { '.js': '.cjs' },
-    // Packages look for their own files next to themselves (see `ownDirname`), and the loader
-    // finds the runtime beside it by `import.meta.url`, which a CommonJS file has not.
-    banner: {
-      js: [
-        "const __queueOpsPath = (path) => require('node:path').join(__dirname, path);",
-        "const __queueOpsUrl = require('node:url').pathToFileURL(__filename).href;",
-      ].join(' '),
-    },
-    define: { 'import.meta.url': '__queueOpsUrl' },
+    // CommonJS, as bin/queue-ops.js is: no ES module loader to set up for a run. The loader finds
+    // the runtime beside it by `import.meta.url`.
+    ...commonJs,
     plugins: [
       ownDirname(outdir),
       {
