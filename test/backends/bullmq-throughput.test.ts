@@ -1,6 +1,13 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
-import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import {
+  connectionFor,
+  deletePrefix,
+  LIBS,
+  queueTakenByHand,
+  randomName,
+  systemFor,
+} from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -60,20 +67,8 @@ describe.each(LIBS)('throughput and durations, BullMQ $major', ({ lib }) => {
     await deletePrefix(redisUrl, prefix);
   });
 
-  function open(name: string, workerOptions: Record<string, unknown> = {}) {
-    const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
-    const worker = new lib.Worker(name, null, {
-      connection: connectionFor(redisUrl),
-      prefix,
-      autorun: false,
-      ...workerOptions,
-    });
-    closers.push(
-      () => queue.close(),
-      () => worker.close(),
-    );
-    return { queue, worker };
-  }
+  const open = (name: string, workerOptions: Record<string, unknown> = {}) =>
+    queueTakenByHand(name, { url: redisUrl, prefix, lib }, closers, workerOptions);
 
   it('rates, and wait and run p50/p95, are those of the jobs the test timed', async () => {
     const name = randomName('q');

@@ -1,11 +1,10 @@
-import { Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { configSchema } from '../../src/config/schema.js';
 import { evaluateRules } from '../../src/escalation/rules.js';
 import { takeSample } from '../../src/escalation/sampler.js';
-import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { deletePrefix, queueTakenByHand, randomName, systemFor } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -51,15 +50,9 @@ describe('rules on throughput and durations', () => {
     const system = systemFor(url, prefix, names);
     const backends = createBackendRegistry([createBullmqBackend(system)]);
     closers.push(() => backends.close());
-    const connection = connectionFor(url);
     /** `finished` jobs, each added `waitMs` before a worker took it and run for `runMs`, then `waiting` more. */
     async function scene(name: string, finished: number[], waitMs: number, runMs: number, waiting: number) {
-      const queue = new Queue(name, { connection, prefix });
-      const worker = new Worker(name, null, { connection, prefix, autorun: false });
-      closers.push(
-        () => queue.close(),
-        () => worker.close(),
-      );
+      const { queue, worker } = queueTakenByHand(name, { url, prefix }, closers);
       for (const at of finished) {
         vi.setSystemTime(at - runMs - waitMs);
         await queue.add('push', {}, { timestamp: at - runMs - waitMs });

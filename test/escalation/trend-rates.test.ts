@@ -1,13 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { BullmqSystemConfig } from '../../src/config/schema.js';
 import { openStore } from '../../src/store/open.js';
-import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { deletePrefix, queueTakenByHand, randomName } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { plainMonitor } from '../helpers/plain-monitor.js';
@@ -59,17 +58,7 @@ describe('trend rates from every monitor sample', () => {
 
   /** A queue and a worker that takes its jobs by hand, so each finishes when the test says. */
   function open(name: string, workerOptions: Record<string, unknown> = {}) {
-    const queue = new Queue(name, { connection: connectionFor(url), prefix });
-    const worker = new Worker(name, null, {
-      connection: connectionFor(url),
-      prefix,
-      autorun: false,
-      ...workerOptions,
-    });
-    closers.push(
-      () => queue.close(),
-      () => worker.close(),
-    );
+    const { queue, worker } = queueTakenByHand(name, { url, prefix }, closers, workerOptions);
     return async (at: number, opts: { fail?: boolean; removeOnComplete?: boolean } = {}) => {
       vi.setSystemTime(at - 2000);
       await queue.add('send', { secret: 'payload' }, opts.removeOnComplete ? { removeOnComplete: true } : {});

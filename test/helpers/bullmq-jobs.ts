@@ -30,6 +30,32 @@ export function connectionFor(url: string) {
   };
 }
 
+/**
+ * A queue and a worker that takes nothing by itself (`autorun: false`): the test takes each job
+ * with `getNextJob` and finishes it by hand, so every timestamp is one it chose. Both are closed
+ * by `closers` (the test's list, run at its end).
+ */
+export function queueTakenByHand(
+  name: string,
+  where: { url: string; prefix: string; lib?: BullmqLib },
+  closers: (() => Promise<unknown>)[],
+  workerOptions: Record<string, unknown> = {},
+) {
+  const lib = where.lib ?? bullmq6;
+  const queue = new lib.Queue(name, { connection: connectionFor(where.url), prefix: where.prefix });
+  const worker = new lib.Worker(name, null, {
+    connection: connectionFor(where.url),
+    prefix: where.prefix,
+    autorun: false,
+    ...workerOptions,
+  });
+  closers.push(
+    () => queue.close(),
+    () => worker.close(),
+  );
+  return { queue, worker };
+}
+
 export function systemFor(url: string, prefix: string, queues?: string[]): BullmqSystemConfig {
   return { name: randomName('sys'), type: 'bullmq', redis: url, prefix, ...(queues ? { queues } : {}) };
 }

@@ -1,9 +1,9 @@
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { deletePrefix, queueTakenByHand, randomName, systemFor } from '../helpers/bullmq-jobs.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -46,14 +46,9 @@ describe('/metrics job durations and counters', () => {
     const name = 'maintenance';
     // Before anything reads the clock: the backend and the metrics take Date.now when built.
     vi.useFakeTimers({ toFake: ['Date'] });
-    const queue = new Queue(name, { connection: connectionFor(url), prefix });
-    const worker = new Worker(name, null, { connection: connectionFor(url), prefix, autorun: false });
+    const { queue, worker } = queueTakenByHand(name, { url, prefix }, closers);
     const backends = createBackendRegistry([createBullmqBackend(systemFor(url, prefix, [name]))]);
-    closers.push(
-      () => queue.close(),
-      () => worker.close(),
-      () => backends.close(),
-    );
+    closers.push(() => backends.close());
     const metrics = createMetrics({ backends, cacheSeconds: 0, processMetrics: false });
 
     // Before the first read: two jobs, waits 2 s and 40 s, runs 0.3 s and 20 s.
