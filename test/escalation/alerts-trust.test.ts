@@ -4,15 +4,13 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createQueueOps, type QueueOps } from '../../src/app.js';
+import type { QueueOps } from '../../src/app.js';
 import { configSchema } from '../../src/config/schema.js';
-import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { backlogRule } from '../helpers/config-file.js';
 import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { botProcesses } from './bot-processes.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
 /**
@@ -22,15 +20,13 @@ import { fakeSlack, kindOf } from './fake-slack.js';
 const redisUrl = testRedisUrl();
 const SLACK = 'https://slack.trust.test';
 const T0 = Date.parse('2030-04-01T09:00:00.000Z');
-const logger = createLogger({ level: 'silent' });
 
 const NAMES = ['dispatch-ios', 'dispatch-android', 'maintenance'];
 let dir: string;
 let prefix: string;
 let queues: Record<string, Queue>;
-let clock: number;
 let slack: ReturnType<typeof fakeSlack>;
-const running: QueueOps[] = [];
+const bots = botProcesses(SLACK);
 
 onlyNockBeyondLoopback();
 
@@ -43,12 +39,12 @@ async function openWorld() {
     queues[name] = new Queue(name, { connection: connectionFor(redisUrl), prefix });
     await queues[name].waitUntilReady();
   }
-  clock = T0;
-  slack = fakeSlack(SLACK, { now: () => clock });
+  bots.clock = T0;
+  slack = fakeSlack(SLACK, { now: () => bots.clock });
 }
 
 async function closeWorld() {
-  for (const runtime of running.splice(0)) await runtime.close();
+  await bots.closeAll();
   for (const queue of Object.values(queues)) await queue.close();
   await deletePrefix(redisUrl, prefix);
   nock.cleanAll();
@@ -77,24 +73,8 @@ const config = (
     escalation: { intervalSeconds: 30, clearAfterSamples: 2, ...options.escalation },
   });
 
-async function start(cfg: ReturnType<typeof config>): Promise<{ runtime: QueueOps; escalation: Escalation }> {
-  const runtime = await createQueueOps({ config: cfg, env: {}, logger, now: () => new Date(clock) });
-  running.push(runtime);
-  const sender = createSlackSender(
-    createAlertWebClient('xoxb-test', { apiUrl: `${SLACK}/api/` }),
-    logger,
-    'en',
-  );
-  const escalation = createEscalation({ runtime, logger, slack: sender, label: 'test' });
-  return { runtime, escalation };
-}
-
-async function tick(escalation: Escalation, at: number) {
-  clock = at;
-  const outcome = await escalation.monitor.tick();
-  const drained = await escalation.outbox.drain();
-  return { outcome, drained };
-}
+const start = (cfg: ReturnType<typeof config>) => bots.start(cfg);
+const tick = bots.tick;
 
 const add = (queue: string, n: number) =>
   queues[queue]!.addBulk(Array.from({ length: n }, (_, i) => ({ name: 'send-push', data: { n: i } })));

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { configSchema } from '../../src/config/schema.js';
-import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
+import { createEscalation } from '../../src/escalation/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createAlertWebClient, createSlackSender } from '../../src/transports/slack/alerts.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
@@ -14,6 +13,7 @@ import { backlogRule } from '../helpers/config-file.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
 import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { botProcesses } from './bot-processes.js';
 import { fakeSlack, kindOf } from './fake-slack.js';
 
 const redisUrl = testRedisUrl();
@@ -24,9 +24,8 @@ const logger = createLogger({ level: 'silent' });
 let dir: string;
 let prefix: string;
 let queue: Queue;
-let clock: number;
 let slack: ReturnType<typeof fakeSlack>;
-const running: QueueOps[] = [];
+const bots = botProcesses(SLACK);
 
 onlyNockBeyondLoopback();
 
@@ -36,12 +35,12 @@ async function openWorld() {
   prefix = randomName('esc');
   queue = new Queue('dispatch-ios', { connection: connectionFor(redisUrl), prefix });
   await queue.waitUntilReady();
-  clock = T0;
-  slack = fakeSlack(SLACK, { now: () => clock });
+  bots.clock = T0;
+  slack = fakeSlack(SLACK, { now: () => bots.clock });
 }
 
 async function closeWorld() {
-  for (const runtime of running.splice(0)) await runtime.close();
+  await bots.closeAll();
   await queue.close();
   await deletePrefix(redisUrl, prefix);
   nock.cleanAll();
@@ -66,30 +65,9 @@ const config = () =>
     },
   });
 
-/**
- * A bot process: its own runtime and monitor on the shared SQLite file. `slackTimeoutMs: 0`
- * takes the Web API client's cut-off away, so that a Slack that hangs hangs for good.
- */
-async function start(
-  options: { slackTimeoutMs?: number } = {},
-): Promise<{ runtime: QueueOps; escalation: Escalation }> {
-  const runtime = await createQueueOps({ config: config(), env: {}, logger, now: () => new Date(clock) });
-  running.push(runtime);
-  const sender = createSlackSender(
-    createAlertWebClient('xoxb-test', { apiUrl: `${SLACK}/api/`, timeoutMs: options.slackTimeoutMs }),
-    logger,
-    'en',
-  );
-  const escalation = createEscalation({ runtime, logger, slack: sender, label: 'test' });
-  return { runtime, escalation };
-}
-
-async function tick(escalation: Escalation, at: number) {
-  clock = at;
-  const outcome = await escalation.monitor.tick();
-  const drained = await escalation.outbox.drain();
-  return { outcome, drained };
-}
+/** A bot process: its own runtime and monitor on the shared SQLite file (see botProcesses). */
+const start = (options: { slackTimeoutMs?: number } = {}) => bots.start(config(), options);
+const tick = bots.tick;
 
 const add = (n: number) =>
   queue.addBulk(
@@ -230,7 +208,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
 
     // Meanwhile the value changes and a reminder falls due: queued behind the post, not before it.
     await add(20);
-    clock = s(1);
+    bots.clock = s(1);
     await bot.escalation.monitor.tick();
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(3);
 
@@ -238,15 +216,15 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'not-before' });
     expect(slack.calls).toHaveLength(1);
 
-    clock = s(3);
+    bots.clock = s(3);
     slack.failNext(429, { retryAfter: 7 });
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
-    clock = s(9);
+    bots.clock = s(9);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'not-before' });
     expect(slack.calls.map((c) => c.status)).toEqual([500, 429]);
 
     // Slack answers again: post first, then its update, each once.
-    clock = s(11);
+    bots.clock = s(11);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 3, pending: 0 });
     // The chart goes on its own lane once the messages are out, into the post's thread.
     expect(slack.delivered().map(kindOf)).toEqual(['post', 'update', 'chart']);
@@ -266,7 +244,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       })
       .persist();
     await add(30);
-    clock = s(40);
+    bots.clock = s(40);
     await withTimersFrozen(() => bot.escalation.monitor.tick());
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBe(1);
     for (const release of held) release();
@@ -286,17 +264,17 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       ),
     });
     await add(60);
-    clock = s(0);
+    bots.clock = s(0);
     await bot.escalation.monitor.tick();
     expect(await unreachable.outbox.drain()).toMatchObject({ sent: 0, stoppedBy: 'retry' });
     expect(slack.calls).toHaveLength(0);
     await add(20);
-    clock = s(30);
+    bots.clock = s(30);
     await bot.escalation.monitor.tick();
     expect(await bot.runtime.store.escalation.pendingOutbox()).toBeGreaterThanOrEqual(2);
 
     // Slack is back: the post first, then what queued behind it, each once.
-    clock = s(40);
+    bots.clock = s(40);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ pending: 0 });
     const delivered = slack.delivered().filter((c) => c.method !== 'files.completeUploadExternal');
     expect(delivered.map(kindOf)[0]).toBe('post');
@@ -313,7 +291,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(first.drained).toMatchObject({ sent: 0, stoppedBy: 'retry' });
     expect(slack.lookups).toHaveLength(0);
 
-    clock = s(3);
+    bots.clock = s(3);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 2, pending: 0 });
     // It looked (the bot's posts since the item was queued, with their metadata) and found it.
     expect(slack.lookups).toHaveLength(1);
@@ -337,7 +315,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
   it('a post claimed by a process that died is looked for first, then posted once when Slack has none', async () => {
     const bot = await start();
     await add(60);
-    clock = s(0);
+    bots.clock = s(0);
     await bot.escalation.monitor.tick();
     const item = await bot.runtime.store.escalation.nextOutbox();
     // Another replica claimed it and died mid-call; its claim has run out.
@@ -360,13 +338,13 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(first.drained).toMatchObject({ sent: 1, pending: 1 });
     // The value changes while the chart waits for its retry: the update goes out at once.
     await add(20);
-    clock = s(1);
+    bots.clock = s(1);
     await bot.escalation.monitor.tick();
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 1, pending: 1 });
     // Second try after its 2 s back-off, third after 4 s more: then it is given up.
-    clock = s(3);
+    bots.clock = s(3);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, pending: 1 });
-    clock = s(8);
+    bots.clock = s(8);
     expect(await bot.escalation.outbox.drain()).toMatchObject({ sent: 0, dropped: 1, pending: 0 });
     expect(slack.delivered().map(kindOf)).toEqual(['post', 'update']);
     expect(slack.uploads).toHaveLength(0);
