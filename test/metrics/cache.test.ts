@@ -35,17 +35,22 @@ describe('the metrics cache', () => {
         .get('queue_ops_queue_jobs')
         ?.samples.find((s) => s.labels.state === 'waiting')?.value;
     try {
-      await backend.status(); // connected first: the count below is the reads alone
-      const start = backend.stats().roundTrips;
+      // The first read connects and loads the scripts into this Redis (one more round trip when
+      // another test has not loaded them already): the counts below are of the reads alone.
       expect(await waiting()).toBe(1);
+      clock += 10_000;
+      const start = backend.stats().roundTrips;
+      await queue.add('push', {});
+      expect(await waiting()).toBe(2);
+      expect(backend.stats().roundTrips - start).toBe(1);
       await queue.add('push', {});
       clock += 9_999;
       // Within the window: the same numbers, no read.
-      expect(await waiting()).toBe(1);
-      expect(await waiting()).toBe(1);
+      expect(await waiting()).toBe(2);
+      expect(await waiting()).toBe(2);
       expect(backend.stats().roundTrips - start).toBe(1);
       clock += 1;
-      expect(await waiting()).toBe(2);
+      expect(await waiting()).toBe(3);
       expect(backend.stats().roundTrips - start).toBe(2);
     } finally {
       await queue.close();
