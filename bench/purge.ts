@@ -25,8 +25,9 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { type ChainableCommander, Redis } from 'ioredis';
 import { createAudit } from '../src/audit/audit.js';
+import { READ_SELECTED } from '../src/backends/bullmq/filter-script.js';
 import { createBullmqBackend } from '../src/backends/bullmq/index.js';
-import { PURGE_DELETE, PURGE_READ } from '../src/backends/bullmq/scripts.js';
+import { PURGE_DELETE } from '../src/backends/bullmq/scripts.js';
 import { createCeleryBackend } from '../src/backends/celery/index.js';
 import { DELETE_MESSAGES } from '../src/backends/celery/purge.js';
 import { createBackendRegistry } from '../src/backends/registry.js';
@@ -44,7 +45,7 @@ const CELERY_QUEUE = 'celery:notification_sending';
 
 /** The purge scripts, by SHA1, as BENCH_SLOWLOG names them. */
 const SCRIPT_NAMES = new Map([
-  [PURGE_READ.sha, 'BullMQ read'],
+  [READ_SELECTED.sha, 'BullMQ read (Lua, without the pipe)'],
   [PURGE_DELETE.sha, 'BullMQ delete'],
   [DELETE_MESSAGES.sha, 'Celery delete'],
 ]);

@@ -154,7 +154,15 @@ describe("README's Redis users: read-only, and one for actions", () => {
         owner: 'me',
       });
       const purger = await actor.purger!('acl-purge');
+      await admin.call('ACL', 'LOG', 'RESET');
       const { record: done } = await runPurge(record, { store, purger, owner: 'me' });
+      // The hashes were read through the raw pipe, opened as that user, and nothing was refused.
+      const pipe = String(await admin.client('LIST'))
+        .split('\n')
+        .find((line) => line.includes(' name=queue-ops:pushizo:purge:read '));
+      expect(pipe).toContain(' user=queue-ops-act-hs ');
+      expect(pipe).toContain(' cmd=hgetall ');
+      expect(await admin.call('ACL', 'LOG')).toEqual([]);
       expect(await seeder.llen('hs:acl-purge:wait')).toBe(0);
       expect(await runUndo(done, { purger })).toEqual({ restored: 500, existing: [], alreadyThere: 0 });
       await purger.clearUndoProgress(done.id);

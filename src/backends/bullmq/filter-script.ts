@@ -58,7 +58,7 @@ out[2] = matched
 return out`);
 
 /**
- * A purge's batch read by ids (a selection's), with the reply {@link PURGE_READ} gives, so the
+ * A purge's batch read by ids (a selection's), with the reply READ_HASHES describes, so the
  * same code builds the archive lines: `{ ids, scores, logs, hashes… }`. An id no longer in the
  * zset, or without a hash, is left out (it is not there to purge any more); a list's ids are taken
  * as they are (the delete checks the list). Never stops early: a selection is walked by position,

@@ -13,6 +13,9 @@ import { batchOfReply, LAYOUT, sampleOfLine } from './purge.js';
  */
 const LIST_DELETE_CALL = 25;
 
+/** Selected jobs per read: one READ_SELECTED call, a few milliseconds of Redis. */
+const SELECTED_READ = 250;
+
 /**
  * A purger that takes part of the states it is asked for: the jobs a filter matches and/or all but
  * the newest `keep` failures. Only the choice of jobs differs from a whole-state purge; archiving,
@@ -107,5 +110,7 @@ export function withSelection(
       return (await Promise.all(calls)).flat();
     },
     meta: () => ({ ...purger.meta(), selection: { ...selection } }),
+    // A selection's ids are read by one READ_SELECTED call each, which holds Redis while it runs.
+    batch: { read: SELECTED_READ, delete: purger.batch?.delete ?? SELECTED_READ },
   };
 }

@@ -3,6 +3,7 @@ import { LineWriter } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
 import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger, UndoStep } from '../queue-backend.js';
+import { openRawPipe, type RawPipe } from '../raw-pipe.js';
 import {
   MARKER_MOVED,
   readUndoProgress,
@@ -10,7 +11,9 @@ import {
   undoStepArgs,
   undoTakenOver,
 } from '../undo-marker.js';
-import { PURGE_DELETE, PURGE_EXISTING, PURGE_READ, PURGE_RESTORE } from './scripts.js';
+import { READ_SELECTED } from './filter-script.js';
+import { type HashSizes, readHashesThroughPipe } from './purge-read.js';
+import { PURGE_DELETE, PURGE_EXISTING, PURGE_RESTORE } from './scripts.js';
 
 /**
  * Where each state's jobs sit, in the order a purge walks them: delayed first, so that a delayed
@@ -24,6 +27,12 @@ export const LAYOUT: { state: PurgeState; name: string; kind: 'list' | 'zset' }[
   { state: 'waiting', name: 'paused', kind: 'list' },
   { state: 'waiting', name: 'wait', kind: 'list' },
 ];
+
+/** Jobs per READ_SELECTED call when the hashes are read by Lua (about 12 µs of Redis a job). */
+const LUA_READ_CALL = 250;
+
+/** How long a read through the pipe may wait for Redis: the purge connection's command timeout. */
+const READ_TIMEOUT_MS = 30_000;
 
 /** Restores per script call: each line is a whole job, so a few hundred keep a call short. */
 const RESTORE_BATCH = 200;
@@ -61,7 +70,7 @@ function idsOf(json: Buffer): string[] {
 }
 
 /**
- * A batch from a read script's reply (PURGE_READ, READ_SELECTED): the line is put together here
+ * A batch from READ_SELECTED's reply (see READ_HASHES): the line is put together here
  * around the hashes' bytes, which are never decoded: a string per job was most of the client's
  * time and garbage.
  */
@@ -118,6 +127,11 @@ export function createBullmqPurger(options: {
   prefix: string;
   queue: string;
   now?: () => number;
+  /**
+   * Opens the raw pipe the hashes are read through (see `read`); by default, one beside `client`.
+   * Resolving to undefined reads them by Lua alone.
+   */
+  openPipe?: () => Promise<RawPipe | undefined>;
 }): QueuePurger {
   const { client, prefix, queue } = options;
   const now = options.now ?? Date.now;
@@ -141,18 +155,84 @@ export function createBullmqPurger(options: {
     });
   }
 
+  const hashSizes: HashSizes = { bytesPerJob: undefined };
+  let pipe: Promise<RawPipe | undefined> | undefined;
+
   /**
-   * One batch: the script gives each job's hash as JSON (see PURGE_READ), and the line is put
-   * together around those bytes (batchOfReply).
+   * One batch: its ids (and scores) read on the purge's connection, in order with its deletes (an
+   * offset counts on every delete sent before it having run), then their hashes through the raw
+   * pipe (readHashesThroughPipe). Without a pipe, with logs to read, or when the pipe fails, the
+   * hashes are read by READ_SELECTED through the client instead, whose reply gives the same lines
+   * (batchOfReply): a Redis that is really gone then fails the read the way every other call does.
    */
   async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
-    const reply = (await runScriptBuffer(
-      client,
-      PURGE_READ,
-      [base + place.name],
-      [place.kind, offset, limit, base, READ_BYTES],
-    )) as Buffer[];
-    return batchOfReply(place.name, reply);
+    // Sent before anything is awaited: `read` is called in order with `remove`.
+    const range =
+      place.kind === 'list'
+        ? client.lrange(base + place.name, -(offset + limit), -(offset + 1))
+        : client.zrange(base + place.name, offset, offset + limit - 1, 'WITHSCORES');
+    const got = await range;
+    let ids: string[];
+    let scores: string[] | undefined;
+    if (place.kind === 'list') ids = got.reverse();
+    else {
+      ids = [];
+      scores = [];
+      for (let i = 0; i < got.length; i += 2) {
+        ids.push(got[i]!);
+        scores.push(got[i + 1]!);
+      }
+    }
+    if (ids.length === 0) return { items: [], lines: [] };
+    pipe ??= options.openPipe
+      ? options.openPipe()
+      : openRawPipe(client, {
+          name: `${client.options.connectionName ?? 'queue-ops:purge'}:read`,
+          timeoutMs: READ_TIMEOUT_MS,
+        });
+    const open = await pipe;
+    if (open && !open.closed) {
+      try {
+        const batch = await readHashesThroughPipe(open, {
+          base,
+          placeName: place.name,
+          ids,
+          scores,
+          budget: READ_BYTES,
+          sizes: hashSizes,
+        });
+        if (batch) return batch;
+      } catch {
+        // A connection lost or a reply it cannot take: the client reads from now on.
+        open.close();
+      }
+    }
+    return await readThroughLua(place, ids);
+  }
+
+  /**
+   * The hashes of `ids` by READ_SELECTED, a few hundred a call (a script holds Redis while it
+   * runs), stopping after the call that passes READ_BYTES.
+   */
+  async function readThroughLua(place: PurgePlace, ids: string[]): Promise<PurgeBatch> {
+    const items: PurgeBatch['items'] = [];
+    const lines: Buffer[] = [];
+    let bytes = 0;
+    for (let i = 0; i < ids.length && bytes < READ_BYTES; i += LUA_READ_CALL) {
+      const reply = (await runScriptBuffer(
+        client,
+        READ_SELECTED,
+        [base + place.name],
+        [place.kind, base, ...ids.slice(i, i + LUA_READ_CALL)],
+      )) as Buffer[];
+      const batch = batchOfReply(place.name, reply);
+      items.push(...batch.items);
+      for (const block of batch.lines) {
+        lines.push(block);
+        bytes += block.length;
+      }
+    }
+    return { items, lines };
   }
 
   return {
@@ -224,12 +304,15 @@ export function createBullmqPurger(options: {
 
     meta: () => ({ prefix, keyBase: base }),
 
-    // A read costs Redis about 5 µs a job (HGETALL and cjson in Lua), a delete about 2 µs (two
-    // keys unlinked). Calls sent back to back on one connection run back to back in Redis, so a
-    // read, the read after it and a delete must still fit in about 5 ms together.
-    batch: { read: 250, delete: 500 },
+    // A read is one LRANGE or ZRANGE of its ids (well under a millisecond at a thousand) and their
+    // hashes through the pipe, which Redis takes as separate commands, between any other client's;
+    // its Lua fallback goes a few hundred jobs a call. A delete costs Redis about 2 µs a job (two
+    // keys unlinked), so one of 500 holds it about a millisecond. A thousand a read halved the
+    // calls and awaits a job against 250, for 20 % more jobs a second.
+    batch: { read: 1000, delete: 500 },
 
     async close() {
+      (await pipe)?.close();
       client.disconnect();
     },
   };

@@ -4,10 +4,21 @@ import { MARKER_MOVED, UNDO_MARKER_LUA } from '../undo-marker.js';
 export type { LuaScript };
 
 /**
- * The second half of a batch read, shared by {@link PURGE_READ} and the read of a filtered
- * selection (READ_SELECTED): given the locals `ids` and `scores` (the batch, in walk order),
- * `base` (the key base), `kind` and `budget` (stop once the hashes pass that many bytes), it
- * returns `{ ids, scores, logs, hashes… }` as PURGE_READ describes.
+ * The hashes of a batch read by Lua (READ_SELECTED: a filtered selection's, and a whole-state
+ * purge's when its raw pipe cannot read them): given the locals `ids` and `scores` (the batch, in
+ * walk order), `base` (the key base), `kind` and `budget` (stop once the hashes pass that many
+ * bytes), it returns `{ ids, scores, logs, hashes… }`: each job's hash as cjson writes its HGETALL
+ * (a JSON array of field, value, …), so the client builds each archive line from ready JSON with
+ * no per-job command or JSON parsing. Building the whole line here costs Redis twice as much (a Lua
+ * table and a string concatenation per job), and Redis is the one thread every worker shares. Logs
+ * are read only when one EXISTS over the whole batch says some job has any (almost none do). A job
+ * without a hash (a legacy `0:` marker in the wait list, a job removed since) is left out.
+ * Read-only: runs on a Redis at maxmemory.
+ *
+ * Replies, tail (lowest score) first: ids a JSON array; scores a JSON array of strings for a zset,
+ * '' for a list; logs '' when no job has any, else a JSON array of each job's log lines; then the
+ * hashes, one JSON array a line, in blocks of about 32 KB (a string a job costs the client an
+ * object each; one string for all costs Lua 5.1's table.concat more than the rest of the script).
  */
 export const READ_HASHES = `
 local logKeys = {}
@@ -47,42 +58,6 @@ if #taken > 0 then
   if anyLogs then out[3] = '[' .. table.concat(takenLogs, ',') .. ']' end
 end
 return out`;
-
-/**
- * A purge's next batch, read from where workers take next (the tail of a list, the lowest scores
- * of a zset), skipping `offset` read and not yet deleted: each job's hash as cjson writes its
- * HGETALL (a JSON array of field, value, …), so the client builds each archive line from ready
- * JSON with no per-job command or JSON parsing, which was most of a purge's time. Building the
- * whole line here costs Redis twice as much (a Lua table and a string concatenation per job), and
- * Redis is the one thread every worker shares. Logs are read only when one EXISTS over the whole
- * batch says some job has any (almost none do). A job without a hash (a legacy `0:` marker in the
- * wait list, a job removed since) is left out. Stops early, after at least one job, once the
- * hashes pass ARGV[5] bytes, so that a batch of big jobs stays a short call. Read-only: runs on a
- * Redis at maxmemory.
- *
- * KEYS[1]: the list or zset. ARGV: kind (`list`|`zset`), offset, count, key base, byte budget.
- * Returns `{ ids, scores, logs, hashes… }`, tail (lowest score) first: ids a JSON array; scores a
- * JSON array of strings for a zset, '' for a list; logs '' when no job has any, else a JSON array
- * of each job's log lines; then the hashes, one JSON array a line, in blocks of about 32 KB (a
- * string a job costs the client an object each; one string for all costs Lua 5.1's table.concat
- * more than the rest of the script).
- */
-export const PURGE_READ = luaScript(`
-local kind, offset, count, base = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local budget = tonumber(ARGV[5])
-local ids, scores = {}, {}
-if kind == 'list' then
-  local got = redis.call('LRANGE', KEYS[1], -(offset + count), -(offset + 1))
-  for i = #got, 1, -1 do ids[#ids + 1] = got[i] end
-else
-  local got = redis.call('ZRANGE', KEYS[1], offset, offset + count - 1, 'WITHSCORES')
-  for i = 1, #got, 2 do
-    ids[#ids + 1] = got[i]
-    scores[#ids] = got[i + 1]
-  end
-end
-if #ids == 0 then return {} end
-${READ_HASHES}`);
 
 /**
  * Deletes jobs of one batch only where they still are: a job a worker took meanwhile (no longer
