@@ -8,6 +8,7 @@ import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
 import type { BullmqSystemConfig, CelerySystemConfig } from '../../src/config/schema.js';
 import { celeryEnvelope } from '../../src/demo/seed-celery.js';
+import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
@@ -103,6 +104,47 @@ async function purgeCeleryQueue(connection: RedisOptions, system: CelerySystemCo
   }
 }
 
+/**
+ * 300 BullMQ jobs purged into the archive through the backend's purger, then undone: the hashes
+ * are read through the raw pipe, which connects to the Redis the purge's client found (through
+ * TLS with the system's CA, or the master the sentinels named), not by Lua.
+ */
+async function purgeBullmqQueue(connection: RedisOptions, system: BullmqSystemConfig): Promise<void> {
+  const writer = new Redis(connection);
+  const tmp = mkdtempSync(join(tmpdir(), 'qo-conn-purge-'));
+  const store = createSqliteStore(join(tmp, 'queue-ops.db'));
+  await store.migrate();
+  const backend = createBullmqBackend(system);
+  try {
+    await seedRawBullmqJobs(writer, { prefix: system.prefix, queue: 'events', count: 300 });
+    const before = await writer.lrange(`${system.prefix}:events:wait`, 0, -1);
+    const record = await archivingPurge(store, tmp, {
+      id: randomName('r-conn'),
+      system: system.name,
+      queue: 'events',
+      total: 300,
+      owner: 'test',
+    });
+    const purger = await backend.purger('events');
+    const { record: done } = await runPurge(record, { store, purger, owner: 'test', chunkSize: 100 });
+    expect(done).toMatchObject({ state: 'done', archived: 300, purged: 300 });
+    expect(await writer.llen(`${system.prefix}:events:wait`)).toBe(0);
+    const pipe = String(await writer.client('LIST'))
+      .split('\n')
+      .find((line) => line.includes(` name=queue-ops:${system.name}:purge:read `));
+    expect(pipe).toContain(' cmd=hgetall ');
+    expect(await runUndo(done, { purger })).toMatchObject({ restored: 300 });
+    await purger.close();
+    expect(await writer.lrange(`${system.prefix}:events:wait`, 0, -1)).toEqual(before);
+  } finally {
+    // The server is this describe's own, its prefix a fresh one: nothing to clear.
+    writer.disconnect();
+    await backend.close();
+    await store.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 describe('fail and a Celery purge against a Redis behind TLS with a private CA', () => {
   let ca: TestCa;
   let server: RedisProcess;
@@ -128,6 +170,19 @@ describe('fail and a Celery purge against a Redis behind TLS with a private CA',
         type: 'bullmq',
         redis: `rediss://127.0.0.1:${server.port}`,
         prefix: randomName('tlsfail'),
+        tls: { ca: ca.ca },
+      }),
+    );
+  });
+
+  it('purges a BullMQ queue through the raw pipe and undoes it, over rediss:// with the CA file', async () => {
+    await purgeBullmqQueue(
+      tlsConnection(),
+      parseSystem<BullmqSystemConfig>({
+        name: 'pushizo',
+        type: 'bullmq',
+        redis: `rediss://127.0.0.1:${server.port}`,
+        prefix: randomName('tlspurge'),
         tls: { ca: ca.ca },
       }),
     );
@@ -173,6 +228,18 @@ describe('fail and a Celery purge against a Redis found through Sentinel', () =>
         name: 'pushizo',
         type: 'bullmq',
         prefix: randomName('senfail'),
+        ...sentinelShape(),
+      }),
+    );
+  });
+
+  it('purges a BullMQ queue through the raw pipe to the master and undoes it, through sentinel.sentinels from config', async () => {
+    await purgeBullmqQueue(
+      viaSentinel(),
+      parseSystem<BullmqSystemConfig>({
+        name: 'pushizo',
+        type: 'bullmq',
+        prefix: randomName('senpurge'),
         ...sentinelShape(),
       }),
     );
