@@ -10,6 +10,8 @@
  * machine short of CPU.
  * And the CPU each side spent: Redis (INFO cpu) and this process (every thread: the purge, its
  * gzip, V8's collector), to tell which one a figure waited on.
+ * One more row runs the purge with no probe beside it, for its rate when it shares the machine with
+ * Redis alone.
  * Two reference rows give the machine's own floor, so that a worst PING can be read: the probe
  * alone on an idle Redis for as long as queue-ops took, and the same deletes queue-ops makes (list
  * tail and job hashes, in batches) paced to the rate it reached, with nothing read or archived.
@@ -160,6 +162,34 @@ export async function withProbe(url: string, work: () => Promise<number>): Promi
   };
 }
 
+/**
+ * `work` with no probe beside it: what the purge does when it has the machine's two CPUs to share
+ * with Redis alone (the probe is a process of its own that keeps one of them busy). No PING
+ * figures (shown as –).
+ */
+async function withoutProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
+  const admin = new Redis(url);
+  await slowlogStart(admin);
+  const redisBefore = await redisCpuSeconds(admin);
+  const cpuBefore = process.cpuUsage();
+  const t0 = performance.now();
+  const removed = await work();
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
+  const longestCall = await slowlogLongest(admin);
+  admin.disconnect();
+  return {
+    ms,
+    removed,
+    worstPing: Number.NaN,
+    p99Ping: Number.NaN,
+    longestCall,
+    redisCpu,
+    clientCpu: (cpu.user + cpu.system) / 1e6,
+  };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -270,6 +300,12 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       note: 'nothing running',
     });
     await seedBull();
+    log('queue-ops purge (BullMQ) with no probe beside it…');
+    figures.bullmq.push({
+      label: 'queue-ops purge, no probe beside it',
+      ...(await withoutProbe(url, () => purge('hs', QUEUE))),
+    });
+    await seedBull();
     log('the same deletes alone, at the same rate…');
     figures.bullmq.push({
       label: 'LTRIM + UNLINK alone, same rate',
@@ -333,6 +369,12 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
       ...(await withProbe(url, () => purge('zeus', CELERY_QUEUE))),
     });
     await seedCelery();
+    log('queue-ops purge (Celery) with no probe beside it…');
+    figures.celery.push({
+      label: 'queue-ops purge, no probe beside it',
+      ...(await withoutProbe(url, () => purge('zeus', CELERY_QUEUE))),
+    });
+    await seedCelery();
     const celeryRate = (N / figures.celery[0]!.ms) * 1000;
     const lists = [0, 3, 6, 9].map((s) => priorityKey(CELERY_QUEUE, s));
     const lengths = await Promise.all(lists.map((list) => admin.llen(list)));
@@ -384,9 +426,10 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
         (r.ms / 1000).toFixed(2).padStart(8),
         // A rate over less than a tenth of a second (one DEL) says nothing: shown as "–".
         (r.ms < 100 ? '–' : Math.round((r.removed / r.ms) * 1000).toLocaleString('en-US')).padStart(11),
-        r.worstPing.toFixed(1).padStart(10),
-        r.p99Ping.toFixed(1).padStart(8),
-        `${(r.worstPing / ours.worstPing).toFixed(1)}×`.padStart(9),
+        // No probe ran beside a row of the purge alone.
+        (Number.isNaN(r.worstPing) ? '–' : r.worstPing.toFixed(1)).padStart(10),
+        (Number.isNaN(r.p99Ping) ? '–' : r.p99Ping.toFixed(1)).padStart(8),
+        (Number.isNaN(r.worstPing) ? '–' : `${(r.worstPing / ours.worstPing).toFixed(1)}×`).padStart(9),
         r.longestCall.toFixed(1).padStart(12),
         r.redisCpu.toFixed(1).padStart(9),
         r.clientCpu.toFixed(1).padStart(10),
@@ -421,6 +464,8 @@ export async function purgeBench(url: string, log: (text: string) => void): Prom
     'Redis CPU / client CPU: seconds of CPU Redis and this process (all threads: purge, gzip, GC) spent meanwhile.',
     "idle Redis: the probe alone for as long as queue-ops took; LTRIM + UNLINK alone: queue-ops' deletes without",
     'its reads or archive, paced to its rate. Their worst PING is what this machine does to a probe anyway.',
+    'no probe beside it: the same purge with no PING probe running (the probe is a process that keeps one of two',
+    'CPUs busy): its rate when it shares the machine with Redis alone.',
     'queue-ops purge writes every job to a gzip archive (fsynced, sha256 in its manifest) before deleting it.',
     `load average (1, 5, 15 min) at the start: ${startLoad}; at the end: ${loadNow()}.`,
   ];
