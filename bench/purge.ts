@@ -124,6 +124,18 @@ interface ProbeReport {
   over20: number;
 }
 
+/** `work` timed, with the CPU it cost Redis and this process meanwhile. */
+async function measured(admin: Redis, work: () => Promise<number>) {
+  const redisBefore = await redisCpuSeconds(admin);
+  const cpuBefore = process.cpuUsage();
+  const t0 = performance.now();
+  const removed = await work();
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
+  return { ms, removed, redisCpu, clientCpu: (cpu.user + cpu.system) / 1e6 };
+}
+
 export async function withProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
   await slowlogStart(admin);
@@ -132,13 +144,7 @@ export async function withProbe(url: string, work: () => Promise<number>): Promi
   });
   const first = new Promise<unknown>((resolve) => probe.once('message', resolve));
   await first;
-  const redisBefore = await redisCpuSeconds(admin);
-  const cpuBefore = process.cpuUsage();
-  const t0 = performance.now();
-  const removed = await work();
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpuBefore);
-  const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
+  const figure = await measured(admin, work);
   const result = new Promise<ProbeReport>((resolve) =>
     probe.once('message', (m) => resolve(m as ProbeReport)),
   );
@@ -146,20 +152,12 @@ export async function withProbe(url: string, work: () => Promise<number>): Promi
   const { worst, p99, worstAt, over20 } = await result;
   if (process.env.BENCH_SLOWLOG)
     console.error(
-      `probe: worst ${worst.toFixed(1)} ms at ${(worstAt / 1000).toFixed(2)} s of ${(ms / 1000).toFixed(2)} s; ${over20} PINGs over 20 ms`,
+      `probe: worst ${worst.toFixed(1)} ms at ${(worstAt / 1000).toFixed(2)} s of ${(figure.ms / 1000).toFixed(2)} s; ${over20} PINGs over 20 ms`,
     );
   await new Promise((resolve) => (probe.exitCode === null ? probe.once('exit', resolve) : resolve(null)));
   const longestCall = await slowlogLongest(admin);
   admin.disconnect();
-  return {
-    ms,
-    removed,
-    worstPing: worst,
-    p99Ping: p99,
-    longestCall,
-    redisCpu,
-    clientCpu: (cpu.user + cpu.system) / 1e6,
-  };
+  return { ...figure, worstPing: worst, p99Ping: p99, longestCall };
 }
 
 /**
@@ -170,24 +168,10 @@ export async function withProbe(url: string, work: () => Promise<number>): Promi
 async function withoutProbe(url: string, work: () => Promise<number>): Promise<Omit<Figure, 'label'>> {
   const admin = new Redis(url);
   await slowlogStart(admin);
-  const redisBefore = await redisCpuSeconds(admin);
-  const cpuBefore = process.cpuUsage();
-  const t0 = performance.now();
-  const removed = await work();
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpuBefore);
-  const redisCpu = (await redisCpuSeconds(admin)) - redisBefore;
+  const figure = await measured(admin, work);
   const longestCall = await slowlogLongest(admin);
   admin.disconnect();
-  return {
-    ms,
-    removed,
-    worstPing: Number.NaN,
-    p99Ping: Number.NaN,
-    longestCall,
-    redisCpu,
-    clientCpu: (cpu.user + cpu.system) / 1e6,
-  };
+  return { ...figure, worstPing: Number.NaN, p99Ping: Number.NaN, longestCall };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

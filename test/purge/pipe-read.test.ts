@@ -1,14 +1,15 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { listChunkFiles, readChunk, splitBlocks } from '../../src/archive/archive.js';
+import { splitBlocks } from '../../src/archive/archive.js';
 import { archivedHash, createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { PurgeBatch, PurgeState, QueuePurger } from '../../src/backends/queue-backend.js';
 import { openRawPipe, type RawPipe } from '../../src/backends/raw-pipe.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
+import { archivedLines } from '../faults/fault-fixture.js';
 import { connectionFor, randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
+import { archivingPurge, type PurgeEngineFixture, usePurgeEngine } from './engine-fixture.js';
 
 /**
  * A whole-state purge reads its jobs' hashes through a raw pipe (pipelined HGETALL, replies copied
@@ -42,6 +43,43 @@ async function readAll(purger: QueuePurger): Promise<{ ids: string[]; lines: Lin
 async function commandCalls(redis: Redis, command: string): Promise<number> {
   const stats = await redis.info('commandstats');
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+}
+
+/**
+ * `N` jobs seeded in `q`, purged through `purger` (reads of `readBatch`): the list is left empty,
+ * the archive holds each job once, and undo through `restorer` gives every one back, in order.
+ */
+async function purgesEveryJobOnce(
+  fx: PurgeEngineFixture,
+  options: { N: number; readBatch: number; purger: () => QueuePurger; restorer?: QueuePurger },
+): Promise<void> {
+  const { redis, prefix, store } = fx;
+  const { N } = options;
+  await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
+  const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
+  const sample = await redis.hgetall(`${prefix}:q:${before[N - 7]}`);
+  const purger = options.purger();
+  const record = await archivingPurge(store, fx.tmp.dir, {
+    id: randomName('p'),
+    system: 'hs',
+    queue: 'q',
+    total: N,
+    owner: 'me',
+  });
+  const { record: done } = await runPurge(record, {
+    store,
+    purger,
+    owner: 'me',
+    readBatch: options.readBatch,
+  });
+  expect(await redis.llen(`${prefix}:q:wait`)).toBe(0);
+  const archived = (await archivedLines<{ id: string }>(done.archivePath)).map((line) => line.id);
+  expect(archived.length).toBe(N);
+  expect(new Set(archived).size).toBe(N);
+  const restorer = options.restorer ?? purger;
+  expect(await runUndo(done, { purger: restorer })).toEqual({ restored: N, existing: [], alreadyThere: 0 });
+  expect(await redis.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(before);
+  expect(await redis.hgetall(`${prefix}:q:${before[N - 7]}`)).toEqual(sample);
 }
 
 describe('a purge reading hashes through the raw pipe', () => {
@@ -133,68 +171,47 @@ describe('a purge reading hashes through the raw pipe', () => {
   });
 
   it('takes every job once and undo gives every one back when the pipe is killed midway: the client reads the rest', async () => {
-    const { redis, prefix, store } = fx;
-    const N = 3_000;
-    await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
-    const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
-    const sample = await redis.hgetall(`${prefix}:q:${before[1234]}`);
+    const { redis, prefix } = fx;
     const client = new Redis(fx.redisUrl, { connectionName: `queue-ops:${prefix}:purge` });
     const real = createBullmqPurger({ client, prefix, queue: 'q' });
     let reads = 0;
     let killed = false;
-    const purger: QueuePurger = {
-      ...real,
-      async read(place, offset, limit) {
-        const batch = await real.read(place, offset, limit);
-        if (++reads === 2) {
-          const line = String(await redis.client('LIST'))
-            .split('\n')
-            .find((l) => l.includes(` name=queue-ops:${prefix}:purge:read `));
-          const id = line?.match(/^id=(\d+)/)?.[1];
-          if (id) killed = Number(await redis.client('KILL', 'ID', id)) === 1;
-        }
-        return batch;
-      },
-    };
-    const record = await archivingPurge(store, fx.tmp.dir, {
-      id: randomName('p'),
-      system: 'hs',
-      queue: 'q',
-      total: N,
-      owner: 'me',
+    await purgesEveryJobOnce(fx, {
+      N: 3_000,
+      readBatch: 200,
+      restorer: real,
+      purger: () => ({
+        ...real,
+        async read(place, offset, limit) {
+          const batch = await real.read(place, offset, limit);
+          if (++reads === 2) {
+            const line = String(await redis.client('LIST'))
+              .split('\n')
+              .find((l) => l.includes(` name=queue-ops:${prefix}:purge:read `));
+            const id = line?.match(/^id=(\d+)/)?.[1];
+            if (id) killed = Number(await redis.client('KILL', 'ID', id)) === 1;
+          }
+          return batch;
+        },
+      }),
     });
-    const { record: done } = await runPurge(record, { store, purger, owner: 'me', readBatch: 200 });
     expect(killed).toBe(true);
     expect(reads).toBeGreaterThan(3);
-    expect(await redis.llen(`${prefix}:q:wait`)).toBe(0);
-    const archived: string[] = [];
-    for (const file of await listChunkFiles(done.archivePath))
-      for (const line of await readChunk(done.archivePath, file))
-        archived.push((JSON.parse(line) as { id: string }).id);
-    expect(archived.length).toBe(N);
-    expect(new Set(archived).size).toBe(N);
-    expect(await runUndo(done, { purger: real })).toEqual({ restored: N, existing: [], alreadyThere: 0 });
-    expect(await redis.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(before);
-    expect(await redis.hgetall(`${prefix}:q:${before[1234]}`)).toEqual(sample);
     await real.close();
   });
 
   it('reads a batch whose pipe fails while its hashes are on the way by the client instead, and goes on by the client', async () => {
-    const { redis, prefix, store } = fx;
-    const N = 2_000;
-    await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
-    const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
     const client = new Redis(fx.redisUrl);
     let requests = 0;
     let failed = 0;
     // A real pipe, closed right after its third request is written: that request's replies never
     // come, as when the connection drops with a batch's hashes on the way.
-    const real = createBullmqPurger({
+    const purger = createBullmqPurger({
       client,
-      prefix,
+      prefix: fx.prefix,
       queue: 'q',
       openPipe: async () => {
-        const pipe = await openRawPipe(client, { name: `queue-ops:${prefix}:read`, timeoutMs: 5000 });
+        const pipe = await openRawPipe(client, { name: `queue-ops:${fx.prefix}:read`, timeoutMs: 5000 });
         if (!pipe) return undefined;
         return {
           get closed() {
@@ -214,27 +231,11 @@ describe('a purge reading hashes through the raw pipe', () => {
         } satisfies RawPipe;
       },
     });
-    const record = await archivingPurge(store, fx.tmp.dir, {
-      id: randomName('p'),
-      system: 'hs',
-      queue: 'q',
-      total: N,
-      owner: 'me',
-    });
-    const { record: done } = await runPurge(record, { store, purger: real, owner: 'me', readBatch: 100 });
+    await purgesEveryJobOnce(fx, { N: 2_000, readBatch: 100, purger: () => purger });
     // The third, and the one before it when it was still on its way (the engine reads one ahead).
     expect(failed).toBeGreaterThanOrEqual(1);
     // No request went on the wire once the pipe failed: the rest were read by Lua.
     expect(requests).toBe(3);
-    expect(await redis.llen(`${prefix}:q:wait`)).toBe(0);
-    const archived: string[] = [];
-    for (const file of await listChunkFiles(done.archivePath))
-      for (const line of await readChunk(done.archivePath, file))
-        archived.push((JSON.parse(line) as { id: string }).id);
-    expect(new Set(archived).size).toBe(N);
-    expect(archived.length).toBe(N);
-    expect(await runUndo(done, { purger: real })).toEqual({ restored: N, existing: [], alreadyThere: 0 });
-    expect(await redis.lrange(`${prefix}:q:wait`, 0, -1)).toEqual(before);
-    await real.close();
+    await purger.close();
   });
 });
