@@ -89,19 +89,16 @@ export async function spawnRedis(
  * and an AOF fsynced at every write only when it is to persist.
  */
 export function privateRedisArgs(port: number, dir: string, persist = false): string[] {
+  return ['--port', String(port), ...loopbackRedisArgs(persist), '--dir', dir];
+}
+
+/**
+ * On loopback only, with no snapshots; an AOF fsynced at every write only when it is to persist.
+ * What every private redis-server starts with, whatever else it is (a cluster node, TLS only).
+ */
+export function loopbackRedisArgs(persist = false): string[] {
   const persistence = persist ? ['yes', '--appendfsync', 'always'] : ['no'];
-  return [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    ...persistence,
-    '--dir',
-    dir,
-  ];
+  return ['--bind', '127.0.0.1', '--save', '', '--appendonly', ...persistence];
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configSchema } from '../../src/config/schema.js';
-import { freePort, spawnRedis } from '../../src/lib/redis-server.js';
+import { freePort, loopbackRedisArgs, spawnRedis } from '../../src/lib/redis-server.js';
 
 /** One system's config, read by the schema as a config file's would be (defaults filled in). */
 export const parseSystem = <T>(system: Record<string, unknown>): T =>
@@ -123,12 +123,7 @@ export async function startTlsRedis(
       '0',
       '--tls-port',
       String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
+      ...loopbackRedisArgs(),
       '--tls-cert-file',
       ca.cert,
       '--tls-key-file',
@@ -152,7 +147,7 @@ export interface SentinelGroup {
 }
 
 export async function startSentinelGroup(name = 'mymaster'): Promise<SentinelGroup> {
-  const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const base = loopbackRedisArgs();
   const masterPort = await freePort();
   const master = await startRedisProcess(['--port', String(masterPort), ...base], { port: masterPort });
   const replicaPort = await freePort();
@@ -209,12 +204,7 @@ export async function startRedisCluster(): Promise<RedisClusterProcesses> {
         [
           '--port',
           String(port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'no',
+          ...loopbackRedisArgs(),
           '--cluster-enabled',
           'yes',
           '--cluster-config-file',

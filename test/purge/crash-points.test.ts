@@ -5,8 +5,7 @@ import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
 import type { PurgeRecord, PurgeStore } from '../../src/store/store.js';
-import { randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
+import { queuePurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 5_000;
 const CHUNK = 1_000;
@@ -58,13 +57,7 @@ describe('a purge that dies between two of its writes', () => {
     it(`after dying at call ${at} of ${method}, the next run archives and deletes each job once`, async () => {
       const { redis, prefix, store } = fx;
       await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
-      const record = await archivingPurge(store, fx.tmp.dir, {
-        id: randomName('p'),
-        system: 'hs',
-        queue: 'q',
-        total: N,
-        owner: 'first',
-      });
+      const record = await queuePurge(fx, N, 'first');
       const purger = () => createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
 
       const first = purger();

@@ -45,6 +45,20 @@ export function usePurgeEngine(stem: string, per: FixtureLife = 'test'): PurgeEn
 }
 
 /**
+ * A purge of `total` waiting jobs of the fixture's BullMQ queue `q` (system `hs`), for `owner`, as
+ * {@link archivingPurge} starts one under the fixture's temporary directory.
+ */
+export function queuePurge(fx: PurgeEngineFixture, total: number, owner = 'me'): Promise<PurgeRecord> {
+  return archivingPurge(fx.store, fx.tmp.dir, {
+    id: randomName('p'),
+    system: 'hs',
+    queue: 'q',
+    total,
+    owner,
+  });
+}
+
+/**
  * A purge of `waiting` jobs (BullMQ unless `fields.backend` says) as the service starts one: its row in the store (archiving,
  * nothing archived yet) and its archive directory under `archiveRoot`.
  */

@@ -8,8 +8,8 @@ import { openRawPipe, type RawPipe } from '../../src/backends/raw-pipe.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { archivedLines } from '../faults/fault-fixture.js';
-import { connectionFor, randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, type PurgeEngineFixture, usePurgeEngine } from './engine-fixture.js';
+import { connectionFor } from '../helpers/bullmq-jobs.js';
+import { type PurgeEngineFixture, queuePurge, usePurgeEngine } from './engine-fixture.js';
 
 /**
  * A whole-state purge reads its jobs' hashes through a raw pipe (pipelined HGETALL, replies copied
@@ -59,13 +59,7 @@ async function purgesEveryJobOnce(
   const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
   const sample = await redis.hgetall(`${prefix}:q:${before[N - 7]}`);
   const purger = options.purger();
-  const record = await archivingPurge(store, fx.tmp.dir, {
-    id: randomName('p'),
-    system: 'hs',
-    queue: 'q',
-    total: N,
-    owner: 'me',
-  });
+  const record = await queuePurge(fx, N);
   const { record: done } = await runPurge(record, {
     store,
     purger,

@@ -8,8 +8,7 @@ import { toRedisUnavailable } from '../../src/backends/redis-client.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
 import type { PurgeStore } from '../../src/store/store.js';
-import { randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
+import { queuePurge, usePurgeEngine } from './engine-fixture.js';
 
 /** Entries per read, and per chunk: each read fills one chunk. */
 const BATCH = 50;
@@ -97,13 +96,7 @@ describe('a purge whose Redis connection is lost while the read sent ahead waits
       await store.markPurgeChunk(purgeId, seq, outcome);
     };
 
-    const record = await archivingPurge(store, fx.tmp.dir, {
-      id: randomName('p'),
-      system: 'hs',
-      queue: 'q',
-      total: 6 * BATCH,
-      owner: 'me',
-    });
+    const record = await queuePurge(fx, 6 * BATCH);
     const outcome = await runPurge(record, {
       store: held,
       purger,

@@ -5,8 +5,7 @@ import { createBullmqPurger } from '../../src/backends/bullmq/purge.js';
 import type { PurgeBatch, QueuePurger } from '../../src/backends/queue-backend.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { runPurge } from '../../src/purge/engine.js';
-import { randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, usePurgeEngine } from './engine-fixture.js';
+import { queuePurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 2_000;
 
@@ -112,13 +111,7 @@ describe('a purge whose tail moves between two overlapped reads', () => {
         return flags;
       },
     };
-    const record = await archivingPurge(store, fx.tmp.dir, {
-      id: randomName('p'),
-      system: 'hs',
-      queue: 'q',
-      total: N,
-      owner: 'me',
-    });
+    const record = await queuePurge(fx, N);
     const { record: done } = await runPurge(record, {
       store,
       purger,

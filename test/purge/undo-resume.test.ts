@@ -7,8 +7,7 @@ import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { isOpsError } from '../../src/errors.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import type { PurgeRecord } from '../../src/store/store.js';
-import { randomName } from '../helpers/bullmq-jobs.js';
-import { archivingPurge, type PurgeEngineFixture, usePurgeEngine } from './engine-fixture.js';
+import { type PurgeEngineFixture, queuePurge, usePurgeEngine } from './engine-fixture.js';
 
 const N = 3_000;
 
@@ -17,13 +16,7 @@ async function purged(fx: PurgeEngineFixture) {
   const { redis, prefix, store } = fx;
   await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
   const before = await redis.lrange(`${prefix}:q:wait`, 0, -1);
-  const record = await archivingPurge(store, fx.tmp.dir, {
-    id: randomName('p'),
-    system: 'hs',
-    queue: 'q',
-    total: N,
-    owner: 'me',
-  });
+  const record = await queuePurge(fx, N);
   const purger = createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
   const { record: done } = await runPurge(record, { store, purger, owner: 'me', chunkSize: 1_000 });
   await purger.close();
