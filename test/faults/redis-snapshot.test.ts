@@ -128,9 +128,18 @@ describe.each([BULLMQ_FAULT_BACKEND, CELERY_FAULT_BACKEND])(
       await redis.restart();
       expect(await client.llen(kind.list)).toBe(N_KILLED);
 
-      // The next command line finishes the purge.
+      // The next command line finishes the purge. Redis' slowlog keeps the longest calls it made
+      // (printed, not asserted: machines here are noisy; conditional-delete.test.ts proves the bound).
+      await client.config('SET', 'slowlog-log-slower-than', '0');
+      await client.config('SET', 'slowlog-max-len', '100000');
+      await client.slowlog('RESET');
       const next = await as('pending');
       expect(next.code, next.stdout + next.stderr).toBe(0);
+      const calls = (await client.slowlog('GET', -1)) as [number, number, number, string[]][];
+      const longest = calls.reduce((worst, call) => (call[2] > worst[2] ? call : worst));
+      console.log(
+        `${kind.kind}: the recovery's longest Redis call took ${(longest[2] / 1000).toFixed(1)} ms (${longest[3][0]}), of ${n(calls.length)}`,
+      );
 
       const archive = join(archiveDirOf(tmp.dir), purgeId);
       const archived = (await archivedLines<Record<string, string>>(archive)).map(kind.archivedId);

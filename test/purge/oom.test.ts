@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PURGE_DELETE } from '../../src/backends/bullmq/scripts.js';
+import { runScript } from '../../src/backends/lua.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
@@ -116,4 +118,22 @@ describe('purge on a Redis at maxmemory with noeviction', () => {
     expect(await celery.llen('celery')).toBe(0);
     celery.disconnect();
   }, 120_000);
+
+  it('deletes a batch that is no longer the tail (a LIFO job pushed behind it) although Redis refuses writes that need memory', async () => {
+    await redis.config('SET', 'maxmemory', '0');
+    await seedRawBullmqJobs(redis, { prefix: 'hs', queue: 'lifo', count: 10 });
+    await redis.rpush('hs:lifo:wait', 'urgent');
+    await fillToLimit();
+    await expect(redis.set('probe', 'x')).rejects.toThrow(/OOM/);
+    // The five next after the LIFO job, tail first, as the walk read them before it came.
+    const flags = await runScript(
+      redis,
+      PURGE_DELETE,
+      ['hs:lifo:wait'],
+      ['list', 'hs:lifo:', '1', '2', '3', '4', '5'],
+    );
+    expect(flags).toEqual([1, 1, 1, 1, 1]);
+    expect(await redis.lrange('hs:lifo:wait', 0, -1)).toEqual(['10', '9', '8', '7', '6', 'urgent']);
+    expect(await redis.exists('hs:lifo:1', 'hs:lifo:5')).toBe(0);
+  }, 60_000);
 });

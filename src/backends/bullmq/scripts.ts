@@ -65,16 +65,17 @@ return out`;
  * far more than the same command pipelined, so the common case is a handful of calls per batch:
  * - list: the batch was read from the tail and producers push at the head, so it is still the
  *   tail, minus what workers took from it meanwhile; one LRANGE checks exactly that and one
- *   LTRIM removes it. Anything else (a LIFO job pushed on the tail since, a batch an earlier run
- *   deleted) falls back to LREM from the tail, id by id, for the ids whose hash still exists: a
- *   recovery that deletes again a batch the killed run deleted costs n EXISTS, not n scans of the
- *   whole list (seconds of a frozen Redis at 200,000 jobs). Not bounded further: after a Redis came
- *   back from a snapshot older than the purge, the jobs of chunks already deleted are back in
- *   front of a recovered chunk's, and each LREM scans past them (a call of 500 held Redis
- *   135-290 ms behind 10,000 of them).
+ *   LTRIM removes it. Anything else (a LIFO job pushed on the tail since, a recovery deleting a
+ *   batch that is no longer at the tail) is looked for among the last 2n + 64 entries only: they
+ *   are popped (one RPOP), and those not in the batch pushed back in their order. So a call never
+ *   touches more than that window, however long the list: after a Redis came back from a snapshot
+ *   older than the purge, the jobs of chunks already deleted are back in front of a recovered
+ *   chunk's, and an LREM per id scanned past all of them (a call of 500 held Redis 135-290 ms
+ *   behind 10,000). An id beyond the window is reported 0 and stays queued: the walk reads it
+ *   again from the tail and deletes it then (the engine knows it as archived, "met again").
  * - zset: ZMSCORE says which are still there; one ZREM removes them.
- * Then one UNLINK of their hashes and logs. LRANGE/LTRIM/LREM/ZREM/UNLINK need no memory, so
- * this runs on a Redis at maxmemory.
+ * Then one UNLINK of their hashes and logs. LRANGE/LTRIM/RPOP/ZREM/UNLINK need no memory, and
+ * the RPUSH after an RPOP gives back less than it took, so this runs on a Redis at maxmemory.
  *
  * KEYS[1]: the list or zset. ARGV: kind, key base, then the ids (list: tail first). Returns 1/0
  * per id.
@@ -108,15 +109,24 @@ if kind == 'list' then
     end
   end
   if not whole then
-    -- A job without a hash is gone already (deleted by an earlier run of this purge, which a
-    -- recovery deletes again, or removed by BullMQ): it is not searched for, since an LREM of an
-    -- id not in the list scans all of it. A job with its hash is removed wherever it is: LREM
-    -- from the tail stops where it finds it, near the tail as a rule. One left in the list would
-    -- be read again by the walk once its chunk is forgotten, and archived twice.
-    for i = 1, n do
-      if redis.call('EXISTS', base .. ARGV[i + 2]) == 1 then
-        out[i] = redis.call('LREM', KEYS[1], -1, ARGV[i + 2])
+    -- RPOP, not LSET and LREM of a mark: at maxmemory a script's first write must not be one
+    -- that can grow memory (LSET can), and RPOP then RPUSH of fewer entries only frees it.
+    local near = redis.call('RPOP', KEYS[1], 2 * n + 64) or {}
+    local want = {}
+    for i = 1, n do want[ARGV[i + 2]] = i end
+    local keep = {}
+    -- near[1] was the last entry: put back, from the farthest, what is not in this batch.
+    for j = #near, 1, -1 do
+      local i = want[near[j]]
+      if i ~= nil then
+        want[near[j]] = nil
+        out[i] = 1
+      else
+        keep[#keep + 1] = near[j]
       end
+    end
+    for s = 1, #keep, 1000 do
+      redis.call('RPUSH', KEYS[1], unpack(keep, s, math.min(s + 999, #keep)))
     end
   end
 else
