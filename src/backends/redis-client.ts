@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
@@ -124,6 +125,18 @@ export function createRedisCluster(
   });
   cluster.on('error', () => {});
   return cluster;
+}
+
+/**
+ * The connection that serves `key`: the client itself, or on Redis Cluster the node client of the
+ * master its slot maps to (undefined before the cluster has learned its slots). What a second
+ * connection beside the client (a raw pipe) copies to reach the same keys.
+ */
+export function connectionServing(client: Redis | Cluster, key: string): Redis | undefined {
+  if (!(client instanceof Cluster)) return client;
+  const master = client.slots[calculateSlot(key)]?.[0];
+  if (master === undefined) return undefined;
+  return client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === master);
 }
 
 /**

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
+import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
@@ -145,6 +146,17 @@ describe('BullMQ on a three-master Redis Cluster', () => {
       });
       const purger = await backend.purger('purge-me');
       const { record: done } = await runPurge(record, { store, purger, owner: 'test', chunkSize: 500 });
+      // The hashes were read through a raw pipe to the master of the {hs} slot, not by Lua.
+      const pipes = await Promise.all(
+        connection.nodes('master').map(async (node) =>
+          String(await node.client('LIST'))
+            .split('\n')
+            .filter((line) => line.includes(' name=queue-ops:pushizo:purge:read '))
+            .map((line) => `${node.options.port} ${/ cmd=(\S+) /.exec(line)?.[1]}`),
+        ),
+      );
+      const slotMaster = connection.slots[calculateSlot('{hs}:purge-me:wait')]![0]!;
+      expect(pipes.flat()).toEqual([`${slotMaster.split(':')[1]} hgetall`]);
       await purger.close();
       purged = done;
       expect(done).toMatchObject({ state: 'done', archived: 1500, purged: 1500 });

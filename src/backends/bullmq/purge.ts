@@ -4,6 +4,7 @@ import { runScript, runScriptBuffer } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
 import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger, UndoStep } from '../queue-backend.js';
 import { openRawPipe, type RawPipe } from '../raw-pipe.js';
+import { connectionServing } from '../redis-client.js';
 import {
   MARKER_MOVED,
   readUndoProgress,
@@ -184,12 +185,7 @@ export function createBullmqPurger(options: {
       }
     }
     if (ids.length === 0) return { items: [], lines: [] };
-    pipe ??= options.openPipe
-      ? options.openPipe()
-      : openRawPipe(client, {
-          name: `${client.options.connectionName ?? 'queue-ops:purge'}:read`,
-          timeoutMs: READ_TIMEOUT_MS,
-        });
+    pipe ??= options.openPipe ? options.openPipe() : openPipeBeside(base + place.name);
     const open = await pipe;
     if (open && !open.closed) {
       try {
@@ -208,6 +204,18 @@ export function createBullmqPurger(options: {
       }
     }
     return await readThroughLua(place, ids);
+  }
+
+  /** A raw pipe beside the connection that serves the queue's keys (one node of a cluster). */
+  async function openPipeBeside(key: string): Promise<RawPipe | undefined> {
+    const serving = connectionServing(client, key);
+    if (!serving) return undefined;
+    const name =
+      (client.options as { connectionName?: string }).connectionName ?? serving.options.connectionName;
+    return await openRawPipe(serving, {
+      name: `${name ?? 'queue-ops:purge'}:read`,
+      timeoutMs: READ_TIMEOUT_MS,
+    });
   }
 
   /**
