@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createCeleryPurger } from '../../src/backends/celery/purge.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { useBullmqPurger } from './bullmq-purger-fixture.js';
 
@@ -79,5 +80,54 @@ describe('a purge deletes a job only where it read it', () => {
     expect(await fx.purger.remove(delayed!, items)).toEqual([true, false, true]);
     expect(await fx.redis.hget(`${base}b`, 'name')).toBe('later');
     expect(await fx.redis.exists(`${base}a`, `${base}c`)).toBe(0);
+  });
+});
+
+describe('a Celery purge deletes a message only where it read it', () => {
+  // The fixture's Redis and fresh prefix; the purger here is a Celery one over a kombu list.
+  const fx = useBullmqPurger('qk');
+  const message = (id: string) =>
+    JSON.stringify({
+      body: 'W10=',
+      headers: { task: 'tasks.add', id },
+      properties: { delivery_tag: `tag-${id}` },
+    });
+
+  it('a batch behind a message kombu restored at the tail is removed where it is, that message and the order kept; one farther up is left', async () => {
+    const list = `${fx.prefix}:celery`;
+    const purger = createCeleryPurger({
+      broker: fx.redis,
+      results: fx.redis,
+      queue: 'celery',
+      lists: [list],
+      unacked: `${fx.prefix}:unacked`,
+      failureIds: async () => [],
+    });
+    // Producers LPUSH: m-1 is the tail, the next a worker takes.
+    const all = Array.from({ length: 3000 }, (_, i) => message(`m-${i + 1}`));
+    for (let i = 0; i < all.length; i += 500) await fx.redis.lpush(list, ...all.slice(i, i + 500));
+    const [place] = await purger.places(['waiting']);
+    const first = (await purger.read(place!, 0, 5)).items;
+    const second = (await purger.read(place!, 5, 5)).items;
+
+    // kombu's restore RPUSHes a message a worker gave back: the batch is no longer the tail.
+    await fx.redis.rpush(list, message('restored'));
+    expect(await purger.remove(place!, first)).toEqual([true, true, true, true, true]);
+    expect(await fx.redis.lrange(list, -3, -1)).toEqual([
+      message('m-7'),
+      message('m-6'),
+      message('restored'),
+    ]);
+    expect(await fx.redis.llen(list)).toBe(2996);
+
+    // The next batch behind 2,990 messages: not searched for past the window, left queued.
+    for (const m of all.slice(5, 10)) {
+      await fx.redis.lrem(list, 1, m);
+      await fx.redis.lpush(list, m);
+    }
+    const behind = await fx.redis.lrange(list, 0, -1);
+    expect(await purger.remove(place!, second)).toEqual([false, false, false, false, false]);
+    expect(await fx.redis.lrange(list, 0, -1)).toEqual(behind);
+    await purger.close();
   });
 });

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PURGE_DELETE } from '../../src/backends/bullmq/scripts.js';
+import { DELETE_MESSAGES } from '../../src/backends/celery/purge.js';
 import { runScript } from '../../src/backends/lua.js';
 import { seedRawBullmqJobs } from '../../src/demo/seed-raw.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
@@ -135,5 +137,25 @@ describe('purge on a Redis at maxmemory with noeviction', () => {
     expect(flags).toEqual([1, 1, 1, 1, 1]);
     expect(await redis.lrange('hs:lifo:wait', 0, -1)).toEqual(['10', '9', '8', '7', '6', 'urgent']);
     expect(await redis.exists('hs:lifo:1', 'hs:lifo:5')).toBe(0);
+  }, 60_000);
+
+  it('deletes Celery messages behind one kombu restored at the tail although Redis refuses writes that need memory', async () => {
+    await redis.config('SET', 'maxmemory', '0');
+    const message = (n: number) =>
+      JSON.stringify({ headers: { id: `t-${n}` }, properties: { delivery_tag: `${n}` } });
+    await redis.lpush('restored-q', ...Array.from({ length: 10 }, (_, n) => message(n)));
+    await redis.rpush('restored-q', message(99));
+    await fillToLimit();
+    await expect(redis.set('probe', 'x')).rejects.toThrow(/OOM/);
+    const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+    const flags = await runScript(
+      redis,
+      DELETE_MESSAGES,
+      ['restored-q'],
+      [0, 1, 2].map((n) => sha1(message(n))),
+    );
+    expect(flags).toEqual([1, 1, 1]);
+    expect(await redis.lrange('restored-q', -2, -1)).toEqual([message(3), message(99)]);
+    expect(await redis.llen('restored-q')).toBe(8);
   }, 60_000);
 });

@@ -21,8 +21,8 @@ import { RESULT_KEY_PREFIX } from './keys.js';
  * back over the network). Workers BRPOP from the tail and producers LPUSH at the head, so the
  * batch read from the tail is still the tail, minus what workers took meanwhile: the fast path
  * checks exactly that and LTRIMs it off in one O(batch) step, keeping every other message in its
- * order. Anything else (a message RPUSHed back by kombu's restore) falls back to LREM from the tail
- * over a bounded window.
+ * order. Anything else (a message RPUSHed back by kombu's restore) is looked for among the last
+ * 2n + 64 messages only, popped and pushed back without the batch's.
  *
  * KEYS[1]: the list. ARGV: SHA1 of each message, tail first. Returns 1/0 per message.
  */
@@ -57,15 +57,31 @@ if first ~= nil then
     return out
   end
 end
-local window = redis.call('LRANGE', KEYS[1], -(2 * n + 64), -1)
-local where = {}
-for j = #window, 1, -1 do
-  local d = redis.sha1hex(window[j])
-  if where[d] == nil then where[d] = j end
+-- Off the tail (RPOP: at maxmemory a script's first write must not be one that can grow memory),
+-- and what is not in this batch pushed back in its order: one pass over the window, not an LREM
+-- scan per message.
+local near = redis.call('RPOP', KEYS[1], 2 * n + 64) or {}
+local wanted = {}
+for i = n, 1, -1 do
+  local d = ARGV[i]
+  if wanted[d] == nil then wanted[d] = {} end
+  table.insert(wanted[d], i)
 end
-for i = 1, n do
-  local j = where[ARGV[i]]
-  if j then out[i] = redis.call('LREM', KEYS[1], -1, window[j]) end
+-- near[1] was the last entry: a message twice in the window goes from the tail first, as LREM -1.
+local gone = {}
+for j = 1, #near do
+  local batch = wanted[redis.sha1hex(near[j])]
+  if batch ~= nil and #batch > 0 then
+    out[table.remove(batch)] = 1
+    gone[j] = true
+  end
+end
+local keep = {}
+for j = #near, 1, -1 do
+  if not gone[j] then keep[#keep + 1] = near[j] end
+end
+for s = 1, #keep, 1000 do
+  redis.call('RPUSH', KEYS[1], unpack(keep, s, math.min(s + 999, #keep)))
 end
 return out`);
 
