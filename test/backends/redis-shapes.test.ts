@@ -257,8 +257,7 @@ describe('a watched Redis behind Sentinel', () => {
       const status = await backend.status();
       expect(status.queues.find((q) => q.name === 'celery')?.waiting).toBeGreaterThanOrEqual(1);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      // About the dead sentinel: files share a worker's process, and an earlier file's client
-      // may print its own.
+      // About the dead sentinel only: a client of another test in this process may print its own.
       const aboutDeadSentinel = (call: unknown[]) =>
         String(call[0]).includes('[ioredis]') && /127\.0\.0\.1:1\b/.test(call.map(String).join(' '));
       expect(printed.mock.calls.filter(aboutDeadSentinel)).toEqual([]);
