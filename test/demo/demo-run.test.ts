@@ -124,13 +124,16 @@ describe('npm run demo, non-interactive', () => {
   }, 60_000);
 
   it('refuses a bad option in one line with exit code 2', async () => {
-    const { code, stdout, stderr } = await runDemo(['--scale', 'huge']);
+    // Both at once: each is a fresh process that exits before it starts anything.
+    const [{ code, stdout, stderr }, tr] = await Promise.all([
+      runDemo(['--scale', 'huge']),
+      runDemo(['--locale', 'tr', '--bogus']),
+    ]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('--scale');
     // With --locale tr on the line, in Turkish, and an unknown option named as such.
-    const tr = await runDemo(['--locale', 'tr', '--bogus']);
     expect(tr.code).toBe(2);
     expect(tr.stderr.trim()).toBe('queue-ops demo: bilinmeyen seçenek --bogus (bkz. --help)');
   }, 60_000);

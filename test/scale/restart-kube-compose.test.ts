@@ -83,7 +83,7 @@ describe('restart of a Kubernetes worker group, against the API server mocked wi
               min: 1,
               max: 20,
               workerNames: [],
-              restartTimeoutSeconds: 10,
+              restartTimeoutSeconds: 5,
             },
           },
         }),
