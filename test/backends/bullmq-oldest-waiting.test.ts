@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
-import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { LIBS } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

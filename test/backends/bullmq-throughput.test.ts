@@ -1,13 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
-import {
-  connectionFor,
-  deletePrefix,
-  LIBS,
-  queueTakenByHand,
-  randomName,
-  systemFor,
-} from '../helpers/bullmq-jobs.js';
+import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { LIBS, queueTakenByHand } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

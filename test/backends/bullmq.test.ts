@@ -5,12 +5,12 @@ import { freePort } from '../../src/lib/redis-server.js';
 import {
   connectionFor,
   deletePrefix,
-  LIBS,
   ProviderError,
   randomName,
   systemFor,
   waitFor,
 } from '../helpers/bullmq-jobs.js';
+import { LIBS } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
 

@@ -4,7 +4,8 @@ import { configSchema } from '../../src/config/schema.js';
 import { evaluateRules } from '../../src/escalation/rules.js';
 import { takeSample } from '../../src/escalation/sampler.js';
 import type { Sample } from '../../src/escalation/samples.js';
-import { connectionFor, deletePrefix, LIBS, randomName, systemFor, waitFor } from '../helpers/bullmq-jobs.js';
+import { connectionFor, deletePrefix, randomName, systemFor, waitFor } from '../helpers/bullmq-jobs.js';
+import { LIBS } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

@@ -12,7 +12,8 @@ import { decodeSample, encodeSample, type Sample } from '../../src/escalation/sa
 import { loadTrend } from '../../src/escalation/trend.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
-import { connectionFor, deletePrefix, LIBS, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { connectionFor, deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { LIBS } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

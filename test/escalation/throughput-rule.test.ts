@@ -4,7 +4,8 @@ import { createBackendRegistry } from '../../src/backends/registry.js';
 import { configSchema } from '../../src/config/schema.js';
 import { evaluateRules } from '../../src/escalation/rules.js';
 import { takeSample } from '../../src/escalation/sampler.js';
-import { deletePrefix, queueTakenByHand, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { queueTakenByHand } from '../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**

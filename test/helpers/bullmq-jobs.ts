@@ -1,19 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import * as bullmq6 from 'bullmq';
-import * as bullmq5 from 'bullmq5';
 import { Redis } from 'ioredis';
 import type { BullmqSystemConfig } from '../../src/config/schema.js';
-
-/**
- * Both majors through one type. The 5.x classes have the same shape for everything these tests
- * use (Queue.add/getJobCounts/pause/resume/getWorkers, Worker, FlowProducer); the cast only spares
- * the generic noise.
- */
-export type BullmqLib = typeof bullmq6;
-export const LIBS: { major: 5 | 6; lib: BullmqLib; version: string }[] = [
-  { major: 6, lib: bullmq6, version: 'bullmq:6.' },
-  { major: 5, lib: bullmq5 as unknown as BullmqLib, version: 'bullmq:5.' },
-];
 
 export function randomName(prefix = 't'): string {
   return `${prefix}${randomBytes(5).toString('hex')}`;
@@ -28,32 +15,6 @@ export function connectionFor(url: string) {
     password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
     maxRetriesPerRequest: null,
   };
-}
-
-/**
- * A queue and a worker that takes nothing by itself (`autorun: false`): the test takes each job
- * with `getNextJob` and finishes it by hand, so every timestamp is one it chose. Both are closed
- * by `closers` (the test's list, run at its end).
- */
-export function queueTakenByHand(
-  name: string,
-  where: { url: string; prefix: string; lib?: BullmqLib },
-  closers: (() => Promise<unknown>)[],
-  workerOptions: Record<string, unknown> = {},
-) {
-  const lib = where.lib ?? bullmq6;
-  const queue = new lib.Queue(name, { connection: connectionFor(where.url), prefix: where.prefix });
-  const worker = new lib.Worker(name, null, {
-    connection: connectionFor(where.url),
-    prefix: where.prefix,
-    autorun: false,
-    ...workerOptions,
-  });
-  closers.push(
-    () => queue.close(),
-    () => worker.close(),
-  );
-  return { queue, worker };
 }
 
 export function systemFor(url: string, prefix: string, queues?: string[]): BullmqSystemConfig {

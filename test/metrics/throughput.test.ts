@@ -3,7 +3,8 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { createBackendRegistry } from '../../src/backends/registry.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { deletePrefix, queueTakenByHand, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { deletePrefix, randomName, systemFor } from '../helpers/bullmq-jobs.js';
+import { queueTakenByHand } from '../helpers/bullmq-libs.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 

@@ -2,14 +2,8 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import {
-  type BullmqLib,
-  connectionFor,
-  deletePrefix,
-  LIBS,
-  randomName,
-  waitFor,
-} from '../helpers/bullmq-jobs.js';
+import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { type BullmqLib, LIBS } from '../helpers/bullmq-libs.js';
 import {
   type CliRun,
   jsonOf,

@@ -7,12 +7,12 @@ import { runScript } from '../../../src/backends/lua.js';
 import {
   connectionFor,
   deletePrefix,
-  LIBS,
   ProviderError,
   randomName,
   systemFor,
   waitFor,
 } from '../../helpers/bullmq-jobs.js';
+import { LIBS } from '../../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();

@@ -5,13 +5,13 @@ import { RETRY_BATCH } from '../../../src/backends/bullmq/retry.js';
 import {
   connectionFor,
   deletePrefix,
-  LIBS,
   ProviderError,
   randomName,
   seedFailedJobs,
   systemFor,
   waitFor,
 } from '../../helpers/bullmq-jobs.js';
+import { LIBS } from '../../helpers/bullmq-libs.js';
 import { testRedisUrl } from '../../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
