@@ -288,14 +288,20 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
 
   async function subscribe() {
     if (subscribed) return;
+    // Resubscribed here after a reconnect, not by ioredis: its own resubscribe leaves the command's
+    // promise unhandled, so a connection that drops again at that moment (this client has no
+    // offline queue) rejects it with nobody listening, and an unhandled rejection ends the process.
+    subscriber.options.autoResubscribe = false;
     await ensureConnected(subscriber, connectTimeoutMs);
     await subscriber.psubscribe(pattern);
     subscribed = true;
     subscriber.on('pmessage', onMessage);
-    // After a reconnect ioredis resubscribes, but what was published meanwhile is lost, and a
-    // restarted Redis may have lost what we still hold.
+    // What was published while the connection was down is lost, and a restarted Redis may have
+    // lost what we still hold: rescan. A resubscribe that fails is tried at the next reconnect.
     subscriber.on('ready', () => {
-      if (!closed) void rescan().catch(() => undefined);
+      if (closed) return;
+      subscriber.psubscribe(pattern).catch(() => undefined);
+      void rescan().catch(() => undefined);
     });
   }
 
