@@ -210,10 +210,9 @@ export function createBullmqPurger(options: {
   async function openPipeBeside(key: string): Promise<RawPipe | undefined> {
     const serving = connectionServing(client, key);
     if (!serving) return undefined;
-    const name =
-      (client.options as { connectionName?: string }).connectionName ?? serving.options.connectionName;
+    // A cluster's node clients carry the cluster's connection name (its redisOptions).
     return await openRawPipe(serving, {
-      name: `${name ?? 'queue-ops:purge'}:read`,
+      name: `${serving.options.connectionName ?? 'queue-ops:purge'}:read`,
       timeoutMs: READ_TIMEOUT_MS,
     });
   }

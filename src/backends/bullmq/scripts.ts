@@ -1,4 +1,5 @@
 import { type LuaScript, luaScript } from '../lua.js';
+import { TAKE_NEAR_TAIL_LUA } from '../tail-window.js';
 import { MARKER_MOVED, UNDO_MARKER_LUA } from '../undo-marker.js';
 
 export type { LuaScript };
@@ -67,7 +68,7 @@ return out`;
  *   tail, minus what workers took from it meanwhile; one LRANGE checks exactly that and one
  *   LTRIM removes it. Anything else (a LIFO job pushed on the tail since, a recovery deleting a
  *   batch that is no longer at the tail) is looked for among the last 2n + 64 entries only: they
- *   are popped (one RPOP), and those not in the batch pushed back in their order. So a call never
+ *   are popped and those not in the batch pushed back in their order (take_near_tail). So a call never
  *   touches more than that window, however long the list: after a Redis came back from a snapshot
  *   older than the purge, the jobs of chunks already deleted are back in front of a recovered
  *   chunk's, and an LREM per id scanned past all of them (a call of 500 held Redis 135-290 ms
@@ -80,7 +81,7 @@ return out`;
  * KEYS[1]: the list or zset. ARGV: kind, key base, then the ids (list: tail first). Returns 1/0
  * per id.
  */
-export const PURGE_DELETE = luaScript(`
+export const PURGE_DELETE = luaScript(`${TAKE_NEAR_TAIL_LUA}
 local kind, base = ARGV[1], ARGV[2]
 local n = #ARGV - 2
 local out, gone = {}, {}
@@ -109,25 +110,15 @@ if kind == 'list' then
     end
   end
   if not whole then
-    -- RPOP, not LSET and LREM of a mark: at maxmemory a script's first write must not be one
-    -- that can grow memory (LSET can), and RPOP then RPUSH of fewer entries only frees it.
-    local near = redis.call('RPOP', KEYS[1], 2 * n + 64) or {}
     local want = {}
     for i = 1, n do want[ARGV[i + 2]] = i end
-    local keep = {}
-    -- near[1] was the last entry: put back, from the farthest, what is not in this batch.
-    for j = #near, 1, -1 do
-      local i = want[near[j]]
-      if i ~= nil then
-        want[near[j]] = nil
-        out[i] = 1
-      else
-        keep[#keep + 1] = near[j]
-      end
-    end
-    for s = 1, #keep, 1000 do
-      redis.call('RPUSH', KEYS[1], unpack(keep, s, math.min(s + 999, #keep)))
-    end
+    take_near_tail(KEYS[1], 2 * n + 64, function(entry)
+      local i = want[entry]
+      if i == nil then return false end
+      want[entry] = nil
+      out[i] = 1
+      return true
+    end)
   end
 else
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3))

@@ -5,6 +5,7 @@ import { LineWriter } from '../../archive/archive.js';
 import { type LuaScript, luaScript, runScript } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
 import type { PurgeBatch, PurgeItem, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
+import { TAKE_NEAR_TAIL_LUA } from '../tail-window.js';
 import {
   MARKER_MOVED,
   readUndoProgress,
@@ -26,7 +27,7 @@ import { RESULT_KEY_PREFIX } from './keys.js';
  *
  * KEYS[1]: the list. ARGV: SHA1 of each message, tail first. Returns 1/0 per message.
  */
-export const DELETE_MESSAGES = luaScript(`
+export const DELETE_MESSAGES = luaScript(`${TAKE_NEAR_TAIL_LUA}
 local n = #ARGV
 local out = {}
 for i = 1, n do out[i] = 0 end
@@ -57,32 +58,19 @@ if first ~= nil then
     return out
   end
 end
--- Off the tail (RPOP: at maxmemory a script's first write must not be one that can grow memory),
--- and what is not in this batch pushed back in its order: one pass over the window, not an LREM
--- scan per message.
-local near = redis.call('RPOP', KEYS[1], 2 * n + 64) or {}
 local wanted = {}
 for i = n, 1, -1 do
   local d = ARGV[i]
   if wanted[d] == nil then wanted[d] = {} end
   table.insert(wanted[d], i)
 end
--- near[1] was the last entry: a message twice in the window goes from the tail first, as LREM -1.
-local gone = {}
-for j = 1, #near do
-  local batch = wanted[redis.sha1hex(near[j])]
-  if batch ~= nil and #batch > 0 then
-    out[table.remove(batch)] = 1
-    gone[j] = true
-  end
-end
-local keep = {}
-for j = #near, 1, -1 do
-  if not gone[j] then keep[#keep + 1] = near[j] end
-end
-for s = 1, #keep, 1000 do
-  redis.call('RPUSH', KEYS[1], unpack(keep, s, math.min(s + 999, #keep)))
-end
+-- From the tail inward: a message twice in the window goes from the tail first, as LREM -1.
+take_near_tail(KEYS[1], 2 * n + 64, function(message)
+  local batch = wanted[redis.sha1hex(message)]
+  if batch == nil or #batch == 0 then return false end
+  out[table.remove(batch)] = 1
+  return true
+end)
 return out`);
 
 /** What RESTORE_MESSAGES answers when the ids present in Redis must be read again. */
