@@ -30,6 +30,7 @@ import { createScalerRegistry } from './scalers/index.js';
 import { loadKubeApis } from './scalers/kubernetes.js';
 import { openStore } from './store/open.js';
 import type { AuditEntry, Store } from './store/store.js';
+import { factsOf } from './verbs.js';
 
 export interface AppDeps {
   /** Parsed and frozen (`loadConfigFile`); an invalid file never gets this far. */
@@ -218,7 +219,7 @@ export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'
   return createApp({
     ...deps,
     now,
-    middleware: [createGuardMiddleware({ roles, directory, config: deps.config })],
+    middleware: [createGuardMiddleware({ roles, directory, config: deps.config, verbs: factsOf })],
     commands: [...ACTION_COMMANDS],
   });
 }
@@ -338,7 +339,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now: () => now().getTime(),
   });
   const alerts = createAlertService({ store, now });
-  const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
+  const guards: GuardMiddlewareDeps = { roles, directory, config, verbs: factsOf, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,

@@ -8,10 +8,8 @@ import { ErrorCode, type ErrorParams } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/scrub.js';
 import type { ActionRequest } from '../store/store.js';
+import { factsOfAction } from '../verbs.js';
 import type { ActionProgress } from './service.js';
-
-/** Actions whose confirm dialog warns before approving. */
-const destructive = new Set(['purge', 'undo', 'scale', 'restart', 'pause']);
 
 const who = (id: string, name?: string) => (name ? `${name} (${id})` : id);
 
@@ -63,8 +61,7 @@ export function progressLine(
   const elapsed = (now - since.at) / 1000;
   const rate = elapsed > 0 ? (progress.done - since.done) / elapsed : 0;
   const left = rate > 0 ? Math.max(0, (progress.total - progress.done) / rate) : null;
-  const verb =
-    action === 'undo' ? t.restoringVerb : action === 'expire-results' ? t.expiringVerb : t.purgingVerb;
+  const verb = (factsOfAction(action)?.progress ?? ((l: Locale) => messages(l).purge.purgingVerb))(locale);
   return t.progress(verb, progress.done, progress.total, left);
 }
 
@@ -200,7 +197,8 @@ export function requestMessage(
           text: { type: 'plain_text', text: t.approveButton },
           style: 'primary',
           value: request.id,
-          ...(destructive.has(request.action)
+          // The descriptor says whether the action can simply be taken back; if not, confirm first.
+          ...(factsOfAction(request.action)?.destructive
             ? {
                 confirm: {
                   title: { type: 'plain_text', text: t.confirmTitle },

@@ -11,7 +11,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;

@@ -2,7 +2,7 @@ import { auditMessage, auditVerifyMessage } from '../audit/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from '../pipeline/types.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 import { visibilityFor } from './visibility.js';
 
 export const AUDIT_DEFAULT = 20;

@@ -8,7 +8,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,

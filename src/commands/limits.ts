@@ -15,7 +15,7 @@ import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipe
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /** The longest `--for`: past a week a limit is a config change, not an incident measure. */
 export const MAX_LIMIT_FOR_MS = 7 * 86_400_000;

@@ -4,7 +4,7 @@ import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {

@@ -9,7 +9,7 @@ import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { Purges } from '../purge/service.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],

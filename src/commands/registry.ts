@@ -2,7 +2,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandDefinition, CommandRegistry } from '../pipeline/types.js';
 import { createHelpCommand } from './help.js';
-import { VERBS, type VerbFacts } from './verbs.js';
+import { VERB_LIST, type VerbFacts, type VerbName, VERBS } from '../verbs.js';
 
 // Each verb's module, imported when the verb first runs (see `lazyVerb`).
 const loadAlerts = () => import('./alerts.js');
@@ -62,37 +62,56 @@ function lazyVerb(facts: VerbFacts, load: () => Promise<CommandDefinition>): Com
 }
 
 /**
+ * How each verb's module is reached when it first runs, by the name of its descriptor
+ * (`src/verbs.ts`): the compiler asks for a line here for each verb there, and this file keeps
+ * no other list. `help` is built over the registry instead (`createReadCommands`).
+ */
+const MODULES: { readonly [V in Exclude<VerbName, 'help'>]: () => Promise<CommandDefinition> } = {
+  status: async () => (await loadStatus()).statusCommand,
+  dlq: async () => (await loadDlq()).dlqCommand,
+  workers: async () => (await loadWorkers()).workersCommand,
+  redis: async () => (await loadRedis()).redisCommand,
+  results: async () => (await loadResults()).resultsCommand,
+  job: async () => (await loadJob()).jobCommand,
+  pause: async () => (await loadPause()).pauseCommand,
+  resume: async () => (await loadPause()).resumeCommand,
+  retry: async () => (await loadRetry()).retryCommand,
+  purge: async () => (await loadPurge()).purgeCommand,
+  undo: async () => (await loadPurge()).undoCommand,
+  pending: async () => (await loadRequests()).pendingCommand,
+  approve: async () => (await loadRequests()).approveCommand,
+  deny: async () => (await loadRequests()).denyCommand,
+  audit: async () => (await loadAudit()).auditCommand,
+  alerts: async () => (await loadAlerts()).alertsCommand,
+  ack: async () => (await loadAlerts()).ackCommand,
+  snooze: async () => (await loadAlerts()).snoozeCommand,
+  silence: async () => (await loadAlerts()).silenceCommand,
+  silences: async () => (await loadAlerts()).silencesCommand,
+  unsilence: async () => (await loadAlerts()).unsilenceCommand,
+  scale: async () => (await loadScale()).scaleCommand,
+  restart: async () => (await loadRestart()).restartCommand,
+  stuck: async () => (await loadStuck()).stuckCommand,
+  revoke: async () => (await loadRevoke()).revokeCommand,
+  fail: async () => (await loadRevoke()).failCommand,
+  'expire-results': async () => (await loadExpireResults()).expireResultsCommand,
+  'rate-limit': async () => (await loadLimits()).rateLimitCommand,
+  concurrency: async () => (await loadLimits()).concurrencyCommand,
+  timeline: async () => (await loadTimeline()).timelineCommand,
+  trend: async () => (await loadTrend()).trendCommand,
+};
+
+/** Each descriptor with a module, as a lazily loaded command, in the descriptors' order. */
+function lazyVerbs(which: (facts: VerbFacts) => boolean): CommandDefinition[] {
+  return VERB_LIST.filter((facts) => facts.verb !== 'help' && which(facts)).map((facts) =>
+    lazyVerb(facts, MODULES[facts.verb as Exclude<VerbName, 'help'>]),
+  );
+}
+
+/**
  * Every verb beyond the read path, in the order help lists them: the actions (each runs its own
  * approved requests through `action.execute`), approvals, the audit, alerts and the incident views.
- * A new verb is its command file, its strings, its facts in `verbs.ts`, and one line here.
  */
-export const ACTION_COMMANDS: readonly CommandDefinition[] = [
-  lazyVerb(VERBS.pause, async () => (await loadPause()).pauseCommand),
-  lazyVerb(VERBS.resume, async () => (await loadPause()).resumeCommand),
-  lazyVerb(VERBS.retry, async () => (await loadRetry()).retryCommand),
-  lazyVerb(VERBS.purge, async () => (await loadPurge()).purgeCommand),
-  lazyVerb(VERBS.undo, async () => (await loadPurge()).undoCommand),
-  lazyVerb(VERBS.pending, async () => (await loadRequests()).pendingCommand),
-  lazyVerb(VERBS.approve, async () => (await loadRequests()).approveCommand),
-  lazyVerb(VERBS.deny, async () => (await loadRequests()).denyCommand),
-  lazyVerb(VERBS.audit, async () => (await loadAudit()).auditCommand),
-  lazyVerb(VERBS.alerts, async () => (await loadAlerts()).alertsCommand),
-  lazyVerb(VERBS.ack, async () => (await loadAlerts()).ackCommand),
-  lazyVerb(VERBS.snooze, async () => (await loadAlerts()).snoozeCommand),
-  lazyVerb(VERBS.silence, async () => (await loadAlerts()).silenceCommand),
-  lazyVerb(VERBS.silences, async () => (await loadAlerts()).silencesCommand),
-  lazyVerb(VERBS.unsilence, async () => (await loadAlerts()).unsilenceCommand),
-  lazyVerb(VERBS.scale, async () => (await loadScale()).scaleCommand),
-  lazyVerb(VERBS.restart, async () => (await loadRestart()).restartCommand),
-  lazyVerb(VERBS.stuck, async () => (await loadStuck()).stuckCommand),
-  lazyVerb(VERBS.revoke, async () => (await loadRevoke()).revokeCommand),
-  lazyVerb(VERBS.fail, async () => (await loadRevoke()).failCommand),
-  lazyVerb(VERBS['expire-results'], async () => (await loadExpireResults()).expireResultsCommand),
-  lazyVerb(VERBS['rate-limit'], async () => (await loadLimits()).rateLimitCommand),
-  lazyVerb(VERBS.concurrency, async () => (await loadLimits()).concurrencyCommand),
-  lazyVerb(VERBS.timeline, async () => (await loadTimeline()).timelineCommand),
-  lazyVerb(VERBS.trend, async () => (await loadTrend()).trendCommand),
-];
+export const ACTION_COMMANDS: readonly CommandDefinition[] = lazyVerbs((facts) => !facts.readPath);
 
 /**
  * Words people type for a verb that is called something else: `verify` is `audit verify`,
@@ -134,19 +153,12 @@ export function createCommandRegistry(commands: CommandDefinition[] = []): Comma
   return registry;
 }
 
-/** The read path: what every setup answers, the bot's store or not. */
-const READ_COMMANDS: readonly CommandDefinition[] = [
-  lazyVerb(VERBS.status, async () => (await loadStatus()).statusCommand),
-  lazyVerb(VERBS.dlq, async () => (await loadDlq()).dlqCommand),
-  lazyVerb(VERBS.workers, async () => (await loadWorkers()).workersCommand),
-  lazyVerb(VERBS.redis, async () => (await loadRedis()).redisCommand),
-  lazyVerb(VERBS.results, async () => (await loadResults()).resultsCommand),
-  lazyVerb(VERBS.job, async () => (await loadJob()).jobCommand),
-];
+/** The read path: what every setup answers, the bot's store or not (`readPath` in its descriptor). */
+const READ_COMMANDS: readonly CommandDefinition[] = lazyVerbs((facts) => facts.readPath === true);
 
 /** The read path (status, dlq, workers, redis, results, job), then `extra` (actions, approvals, audit), then help. */
 export function createReadCommands(extra: readonly CommandDefinition[] = []): CommandRegistry {
   const registry = createCommandRegistry([...READ_COMMANDS, ...extra]);
-  registry.register(createHelpCommand(() => registry.all()));
+  registry.register(createHelpCommand(VERBS.help, () => registry.all()));
   return registry;
 }

@@ -14,7 +14,7 @@ import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /**
  * The error text of the group `dlq` shows under this key, found again among the queue's current

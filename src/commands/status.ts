@@ -23,7 +23,7 @@ import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeli
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /** `--json` data of `status`, exactly as README documents it. */
 export interface StatusData {

@@ -5,7 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /** The Zeus runbook's alarm threshold. */
 export const STUCK_DEFAULT_MINUTES = 30;

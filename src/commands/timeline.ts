@@ -10,7 +10,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { mergeEvents } from '../timeline/events.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 import { visibilityFor } from './visibility.js';
 
 /** Audit entries read for one timeline at most; a longer span is narrowed with --since/--until. */

@@ -17,7 +17,7 @@ import {
 import { type Locale, messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, ReplyFile, Request } from '../pipeline/types.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;

@@ -1,14 +1,5 @@
 import type { CommandContext, Request } from '../pipeline/types.js';
 
-/**
- * Who sees a read-only answer in Slack. Shared answers (the state of the queues, the open alerts)
- * are posted in the channel, so everyone in the incident looks at the same picture; answers only
- * the asker needs (help, their approvals, the audit trail, the timeline, which may hold entries
- * from other channels) are ephemeral. `help` says which is which from these lists.
- */
-export const SHARED_ANSWERS = ['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend'] as const;
-export const OWN_ANSWERS = ['help', 'pending', 'audit', 'timeline'] as const;
-
 /** What one person may see of requests and audit entries made elsewhere. */
 export type Visibility = { all: true } | { all: false; channel: string };
 

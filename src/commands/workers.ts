@@ -8,7 +8,7 @@ import { allSystems, resolveSystem } from '../pipeline/parse.js';
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { GroupState, GroupType } from '../scalers/types.js';
-import { VERBS } from './verbs.js';
+import { VERBS } from '../verbs.js';
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present

@@ -4,7 +4,7 @@ import type { Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { Via } from '../store/store.js';
 import type { ChannelMembershipCheck } from './channel-members.js';
-import { type Decision, decide, needsTwoFactor, requirementFor } from './policy.js';
+import { type Decision, decide, needsTwoFactor, requirementFor, type VerbFactsOf } from './policy.js';
 import { isSlackUserId, type RoleResolver, roleIncludes } from './roles.js';
 import type { SlackDirectory } from './slack-directory.js';
 
@@ -15,6 +15,8 @@ export interface GuardDeps {
   roles: RoleResolver;
   directory: SlackDirectory;
   config: GuardConfig;
+  /** Each verb's facts (`factsOf` of src/verbs.ts), passed in by the composition root. */
+  verbs: VerbFactsOf;
 }
 
 /** One command about to run, whatever transport it came through. */
@@ -23,7 +25,7 @@ export interface GuardInput {
   via: Via;
   /** Slack channel; undefined on the command line and in the demo console. */
   channel?: string;
-  /** The command verb (the policy name for `pause`, `resume`, `retry`, `scale`, `purge`). */
+  /** The command verb. */
   verb: string;
   mutating: boolean;
   /** `home`: clicked on the App Home tab. */
@@ -69,7 +71,7 @@ export function createAuthority(
 }
 
 export function createGuard(deps: GuardDeps): Guard {
-  const { roles, config } = deps;
+  const { roles, config, verbs } = deps;
   const authority = createAuthority(deps);
 
   return {
@@ -96,11 +98,12 @@ export function createGuard(deps: GuardDeps): Guard {
       }
       // users.info is only asked when its answer can change the decision.
       const askSlack =
-        needsTwoFactor(input.verb, config.policies, config.approvals) &&
-        roleIncludes(role, requirementFor(input.verb, config.policies).role);
+        needsTwoFactor(input.verb, config.policies, config.approvals, verbs) &&
+        roleIncludes(role, requirementFor(input.verb, config.policies, verbs).role);
       const has2fa = askSlack ? await authority.has2fa(input.actorId) : undefined;
       const decision = decide({
         action: input.verb,
+        verbs,
         policies: config.policies,
         approvals: config.approvals,
         mutating: input.mutating,

@@ -6,6 +6,7 @@ import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
 import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';
+import type { VerbFactsOf } from './policy.js';
 import { actionRan, type RateLimiter } from './rate-limit.js';
 import type { RoleResolver } from './roles.js';
 import type { SlackDirectory } from './slack-directory.js';
@@ -19,6 +20,8 @@ export interface GuardMiddlewareDeps {
   roles: RoleResolver;
   directory: SlackDirectory;
   config: GuardConfig;
+  /** Each verb's facts (`factsOf` of src/verbs.ts), passed in by the composition root. */
+  verbs: VerbFactsOf;
   audit?: DenialAudit;
   /** Mutating commands per user per minute; none when absent. */
   rateLimit?: RateLimiter;

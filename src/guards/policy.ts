@@ -1,35 +1,16 @@
 import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { Via } from '../store/store.js';
+import type { VerbFacts } from '../verbs.js';
 import { roleIncludes } from './roles.js';
 
-/** The verbs whose permission comes from `policies:` in the config. */
-export const POLICY_ACTIONS: readonly ActionName[] = [
-  'pause',
-  'resume',
-  'retry',
-  'scale',
-  'restart',
-  'purge',
-  'revoke',
-  'fail',
-  'undo',
-];
-
-export function isPolicyAction(verb: string): verb is ActionName {
-  return (POLICY_ACTIONS as readonly string[]).includes(verb);
-}
-
 /**
- * Verbs with a fixed requirement and no `policies:` entry: acknowledging or snoozing an alert
- * silences reminders for everyone, so it takes an operator; never an approval.
+ * What the guards know of a verb, from its descriptor (`src/verbs.ts`), handed to them by the
+ * composition root: the policy that guards it, or its fixed requirement, and whether the App Home
+ * tab may send it. A word with no facts is no verb; the dispatcher answers it.
  */
-const FIXED_REQUIREMENTS: Readonly<Record<string, { role: Role; approvals: number }>> = {
-  ack: { role: 'operator', approvals: 0 },
-  snooze: { role: 'operator', approvals: 0 },
-  silence: { role: 'operator', approvals: 0 },
-  unsilence: { role: 'operator', approvals: 0 },
-};
+export type GuardFacts = Pick<VerbFacts, 'policy' | 'requires' | 'fromHome'>;
+export type VerbFactsOf = (verb: string) => GuardFacts | undefined;
 
 export interface Requirement {
   /** The weakest role that may run it. */
@@ -39,30 +20,37 @@ export interface Requirement {
 }
 
 /**
- * What running `action` takes. A policy action takes what its policy says; anything else needs
- * `viewer`. A mutating verb without a policy (`approve`, `deny`) also passes with `viewer` here:
- * the approvals service checks the approver against the request's policy when the click lands.
+ * What running `action` takes. A verb with a policy takes what its policy says; one with a fixed
+ * requirement (`ack`, `silence`…: silencing reminders for everyone takes an operator) takes that
+ * role and never an approval; anything else needs `viewer`. A mutating verb without either
+ * (`approve`, `deny`) also passes with `viewer` here: the approvals service checks the approver
+ * against the request's policy when the click lands.
  */
-export function requirementFor(action: string, policies: Config['policies']): Requirement {
-  if (isPolicyAction(action)) {
-    const policy = policies[action];
+export function requirementFor(action: string, policies: Config['policies'], verbs: VerbFactsOf): Requirement {
+  const facts = verbs(action);
+  if (facts?.policy) {
+    const policy = policies[facts.policy];
     return { role: policy.role, approvals: policy.approvals };
   }
-  if (Object.hasOwn(FIXED_REQUIREMENTS, action)) return FIXED_REQUIREMENTS[action]!;
+  if (facts?.requires) return { role: facts.requires, approvals: 0 };
   return { role: 'viewer', approvals: 0 };
 }
 
 /** Whether `decide` would look at 2FA for this action, so callers only ask Slack when it matters. */
-export function needsTwoFactor(action: string, policies: Config['policies'], approvals: Config['approvals']) {
-  return approvals.require2fa && requirementFor(action, policies).role === 'admin';
+export function needsTwoFactor(
+  action: string,
+  policies: Config['policies'],
+  approvals: Config['approvals'],
+  verbs: VerbFactsOf,
+) {
+  return approvals.require2fa && requirementFor(action, policies, verbs).role === 'admin';
 }
 
-/** The only mutating verbs the App Home tab may send (its Approve and Deny buttons). */
-export const HOME_VERBS: ReadonlySet<string> = new Set(['approve', 'deny']);
-
 export interface DecideInput {
-  /** The command verb; the policy name for `pause`, `resume`, `retry`, `scale`, `purge`. */
+  /** The command verb. */
   action: string;
+  /** Each verb's facts (its policy or fixed requirement), from the composition root. */
+  verbs: VerbFactsOf;
   policies: Config['policies'];
   approvals: Config['approvals'];
   /** From the command's definition: does it change anything? */
@@ -71,7 +59,7 @@ export interface DecideInput {
   channel: string | undefined;
   allowedChannels: readonly string[];
   via: Via;
-  /** `home`: clicked on the App Home tab (no channel); see `HOME_VERBS`. */
+  /** `home`: clicked on the App Home tab (no channel); only verbs whose facts say `fromHome`. */
   surface?: 'home';
   /** The actor's strongest role now. */
   role: Role | undefined;
@@ -94,7 +82,7 @@ export function decide(input: DecideInput): Decision {
   const { action, mutating, via, channel, allowedChannels } = input;
   // The Home tab has no channel; it only carries approve/deny, and the approvals service checks
   // the request's policy role before it reveals or changes anything (approvals/service.ts load).
-  const homeAnswer = via === 'slack' && input.surface === 'home' && HOME_VERBS.has(action);
+  const homeAnswer = via === 'slack' && input.surface === 'home' && input.verbs(action)?.fromHome === true;
   if (
     mutating &&
     via === 'slack' &&
@@ -106,11 +94,11 @@ export function decide(input: DecideInput): Decision {
       error: new OpsError(ErrorCode.WrongChannel, { action, channels: [...allowedChannels] }),
     };
   }
-  const needed = requirementFor(action, input.policies);
+  const needed = requirementFor(action, input.policies, input.verbs);
   if (!roleIncludes(input.role, needed.role)) {
     return { allow: false, error: new OpsError(ErrorCode.Forbidden, { role: needed.role, action }) };
   }
-  if (needsTwoFactor(action, input.policies, input.approvals) && input.has2fa !== true) {
+  if (needsTwoFactor(action, input.policies, input.approvals, input.verbs) && input.has2fa !== true) {
     const status = input.has2fa === false ? 'off' : 'unknown';
     return { allow: false, error: new OpsError(ErrorCode.TwoFactorRequired, { action, status }) };
   }

@@ -1,5 +1,6 @@
 import type { Alert } from '../store/alert.js';
 import type { AuditEntry } from '../store/store.js';
+import { factsOf } from '../verbs.js';
 
 /** One thing that happened, in words-free form: the builders put it into words per locale. */
 export type TimelineEvent =
@@ -45,9 +46,6 @@ export type TimelineEvent =
       result?: Record<string, unknown>;
     };
 
-/** Reads that tell who saw what during an incident. */
-const LOOKS = new Set(['status', 'dlq', 'workers', 'alerts', 'stuck', 'pending', 'trend', 'timeline']);
-const ALERT_HANDLING = new Set(['ack', 'snooze']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
@@ -75,13 +73,15 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
   if (e.action.startsWith('command.')) {
     const verb = e.action.slice('command.'.length);
     const target = str(e.target);
-    if (LOOKS.has(verb)) {
+    // Each verb's descriptor says how it reads here: a look (who saw what), an alert handled, or nothing.
+    const story = factsOf(verb)?.timeline;
+    if (story === 'look') {
       // A typo (`status pushzio`) was not a look at anything: the timeline says what went wrong.
       const reason = e.outcome === 'ok' ? undefined : (str(e.error) ?? e.outcome);
       return { ...base, kind: 'look', verb, ...(target ? { target } : {}), ...(reason ? { reason } : {}) };
     }
     // An ack or snooze that was refused (no such alert, a bad duration) did not happen.
-    if (ALERT_HANDLING.has(verb) && e.outcome === 'ok')
+    if (story === 'alert.handled' && e.outcome === 'ok')
       return { ...base, kind: 'alert.handled', verb, ...(target ? { target } : {}) };
     return undefined;
   }

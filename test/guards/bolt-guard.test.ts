@@ -16,6 +16,7 @@ import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
+import { factsOf } from '../../src/verbs.js';
 
 const config = configSchema.parse({
   slack: { allowedChannels: ['C0INCIDENT'] },
@@ -95,6 +96,7 @@ describe('the Bolt guard', () => {
         roles,
         directory,
         config,
+        verbs: factsOf,
         audit,
         toRequest: requestFromSlack,
         commandFor: (verb) => registry.get(verb),

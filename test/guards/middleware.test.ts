@@ -17,6 +17,7 @@ import type { Reply, Request } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { blockNetwork, restoreNetwork, serveUsergroup, serveUserInfo, slackClient } from './slack-api.js';
+import { factsOf } from '../../src/verbs.js';
 
 const ALLOWED = ['C0INCIDENT', 'C0OPS'];
 
@@ -78,7 +79,7 @@ describe('the guard middleware', () => {
     directory: SlackDirectory = createOfflineDirectory(),
   ): GuardMiddleware {
     const roles = createRoleResolver({ roles: config.roles, directory, now: Date.now });
-    return createGuardMiddleware({ roles, directory, config, audit });
+    return createGuardMiddleware({ roles, directory, config, verbs: factsOf, audit });
   }
 
   async function run(mw: GuardMiddleware, request: Request) {
@@ -199,7 +200,7 @@ describe('the guard middleware', () => {
       const directory = createSlackDirectory(slackClient());
       let t = 1_700_000_000_000;
       const roles = createRoleResolver({ roles: config.roles, directory, now: () => t });
-      const mw = createGuardMiddleware({ roles, directory, config, audit });
+      const mw = createGuardMiddleware({ roles, directory, config, verbs: factsOf, audit });
       const first = await run(mw, slackRequest('U0CAROL', ['pause', 'pushizo/scheduler']));
       failing = true;
       t += 5 * 60_000 + 1;
@@ -228,7 +229,7 @@ describe('the guard middleware', () => {
     const mwFor = () => {
       const directory = createSlackDirectory(slackClient());
       const roles = createRoleResolver({ roles: config.roles, directory, now: Date.now });
-      return createGuardMiddleware({ roles, directory, config, audit });
+      return createGuardMiddleware({ roles, directory, config, verbs: factsOf, audit });
     };
 
     it('an admin whom Slack reports with has_2fa: true may purge', async () => {

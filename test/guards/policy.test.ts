@@ -3,6 +3,7 @@ import type { Config } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
 import { type DecideInput, decide, requirementFor } from '../../src/guards/policy.js';
 import { messages } from '../../src/i18n/index.js';
+import { factsOf } from '../../src/verbs.js';
 
 const config: Config = configSchema.parse({
   slack: { allowedChannels: ['C0INCIDENT', 'C0OPS'] },
@@ -12,6 +13,7 @@ const config: Config = configSchema.parse({
 function input(overrides: Partial<DecideInput>): DecideInput {
   return {
     action: 'pause',
+    verbs: factsOf,
     policies: config.policies,
     approvals: config.approvals,
     mutating: true,
@@ -36,7 +38,7 @@ describe('decide', () => {
   ] as const)(
     '%s needs the %s role and %i approval(s) with the default policies',
     (action, role, approvals) => {
-      expect(requirementFor(action, config.policies)).toEqual({ role, approvals });
+      expect(requirementFor(action, config.policies, factsOf)).toEqual({ role, approvals });
       expect(decide(input({ action, role }))).toEqual({ allow: true, approvalsNeeded: approvals });
     },
   );
