@@ -131,7 +131,12 @@ export const VERBS = {
     describe: (locale) => messages(locale).actions.approve,
   },
   deny: { verb: 'deny', mutating: true, fromHome: true, describe: (locale) => messages(locale).actions.deny },
-  audit: { verb: 'audit', mutating: false, answer: 'own', describe: (locale) => messages(locale).actions.audit },
+  audit: {
+    verb: 'audit',
+    mutating: false,
+    answer: 'own',
+    describe: (locale) => messages(locale).actions.audit,
+  },
   alerts: {
     verb: 'alerts',
     mutating: false,
@@ -284,4 +289,9 @@ export function factsOfAction(action: string): VerbFacts | undefined {
 /** The verbs with a fact set, in help's order: `verbsWhere((v) => v.answer === 'shared')`. */
 export function verbsWhere(test: (facts: VerbFacts) => boolean): string[] {
   return VERB_LIST.filter(test).map((facts) => facts.verb);
+}
+
+/** Who sees a read's answer in Slack, from its descriptor: a shared answer the channel, any other the asker. */
+export function answerVisibility(facts: VerbFacts): 'in_channel' | 'ephemeral' {
+  return facts.answer === 'shared' ? 'in_channel' : 'ephemeral';
 }

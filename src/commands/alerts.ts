@@ -11,7 +11,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;
@@ -84,7 +84,7 @@ export const alertsCommand: CommandDefinition = {
       message: alertsListMessage(open, request.locale),
       data: { alerts: open.map(alertJson) },
       // The open alerts are the incident's, not the asker's: the channel sees the same list.
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.alerts),
     };
   },
 };

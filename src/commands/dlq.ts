@@ -9,7 +9,7 @@ import { messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 export const DLQ_DEFAULT_LIMIT = 10;
 export const DLQ_MAX_LIMIT = 100;
@@ -96,7 +96,7 @@ export const dlqCommand: CommandDefinition = {
         request.locale,
       ),
       data: toDlqData(system, sample, context),
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.dlq),
     };
   },
 };

@@ -7,8 +7,8 @@ import { type Locale, messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { ActionDeps, CommandDefinition } from '../pipeline/types.js';
 import type { ActionRequest } from '../store/store.js';
-import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 
 /** The runbook's `expire … 86400`: a day, unless the command says otherwise. */
 export const DEFAULT_RESULT_TTL_SECONDS = 86_400;

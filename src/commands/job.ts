@@ -8,7 +8,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,
@@ -100,7 +100,7 @@ export const jobCommand: CommandDefinition = {
           request.locale,
         ),
         data: { system, task: found.task, context: queueContextData(context) } satisfies CeleryTaskData,
-        visibility: 'in_channel',
+        visibility: answerVisibility(VERBS.job),
       };
     }
     const queue = target.queue!;
@@ -112,7 +112,7 @@ export const jobCommand: CommandDefinition = {
         request.locale,
       ),
       data: bullmqJobData(system, queue, found.job, queueContextData(context)),
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.job),
     };
   },
 };

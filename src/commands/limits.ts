@@ -14,8 +14,8 @@ import { type LimitKind, type LimitParams, restoreRates } from '../limits/servic
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 
 /** The longest `--for`: past a week a limit is a config change, not an incident measure. */
 export const MAX_LIMIT_FOR_MS = 7 * 86_400_000;

@@ -3,8 +3,8 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {

@@ -7,9 +7,9 @@ import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { Purges } from '../purge/service.js';
+import { VERBS } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { VERBS } from '../verbs.js';
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],

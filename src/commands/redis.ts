@@ -5,7 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /**
  * `redis --json` data. Byte figures are numbers of bytes; times are ISO 8601 UTC. Never a value:
@@ -69,7 +69,7 @@ export const redisCommand: CommandDefinition = {
       ok: true,
       message: redisHealthMessage({ system, health, generatedAt: ctx.now() }, request.locale),
       data: redisHealthData(system, health),
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.redis),
     };
   },
 };

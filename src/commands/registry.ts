@@ -1,8 +1,8 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandDefinition, CommandRegistry } from '../pipeline/types.js';
+import { VERB_LIST, VERBS, type VerbFacts, type VerbName } from '../verbs.js';
 import { createHelpCommand } from './help.js';
-import { VERB_LIST, type VerbFacts, type VerbName, VERBS } from '../verbs.js';
 
 // Each verb's module, imported when the verb first runs (see `lazyVerb`).
 const loadAlerts = () => import('./alerts.js');

@@ -2,8 +2,8 @@ import { pendingMessage, requestData } from '../approvals/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Request } from '../pipeline/types.js';
-import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { isVisible, visibilityFor } from './visibility.js';
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {

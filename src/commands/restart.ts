@@ -10,9 +10,9 @@ import { awaitComeBack, liveWorkersOf } from '../scalers/come-back.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import type { RestartPlan, RestartReport, RestartTarget } from '../scalers/types.js';
 import type { ActionRequest } from '../store/store.js';
+import { VERBS } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { checkGroup, SCALE_READ_TIMEOUT_MS } from './scale.js';
-import { VERBS } from '../verbs.js';
 
 /** A scaler's `ScaleFailed` (docker exited, the API refused) said as a failed restart. */
 function asRestartFailure(error: unknown): unknown {

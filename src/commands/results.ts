@@ -5,7 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /** `results --json` data: counts and bytes as numbers, `oldest.at` ISO 8601 UTC. Never a value. */
 export interface ResultsData {
@@ -47,7 +47,7 @@ export const resultsCommand: CommandDefinition = {
       ok: true,
       message: resultsMessage({ system, reading, generatedAt: ctx.now() }, request.locale),
       data,
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.results),
     };
   },
 };

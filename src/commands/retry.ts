@@ -12,9 +12,9 @@ import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
+import { VERBS } from '../verbs.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
-import { VERBS } from '../verbs.js';
 
 /**
  * The error text of the group `dlq` shows under this key, found again among the queue's current

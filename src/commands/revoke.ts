@@ -4,8 +4,8 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 
 /** Ids one revoke may name: enough for an incident, few enough to preview on one line. */
 const MAX_IDS = 20;

@@ -8,8 +8,8 @@ import { parseTarget, resolveSystem } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
-import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { VERBS } from '../verbs.js';
+import { actorOf, requestReply, requireApprovals } from './actions.js';
 
 /** A scaler's reads (Kubernetes API, `docker compose ps`, pidbox) get this long for a preview. */
 export const SCALE_READ_TIMEOUT_MS = 15_000;

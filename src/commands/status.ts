@@ -23,7 +23,7 @@ import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeli
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /** `--json` data of `status`, exactly as README documents it. */
 export interface StatusData {
@@ -359,13 +359,13 @@ export const statusCommand: CommandDefinition = {
         ok: false,
         message,
         data,
-        visibility: 'in_channel',
+        visibility: answerVisibility(VERBS.status),
         error: {
           code: ErrorCode.RedisUnavailable,
           params: { system: down.map((o) => o.name).join(', '), reason: first.cause?.params.reason },
         },
       };
     }
-    return { ok: true, message, data, visibility: 'in_channel' };
+    return { ok: true, message, data, visibility: answerVisibility(VERBS.status) };
   },
 };

@@ -5,7 +5,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /** The Zeus runbook's alarm threshold. */
 export const STUCK_DEFAULT_MINUTES = 30;
@@ -97,7 +97,7 @@ export const stuckCommand: CommandDefinition = {
       ok: true,
       message: stuckMessage({ system, type: backend.type, minutes, work, generatedAt: now }, request.locale),
       data,
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.stuck),
     };
   },
 };

@@ -17,7 +17,7 @@ import {
 import { type Locale, messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, ReplyFile, Request } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;
@@ -260,7 +260,7 @@ export const trendCommand: CommandDefinition = {
       ok: true,
       message: trendMessage(data, request.locale, note),
       data: trendData(data, file),
-      visibility: 'in_channel',
+      visibility: answerVisibility(VERBS.trend),
       ...(file ? { files: [file] } : {}),
     };
   },

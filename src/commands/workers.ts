@@ -8,7 +8,7 @@ import { allSystems, resolveSystem } from '../pipeline/parse.js';
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { GroupState, GroupType } from '../scalers/types.js';
-import { VERBS } from '../verbs.js';
+import { answerVisibility, VERBS } from '../verbs.js';
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present
@@ -123,14 +123,14 @@ export const workersCommand: CommandDefinition = {
         ok: false,
         message,
         data,
-        visibility: 'in_channel',
+        visibility: answerVisibility(VERBS.workers),
         error: {
           code: ErrorCode.RedisUnavailable,
           params: { system: down.map((s) => s.name).join(', '), reason: causes.find(Boolean)?.params.reason },
         },
       };
     }
-    return { ok: true, message, data, visibility: 'in_channel' };
+    return { ok: true, message, data, visibility: answerVisibility(VERBS.workers) };
   },
 };
 

@@ -1,4 +1,4 @@
-import type { ActionName, Config, Role } from '../config/schema.js';
+import type { Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { Via } from '../store/store.js';
 import type { VerbFacts } from '../verbs.js';
@@ -26,7 +26,11 @@ export interface Requirement {
  * (`approve`, `deny`) also passes with `viewer` here: the approvals service checks the approver
  * against the request's policy when the click lands.
  */
-export function requirementFor(action: string, policies: Config['policies'], verbs: VerbFactsOf): Requirement {
+export function requirementFor(
+  action: string,
+  policies: Config['policies'],
+  verbs: VerbFactsOf,
+): Requirement {
   const facts = verbs(action);
   if (facts?.policy) {
     const policy = policies[facts.policy];

@@ -46,7 +46,6 @@ export type TimelineEvent =
       result?: Record<string, unknown>;
     };
 
-
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
 /**

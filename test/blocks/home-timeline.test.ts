@@ -253,3 +253,33 @@ describe('an alert in the timeline', () => {
     );
   });
 });
+
+describe('who looked at what, in the timeline', () => {
+  const command = (verb: string, target?: string) =>
+    eventFromAudit({
+      seq: 9,
+      at: '2030-01-01T10:00:00.000Z',
+      action: `command.${verb}`,
+      actorId: 'U0ALICE',
+      outcome: 'ok',
+      ...(target ? { target } : {}),
+    } as never);
+
+  // The read verbs added after the timeline were left out of its own list of looks; each verb's
+  // descriptor now says it, so `redis`, `results` and `job` are looks like `status`.
+  it.each([
+    ['status', 'pushizo'],
+    ['redis', 'pushizo'],
+    ['results', 'zeus'],
+    ['job', 'pushizo/dispatch-ios'],
+  ])('`%s` is a look: "looked at" its target', (verb, target) => {
+    const event = command(verb, target);
+    expect(event).toMatchObject({ kind: 'look', verb, target });
+    expect(describeEvent(event!, 'en').what).toContain(target);
+  });
+
+  it('a command that changes something is not a look, and an ack that ran is an alert handled', () => {
+    expect(command('pause', 'pushizo/q1')).toBeUndefined();
+    expect(command('ack', 'a-1')).toMatchObject({ kind: 'alert.handled', verb: 'ack' });
+  });
+});

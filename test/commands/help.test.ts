@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderText } from '../../src/blocks/render-text.js';
 import { pauseCommand, resumeCommand } from '../../src/commands/pause.js';
-import { createReadCommands } from '../../src/commands/registry.js';
+import { ACTION_COMMANDS, createReadCommands } from '../../src/commands/registry.js';
 import { approveCommand, denyCommand, pendingCommand } from '../../src/commands/requests.js';
 import { retryCommand } from '../../src/commands/retry.js';
 import type { CommandContext } from '../../src/pipeline/types.js';
@@ -35,5 +35,17 @@ describe('/queue help with the action verbs registered', () => {
     ].map((verb) => text.indexOf(`\`/queue ${verb}`));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+});
+
+describe("help's footer, from each verb's descriptor", () => {
+  it('names every answer the channel sees (redis, results and job included) and every one only the asker sees', async () => {
+    const registry = createReadCommands(ACTION_COMMANDS);
+    const reply = await registry
+      .resolve('help')
+      .run({} as CommandContext, [], { actor: { id: 'U0ALICE' }, via: 'cli', words: ['help'], locale: 'en' });
+    expect(renderText(reply.message).text).toContain(
+      'Everyone in the channel sees: status, dlq, workers, redis, results, job, alerts, stuck, trend. Only you see: pending, audit, timeline, help, errors and refusals.',
+    );
   });
 });

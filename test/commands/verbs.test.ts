@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ACTION_COMMANDS, createReadCommands } from '../../src/commands/registry.js';
-import { type VerbFacts, VERBS } from '../../src/verbs.js';
 import type { CommandDefinition } from '../../src/pipeline/types.js';
+import { VERBS, type VerbFacts } from '../../src/verbs.js';
 
 const COMMANDS = join(import.meta.dirname, '../../src/commands');
 
@@ -44,7 +44,11 @@ describe('verbs are registered by their facts and loaded when they run', () => {
     }
     // Each verb with facts has its module, and the registry lists every one of them, help last.
     // (`help` alone is built over the registry rather than loaded.)
-    expect(loaded.map((c) => c.verb).sort()).toEqual(Object.keys(VERBS).filter((v) => v !== 'help').sort());
+    expect(loaded.map((c) => c.verb).sort()).toEqual(
+      Object.keys(VERBS)
+        .filter((v) => v !== 'help')
+        .sort(),
+    );
     expect(createReadCommands(ACTION_COMMANDS).verbs()).toEqual(Object.keys(VERBS));
   });
 

@@ -15,8 +15,8 @@ import type { CommandDefinition } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
-import { blockNetwork, restoreNetwork } from './slack-api.js';
 import { factsOf } from '../../src/verbs.js';
+import { blockNetwork, restoreNetwork } from './slack-api.js';
 
 const config = configSchema.parse({
   slack: { allowedChannels: ['C0INCIDENT'] },

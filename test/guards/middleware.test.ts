@@ -16,8 +16,8 @@ import {
 import type { Reply, Request } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
-import { blockNetwork, restoreNetwork, serveUsergroup, serveUserInfo, slackClient } from './slack-api.js';
 import { factsOf } from '../../src/verbs.js';
+import { blockNetwork, restoreNetwork, serveUsergroup, serveUserInfo, slackClient } from './slack-api.js';
 
 const ALLOWED = ['C0INCIDENT', 'C0OPS'];
 

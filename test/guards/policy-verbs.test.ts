@@ -56,7 +56,11 @@ describe('every verb with a policy is guarded by it', () => {
       systems: [bullmqSystem('pushizo', redis, prefix, { queues: ['q1'] })],
       ...more,
     };
-    ops = await createQueueOps({ config: parseConfig(configYaml(input), {}), env: {}, logger: silentLogger() });
+    ops = await createQueueOps({
+      config: parseConfig(configYaml(input), {}),
+      env: {},
+      logger: silentLogger(),
+    });
     return ops;
   }
 
@@ -69,7 +73,9 @@ describe('every verb with a policy is guarded by it', () => {
   });
 
   it('every policies.* key is the policy of one verb, and the guard asks for that policy on it', async () => {
-    const keys = Object.keys(parseConfig(configYaml({ systems: [bullmqSystem('x', redis)] }), {}).policies).sort();
+    const keys = Object.keys(
+      parseConfig(configYaml({ systems: [bullmqSystem('x', redis)] }), {}).policies,
+    ).sort();
     // Every policy made admin-only, with 2FA: nothing of a policy may pass as a read.
     const admin = Object.fromEntries(keys.map((key) => [key, { role: 'admin', approvals: 0 }]));
     const app = await start({
