@@ -22,9 +22,15 @@ export const ErrorCode = {
   SelfApproval: 'SelfApproval',
   /**
    * A command-line identity that `cli.users` does not bind, where it would count against a Slack
-   * identity; or a bound OS account claiming an id it is not bound to.
+   * identity or a bound one; a bound OS account claiming an id it is not bound to; or an account
+   * claiming an id `cli.users` binds to another account.
    */
   IdentityNotBound: 'IdentityNotBound',
+  /**
+   * The command line inside a non-initial user namespace, where the OS account and host name it
+   * reads can be anything: it refuses every command that changes something, approvals included.
+   */
+  UserNamespace: 'UserNamespace',
   /** An App Home approval of a request asked in a private channel the clicker is not in (or unknown). */
   NotChannelMember: 'NotChannelMember',
   AlreadyApproved: 'AlreadyApproved',

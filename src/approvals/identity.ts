@@ -37,6 +37,22 @@ export function boundElsewhere(
   return bound;
 }
 
+/**
+ * The OS accounts `cli.users` binds `id` to when `osUser` is not one of them, else undefined: an id
+ * bound to one account is that account's alone, whoever else types `--user <id>`. `cli:<account>`,
+ * the identity an account has without `--user`, belongs to that account in the same way.
+ */
+export function boundToOthers(
+  users: CliUsers,
+  osUser: string | undefined,
+  id: string,
+): readonly string[] | undefined {
+  const owners = Object.keys(users).filter((account) => users[account]!.includes(id));
+  if (id.startsWith('cli:')) owners.push(id.slice('cli:'.length));
+  if (owners.length === 0 || (osUser !== undefined && owners.includes(osUser))) return undefined;
+  return owners;
+}
+
 /** The requester and every approver of a request, as parties. */
 export function partiesOf(request: ActionRequest): Party[] {
   return [
@@ -65,14 +81,18 @@ export type CrossRefusal =
   /** A Slack actor against a command-line party not bound to its id. */
   | { kind: 'cli-party'; party: Party }
   /** The same person under two ids (a bound OS account and one of its Slack ids). */
-  | { kind: 'same-person'; party: Party };
+  | { kind: 'same-person'; party: Party }
+  /** A command-line actor not bound to its id, against a command-line party that is bound. */
+  | { kind: 'claimed-vs-bound'; party: Party };
 
 /**
  * The rule across transports: a command-line identity counts against a Slack identity only when
  * its OS account is bound to that id (`cli.users`). Two command-line parties are compared by the
  * store's OS-account rule instead (approvals.cliSameOsUser), as before; two Slack parties by id.
  * A bound OS account is every id it is bound to: `alice: [U0ALICE, U0ALT]` approving as U0ALT
- * what U0ALICE asked in Slack is one person.
+ * what U0ALICE asked in Slack is one person. A claim (`--user` from an account `cli.users` does
+ * not bind to it) never counts as the second person against a bound identity: a bound one is
+ * somebody known, a claim could be that same somebody under another account.
  */
 export function crossTransportRefusal(
   users: CliUsers,
@@ -88,6 +108,13 @@ export function crossTransportRefusal(
       return { kind: 'cli-actor', party };
     if (isSlack(actor) && isCli(party) && cliIdentity(users, party.osUser, party.id) !== 'bound')
       return { kind: 'cli-party', party };
+    if (
+      isCli(actor) &&
+      isCli(party) &&
+      cliIdentity(users, actor.osUser, actor.id) !== 'bound' &&
+      cliIdentity(users, party.osUser, party.id) === 'bound'
+    )
+      return { kind: 'claimed-vs-bound', party };
   }
   const mine = identities(actor);
   for (const party of others) {

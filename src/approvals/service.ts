@@ -249,12 +249,13 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     const refusal = crossTransportRefusal(cliUsers, actor, others);
     if (!refusal) return undefined;
     if (refusal.kind === 'same-person') return new OpsError(ErrorCode.SelfApproval, { id: requestId });
-    const cli = refusal.kind === 'cli-actor' ? actor : refusal.party;
+    const cli = refusal.kind === 'cli-party' ? refusal.party : actor;
     return new OpsError(ErrorCode.IdentityNotBound, {
       kind: refusal.kind,
       id: requestId,
       osUser: cli.osUser ?? '?',
       user: cli.id,
+      ...(refusal.kind === 'claimed-vs-bound' ? { bound: [refusal.party.osUser ?? '?'] } : {}),
     });
   }
 

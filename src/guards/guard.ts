@@ -1,4 +1,4 @@
-import { boundElsewhere, type CliUsers } from '../approvals/identity.js';
+import { boundElsewhere, boundToOthers, type CliUsers } from '../approvals/identity.js';
 import type { Authority } from '../approvals/service.js';
 import type { Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
@@ -70,6 +70,29 @@ export function createAuthority(
   };
 }
 
+/** Why a command-line actor may not use the id it gave, or undefined. */
+function cliIdentityRefusal(users: CliUsers, input: GuardInput): OpsError | undefined {
+  const bound = boundElsewhere(users, input.osUser, input.actorId);
+  if (bound) {
+    return new OpsError(ErrorCode.IdentityNotBound, {
+      kind: 'mismatch',
+      osUser: input.osUser,
+      user: input.actorId,
+      bound,
+    });
+  }
+  const owners = boundToOthers(users, input.osUser, input.actorId);
+  if (owners) {
+    return new OpsError(ErrorCode.IdentityNotBound, {
+      kind: 'taken',
+      osUser: input.osUser ?? '?',
+      user: input.actorId,
+      bound: owners,
+    });
+  }
+  return undefined;
+}
+
 export function createGuard(deps: GuardDeps): Guard {
   const { roles, config, verbs } = deps;
   const authority = createAuthority(deps);
@@ -78,24 +101,10 @@ export function createGuard(deps: GuardDeps): Guard {
     async check(input) {
       const { role, unresolvedGroups } = await roles.resolve(input.actorId);
       // An OS account bound in `cli.users` is those ids and no other: `--user` with another id is
-      // someone pretending, whatever the command.
-      const bound =
-        input.via === 'cli'
-          ? boundElsewhere(config.cli?.users ?? {}, input.osUser, input.actorId)
-          : undefined;
-      if (bound) {
-        return {
-          allow: false,
-          error: new OpsError(ErrorCode.IdentityNotBound, {
-            kind: 'mismatch',
-            osUser: input.osUser,
-            user: input.actorId,
-            bound,
-          }),
-          role,
-          unresolvedGroups,
-        };
-      }
+      // someone pretending, whatever the command. And an id bound to an account is that account's
+      // alone: another account typing `--user` with it is pretending too.
+      const refusal = input.via === 'cli' ? cliIdentityRefusal(config.cli?.users ?? {}, input) : undefined;
+      if (refusal) return { allow: false, error: refusal, role, unresolvedGroups };
       // users.info is only asked when its answer can change the decision.
       const askSlack =
         needsTwoFactor(input.verb, config.policies, config.approvals, verbs) &&

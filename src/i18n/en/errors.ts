@@ -88,9 +88,15 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   IdentityNotBound: (p) =>
     p.kind === 'mismatch'
       ? `OS user \`${p.osUser}\` is bound to ${list(p.bound)} in \`cli.users\`, so it cannot act as \`${p.user}\`; nothing was done.`
-      : p.kind === 'cli-party'
-        ? `\`${p.id}\` was asked on the command line by OS user \`${p.osUser}\` as \`${p.user}\`, which \`cli.users\` does not bind, so it cannot be approved from Slack; approve it on the command line or bind that account in \`cli.users\`.`
-        : `\`--user ${p.user}\` is only a claim: OS user \`${p.osUser}\` is not bound to it in \`cli.users\`, and \`${p.id}\` was asked or approved in Slack; nothing was changed. Answer it in Slack, or bind the account in \`cli.users\`.`,
+      : p.kind === 'taken'
+        ? `\`${p.user}\` belongs to OS user ${list(p.bound)} (\`cli.users\`), so OS user \`${p.osUser}\` cannot act as it; nothing was done.`
+        : p.kind === 'claimed-vs-bound'
+          ? `\`--user ${p.user}\` is only a claim (OS user \`${p.osUser}\` is not bound to it in \`cli.users\`), and \`${p.id}\` was asked or approved by OS user ${list(p.bound)}, which is bound: a claim never counts as the second person against a bound account; nothing was changed.`
+          : p.kind === 'cli-party'
+            ? `\`${p.id}\` was asked on the command line by OS user \`${p.osUser}\` as \`${p.user}\`, which \`cli.users\` does not bind, so it cannot be approved from Slack; approve it on the command line or bind that account in \`cli.users\`.`
+            : `\`--user ${p.user}\` is only a claim: OS user \`${p.osUser}\` is not bound to it in \`cli.users\`, and \`${p.id}\` was asked or approved in Slack; nothing was changed. Answer it in Slack, or bind the account in \`cli.users\`.`,
+  UserNamespace: (p) =>
+    `The command line is running inside a user namespace (/proc/self/uid_map is \`${p.uidMap}\`, not the whole-system map), where the OS account and host name it reads can be anything; it does not run \`${p.verb}\` or any other command that changes something or approves there. Run it outside the namespace.`,
   NotChannelMember: (p) =>
     p.reason === 'not-member'
       ? `\`${p.id}\` was asked in a private channel you are not in; only its members can approve or deny it from the Home tab.`

@@ -105,9 +105,15 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   IdentityNotBound: (p) =>
     p.kind === 'mismatch'
       ? `\`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde ${list(p.bound)} kimliğine bağlı, bu yüzden \`${p.user}\` olarak davranamaz; hiçbir şey yapılmadı.`
-      : p.kind === 'cli-party'
-        ? `\`${p.id}\` komut satırından \`${p.osUser}\` işletim sistemi kullanıcısı tarafından \`${p.user}\` olarak istendi ve \`cli.users\` bu hesabı o kimliğe bağlamıyor; bu yüzden Slack'ten onaylanamaz. Komut satırından onaylayın ya da hesabı \`cli.users\` içinde bağlayın.`
-        : `\`--user ${p.user}\` yalnızca bir iddia: \`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde bu kimliğe bağlı değil ve \`${p.id}\` Slack'te istendi ya da onaylandı; hiçbir şey değişmedi. Slack'ten yanıtlayın ya da hesabı \`cli.users\` içinde bağlayın.`,
+      : p.kind === 'taken'
+        ? `\`${p.user}\` kimliği \`cli.users\` içinde ${list(p.bound)} işletim sistemi kullanıcısına ait, bu yüzden \`${p.osUser}\` işletim sistemi kullanıcısı bu kimlikle davranamaz; hiçbir şey yapılmadı.`
+        : p.kind === 'claimed-vs-bound'
+          ? `\`--user ${p.user}\` yalnızca bir iddia (\`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde bu kimliğe bağlı değil) ve \`${p.id}\` bağlı bir hesap olan ${list(p.bound)} tarafından istendi ya da onaylandı: bir iddia, bağlı bir hesaba karşı hiçbir zaman ikinci kişi sayılmaz; hiçbir şey değişmedi.`
+          : p.kind === 'cli-party'
+            ? `\`${p.id}\` komut satırından \`${p.osUser}\` işletim sistemi kullanıcısı tarafından \`${p.user}\` olarak istendi ve \`cli.users\` bu hesabı o kimliğe bağlamıyor; bu yüzden Slack'ten onaylanamaz. Komut satırından onaylayın ya da hesabı \`cli.users\` içinde bağlayın.`
+            : `\`--user ${p.user}\` yalnızca bir iddia: \`${p.osUser}\` işletim sistemi kullanıcısı \`cli.users\` içinde bu kimliğe bağlı değil ve \`${p.id}\` Slack'te istendi ya da onaylandı; hiçbir şey değişmedi. Slack'ten yanıtlayın ya da hesabı \`cli.users\` içinde bağlayın.`,
+  UserNamespace: (p) =>
+    `Komut satırı bir kullanıcı ad alanının (user namespace) içinde çalışıyor (/proc/self/uid_map \`${p.uidMap}\`, tüm sistemin eşlemesi değil); orada okuduğu işletim sistemi hesabı ve sunucu adı herhangi bir şey olabilir. Bu yüzden orada \`${p.verb}\` ya da bir şeyi değiştiren veya onaylayan başka hiçbir komutu çalıştırmaz. Ad alanının dışında çalıştırın.`,
   NotChannelMember: (p) =>
     p.reason === 'not-member'
       ? `\`${p.id}\` üyesi olmadığınız özel bir kanalda istendi; Ana Sayfa sekmesinden yalnızca o kanalın üyeleri onaylayabilir ya da reddedebilir.`

@@ -20,6 +20,7 @@ import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
 import { createProgressBar } from './progress.js';
+import { namespaceRefusal } from './user-namespace.js';
 
 /** The alert sender over Slack's Web API (and Bolt), for `monitor --once` with `SLACK_BOT_TOKEN`. */
 const loadSlackAlerts = () => import('../slack/alerts.js');
@@ -46,6 +47,8 @@ export interface CliIo {
   osUser?: string;
   /** Host name, kept with the OS user on requests and approvals (one terminal is one person). */
   osHost?: string;
+  /** This process's `/proc/self/uid_map` (tests); otherwise read from /proc. */
+  readUidMap?: () => string;
   /** Logger override (tests); otherwise pino on stderr with the config's secrets scrubbed. */
   logger?: Logger;
   /** Called with the app before the command runs (the composition hook for middleware). */
@@ -95,6 +98,10 @@ export async function runCli(io: CliIo): Promise<number> {
 
 /** The command, once its config is read and valid. */
 async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Config): Promise<number> {
+  // Inside a user namespace the OS account and host are whatever the namespace says: nothing that
+  // changes something or approves runs there (docs/security.md, "What the command line trusts").
+  const namespaced = namespaceRefusal(args.words, io.readUidMap);
+  if (namespaced) return failEarly(io, json, namespaced, config.locale);
   const secrets = collectSecrets(config, io.env);
   if (io.logger) return await runWithLogger(io, json, args, config, secrets, io.logger);
   // pino on stderr, loaded only if a line is logged: most runs log nothing.
