@@ -39,8 +39,7 @@ export function boundElsewhere(
 
 /**
  * The OS accounts `cli.users` binds `id` to when `osUser` is not one of them, else undefined: an id
- * bound to one account is that account's alone, whoever else types `--user <id>`. `cli:<account>`,
- * the identity an account has without `--user`, belongs to that account in the same way.
+ * bound to one account is that account's alone, whoever else types `--user <id>`.
  */
 export function boundToOthers(
   users: CliUsers,
@@ -48,7 +47,6 @@ export function boundToOthers(
   id: string,
 ): readonly string[] | undefined {
   const owners = Object.keys(users).filter((account) => users[account]!.includes(id));
-  if (id.startsWith('cli:')) owners.push(id.slice('cli:'.length));
   if (owners.length === 0 || (osUser !== undefined && owners.includes(osUser))) return undefined;
   return owners;
 }

@@ -127,7 +127,7 @@ function describeWithBot(
 
 describeWithBot(
   'cli.users does not bind the OS account at the shell: its --user counts for nothing against Slack',
-  { 'someone-else': ['U0BOB'] },
+  { 'someone-else': ['U0DAVE'] },
   ['q-purge', 'q-cli-ask'],
   ({ bot, queue, slash, cli, pendingFor }) => {
     it(
@@ -135,6 +135,13 @@ describeWithBot(
       async () => {
         await slash('alice', 'purge pushizo/q-purge');
         const id = await pendingFor('q-purge');
+
+        // An id cli.users binds to another account is not this shell's to claim at all.
+        const taken = await cli('U0DAVE', 'approve', id);
+        expect(taken.code, taken.stderr).toBe(1);
+        expect(jsonOf(taken).error?.message).toBe(
+          `\`U0DAVE\` belongs to OS user \`someone-else\` (\`cli.users\`), so OS user \`${ME}\` cannot act as it; nothing was done.`,
+        );
 
         const claimed = await cli('U0BOB', 'approve', id);
         expect(claimed.code, claimed.stderr).toBe(1);
