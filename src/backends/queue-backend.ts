@@ -504,8 +504,13 @@ export interface FailOutcome extends JobLockInfo {
 export interface QueueBackend {
   readonly name: string;
   readonly type: SystemType;
-  /** Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted. */
-  listQueues(): Promise<string[]>;
+  /**
+   * Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted.
+   * A name in `lookingFor` that the last discovery did not see is looked for at once (a fresh
+   * discovery, at most once every few seconds): a queue created since is found by the first
+   * command that names it, not 5 minutes later.
+   */
+  listQueues(lookingFor?: readonly string[]): Promise<string[]>;
   /**
    * Counts, memory and workers. Counts and memory are one pipelined round trip. When `queues` is
    * given only those are read.

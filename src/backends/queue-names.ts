@@ -42,6 +42,12 @@ export interface QueueNames {
    * keyspace each time.
    */
   resolve(asked: readonly string[]): Promise<string[]>;
+  /**
+   * The list, as `list()`, except that when one of `asked` is not in it, a name discovery has not
+   * seen is looked for at once: a fresh discovery, at most once per `rescanAfterMs`. So a queue
+   * created after the last discovery is found by the first command that names it.
+   */
+  lookFor(asked: readonly string[]): Promise<string[]>;
 }
 
 export function createQueueNames(options: QueueNamesOptions): QueueNames {
@@ -84,10 +90,15 @@ export function createQueueNames(options: QueueNamesOptions): QueueNames {
     return await discover();
   }
 
-  async function resolve(asked: readonly string[]): Promise<string[]> {
-    let valid = await list();
+  async function lookFor(asked: readonly string[]): Promise<string[]> {
+    const valid = await list();
     const stale = !discovered || now() - discovered.at >= (options.rescanAfterMs ?? RESCAN_AFTER_MS);
-    if (!configured && stale && asked.some((q) => !valid.includes(q))) valid = await list(true);
+    if (!configured && stale && asked.some((q) => !valid.includes(q))) return await list(true);
+    return valid;
+  }
+
+  async function resolve(asked: readonly string[]): Promise<string[]> {
+    const valid = await lookFor(asked);
     for (const queue of asked) {
       if (!valid.includes(queue)) {
         throw new OpsError(ErrorCode.UnknownQueue, {
@@ -101,5 +112,5 @@ export function createQueueNames(options: QueueNamesOptions): QueueNames {
     return [...new Set(asked)];
   }
 
-  return { list, resolve };
+  return { list, resolve, lookFor };
 }

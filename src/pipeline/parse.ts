@@ -168,7 +168,8 @@ export async function resolveTarget(ctx: CommandContext, target: Target): Promis
   }
   const { system, backend } = resolved;
   if (target.queue === undefined) return { system, backend };
-  const queues = await backend.listQueues();
+  // A queue created since the last discovery is looked for at once, as the backend's own calls do.
+  const queues = await backend.listQueues([target.queue]);
   if (!queues.includes(target.queue)) {
     throw new OpsError(ErrorCode.UnknownQueue, {
       system,
@@ -195,7 +196,7 @@ export async function queueAnywhere(ctx: CommandContext, name: string): Promise<
     allSystems(ctx).map(async ({ system, backend }) => {
       let queues: string[];
       try {
-        queues = await askSystem(ctx, system, backend.listQueues());
+        queues = await askSystem(ctx, system, backend.listQueues([name]));
       } catch {
         return;
       }

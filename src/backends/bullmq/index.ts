@@ -339,10 +339,11 @@ export function createBullmqBackend(
     name: system.name,
     type: 'bullmq',
 
-    async listQueues() {
+    async listQueues(lookingFor) {
+      const names = () => (lookingFor ? queueNames.lookFor(lookingFor) : queueNames.list());
       // Only configured names need no Redis; patterns are matched against a discovery.
-      if (system.queues && !system.queuePatterns) return queueNames.list();
-      return await withRedis(() => queueNames.list());
+      if (system.queues && !system.queuePatterns) return names();
+      return await withRedis(names);
     },
 
     async redisHealth(budget) {

@@ -757,7 +757,7 @@ export function createCeleryBackend(
     type: 'celery',
     previewRetry: retries.previewRetry,
     retry: retries.retry,
-    listQueues: () => queueNames.list(),
+    listQueues: (lookingFor) => (lookingFor ? queueNames.lookFor(lookingFor) : queueNames.list()),
     status,
     dlq,
     nextJobs,
