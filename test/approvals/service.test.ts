@@ -369,39 +369,27 @@ describe('two-person approval', () => {
     expect((await approvals.get(request.id))?.status).toBe('done');
   });
 
-  it('two approvals racing from Slack and an unbound shell are checked together before the action runs: it does not run', async () => {
+  it('an unbound shell racing a Slack click against a bound requester is refused at once: a claim never counts as the second person', async () => {
     // Alice asks from her bound shell; Carol's `--user` (shell bora, unbound) and Bob's Slack click
-    // each pass on their own against her. Both role checks are held until both have arrived, so
-    // neither saw the other's approval: only the check at execution can.
-    let arrived = 0;
-    let release: () => void = () => {};
-    const bothIn = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const table = authorityFrom(roles);
-    const authority: Authority = {
-      ...table,
-      async has(userId, role) {
-        if (arrived < 2) {
-          arrived += 1;
-          if (arrived === 2) release();
-          await bothIn;
-        }
-        return await table.has(userId, role);
-      },
-    };
-    const approvals = h.make({ approvals: 2, authority, cliUsers: { alice: ['U0ALICE'] } });
+    // arrive together. Before, both passed on their own and only the check at execution caught the
+    // pair; now Carol's claim is refused before anything else is looked at, so only Bob's counts.
+    const approvals = h.make({ approvals: 2, cliUsers: { alice: ['U0ALICE'] } });
     const request = await submitPause(approvals, { id: 'U0ALICE', via: 'cli', osUser: 'alice', host: 'ops' });
     const carolClaimed = { id: 'U0CAROL', via: 'cli' as const, osUser: 'bora', host: 'ops' };
-    await Promise.allSettled([
+    const [carol, bobs] = await Promise.allSettled([
       approvals.approve(request.id, carolClaimed),
       approvals.approve(request.id, bob),
     ]);
+    expect(carol.status).toBe('rejected');
+    expect((carol as PromiseRejectedResult).reason).toMatchObject({
+      code: 'IdentityNotBound',
+      params: { kind: 'claimed-vs-bound', osUser: 'bora', user: 'U0CAROL', bound: ['alice'] },
+    });
+    expect(bobs.status).toBe('fulfilled');
     expect(h.executed).toHaveLength(0);
     const final = await approvals.get(request.id);
-    expect(final?.approvals.map((a) => a.userId).sort()).toEqual(['U0BOB', 'U0CAROL']);
-    expect(final?.status).toBe('failed');
-    expect(final?.error).toContain('`cli.users`');
+    expect(final?.approvals.map((a) => a.userId)).toEqual(['U0BOB']);
+    expect(final?.status).toBe('pending');
   });
 
   it('lets the requester withdraw, and a denied request can no longer be approved', async () => {
