@@ -62,3 +62,24 @@ describe('verbs are registered by their facts and loaded when they run', () => {
     );
   });
 });
+
+describe('the descriptors say one coherent thing per verb', () => {
+  const all = Object.values(VERBS as Record<string, VerbFacts>);
+
+  it('a policy or a fixed requirement only on a verb that changes something, never both', () => {
+    expect(all.filter((v) => (v.policy || v.requires) && !v.mutating).map((v) => v.verb)).toEqual([]);
+    expect(all.filter((v) => v.policy && v.requires).map((v) => v.verb)).toEqual([]);
+  });
+
+  it('only reads have an answer for everyone or are looks; only mutating ones confirm or show progress', () => {
+    expect(all.filter((v) => v.mutating && (v.answer || v.timeline === 'look')).map((v) => v.verb)).toEqual(
+      [],
+    );
+    expect(all.filter((v) => !v.policy && (v.destructive || v.progress)).map((v) => v.verb)).toEqual([]);
+    expect(all.filter((v) => v.readPath && v.mutating).map((v) => v.verb)).toEqual([]);
+  });
+
+  it('each descriptor is filed under its own verb', () => {
+    for (const [key, facts] of Object.entries(VERBS)) expect(facts.verb).toBe(key);
+  });
+});
