@@ -157,12 +157,28 @@ describe('the demo console', () => {
     const said = (list: string) => (new RegExp(`${list}: ([^.]*)\\.`).exec(help)?.[1] ?? '').split(', ');
     const shared = said('Everyone in the channel sees');
     const own = said('Only you see');
-    expect(shared).toEqual(['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend']);
-    expect(own).toEqual(['help', 'pending', 'audit', 'timeline', 'errors and refusals']);
+    expect(shared).toEqual([
+      'status',
+      'dlq',
+      'workers',
+      'redis',
+      'results',
+      'job',
+      'alerts',
+      'stuck',
+      'trend',
+    ]);
+    expect(own).toEqual(['pending', 'audit', 'timeline', 'help', 'errors and refusals']);
     own.pop();
+    // A failed job of the demo, for `job`.
+    const dlq = (await console.handleLine('dlq pushizo/dispatch-ios')).reply;
+    const jobId = (dlq?.data as { jobs: { id: string }[] }).jobs[0]!.id;
     const words: Record<string, string> = {
       status: 'status',
       dlq: 'dlq pushizo/dispatch-ios',
+      redis: 'redis pushizo',
+      results: 'results zeus',
+      job: `job pushizo/dispatch-ios ${jobId}`,
       workers: 'workers',
       stuck: 'stuck zeus',
       alerts: 'alerts',
