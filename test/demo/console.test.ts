@@ -172,7 +172,7 @@ describe('the demo console', () => {
     own.pop();
     // A failed job of the demo, for `job`.
     const dlq = (await console.handleLine('dlq pushizo/dispatch-ios')).reply;
-    const jobId = (dlq?.data as { jobs: { id: string }[] }).jobs[0]!.id;
+    const jobId = (dlq?.data as { jobs: { id: string }[] } | undefined)?.jobs[0]?.id ?? '';
     const words: Record<string, string> = {
       status: 'status',
       dlq: 'dlq pushizo/dispatch-ios',
