@@ -1,16 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { createGuardMiddleware } from '../../src/guards/middleware.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Reply, Request } from '../../src/pipeline/types.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from '../slack/harness.js';
 
 /**
  * Every verb with a policy is guarded by it: the guards take each verb's facts from the
@@ -120,5 +123,57 @@ describe('every verb with a policy is guarded by it', () => {
         .map((e) => e.params?.command)
         .sort(),
     ).toEqual(guarded.map((c) => c.verb).sort());
+  });
+});
+
+describe('every verb with a policy is guarded by it in Slack, where the guards run as Bolt middleware', () => {
+  const API_HOST = 'https://slack-policy-verbs.test.example';
+  const dir = mkdtempSync(join(tmpdir(), 'queue-ops-policy-verbs-slack-'));
+  const prefix = randomName('policyslack');
+  let bot: RunningBot;
+
+  beforeAll(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    nock(API_HOST)
+      .persist()
+      .post(/^\/api\//)
+      .reply(200, { ok: true, channel: 'C0INCIDENT', ts: '1700000300.000100' });
+    bot = await startWiredBot({
+      dir,
+      config: botConfigInput({ redis, prefix, dir }),
+      token: 'xoxb-policy-verbs-test',
+      apiUrl: `${API_HOST}/api/`,
+      seams: { auditChannelIntervalMs: 0 },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await bot?.stop();
+    await deletePrefix(redis, prefix);
+    rmSync(dir, { recursive: true, force: true });
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  it('a viewer typing each of them in the incident channel is told the role it needs, and no request exists', async () => {
+    const guarded = bot.runtime.commands.all().filter((command) => command.action);
+    const said: Record<string, string> = {};
+    for (const command of guarded) {
+      const path = `/commands/T0TEAM/${randomId('')}/cmd`;
+      const answered = captureResponses(path);
+      await bot.slack.app.processEvent({
+        body: slashCommand(wordsFor(command.verb).join(' '), path, {
+          user_id: 'U0VIEWER',
+          user_name: 'vera',
+        }),
+        ack: async () => {},
+      });
+      said[command.verb] = answered.bodies.map((b) => String(b.text)).join('\n');
+    }
+    for (const command of guarded) {
+      const role = bot.runtime.config.policies[command.action!.name].role;
+      expect(said[command.verb], command.verb).toContain(`You need the \`${role}\` role to ${command.verb}.`);
+    }
+    expect(await bot.runtime.store.listRequests()).toEqual([]);
   });
 });
