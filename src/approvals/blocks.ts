@@ -94,6 +94,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         Number(result.retried ?? 0),
         Number(result.skipped ?? 0),
         renamed,
+        Number(result.newSincePreview ?? 0),
       );
     }
     const p = messages(locale).purge;

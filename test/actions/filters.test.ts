@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { errorGroupKey } from '../../src/backends/job-filter.js';
+import { errorGroupKey } from '../../src/backends/error-groups.js';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
