@@ -1,6 +1,6 @@
 import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { type ErrorGroup, errorGroupKey, inErrorGroup } from './error-groups.js';
+import { type ErrorGroup, inErrorGroup } from './error-groups.js';
 
 /**
  * Which jobs of a state a `retry … all` or a `purge` takes, beside the state itself. Stored in the
@@ -126,8 +126,7 @@ export function filterWords(filter: JobFilter | undefined, keep?: number): strin
   const words: string[] = [];
   const quoted = (text: string) => (/^[^\s"'“”‘’„]+$/.test(text) ? text : JSON.stringify(text));
   if (filter?.error !== undefined) words.push(`--error ${quoted(filter.error)}`);
-  if (filter?.group !== undefined)
-    words.push(`--group ${errorGroupKey(filter.group)} (${JSON.stringify(filter.group)})`);
+  if (filter?.group !== undefined) words.push(`--group ${quoted(filter.group)}`);
   if (filter?.name !== undefined) words.push(`--name ${quoted(filter.name)}`);
   if (filter?.olderThan !== undefined) words.push(`--older-than ${filter.olderThan}`);
   if (filter?.newerThan !== undefined) words.push(`--newer-than ${filter.newerThan}`);

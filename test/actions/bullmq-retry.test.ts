@@ -80,6 +80,7 @@ describe('retry of failed BullMQ jobs from the command line, under policy and ap
       retried: 5,
       skipped: 0,
       ids: Object.fromEntries(newest.map((job) => [job.id, job.id])),
+      newSincePreview: 0,
     });
     expect(jsonOf(approved).message.text).toBeTruthy();
     expect(JSON.stringify(jsonOf(approved).message.blocks)).toContain(

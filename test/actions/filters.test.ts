@@ -249,12 +249,12 @@ describe('retry and purge of part of a BullMQ queue: --error, --name, --older-th
     expect(asked.code, asked.stdout + asked.stderr).toBe(0);
     const pending = requestOf(asked);
     expect(pending.preview).toContain(
-      'Filter --error "APNs 410 Unregistered": 6 of 12 failures match; all 6 go',
+      'Filter --group "APNs 410 Unregistered": 6 of 12 failures match; all 6 go',
     );
     const approved = await as('U0CAROL', 'approve', pending.id);
     expect(requestOf(approved).result).toMatchObject({ retried: 6 });
     expect(await audited('action.retry')).toMatchObject({
-      params: { filter: { error: 'APNs 410 Unregistered' } },
+      params: { filter: { group: 'APNs 410 Unregistered' } },
     });
     expect((await queue.getFailed(0, -1)).map((j) => j.failedReason)).toEqual(
       Array(6).fill('APNs 429 TooManyRequests'),
