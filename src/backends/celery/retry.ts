@@ -291,7 +291,9 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       }
       if (pinned && 'all' in selection) {
         const filter = hasFilter(selection.filter) ? selection.filter : undefined;
-        outcome.newSincePreview = newSince(queue, pinned.since, new Set(pinned.ids), filter);
+        // Neither the previewed failures nor the new tasks they became (failing again already) are new.
+        const ours = new Set([...pinned.ids, ...Object.values(outcome.ids)]);
+        outcome.newSincePreview = newSince(queue, pinned.since, ours, filter);
       }
       return outcome;
     },
