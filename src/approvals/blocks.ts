@@ -104,6 +104,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         Number(result.archived),
         String(result.archivePath),
         String(result.purgeId),
+        Number(result.newSincePreview ?? 0),
       );
     if (request.action === 'undo' && typeof result.restored === 'number')
       return p.resultRestored(result.restored, String(result.purgeId), Number(result.alreadyThere ?? 0));

@@ -103,7 +103,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   ConfigInvalid: (p) =>
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
-  AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  AlreadyInState: (p) =>
+    p.outOf === undefined
+      ? `\`${p.target}\` is already ${p.state}; nothing was changed.`
+      : p.keep !== undefined
+        ? `\`${p.target}\` holds ${Number(p.outOf).toLocaleString('en-US')} ${p.state} job${p.outOf === 1 ? '' : 's'}, and ${Number(p.outOf).toLocaleString('en-US')} ≤ ${Number(p.keep).toLocaleString('en-US')} (--keep ${p.keep}): all are kept, so nothing would be deleted; nothing was changed.`
+        : `None of the ${Number(p.outOf).toLocaleString('en-US')} ${p.state} job${p.outOf === 1 ? '' : 's'} of \`${p.target}\` matches ${p.selection}; nothing was changed.`,
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`

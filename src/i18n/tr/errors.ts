@@ -120,7 +120,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
-  AlreadyInState: (p) => `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`,
+  AlreadyInState: (p) =>
+    p.outOf === undefined
+      ? `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`
+      : p.keep !== undefined
+        ? `\`${p.target}\` içinde ${Number(p.outOf).toLocaleString('tr-TR')} ${p.state} iş var ve ${Number(p.outOf).toLocaleString('tr-TR')} ≤ ${Number(p.keep).toLocaleString('tr-TR')} (--keep ${p.keep}): hepsi tutulur, silinecek bir şey yok; hiçbir şey değişmedi.`
+        : `\`${p.target}\` içindeki ${Number(p.outOf).toLocaleString('tr-TR')} ${p.state} işin hiçbiri ${p.selection} ile eşleşmiyor; hiçbir şey değişmedi.`,
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
