@@ -108,6 +108,10 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
         // that did not exist at the preview.
         await fail([...Array(40).fill('timeout'), ...Array(300).fill('network timeout')]);
 
+        // Asked again meanwhile, it is still the same request (the pinned ids are not what it is about).
+        const twice = await as('U0BOB', 'retry', target, 'all', ...filter);
+        expect(jsonOf(twice).error?.code).toBe('DuplicateRequest');
+
         const approved = await as('U0CAROL', 'approve', pending.id);
         expect(approved.code, approved.stdout + approved.stderr).toBe(0);
         const done = requestOf(approved);
