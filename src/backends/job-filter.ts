@@ -1,5 +1,6 @@
 import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
+import { scrubSecrets } from '../lib/scrub.js';
 import { type ErrorGroup, inErrorGroup } from './error-groups.js';
 
 /**
@@ -149,6 +150,10 @@ export function nothingMatchesError(
     target,
     failed,
     filter: filterWords(filter),
-    groups: groups.map((g) => `${g.count}× ${g.error.length > 80 ? `${g.error.slice(0, 79)}…` : g.error}`),
+    // From failure messages: credentials scrubbed, each cut short (the line is escaped where shown).
+    groups: groups.map((g) => {
+      const error = scrubSecrets(g.error);
+      return `${g.count}× ${error.length > 80 ? `${error.slice(0, 79)}…` : error}`;
+    }),
   });
 }
