@@ -98,5 +98,14 @@ describe('a Celery retry of all runs the previewed failures only', () => {
     );
     expect(await redis.llen(QUEUE)).toBe(25);
     expect(await failures()).toBe(340);
+
+    // Issue 38 §3: a filter that matches none of the 340 says so, and names the groups there.
+    const none = await as('U0ALICE', 'retry', TARGET, 'all', '--error', 'nomatchzzz');
+    expect(jsonOf(none).error).toEqual({
+      code: 'NothingToRetry',
+      message:
+        'None of the 340 failed jobs of `zeus/celery:notification_sending` matches --error nomatchzzz; nothing was changed. ' +
+        'Error groups there: 300× ConnectionError: network timeout; 40× ValueError: timeout (`/queue dlq zeus/celery:notification_sending`).',
+    });
   }, 240_000);
 });
