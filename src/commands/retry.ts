@@ -149,8 +149,12 @@ export const retryCommand: CommandDefinition = {
           ? { jobId: selection.jobId }
           : {
               limit: heldToOne ? 1 : selection.limit,
-              jobIds: (preview.ids ?? []).slice(0, heldToOne ? 1 : selection.limit),
-              previewedAt: preview.newestAt ?? 0,
+              ...(preview.ids
+                ? {
+                    jobIds: preview.ids.slice(0, heldToOne ? 1 : selection.limit),
+                    previewedAt: preview.newestAt ?? 0,
+                  }
+                : {}),
             }),
         ...(filter ? { filter } : {}),
       },
