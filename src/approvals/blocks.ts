@@ -91,6 +91,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         Number(result.retried ?? 0),
         Number(result.skipped ?? 0),
         renamed,
+        Number(result.newSincePreview ?? 0),
       );
     }
     const p = messages(locale).purge;
@@ -100,6 +101,7 @@ function outcomeLine(request: ActionRequest, locale: Locale): string | undefined
         Number(result.archived),
         String(result.archivePath),
         String(result.purgeId),
+        Number(result.newSincePreview ?? 0),
       );
     if (request.action === 'undo' && typeof result.restored === 'number')
       return p.resultRestored(result.restored, String(result.purgeId), Number(result.alreadyThere ?? 0));

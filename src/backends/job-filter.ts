@@ -1,14 +1,19 @@
-import { createHash } from 'node:crypto';
 import { parseDuration } from '../config/duration.js';
+import { ErrorCode, OpsError } from '../errors.js';
+import { scrubSecrets } from '../lib/scrub.js';
+import { type ErrorGroup, inErrorGroup } from './error-groups.js';
 
 /**
  * Which jobs of a state a `retry … all` or a `purge` takes, beside the state itself. Stored in the
- * request as it is (durations as typed), and applied again when the request runs: `--older-than
- * 2h` means two hours before the moment it runs, not before it was asked.
+ * request as it is (durations as typed). What runs is what the preview showed: a retry keeps the
+ * previewed ids, a purge the previewed count of each state; the filter then only says what the
+ * request was about, and counts what arrived after the preview and was left.
  */
 export interface JobFilter {
   /** The failure message contains it (ASCII letters compared case-insensitively), or it is an error group `dlq` shows. */
   error?: string;
+  /** `--group`: the failure's error group (its normalized first line, error-groups.ts) is exactly this. */
+  group?: string;
   /** The job's (task's) name, exactly. */
   name?: string;
   /** `2h`: failed (waiting, delayed: added) at least this long ago. */
@@ -31,6 +36,7 @@ export function hasFilter(filter: JobFilter | undefined): filter is JobFilter {
   return (
     filter !== undefined &&
     (filter.error !== undefined ||
+      filter.group !== undefined ||
       filter.name !== undefined ||
       filter.olderThan !== undefined ||
       filter.newerThan !== undefined)
@@ -90,18 +96,11 @@ export function jobMatches(
 ): boolean {
   if (filter.name !== undefined && job.name !== filter.name) return false;
   if (filter.error !== undefined && !errorMatches(job.error, filter.error)) return false;
+  if (filter.group !== undefined && !inErrorGroup(job.error, filter.group)) return false;
   const { from, to } = timeWindow(filter, now);
   if (from !== undefined && (job.at === null || job.at < from)) return false;
   if (to !== undefined && (job.at === null || job.at > to)) return false;
   return true;
-}
-
-/**
- * A short key for one error group (`dlq`'s "Retry this group" button carries it, never the
- * text): the handler finds the group again among the queue's current groups by this key.
- */
-export function errorGroupKey(error: string): string {
-  return createHash('sha256').update(error).digest('hex').slice(0, 12);
 }
 
 /**
@@ -113,7 +112,7 @@ export function filterFromParams(value: unknown): JobFilter | undefined {
   if (typeof value !== 'object') throw new Error('filter is not an object');
   const raw = value as Record<string, unknown>;
   const filter: JobFilter = {};
-  for (const key of ['error', 'name', 'olderThan', 'newerThan'] as const) {
+  for (const key of ['error', 'group', 'name', 'olderThan', 'newerThan'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
     if (typeof v !== 'string' || v === '' || v.length > FILTER_TEXT_MAX) throw new Error(`bad filter ${key}`);
@@ -128,9 +127,33 @@ export function filterWords(filter: JobFilter | undefined, keep?: number): strin
   const words: string[] = [];
   const quoted = (text: string) => (/^[^\s"'“”‘’„]+$/.test(text) ? text : JSON.stringify(text));
   if (filter?.error !== undefined) words.push(`--error ${quoted(filter.error)}`);
+  if (filter?.group !== undefined) words.push(`--group ${quoted(filter.group)}`);
   if (filter?.name !== undefined) words.push(`--name ${quoted(filter.name)}`);
   if (filter?.olderThan !== undefined) words.push(`--older-than ${filter.olderThan}`);
   if (filter?.newerThan !== undefined) words.push(`--newer-than ${filter.newerThan}`);
   if (keep !== undefined) words.push(`--keep ${keep}`);
   return words.join(' ');
+}
+
+/**
+ * `NothingToRetry` of a filter that matches none of the queue's failures: how many there are,
+ * the filter as typed, and the error groups that are there (`5× timeout`), so the next try can
+ * name one. "No failed jobs" would be false: there are `failed`.
+ */
+export function nothingMatchesError(
+  target: string,
+  filter: JobFilter,
+  failed: number,
+  groups: readonly ErrorGroup[],
+): OpsError {
+  return new OpsError(ErrorCode.NothingToRetry, {
+    target,
+    failed,
+    filter: filterWords(filter),
+    // From failure messages: credentials scrubbed, each cut short (the line is escaped where shown).
+    groups: groups.map((g) => {
+      const error = scrubSecrets(g.error);
+      return `${g.count}× ${error.length > 80 ? `${error.slice(0, 79)}…` : error}`;
+    }),
+  });
 }

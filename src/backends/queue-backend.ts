@@ -299,10 +299,12 @@ export interface DlqSample {
   /** Newest first, at most the requested limit. */
   jobs: FailedJob[];
   /**
-   * Failures grouped by error (first line, with ids and numbers kept as they are), most frequent
-   * first, at most 5, counted over the newest `groupedOver` failures (bounded, never the whole set).
+   * Failures grouped by error group (the first line normalized: numbers, ids, hex, UUIDs, tokens,
+   * e-mail addresses and URL paths put in words, error-groups.ts), most frequent first, at most 5,
+   * counted over the newest `groupedOver` failures (bounded, never the whole set), each with one
+   * real first line as its `example`.
    */
-  topErrors: { error: string; count: number }[];
+  topErrors: { error: string; count: number; example?: string }[];
   groupedOver: number;
   /** Celery: this queue's tasks in a retry loop, from a bounded sample of its messages' headers. */
   retrying?: RetryLoops;
@@ -338,7 +340,20 @@ export const RETRY_MAX = 1000;
  * Which failed jobs a retry takes: one by id, or the newest `limit` (1..RETRY_MAX), of those the
  * filter matches when there is one (the cap applies to what matches).
  */
-export type RetrySelection = { jobId: string } | { all: true; limit: number; filter?: JobFilter };
+export type RetrySelection =
+  | { jobId: string }
+  | { all: true; limit: number; filter?: JobFilter; pinned?: RetryPinned };
+
+/**
+ * What an approved `retry … all` runs: the ids its preview showed, and nothing else. Those still
+ * failed are retried; failures that arrived after the preview are only counted (`newSincePreview`).
+ */
+export interface RetryPinned {
+  /** The previewed ids, newest failure first, at most the limit. */
+  ids: string[];
+  /** The newest failure's time (epoch ms) when the preview was read: what failed later is new. */
+  since: number;
+}
 
 /** What a retry would do, read now for the approvers. Never carries job data or arguments. */
 export interface RetryPreview {
@@ -349,8 +364,12 @@ export interface RetryPreview {
   failed: number;
   /** With a filter: how many failures it matches, exactly (the retry takes the newest `count` of them). */
   matched?: number;
-  /** The selected jobs' errors (first line), most frequent first, at most 5. */
-  topErrors: { error: string; count: number }[];
+  /** The jobs the retry takes, newest failure first (at most the limit): what an approval runs. */
+  ids?: string[];
+  /** The newest failure's time (epoch ms) as the preview read it; see {@link RetryPinned}. */
+  newestAt?: number;
+  /** The selected jobs' error groups (error-groups.ts), most frequent first, at most 5, each with a real example. */
+  topErrors: { error: string; count: number; example?: string }[];
 }
 
 /** What a retry did. */
@@ -365,6 +384,11 @@ export interface RetryOutcome {
   ids: Record<string, string>;
   /** Selected but no longer failed when the retry reached them (retried or removed meanwhile). */
   skipped: number;
+  /**
+   * A retry of previewed ids: failures the selection matches that arrived after the preview, left
+   * for a request of their own.
+   */
+  newSincePreview?: number;
 }
 
 /** What a retry has done so far, as its {@link RetryProgress} is told. */

@@ -1,5 +1,5 @@
 import type { KnownBlock } from '@slack/types';
-import { errorGroupKey } from '../backends/job-filter.js';
+import { errorGroupKey } from '../backends/error-groups.js';
 import type { DlqSample, FailedJob, SystemType } from '../backends/queue-backend.js';
 import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -63,8 +63,13 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
   if (owner) blocks.push(context(owner));
   if (sample.topErrors.length > 0) {
     const groups = sample.topErrors.slice(0, 5);
+    // The group's normalized form, and one real failure of it when that reads differently.
     const lines = groups.map((e) =>
-      t.topError(formatNumber(e.count, locale), errorLine(e.error, 280) || t.noError),
+      t.topError(
+        formatNumber(e.count, locale),
+        errorLine(e.error, 280) || t.noError,
+        e.example && e.example !== e.error ? errorLine(e.example, 200) : undefined,
+      ),
     );
     const heading = t.topErrors(formatNumber(sample.groupedOver, locale));
     if (!view.canRetry) blocks.push(section([heading, ...lines].join('\n')));

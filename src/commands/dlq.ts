@@ -20,7 +20,8 @@ export interface DlqData {
   queue: string;
   total: number;
   jobs: { id: string; name: string; error: string; attempts: number; failedAt: string | null }[];
-  topErrors: { error: string; count: number }[];
+  /** Error groups (normalized first lines), each with one real failure's first line as `example`. */
+  topErrors: { error: string; count: number; example?: string }[];
   /** Who owns the queue and its runbook (`queues[].owner`…), null when the config names none. */
   context: QueueContextData | null;
   /** Celery: the queue's tasks in a retry loop, from a bounded sample of its messages' `retries` header. */
@@ -41,7 +42,11 @@ export function toDlqData(system: string, sample: DlqSample, context?: QueueCont
       failedAt:
         j.failedAt === null || !Number.isFinite(j.failedAt) ? null : new Date(j.failedAt).toISOString(),
     })),
-    topErrors: sample.topErrors.map((e) => ({ error: scrubSecrets(e.error), count: e.count })),
+    topErrors: sample.topErrors.map((e) => ({
+      error: scrubSecrets(e.error),
+      count: e.count,
+      ...(e.example !== undefined ? { example: scrubSecrets(e.example) } : {}),
+    })),
     context: queueContextData(context),
     ...(sample.retrying ? { retrying: sample.retrying } : {}),
   };

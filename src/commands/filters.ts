@@ -9,7 +9,7 @@ export interface FilterFlags {
   filter?: JobFilter;
   /** `purge … failed --keep n`. */
   keep?: number;
-  /** `retry … all --group <key>`: what dlq's "Retry this group" button sends. */
+  /** `retry … all --group <key|group>`: what dlq's "Retry this group" button sends, or a group's text. */
   group?: string;
 }
 
@@ -79,7 +79,8 @@ export function parseFilterFlags(
         break;
       }
       case '--group':
-        if (!/^[0-9a-f]{12}$/.test(value))
+        // The key dlq's button sends, or a group's text as dlq shows it (matched exactly).
+        if (value.trim() === '')
           throw new OpsError(ErrorCode.BadArgument, { message: t.badGroup, valid: t.valueOf(flag) });
         out.group = value;
         break;

@@ -85,11 +85,23 @@ export const purgeCommand: CommandDefinition = {
         what: `purge ${stateWord}: ${unsupported.map(([, why]) => t.purge.why(why ?? '')).join('; ')}`,
       });
     const states = asked.filter((s) => !preview.unsupported?.[s]);
-    if (preview.total === 0)
+    if (preview.total === 0) {
+      const outOf = preview.outOf ?? 0;
+      // Nothing to take is not an empty queue: `--keep 1000` of 12 keeps them all; a filter may
+      // match none of what is there.
+      if (selection && outOf > 0)
+        throw new OpsError(ErrorCode.AlreadyInState, {
+          target: name,
+          state: stateWord,
+          outOf,
+          selection: selectionWords,
+          ...(selection.keep !== undefined && !selection.filter ? { keep: selection.keep } : {}),
+        });
       throw new OpsError(ErrorCode.AlreadyInState, {
         target: name,
         state: `empty (${[stateWord, selectionWords].filter(Boolean).join(' ')})`,
       });
+    }
     const byState = Object.entries(preview.byState)
       .filter(([, count]) => (count ?? 0) > 0)
       .map(([state, count]) => t.purge.byState(state, count ?? 0))
@@ -100,8 +112,15 @@ export const purgeCommand: CommandDefinition = {
       actor: actorOf(request),
       action: 'purge',
       target: name,
-      // The selection is data, applied again when the purge runs (and when a recovery resumes it).
-      params: { system, queue, states, ...selection },
+      // The selection is data, applied again when the purge runs (and when a recovery resumes it);
+      // `caps` is what the preview counted of each state: the most it takes of each, oldest first.
+      params: {
+        system,
+        queue,
+        states,
+        ...selection,
+        caps: Object.fromEntries(states.map((state) => [state, preview.byState[state] ?? 0])),
+      },
       preview:
         t.purge.preview(
           name,
@@ -114,7 +133,8 @@ export const purgeCommand: CommandDefinition = {
         ) +
         (selection
           ? t.filters.purgeMatched(selectionWords, preview.total, preview.outOf ?? preview.total)
-          : ''),
+          : '') +
+        t.purge.previewExactly(preview.total),
     });
     return requestReply(created, request, ctx);
   },

@@ -1,8 +1,10 @@
 import type { Executor } from '../approvals/service.js';
-import { errorGroupKey, filterFromParams, filterWords } from '../backends/job-filter.js';
+import { errorGroupKey, normalizeError } from '../backends/error-groups.js';
+import { filterFromParams, filterWords } from '../backends/job-filter.js';
 import {
   type QueueBackend,
   RETRY_MAX,
+  type RetryPinned,
   type RetrySelection,
   type RetrySoFar,
 } from '../backends/queue-backend.js';
@@ -17,21 +19,40 @@ import { actorOf, backendOfRequest, requestReply, requireApprovals } from './act
 import { parseFilterFlags } from './filters.js';
 
 /**
- * The error text of the group `dlq` shows under this key, found again among the queue's current
- * groups (the button carries the key, never the text). A group that is gone says so.
+ * The error group `--group` names: a key `dlq`'s button sent (found again among the queue's
+ * current groups; a group that is gone says so), or the group's text as `dlq` shows it.
  */
-async function groupError(
+async function groupOf(
   ctx: CommandContext,
   system: string,
   backend: QueueBackend,
   queue: string,
-  key: string,
+  asked: string,
   gone: string,
 ): Promise<string> {
+  if (!GROUP_KEY.test(asked)) return normalizeError(asked);
   const sample = await askSystem(ctx, system, backend.dlq(queue, 1));
-  const group = sample.topErrors.find((e) => errorGroupKey(e.error) === key);
+  const group = sample.topErrors.find((e) => errorGroupKey(e.error) === asked);
   if (!group || group.error === '') throw new OpsError(ErrorCode.BadArgument, { message: gone });
   return group.error;
+}
+
+/** What dlq's "Retry this group" button sends: a short hash of the group, never its text. */
+const GROUP_KEY = /^[0-9a-f]{12}$/;
+
+/** The previewed ids back from a stored request, checked as data; undefined for a request stored before they were kept. */
+function pinnedFromParams(params: Record<string, unknown>): RetryPinned | undefined {
+  const { jobIds, previewedAt } = params;
+  if (jobIds === undefined) return undefined;
+  if (
+    !Array.isArray(jobIds) ||
+    jobIds.length > RETRY_MAX ||
+    !jobIds.every((id) => typeof id === 'string' && id !== '' && id.length <= 256) ||
+    typeof previewedAt !== 'number' ||
+    !Number.isFinite(previewedAt)
+  )
+    throw new Error('retry: bad previewed ids');
+  return { ids: jobIds as string[], since: previewedAt };
 }
 
 /** An error line in a preview: one line, credentials scrubbed, short enough for a confirm dialog. */
@@ -101,11 +122,11 @@ export const retryCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'retry' });
     const name = `${system}/${queue}`;
     let filter = flags.filter;
-    if (flags.group)
-      filter = {
-        ...filter,
-        error: await groupError(ctx, system, backend, queue!, flags.group, t.filters.groupGone(name)),
-      };
+    if (flags.group) {
+      const group = await groupOf(ctx, system, backend, queue!, flags.group, t.filters.groupGone(name));
+      if (group === '') throw new OpsError(ErrorCode.BadArgument, { message: t.filters.badGroup, usage });
+      filter = { ...filter, group };
+    }
     if (filter && 'all' in selection) selection.filter = filter;
     const preview = await askSystem(ctx, system, backend.previewRetry(queue!, selection));
     // More than one job: `policies.retry.bulkApprovals` (1 by default). A retry of `all` that finds
@@ -118,12 +139,23 @@ export const retryCommand: CommandDefinition = {
       actor: actorOf(request),
       action: 'retry',
       target: name,
-      // Ids only: the executor reads everything else from the live queue when it runs.
+      // Ids only. An `all` keeps the ids its preview showed: what is approved is what runs, at most
+      // those, and only those still failed then. The filter says what it was about, and counts
+      // the matching failures that arrive after this preview (left for a request of their own).
       params: {
         system,
         queue,
-        ...('jobId' in selection ? { jobId: selection.jobId } : { limit: heldToOne ? 1 : selection.limit }),
-        // Data, applied again when it runs (`--older-than 2h`: two hours before then).
+        ...('jobId' in selection
+          ? { jobId: selection.jobId }
+          : {
+              limit: heldToOne ? 1 : selection.limit,
+              ...(preview.ids
+                ? {
+                    jobIds: preview.ids.slice(0, heldToOne ? 1 : selection.limit),
+                    previewedAt: preview.newestAt ?? 0,
+                  }
+                : {}),
+            }),
         ...(filter ? { filter } : {}),
       },
       ...(bulk ? { requiredApprovals: Math.max(policy.approvals, policy.bulkApprovals) } : {}),
@@ -132,7 +164,11 @@ export const retryCommand: CommandDefinition = {
           name,
           preview.count,
           preview.failed,
-          preview.topErrors.map((e) => ({ error: previewError(e.error), count: e.count })),
+          preview.topErrors.map((e) => ({
+            error: previewError(e.error),
+            count: e.count,
+            ...(e.example !== undefined ? { example: previewError(e.example) } : {}),
+          })),
           'jobId' in selection ? selection.jobId : undefined,
         ) +
         (filter
@@ -142,7 +178,8 @@ export const retryCommand: CommandDefinition = {
               preview.count,
               preview.failed,
             )
-          : ''),
+          : '') +
+        ('all' in selection ? t.approvals.previewExactly(heldToOne ? 1 : preview.count) : ''),
     });
     return requestReply(created, request, ctx);
   },
@@ -150,9 +187,15 @@ export const retryCommand: CommandDefinition = {
 };
 
 /**
- * Runs an approved retry. The selection is read back from the stored ids and filter; the jobs
- * themselves are read (and the filter applied) when it runs.
+ * Runs an approved retry: the previewed ids read back from the store, those still failed; the
+ * filter only counts what arrived after the preview. (A request stored before ids were kept
+ * selects from the live queue, as it did then.)
  */
+function pinnedOf(params: Record<string, unknown>): { pinned?: RetryPinned } {
+  const pinned = pinnedFromParams(params);
+  return pinned ? { pinned } : {};
+}
+
 async function executeRetry(
   request: Parameters<Executor>[0],
   run: Parameters<Executor>[1],
@@ -167,7 +210,12 @@ async function executeRetry(
   const selection =
     typeof request.params.jobId === 'string'
       ? { jobId: request.params.jobId }
-      : { all: true as const, limit: Number(request.params.limit), ...(filter ? { filter } : {}) };
+      : {
+          all: true as const,
+          limit: Number(request.params.limit),
+          ...(filter ? { filter } : {}),
+          ...pinnedOf(request.params),
+        };
   // Batches reported done so far: a Redis lost midway leaves those retried and the rest failed,
   // and the approver is told how far it got rather than only that Redis went away. What those
   // batches did, and the batch on its way, go into the audit entry as a finished retry's result

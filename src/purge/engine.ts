@@ -47,6 +47,12 @@ export interface EngineDeps {
    * removed so far: what is gone from Redis before the chunk's row says so.
    */
   deleted?: (seq: number, purged: number) => void;
+  /**
+   * The most each state gives up, over every run of the purge (its preview's count per state,
+   * stored with the request): what the approver saw is the most that goes, oldest first. Jobs
+   * that arrived since stay. A state without a cap is bounded by `total` alone.
+   */
+  caps?: Partial<Record<BackendState, number>>;
 }
 
 /**
@@ -122,10 +128,15 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const earlier = new Map<string, number>();
   const outcomes = new Map<number, { purged: number; skipped: Set<string> }>();
   const recovered: PurgeRecovery = { deletedNow: 0, alreadyGone: 0, stillThere: 0, deletedAgain: 0 };
+  // Records an earlier run archived, by place: they count against their state's cap.
+  const archivedByPlace = new Map<string, number>();
   for (const chunk of recorded) {
     const lines = await readChunk(path, chunk.file);
     const parsed = lines.map((line) => purger.parse(line));
-    for (const item of parsed) earlier.set(item.identity, chunk.seq);
+    for (const item of parsed) {
+      earlier.set(item.identity, chunk.seq);
+      archivedByPlace.set(item.place, (archivedByPlace.get(item.place) ?? 0) + 1);
+    }
     if (chunk.deleted) {
       outcomes.set(chunk.seq, { purged: chunk.purged, skipped: new Set(chunk.skipped) });
       resolved += chunk.records;
@@ -193,6 +204,17 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   /** Read records an earlier run already archived (see `earlier`): deleted, not archived again. */
   const metAgain = new Set<PurgeItem>();
   const places = await purger.places(purge.states as BackendState[]);
+  // How many of each state the purge has taken, this run and the ones before: a cap is the most.
+  const takenByState = new Map<BackendState, number>();
+  for (const place of places)
+    takenByState.set(
+      place.state,
+      (takenByState.get(place.state) ?? 0) + (archivedByPlace.get(place.name) ?? 0),
+    );
+  const capLeft = (state: BackendState): number => {
+    const cap = deps.caps?.[state];
+    return cap === undefined ? Number.POSITIVE_INFINITY : cap - (takenByState.get(state) ?? 0);
+  };
 
   // A failure (Redis gone, the store refusing) ends the walk only once the chunks already on their
   // way have settled: none is still being written, recorded or deleted when the caller decides
@@ -361,7 +383,8 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       const consumed = place.kind === 'keys' ? keysCursor : taken + ahead;
       // A resumed purge reads on past what is left to archive while it meets jobs an earlier run
       // archived: a Redis back from an older snapshot holds them at the edge workers take from.
-      const left = earlier.size > 0 ? readBatch : purge.total - readTotal - ahead;
+      const left =
+        earlier.size > 0 ? readBatch : Math.min(purge.total - readTotal, capLeft(place.state)) - ahead;
       const want = Math.min(readBatch, place.size - consumed, left);
       if (want <= 0) return undefined;
       const offset = place.kind === 'keys' ? keysCursor : counter.outstanding + ahead;
@@ -403,7 +426,9 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
       }
       // Jobs counted when the purge started are what it archives; past them, only jobs an earlier
       // run archived are taken, and the walk of this place stops at the first other one.
-      const { fresh, again, cut } = takeFresh(batch.items, seen, earlier, metAgain, purge.total - readTotal);
+      const budget = Math.min(purge.total - readTotal, capLeft(place.state));
+      const { fresh, again, cut } = takeFresh(batch.items, seen, earlier, metAgain, budget);
+      takenByState.set(place.state, (takenByState.get(place.state) ?? 0) + fresh.length - again);
       settle(current);
       if (fresh.length === batch.items.length && again === 0) blocks.push(...batch.lines);
       else {

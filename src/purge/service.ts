@@ -25,6 +25,12 @@ export interface PurgeResult {
   archived: number;
   purgeId: string;
   archivePath: string;
+  /**
+   * Jobs of the purged states that arrived after the preview, beyond its count of each state
+   * (the most a purge takes, oldest first), and were left where they are. Absent for a request
+   * stored before the counts were kept.
+   */
+  newSincePreview?: number;
 }
 
 export interface UndoResult {
@@ -134,10 +140,39 @@ export function createPurges(deps: PurgesDeps): Purges {
     return { ...(filter ? { filter } : {}), ...(keep !== undefined ? { keep: keep as number } : {}) };
   }
 
+  /**
+   * The most each state gives up (its preview's count, `params.caps`), from the purge's request,
+   * checked as data; undefined for a request stored before the counts were kept.
+   */
+  async function capsOf(
+    purgeId: string,
+    params?: Record<string, unknown>,
+  ): Promise<Partial<Record<PurgeState, number>> | undefined> {
+    const stored = params ?? (await deps.store.getRequest(purgeId))?.params ?? {};
+    const caps = stored.caps;
+    if (caps === undefined) return undefined;
+    if (typeof caps !== 'object' || caps === null) throw new Error(`purge ${purgeId}: bad caps`);
+    const out: Partial<Record<PurgeState, number>> = {};
+    for (const [state, count] of Object.entries(caps)) {
+      if (
+        !['waiting', 'failed', 'delayed'].includes(state) ||
+        !Number.isInteger(count) ||
+        (count as number) < 0
+      )
+        throw new Error(`purge ${purgeId}: bad cap ${state}`);
+      out[state as PurgeState] = count as number;
+    }
+    return out;
+  }
+
   const progressOf = (run: ExecutionContext) => (update: ActionProgress) => run.progress(update);
 
   async function resume(purge: PurgeRecord, run?: ExecutionContext, selection?: PurgeSelection) {
     const purger = await purgerFor(purge.system, purge.queue, selection ?? (await selectionOf(purge.id)));
+    const caps = await capsOf(purge.id).catch(async (error: unknown) => {
+      await purger.close();
+      throw error;
+    });
     // What the delete scripts reported removed, chunk by chunk, this run: a chunk's row says so
     // only once its last batch is deleted.
     const deleted = new Map<number, number>();
@@ -148,6 +183,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       now,
       chunkSize: deps.chunkSize,
       deleted: (seq: number, purged: number) => deleted.set(seq, purged),
+      ...(caps ? { caps } : {}),
       ...(run ? { progress: progressOf(run), signal: run.signal } : {}),
     };
     try {
@@ -232,11 +268,23 @@ export function createPurges(deps: PurgesDeps): Purges {
       const queue = String(request.params.queue);
       const states = (request.params.states as PurgeState[]) ?? ['waiting'];
       const selection = await selectionOf(request.id, request.params);
+      const caps = await capsOf(request.id, request.params);
       const purger = await purgerFor(system, queue, selection);
       let total: number;
+      let newSincePreview: number | undefined;
       let backend: string;
       try {
-        total = (await purger.places(states)).reduce((n, p) => n + p.size, 0);
+        // Each state gives up at most its preview's count: what arrived since stays, and is said.
+        const byState = new Map<PurgeState, number>();
+        for (const place of await purger.places(states))
+          byState.set(place.state, (byState.get(place.state) ?? 0) + place.size);
+        total = 0;
+        if (caps) newSincePreview = 0;
+        for (const [state, size] of byState) {
+          const cap = caps?.[state];
+          total += cap === undefined ? size : Math.min(size, cap);
+          if (cap !== undefined) newSincePreview = (newSincePreview ?? 0) + Math.max(0, size - cap);
+        }
         backend = deps.backends().get(system)!.type;
       } finally {
         await purger.close();
@@ -264,7 +312,7 @@ export function createPurges(deps: PurgesDeps): Purges {
       };
       await deps.store.createPurge(purge);
       const { record } = await resume(purge, run, selection);
-      return resultOf(record);
+      return { ...resultOf(record), ...(newSincePreview !== undefined ? { newSincePreview } : {}) };
     },
 
     async undoable(purgeId) {

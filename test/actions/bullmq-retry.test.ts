@@ -80,6 +80,7 @@ describe('retry of failed BullMQ jobs from the command line, under policy and ap
       retried: 5,
       skipped: 0,
       ids: Object.fromEntries(newest.map((job) => [job.id, job.id])),
+      newSincePreview: 0,
     });
     expect(jsonOf(approved).message.text).toBeTruthy();
     expect(JSON.stringify(jsonOf(approved).message.blocks)).toContain(
@@ -125,7 +126,7 @@ describe('retry of failed BullMQ jobs from the command line, under policy and ap
     const limitWithId = await as('U0ALICE', 'retry', target, '3', '10');
     expect(limitWithId.code).toBe(2);
     expect(jsonOf(limitWithId).error?.message).toBe(
-      'A limit only goes with `all`. Usage: `/queue retry <system>/<queue> <job-id|all> [limit] [--error <text>] [--name <name>] [--older-than <d>] [--newer-than <d>]`',
+      'A limit only goes with `all`. Usage: `/queue retry <system>/<queue> <job-id|all> [limit] [--error <text>] [--group <key>] [--name <name>] [--older-than <d>] [--newer-than <d>]`',
     );
     const queueUnknown = await as('U0ALICE', 'retry', 'pushizo/dispatch-iso', 'all');
     expect(queueUnknown.code).toBe(1);

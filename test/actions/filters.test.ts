@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { errorGroupKey } from '../../src/backends/job-filter.js';
+import { errorGroupKey } from '../../src/backends/error-groups.js';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
@@ -249,12 +249,12 @@ describe('retry and purge of part of a BullMQ queue: --error, --name, --older-th
     expect(asked.code, asked.stdout + asked.stderr).toBe(0);
     const pending = requestOf(asked);
     expect(pending.preview).toContain(
-      'Filter --error "APNs 410 Unregistered": 6 of 12 failures match; all 6 go',
+      'Filter --group "APNs 410 Unregistered": 6 of 12 failures match; all 6 go',
     );
     const approved = await as('U0CAROL', 'approve', pending.id);
     expect(requestOf(approved).result).toMatchObject({ retried: 6 });
     expect(await audited('action.retry')).toMatchObject({
-      params: { filter: { error: 'APNs 410 Unregistered' } },
+      params: { filter: { group: 'APNs 410 Unregistered' } },
     });
     expect((await queue.getFailed(0, -1)).map((j) => j.failedReason)).toEqual(
       Array(6).fill('APNs 429 TooManyRequests'),

@@ -64,7 +64,8 @@ systems:
     expect(asked.ok).toBe(true);
     const request = (asked.data as { request: { id: string; preview: string } }).request;
     expect(request.preview).toBe(
-      'retry pushizo/webhooks: 600 failed jobs, run again with their attempts reset. Errors: 600× HTTP 503 from https://hooks.example/x?sig=***.',
+      'retry pushizo/webhooks: 600 failed jobs, run again with their attempts reset. Errors: 600× HTTP 503 from https://hooks.example/<path> (e.g. HTTP 503 from https://hooks.example/x?sig=***). ' +
+        'This is exactly what will run: these 600 jobs, those still failed when approved, and no others; failures that arrive after this preview are left for another request.',
     );
     const approved = await ops.dispatcher.handle(slack('U0CAROL', ['approve', request.id]));
     expect(approved.ok).toBe(true);

@@ -217,8 +217,8 @@ describe('celery backend, failures from the result backend', () => {
     expect(Math.abs((sample.jobs[0]?.failedAt ?? 0) - Date.now())).toBeLessThan(60_000);
     expect(sample.jobs[0]!.failedAt!).toBeGreaterThanOrEqual(sample.jobs[1]!.failedAt!);
     expect(sample.topErrors).toEqual([
-      { error: 'ValueError: sensor 7 offline', count: 2 },
-      { error: 'ConnectionError: broker reset', count: 1 },
+      { error: 'ValueError: sensor <n> offline', count: 2, example: 'ValueError: sensor 7 offline' },
+      { error: 'ConnectionError: broker reset', count: 1, example: 'ConnectionError: broker reset' },
     ]);
     expect(sample.groupedOver).toBe(3);
   });

@@ -311,8 +311,12 @@ describe('the command pipeline over real BullMQ queues', () => {
       expect(new Date(job.failedAt as string).toISOString()).toBe(job.failedAt);
     }
     expect(data.topErrors).toEqual([
-      { error: 'ProviderError: APNs timed out', count: 2 },
-      { error: 'RenderError: template <b>missing</b>', count: 1 },
+      { error: 'ProviderError: APNs timed out', count: 2, example: 'ProviderError: APNs timed out' },
+      {
+        error: 'RenderError: template <b>missing</b>',
+        count: 1,
+        example: 'RenderError: template <b>missing</b>',
+      },
     ]);
     expect(JSON.stringify(reply)).not.toContain('"mode"');
     // Error text from a job is escaped before it reaches mrkdwn.

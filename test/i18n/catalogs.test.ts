@@ -78,7 +78,7 @@ describe('the Turkish catalog mirrors the English one exactly', () => {
 
   it('turns only the placeholders of a usage line Turkish', () => {
     expect(tr.actions.retry.usage).toBe(
-      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
+      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--group <anahtar>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
     );
   });
 

@@ -134,6 +134,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       expect(done.status).toBe('done');
       expect(done.result).toEqual({
         purged: 308,
+        newSincePreview: 0,
         archived: 308,
         purgeId: pending.id,
         archivePath: join(archiveDirOf(fx.tmp.dir), pending.id),

@@ -84,4 +84,45 @@ describe('a purge that dies between two of its writes', () => {
       expect(manifest.files.map((f) => f.name)).toEqual(await listChunkFiles(done.archivePath));
     });
   }
+
+  it("a purge capped per state (its preview's count) that dies midway takes no more than the cap over both runs, oldest first", async () => {
+    const { redis, prefix, store } = fx;
+    await seedRawBullmqJobs(redis, { prefix, queue: 'q', count: N });
+    const oldest = (await redis.lrange(`${prefix}:q:wait`, 0, -1)).reverse();
+    const CAP = 2_500;
+    // `total` as the queue stood when the purge started (more had arrived since the preview);
+    // the cap is what the preview counted.
+    const record = await queuePurge(fx, N, 'first');
+    const caps = { waiting: CAP };
+    const purger = () => createBullmqPurger({ client: new Redis(fx.redisUrl), prefix, queue: 'q' });
+
+    const first = purger();
+    await expect(
+      runPurge(record, {
+        store: dyingStore('addPurgeChunk', 2),
+        purger: first,
+        owner: 'first',
+        chunkSize: CHUNK,
+        caps,
+      }),
+    ).rejects.toThrow('the process died here');
+    await first.close();
+
+    const claimed = await store.updatePurge(record.id, ['archiving'], { owner: 'second' }, 'first');
+    const second = purger();
+    const { record: done } = await runPurge(claimed!, {
+      store,
+      purger: second,
+      owner: 'second',
+      chunkSize: CHUNK,
+      caps,
+    });
+    await second.close();
+
+    const { inRedis, archived } = await everyJobOnce(done);
+    expect(archived).toHaveLength(CAP);
+    expect(new Set(archived)).toEqual(new Set(oldest.slice(0, CAP)));
+    expect(inRedis).toHaveLength(N - CAP);
+    expect(done).toMatchObject({ state: 'done', archived: CAP, purged: CAP });
+  });
 });

@@ -1,6 +1,7 @@
 import { type ChainableCommander, Cluster, type Redis } from 'ioredis';
 import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
+import { groupErrors } from '../error-groups.js';
 import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { execWithScripts, type PipelineStep } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
@@ -538,15 +539,8 @@ export function createBullmqBackend(
             if (reply !== null) reasons.set(start + offset, String(reply));
           });
         }
-        const groups = new Map<string, number>();
-        for (const reason of reasons.values()) {
-          const key = firstLine(reason);
-          groups.set(key, (groups.get(key) ?? 0) + 1);
-        }
-        const topErrors = [...groups.entries()]
-          .map(([error, count]) => ({ error, count }))
-          .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
-          .slice(0, 5);
+        // Newest first, so each group's example is its newest failure.
+        const topErrors = groupErrors([...reasons.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r));
         return { queue, total: toNumber(total), jobs, topErrors, groupedOver: reasons.size };
       });
     },

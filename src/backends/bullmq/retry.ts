@@ -1,6 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
-import { hasFilter } from '../job-filter.js';
+import { groupErrors } from '../error-groups.js';
+import { hasFilter, type JobFilter, jobMatches, nothingMatchesError } from '../job-filter.js';
 import { execWithScripts } from '../lua.js';
 import {
   outcomeSoFar,
@@ -87,11 +88,6 @@ function tally(outcome: RetryOutcome, batch: readonly string[], left: readonly (
   });
 }
 
-function firstLine(text: string | null | undefined): string {
-  const line = (text ?? '').split(/\r?\n/, 1)[0]!.trim();
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
-}
-
 function checkSelection(selection: RetrySelection): void {
   if (
     'all' in selection &&
@@ -100,18 +96,10 @@ function checkSelection(selection: RetrySelection): void {
     throw new OpsError(ErrorCode.BadArgument, { value: String(selection.limit), valid: `1..${RETRY_MAX}` });
 }
 
-/** Errors grouped by first line, most frequent first, at most 5. */
-export function groupErrors(reasons: Iterable<string>): { error: string; count: number }[] {
-  const groups = new Map<string, number>();
-  for (const reason of reasons) {
-    const key = firstLine(reason);
-    groups.set(key, (groups.get(key) ?? 0) + 1);
-  }
-  return [...groups]
-    .map(([error, count]) => ({ error, count }))
-    .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
-    .slice(0, 5);
-}
+/** Jobs whose fields one pipeline reads when a filter is matched in the bot (`--group`, new failures). */
+const MATCH_BATCH = 500;
+/** Failures a "nothing matches" answer groups, to name the groups that are there. */
+const GROUPS_OVER = 1000;
 
 /**
  * Retry for BullMQ: which failed jobs (ZREVRANGE of the failed set bounded by the limit, newest
@@ -128,63 +116,133 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
   const keyOf = (queue: string, suffix: string) => `${prefix}:${queue}:${suffix}`;
 
   /**
-   * The selected ids, newest failure first, and (when `counted`) the failed set's size and, with a
-   * filter, how many failures it matches in all (a walk of the whole set, window by window, in
-   * Redis: only matching ids come back, at most the limit).
+   * The selected ids, newest failure first, the failed set's size and newest failure's time, and,
+   * with a filter, how many failures it matches in all (a walk of the whole set, window by window,
+   * in Redis: only matching ids come back, at most the limit). A `--group` is matched in the bot
+   * (one normalizing function, error-groups.ts): the walk in Redis narrows by name and time, and
+   * the failure reasons of what it found are read in pipelined batches.
    */
   async function select(
     queue: string,
     selection: RetrySelection,
-    counted = true,
-  ): Promise<{ ids: string[]; failed: number; matched?: number; version: string | null }> {
+  ): Promise<{ ids: string[]; failed: number; matched?: number; newestAt: number }> {
     const failedKey = keyOf(queue, 'failed');
     const filter = 'all' in selection && hasFilter(selection.filter) ? selection.filter : undefined;
     const head = client.pipeline();
-    head.hget(keyOf(queue, 'meta'), 'version');
     if ('jobId' in selection) head.zscore(failedKey, selection.jobId);
     else if (!filter) head.zrevrange(failedKey, 0, selection.limit - 1);
     else head.zcard(failedKey);
-    // The failed set's size is for the preview only.
-    if (counted) head.zcard(failedKey);
+    head.zcard(failedKey);
+    head.zrevrange(failedKey, 0, 0, 'WITHSCORES');
     const replies = await exec(head);
     for (const [error] of replies) if (error) throw error;
-    const version = (replies[0]![1] as string | null) ?? null;
-    const failed = counted ? Number(replies[2]![1]) : Number.NaN;
+    const failed = Number(replies[1]![1]);
+    const newestAt = Number((replies[2]![1] as string[])[1] ?? 0);
     const target = `${deps.system}/${queue}`;
     let ids: string[];
     let matched: number | undefined;
     if ('jobId' in selection) {
-      if (replies[1]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
+      if (replies[0]![1] === null) throw new OpsError(ErrorCode.UnknownJob, { target, id: selection.jobId });
       ids = [selection.jobId];
     } else if (filter) {
-      // The preview counts every match; the retry itself stops once it has its limit.
-      // Each window through `exec`: a reply proves Redis alive, so a long walk keeps its deadline.
-      const runSelect = async (keys: string[], args: (string | number)[]) => {
-        const [[error, reply]] = (await execWithScripts(
-          client,
-          [{ script: SELECT_MATCHING, keys, args }],
-          exec,
-        )) as [[Error | null, unknown]];
-        if (error) throw error;
-        return reply;
-      };
-      const walked = await walkMatching(
-        runSelect,
-        failedKey,
-        'zrev',
-        keyOf(queue, ''),
-        filterArgs(filter, (deps.now ?? Date.now)(), 'finishedOn'),
-        selection.limit,
-        { stopAtWant: !counted },
-      );
+      const walked = await matching(queue, filter, selection.limit);
       ids = walked.ids;
       matched = walked.matched;
-      if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
+      if (ids.length === 0) throw await nothingMatches(queue, filter, failed);
     } else {
-      ids = replies[1]![1] as string[];
+      ids = replies[0]![1] as string[];
       if (ids.length === 0) throw new OpsError(ErrorCode.NothingToRetry, { target });
     }
-    return { ids, failed, version, ...(matched !== undefined && counted ? { matched } : {}) };
+    return { ids, failed, newestAt, ...(matched !== undefined ? { matched } : {}) };
+  }
+
+  /** Runs one window of SELECT_MATCHING; each through `exec`, so a long walk keeps its deadline. */
+  const runSelect = async (keys: string[], args: (string | number)[]) => {
+    const [[error, reply]] = (await execWithScripts(
+      client,
+      [{ script: SELECT_MATCHING, keys, args }],
+      exec,
+    )) as [[Error | null, unknown]];
+    if (error) throw error;
+    return reply;
+  };
+
+  /** Every failure the filter matches, counted, and the newest `limit` of their ids. */
+  async function matching(
+    queue: string,
+    filter: JobFilter,
+    limit: number,
+  ): Promise<{ ids: string[]; matched: number }> {
+    const now = (deps.now ?? Date.now)();
+    const { group, ...inRedis } = filter;
+    const want = group === undefined ? limit : Number.MAX_SAFE_INTEGER;
+    const walked = await walkMatching(
+      runSelect,
+      keyOf(queue, 'failed'),
+      'zrev',
+      keyOf(queue, ''),
+      filterArgs(inRedis, now, 'finishedOn'),
+      want,
+    );
+    if (group === undefined) return walked;
+    const ids: string[] = [];
+    let matched = 0;
+    for (let start = 0; start < walked.ids.length; start += MATCH_BATCH) {
+      const batch = walked.ids.slice(start, start + MATCH_BATCH);
+      const reasons = await fieldOf(queue, batch, 'failedReason');
+      batch.forEach((id, i) => {
+        if (!jobMatches({ name: '', error: reasons[i] ?? '', at: null }, { group }, now)) return;
+        matched++;
+        if (ids.length < limit) ids.push(id);
+      });
+    }
+    return { ids, matched };
+  }
+
+  /**
+   * Failures that arrived after `since` (failed later than the preview's newest failure), match
+   * the filter, and are not among `pinned`: what an approved retry left for another request.
+   * Read in pages of the failed set's newest end, then their fields in pipelined batches.
+   */
+  async function newSince(queue: string, since: number, pinned: ReadonlySet<string>, filter?: JobFilter) {
+    const failedKey = keyOf(queue, 'failed');
+    const now = (deps.now ?? Date.now)();
+    let count = 0;
+    for (let offset = 0; ; offset += MATCH_BATCH) {
+      const page = client.pipeline();
+      page.zrevrangebyscore(failedKey, '+inf', `(${since}`, 'LIMIT', offset, MATCH_BATCH);
+      const [[error, reply]] = (await exec(page)) as [[Error | null, unknown]];
+      if (error) throw error;
+      const ids = (reply as string[]).filter((id) => !pinned.has(id));
+      if (ids.length > 0 && filter) {
+        const fields = client.pipeline();
+        for (const id of ids) fields.hmget(keyOf(queue, id), 'name', 'failedReason', 'finishedOn');
+        const rows = await exec(fields);
+        for (const [rowError, row] of rows) {
+          if (rowError) throw rowError;
+          const [name, reason, finishedOn] = row as (string | null)[];
+          const at = finishedOn === null ? null : Number(finishedOn);
+          if (jobMatches({ name: name ?? '', error: reason ?? '', at }, filter, now)) count++;
+        }
+      } else count += ids.length;
+      if ((reply as string[]).length < MATCH_BATCH) return count;
+    }
+  }
+
+  /**
+   * `NothingMatches`: the queue has failures, none of which the filter matches. Names the error
+   * groups that are there (over the newest failures), so the next try can pick one.
+   */
+  async function nothingMatches(queue: string, filter: JobFilter, failed: number): Promise<OpsError> {
+    const target = `${deps.system}/${queue}`;
+    if (failed === 0) return new OpsError(ErrorCode.NothingToRetry, { target });
+    const [[error, reply]] = (await exec(
+      client.pipeline().zrevrange(keyOf(queue, 'failed'), 0, GROUPS_OVER - 1),
+    )) as [[Error | null, unknown]];
+    if (error) throw error;
+    const newest = reply as string[];
+    const reasons = newest.length > 0 ? await fieldOf(queue, newest, 'failedReason') : [];
+    return nothingMatchesError(target, filter, failed, groupErrors(reasons));
   }
 
   /** One field of each job hash, pipelined in one round trip. */
@@ -202,7 +260,7 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       checkSelection(selection);
       return await deps.withRedis(async () => {
         await deps.resolveQueue(queue);
-        const { ids, failed, matched } = await select(queue, selection);
+        const { ids, failed, matched, newestAt } = await select(queue, selection);
         // Only the failure reason of each: never data, options or stack traces.
         const reasons = await fieldOf(queue, ids, 'failedReason');
         return {
@@ -210,7 +268,9 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
           count: ids.length,
           failed,
           ...(matched !== undefined ? { matched } : {}),
-          topErrors: groupErrors(reasons.map((r) => r ?? '')),
+          ids,
+          newestAt,
+          topErrors: groupErrors(reasons),
         };
       });
     },
@@ -219,8 +279,15 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
       checkSelection(selection);
       return await deps.withRedis(async (expired) => {
         await deps.resolveQueue(queue);
-        const { ids, version } = await select(queue, selection, false);
-        const major = String(majorOfVersion(version));
+        // An approved `all` runs the ids its preview showed, those still failed; a request stored
+        // before ids were kept selects again, as it always did.
+        const pinned = 'all' in selection ? selection.pinned : undefined;
+        const ids = pinned ? pinned.ids : (await select(queue, selection)).ids;
+        const [[versionError, version]] = (await exec(
+          client.pipeline().hget(keyOf(queue, 'meta'), 'version'),
+        )) as [[Error | null, unknown]];
+        if (versionError) throw versionError;
+        const major = String(majorOfVersion(version as string | null));
         const keys = retryBatchKeys(deps.prefix, queue);
         const base = keyOf(queue, '');
         const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
@@ -269,6 +336,10 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
           onTheirWay.splice(0, onTheirWay.length, ...unanswered);
           report();
           throw error;
+        }
+        if (pinned && 'all' in selection) {
+          const filter = hasFilter(selection.filter) ? selection.filter : undefined;
+          outcome.newSincePreview = await newSince(queue, pinned.since, new Set(pinned.ids), filter);
         }
         return outcome;
       });

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CelerySystemConfig } from '../../config/schema.js';
 import { ErrorCode, isOpsError, OpsError } from '../../errors.js';
+import { groupErrors } from '../error-groups.js';
 import { isPartial } from '../job-filter.js';
 import { execWithScripts, luaScript, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
@@ -671,12 +672,7 @@ export function createCeleryBackend(
     const total = index.counts().get(queue) ?? 0;
     const bounded = Math.min(100, Math.max(1, Math.floor(limit) || 1));
     const newest = index.newest(queue, options?.newestOnly ? bounded : Math.max(bounded, GROUP_OVER));
-    const groups = new Map<string, number>();
-    for (const failure of newest) groups.set(failure.error, (groups.get(failure.error) ?? 0) + 1);
-    const topErrors = [...groups]
-      .map(([error, count]) => ({ error, count }))
-      .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
-      .slice(0, 5);
+    const topErrors = groupErrors(newest.slice(0, GROUP_OVER).map((failure) => failure.error));
     return {
       queue,
       total,

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ErrorCode, OpsError } from '../../errors.js';
-import { hasFilter, jobMatches } from '../job-filter.js';
+import { groupErrors } from '../error-groups.js';
+import { hasFilter, type JobFilter, jobMatches, nothingMatchesError } from '../job-filter.js';
 import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import {
   outcomeSoFar,
@@ -33,6 +34,8 @@ export interface CeleryRetryDeps {
 export const CELERY_RETRY_BATCH = 250;
 /** `origin` of the messages queue-ops publishes, as Celery's `<pid>@<host>` names a producer. */
 const ORIGIN = 'queue-ops';
+/** Failures a "nothing matches" answer groups, to name the groups that are there. */
+const GROUPS_OVER = 1000;
 
 /**
  * Marks each stored FAILURE as retried, naming the new task id, unless it already is. The member
@@ -116,13 +119,14 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
   async function select(
     queue: string,
     selection: RetrySelection,
-  ): Promise<{ ids: string[]; errors: string[]; failed: number; matched?: number }> {
+  ): Promise<{ ids: string[]; errors: string[]; failed: number; matched?: number; newestAt: number }> {
     const index = await indexReady();
     const counts = index.counts();
     const failed = counts.get(queue) ?? 0;
+    const newestAt = index.newest(queue, 1)[0]?.failedAt ?? 0;
     if ('jobId' in selection) {
       const { error } = await one(queue, selection.jobId);
-      return { ids: [selection.jobId], errors: [error], failed: Math.max(failed, 1) };
+      return { ids: [selection.jobId], errors: [error], failed: Math.max(failed, 1), newestAt };
     }
     const filter = hasFilter(selection.filter) ? selection.filter : undefined;
     // The index holds the failures in memory already (bounded by its maxRecords): a filter is
@@ -133,6 +137,13 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
           .filter((f) => jobMatches({ name: f.name, error: f.error, at: f.failedAt }, filter, Date.now()))
       : undefined;
     const newest = matching ? matching.slice(0, selection.limit) : index.newest(queue, selection.limit);
+    if (filter && newest.length === 0 && failed > 0)
+      throw nothingMatchesError(
+        target(queue),
+        filter,
+        failed,
+        groupErrors(index.newest(queue, GROUPS_OVER).map((f) => f.error)),
+      );
     if (matching && newest.length === 0)
       throw new OpsError(ErrorCode.NothingToRetry, { target: target(queue) });
     if (newest.length === 0) {
@@ -149,8 +160,26 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       ids: newest.map((f) => f.id),
       errors: newest.map((f) => f.error),
       failed,
+      newestAt,
       ...(matching ? { matched: matching.length } : {}),
     };
+  }
+
+  /**
+   * Failures of the queue stored after `since` (the preview's newest), matching the filter, not
+   * among the previewed ids: what an approved retry left for a request of its own. From the
+   * index, in memory.
+   */
+  function newSince(queue: string, since: number, pinned: ReadonlySet<string>, filter?: JobFilter): number {
+    const index = deps.failures();
+    const now = Date.now();
+    let count = 0;
+    for (const f of index.newest(queue, index.counts().get(queue) ?? 0)) {
+      if (f.failedAt === null || f.failedAt <= since) break;
+      if (pinned.has(f.id)) continue;
+      if (!filter || jobMatches({ name: f.name, error: f.error, at: f.failedAt }, filter, now)) count++;
+    }
+    return count;
   }
 
   /**
@@ -226,20 +255,26 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
       checkSelection(selection);
       await deps.resolveQueue(queue);
-      const { ids, errors, failed, matched } = await select(queue, selection);
-      const groups = new Map<string, number>();
-      for (const error of errors) groups.set(error, (groups.get(error) ?? 0) + 1);
-      const topErrors = [...groups]
-        .map(([error, count]) => ({ error, count }))
-        .sort((a, b) => b.count - a.count || a.error.localeCompare(b.error))
-        .slice(0, 5);
-      return { queue, count: ids.length, failed, ...(matched !== undefined ? { matched } : {}), topErrors };
+      const { ids, errors, failed, matched, newestAt } = await select(queue, selection);
+      return {
+        queue,
+        count: ids.length,
+        failed,
+        ...(matched !== undefined ? { matched } : {}),
+        ids,
+        newestAt,
+        topErrors: groupErrors(errors),
+      };
     },
 
     async retry(queue: string, selection: RetrySelection, progress?: RetryProgress): Promise<RetryOutcome> {
       checkSelection(selection);
       await deps.resolveQueue(queue);
-      const { ids } = await select(queue, selection);
+      // An approved `all` runs the ids its preview showed (each sent only if still a failure not
+      // yet retried); a request stored before ids were kept selects again, as it always did.
+      const pinned = 'all' in selection ? selection.pinned : undefined;
+      const ids = pinned ? pinned.ids : (await select(queue, selection)).ids;
+      if (pinned) await indexReady();
       try {
         await ensureConnected(client, deps.connectTimeoutMs);
       } catch (error) {
@@ -253,6 +288,12 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
           progress?.(start, ids.length, outcomeSoFar(outcome, sending)),
         );
         progress?.(start + batch.length, ids.length, outcomeSoFar(outcome));
+      }
+      if (pinned && 'all' in selection) {
+        const filter = hasFilter(selection.filter) ? selection.filter : undefined;
+        // Neither the previewed failures nor the new tasks they became (failing again already) are new.
+        const ours = new Set([...pinned.ids, ...Object.values(outcome.ids)]);
+        outcome.newSincePreview = newSince(queue, pinned.since, ours, filter);
       }
       return outcome;
     },

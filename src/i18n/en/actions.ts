@@ -10,7 +10,7 @@ export const actions = {
   },
   retry: {
     usage:
-      '/queue retry <system>/<queue> <job-id|all> [limit] [--error <text>] [--name <name>] [--older-than <d>] [--newer-than <d>]',
+      '/queue retry <system>/<queue> <job-id|all> [limit] [--error <text>] [--group <key>] [--name <name>] [--older-than <d>] [--newer-than <d>]',
     summary:
       'run failed jobs again: one by id, or the newest failures up to limit (default and most 1000), of those the filters match',
   },

@@ -12,16 +12,22 @@ export const approvals = {
     target: string,
     count: number,
     failed: number,
-    topErrors: { error: string; count: number }[],
+    topErrors: { error: string; count: number; example?: string }[],
     jobId?: string,
   ) =>
     `retry ${target}: ${jobId ? `failed job ${jobId}` : `${n(count)} failed job${count === 1 ? '' : 's'}${failed > count ? ` of ${n(failed)}, newest first` : ''}`}, run again with their attempts reset.` +
     (topErrors.length > 0
-      ? ` Errors: ${topErrors.map((e) => `${n(e.count)}× ${e.error || '(no message)'}`).join('; ')}.`
+      ? ` Errors: ${topErrors.map((e) => `${n(e.count)}× ${e.error || '(no message)'}${e.example && e.example !== e.error ? ` (e.g. ${e.example})` : ''}`).join('; ')}.`
       : ''),
-  resultRetried: (target: string, retried: number, skipped: number, newIds: boolean) =>
+  /** The last words of an `all` retry's preview: the approver approves these jobs, no others. */
+  previewExactly: (count: number) =>
+    ` This is exactly what will run: these ${n(count)} job${count === 1 ? '' : 's'}, those still failed when approved, and no others; failures that arrive after this preview are left for another request.`,
+  resultRetried: (target: string, retried: number, skipped: number, newIds: boolean, newSincePreview = 0) =>
     `${n(retried)} job${retried === 1 ? '' : 's'} of ${target} ${newIds ? 'sent again as new tasks (old → new ids in the audit trail)' : 'back in the queue'}` +
     (skipped > 0 ? `; ${n(skipped)} no longer failed, left alone` : '') +
+    (newSincePreview > 0
+      ? `; ${n(newSincePreview)} matching failure${newSincePreview === 1 ? '' : 's'} arrived after the preview and ${newSincePreview === 1 ? 'was' : 'were'} left (ask again to retry ${newSincePreview === 1 ? 'it' : 'them'})`
+      : '') +
     '.',
   alreadyPaused: (target: string) => `${target} is already paused; nothing to do.`,
   notPaused: (target: string) => `${target} is not paused; nothing to do.`,

@@ -6,7 +6,8 @@ export const dlq = {
   sameError: '(same error as above)',
   updated: (utc: string) => `Updated ${utc}`,
   topErrors: (over: string) => `*Top errors* (over the newest ${over} failures)`,
-  topError: (count: string, error: string) => `• *${count}×* ${error}`,
+  topError: (count: string, error: string, example?: string) =>
+    `• *${count}×* ${error}${example ? ` (e.g. ${example})` : ''}`,
   jobsHeading: '*Failed jobs*',
   attempts: (n: number) => (n === 1 ? '1 attempt' : `${n} attempts`),
   failedAtUnknown: 'failed at an unknown time',

@@ -109,14 +109,22 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   ConfigInvalid: (p) =>
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
-  AlreadyInState: (p) => `\`${p.target}\` is already ${p.state}; nothing was changed.`,
+  AlreadyInState: (p) =>
+    p.outOf === undefined
+      ? `\`${p.target}\` is already ${p.state}; nothing was changed.`
+      : p.keep !== undefined
+        ? `\`${p.target}\` holds ${Number(p.outOf).toLocaleString('en-US')} ${p.state} job${p.outOf === 1 ? '' : 's'}, and ${Number(p.outOf).toLocaleString('en-US')} ≤ ${Number(p.keep).toLocaleString('en-US')} (--keep ${p.keep}): all are kept, so nothing would be deleted; nothing was changed.`
+        : `None of the ${Number(p.outOf).toLocaleString('en-US')} ${p.state} job${p.outOf === 1 ? '' : 's'} of \`${p.target}\` matches ${p.selection}; nothing was changed.`,
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` has no failed job \`${p.id}\`. Valid: the id of one of its failed jobs (\`/queue dlq ${p.target}\`), or \`all\`.`
       : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` has no ${p.queue === undefined ? 'task' : 'job'} \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `No worker, queue or result of \`${p.system}\` knows task ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')}; nothing was revoked. Valid: the id of a task that runs (\`/queue stuck ${p.system}\`), waits in a queue or has a result.`,
-  NothingToRetry: (p) => `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
+  NothingToRetry: (p) =>
+    p.filter
+      ? `None of the ${Number(p.failed).toLocaleString('en-US')} failed job${p.failed === 1 ? '' : 's'} of \`${p.target}\` matches ${p.filter}; nothing was changed. Error groups there: ${((p.groups as readonly string[] | undefined) ?? []).join('; ') || 'none'} (\`/queue dlq ${p.target}\`).`
+      : `\`${p.target}\` has no failed jobs to retry; nothing was changed.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` cannot retry task \`${p.id}\`: its stored failure has` : `\`${p.target}\` cannot be retried: ${p.unnamed} stored failure${p.unnamed === 1 ? '' : 's'} of \`${p.system}\` ${p.unnamed === 1 ? 'has' : 'have'}`} no task name, arguments or queue. Celery stores them only when the app sets \`result_extended=True\`.`,
   RateLimited: (p) =>

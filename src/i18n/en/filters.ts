@@ -17,7 +17,8 @@ export const filters = {
       '--older-than': 'a duration such as 30m, 2h or 7d',
       '--newer-than': 'a duration such as 30m, 2h or 7d',
       '--keep': 'a whole number from 0 to 10,000,000',
-      '--group': 'the 12-character key that dlq’s “Retry this group” button sends',
+      '--group':
+        'the 12-character key that dlq’s “Retry this group” button sends, or an error group as dlq shows it',
     })[flag] ?? '--error, --name, --older-than, --newer-than',
   emptyWindow: (older: string, newer: string) =>
     `\`--older-than ${older}\` and \`--newer-than ${newer}\` leave no time between them.`,

@@ -62,10 +62,17 @@ export const purge = {
   purgingVerb: 'Purging',
   restoringVerb: 'Restoring',
   expiringVerb: 'Expiring',
-  resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
+  /** The last words of a purge's preview: the approver approves these counts, no more. */
+  previewExactly: (total: number) =>
+    ` This is exactly what will run: at most these ${n(total)} job${total === 1 ? '' : 's'} (at most the count shown for each state, oldest first) go; jobs that arrive after this preview stay.`,
+  resultPurged: (purged: number, archived: number, archivePath: string, id: string, newSincePreview = 0) =>
     `Purged ${n(purged)} of ${n(archived)} archived job${archived === 1 ? '' : 's'}${
       archived > purged ? ` (${n(archived - purged)} had been taken by workers and were left alone)` : ''
-    }. Archive: ${archivePath}. Undo: \`/queue undo ${id}\`.`,
+    }. Archive: ${archivePath}. Undo: \`/queue undo ${id}\`.${
+      newSincePreview > 0
+        ? ` ${n(newSincePreview)} job${newSincePreview === 1 ? '' : 's'} arrived after the preview and ${newSincePreview === 1 ? 'was' : 'were'} left.`
+        : ''
+    }`,
   resultRestored: (restored: number, purgeId: string, alreadyThere = 0) =>
     `Restored ${n(restored)} job${restored === 1 ? '' : 's'} of purge ${purgeId}.${
       alreadyThere > 0

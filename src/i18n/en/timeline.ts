@@ -43,6 +43,7 @@ export const timeline = {
       purgeId: (id: string) => `undo with ${id}`,
       archivePath: (path: string) => `archive ${path}`,
       skipped: (n: string) => `skipped ${n} no longer failed`,
+      newSincePreview: (n: string) => `${n} arrived after the preview, left`,
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {

@@ -12,7 +12,7 @@ export const actions: Catalog['actions'] = {
   },
   retry: {
     usage:
-      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
+      '/queue retry <sistem>/<kuyruk> <iş-id|all> [sınır] [--error <metin>] [--group <anahtar>] [--name <ad>] [--older-than <süre>] [--newer-than <süre>]',
     summary:
       'başarısız işleri yeniden çalıştır: id ile tek bir iş, ya da süzgeçlere uyanlardan limite kadar en yeni başarısızlar (varsayılan ve en fazla 1000)',
   },

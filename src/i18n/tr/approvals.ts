@@ -14,16 +14,21 @@ export const approvals: Catalog['approvals'] = {
     target: string,
     count: number,
     failed: number,
-    topErrors: { error: string; count: number }[],
+    topErrors: { error: string; count: number; example?: string }[],
     jobId?: string,
   ) =>
     `retry ${target}: ${jobId ? `başarısız iş ${jobId}` : `${failed > count ? `${n(failed)} başarısız işin en yeni ${n(count)} tanesi` : `${n(count)} başarısız iş`}`}, deneme sayıları sıfırlanarak yeniden çalıştırılır.` +
     (topErrors.length > 0
-      ? ` Hatalar: ${topErrors.map((e) => `${n(e.count)}× ${e.error || '(mesaj yok)'}`).join('; ')}.`
+      ? ` Hatalar: ${topErrors.map((e) => `${n(e.count)}× ${e.error || '(mesaj yok)'}${e.example && e.example !== e.error ? ` (örn. ${e.example})` : ''}`).join('; ')}.`
       : ''),
-  resultRetried: (target: string, retried: number, skipped: number, newIds: boolean) =>
+  previewExactly: (count: number) =>
+    ` Çalışacak olan tam olarak budur: bu ${n(count)} iş (onaylandığında hâlâ başarısız olanlar), başkası değil; bu önizlemeden sonra gelen hatalar başka bir isteğe bırakılır.`,
+  resultRetried: (target: string, retried: number, skipped: number, newIds: boolean, newSincePreview = 0) =>
     `${target}: ${n(retried)} iş ${newIds ? 'yeni görevler olarak yeniden gönderildi (eski → yeni id’ler denetim kaydında)' : 'yeniden kuyrukta'}` +
     (skipped > 0 ? `; ${n(skipped)} iş artık başarısız değildi, dokunulmadı` : '') +
+    (newSincePreview > 0
+      ? `; eşleşen ${n(newSincePreview)} hata önizlemeden sonra geldi ve bırakıldı (yeniden denemek için yeniden isteyin)`
+      : '') +
     '.',
   alreadyPaused: (target: string) => `${target} zaten duraklatılmış; yapılacak bir şey yok.`,
   notPaused: (target: string) => `${target} duraklatılmış değil; yapılacak bir şey yok.`,

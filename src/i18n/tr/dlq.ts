@@ -10,7 +10,8 @@ export const dlq: Catalog['dlq'] = {
   sameError: '(yukarıdakiyle aynı hata)',
   updated: (utc: string) => `Güncellendi: ${utc}`,
   topErrors: (over: string) => `*En sık hatalar* (en yeni ${over} başarısız iş içinde)`,
-  topError: (count: string, error: string) => `• *${count}×* ${error}`,
+  topError: (count: string, error: string, example?: string) =>
+    `• *${count}×* ${error}${example ? ` (örn. ${example})` : ''}`,
   jobsHeading: '*Başarısız işler*',
   attempts: (n: number) => `${n} deneme`,
   failedAtUnknown: 'ne zaman başarısız olduğu bilinmiyor',

@@ -126,14 +126,22 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,
-  AlreadyInState: (p) => `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`,
+  AlreadyInState: (p) =>
+    p.outOf === undefined
+      ? `\`${p.target}\` zaten ${state(p.state)}; hiçbir şey değişmedi.`
+      : p.keep !== undefined
+        ? `\`${p.target}\` içinde ${Number(p.outOf).toLocaleString('tr-TR')} ${p.state} iş var ve ${Number(p.outOf).toLocaleString('tr-TR')} ≤ ${Number(p.keep).toLocaleString('tr-TR')} (--keep ${p.keep}): hepsi tutulur, silinecek bir şey yok; hiçbir şey değişmedi.`
+        : `\`${p.target}\` içindeki ${Number(p.outOf).toLocaleString('tr-TR')} ${p.state} işin hiçbiri ${p.selection} ile eşleşmiyor; hiçbir şey değişmedi.`,
   UnknownJob: (p) =>
     p.target
       ? `\`${p.target}\` içinde \`${p.id}\` diye başarısız bir iş yok. Geçerli: başarısız işlerinden birinin id'si (\`/queue dlq ${p.target}\`) ya da \`all\`.`
       : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` içinde \`${p.id}\` diye bir ${p.queue === undefined ? 'görev' : 'iş'} yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `\`${p.system}\` sisteminde hiçbir worker, kuyruk ya da sonuç ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')} görevini tanımıyor; hiçbir şey iptal edilmedi. Geçerli: çalışan (\`/queue stuck ${p.system}\`), bir kuyrukta bekleyen ya da sonucu olan bir görevin id'si.`,
-  NothingToRetry: (p) => `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
+  NothingToRetry: (p) =>
+    p.filter
+      ? `\`${p.target}\` içindeki ${Number(p.failed).toLocaleString('tr-TR')} başarısız işin hiçbiri ${p.filter} ile eşleşmiyor; hiçbir şey değişmedi. Oradaki hata grupları: ${((p.groups as readonly string[] | undefined) ?? []).join('; ') || 'yok'} (\`/queue dlq ${p.target}\`).`
+      : `\`${p.target}\` içinde yeniden denenecek başarısız iş yok; hiçbir şey değişmedi.`,
   NeedsResultExtended: (p) =>
     `${p.id ? `\`${p.target}\` içindeki \`${p.id}\` görevi yeniden denenemiyor: kayıtlı hatasında` : `\`${p.target}\` yeniden denenemiyor: \`${p.system}\` sisteminin ${p.unnamed} kayıtlı hatasında`} görev adı, argümanlar ya da kuyruk yok. Celery bunları yalnızca uygulama \`result_extended=True\` ayarladığında saklar.`,
   RateLimited: (p) =>

@@ -19,7 +19,8 @@ export const filters: Catalog['filters'] = {
       '--older-than': '30m, 2h ya da 7d gibi bir süre',
       '--newer-than': '30m, 2h ya da 7d gibi bir süre',
       '--keep': '0 ile 10.000.000 arasında bir tam sayı',
-      '--group': 'dlq’nun “Bu grubu yeniden dene” düğmesinin gönderdiği 12 karakterlik anahtar',
+      '--group':
+        'dlq’nun “Bu grubu yeniden dene” düğmesinin gönderdiği 12 karakterlik anahtar ya da dlq’nun gösterdiği bir hata grubu',
     })[flag] ?? '--error, --name, --older-than, --newer-than',
   emptyWindow: (older: string, newer: string) =>
     `\`--older-than ${older}\` ile \`--newer-than ${newer}\` arasında hiç zaman kalmıyor.`,

@@ -78,10 +78,14 @@ export const purge: Catalog['purge'] = {
   purgingVerb: 'Temizleniyor',
   restoringVerb: 'Geri yükleniyor',
   expiringVerb: 'TTL veriliyor',
-  resultPurged: (purged: number, archived: number, archivePath: string, id: string) =>
+  previewExactly: (total: number) =>
+    ` Çalışacak olan tam olarak budur: en çok bu ${n(total)} iş (her durum için gösterilen sayı kadar, en eskiden başlayarak) gider; bu önizlemeden sonra gelen işler kalır.`,
+  resultPurged: (purged: number, archived: number, archivePath: string, id: string, newSincePreview = 0) =>
     `Arşivlenen ${n(archived)} işin ${n(purged)} tanesi silindi${
       archived > purged ? ` (${n(archived - purged)} tanesini worker’lar almıştı, dokunulmadı)` : ''
-    }. Arşiv: ${archivePath}. Geri al: \`/queue undo ${id}\`.`,
+    }. Arşiv: ${archivePath}. Geri al: \`/queue undo ${id}\`.${
+      newSincePreview > 0 ? ` Önizlemeden sonra gelen ${n(newSincePreview)} iş bırakıldı.` : ''
+    }`,
   resultRestored: (restored: number, purgeId: string, alreadyThere = 0) =>
     `${purgeId} purge’ünün ${n(restored)} işi geri yüklendi.${
       alreadyThere > 0

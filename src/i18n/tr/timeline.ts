@@ -41,6 +41,7 @@ export const timeline: Catalog['timeline'] = {
       purgeId: (id: string) => `geri almak için ${id}`,
       archivePath: (path: string) => `arşiv ${path}`,
       skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
+      newSincePreview: (n: string) => `önizlemeden sonra gelen ${n} bırakıldı`,
     },
     outcome: {
       paused: (workers?: string) => `duraklatıldı${workers ? `, ${workers} worker yanıt verdi` : ''}`,
