@@ -13,6 +13,7 @@ import { ACTION_COMMANDS, createReadCommands } from './commands/registry.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
 import { type AlertService, createAlertService } from './escalation/alerts.js';
+import { createPaging, type Paging } from './escalation/paging.js';
 import { type ChannelMembershipCheck, createChannelMembership } from './guards/channel-members.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
@@ -25,6 +26,7 @@ import { createLimits, type Limits } from './limits/service.js';
 import { createCommandAuditMiddleware } from './pipeline/audit-middleware.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './pipeline/dispatcher.js';
 import type { ActionDeps, CommandContext, CommandDefinition, CommandRegistry } from './pipeline/types.js';
+import { createPagers, type Pagers } from './paging/registry.js';
 import { createPurges, type Purges } from './purge/service.js';
 import { createScalerRegistry } from './scalers/index.js';
 import { loadKubeApis } from './scalers/kubernetes.js';
@@ -181,6 +183,10 @@ export interface QueueOps extends App {
   approvals: Approvals;
   /** Open alerts, ack and snooze over the store. */
   alerts: AlertService;
+  /** The pagers of `paging:` and what each last answered (`/readyz`). */
+  pagers: Pagers;
+  /** Pages over the store (the monitor's, `page`'s, PagerDuty's webhook's). */
+  paging: Paging;
   /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;
   /** Limits set with `rate-limit` / `concurrency`; the monitor's leader lifts the expired ones. */
@@ -337,7 +343,10 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     perUserPerMinute: config.rateLimit.perUserPerMinute,
     now: () => now().getTime(),
   });
-  const alerts = createAlertService({ store, now });
+  // The pagers of `paging:` (none by default).
+  const pagers = createPagers(config.paging);
+  const paging = createPaging({ store: store.escalation, pagers, now, logger });
+  const alerts = createAlertService({ store, now, paging });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
@@ -374,6 +383,8 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     approvals,
     alerts,
+    pagers,
+    paging,
     purges,
     limits,
     recoverPurges,

@@ -275,8 +275,11 @@ export interface Store extends PurgeStore, LimitStore {
 export interface OutboxItem {
   seq: number;
   alertId: string;
-  /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
-  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice';
+  /**
+   * `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves);
+   * `page`: an event for a pager (`paging:`), `payload` `{ pager, action, key }`.
+   */
+  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice' | 'page';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;
@@ -293,8 +296,8 @@ export interface OutboxItem {
 
 export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;
 
-/** The outbox's two independent queues: alert messages in order, and charts on their own. */
-export type OutboxLane = 'messages' | 'charts';
+/** The outbox's independent queues: alert messages in order, charts on their own, and pages. */
+export type OutboxLane = 'messages' | 'charts' | 'pages';
 
 export interface SampleRow {
   id: number;

@@ -31,6 +31,9 @@ export const config = {
   aboveOrBelow: 'expected exactly one of `above` or `below`',
   whenNeedsQueueMetric:
     '`when` conditions are about the same queue: the rule’s metric must be a queue metric',
+  pagerName: 'a pager name: letters, digits, `.`, `_` or `-`, at most 63',
+  pagerUrl: 'an http(s):// URL',
+  duplicatePager: (name: string, first: string) => `duplicate pager name "${name}" (also ${first})`,
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
   groupBy: 'expected `none` or a list of: system, severity, rule, queue',
   storeUrl: 'expected sqlite:<path> or postgres://…',
