@@ -23,10 +23,10 @@ import { createOfflineDirectory, type SlackDirectory } from './guards/slack-dire
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { createLimits, type Limits } from './limits/service.js';
+import { createPagers, type Pagers } from './paging/registry.js';
 import { createCommandAuditMiddleware } from './pipeline/audit-middleware.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './pipeline/dispatcher.js';
 import type { ActionDeps, CommandContext, CommandDefinition, CommandRegistry } from './pipeline/types.js';
-import { createPagers, type Pagers } from './paging/registry.js';
 import { createPurges, type Purges } from './purge/service.js';
 import { createScalerRegistry } from './scalers/index.js';
 import { loadKubeApis } from './scalers/kubernetes.js';
@@ -136,6 +136,7 @@ export function collectSecrets(
     'SLACK_SIGNING_SECRET',
     'SLACK_CLIENT_SECRET',
     'QUEUE_OPS_AUDIT_KEY',
+    'PAGERDUTY_WEBHOOK_SECRET',
   ]) {
     const value = env[name];
     if (value) secrets.add(value);
@@ -146,6 +147,9 @@ export function collectSecrets(
       for (const secret of urlSecrets(system.resultBackend)) secrets.add(secret);
     }
   }
+  // A pager's key pages people: never in a log line.
+  for (const pager of config?.paging ?? [])
+    secrets.add(pager.type === 'pagerduty' ? pager.routingKey : pager.apiKey);
   if (config?.store.startsWith('postgres'))
     for (const secret of urlSecrets(config.store)) secrets.add(secret);
   return [...secrets];

@@ -79,6 +79,7 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   lazyVerb(VERBS.alerts, async () => (await loadAlerts()).alertsCommand),
   lazyVerb(VERBS.ack, async () => (await loadAlerts()).ackCommand),
   lazyVerb(VERBS.snooze, async () => (await loadAlerts()).snoozeCommand),
+  lazyVerb(VERBS.page, async () => (await loadAlerts()).pageCommand),
   lazyVerb(VERBS.silence, async () => (await loadAlerts()).silenceCommand),
   lazyVerb(VERBS.silences, async () => (await loadAlerts()).silencesCommand),
   lazyVerb(VERBS.unsilence, async () => (await loadAlerts()).unsilenceCommand),

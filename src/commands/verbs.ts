@@ -88,6 +88,8 @@ export const VERBS = {
     rateLimited: false,
     describe: (locale) => messages(locale).escalation.snooze,
   },
+  // Pages a person now (a fixed requirement, like `ack`: an operator, no `policies.page`).
+  page: { verb: 'page', mutating: true, describe: (locale) => messages(locale).escalation.page },
   silence: { verb: 'silence', mutating: true, describe: (locale) => messages(locale).escalation.silence },
   silences: {
     verb: 'silences',

@@ -39,7 +39,11 @@ export interface AlertService {
    * `page <alert-id> [pager]`: pages the alert's message now through the pager named, or every
    * pager matching it. `NotSupported` without `paging:`.
    */
-  page(id: string, pager: string | undefined, by: string): Promise<{ alert: Alert; paged: string[]; already: string[] }>;
+  page(
+    id: string,
+    pager: string | undefined,
+    by: string,
+  ): Promise<{ alert: Alert; paged: string[]; already: string[] }>;
   /** PagerDuty's webhook said a page was acknowledged or resolved there (see `Paging`). */
   answerFromPagerDuty(answer: Parameters<Paging['answerFromPagerDuty']>[0]): Promise<PagerAnswerOutcome>;
   /** Called after a change queued a Slack update (the bot drains the outbox then). */
@@ -93,7 +97,9 @@ export function alertJson(alert: Alert) {
  * group that was paged first), so `alerts`, `--json` and the Home tab show each one's page.
  */
 export async function withGroupPages(store: EscalationStore, alerts: readonly Alert[]): Promise<Alert[]> {
-  const groups = [...new Set(alerts.flatMap((a) => (a.groupId !== undefined && !a.pages?.length ? [a.groupId] : [])))];
+  const groups = [
+    ...new Set(alerts.flatMap((a) => (a.groupId !== undefined && !a.pages?.length ? [a.groupId] : []))),
+  ];
   if (groups.length === 0) return [...alerts];
   const pages = new Map<string, NonNullable<Alert['pages']>>();
   for (const groupId of groups.slice(0, 50)) {
@@ -101,7 +107,9 @@ export async function withGroupPages(store: EscalationStore, alerts: readonly Al
     if (found.length) pages.set(groupId, found);
   }
   return alerts.map((a) =>
-    a.groupId !== undefined && !a.pages?.length && pages.has(a.groupId) ? { ...a, pages: pages.get(a.groupId)! } : a,
+    a.groupId !== undefined && !a.pages?.length && pages.has(a.groupId)
+      ? { ...a, pages: pages.get(a.groupId)! }
+      : a,
   );
 }
 
@@ -193,7 +201,10 @@ export function createAlertService(deps: { store: Store; now: () => Date; paging
 
   return {
     open: async () =>
-      await withGroupPages(deps.store.escalation, await deps.store.escalation.listAlerts({ status: 'firing' })),
+      await withGroupPages(
+        deps.store.escalation,
+        await deps.store.escalation.listAlerts({ status: 'firing' }),
+      ),
     async page(id, pager, by) {
       const done = await requirePaging().pageNow(id, pager, by);
       if (done.paged.length) for (const listener of listeners) listener();

@@ -5,6 +5,7 @@ import { jobCommand } from '../blocks/job.js';
 import { actions, button, context, errorLine, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { pageLines } from '../blocks/pages.js';
 import { ownerMention, queueContextLine } from '../blocks/queue-context.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -235,28 +236,6 @@ export function ackedWho(ackedBy: string, pages: readonly AlertPage[]): string {
   return `PagerDuty · ${inline(name ?? ackedBy.slice('pagerduty:'.length), 80)}`;
 }
 
-/**
- * A message's pages, one line each: who was paged and when, who acknowledged where, a page
- * resolved in PagerDuty while the alert still fires, a pager that refused.
- */
-export function pageLines(pages: readonly AlertPage[], locale: Locale): string[] {
-  const t = messages(locale).escalation.page;
-  return pages.slice(0, 5).map((p) => {
-    const parts = [t.paged(inline(p.pager, 63), formatUtc(Date.parse(p.at), locale, false))];
-    if (p.refused !== undefined) parts.push(t.refused(inline(p.refused, 150)));
-    if (p.acknowledgedBy !== undefined) {
-      const at = formatUtc(Date.parse(p.acknowledgedAt ?? p.at), locale, false);
-      parts.push(
-        p.acknowledgedBy.startsWith('pagerduty:')
-          ? t.ackedInPagerDuty(inline(p.acknowledgedName ?? p.acknowledgedBy, 80), at)
-          : t.ackedBy(who(p.acknowledgedBy), at),
-      );
-    }
-    if (p.resolvedBy !== undefined) parts.push(t.resolvedInPagerDuty(inline(p.resolvedName ?? p.resolvedBy, 80)));
-    return parts.join(' · ');
-  });
-}
-
 /** The per-alert buttons: Ack, Snooze, Page when a pager matches, for queues Show DLQ and Scale…, then one per listed job. */
 function alertButtons(
   alert: Alert,
@@ -352,7 +331,15 @@ export function groupMessage(
     const trend = sparkline(a.series);
     if (trend) parts.push(t.trend(trend));
     if (a.clearing > 0) parts.push(t.clearing(a.clearing, settings.clearAfterSamples));
-    if (a.ackedBy) parts.push(t.ackedBy(ackedWho(a.ackedBy, members.flatMap((m) => m.pages ?? []))));
+    if (a.ackedBy)
+      parts.push(
+        t.ackedBy(
+          ackedWho(
+            a.ackedBy,
+            members.flatMap((m) => m.pages ?? []),
+          ),
+        ),
+      );
     if (a.snoozedUntil && isSnoozed(a, now.getTime()))
       parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
     if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
@@ -482,7 +469,10 @@ function threadText(
       text = t.reopened(value);
       break;
     case 'page-refused':
-      text = t.pageRefused(inline(String(payload.pager ?? '?'), 63), inline(String(payload.error ?? '?'), 150));
+      text = t.pageRefused(
+        inline(String(payload.pager ?? '?'), 63),
+        inline(String(payload.error ?? '?'), 150),
+      );
       break;
     default:
       text = t.renotify(value);

@@ -128,7 +128,7 @@ export function createOutbox(deps: OutboxDeps) {
   const settings = {
     ...deps.settings,
     ...(deps.ownerOf ? { ownerOf: deps.ownerOf } : {}),
-    ...(pagers && pagers.all.length ? { canPage: (alert: Alert) => pagers.matching(alert).length > 0 } : {}),
+    ...(pagers?.all.length ? { canPage: (alert: Alert) => pagers.matching(alert).length > 0 } : {}),
   };
   let messagesRun: Promise<LaneResult> | undefined;
   let chartsRun: Promise<LaneResult> | undefined;
@@ -414,7 +414,12 @@ export function createOutbox(deps: OutboxDeps) {
           error instanceof PagerError
             ? error
             : new PagerError(error instanceof Error ? error.message : String(error), false);
-        const fields = { seq: item.seq, alertId: item.alertId, pager: item.payload.pager, reason: failure.reason };
+        const fields = {
+          seq: item.seq,
+          alertId: item.alertId,
+          pager: item.payload.pager,
+          reason: failure.reason,
+        };
         const at = deps.now();
         if (failure.refused) {
           logger.error(fields, 'a pager refused its key; the page is dropped and the alert’s thread says so');

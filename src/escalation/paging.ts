@@ -1,6 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
-import type { Pagers } from '../paging/registry.js';
 import {
   notePagerDutyAnswer,
   type PageAction,
@@ -9,6 +8,7 @@ import {
   planPages,
   subjectOfPageKey,
 } from '../paging/plan.js';
+import type { Pagers } from '../paging/registry.js';
 import type { Alert } from '../store/alert.js';
 import type { EscalationStore, OutboxInput } from '../store/store.js';
 import { ackAlert } from './lifecycle.js';

@@ -2,6 +2,7 @@ import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { Pagers } from '../paging/registry.js';
 import type { Store } from '../store/store.js';
 import { type AlertJobs, alertJobKind, readAlertJobs } from './alert-jobs.js';
 import { type AlertService, trendSource } from './alerts.js';
@@ -9,7 +10,6 @@ import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
 import type { Paging } from './paging.js';
-import type { Pagers } from '../paging/registry.js';
 import { trendFile } from './render-chart.js';
 import { loadTrend, TREND_WINDOWS, type TrendWindow } from './trend.js';
 

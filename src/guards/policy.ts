@@ -29,6 +29,8 @@ const FIXED_REQUIREMENTS: Readonly<Record<string, { role: Role; approvals: numbe
   snooze: { role: 'operator', approvals: 0 },
   silence: { role: 'operator', approvals: 0 },
   unsilence: { role: 'operator', approvals: 0 },
+  // Paging wakes a person: an operator's call, at once.
+  page: { role: 'operator', approvals: 0 },
 };
 
 export interface Requirement {

@@ -51,7 +51,8 @@ function serviceError(text: string): string | undefined {
   try {
     const json = JSON.parse(text) as { message?: unknown; errors?: unknown };
     const first = Array.isArray(json.errors) ? json.errors[0] : undefined;
-    const said = typeof json.message === 'string' ? json.message : typeof first === 'string' ? first : undefined;
+    const said =
+      typeof json.message === 'string' ? json.message : typeof first === 'string' ? first : undefined;
     return said?.replace(/\s+/g, ' ').slice(0, 120);
   } catch {
     return undefined;

@@ -36,7 +36,10 @@ export function subjectOfPageKey(key: string): { alertId: string } | { groupId: 
 }
 
 /** Each list given in `match` contains the alert's value; no `match`: every alert. */
-export function pagerMatches(pager: Pick<PagerRule, 'match'>, alert: Pick<Alert, 'severity' | 'system' | 'rule'>) {
+export function pagerMatches(
+  pager: Pick<PagerRule, 'match'>,
+  alert: Pick<Alert, 'severity' | 'system' | 'rule'>,
+) {
   const m = pager.match;
   if (!m) return true;
   return (
@@ -57,7 +60,10 @@ export function isQuiet(alert: Alert, now: number): boolean {
 }
 
 /** A message's page by one pager, and the alert that keeps it. */
-export function findPage(members: readonly Alert[], pager: string): { holder: Alert; page: AlertPage } | undefined {
+export function findPage(
+  members: readonly Alert[],
+  pager: string,
+): { holder: Alert; page: AlertPage } | undefined {
   for (const holder of members) {
     const page = holder.pages?.find((p) => p.pager === pager);
     if (page) return { holder, page };
@@ -126,11 +132,15 @@ export function planPages(members: readonly Alert[], pagers: readonly PagerRule[
       );
       if (!due) continue;
       const key = pageKeyOf(due);
-      out.change(due, { pager: pager.name, key, at: iso(now), by: 'monitor', sent: 'trigger' }, {
-        pager: pager.name,
-        action: 'trigger',
-        key,
-      });
+      out.change(
+        due,
+        { pager: pager.name, key, at: iso(now), by: 'monitor', sent: 'trigger' },
+        {
+          pager: pager.name,
+          action: 'trigger',
+          key,
+        },
+      );
       continue;
     }
     const { holder, page } = found;
@@ -140,11 +150,18 @@ export function planPages(members: readonly Alert[], pagers: readonly PagerRule[
       if (page.resolvedBy !== undefined) continue;
       const again = members.some((a) => a.status === 'firing' && !isQuiet(a, now) && pagerMatches(pager, a));
       if (!again) continue;
-      const fresh: AlertPage = { pager: page.pager, key: page.key, at: iso(now), by: 'monitor', sent: 'trigger' };
+      const fresh: AlertPage = {
+        pager: page.pager,
+        key: page.key,
+        at: iso(now),
+        by: 'monitor',
+        sent: 'trigger',
+      };
       out.change(holder, fresh, { pager: page.pager, action: 'trigger', key: page.key });
       continue;
     }
-    const acked = wanted === 'acknowledge' && page.acknowledgedBy === undefined ? ackedLast(members) : undefined;
+    const acked =
+      wanted === 'acknowledge' && page.acknowledgedBy === undefined ? ackedLast(members) : undefined;
     const next: AlertPage = {
       ...page,
       sent: wanted,
@@ -189,11 +206,15 @@ export function planPageNow(
     }
     const holder = found?.holder ?? target;
     const key = found?.page.key ?? pageKeyOf(target);
-    out.change(holder, { pager: pager.name, key, at: iso(now), by, sent: 'trigger' }, {
-      pager: pager.name,
-      action: 'trigger',
-      key,
-    });
+    out.change(
+      holder,
+      { pager: pager.name, key, at: iso(now), by, sent: 'trigger' },
+      {
+        pager: pager.name,
+        action: 'trigger',
+        key,
+      },
+    );
     paged.push(pager.name);
   }
   return { writes: out.done(), paged, already };

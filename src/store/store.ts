@@ -7,7 +7,8 @@
 import type { Alert, Silence } from './alert.js';
 
 /** The way a request came in: a Slack command or button, the command line, the demo console. */
-export type Via = 'slack' | 'cli' | 'console';
+/** Where an action came from; `pagerduty`: PagerDuty's webhook (an acknowledgement on the phone). */
+export type Via = 'slack' | 'cli' | 'console' | 'pagerduty';
 
 /** Who asked: the one person behind a request, whatever transport it came through. */
 export interface Actor {

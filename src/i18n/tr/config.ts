@@ -30,7 +30,8 @@ export const config: Catalog['config'] = {
   whenNeedsQueueMetric: '`when` koşulları aynı kuyruk içindir: kuralın metriği bir kuyruk metriği olmalı',
   pagerName: 'çağrı cihazı adı: harf, rakam, `.`, `_` ya da `-`, en çok 63',
   pagerUrl: 'http(s):// ile başlayan bir adres',
-  duplicatePager: (name: string, first: string) => `"${name}" çağrı cihazı adı iki kez kullanılmış (ayrıca ${first})`,
+  duplicatePager: (name: string, first: string) =>
+    `"${name}" çağrı cihazı adı iki kez kullanılmış (ayrıca ${first})`,
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
   groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: system, severity, rule, queue',
   storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',
