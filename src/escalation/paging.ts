@@ -62,7 +62,8 @@ export function createPaging(deps: {
       const fresh = (await store.getAlert(anyMember.id)) ?? anyMember;
       const writes = planPages(await membersOf(fresh), pagers.all, deps.now().getTime());
       if (writes.length === 0) return false;
-      if (await write(writes)) return true;
+      // The message says who was paged and who acknowledged where: it is updated with the page.
+      if (await write(writes, [{ kind: 'update', payload: {} }])) return true;
     }
     deps.logger?.warn({ alertId: anyMember.id }, 'alert kept changing; its page is settled next tick');
     return false;

@@ -100,8 +100,13 @@ function collect() {
   return {
     change(holder: Alert, page: AlertPage, action: PageAction | undefined) {
       const current = writes.get(holder.id) ?? { alert: holder, actions: [] };
-      const others = (current.alert.pages ?? []).filter((p) => p.pager !== page.pager);
-      current.alert = { ...current.alert, pages: [...others, page] };
+      // In place: a message's pages keep the order they were triggered in.
+      const pages = current.alert.pages ?? [];
+      const known = pages.some((p) => p.pager === page.pager);
+      current.alert = {
+        ...current.alert,
+        pages: known ? pages.map((p) => (p.pager === page.pager ? page : p)) : [...pages, page],
+      };
       if (action) current.actions.push(action);
       writes.set(holder.id, current);
     },
