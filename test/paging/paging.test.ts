@@ -149,7 +149,7 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       },
     });
     expect(trigger.payload.summary).toContain('backlog · pushizo/dispatch-ios');
-    expect(trigger.links[0].href).toMatch(/^https:\/\/slack\.com\/archives\/C0INCIDENT\/p\d+$/);
+    expect(trigger.links[0]!.href).toMatch(/^https:\/\/slack\.com\/archives\/C0INCIDENT\/p\d+$/);
     expect(textOf(trigger)).not.toContain('payload-');
     // The message says who was paged: both pagers.
     const shown = textOf(msgs().at(-1)!.blocks);
