@@ -230,6 +230,52 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
     expect(pd.pagerDuty()).toHaveLength(1);
   });
 
+  it('`/queue page`: an operator in an allowed channel, audited; `alerts --json` and the list show the page', async () => {
+    const bot = await bots.start(config([pagerDuty({ afterMinutes: 60 })]));
+    await add(60);
+    await bots.tick(bot.escalation, s(0));
+    const [alert] = await bot.runtime.alerts.open();
+    const ask = (actor: string, channel: string, words = ['page', alert!.id]) =>
+      bot.runtime.dispatcher.handle({ actor: { id: actor }, via: 'slack', channel, words, locale: 'en' });
+    const viewer = await ask('U0VIEWER', 'C0INCIDENT');
+    expect(viewer.ok).toBe(false);
+    const elsewhere = await ask('U0ALICE', 'C0RANDOM');
+    expect(elsewhere.ok).toBe(false);
+    const typo = await ask('U0ALICE', 'C0INCIDENT', ['page', alert!.id, 'infra-oncal']);
+    expect(typo.message.text).toContain('There is no pager `infra-oncal`. Valid: `infra-oncall`.');
+    await bot.escalation.outbox.drain();
+    expect(pd.requests).toHaveLength(0);
+
+    const paged = await ask('U0ALICE', 'C0INCIDENT');
+    expect(paged.ok).toBe(true);
+    expect(paged.message.text).toBe(`Alert \`${alert!.id}\` paged: infra-oncall.`);
+    await bot.escalation.outbox.drain();
+    expect(pd.pagerDuty('trigger')).toHaveLength(1);
+    const entries = (await bot.runtime.store.listAudit({ limit: 50 })).map((e) => [
+      e.action,
+      e.actorId,
+      e.outcome,
+    ]);
+    expect(entries).toEqual([
+      ['denied', 'U0VIEWER', 'denied'],
+      ['denied', 'U0ALICE', 'denied'],
+      ['command.page', 'U0ALICE', 'error'],
+      ['command.page', 'U0ALICE', 'ok'],
+    ]);
+    expect(viewer.message.text).toContain('You need the `operator` role to page.');
+
+    const listed = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0VIEWER' },
+      via: 'cli',
+      words: ['alerts'],
+      locale: 'en',
+    });
+    expect((listed.data as { alerts: { pages: unknown[] }[] }).alerts[0]!.pages).toEqual([
+      { pager: 'infra-oncall', at: iso(0), acknowledgedBy: null, acknowledgedAt: null },
+    ]);
+    expect(textOf(listed.message.blocks)).toContain(':pager: Paged infra-oncall at 2030-03-01 09:00 UTC');
+  });
+
   it('a silenced alert is tracked but never paged', async () => {
     const bot = await bots.start(config([pagerDuty()]));
     await bot.runtime.alerts.silence('pushizo', 60 * 60_000, 'U0ALICE', 'maintenance');
