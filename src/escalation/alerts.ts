@@ -144,7 +144,9 @@ export function createAlertService(deps: { store: Store; now: () => Date; paging
   /** An ack, snooze or silence may acknowledge a page, or hold one back: its message's pages follow. */
   async function settlePages(alerts: readonly Alert[]): Promise<void> {
     if (!deps.paging || alerts.length === 0) return;
-    await deps.paging.settle(alerts);
+    // The change itself is stored: a page that cannot be queued now (the store busy) is queued
+    // by the monitor's next tick, and the person's ack still answers as done.
+    await deps.paging.settle(alerts).catch(() => undefined);
   }
 
   function requirePaging(): Paging {

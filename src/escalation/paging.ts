@@ -58,9 +58,13 @@ export function createPaging(deps: {
 
   /** Brings one message's pages in step with its alerts; true when it wrote something. */
   async function settleMessage(anyMember: Alert): Promise<boolean> {
+    // An alert of its own is decided as given (the monitor and the alert service pass it as just
+    // stored); a group is read whole. A write that finds it changed reads it again.
+    let members: Alert[] | undefined = anyMember.groupId === undefined ? [anyMember] : undefined;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const fresh = (await store.getAlert(anyMember.id)) ?? anyMember;
-      const writes = planPages(await membersOf(fresh), pagers.all, deps.now().getTime());
+      members ??= await membersOf((await store.getAlert(anyMember.id)) ?? anyMember);
+      const writes = planPages(members, pagers.all, deps.now().getTime());
+      members = undefined;
       if (writes.length === 0) return false;
       // The message says who was paged and who acknowledged where: it is updated with the page.
       if (await write(writes, [{ kind: 'update', payload: {} }])) return true;

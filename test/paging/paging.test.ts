@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collectSecrets } from '../../src/app.js';
+import { wordsForAction } from '../../src/blocks/action-ids.js';
+import { homeView } from '../../src/blocks/home.js';
 import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { alertJson } from '../../src/escalation/alerts.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -274,6 +277,37 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       { pager: 'infra-oncall', at: iso(0), acknowledgedBy: null, acknowledgedAt: null },
     ]);
     expect(textOf(listed.message.blocks)).toContain(':pager: Paged infra-oncall at 2030-03-01 09:00 UTC');
+
+    // The App Home tab, in both languages.
+    const open = await bot.runtime.alerts.open();
+    const home = (locale: 'en' | 'tr') =>
+      textOf(
+        homeView({ systems: [], alerts: open, waiting: [], recent: [], now: new Date(bots.clock) }, locale)
+          .blocks,
+      );
+    expect(home('en')).toContain(':pager: Paged infra-oncall at 2030-03-01 09:00 UTC');
+    expect(home('tr')).toContain('infra-oncall çağrıldı');
+
+    // The timeline: who paged, through which pager.
+    const timeline = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0VIEWER' },
+      via: 'cli',
+      words: ['timeline', '--since', '1h'],
+      locale: 'en',
+    });
+    expect((timeline.data as { events: unknown[] }).events).toContainEqual(
+      expect.objectContaining({
+        kind: 'alert.paged',
+        alert: alert!.id,
+        pager: 'infra-oncall',
+        by: 'U0ALICE',
+      }),
+    );
+    expect(timeline.message.text + textOf(timeline.message.blocks)).toContain(
+      'paged infra-oncall for alert backlog on pushizo/dispatch-ios',
+    );
+    // The button stands for the same words.
+    expect(wordsForAction('queue_ops.alert.page', alert!.id)).toEqual(['page', alert!.id]);
   });
 
   it('a silenced alert is tracked but never paged', async () => {
@@ -364,6 +398,10 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       'Pager infra-oncall refused the page (HTTP 400: Event object is invalid); it is not tried again.',
     );
     expect(textOf(slack.calls)).not.toContain('WRONG-KEY');
+    // Keys page people: the loggers scrub them, and the webhook's secret.
+    expect(collectSecrets(config([pagerDuty(), jsm()]), { PAGERDUTY_WEBHOOK_SECRET: SECRET })).toEqual(
+      expect.arrayContaining([ROUTING_KEY, API_KEY, SECRET]),
+    );
     const ready = await readiness({
       pingStore: async () => {},
       slackConnected: () => true,
