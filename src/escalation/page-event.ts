@@ -5,6 +5,9 @@ import { shownValue } from './blocks.js';
 
 const SEVERITY_ORDER = ['critical', 'warning', 'info'] as const;
 
+/** A page is plain text: the emphasis Slack's lines carry (`*60*`) is left out, names stay whole. */
+const plain = (text: string) => text.replace(/[`*]/g, '');
+
 /** Where an alert's Slack message is, as a link (Slack's archive address finds it in any workspace). */
 export function slackLink(alert: Pick<Alert, 'channel' | 'messageTs'>): string | undefined {
   if (!alert.channel || !alert.messageTs) return undefined;
@@ -48,13 +51,13 @@ export function pageEvent(
     evidence: lead.series.map((v) => (v === null ? '?' : String(v))).join(' '),
     alert: lead.id,
   };
-  if (shown.length > 1) details.alerts = shown.slice(0, 20).map(line).join('\n');
+  if (shown.length > 1) details.alerts = plain(shown.slice(0, 20).map(line).join('\n'));
   const host = members.find((a) => a.messageTs && a.channel);
   const href = host ? slackLink(host) : undefined;
   return {
     action,
     key,
-    summary: summary.replace(/[`*_~]/g, ''),
+    summary: plain(summary),
     source: lead.queue === undefined ? lead.system : `${lead.system}/${lead.queue}`,
     severity,
     details,

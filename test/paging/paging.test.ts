@@ -151,7 +151,9 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
         custom_details: { value: 60, threshold: 50, since: iso(30) },
       },
     });
-    expect(trigger.payload.summary).toContain('backlog · pushizo/dispatch-ios');
+    expect(trigger.payload.summary).toBe(
+      'CRITICAL backlog · pushizo/dispatch-ios: waiting jobs: 60 (above 50)',
+    );
     expect(trigger.links[0]!.href).toMatch(/^https:\/\/slack\.com\/archives\/C0INCIDENT\/p\d+$/);
     expect(textOf(trigger)).not.toContain('payload-');
     // The message says who was paged: both pagers.
@@ -385,15 +387,21 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
   });
 
   it('a pager that refuses its key: one line in the thread, not tried again, refused on /readyz', async () => {
-    const bot = await bots.start(config([pagerDuty({ routingKey: 'WRONG-KEY' })]));
+    const bot = await bots.start(
+      config([pagerDuty({ routingKey: 'WRONG-KEY' }), jsm({ apiKey: 'WRONG-GENIE' })]),
+    );
     await add(60);
     await bots.tick(bot.escalation, s(0));
     expect(pd.pagerDuty()).toHaveLength(1);
+    expect(pd.jsm()).toHaveLength(1);
     await bots.tick(bot.escalation, s(30));
     await bots.tick(bot.escalation, s(300));
-    expect(pd.pagerDuty()).toHaveLength(1);
+    expect(pd.requests).toHaveLength(2);
     const refused = threads().filter((c) => textOf(c.body).includes('refused'));
-    expect(refused).toHaveLength(1);
+    expect(refused).toHaveLength(2);
+    expect(refused.map((c) => c.body.text).join('\n')).toContain(
+      'Pager jsm-oncall refused the page (HTTP 401: Could not authenticate)',
+    );
     expect(refused[0]!.body.text).toContain(
       'Pager infra-oncall refused the page (HTTP 400: Event object is invalid); it is not tried again.',
     );
@@ -408,7 +416,11 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       metrics: { systemsUp: async () => ({ pushizo: true }) },
       pagers: () => bot.runtime.pagers.health(),
     });
-    expect(ready).toMatchObject({ ready: true, pagers: { 'infra-oncall': 'refused' } });
+    expect(ready).toMatchObject({
+      ready: true,
+      pagers: { 'infra-oncall': 'refused', 'jsm-oncall': 'refused' },
+    });
+    expect(textOf(ready)).not.toContain('WRONG');
   });
 });
 
