@@ -429,7 +429,8 @@ export function createOutbox(deps: OutboxDeps) {
           result.dropped++;
           continue;
         }
-        const wait = failure.retryAfterMs ?? backoffMs(item.attempts);
+        // At least a second: a `Retry-After: 0` must not make this loop ask again at once.
+        const wait = Math.max(1000, failure.retryAfterMs ?? backoffMs(item.attempts));
         await store.retryOutbox(item.seq, failure.reason, new Date(at.getTime() + wait).toISOString());
         logger.warn({ ...fields, retryInMs: wait }, 'a pager did not take a page; it is tried again');
       }

@@ -1,4 +1,5 @@
 import { ErrorCode, OpsError } from '../errors.js';
+import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import {
   notePagerDutyAnswer,
@@ -109,7 +110,7 @@ export function createPaging(deps: {
         if (await write(plan.writes, plan.writes.length ? [{ kind: 'update', payload: {} }] : []))
           return { alert: (await store.getAlert(id)) ?? alert, paged: plan.paged, already: plan.already };
       }
-      throw new OpsError(ErrorCode.StoreUnavailable, { reason: 'alert kept changing' });
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
     },
 
     /**
@@ -159,7 +160,7 @@ export function createPaging(deps: {
         if (lost) continue;
         return { found: true, changed: changed.length > 0, alerts: changed.length ? changed : members };
       }
-      throw new OpsError(ErrorCode.StoreUnavailable, { reason: 'alert kept changing' });
+      throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
     },
   };
 }
