@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collectSecrets } from '../../src/app.js';
 import { wordsForAction } from '../../src/blocks/action-ids.js';
 import { homeView } from '../../src/blocks/home.js';
+import { parseConfig } from '../../src/config/load.js';
 import { type ConfigInput, configSchema } from '../../src/config/schema.js';
 import { alertJson } from '../../src/escalation/alerts.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -15,7 +16,7 @@ import { readiness } from '../../src/transports/http/routes.js';
 import { botProcesses } from '../escalation/bot-processes.js';
 import { fakeSlack, kindOf } from '../escalation/fake-slack.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { backlogRule } from '../helpers/config-file.js';
+import { backlogRule, envRef } from '../helpers/config-file.js';
 import { onlyNockBeyondLoopback } from '../helpers/no-network.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { type PagerStandIn, pagerDutyDelivery, startPagerStandIn } from './pager-stand-in.js';
@@ -421,6 +422,51 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       pagers: { 'infra-oncall': 'refused', 'jsm-oncall': 'refused' },
     });
     expect(textOf(ready)).not.toContain('WRONG');
+  });
+});
+
+describe('paging: the config', () => {
+  const yaml = (key: string) => `systems: [{ name: pushizo, type: bullmq, redis: "redis://127.0.0.1:1" }]
+paging:
+  - { name: infra-oncall, type: pagerduty, routingKey: ${key}, afterMinutes: 15, match: { rules: [backlog] } }
+  - { name: jsm-critical, type: jsm, apiKey: "${envRef('JSM_API_KEY')}" }
+`;
+
+  it('takes the keys from the environment, with the public endpoints by default', () => {
+    const config = parseConfig(yaml(`"${envRef('PD_ROUTING_KEY')}"`), {
+      PD_ROUTING_KEY: ROUTING_KEY,
+      JSM_API_KEY: API_KEY,
+    });
+    expect(config.paging).toEqual([
+      {
+        name: 'infra-oncall',
+        type: 'pagerduty',
+        routingKey: ROUTING_KEY,
+        afterMinutes: 15,
+        match: { rules: ['backlog'] },
+      },
+      { name: 'jsm-critical', type: 'jsm', apiKey: API_KEY, afterMinutes: 0 },
+    ]);
+  });
+
+  it('refuses a key written into the file, and a duplicate name, in one line each', () => {
+    const problemsOf = (text: string, env: Record<string, string>) => {
+      try {
+        parseConfig(text, env);
+      } catch (error) {
+        return (error as { params: { problems: string[] } }).params.problems;
+      }
+      return [];
+    };
+    expect(problemsOf(yaml(ROUTING_KEY), { JSM_API_KEY: API_KEY })).toEqual([
+      `paging[0].routingKey: write the key as an environment reference (\`"${envRef('PD_ROUTING_KEY')}"\`), never in the file`,
+    ]);
+    expect(
+      problemsOf(yaml(`"${envRef('PD_ROUTING_KEY')}"`).replace('jsm-critical', 'infra-oncall'), {
+        PD_ROUTING_KEY: ROUTING_KEY,
+        JSM_API_KEY: API_KEY,
+      }),
+    ).toEqual(['paging[1].name: duplicate pager name "infra-oncall" (also paging[0])']);
   });
 });
 

@@ -33,6 +33,7 @@ export const config = {
     '`when` conditions are about the same queue: the rule’s metric must be a queue metric',
   pagerName: 'a pager name: letters, digits, `.`, `_` or `-`, at most 63',
   pagerUrl: 'an http(s):// URL',
+  pagerKeyFromEnv: `write the key as an environment reference (\`"\${PD_ROUTING_KEY}"\`), never in the file`,
   duplicatePager: (name: string, first: string) => `duplicate pager name "${name}" (also ${first})`,
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
   groupBy: 'expected `none` or a list of: system, severity, rule, queue',

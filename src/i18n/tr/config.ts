@@ -30,6 +30,7 @@ export const config: Catalog['config'] = {
   whenNeedsQueueMetric: '`when` koşulları aynı kuyruk içindir: kuralın metriği bir kuyruk metriği olmalı',
   pagerName: 'çağrı cihazı adı: harf, rakam, `.`, `_` ya da `-`, en çok 63',
   pagerUrl: 'http(s):// ile başlayan bir adres',
+  pagerKeyFromEnv: `anahtarı dosyaya yazmayın, ortam değişkeni olarak verin (\`"\${PD_ROUTING_KEY}"\`)`,
   duplicatePager: (name: string, first: string) =>
     `"${name}" çağrı cihazı adı iki kez kullanılmış (ayrıca ${first})`,
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
