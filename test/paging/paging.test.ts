@@ -522,15 +522,19 @@ describe('paging: PagerDuty’s webhook acknowledges in queue-ops', () => {
     await add(60);
     await bots.tick(bot.escalation, s(0));
     const [alert] = await bot.runtime.alerts.open();
-    const delivery = pagerDutyDelivery('incident.resolved', `queue-ops-${alert!.id}`, SECRET);
+    const delivery = pagerDutyDelivery('incident.resolved', `queue-ops-${alert!.id}`, SECRET, {
+      user: { id: 'PEVE0001', name: 'Jane Doe <!channel>' },
+    });
     expect((await handlePagerDutyWebhook(deps(bot), delivery.raw, delivery.signature)).body).toMatchObject({
       changed: true,
     });
     await bots.tick(bot.escalation, s(30));
     expect((await bot.runtime.alerts.open()).map((a) => a.id)).toEqual([alert!.id]);
     expect(textOf(msgs().at(-1)!.blocks)).toContain(
-      'page resolved in PagerDuty by Jane Doe; the alert stays open until the monitor sees it clear',
+      'page resolved in PagerDuty by Jane Doe &lt;!channel&gt;; the alert stays open until the monitor sees it clear',
     );
+    // A name from PagerDuty is text, never a mention.
+    expect(textOf(slack.calls)).not.toContain('<!channel>');
     await drainQueue();
     await bots.tick(bot.escalation, s(60));
     await bots.tick(bot.escalation, s(90));
