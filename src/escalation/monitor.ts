@@ -182,6 +182,11 @@ export function createMonitor(deps: MonitorDeps) {
         step.alert = { ...step.alert, groupId: choice.id, groupKey: choice.key };
       }
       const outbox = withCharts(toOutbox(step.effects), current, step.alert);
+      if (deps.paging) {
+        const paged = deps.paging.resolvedWithPages(step.alert);
+        step.alert = paged.alert;
+        outbox.push(...paged.outbox);
+      }
       const isNew = !current && step.alert.id !== lastResolved?.id;
       const stored = isNew
         ? await store.escalation.insertAlert(step.alert, outbox)

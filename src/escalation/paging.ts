@@ -76,6 +76,18 @@ export function createPaging(deps: {
 
   return {
     /**
+     * An alert of its own that resolves: its pages resolve in the same write (no moment where the
+     * alert is resolved and its page is not yet queued to be). A group's pages follow its last
+     * alert in `settle`.
+     */
+    resolvedWithPages(alert: Alert): { alert: Alert; outbox: OutboxInput[] } {
+      if (alert.status !== 'resolved' || alert.groupId !== undefined || !alert.pages?.length)
+        return { alert, outbox: [] };
+      const [write] = planPages([alert], pagers.all, deps.now().getTime());
+      return write ? { alert: write.alert, outbox: pageItems(write.actions) } : { alert, outbox: [] };
+    },
+
+    /**
      * The messages of these alerts, each once: pages due are triggered, acknowledged ones
      * acknowledged, resolved ones resolved. Run by the monitor every tick and after every ack.
      */
