@@ -1,6 +1,7 @@
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { PagerHealth } from '../paging/pager.js';
 import {
   notePagerDutyAnswer,
   type PageAction,
@@ -75,6 +76,20 @@ export function createPaging(deps: {
   }
 
   return {
+    /**
+     * What `/readyz` says of each pager: `refused` when this process saw it refuse its key since
+     * it last took one, or when an open alert's page was refused (seen by any replica: the page
+     * says so in the store), `ok` otherwise. Empty without pagers.
+     */
+    async health(): Promise<Record<string, PagerHealth>> {
+      const health = pagers.health();
+      if (pagers.all.length === 0) return health;
+      for (const alert of await store.listAlerts({ status: 'firing' }))
+        for (const page of alert.pages ?? [])
+          if (page.refused !== undefined && Object.hasOwn(health, page.pager)) health[page.pager] = 'refused';
+      return health;
+    },
+
     /**
      * An alert of its own that resolves: its pages resolve in the same write (no moment where the
      * alert is resolved and its page is not yet queued to be). A group's pages follow its last

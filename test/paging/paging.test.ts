@@ -415,13 +415,21 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       pingStore: async () => {},
       slackConnected: () => true,
       metrics: { systemsUp: async () => ({ pushizo: true }) },
-      pagers: () => bot.runtime.pagers.health(),
+      pagers: () => bot.runtime.paging.health(),
     });
     expect(ready).toMatchObject({
       ready: true,
       pagers: { 'infra-oncall': 'refused', 'jsm-oncall': 'refused' },
     });
     expect(textOf(ready)).not.toContain('WRONG');
+    // Another replica, which never sent a page, says so too: the refusal is on the alert's page.
+    const other = await bots.start(
+      config([pagerDuty({ routingKey: 'WRONG-KEY' }), jsm({ apiKey: 'WRONG-GENIE' })]),
+    );
+    expect(await other.runtime.paging.health()).toEqual({
+      'infra-oncall': 'refused',
+      'jsm-oncall': 'refused',
+    });
   });
 });
 

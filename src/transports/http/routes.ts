@@ -14,7 +14,7 @@ export interface ReadinessDeps {
   recheckSlack?(): void;
   metrics: Pick<Metrics, 'systemsUp'>;
   /** What each pager of `paging:` last answered; absent (or empty) without pagers. */
-  pagers?(): Record<string, PagerHealth>;
+  pagers?(): Promise<Record<string, PagerHealth>>;
 }
 
 /** What `/readyz` answers: which part is not ready, never a credential. */
@@ -44,7 +44,7 @@ export interface Readiness {
 const READY_SYSTEMS_WAIT_MS = 300;
 
 export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
-  const [store, systems] = await Promise.all([
+  const [store, systems, pagers] = await Promise.all([
     deps.pingStore().then(
       () => 'ok' as const,
       () => 'unreachable' as const,
@@ -52,8 +52,9 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
     // Never held up by a watched Redis that hangs: a probe's timeout is about a second, and a
     // system that is down (or slow) must not make the bot unready.
     deps.metrics.systemsUp(READY_SYSTEMS_WAIT_MS).catch(() => ({}) as Record<string, boolean>),
+    // For the eye only, like the systems: a store that does not answer leaves them out.
+    deps.pagers?.().catch(() => undefined),
   ]);
-  const pagers = deps.pagers?.();
   const last = deps.slackCall?.();
   const failing = last !== undefined && !last.ok;
   // Asked again now, so the next probe sees Slack's current answer even when the bot is quiet.

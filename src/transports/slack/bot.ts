@@ -283,7 +283,7 @@ async function startWithConfig(
           slackCall: () => slackHealth.last(),
           // While Slack's last answer was a failure, each probe asks again (one at a time).
           recheckSlack: () => slackHealth.recheck(() => web.auth.test()),
-          pagers: () => runtime.pagers.health(),
+          pagers: () => runtime.paging.health(),
         }),
         // PagerDuty's acknowledgements and resolutions, on the same server as `/readyz`.
         pagerDutyWebhookRoute({
