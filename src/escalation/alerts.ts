@@ -37,7 +37,7 @@ export interface AlertService {
   unsilence(id: string, by: string): Promise<{ silence: Silence; changed: boolean }>;
   /**
    * `page <alert-id> [pager]`: pages the alert's message now through the pager named, or every
-   * pager matching it. `NotSupported` without `paging:`.
+   * pager matching it. `NoPager` when none is configured or none matches.
    */
   page(
     id: string,
@@ -102,8 +102,12 @@ export async function withGroupPages(store: EscalationStore, alerts: readonly Al
   ];
   if (groups.length === 0) return [...alerts];
   const pages = new Map<string, NonNullable<Alert['pages']>>();
-  for (const groupId of groups.slice(0, 50)) {
-    const found = (await store.listGroup(groupId)).flatMap((m) => m.pages ?? []);
+  // Bounded: a storm's groups past fifty are listed without their page.
+  const read = await Promise.all(
+    groups.slice(0, 50).map(async (groupId) => [groupId, await store.listGroup(groupId)] as const),
+  );
+  for (const [groupId, members] of read) {
+    const found = members.flatMap((m) => m.pages ?? []);
     if (found.length) pages.set(groupId, found);
   }
   return alerts.map((a) =>
@@ -202,11 +206,11 @@ export function createAlertService(deps: { store: Store; now: () => Date; paging
     };
 
   return {
-    open: async () =>
-      await withGroupPages(
-        deps.store.escalation,
-        await deps.store.escalation.listAlerts({ status: 'firing' }),
-      ),
+    async open() {
+      const firing = await deps.store.escalation.listAlerts({ status: 'firing' });
+      // Without pagers nothing was paged: no group is read for its pages.
+      return deps.paging?.enabled ? await withGroupPages(deps.store.escalation, firing) : firing;
+    },
     async page(id, pager, by) {
       const done = await requirePaging().pageNow(id, pager, by);
       if (done.paged.length) for (const listener of listeners) listener();

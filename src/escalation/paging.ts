@@ -76,6 +76,9 @@ export function createPaging(deps: {
   }
 
   return {
+    /** Some pager is configured. */
+    enabled: pagers.all.length > 0,
+
     /**
      * What `/readyz` says of each pager: `refused` when this process saw it refuse its key since
      * it last took one, or when an open alert's page was refused (seen by any replica: the page
