@@ -13,6 +13,7 @@ import { ACTION_COMMANDS, createReadCommands } from './commands/registry.js';
 import type { ActionName, Config, SystemConfig } from './config/schema.js';
 import { ErrorCode, OpsError } from './errors.js';
 import { type AlertService, createAlertService } from './escalation/alerts.js';
+import { createPaging, type Paging } from './escalation/paging.js';
 import { type ChannelMembershipCheck, createChannelMembership } from './guards/channel-members.js';
 import { createAuthority } from './guards/guard.js';
 import { createGuardMiddleware, type GuardMiddlewareDeps } from './guards/middleware.js';
@@ -22,6 +23,7 @@ import { createOfflineDirectory, type SlackDirectory } from './guards/slack-dire
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { createLimits, type Limits } from './limits/service.js';
+import { createPagers, type Pagers } from './paging/registry.js';
 import { createCommandAuditMiddleware } from './pipeline/audit-middleware.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './pipeline/dispatcher.js';
 import type { ActionDeps, CommandContext, CommandDefinition, CommandRegistry } from './pipeline/types.js';
@@ -135,6 +137,7 @@ export function collectSecrets(
     'SLACK_SIGNING_SECRET',
     'SLACK_CLIENT_SECRET',
     'QUEUE_OPS_AUDIT_KEY',
+    'PAGERDUTY_WEBHOOK_SECRET',
   ]) {
     const value = env[name];
     if (value) secrets.add(value);
@@ -145,6 +148,9 @@ export function collectSecrets(
       for (const secret of urlSecrets(system.resultBackend)) secrets.add(secret);
     }
   }
+  // A pager's key pages people: never in a log line.
+  for (const pager of config?.paging ?? [])
+    secrets.add(pager.type === 'pagerduty' ? pager.routingKey : pager.apiKey);
   if (config?.store.startsWith('postgres'))
     for (const secret of urlSecrets(config.store)) secrets.add(secret);
   return [...secrets];
@@ -182,6 +188,10 @@ export interface QueueOps extends App {
   approvals: Approvals;
   /** Open alerts, ack and snooze over the store. */
   alerts: AlertService;
+  /** The pagers of `paging:` and what each last answered (`/readyz`). */
+  pagers: Pagers;
+  /** Pages over the store (the monitor's, `page`'s, PagerDuty's webhook's). */
+  paging: Paging;
   /** Purge, undo, crash recovery and archive retention. */
   purges: Purges;
   /** Limits set with `rate-limit` / `concurrency`; the monitor's leader lifts the expired ones. */
@@ -338,7 +348,10 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     perUserPerMinute: config.rateLimit.perUserPerMinute,
     now: () => now().getTime(),
   });
-  const alerts = createAlertService({ store, now });
+  // The pagers of `paging:` (none by default).
+  const pagers = createPagers(config.paging);
+  const paging = createPaging({ store: store.escalation, pagers, now, logger });
+  const alerts = createAlertService({ store, now, paging });
   const guards: GuardMiddlewareDeps = { roles, directory, config, verbs: factsOf, audit, rateLimit };
   const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
@@ -375,6 +388,8 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     audit,
     approvals,
     alerts,
+    pagers,
+    paging,
     purges,
     limits,
     recoverPurges,

@@ -52,6 +52,10 @@ export const ErrorCode = {
   AlertNotFiring: 'AlertNotFiring',
   /** `unsilence <id>` names no silence. */
   UnknownSilence: 'UnknownSilence',
+  /** `page <alert-id> <pager>` names no pager of `paging:`. */
+  UnknownPager: 'UnknownPager',
+  /** `page <alert-id>`: no pager of `paging:` matches the alert. */
+  NoPager: 'NoPager',
   /** `fail` of a job that is not active (waiting, completed, already failed…). */
   JobNotActive: 'JobNotActive',
   /** Redis refused a command to the system's user (ACL): a read-only user asked to act. */

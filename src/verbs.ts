@@ -161,6 +161,14 @@ export const VERBS = {
     timeline: 'alert.handled',
     describe: (locale) => messages(locale).escalation.snooze,
   },
+  // Pages a person now: an operator's call, at once, like `ack` (no `policies.page`).
+  page: {
+    verb: 'page',
+    mutating: true,
+    requires: 'operator',
+    timeline: 'alert.handled',
+    describe: (locale) => messages(locale).escalation.page,
+  },
   silence: {
     verb: 'silence',
     mutating: true,

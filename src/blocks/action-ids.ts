@@ -26,6 +26,8 @@ export const ActionId = {
   AlertSnooze30m: 'queue_ops.alert.snooze_half_hour',
   /** value: an alert id. */
   AlertSnooze2h: 'queue_ops.alert.snooze_two_hours',
+  /** value: an alert id; runs `page <alert-id>` (every matching pager). */
+  AlertPage: 'queue_ops.alert.page',
   /** value: `system/queue`; answers with a new message, the alert stays. */
   AlertDlq: 'queue_ops.alert.dlq',
   /**
@@ -75,6 +77,8 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return ['snooze', scope, '30m'];
     case ActionId.AlertSnooze2h:
       return ['snooze', scope, '2h'];
+    case ActionId.AlertPage:
+      return ['page', scope];
     case ActionId.AlertDlq:
       return ['dlq', scope];
     case ActionId.AlertScale:

@@ -9,6 +9,7 @@ import { formatNumber, formatUtc } from './format.js';
 import { context, header, section } from './kit.js';
 import { SlackLimits } from './limits.js';
 import { escapeMrkdwn } from './mrkdwn.js';
+import { pageLines } from './pages.js';
 import { describeEvent } from './timeline.js';
 import { assertValidMessage } from './validate.js';
 
@@ -86,12 +87,14 @@ export function homeView(input: HomeInput, locale: Locale): HomeView {
     blocks.push(context(escapeMrkdwn(t.moreRequests(input.waiting.length - HOME_MAX_REQUESTS))));
 
   blocks.push(header(t.alerts));
-  const alertLines = input.alerts
-    .slice(0, HOME_MAX_ALERTS)
-    .map(
-      (a) =>
-        `• ${escapeMrkdwn(t.alertLine(messages(locale).escalation.severity[a.severity] ?? a.severity, a.rule, a.subject, hm(a.openedAt, locale), a.ackedBy))}`,
-    );
+  const alertLines = input.alerts.slice(0, HOME_MAX_ALERTS).map(
+    (a) =>
+      `• ${escapeMrkdwn(t.alertLine(messages(locale).escalation.severity[a.severity] ?? a.severity, a.rule, a.subject, hm(a.openedAt, locale), a.ackedBy))}` +
+      // Who was paged, when, and who acknowledged where (already escaped, names in code).
+      (a.pages?.length
+        ? messages(locale).escalation.page.listPaged(pageLines(a.pages, locale).join('; '))
+        : ''),
+  );
   if (input.alerts.length > HOME_MAX_ALERTS)
     alertLines.push(escapeMrkdwn(t.moreAlerts(input.alerts.length - HOME_MAX_ALERTS)));
   blocks.push(alertLines.length > 0 ? section(alertLines.join('\n')) : context(escapeMrkdwn(t.noAlerts)));

@@ -43,6 +43,20 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
     }
     case 'alert.resolved':
       return { who: t.monitor, what: e.alertResolved(event.rule, event.subject) };
+    case 'alert.paged':
+      return {
+        who: event.by === 'monitor' ? t.monitor : event.by,
+        what: e.alertPaged(
+          event.rule,
+          event.subject,
+          event.pager,
+          event.acknowledgedBy === undefined
+            ? undefined
+            : event.acknowledgedBy.startsWith('pagerduty:')
+              ? e.inPagerDuty(event.acknowledgedName ?? event.acknowledgedBy)
+              : event.acknowledgedBy,
+        ),
+      };
     case 'look':
       return {
         who: event.who,

@@ -2,6 +2,7 @@ import { formatUtc } from '../blocks/format.js';
 import { context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { pageLines } from '../blocks/pages.js';
 import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type AlertService, alertJson } from '../escalation/alerts.js';
@@ -31,15 +32,16 @@ export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Mes
   if (alerts.length === 0) return { text: t.list.none, blocks: [section(t.list.none)] };
   const lines = alerts
     .slice(0, 40)
-    .map((a) =>
-      t.list.line(
-        inline(a.id, 20),
-        t.severity[a.severity] ?? a.severity,
-        inline(a.rule, 80),
-        inline(a.subject, 150),
-        shownValue(a, a.value, locale),
-        formatUtc(Date.parse(a.openedAt), locale, false),
-      ),
+    .map(
+      (a) =>
+        t.list.line(
+          inline(a.id, 20),
+          t.severity[a.severity] ?? a.severity,
+          inline(a.rule, 80),
+          inline(a.subject, 150),
+          shownValue(a, a.value, locale),
+          formatUtc(Date.parse(a.openedAt), locale, false),
+        ) + pagedNote(a, locale),
     );
   return {
     text: `${t.list.title}: ${alerts.length}`,
@@ -49,6 +51,12 @@ export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Mes
       context(`\`${inCode(t.ack.usage, 200)}\``, `\`${inCode(t.snooze.usage, 200)}\``),
     ],
   };
+}
+
+/** Who was paged for an alert, when, and who acknowledged where: one clause of its line. */
+export function pagedNote(alert: Alert, locale: Locale): string {
+  const pages = pageLines(alert.pages ?? [], locale);
+  return pages.length ? messages(locale).escalation.page.listPaged(pages.join('; ')) : '';
 }
 
 function alertId(args: string[], usage: string, locale: Locale): string {
@@ -109,6 +117,34 @@ export const ackCommand: CommandDefinition = {
       ctx,
       request,
     );
+  },
+};
+
+/** `page <alert-id> [pager]`: pages the alert's message now, through one pager or every matching one. */
+export const pageCommand: CommandDefinition = {
+  ...VERBS.page,
+  async run(ctx, args, request) {
+    const t = messages(request.locale).escalation.page;
+    if (args.length > 2)
+      throw new OpsError(ErrorCode.UsageError, {
+        message: messages(request.locale).actions.tooMany,
+        usage: t.usage,
+      });
+    const id = args[0];
+    if (!id) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
+    const { alert, paged, already } = await requireAlerts(ctx).page(id, args[1], request.actor.id);
+    const names = (list: string[]) => list.map((n) => inline(n, 63)).join(', ');
+    const lines = [
+      ...(paged.length ? [t.done(inline(id, 20), names(paged))] : []),
+      ...(already.length ? [t.already(inline(id, 20), names(already))] : []),
+    ];
+    const text = lines.join('\n');
+    return {
+      ok: true,
+      message: { text, blocks: [section(text)] },
+      data: { alert: alertJson(alert), paged, already },
+      visibility: request.action ? 'ephemeral' : 'in_channel',
+    };
   },
 };
 

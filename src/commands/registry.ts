@@ -85,6 +85,7 @@ const MODULES: { readonly [V in Exclude<VerbName, 'help'>]: () => Promise<Comman
   alerts: async () => (await loadAlerts()).alertsCommand,
   ack: async () => (await loadAlerts()).ackCommand,
   snooze: async () => (await loadAlerts()).snoozeCommand,
+  page: async () => (await loadAlerts()).pageCommand,
   silence: async () => (await loadAlerts()).silenceCommand,
   silences: async () => (await loadAlerts()).silencesCommand,
   unsilence: async () => (await loadAlerts()).unsilenceCommand,

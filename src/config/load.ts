@@ -68,7 +68,7 @@ export function parseConfig(
   env: Record<string, string | undefined>,
   source = 'config',
 ): Config {
-  const { raw, missing, yamlError } = parseWithEnv(text, env);
+  const { raw, missing, fromEnv, yamlError } = parseWithEnv(text, env);
   const locale = problemsLocale(raw, text, env);
   const { catalog, zodErrors } = localeEntry(locale);
   const p = catalog.config;
@@ -94,6 +94,7 @@ export function parseConfig(
         (line) => !missingPaths.has(line.slice(0, line.indexOf(': '))),
       );
   for (const { path, name } of missing) problems.push(`${path}: ${p.envNotSet(name)}`);
+  if (result.success) problems.push(...literalPagerKeys(result.data, fromEnv, p));
   // zod skips the schema's cross-field checks once a field is wrong; repeat the one people hit.
   if (!result.success) {
     for (const line of duplicateNames(raw, p)) if (!problems.includes(line)) problems.push(line);
@@ -104,11 +105,28 @@ export function parseConfig(
   return deepFreeze(result.data);
 }
 
+/**
+ * A pager's key pages people: written into the file it would sit in git and every copy of the
+ * config. It must be an environment reference (`routingKey: "${PD_ROUTING_KEY}"`).
+ */
+function literalPagerKeys(config: Config, fromEnv: ReadonlySet<string>, p: ConfigProblems): string[] {
+  return config.paging.flatMap((pager, index) => {
+    const path = `paging[${index}].${pager.type === 'pagerduty' ? 'routingKey' : 'apiKey'}`;
+    return fromEnv.has(path) ? [] : [`${path}: ${p.pagerKeyFromEnv}`];
+  });
+}
+
 /** YAML text → plain data with `${VAR}` substituted per scalar; unset variables with their paths. */
 function parseWithEnv(
   text: string,
   env: Record<string, string | undefined>,
-): { raw: unknown; missing: { path: string; name: string }[]; yamlError?: string } {
+): {
+  raw: unknown;
+  missing: { path: string; name: string }[];
+  /** The paths of the values that came from the environment. */
+  fromEnv: Set<string>;
+  yamlError?: string;
+} {
   // Each reference becomes an inert word that is a valid plain scalar anywhere, even inside
   // `[…]` or `{…}`, so that the YAML parses the way it was written.
   const nonce = randomBytes(4).toString('hex');
@@ -126,9 +144,15 @@ function parseWithEnv(
   const asWritten = (s: string) => s.replace(token, (_m, index: string) => refs[Number(index)]!.written);
   const doc = parseDocument(placeheld, { logLevel: 'error' });
   if (doc.errors.length > 0)
-    return { raw: undefined, missing: [], yamlError: asWritten(doc.errors[0]!.message.split('\n')[0]!) };
+    return {
+      raw: undefined,
+      missing: [],
+      fromEnv: new Set(),
+      yamlError: asWritten(doc.errors[0]!.message.split('\n')[0]!),
+    };
 
   const missing: { path: string; name: string }[] = [];
+  const fromEnv = new Set<string>();
   visit(doc, {
     Scalar(key, node, ancestors) {
       if (key === 'key' || typeof node.value !== 'string') return;
@@ -141,6 +165,7 @@ function parseWithEnv(
       }
       // A key holding a reference is named as written (`${X}redis`), as the schema's problems name it.
       const path = asWritten(formatPath(pathOf(ancestors, node)));
+      fromEnv.add(path);
       const envValue = (index: string): string => {
         const ref = refs[Number(index)]!;
         const value = env[ref.name];
@@ -159,11 +184,11 @@ function parseWithEnv(
     },
   });
   try {
-    return { raw: renameKeys(doc.toJS({ maxAliasCount: 100 }), asWritten), missing };
+    return { raw: renameKeys(doc.toJS({ maxAliasCount: 100 }), asWritten), missing, fromEnv };
   } catch (error) {
     // An alias to no anchor, or an alias bomb (`maxAliasCount`): yaml finds both only here.
     if (!(error instanceof ReferenceError)) throw error;
-    return { raw: undefined, missing: [], yamlError: asWritten(error.message.split('\n')[0]!) };
+    return { raw: undefined, missing: [], fromEnv, yamlError: asWritten(error.message.split('\n')[0]!) };
   }
 }
 

@@ -450,6 +450,39 @@ function buildConfigSchema(p: ConfigProblems) {
       }),
     );
 
+  /**
+   * Who a pager pages (`paging[].match`): each list given must contain the alert's value; a pager
+   * without `match` pages every alert.
+   */
+  const pagerMatch = z.strictObject({
+    severities: z.optional(z.array(z.enum(['critical', 'warning', 'info']))),
+    systems: z.optional(z.array(nonEmpty())),
+    rules: z.optional(z.array(nonEmpty())),
+  });
+  const pagerCommon = {
+    name: z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, { error: p.pagerName })),
+    /** The service's public endpoint unless given (a test points it at a stand-in). */
+    url: z.optional(z.string().check(z.regex(/^https?:\/\/\S+$/, { error: p.pagerUrl }))),
+    match: z.optional(pagerMatch),
+    /** Pages once the alert has been open this long (from `openedAt`); 0: at once. */
+    afterMinutes: z._default(z.number().check(z.minimum(0), z.maximum(7 * 24 * 60)), 0),
+  };
+  /** A pager (`paging:`), like an Alertmanager receiver: PagerDuty's Events API v2, or JSM's alerts. */
+  const pager = z.discriminatedUnion('type', [
+    z.strictObject({
+      ...pagerCommon,
+      type: z.literal('pagerduty'),
+      /** The Events v2 integration's routing key, as `${ENV}`. */
+      routingKey: nonEmpty(),
+    }),
+    z.strictObject({
+      ...pagerCommon,
+      type: z.literal('jsm'),
+      /** The JSM (Opsgenie) API integration's key, as `${ENV}`. */
+      apiKey: nonEmpty(),
+    }),
+  ]);
+
   const configSchema = z
     .strictObject({
       slack: z.prefault(
@@ -559,9 +592,24 @@ function buildConfigSchema(p: ConfigProblems) {
         {},
       ),
       escalation: z.prefault(escalation, {}),
+      /** Pagers (PagerDuty, JSM) that page the on-call person for alerts; none by default. */
+      paging: z._default(z.array(pager), []),
       systems: z.array(system).check(z.minLength(1, { error: p.noSystems })),
     })
     .check(
+      z.superRefine((config, ctx) => {
+        const pagers = new Map<string, number>();
+        config.paging.forEach((pager, index) => {
+          const first = pagers.get(pager.name);
+          if (first !== undefined)
+            ctx.addIssue({
+              code: 'custom',
+              path: ['paging', index, 'name'],
+              message: p.duplicatePager(pager.name, `paging[${first}]`),
+            });
+          else pagers.set(pager.name, index);
+        });
+      }),
       z.superRefine((config, ctx) => {
         const seen = new Map<string, number>();
         config.systems.forEach((s, index) => {
@@ -647,6 +695,7 @@ export type CelerySystemConfig = Extract<SystemConfig, { type: 'celery' }>;
 export type Role = Config['policies']['pause']['role'];
 export type ActionName = keyof Config['policies'];
 export type EscalationConfig = Config['escalation'];
+export type PagerConfig = Config['paging'][number];
 export type EscalationRule = EscalationConfig['rules'][number];
 export type RuleMetric = EscalationRule['metric'];
 export type WorkerGroupConfig = NonNullable<SystemConfig['workers']>[string];

@@ -3,6 +3,7 @@ import { messages } from '../i18n/index.js';
 import type { Silence } from '../store/alert.js';
 import type { EscalationStore, SamplePage, Store } from '../store/store.js';
 import { type Alert, ackAlert, snoozeAlert, type Transition } from './lifecycle.js';
+import type { PagerAnswerOutcome, Paging } from './paging.js';
 import { decodeSample, type Sample } from './samples.js';
 import { newSilenceId, silenceMatches } from './silences.js';
 import type { TrendSource } from './trend.js';
@@ -34,6 +35,17 @@ export interface AlertService {
   silences(): Promise<Silence[]>;
   /** Lifts a silence; `UnknownSilence` when there is none with that id. */
   unsilence(id: string, by: string): Promise<{ silence: Silence; changed: boolean }>;
+  /**
+   * `page <alert-id> [pager]`: pages the alert's message now through the pager named, or every
+   * pager matching it. `NoPager` when none is configured or none matches.
+   */
+  page(
+    id: string,
+    pager: string | undefined,
+    by: string,
+  ): Promise<{ alert: Alert; paged: string[]; already: string[] }>;
+  /** PagerDuty's webhook said a page was acknowledged or resolved there (see `Paging`). */
+  answerFromPagerDuty(answer: Parameters<Paging['answerFromPagerDuty']>[0]): Promise<PagerAnswerOutcome>;
   /** Called after a change queued a Slack update (the bot drains the outbox then). */
   onChange(listener: () => void): void;
   /** The monitor's samples and alert history, for `trend`. */
@@ -69,7 +81,40 @@ export function alertJson(alert: Alert) {
     snoozedUntil: alert.snoozedUntil ?? null,
     escalatedAt: alert.escalatedAt ?? null,
     messageTs: alert.messageTs ?? null,
+    // Who was paged for its message, when, and who acknowledged where (`pagerduty:<user id>`, or
+    // a Slack id); a grouped alert shows its group's pages.
+    pages: (alert.pages ?? []).map((p) => ({
+      pager: p.pager,
+      at: p.at,
+      acknowledgedBy: p.acknowledgedBy ?? null,
+      acknowledgedAt: p.acknowledgedAt ?? null,
+    })),
   };
+}
+
+/**
+ * Alerts as people see them: a grouped alert carries its group's pages (kept on the alert of the
+ * group that was paged first), so `alerts`, `--json` and the Home tab show each one's page.
+ */
+export async function withGroupPages(store: EscalationStore, alerts: readonly Alert[]): Promise<Alert[]> {
+  const groups = [
+    ...new Set(alerts.flatMap((a) => (a.groupId !== undefined && !a.pages?.length ? [a.groupId] : []))),
+  ];
+  if (groups.length === 0) return [...alerts];
+  const pages = new Map<string, NonNullable<Alert['pages']>>();
+  // Bounded: a storm's groups past fifty are listed without their page.
+  const read = await Promise.all(
+    groups.slice(0, 50).map(async (groupId) => [groupId, await store.listGroup(groupId)] as const),
+  );
+  for (const [groupId, members] of read) {
+    const found = members.flatMap((m) => m.pages ?? []);
+    if (found.length) pages.set(groupId, found);
+  }
+  return alerts.map((a) =>
+    a.groupId !== undefined && !a.pages?.length && pages.has(a.groupId)
+      ? { ...a, pages: pages.get(a.groupId)! }
+      : a,
+  );
 }
 
 /** `TrendSource` over the store: the samples as the monitor stored them, and the alert history. */
@@ -97,8 +142,21 @@ export function trendSource(store: EscalationStore): TrendSource {
   };
 }
 
-export function createAlertService(deps: { store: Store; now: () => Date }): AlertService {
+export function createAlertService(deps: { store: Store; now: () => Date; paging?: Paging }): AlertService {
   const listeners: (() => void)[] = [];
+
+  /** An ack, snooze or silence may acknowledge a page, or hold one back: its message's pages follow. */
+  async function settlePages(alerts: readonly Alert[]): Promise<void> {
+    if (!deps.paging || alerts.length === 0) return;
+    // The change itself is stored: a page that cannot be queued now (the store busy) is queued
+    // by the monitor's next tick, and the person's ack still answers as done.
+    await deps.paging.settle(alerts).catch(() => undefined);
+  }
+
+  function requirePaging(): Paging {
+    if (!deps.paging) throw new OpsError(ErrorCode.NoPager, { id: '', valid: [] });
+    return deps.paging;
+  }
 
   /** Reads, applies, and writes conditionally on the version; a lost race is retried from fresh. */
   async function change(id: string, apply: (alert: Alert, now: number) => Transition) {
@@ -113,6 +171,7 @@ export function createAlertService(deps: { store: Store; now: () => Date }): Ale
         step.effects.map((e) => ({ kind: e.kind, payload: {} })),
       );
       if (stored) {
+        await settlePages([stored]);
         for (const listener of listeners) listener();
         return { alert: stored, changed: true };
       }
@@ -147,7 +206,24 @@ export function createAlertService(deps: { store: Store; now: () => Date }): Ale
     };
 
   return {
-    open: () => deps.store.escalation.listAlerts({ status: 'firing' }),
+    async open() {
+      const firing = await deps.store.escalation.listAlerts({ status: 'firing' });
+      // Without pagers nothing was paged: no group is read for its pages.
+      return deps.paging?.enabled ? await withGroupPages(deps.store.escalation, firing) : firing;
+    },
+    async page(id, pager, by) {
+      const done = await requirePaging().pageNow(id, pager, by);
+      if (done.paged.length) for (const listener of listeners) listener();
+      return done;
+    },
+    async answerFromPagerDuty(answer) {
+      const done = await requirePaging().answerFromPagerDuty(answer);
+      if (done.changed) {
+        await settlePages(done.alerts);
+        for (const listener of listeners) listener();
+      }
+      return done;
+    },
     async ackAll(system, by) {
       const open = await deps.store.escalation.listAlerts({ status: 'firing' });
       return await changeEach(

@@ -5,10 +5,11 @@ import { jobCommand } from '../blocks/job.js';
 import { actions, button, context, errorLine, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
+import { pageLines } from '../blocks/pages.js';
 import { ownerMention, queueContextLine } from '../blocks/queue-context.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
-import type { Silence } from '../store/alert.js';
+import type { AlertPage, Silence } from '../store/alert.js';
 import { ALERT_JOBS_LISTED, type AlertJobs } from './alert-jobs.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
@@ -140,7 +141,13 @@ export function alertMessage(
   alert: Alert,
   locale: Locale,
   now: Date,
-  settings: { clearAfterSamples: number; escalateTo: readonly string[]; ownerOf?: AlertOwnerLookup },
+  settings: {
+    clearAfterSamples: number;
+    escalateTo: readonly string[];
+    ownerOf?: AlertOwnerLookup;
+    /** Some pager of `paging:` matches the alert: it gets a Page button. */
+    canPage?: (alert: Alert) => boolean;
+  },
   silence?: Silence,
   /** The jobs the alert is about (`readAlertJobs`), read as the message is sent. */
   jobs?: AlertJobs,
@@ -197,7 +204,7 @@ export function alertMessage(
       context(messages(locale).queueContext.alertJobHint(inCode(jobCommand(alert.subject, '<id>'), 300))),
     );
   const states: string[] = [];
-  if (alert.ackedBy) states.push(t.ackedBy(who(alert.ackedBy)));
+  if (alert.ackedBy) states.push(t.ackedBy(ackedWho(alert.ackedBy, alert.pages ?? [])));
   if (alert.snoozedUntil && isSnoozed(alert, now.getTime()))
     states.push(
       t.snoozedBy(who(alert.snoozedBy ?? '?'), formatUtc(Date.parse(alert.snoozedUntil), locale, false)),
@@ -206,8 +213,10 @@ export function alertMessage(
     states.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
   if (silence) states.push(silenceNote(silence, locale));
   if (states.length) blocks.push(context(...states));
+  const paging = pageLines(alert.pages ?? [], locale);
+  if (paging.length) blocks.push(context(...paging));
 
-  blocks.push(alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED));
+  blocks.push(alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED, settings.canPage?.(alert) ?? false));
   const paged = settings.ownerOf?.(alert);
   // The notification's own text carries the mention too, so the owner's phone says why.
   const text = t.fallback(severity, rule, subject, value);
@@ -217,14 +226,31 @@ export function alertMessage(
   };
 }
 
-/** The per-alert buttons: Ack, Snooze, for queues Show DLQ and Scale…, then one per listed job. */
-function alertButtons(alert: Alert, locale: Locale, jobs: AlertJobs | undefined, maxJobs: number) {
+/**
+ * Who acknowledged, as a message says it: a PagerDuty acknowledgement by the name PagerDuty gave
+ * (`pagerduty:<user id>` is kept on the alert, the name on its page), anyone else as `who`.
+ */
+export function ackedWho(ackedBy: string, pages: readonly AlertPage[]): string {
+  if (!ackedBy.startsWith('pagerduty:')) return who(ackedBy);
+  const name = pages.find((p) => p.acknowledgedBy === ackedBy)?.acknowledgedName;
+  return `PagerDuty · ${inline(name ?? ackedBy.slice('pagerduty:'.length), 80)}`;
+}
+
+/** The per-alert buttons: Ack, Snooze, Page when a pager matches, for queues Show DLQ and Scale…, then one per listed job. */
+function alertButtons(
+  alert: Alert,
+  locale: Locale,
+  jobs: AlertJobs | undefined,
+  maxJobs: number,
+  canPage: boolean,
+) {
   const t = messages(locale).escalation;
   const buttons = [
     button(t.buttons.ack, ActionId.AlertAck, alert.id, !alert.ackedBy),
     button(t.buttons.snooze30, ActionId.AlertSnooze30m, alert.id),
     button(t.buttons.snooze2h, ActionId.AlertSnooze2h, alert.id),
   ];
+  if (canPage) buttons.push(button(t.page.button, ActionId.AlertPage, alert.id));
   if (alert.queue !== undefined) {
     // `system/queue` is an id; the commands behind these buttons check it and their own guards.
     buttons.push(button(t.buttons.dlq, ActionId.AlertDlq, alert.subject));
@@ -256,6 +282,7 @@ export function groupMessage(
     escalateTo: readonly string[];
     maxAlertsPerMessage: number;
     ownerOf?: AlertOwnerLookup;
+    canPage?: (alert: Alert) => boolean;
   },
   silences: readonly Silence[] = [],
   /** The jobs each firing alert is about, by alert id, read as the message is sent. */
@@ -304,7 +331,15 @@ export function groupMessage(
     const trend = sparkline(a.series);
     if (trend) parts.push(t.trend(trend));
     if (a.clearing > 0) parts.push(t.clearing(a.clearing, settings.clearAfterSamples));
-    if (a.ackedBy) parts.push(t.ackedBy(who(a.ackedBy)));
+    if (a.ackedBy)
+      parts.push(
+        t.ackedBy(
+          ackedWho(
+            a.ackedBy,
+            members.flatMap((m) => m.pages ?? []),
+          ),
+        ),
+      );
     if (a.snoozedUntil && isSnoozed(a, now.getTime()))
       parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
     if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
@@ -338,7 +373,7 @@ export function groupMessage(
   } else {
     for (const a of firing) {
       blocks.push(section(line(a)));
-      blocks.push(alertButtons(a, locale, jobsOf.get(a.id), jobsShown));
+      blocks.push(alertButtons(a, locale, jobsOf.get(a.id), jobsShown, settings.canPage?.(a) ?? false));
     }
   }
   if (resolved.length)
@@ -371,6 +406,11 @@ export function groupMessage(
       ),
     );
   if (notes.length) blocks.push(context(...notes));
+  const paging = pageLines(
+    members.flatMap((m) => m.pages ?? []),
+    locale,
+  );
+  if (paging.length) blocks.push(context(...paging));
   const text = g.fallback(severity, firing.length, inline(where, 200));
   return { text: paged.length > 0 ? `${text} ${paged.join(' ')}` : text, blocks };
 }
@@ -388,7 +428,7 @@ export function silenceNote(silence: Silence, locale: Locale): string {
 /** A reply in the alert's thread: a reminder, the escalation, the end of a snooze, a reopening. */
 export function threadMessage(
   alert: Alert,
-  payload: { reason?: unknown; value?: unknown; mention?: unknown },
+  payload: { reason?: unknown; value?: unknown; mention?: unknown; pager?: unknown; error?: unknown },
   locale: Locale,
   settings: { escalateAfterMinutes: number },
 ): Message {
@@ -401,7 +441,7 @@ export function threadMessage(
 
 function threadText(
   alert: Alert,
-  payload: { reason?: unknown; value?: unknown; mention?: unknown },
+  payload: { reason?: unknown; value?: unknown; mention?: unknown; pager?: unknown; error?: unknown },
   locale: Locale,
   settings: { escalateAfterMinutes: number },
 ): Message {
@@ -427,6 +467,12 @@ function threadText(
       break;
     case 'reopened':
       text = t.reopened(value);
+      break;
+    case 'page-refused':
+      text = t.pageRefused(
+        inline(String(payload.pager ?? '?'), 63),
+        inline(String(payload.error ?? '?'), 150),
+      );
       break;
     default:
       text = t.renotify(value);

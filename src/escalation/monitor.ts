@@ -5,6 +5,7 @@ import type { Logger } from '../lib/logger.js';
 import type { OutboxInput, Store } from '../store/store.js';
 import { type Alert, type AlertEffect, advanceAlert, type Transition } from './lifecycle.js';
 import type { Outbox } from './outbox.js';
+import type { Paging } from './paging.js';
 import { evaluateRules, newRuleMemory, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import { decodeSample, encodeSample, type Sample } from './samples.js';
@@ -30,6 +31,8 @@ export interface MonitorDeps {
   channelFor?: (system: string) => string | undefined;
   /** Limits set with `--for`: the leader lifts the ones whose time is up, every tick. */
   limits?: { liftExpired(): Promise<unknown> };
+  /** Pages (`paging:`): each tick triggers those due and moves the others on with their alerts. */
+  paging?: Paging;
 }
 
 export type TickOutcome =
@@ -179,6 +182,11 @@ export function createMonitor(deps: MonitorDeps) {
         step.alert = { ...step.alert, groupId: choice.id, groupKey: choice.key };
       }
       const outbox = withCharts(toOutbox(step.effects), current, step.alert);
+      if (deps.paging) {
+        const paged = deps.paging.resolvedWithPages(step.alert);
+        step.alert = paged.alert;
+        outbox.push(...paged.outbox);
+      }
       const isNew = !current && step.alert.id !== lastResolved?.id;
       const stored = isNew
         ? await store.escalation.insertAlert(step.alert, outbox)
@@ -304,6 +312,12 @@ export function createMonitor(deps: MonitorDeps) {
     // Alerts whose subject was not evaluated this tick (its system unreachable, a rule removed)
     // stay as they are: not seeing a problem is not its end.
     stillFiring.push(...firing.values());
+    // After the alerts are stored: a page is due once its alert has been open `afterMinutes`, and
+    // follows its message's acknowledgement and end. A page that fails to be queued (the store
+    // busy) is queued next tick; the tick itself goes on.
+    await deps.paging?.settle([...stillFiring, ...resolved]).catch((error: unknown) => {
+      logger.warn({ err: error }, 'pages not settled this tick; tried again on the next one');
+    });
     return { leader: true, sample, firing: stillFiring, opened, resolved };
   }
 

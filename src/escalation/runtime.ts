@@ -2,12 +2,14 @@ import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import { messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { Pagers } from '../paging/registry.js';
 import type { Store } from '../store/store.js';
 import { type AlertJobs, alertJobKind, readAlertJobs } from './alert-jobs.js';
 import { type AlertService, trendSource } from './alerts.js';
 import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
 import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
+import type { Paging } from './paging.js';
 import { trendFile } from './render-chart.js';
 import { loadTrend, TREND_WINDOWS, type TrendWindow } from './trend.js';
 
@@ -37,6 +39,9 @@ export interface EscalationRuntime {
   ctx: { now: () => Date };
   /** Limits set with `--for`: the monitor's leader lifts them when their time is up. */
   limits?: { liftExpired(): Promise<unknown> };
+  /** The pagers of `paging:` and the pages over the store. */
+  pagers?: Pagers;
+  paging?: Paging;
 }
 
 export function createEscalation(deps: {
@@ -83,6 +88,7 @@ export function createEscalation(deps: {
     logger,
     locale: runtime.config.locale,
     jobs: readJobs,
+    ...(runtime.pagers ? { pagers: runtime.pagers } : {}),
     async chart(alert) {
       if (alert.queue === undefined) return undefined;
       const now = runtime.ctx.now().getTime();
@@ -110,6 +116,7 @@ export function createEscalation(deps: {
     owner,
     channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
     ...(runtime.limits ? { limits: runtime.limits } : {}),
+    ...(runtime.paging ? { paging: runtime.paging } : {}),
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.
   runtime.alerts.onChange(() => {

@@ -52,11 +52,40 @@ export interface Alert {
   silencedBy?: string;
   /** Its first post was held by a silence: posted when no silence matches any more. */
   postHeld?: boolean;
+  /**
+   * The pages sent for this alert's message (`paging:`), one per pager. A grouped message's pages
+   * are kept on the one alert of the group that was paged first (see src/paging/plan.ts).
+   */
+  pages?: AlertPage[];
   /** Where the message is, once Slack has it. */
   channel?: string;
   messageTs?: string;
   /** Bumped on every write; writes are conditional on it. */
   version: number;
+}
+
+/** One pager's page of an alert's message, from the trigger to its acknowledgement and end. */
+export interface AlertPage {
+  /** The pager's `name` in `paging:`. */
+  pager: string;
+  /** The dedup key (PagerDuty) or alias (JSM): the alert's, or its group's, so a resend is harmless. */
+  key: string;
+  /** When it was triggered (ISO 8601 UTC), and by whom: `monitor`, or the person who typed `page`. */
+  at: string;
+  by: string;
+  /** The last action queued for the pager: the page moves trigger → acknowledge → resolve. */
+  sent: 'trigger' | 'acknowledge' | 'resolve';
+  /** Who acknowledged it and where: a Slack id (Slack, the command line), or `pagerduty:<user id>`. */
+  acknowledgedBy?: string;
+  /** The name PagerDuty gave for its user. */
+  acknowledgedName?: string;
+  acknowledgedAt?: string;
+  /** A person resolved the page in PagerDuty (`pagerduty:<user id>`); the alert resolves on its own. */
+  resolvedBy?: string;
+  resolvedName?: string;
+  resolvedAt?: string;
+  /** The pager refused the key (HTTP 400/401/403): not tried again for this page. */
+  refused?: string;
 }
 
 /**

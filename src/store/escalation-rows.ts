@@ -69,20 +69,23 @@ export function rowToOutbox(row: Record<string, unknown>): OutboxItem {
 /**
  * The extra `WHERE` of `nextOutbox` for a lane, over the outbox aliased `o`, with its parameters
  * (`placeholder` gives each one's marker: `?` for SQLite, `$n` for PostgreSQL). The same SQL in
- * both dialects; `not_before` is an ISO 8601 UTC string, so text order is time order.
+ * both dialects; `not_before` is an ISO 8601 UTC string, so text order is time order. Charts and
+ * pages are each due on their own, after their alert's earlier items of their own kind (a chart
+ * after every earlier message of its alert; a page's acknowledgement after its trigger).
  */
 export function outboxLaneFilter(
   lane: OutboxLane | undefined,
   now: string | undefined,
   placeholder: () => string,
 ): [string, string[]] {
-  if (lane === 'messages') return ["AND o.kind <> 'chart'", []];
-  if (lane !== 'charts') return ['', []];
+  if (lane === 'messages') return ["AND o.kind NOT IN ('chart', 'page')", []];
+  if (lane !== 'charts' && lane !== 'pages') return ['', []];
   const due = now === undefined ? '' : `AND o.not_before <= ${placeholder()}`;
+  const before = lane === 'charts' ? "m.kind NOT IN ('chart', 'page')" : "m.kind = 'page'";
   return [
-    `AND o.kind = 'chart' ${due}
+    `AND o.kind = '${lane === 'charts' ? 'chart' : 'page'}' ${due}
      AND NOT EXISTS (SELECT 1 FROM escalation_outbox m WHERE m.alert_id = o.alert_id
-       AND m.done_at IS NULL AND m.kind <> 'chart' AND m.seq < o.seq)`,
+       AND m.done_at IS NULL AND ${before} AND m.seq < o.seq)`,
     now === undefined ? [] : [now],
   ];
 }

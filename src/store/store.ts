@@ -7,7 +7,8 @@
 import type { Alert, Silence } from './alert.js';
 
 /** The way a request came in: a Slack command or button, the command line, the demo console. */
-export type Via = 'slack' | 'cli' | 'console';
+/** Where an action came from; `pagerduty`: PagerDuty's webhook (an acknowledgement on the phone). */
+export type Via = 'slack' | 'cli' | 'console' | 'pagerduty';
 
 /** Who asked: the one person behind a request, whatever transport it came through. */
 export interface Actor {
@@ -275,8 +276,11 @@ export interface Store extends PurgeStore, LimitStore {
 export interface OutboxItem {
   seq: number;
   alertId: string;
-  /** `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves). */
-  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice';
+  /**
+   * `chart`: the queue's depth chart uploaded into the alert's thread (when it fires and resolves);
+   * `page`: an event for a pager (`paging:`), `payload` `{ pager, action, key }`.
+   */
+  kind: 'post' | 'update' | 'thread' | 'chart' | 'notice' | 'page';
   /** Thread messages: what to say (reason, value, mentions), fixed when decided. */
   payload: Record<string, unknown>;
   createdAt: string;
@@ -293,8 +297,8 @@ export interface OutboxItem {
 
 export type OutboxInput = Pick<OutboxItem, 'kind' | 'payload'>;
 
-/** The outbox's two independent queues: alert messages in order, and charts on their own. */
-export type OutboxLane = 'messages' | 'charts';
+/** The outbox's independent queues: alert messages in order, charts on their own, and pages. */
+export type OutboxLane = 'messages' | 'charts' | 'pages';
 
 export interface SampleRow {
   id: number;

@@ -16,6 +16,21 @@ export type TimelineEvent =
     }
   | {
       at: string;
+      /** A pager paged the alert's message; who acknowledged it where, when someone did. */
+      kind: 'alert.paged';
+      alert: string;
+      rule: string;
+      subject: string;
+      system: string;
+      pager: string;
+      /** `monitor`, or who typed `page`. */
+      by: string;
+      acknowledgedBy?: string;
+      acknowledgedName?: string;
+      acknowledgedAt?: string;
+    }
+  | {
+      at: string;
       kind: 'look' | 'alert.handled' | 'guard.denied';
       seq: number;
       who: string;
@@ -145,12 +160,28 @@ export function eventsFromAlert(a: Alert, since: string, until: string): Timelin
   if (a.openedAt >= since && a.openedAt <= until) out.push({ ...base, at: a.openedAt, kind: 'alert.fired' });
   if (a.resolvedAt && a.resolvedAt >= since && a.resolvedAt <= until)
     out.push({ ...base, at: a.resolvedAt, kind: 'alert.resolved' });
+  for (const p of a.pages ?? [])
+    if (p.at >= since && p.at <= until)
+      out.push({
+        at: p.at,
+        kind: 'alert.paged',
+        alert: a.id,
+        rule: a.rule,
+        subject: a.subject,
+        system: a.system,
+        pager: p.pager,
+        by: p.by,
+        ...(p.acknowledgedBy ? { acknowledgedBy: p.acknowledgedBy } : {}),
+        ...(p.acknowledgedName ? { acknowledgedName: p.acknowledgedName } : {}),
+        ...(p.acknowledgedAt ? { acknowledgedAt: p.acknowledgedAt } : {}),
+      });
   return out;
 }
 
 /** Whether an event concerns `system` (its target or alert is in it). */
 export function concerns(event: TimelineEvent, system: string): boolean {
-  if (event.kind === 'alert.fired' || event.kind === 'alert.resolved') return event.system === system;
+  if (event.kind === 'alert.fired' || event.kind === 'alert.resolved' || event.kind === 'alert.paged')
+    return event.system === system;
   const target = 'target' in event ? event.target : undefined;
   return target === system || (target?.startsWith(`${system}/`) ?? false);
 }

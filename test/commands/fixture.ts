@@ -32,6 +32,7 @@ export const EVERY_VERB = [
   'alerts',
   'ack',
   'snooze',
+  'page',
   'silence',
   'silences',
   'unsilence',

@@ -10,6 +10,7 @@ import { deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { pagerDutyDelivery } from '../paging/pager-stand-in.js';
 import { memoryLogger } from '../slack/harness.js';
 
 /**
@@ -79,6 +80,7 @@ beforeAll(async () => {
       // Socket Mode ignores PORT when METRICS_PORT is set.
       PORT: '1',
       QUEUE_OPS_CONFIG: config,
+      PAGERDUTY_WEBHOOK_SECRET: 'socket-webhook-secret',
     },
     { stderr: () => {}, stdout: () => {} },
     { logger: log.logger, metricsOptions: { processMetrics: false } },
@@ -112,6 +114,21 @@ describe('Socket Mode health and metrics on METRICS_PORT', () => {
     const ready = await get('/readyz');
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.body)).toMatchObject({ ready: true, store: 'ok', slack: 'connected' });
+  });
+
+  it('takes PagerDuty’s webhook on METRICS_PORT too: 401 unless signed with the secret', async () => {
+    const { raw, signature } = pagerDutyDelivery(
+      'incident.acknowledged',
+      'queue-ops-a-00000000',
+      'socket-webhook-secret',
+    );
+    const post = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${metricsPort}/pagerduty/webhook`, { method: 'POST', headers, body: raw });
+    expect((await post({})).status).toBe(401);
+    const signed = await post({ 'X-PagerDuty-Signature': signature });
+    expect(signed.status).toBe(200);
+    // Signed, but for no alert of queue-ops: nothing to change.
+    expect(await signed.json()).toEqual({ ok: true, found: false, changed: false });
   });
 
   it('is not ready once the websocket to Slack drops, and says it is Slack, without tokens', async () => {

@@ -38,7 +38,10 @@ export const audit = {
     error: 'Error',
     params: 'Parameters',
   },
-  via: { slack: 'Slack', cli: 'command line', console: 'demo console' } as Record<string, string>,
+  via: { slack: 'Slack', cli: 'command line', console: 'demo console', pagerduty: 'PagerDuty' } as Record<
+    string,
+    string
+  >,
   verify: {
     ok: (count: number) => `Audit chain verified: ${count} ${count === 1 ? 'entry' : 'entries'}, unbroken.`,
     bad: (seq: number, reason: string, count: number) =>

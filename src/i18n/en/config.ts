@@ -31,6 +31,10 @@ export const config = {
   aboveOrBelow: 'expected exactly one of `above` or `below`',
   whenNeedsQueueMetric:
     '`when` conditions are about the same queue: the rule’s metric must be a queue metric',
+  pagerName: 'a pager name: letters, digits, `.`, `_` or `-`, at most 63',
+  pagerUrl: 'an http(s):// URL',
+  pagerKeyFromEnv: `write the key as an environment reference (\`"\${PD_ROUTING_KEY}"\`), never in the file`,
+  duplicatePager: (name: string, first: string) => `duplicate pager name "${name}" (also ${first})`,
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
   groupBy: 'expected `none` or a list of: system, severity, rule, queue',
   storeUrl: 'expected sqlite:<path> or postgres://…',

@@ -130,6 +130,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RateLimited: (p) =>
     `You ran ${p.limit} commands that change things in the last minute, the most allowed; \`${p.action}\` did not run. Try again in ${p.retryAfterSeconds} s.`,
   UnknownAlert: (p) => `There is no alert \`${p.id}\`. Valid: an id from \`/queue alerts\`.`,
+  UnknownPager: (p) => `There is no pager \`${p.pager}\`. Valid: ${list(p.valid)}.`,
+  NoPager: (p) =>
+    !Array.isArray(p.valid) || p.valid.length === 0
+      ? 'No pager is configured: add one under `paging:` in the config (docs/configuration.md).'
+      : `No pager matches alert \`${p.id}\`. Name one to page it anyway: \`/queue page ${p.id} <pager>\`, pagers: ${list(p.valid)}.`,
   UnknownSilence: (p) => `There is no silence \`${p.id}\`. Valid: an id from \`/queue silences\`.`,
   AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
   JobNotActive: (p) =>

@@ -71,12 +71,32 @@ export const escalation = {
     unread:
       'Its jobs could not be listed now (the system did not answer in time); `Show DLQ` or `/queue job` later.',
   },
+  /** Paging (`paging:`, `/queue page`): what messages, lists and pages say. Names arrive escaped. */
+  page: {
+    usage: '/queue page <alert-id> [pager]',
+    summary: 'page the on-call person now through PagerDuty or JSM, without waiting',
+    needsId: 'Which alert? Give its id from `/queue alerts`.',
+    button: 'Page',
+    done: (id: string, pagers: string) => `Alert \`${id}\` paged: ${pagers}.`,
+    already: (id: string, pagers: string) => `Alert \`${id}\` is already paged: ${pagers}.`,
+    paged: (pager: string, at: string) => `:pager: Paged ${pager} at ${at}`,
+    ackedInPagerDuty: (name: string, at: string) => `acknowledged in PagerDuty by ${name} at ${at}`,
+    ackedBy: (who: string, at: string) => `acknowledged by ${who} at ${at}`,
+    resolvedInPagerDuty: (name: string) =>
+      `page resolved in PagerDuty by ${name}; the alert stays open until the monitor sees it clear`,
+    refused: (reason: string) => `refused (${reason})`,
+    listPaged: (pagers: string) => ` · :pager: ${pagers}`,
+    groupSummary: (n: number, where: string, first: string) => `${n} alerts on ${where}; first: ${first}`,
+    linkText: 'The alert in Slack',
+  },
   thread: {
     renotify: (value: string) => `:rotating_light: Still firing and not acknowledged (now ${value}).`,
     escalate: (whom: string, minutes: number) =>
       `:mega: ${whom}: not acknowledged after ${minutes} min. Please take a look.`,
     snoozeOver: (value: string) => `:alarm_clock: Snooze over; still firing (now ${value}).`,
     reopened: (value: string) => `:repeat: Firing again (now ${value}).`,
+    pageRefused: (pager: string, reason: string) =>
+      `:warning: Pager ${pager} refused the page (${reason}); it is not tried again. Check its key, then \`/queue page\` it.`,
   },
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${rule} on ${subject} is ${value}`,

@@ -19,6 +19,9 @@ export const timeline = {
     alertFired: (rule: string, subject: string, severity: string, threshold: string) =>
       `alert ${rule} fired on ${subject} (${severity}, threshold ${threshold})`,
     alertResolved: (rule: string, subject: string) => `alert ${rule} resolved on ${subject}`,
+    alertPaged: (rule: string, subject: string, pager: string, ackedBy?: string) =>
+      `paged ${pager} for alert ${rule} on ${subject}${ackedBy ? `; acknowledged by ${ackedBy}` : ''}`,
+    inPagerDuty: (name: string) => `${name} in PagerDuty`,
     looked: (verb: string, target?: string) => `looked at ${verb}${target ? ` ${target}` : ''}`,
     /** A look that was answered with an error: a typo, a queue that is not there, Redis away. */
     lookFailed: (verb: string, target: string | undefined, why: string) =>

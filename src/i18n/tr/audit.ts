@@ -38,7 +38,7 @@ export const audit: Catalog['audit'] = {
     error: 'Hata',
     params: 'Parametreler',
   },
-  via: { slack: 'Slack', cli: 'komut satırı', console: 'demo konsolu' },
+  via: { slack: 'Slack', cli: 'komut satırı', console: 'demo konsolu', pagerduty: 'PagerDuty' },
   verify: {
     ok: (count: number) => `Denetim zinciri doğrulandı: ${count} kayıt, kopukluk yok.`,
     bad: (seq: number, reason: string, count: number) =>

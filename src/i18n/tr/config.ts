@@ -28,6 +28,11 @@ export const config: Catalog['config'] = {
   metric: (metrics: string) => `şunlardan biri olmalı: ${metrics}`,
   aboveOrBelow: '`above` ve `below` alanlarından tam olarak biri verilmeli',
   whenNeedsQueueMetric: '`when` koşulları aynı kuyruk içindir: kuralın metriği bir kuyruk metriği olmalı',
+  pagerName: 'çağrı cihazı adı: harf, rakam, `.`, `_` ya da `-`, en çok 63',
+  pagerUrl: 'http(s):// ile başlayan bir adres',
+  pagerKeyFromEnv: `anahtarı dosyaya yazmayın, ortam değişkeni olarak verin (\`"\${PD_ROUTING_KEY}"\`)`,
+  duplicatePager: (name: string, first: string) =>
+    `"${name}" çağrı cihazı adı iki kez kullanılmış (ayrıca ${first})`,
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
   groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: system, severity, rule, queue',
   storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',

@@ -147,6 +147,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
   RateLimited: (p) =>
     `Son bir dakikada bir şeyleri değiştiren ${p.limit} komut çalıştırdınız, izin verilen en fazla bu; \`${p.action}\` çalışmadı. ${p.retryAfterSeconds} sn sonra tekrar deneyin.`,
   UnknownAlert: (p) => `\`${p.id}\` diye bir alarm yok. Geçerli: \`/queue alerts\` listesinden bir id.`,
+  UnknownPager: (p) => `\`${p.pager}\` diye bir çağrı cihazı yok. Geçerli: ${list(p.valid)}.`,
+  NoPager: (p) =>
+    !Array.isArray(p.valid) || p.valid.length === 0
+      ? 'Ayarlı bir çağrı cihazı yok: config dosyasında `paging:` altına bir tane ekleyin (docs/configuration.md).'
+      : `\`${p.id}\` alarmına uyan bir çağrı cihazı yok. Yine de çağırmak için birini adıyla verin: \`/queue page ${p.id} <çağrı-cihazı>\`, çağrı cihazları: ${list(p.valid)}.`,
   UnknownSilence: (p) =>
     `\`${p.id}\` diye bir susturma yok. Geçerli: \`/queue silences\` listesinden bir id.`,
   AlertNotFiring: (p) => `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,

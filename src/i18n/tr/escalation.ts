@@ -73,12 +73,32 @@ export const escalation: Catalog['escalation'] = {
     unread:
       'İşleri şu an listelenemedi (sistem zamanında yanıt vermedi); sonra `DLQ’yu göster` ya da `/queue job`.',
   },
+  /** Çağrı (`paging:`, `/queue page`): mesajlar, listeler ve çağrılar. Adlar kaçışlanmış gelir. */
+  page: {
+    usage: '/queue page <alarm-id> [çağrı-cihazı]',
+    summary: 'nöbetçiyi beklemeden PagerDuty ya da JSM üzerinden hemen çağır',
+    needsId: 'Hangi alarm? `/queue alerts` listesinden id’sini verin.',
+    button: 'Çağır',
+    done: (id: string, pagers: string) => `\`${id}\` alarmı için çağrı gönderildi: ${pagers}.`,
+    already: (id: string, pagers: string) => `\`${id}\` alarmı için zaten çağrı var: ${pagers}.`,
+    paged: (pager: string, at: string) => `:pager: ${at} tarihinde ${pager} çağrıldı`,
+    ackedInPagerDuty: (name: string, at: string) => `${at} tarihinde PagerDuty’de ${name} üstlendi`,
+    ackedBy: (who: string, at: string) => `${at} tarihinde ${who} üstlendi`,
+    resolvedInPagerDuty: (name: string) =>
+      `çağrıyı PagerDuty’de ${name} kapattı; alarm, izleyici durumun düzeldiğini görene kadar açık kalır`,
+    refused: (reason: string) => `reddedildi (${reason})`,
+    listPaged: (pagers: string) => ` · :pager: ${pagers}`,
+    groupSummary: (n: number, where: string, first: string) => `${where} üzerinde ${n} alarm; ilki: ${first}`,
+    linkText: 'Slack’teki alarm',
+  },
   thread: {
     renotify: (value: string) => `:rotating_light: Hâlâ aktif ve kimse üstlenmedi (şu an ${value}).`,
     escalate: (whom: string, minutes: number) =>
       `:mega: ${whom}: ${minutes} dk geçti, kimse üstlenmedi. Lütfen bir bakın.`,
     snoozeOver: (value: string) => `:alarm_clock: Erteleme bitti; hâlâ aktif (şu an ${value}).`,
     reopened: (value: string) => `:repeat: Yeniden aktif (şu an ${value}).`,
+    pageRefused: (pager: string, reason: string) =>
+      `:warning: ${pager} çağrı cihazı çağrıyı reddetti (${reason}); yeniden denenmeyecek. Anahtarını denetleyip \`/queue page\` ile yeniden çağırın.`,
   },
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${subject} üzerinde ${rule} = ${value}`,

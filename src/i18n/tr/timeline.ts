@@ -18,6 +18,9 @@ export const timeline: Catalog['timeline'] = {
     alertFired: (rule: string, subject: string, severity: string, threshold: string) =>
       `${subject} üzerinde ${rule} alarmı tetiklendi (${severity}, eşik ${threshold})`,
     alertResolved: (rule: string, subject: string) => `${subject} üzerinde ${rule} alarmı çözüldü`,
+    alertPaged: (rule: string, subject: string, pager: string, ackedBy?: string) =>
+      `${subject} üzerindeki ${rule} alarmı için ${pager} çağrıldı${ackedBy ? `; üstlenen: ${ackedBy}` : ''}`,
+    inPagerDuty: (name: string) => `PagerDuty’de ${name}`,
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
     lookFailed: (verb: string, target: string | undefined, why: string) =>
       `${verb}${target ? ` ${target}` : ''} istedi, başarısız oldu: ${why}`,

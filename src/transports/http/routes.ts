@@ -1,5 +1,6 @@
 import type { CustomRoute } from '@slack/bolt';
 import type { Metrics } from '../../metrics/metrics.js';
+import type { PagerHealth } from '../../paging/pager.js';
 import type { SlackCallOutcome } from '../slack/health.js';
 
 export interface ReadinessDeps {
@@ -12,6 +13,8 @@ export interface ReadinessDeps {
   /** Asks Slack again (in the background) while its last answer was a failure. */
   recheckSlack?(): void;
   metrics: Pick<Metrics, 'systemsUp'>;
+  /** What each pager of `paging:` last answered; absent (or empty) without pagers. */
+  pagers?(): Promise<Record<string, PagerHealth>>;
 }
 
 /** What `/readyz` answers: which part is not ready, never a credential. */
@@ -29,13 +32,19 @@ export interface Readiness {
    * readiness, since the bot is needed most exactly then.
    */
   systems: Record<string, 'up' | 'down'>;
+  /**
+   * Each pager of `paging:` (only when there are some): `refused` since it last refused its key
+   * (the alert's thread says so too), `ok` otherwise. For the operator's eye: a pager never makes
+   * the bot unready.
+   */
+  pagers?: Record<string, PagerHealth>;
 }
 
 /** How long `/readyz` waits for the watched systems' read before answering with the last one. */
 const READY_SYSTEMS_WAIT_MS = 300;
 
 export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
-  const [store, systems] = await Promise.all([
+  const [store, systems, pagers] = await Promise.all([
     deps.pingStore().then(
       () => 'ok' as const,
       () => 'unreachable' as const,
@@ -43,6 +52,8 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
     // Never held up by a watched Redis that hangs: a probe's timeout is about a second, and a
     // system that is down (or slow) must not make the bot unready.
     deps.metrics.systemsUp(READY_SYSTEMS_WAIT_MS).catch(() => ({}) as Record<string, boolean>),
+    // For the eye only, like the systems: a store that does not answer leaves them out.
+    deps.pagers?.().catch(() => undefined),
   ]);
   const last = deps.slackCall?.();
   const failing = last !== undefined && !last.ok;
@@ -59,6 +70,7 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
     slack,
     ...(failing ? { slackCall: { method: last.method, error: last.error ?? 'unknown' } } : {}),
     systems: Object.fromEntries(Object.entries(systems).map(([name, up]) => [name, up ? 'up' : 'down'])),
+    ...(pagers && Object.keys(pagers).length ? { pagers } : {}),
   };
 }
 

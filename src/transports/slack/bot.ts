@@ -13,6 +13,7 @@ import { createIdleCollector } from '../../lib/idle-collector.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
 import { createMaintenanceSweep, MAINTENANCE_SWEEP_MS } from '../../maintenance.js';
 import { createMetrics, type Metrics } from '../../metrics/metrics.js';
+import { pagerDutyWebhookRoute } from '../../transports/http/pagerduty.js';
 import { operationalRoutes } from '../../transports/http/routes.js';
 import { createAlertWebClient, createSlackSender } from './alerts.js';
 import { createAuditChannelSink } from './audit-channel.js';
@@ -274,14 +275,24 @@ async function startWithConfig(
     slack = createSlackApp({
       env,
       logger,
-      routes: operationalRoutes({
-        metrics: liveMetrics,
-        pingStore: () => pingStore(runtime),
-        slackConnected: () => slack?.connected() ?? false,
-        slackCall: () => slackHealth.last(),
-        // While Slack's last answer was a failure, each probe asks again (one at a time).
-        recheckSlack: () => slackHealth.recheck(() => web.auth.test()),
-      }),
+      routes: [
+        ...operationalRoutes({
+          metrics: liveMetrics,
+          pingStore: () => pingStore(runtime),
+          slackConnected: () => slack?.connected() ?? false,
+          slackCall: () => slackHealth.last(),
+          // While Slack's last answer was a failure, each probe asks again (one at a time).
+          recheckSlack: () => slackHealth.recheck(() => web.auth.test()),
+          pagers: () => runtime.paging.health(),
+        }),
+        // PagerDuty's acknowledgements and resolutions, on the same server as `/readyz`.
+        pagerDutyWebhookRoute({
+          secret: env.PAGERDUTY_WEBHOOK_SECRET,
+          alerts: runtime.alerts,
+          audit: runtime.audit,
+          logger,
+        }),
+      ],
       ...(options.receiverOverride ? { receiverOverride: options.receiverOverride } : {}),
       // Checked above: Bolt does not call auth.test again.
       ...(authorization ? { authorization } : {}),
