@@ -24,6 +24,7 @@ const loadStatus = () => import('./status.js');
 const loadStuck = () => import('./stuck.js');
 const loadTimeline = () => import('./timeline.js');
 const loadTrend = () => import('./trend.js');
+const loadWhy = () => import('./why.js');
 const loadWorkers = () => import('./workers.js');
 
 /**
@@ -92,6 +93,7 @@ export const ACTION_COMMANDS: readonly CommandDefinition[] = [
   lazyVerb(VERBS.concurrency, async () => (await loadLimits()).concurrencyCommand),
   lazyVerb(VERBS.timeline, async () => (await loadTimeline()).timelineCommand),
   lazyVerb(VERBS.trend, async () => (await loadTrend()).trendCommand),
+  lazyVerb(VERBS.why, async () => (await loadWhy()).whyCommand),
 ];
 
 /**

@@ -169,4 +169,9 @@ export const VERBS = {
   },
   timeline: { verb: 'timeline', mutating: false, describe: (locale) => messages(locale).timeline.describe },
   trend: { verb: 'trend', mutating: false, describe: (locale) => messages(locale).trend.describe },
+  why: {
+    verb: 'why',
+    mutating: false,
+    describe: (locale) => ({ usage: messages(locale).why.usage, summary: messages(locale).why.summary }),
+  },
 } as const satisfies Record<string, VerbFacts>;

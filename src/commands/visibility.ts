@@ -6,7 +6,7 @@ import type { CommandContext, Request } from '../pipeline/types.js';
  * the asker needs (help, their approvals, the audit trail, the timeline, which may hold entries
  * from other channels) are ephemeral. `help` says which is which from these lists.
  */
-export const SHARED_ANSWERS = ['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend'] as const;
+export const SHARED_ANSWERS = ['status', 'dlq', 'workers', 'stuck', 'alerts', 'trend', 'why'] as const;
 export const OWN_ANSWERS = ['help', 'pending', 'audit', 'timeline'] as const;
 
 /** What one person may see of requests and audit entries made elsewhere. */

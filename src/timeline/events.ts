@@ -46,7 +46,7 @@ export type TimelineEvent =
     };
 
 /** Reads that tell who saw what during an incident. */
-const LOOKS = new Set(['status', 'dlq', 'workers', 'alerts', 'stuck', 'pending', 'trend', 'timeline']);
+const LOOKS = new Set(['status', 'dlq', 'workers', 'alerts', 'stuck', 'pending', 'trend', 'timeline', 'why']);
 const ALERT_HANDLING = new Set(['ack', 'snooze']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);

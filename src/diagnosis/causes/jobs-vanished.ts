@@ -17,7 +17,8 @@ export function jobsVanished(e: Evidence): Outcome {
   if (!redis) return { result: 'unknown', reason: e.redisError ?? 'redisNotRead' };
   const last = goodPast(e).at(-1);
   const restartedAt = redis.uptimeSeconds === null ? undefined : e.now - redis.uptimeSeconds * 1000;
-  const recentRestart = restartedAt !== undefined && (redis.uptimeSeconds ?? Infinity) < RECENT_RESTART_SECONDS;
+  const recentRestart =
+    restartedAt !== undefined && (redis.uptimeSeconds ?? Infinity) < RECENT_RESTART_SECONDS;
   if (!last) {
     if (!recentRestart) return { result: 'not-found', reason: 'noSamples' };
     return {
@@ -25,7 +26,10 @@ export function jobsVanished(e: Evidence): Outcome {
       finding: {
         confidence: 'possible',
         queues: [],
-        evidence: [line('redisRestarted', { sinceAt: restartedAt!, keys: redis.keysLoaded ?? 0 }), line('noSamplesToCompare', {})],
+        evidence: [
+          line('redisRestarted', { sinceAt: restartedAt!, keys: redis.keysLoaded ?? 0 }),
+          line('noSamplesToCompare', {}),
+        ],
         fixes: [],
         weight: 0,
       },
@@ -43,16 +47,21 @@ export function jobsVanished(e: Evidence): Outcome {
     if (gone >= MIN_LOST && gone >= MIN_SHARE * before) lost.push({ queue: q.name, before, now, gone });
   }
   const restartedSinceLast = restartedAt !== undefined && restartedAt > last.at;
-  if (lost.length === 0)
-    return { result: 'not-found' };
+  if (lost.length === 0) return { result: 'not-found' };
   lost.sort((a, b) => b.gone - a.gone);
   const lead = lost[0]!;
-  const evidence = [line('depthFell', { queue: lead.queue, before: lead.before, now: lead.now, beforeAt: last.at })];
-  if (restartedSinceLast) evidence.push(line('redisRestarted', { sinceAt: restartedAt!, keys: redis.keysLoaded ?? 0 }));
+  const evidence = [
+    line('depthFell', { queue: lead.queue, before: lead.before, now: lead.now, beforeAt: last.at }),
+  ];
+  if (restartedSinceLast)
+    evidence.push(line('redisRestarted', { sinceAt: restartedAt!, keys: redis.keysLoaded ?? 0 }));
   const evicted = redis.evictedKeys ?? 0;
   if (evicted > 0) evidence.push(line('keysEvicted', { count: evicted, policy: redis.policy }));
   evidence.push(line('recover', {}));
-  const call = whoToCall(e, lost.map((l) => l.queue));
+  const call = whoToCall(
+    e,
+    lost.map((l) => l.queue),
+  );
   if (call) evidence.push(call);
   return {
     result: 'found',

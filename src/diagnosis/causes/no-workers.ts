@@ -49,7 +49,8 @@ export function noWorkers(e: Evidence): Outcome {
     else if (first.oldestWaitingSeconds !== null)
       evidence.push(line('oldestWaiting', { queue: first.name, ageSeconds: first.oldestWaitingSeconds }));
   }
-  for (const gone of left.slice(0, 2)) evidence.push(line('workerLeft', { worker: gone.name, lastSeenAt: gone.lastSeen }));
+  for (const gone of left.slice(0, 2))
+    evidence.push(line('workerLeft', { worker: gone.name, lastSeenAt: gone.lastSeen }));
   evidence.push(line('workersNow', { now: e.workers.length, before }));
   return {
     result: 'found',

@@ -20,7 +20,10 @@ export function redisMemory(e: Evidence): Outcome {
   const full = refused > 0 || evicted > 0 || ratio >= NEAR;
   if (!full && ratio < POSSIBLE) return { result: 'not-found' };
 
-  const largest = deepest(inScope(e).filter((q) => q.waiting > 0), 3);
+  const largest = deepest(
+    inScope(e).filter((q) => q.waiting > 0),
+    3,
+  );
   const evidence = [];
   if (redis.maxBytes > 0)
     evidence.push(

@@ -30,14 +30,22 @@ export function redisNetwork(e: Evidence): Outcome {
 
   const rtts = recent.flatMap((p) => (p.network?.rttP95Ms !== undefined ? [p.network.rttP95Ms] : []));
   const worstRtt = Math.max(e.redis?.roundTripMs ?? 0, ...rtts);
-  if (worstRtt >= SLOW_RTT_MS) lines.push(line('slowRoundTrip', { ms: Math.round(worstRtt), threshold: SLOW_RTT_MS }));
+  if (worstRtt >= SLOW_RTT_MS)
+    lines.push(line('slowRoundTrip', { ms: Math.round(worstRtt), threshold: SLOW_RTT_MS }));
 
   const uptime = e.redis?.uptimeSeconds ?? null;
   const young = (e.workers ?? []).filter(
     (w) => w.connectionAgeSeconds !== undefined && w.connectionAgeSeconds < YOUNG_SECONDS,
   );
-  if (uptime !== null && uptime > 10 * YOUNG_SECONDS && young.length >= 2 && young.length === (e.workers ?? []).length)
-    lines.push(line('youngConnections', { count: young.length, seconds: YOUNG_SECONDS, uptimeSeconds: uptime }));
+  if (
+    uptime !== null &&
+    uptime > 10 * YOUNG_SECONDS &&
+    young.length >= 2 &&
+    young.length === (e.workers ?? []).length
+  )
+    lines.push(
+      line('youngConnections', { count: young.length, seconds: YOUNG_SECONDS, uptimeSeconds: uptime }),
+    );
 
   if (lines.length === 0) {
     // What the samples do not hold cannot be said to be fine.

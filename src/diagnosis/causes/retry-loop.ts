@@ -29,7 +29,9 @@ export function retryLoop(e: Evidence): Outcome {
         queues: failing.map((f) => f.queue),
         evidence: [
           line('retrying', { count, sampled: e.retrying.sampled }),
-          ...tasks.slice(0, 2).map((t) => line('retryingTask', { name: t.name, count: t.count, retries: t.maxRetries })),
+          ...tasks
+            .slice(0, 2)
+            .map((t) => line('retryingTask', { name: t.name, count: t.count, retries: t.maxRetries })),
         ],
         fixes,
         weight: count,
@@ -38,7 +40,9 @@ export function retryLoop(e: Evidence): Outcome {
   }
   // BullMQ keeps a retrying job delayed with its attempts: its failures say how many it used.
   const looping = e.failures.filter((f) => scopeNames.has(f.queue) && f.maxAttempts >= LOOP_RETRIES);
-  const failingNow = looping.filter((f) => (e.queues.find((q) => q.name === f.queue)?.failedPerMinute ?? 0) > 0);
+  const failingNow = looping.filter(
+    (f) => (e.queues.find((q) => q.name === f.queue)?.failedPerMinute ?? 0) > 0,
+  );
   if (failingNow.length === 0) return { result: 'not-found' };
   const lead = failingNow[0]!;
   const q = e.queues.find((x) => x.name === lead.queue)!;
@@ -49,9 +53,16 @@ export function retryLoop(e: Evidence): Outcome {
       queues: failingNow.map((f) => f.queue),
       evidence: [
         line('attemptsUsed', { queue: lead.queue, attempts: lead.maxAttempts }),
-        line('failingPerMinute', { queue: lead.queue, perMinute: Math.round(q.failedPerMinute ?? 0), delayed: q.delayed }),
+        line('failingPerMinute', {
+          queue: lead.queue,
+          perMinute: Math.round(q.failedPerMinute ?? 0),
+          delayed: q.delayed,
+        }),
       ],
-      fixes: [...fix('dlq', `${e.system}/${lead.queue}`), ...fix('rate-limit', `${e.system}/${lead.queue}`, '10/1m')],
+      fixes: [
+        ...fix('dlq', `${e.system}/${lead.queue}`),
+        ...fix('rate-limit', `${e.system}/${lead.queue}`, '10/1m'),
+      ],
       weight: q.delayed,
     },
   };

@@ -16,7 +16,15 @@ const DEPENDENCY = new Set(['timeout', 'rate-limited', 'unavailable']);
  */
 export function slowDependency(e: Evidence): Outcome {
   const scope = new Map(inScope(e).map((q) => [q.name, q]));
-  const found: { queue: string; count: number; of: number; error: string; strong: boolean; runNow?: number; runBefore?: number }[] = [];
+  const found: {
+    queue: string;
+    count: number;
+    of: number;
+    error: string;
+    strong: boolean;
+    runNow?: number;
+    runBefore?: number;
+  }[] = [];
   for (const f of e.failures) {
     const q = scope.get(f.queue);
     if (!q) continue;
@@ -33,22 +41,49 @@ export function slowDependency(e: Evidence): Outcome {
       return run === undefined ? [] : [run];
     });
     if (before.length >= 3 && q.runP95Seconds >= SLOWER * median(before) && q.runP95Seconds >= 1)
-      found.push({ queue: q.name, count: 0, of: 0, error: '', strong: false, runNow: q.runP95Seconds, runBefore: median(before) });
+      found.push({
+        queue: q.name,
+        count: 0,
+        of: 0,
+        error: '',
+        strong: false,
+        runNow: q.runP95Seconds,
+        runBefore: median(before),
+      });
   }
   if (found.length === 0) return { result: 'not-found' };
   found.sort((a, b) => Number(b.strong) - Number(a.strong) || b.count - a.count);
   const lead = found[0]!;
   const q = scope.get(lead.queue)!;
   const evidence = [];
-  if (lead.count > 0) evidence.push(line('dependencyErrors', { queue: lead.queue, count: lead.count, of: lead.of, error: lead.error }));
-  if (q.runP95Seconds !== null) evidence.push(line('runP95', { queue: lead.queue, seconds: q.runP95Seconds }));
+  if (lead.count > 0)
+    evidence.push(
+      line('dependencyErrors', { queue: lead.queue, count: lead.count, of: lead.of, error: lead.error }),
+    );
+  if (q.runP95Seconds !== null)
+    evidence.push(line('runP95', { queue: lead.queue, seconds: q.runP95Seconds }));
   if (lead.runBefore !== undefined) evidence.push(line('runP95Before', { seconds: lead.runBefore }));
   if (q.delayed > 0) evidence.push(line('delayedNow', { queue: lead.queue, delayed: q.delayed }));
-  if (q.failedPerMinute) evidence.push(line('failingPerMinute', { queue: lead.queue, perMinute: Math.round(q.failedPerMinute), delayed: q.delayed }));
+  if (q.failedPerMinute)
+    evidence.push(
+      line('failingPerMinute', {
+        queue: lead.queue,
+        perMinute: Math.round(q.failedPerMinute),
+        delayed: q.delayed,
+      }),
+    );
   const fixes: Fix[] = [];
   if (e.type === 'bullmq') {
-    fixes.push(...fix('concurrency', `${e.system}/${lead.queue}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))));
-    fixes.push(...fix('rate-limit', `${e.system}/${lead.queue}`, `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`));
+    fixes.push(
+      ...fix('concurrency', `${e.system}/${lead.queue}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
+    );
+    fixes.push(
+      ...fix(
+        'rate-limit',
+        `${e.system}/${lead.queue}`,
+        `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`,
+      ),
+    );
   }
   return {
     result: 'found',

@@ -16,13 +16,17 @@ export function stuckTasks(e: Evidence): Outcome {
   const stuck = longRunning(e).filter((w) => w.queue === undefined || inScopeNames.has(w.queue));
   const stalledFailures = e.failures
     .filter((f) => inScopeNames.has(f.queue))
-    .flatMap((f) => f.groups.filter((g) => g.kind === 'stalled').map((g) => ({ queue: f.queue, count: g.count })));
+    .flatMap((f) =>
+      f.groups.filter((g) => g.kind === 'stalled').map((g) => ({ queue: f.queue, count: g.count })),
+    );
   if (stuck.length === 0 && stalledFailures.length === 0) return { result: 'not-found' };
 
   const held = new Set(stuck.flatMap((w) => (w.queue ? [w.queue] : [])));
   // A Celery delivery may name no queue: then what waits anywhere waits behind it.
   const behind = scope.filter((q) => q.waiting > 0 && (held.has(q.name) || stuck.some((w) => !w.queue)));
-  const queues = [...new Set([...held, ...behind.map((q) => q.name), ...stalledFailures.map((f) => f.queue)])];
+  const queues = [
+    ...new Set([...held, ...behind.map((q) => q.name), ...stalledFailures.map((f) => f.queue)]),
+  ];
   const evidence = [];
   if (stuck.length > 0) {
     const oldest = stuck[0]!;
@@ -44,7 +48,9 @@ export function stuckTasks(e: Evidence): Outcome {
       );
   }
   if (behind.length > 0)
-    evidence.push(line('waitingBehind', { waiting: sum(behind.map((q) => q.waiting)), queue: behind[0]!.name }));
+    evidence.push(
+      line('waitingBehind', { waiting: sum(behind.map((q) => q.waiting)), queue: behind[0]!.name }),
+    );
   for (const f of stalledFailures.slice(0, 1)) evidence.push(line('stalledFailed', f));
   return {
     result: 'found',

@@ -30,7 +30,8 @@ function usualArrivals(e: Evidence, q: QueueNow): number | null {
     const a = past[i - 1]!.queues.get(q.name);
     const b = past[i]!.queues.get(q.name);
     const minutes = (past[i]!.at - past[i - 1]!.at) / 60_000;
-    if (a && b && minutes > 0) rates.push(Math.max(0, (b.waiting - a.waiting) / minutes + (b.completedPerMinute ?? 0)));
+    if (a && b && minutes > 0)
+      rates.push(Math.max(0, (b.waiting - a.waiting) / minutes + (b.completedPerMinute ?? 0)));
   }
   if (rates.length >= 3) return median(rates);
   return q.completedPerMinute;
@@ -58,7 +59,9 @@ export function taskBurst(e: Evidence): Outcome {
       q,
       now,
       usual,
-      ...(first && sample.sampled > 0 ? { top: { name: first.name, share: first.count / sample.sampled } } : {}),
+      ...(first && sample.sampled > 0
+        ? { top: { name: first.name, share: first.count / sample.sampled } }
+        : {}),
     });
   }
   if (bursts.length === 0)
@@ -74,11 +77,15 @@ export function taskBurst(e: Evidence): Outcome {
       ...(lead.q.oldestWaitingSeconds !== null ? { ageSeconds: lead.q.oldestWaitingSeconds } : {}),
     }),
   ];
-  if (lead.top) evidence.push(line('dominantName', { name: lead.top.name, percent: Math.round(lead.top.share * 100) }));
+  if (lead.top)
+    evidence.push(line('dominantName', { name: lead.top.name, percent: Math.round(lead.top.share * 100) }));
   const fixes: Fix[] = [];
   const rate = `${Math.max(1, Math.round(lead.usual))}/m`;
   if (e.type === 'celery' && dominant) fixes.push(...fix('rate-limit', e.system, lead.top!.name, rate));
-  if (e.type === 'bullmq') fixes.push(...fix('rate-limit', `${e.system}/${lead.q.name}`, `${Math.max(1, Math.round(lead.usual))}/1m`));
+  if (e.type === 'bullmq')
+    fixes.push(
+      ...fix('rate-limit', `${e.system}/${lead.q.name}`, `${Math.max(1, Math.round(lead.usual))}/1m`),
+    );
   return {
     result: 'found',
     finding: {
