@@ -45,6 +45,7 @@ export const EVERY_VERB = [
   'concurrency',
   'timeline',
   'trend',
+  'why',
   'help',
 ] as const;
 
