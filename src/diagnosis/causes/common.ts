@@ -33,13 +33,27 @@ export function holdsSince(e: Evidence, holds: (past: Past) => boolean): number 
   return since;
 }
 
-/** Work running longer than `diagnosis.stuckAfterMinutes`, or (BullMQ) whose lock expired. */
+/** BullMQ's lock duration: a lock gone from a job started less long ago may just have finished. */
+const LOCK_MS = 30_000;
+
+/** Work running longer than `diagnosis.stuckAfterMinutes`. */
 export function longRunning(e: Evidence): RunningNow[] {
   if (!e.running) return [];
   const cutoff = e.now - e.stuckAfterMinutes * 60_000;
   return e.running
-    .filter((w) => w.lockExpired === true || (w.startedAt !== undefined && w.startedAt <= cutoff))
-    .sort((a, b) => (a.startedAt ?? Number.POSITIVE_INFINITY) - (b.startedAt ?? Number.POSITIVE_INFINITY));
+    .filter((w) => w.startedAt !== undefined && w.startedAt <= cutoff)
+    .sort((a, b) => a.startedAt! - b.startedAt!);
+}
+
+/**
+ * BullMQ: active jobs whose lock expired a lock's length after they started: no live worker holds
+ * them (stalled). One read between a job finishing and its lock going is not one of them.
+ */
+export function stalled(e: Evidence): RunningNow[] {
+  if (!e.running) return [];
+  return e.running.filter(
+    (w) => w.lockExpired === true && w.startedAt !== undefined && w.startedAt <= e.now - LOCK_MS,
+  );
 }
 
 /**

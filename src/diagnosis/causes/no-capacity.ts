@@ -1,5 +1,5 @@
 import type { Evidence, Outcome, QueueNow } from '../types.js';
-import { capacityFixes, deepest, goodPast, inScope, line, longRunning, sum } from './common.js';
+import { capacityFixes, deepest, goodPast, inScope, line, longRunning, stalled, sum } from './common.js';
 
 /** Minutes of work waiting, at the rate the queue completes, above which it is short of capacity. */
 const DRAIN_MINUTES = 10;
@@ -29,7 +29,7 @@ function risingFor(e: Evidence, q: QueueNow): number {
  */
 export function noCapacity(e: Evidence): Outcome {
   if (e.workers === null) return { result: 'unknown', reason: 'workersNotAsked' };
-  const stuckQueues = new Set(longRunning(e).flatMap((w) => (w.queue ? [w.queue] : [])));
+  const stuckQueues = new Set([...longRunning(e), ...stalled(e)].flatMap((w) => (w.queue ? [w.queue] : [])));
   const short: { q: QueueNow; minutes: number; rising: number; full: boolean | undefined }[] = [];
   for (const q of inScope(e)) {
     if (q.paused || q.waiting === 0 || !q.workers || q.active === 0 || stuckQueues.has(q.name)) continue;

@@ -1,5 +1,5 @@
 import type { Evidence, Fix, Outcome } from '../types.js';
-import { fix, inScope, line, longRunning, sum } from './common.js';
+import { fix, inScope, line, longRunning, stalled, sum } from './common.js';
 
 /** Ids one fix names at most (a `revoke` of five tasks, or a button per BullMQ job). */
 const MAX_IDS = 5;
@@ -13,7 +13,10 @@ export function stuckTasks(e: Evidence): Outcome {
   if (e.running === null) return { result: 'unknown', reason: 'runningNotRead' };
   const scope = inScope(e);
   const inScopeNames = new Set(scope.map((q) => q.name));
-  const stuck = longRunning(e).filter((w) => w.queue === undefined || inScopeNames.has(w.queue));
+  const inQueue = (w: { queue?: string }) => w.queue === undefined || inScopeNames.has(w.queue);
+  const long = longRunning(e).filter(inQueue);
+  const lockless = stalled(e).filter((w) => inQueue(w) && !long.includes(w));
+  const stuck = [...long, ...lockless];
   const stalledFailures = e.failures
     .filter((f) => inScopeNames.has(f.queue))
     .flatMap((f) =>
@@ -28,25 +31,24 @@ export function stuckTasks(e: Evidence): Outcome {
     ...new Set([...held, ...behind.map((q) => q.name), ...stalledFailures.map((f) => f.queue)]),
   ];
   const evidence = [];
-  if (stuck.length > 0) {
-    const oldest = stuck[0]!;
+  if (long.length > 0) {
+    const oldest = long[0]!;
     evidence.push(
       line('stuckRunning', {
-        count: stuck.length,
+        count: long.length,
         name: oldest.name,
         minutes: e.stuckAfterMinutes,
         ...(oldest.startedAt !== undefined ? { sinceAt: oldest.startedAt } : {}),
       }),
     );
-    const expired = stuck.filter((w) => w.lockExpired).length;
-    if (expired > 0) evidence.push(line('lockExpired', { count: expired }));
     const worker = oldest.worker;
     const slots = e.workers?.find((w) => w.name === worker)?.concurrency;
     if (worker !== undefined && slots !== undefined)
       evidence.push(
-        line('slotsHeld', { worker, held: stuck.filter((w) => w.worker === worker).length, slots }),
+        line('slotsHeld', { worker, held: long.filter((w) => w.worker === worker).length, slots }),
       );
   }
+  if (lockless.length > 0) evidence.push(line('lockExpired', { count: lockless.length }));
   if (behind.length > 0)
     evidence.push(
       line('waitingBehind', { waiting: sum(behind.map((q) => q.waiting)), queue: behind[0]!.name }),

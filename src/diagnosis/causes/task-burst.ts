@@ -7,17 +7,22 @@ const BURST_FACTOR = 5;
 const MIN_WAITING = 100;
 /** A name with this share of what waits dominates it. */
 const DOMINANT = 0.6;
+/** A sample this close to now says too little about a rate. */
+const MIN_SPAN_MS = 2_000;
 
-/** Arrivals per minute now: from the last sample (growth plus completions), else what waits over its age. */
+/**
+ * Arrivals per minute now: from the newest sample at least a few seconds old (growth plus
+ * completions), else what waits over the age of the oldest of it (at least a second).
+ */
 function arrivalsNow(e: Evidence, q: QueueNow): number | null {
   const done = q.completedPerMinute ?? 0;
-  const last = goodPast(e).at(-1);
+  const last = [...goodPast(e)].reverse().find((p) => e.now - p.at >= MIN_SPAN_MS);
   const then = last?.queues.get(q.name);
-  if (last && then && e.now - last.at >= 5_000) {
+  if (last && then) {
     const minutes = (e.now - last.at) / 60_000;
     return Math.max(0, (q.waiting - then.waiting) / minutes + done);
   }
-  if (q.oldestWaitingSeconds !== null && q.oldestWaitingSeconds > 0)
+  if (q.oldestWaitingSeconds !== null)
     return q.waiting / Math.max(q.oldestWaitingSeconds / 60, 1 / 60) + done;
   return null;
 }
@@ -80,12 +85,11 @@ export function taskBurst(e: Evidence): Outcome {
   if (lead.top)
     evidence.push(line('dominantName', { name: lead.top.name, percent: Math.round(lead.top.share * 100) }));
   const fixes: Fix[] = [];
-  const rate = `${Math.max(1, Math.round(lead.usual))}/m`;
+  // Room for twice the usual arrivals: the burst is held back, the usual work is not.
+  const usual = Math.max(1, Math.round(lead.usual * 2));
+  const rate = `${usual}/m`;
   if (e.type === 'celery' && dominant) fixes.push(...fix('rate-limit', e.system, lead.top!.name, rate));
-  if (e.type === 'bullmq')
-    fixes.push(
-      ...fix('rate-limit', `${e.system}/${lead.q.name}`, `${Math.max(1, Math.round(lead.usual))}/1m`),
-    );
+  if (e.type === 'bullmq') fixes.push(...fix('rate-limit', `${e.system}/${lead.q.name}`, `${usual}/1m`));
   return {
     result: 'found',
     finding: {
