@@ -16,7 +16,7 @@ import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { connectionFor } from './bullmq-jobs.js';
-import { type CeleryWorker, publishCelery, startCeleryWorker } from './celery-worker.js';
+import { publishCelery, startCeleryWorker } from './celery-worker.js';
 import { type CliRun, jsonOf, runCliInProcess, tempDir } from './cli-run.js';
 import { TEST_ROLES, writeConfigFile } from './config-file.js';
 
