@@ -17,12 +17,17 @@ import type { AuditEntry, SampleRow } from '../store/store.js';
 import { groupFailures } from './error-kind.js';
 import type { Evidence, Past, QueueNow, WorkerGroupNow } from './types.js';
 
-/** The monitor's samples a diagnosis compares with: the last half hour, at most this many. */
-export const HISTORY_MS = 30 * 60_000;
-const HISTORY_SAMPLES = 60;
+/**
+ * The monitor's samples a diagnosis compares with: the last 15 minutes (the longest window a
+ * cause looks back over), at most this many (15 minutes at the default 30 s tick). Decoding a
+ * sample of 1,000 queues costs about a millisecond: twice as many would put `why` past twice the
+ * `status` read (`npm run bench -- why`).
+ */
+export const HISTORY_MS = 15 * 60_000;
+const HISTORY_SAMPLES = 30;
 /** The bounded second reads: queues whose failures are read, whose next jobs are named, whose active work is listed. */
 const FAILING_QUEUES = 5;
-const FAILURES_READ = 50;
+const FAILURES_READ = 20;
 const NAMED_QUEUES = 3;
 const NAMES_READ = 10;
 const RUNNING_QUEUES = 20;

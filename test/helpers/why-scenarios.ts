@@ -1,5 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -12,13 +14,56 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { configSchema } from '../../src/config/schema.js';
 import { takeSample } from '../../src/escalation/sampler.js';
 import { decodeSample, encodeSample, type Sample } from '../../src/escalation/samples.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { connectionFor } from './bullmq-jobs.js';
 import { publishCelery, startCeleryWorker } from './celery-worker.js';
-import { type CliRun, jsonOf, runCliInProcess, tempDir } from './cli-run.js';
 import { TEST_ROLES, writeConfigFile } from './config-file.js';
+
+/** One run of the command line, in this process (no vitest: the bench runs these too). */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runCliHere(args: string[]): Promise<CliRun> {
+  const { runCli } = await import('../../src/transports/cli/run.js');
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli({
+    argv: args,
+    env: { PATH: process.env.PATH ?? '' },
+    cwd: process.cwd(),
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    osUser: 'tester',
+    logger: createLogger({ level: 'silent' }),
+  });
+  return { code, stdout, stderr };
+}
+
+/** The one JSON object of a `--json` run. */
+export function jsonOut(run: CliRun): {
+  ok: boolean;
+  data: unknown;
+  message: { text: string; blocks: unknown[] };
+} {
+  const lines = run.stdout.split('\n').filter((line) => line !== '');
+  if (lines.length !== 1) throw new Error(`expected one JSON line, got:\n${run.stdout}\n${run.stderr}`);
+  return JSON.parse(lines[0]!);
+}
+
+function tempDir(label: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), `queue-ops-${label}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 /**
  * The scenarios of issue 36 §5, each a real queue system on a Redis of its own in the state one
@@ -85,7 +130,7 @@ async function scene(
       let store: Store | undefined;
       let backend: QueueBackend | undefined;
       const cli = (words: string[], user = 'U0ALICE') =>
-        runCliInProcess(['--config', configPath, '--user', user, '--json', ...words]);
+        runCliHere(['--config', configPath, '--user', user, '--json', ...words]);
       return {
         cause,
         system: name,
@@ -95,7 +140,7 @@ async function scene(
         cli,
         async why(asked = target, user = 'U0ALICE') {
           const run = await cli(['why', asked], user);
-          const out = jsonOf(run);
+          const out = jsonOut(run);
           return { run, data: out.data as unknown as WhyData, text: out.message.text };
         },
         /** One monitor tick's sample of the system, stored as the monitor stores it. */
