@@ -29,9 +29,17 @@ export function noWorkers(e: Evidence): Outcome {
   if (e.workers === null) return { result: 'unknown', reason: 'workersNotAsked' };
   const scope = inScope(e).filter((q) => !q.paused && q.waiting > 0);
   const starving = scope.filter((q) => q.workers === 0);
-  const left = workersThatLeft(e);
-  const before = Math.max(0, ...goodPast(e).map((p) => p.workers?.length ?? 0));
-  if (starving.length === 0 && (left.length === 0 || scope.length === 0)) return { result: 'not-found' };
+  // Asked of one queue, the workers read now are that queue's: who left is told by its count.
+  const left = e.queue === undefined ? workersThatLeft(e) : [];
+  const before = Math.max(
+    0,
+    ...goodPast(e).map((p) =>
+      e.queue === undefined ? (p.workers?.length ?? 0) : (p.queues.get(e.queue)?.workers ?? 0),
+    ),
+  );
+  const now = e.queue === undefined ? e.workers.length : (inScope(e)[0]?.workers ?? 0);
+  if (starving.length === 0 && ((left.length === 0 && now >= before) || scope.length === 0))
+    return { result: 'not-found' };
 
   const queues = deepest(starving.length > 0 ? starving : scope);
   const first = e.queues.find((q) => q.name === queues[0])!;
@@ -51,7 +59,7 @@ export function noWorkers(e: Evidence): Outcome {
   }
   for (const gone of left.slice(0, 2))
     evidence.push(line('workerLeft', { worker: gone.name, lastSeenAt: gone.lastSeen }));
-  evidence.push(line('workersNow', { now: e.workers.length, before }));
+  if (before > 0 || now > 0) evidence.push(line('workersNow', { now, before }));
   return {
     result: 'found',
     finding: {

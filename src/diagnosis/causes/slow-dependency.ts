@@ -60,10 +60,12 @@ export function slowDependency(e: Evidence): Outcome {
     evidence.push(
       line('dependencyErrors', { queue: lead.queue, count: lead.count, of: lead.of, error: lead.error }),
     );
-  if (q.runP95Seconds !== null)
+  // A run time under a second says nothing about a timeout.
+  if (q.runP95Seconds !== null && q.runP95Seconds >= 1)
     evidence.push(line('runP95', { queue: lead.queue, seconds: q.runP95Seconds }));
   if (lead.runBefore !== undefined) evidence.push(line('runP95Before', { seconds: lead.runBefore }));
-  if (q.delayed > 0) evidence.push(line('delayedNow', { queue: lead.queue, delayed: q.delayed }));
+  if (q.delayed > 0 && !q.failedPerMinute)
+    evidence.push(line('delayedNow', { queue: lead.queue, delayed: q.delayed }));
   if (q.failedPerMinute)
     evidence.push(
       line('failingPerMinute', {
