@@ -155,6 +155,7 @@ function workerNow(w: WorkerInfo): Evidence['workers'] extends (infer W)[] | nul
     ...(Number.isFinite(concurrency) ? { concurrency } : {}),
     ...(w.reserved !== undefined ? { reserved: w.reserved } : {}),
     ...(Number.isFinite(age) ? { connectionAgeSeconds: age } : {}),
+    ...(typeof w.details?.addr === 'string' ? { address: w.details.addr } : {}),
   };
 }
 

@@ -128,6 +128,8 @@ export interface WorkerNow {
   reserved?: number;
   /** BullMQ: age of the worker's connection. */
   connectionAgeSeconds?: number;
+  /** BullMQ: the connection's address (`ip:port`): a new one is a new connection. */
+  address?: string;
 }
 
 export interface RunningNow {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -392,6 +393,79 @@ export async function restartedFromOlderSnapshot(): Promise<Scenario> {
   return scenario;
 }
 
+/**
+ * A TCP proxy in front of Redis that drops every connection through it every `everyMs`, as a
+ * flaky link between the workers and Redis does; clients reconnect through it.
+ */
+async function droppingProxy(target: { host: string; port: number }, everyMs: number) {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((client) => {
+    const upstream = connect(target.port, target.host);
+    sockets.add(client);
+    sockets.add(upstream);
+    client.pipe(upstream).pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', drop);
+    upstream.on('error', drop);
+    client.on('close', drop);
+    upstream.on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const timer = setInterval(() => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  }, everyMs);
+  return {
+    port: (server.address() as AddressInfo).port,
+    async close() {
+      clearInterval(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** The workers reach Redis through a link that keeps dropping their connections (BullMQ). */
+export async function flakyWorkerLink(): Promise<Scenario> {
+  const s = await scene('redis-network', 'pushizo');
+  const proxy = await droppingProxy({ host: '127.0.0.1', port: s.redis.port }, 700);
+  const viaProxy = {
+    host: '127.0.0.1',
+    port: proxy.port,
+    maxRetriesPerRequest: null,
+    retryStrategy: () => 50,
+  };
+  const queue = new Queue('events', { connection: connectionFor(s.redis.url), prefix: 'hs' });
+  const workers = ['w1', 'w2'].map(
+    (name) =>
+      new Worker('events', async () => undefined, {
+        connection: viaProxy,
+        prefix: 'hs',
+        concurrency: 2,
+        name,
+      }),
+  );
+  for (const w of workers) w.on('error', () => undefined);
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  const stop = producer(queue, 'track', 10);
+  const scenario = await s.finish({ system: bullmq('pushizo', s.redis.url) }, 'pushizo', [
+    async () => stop(),
+    ...workers.map((w) => () => w.close(true)),
+    () => queue.close(),
+    () => proxy.close(),
+  ]);
+  for (let i = 0; i < 6; i++) {
+    await sleep(800);
+    await scenario.sample();
+  }
+  return scenario;
+}
+
 /** A healthy system: a worker keeping up with a trickle, command-line runs coming and going. */
 export async function healthy(): Promise<Scenario> {
   const s = await scene('healthy', 'pushizo');
@@ -428,5 +502,6 @@ export const SCENARIOS: readonly { name: string; cause: string; build: () => Pro
     cause: 'jobs-vanished',
     build: restartedFromOlderSnapshot,
   },
+  { name: 'workers’ link to Redis keeps dropping', cause: 'redis-network', build: flakyWorkerLink },
   { name: 'healthy, CLI runs coming and going', cause: 'healthy', build: healthy },
 ];

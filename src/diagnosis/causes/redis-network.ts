@@ -8,6 +8,50 @@ const SLOW_RTT_MS = 100;
 /** A worker connection younger than this, on a Redis up much longer, reconnected. */
 const YOUNG_SECONDS = 60;
 
+/** Connections a worker reconnects this many times in the window (new addresses, same name) are unstable. */
+const RECONNECTS = 3;
+
+/**
+ * Workers whose connection came back under a new address again and again (BullMQ: CLIENT LIST's
+ * `addr` in the samples and now), most reconnects first. A process crashing would do the same for
+ * one worker; the network does it to all of them.
+ */
+function reconnects(e: Evidence, recent: Evidence['history']): { name: string; times: number }[] {
+  // Each sample's addresses by worker name, then now's: a worker holds several connections at
+  // once (BullMQ's blocking one beside the other), so only addresses new since the read before count.
+  const reads: Map<string, Set<string>>[] = recent.map((past) => {
+    const byName = new Map<string, Set<string>>();
+    for (const identity of past.workers ?? []) {
+      const bar = identity.indexOf('|');
+      if (bar <= 0) continue;
+      const name = identity.slice(0, bar);
+      if (!byName.has(name)) byName.set(name, new Set());
+      byName.get(name)!.add(identity.slice(bar + 1));
+    }
+    return byName;
+  });
+  const current = new Map<string, Set<string>>();
+  for (const w of e.workers ?? []) {
+    if (!w.address) continue;
+    if (!current.has(w.name)) current.set(w.name, new Set());
+    current.get(w.name)!.add(w.address);
+  }
+  reads.push(current);
+  const times = new Map<string, number>();
+  for (let i = 1; i < reads.length; i++)
+    for (const [name, addresses] of reads[i]!) {
+      const before = reads[i - 1]!.get(name);
+      if (!before) continue;
+      const fresh = [...addresses].filter((a) => !before.has(a)).length;
+      times.set(name, (times.get(name) ?? 0) + fresh);
+    }
+  const here = new Set((e.workers ?? []).map((w) => w.name));
+  return [...times]
+    .map(([name, n]) => ({ name, times: n }))
+    .filter((w) => here.has(w.name) && w.times >= RECONNECTS)
+    .sort((a, b) => b.times - a.times || a.name.localeCompare(b.name));
+}
+
 /**
  * Zeus 6 "Redis'e bağlantı kararsız": reads of this Redis that failed between ones that worked (k
  * of n in the window, not only a run), slow round trips where the samples keep them, and worker
@@ -28,8 +72,10 @@ export function redisNetwork(e: Evidence): Outcome {
   }
   if (!e.redis && recent.some((p) => p.ok)) lines.push(line('unreachableNow', {}));
 
+  // Round trips as the monitor measured them tick after tick; this one read's own is a single
+  // figure a busy machine can swing, so it only supports what something else found.
   const rtts = recent.flatMap((p) => (p.network?.rttP95Ms !== undefined ? [p.network.rttP95Ms] : []));
-  const worstRtt = Math.max(e.redis?.roundTripMs ?? 0, ...rtts);
+  const worstRtt = Math.max(0, ...rtts);
   if (worstRtt >= SLOW_RTT_MS)
     lines.push(line('slowRoundTrip', { ms: Math.round(worstRtt), threshold: SLOW_RTT_MS }));
 
@@ -46,6 +92,30 @@ export function redisNetwork(e: Evidence): Outcome {
     lines.push(
       line('youngConnections', { count: young.length, seconds: YOUNG_SECONDS, uptimeSeconds: uptime }),
     );
+
+  const reconnecting = reconnects(e, recent);
+  if (reconnecting.length > 0) {
+    const lead = reconnecting[0]!;
+    lines.push(
+      line('reconnects', {
+        workers: reconnecting.length,
+        of: (e.workers ?? []).length,
+        worker: lead.name,
+        times: lead.times,
+        minutes: WINDOW_MS / 60_000,
+      }),
+    );
+    const ages = (e.workers ?? []).flatMap((w) =>
+      w.connectionAgeSeconds === undefined ? [] : [w.connectionAgeSeconds],
+    );
+    if (ages.length > 0) lines.push(line('oldestConnection', { ageSeconds: Math.max(...ages) }));
+    // Every worker reconnecting again and again at once is the link, not one process crashing.
+    if (reconnecting.length >= 2 && reconnecting.length === (e.workers ?? []).length) strong = true;
+  }
+
+  const liveRtt = e.redis?.roundTripMs ?? 0;
+  if (lines.length > 0 && worstRtt < SLOW_RTT_MS && liveRtt >= SLOW_RTT_MS)
+    lines.push(line('slowRoundTrip', { ms: Math.round(liveRtt), threshold: SLOW_RTT_MS }));
 
   if (lines.length === 0) {
     // What the samples do not hold cannot be said to be fine.

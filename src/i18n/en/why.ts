@@ -99,6 +99,9 @@ export const why = {
     slowRoundTrip: (p: P) => `round trips to Redis reach ${p.ms} ms (above ${p.threshold} ms)`,
     youngConnections: (p: P) =>
       `all ${p.count} worker connections are younger than ${p.seconds}, on a Redis up for ${p.uptimeSeconds}`,
+    reconnects: (p: P) =>
+      `${p.workers} of ${p.of} workers reconnected again and again in the last ${p.minutes} min (${p.worker}: ${p.times} new connections)`,
+    oldestConnection: (p: P) => `the oldest worker connection now is ${p.ageSeconds} old`,
     callWho: (p: P) => `call ${p.who}`,
     dependencyErrors: (p: P) => `${p.count} of the newest ${p.of} failures on ${p.queue} say ${p.error}`,
     runP95: (p: P) => `run time p95 on ${p.queue} is ${p.seconds}`,

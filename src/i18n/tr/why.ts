@@ -97,6 +97,9 @@ export const why: typeof english = {
     slowRoundTrip: (p: P) => `Redis’e gidiş-dönüş ${p.ms} ms’ye çıkıyor (${p.threshold} ms üstü)`,
     youngConnections: (p: P) =>
       `${p.count} worker bağlantısının hepsi ${p.seconds} süresinden genç; Redis ise ${p.uptimeSeconds} süredir açık`,
+    reconnects: (p: P) =>
+      `son ${p.minutes} dakikada ${p.of} worker’dan ${p.workers} tanesi tekrar tekrar yeniden bağlandı (${p.worker}: ${p.times} yeni bağlantı)`,
+    oldestConnection: (p: P) => `şu an en eski worker bağlantısı ${p.ageSeconds} yaşında`,
     callWho: (p: P) => `arayın: ${p.who}`,
     dependencyErrors: (p: P) =>
       `${p.queue} kuyruğundaki son ${p.of} hatadan ${p.count} tanesi ${p.error} diyor`,
