@@ -7,6 +7,8 @@ type P = Record<string, string>;
 type N = Record<string, number>;
 
 const s = (n: number | undefined, one: string, many: string) => (n === 1 ? one : many);
+/** A formatted count read back as a number, for English plurals. */
+const one = (formatted: string | undefined) => (formatted === '1' ? 1 : 2);
 
 export const why = {
   usage: '/queue why <system>[/<queue>]',
@@ -66,16 +68,16 @@ export const why = {
     noConsumerSince: (p: P) => `${p.queue} has had no consumer since ${p.sinceAt}`,
     oldestWaiting: (p: P) => `the oldest job on ${p.queue} has waited ${p.ageSeconds}`,
     workerLeft: (p: P) => `worker ${p.worker} stopped answering after ${p.lastSeenAt}`,
-    workersNow: (p: P, n: N) =>
-      `${p.now} ${s(n.now, 'worker answers', 'workers answer')} now; recent samples had up to ${p.before}`,
+    workersNow: (p: P) =>
+      `${p.now} ${s(one(p.now), 'worker answers', 'workers answer')} now; recent samples had up to ${p.before}`,
     pausedBehind: (p: P) => `${p.queue} is paused with ${p.waiting} waiting behind it`,
     pausedBy: (p: P) => `paused by ${p.by} at ${p.sinceAt}`,
-    stuckRunning: (p: P, n: N) =>
+    stuckRunning: (p: P) =>
       p.sinceAt
-        ? `${p.count} ${s(n.count, 'task has', 'tasks have')} run longer than ${p.minutes} min (${p.name} since ${p.sinceAt})`
-        : `${p.count} ${s(n.count, 'task has', 'tasks have')} run longer than ${p.minutes} min (${p.name})`,
-    lockExpired: (p: P, n: N) =>
-      `${p.count} active ${s(n.count, 'job has', 'jobs have')} lost its lock: no live worker holds ${s(n.count, 'it', 'them')} (stalled)`,
+        ? `${p.count} ${s(one(p.count), 'task has', 'tasks have')} run longer than ${p.minutes} min (${p.name} since ${p.sinceAt})`
+        : `${p.count} ${s(one(p.count), 'task has', 'tasks have')} run longer than ${p.minutes} min (${p.name})`,
+    lockExpired: (p: P) =>
+      `${p.count} active ${s(one(p.count), 'job has lost its lock', 'jobs have lost their lock')}: no live worker holds ${s(one(p.count), 'it', 'them')} (stalled)`,
     slotsHeld: (p: P) => `${p.held} of ${p.slots} slots of ${p.worker} are held by them`,
     waitingBehind: (p: P) => `${p.waiting} waiting behind them on ${p.queue}`,
     stalledFailed: (p: P) => `${p.count} jobs of ${p.queue} failed as stalled (maxStalledCount)`,
