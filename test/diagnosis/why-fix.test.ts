@@ -48,6 +48,16 @@ describe('why fix buttons', () => {
     expect(resume!.value).not.toContain('resume');
   });
 
+  it('the incident timeline counts a why as a look', async () => {
+    await scenario.why();
+    const timeline = jsonOf(await scenario.cli(['timeline'], 'U0BOB')).data as {
+      events: { kind: string; verb?: string; target?: string; who: string }[];
+    };
+    expect(timeline.events).toContainEqual(
+      expect.objectContaining({ kind: 'look', verb: 'why', target: 'pushizo/webhooks', who: 'U0ALICE' }),
+    );
+  });
+
   it('a key the evidence no longer gives runs nothing', async () => {
     const run = await scenario.cli(['why', 'pushizo/webhooks', '--fix', '0123456789ab']);
     expect(run.code).not.toBe(0);
