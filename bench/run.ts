@@ -47,6 +47,7 @@ import { seedBullmq } from './seed-status.js';
 import { soakBench } from './soak.js';
 import { startupBench } from './startup.js';
 import { throughputBench } from './throughput.js';
+import { whyBench } from './why.js';
 
 const TOTAL_JOBS = 1_000_000;
 /** Each way (Node timers have 1 ms resolution): a 2 ms round trip, a Redis a network hop or two away. */
@@ -400,6 +401,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   redis: async () => console.log((await redisHealthBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
   'expire-results': async () =>
     console.log((await expireResultsBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
+  // `why` on each scenario (the matrix of causes), and its read beside `status`'s at 1,000 queues.
+  why: async () => console.log((await whyBench((t) => process.stderr.write(`${t}\n`))).join('\n')),
 };
 
 const asked = process.argv.slice(2).filter((a) => a !== '--');

@@ -273,6 +273,13 @@ export const VERBS = {
     timeline: 'look',
     describe: (locale) => messages(locale).trend.describe,
   },
+  why: {
+    verb: 'why',
+    mutating: false,
+    answer: 'shared',
+    timeline: 'look',
+    describe: (locale) => ({ usage: messages(locale).why.usage, summary: messages(locale).why.summary }),
+  },
   // Built by the registry over every other verb (`createHelpCommand`), not loaded.
   help: { verb: 'help', mutating: false, answer: 'own' },
 } as const satisfies Record<string, VerbFacts>;

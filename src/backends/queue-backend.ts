@@ -10,7 +10,7 @@ import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { JobFilter, PurgeSelection } from './job-filter.js';
-import type { KeySampleBudget, RedisHealth } from './redis-health.js';
+import type { KeySampleBudget, RedisHealth, RedisSignals } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
  * `src/backends/` imports bullmq or ioredis. A third queue system is one new folder here plus the
@@ -616,6 +616,8 @@ export interface QueueBackend {
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
   /** The persistence of the Redis behind the system (one `INFO persistence`), for the monitor. */
   persistence?(): Promise<RedisHealth['persistence']>;
+  /** One whole `INFO` of the Redis behind the system, for `why`: memory, OOM refusals, restarts, connections. */
+  redisSignals?(): Promise<RedisSignals>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
   /** Celery: the exact count of result keys without a TTL (`expire-results`' preview). */

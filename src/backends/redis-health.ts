@@ -251,6 +251,57 @@ export async function readPersistence(client: Redis | Cluster): Promise<RedisHea
   return persistenceFromInfo(parseInfo(String(await client.info('persistence'))));
 }
 
+/**
+ * What one whole `INFO` says that a diagnosis weighs (`why`): memory against its limit, writes
+ * refused for memory (`errorstat_OOM`), evictions, the uptime (a restart) and what the last load
+ * read, connections received and refused; and the read's own round trip.
+ */
+export interface RedisSignals {
+  usedBytes: number;
+  maxBytes: number;
+  policy: string;
+  uptimeSeconds: number | null;
+  evictedKeys: number | null;
+  oomRejections: number | null;
+  connectionsReceived: number | null;
+  rejectedConnections: number | null;
+  connectedClients: number | null;
+  loading: boolean;
+  keysLoaded: number | null;
+  roundTripMs: number;
+}
+
+/** `errorstat_OOM:count=12` → 12 (Redis 6.2+); 0 when Redis has refused nothing, null before 6.2. */
+function oomCount(info: Map<string, string>): number | null {
+  const stat = info.get('errorstat_OOM');
+  if (stat !== undefined) return Number(/count=(\d+)/.exec(stat)?.[1] ?? 0);
+  return info.has('total_error_replies') ? 0 : null;
+}
+
+export function signalsFromInfo(info: Map<string, string>, roundTripMs: number): RedisSignals {
+  return {
+    usedBytes: Number(info.get('used_memory') ?? 0),
+    maxBytes: Number(info.get('maxmemory') ?? 0),
+    policy: info.get('maxmemory_policy') ?? 'unknown',
+    uptimeSeconds: number(info.get('uptime_in_seconds')),
+    evictedKeys: number(info.get('evicted_keys')),
+    oomRejections: oomCount(info),
+    connectionsReceived: number(info.get('total_connections_received')),
+    rejectedConnections: number(info.get('rejected_connections')),
+    connectedClients: number(info.get('connected_clients')),
+    loading: info.get('loading') === '1',
+    keysLoaded: number(info.get('rdb_last_load_keys_loaded')),
+    roundTripMs,
+  };
+}
+
+/** One `INFO` (every default section, a few KB), timed. */
+export async function readRedisSignals(client: Redis | Cluster): Promise<RedisSignals> {
+  const started = performance.now();
+  const text = String(await client.info());
+  return signalsFromInfo(parseInfo(text), performance.now() - started);
+}
+
 /** The command that gives a key's length, by its type; strings by their byte length. */
 const LENGTH_OF: Record<string, (p: ReturnType<Redis['pipeline']>, key: string) => unknown> = {
   list: (p, key) => p.llen(key),

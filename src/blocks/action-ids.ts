@@ -46,6 +46,12 @@ export const ActionId = {
   JobRevoke: 'queue_ops.job.revoke',
   /** value: the id of a done purge request; asks for its undo (policy and approval apply). */
   PurgeUndo: 'queue_ops.purge.undo',
+  /**
+   * value: `<fix key>/system[/queue]` (the key: 12 hex characters of the fix's hash, never its
+   * command); runs `why <scope> --fix <key>`, which reads the evidence again and runs the fix of
+   * that key as if it were typed, through its own guards, policy and approval.
+   */
+  WhyFix: 'queue_ops.why.fix',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -93,6 +99,10 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return jobWords('revoke', scope);
     case ActionId.PurgeUndo:
       return ['undo', scope];
+    case ActionId.WhyFix: {
+      const match = /^([0-9a-f]{12})\/([^/]+(\/.+)?)$/.exec(scope);
+      return match ? ['why', match[2]!, '--fix', match[1]!] : undefined;
+    }
     default:
       return undefined;
   }

@@ -24,6 +24,7 @@ const loadStatus = () => import('./status.js');
 const loadStuck = () => import('./stuck.js');
 const loadTimeline = () => import('./timeline.js');
 const loadTrend = () => import('./trend.js');
+const loadWhy = () => import('./why.js');
 const loadWorkers = () => import('./workers.js');
 
 /**
@@ -99,6 +100,7 @@ const MODULES: { readonly [V in Exclude<VerbName, 'help'>]: () => Promise<Comman
   concurrency: async () => (await loadLimits()).concurrencyCommand,
   timeline: async () => (await loadTimeline()).timelineCommand,
   trend: async () => (await loadTrend()).trendCommand,
+  why: async () => (await loadWhy()).whyCommand,
 };
 
 /** Each descriptor with a module, as a lazily loaded command, in the descriptors' order. */

@@ -7,7 +7,7 @@ import { resolveSystem } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
 import { answerVisibility, VERBS } from '../verbs.js';
 
-/** The Zeus runbook's alarm threshold. */
+/** The Zeus runbook's alarm threshold: `diagnosis.stuckAfterMinutes`' default, which `stuck` follows. */
 export const STUCK_DEFAULT_MINUTES = 30;
 const MAX_MINUTES = 7 * 24 * 60;
 
@@ -60,7 +60,7 @@ export const stuckCommand: CommandDefinition = {
         message: messages(request.locale).commands.tooManyArguments(args[2]!),
         usage: t.usage.stuck,
       });
-    let minutes = STUCK_DEFAULT_MINUTES;
+    let minutes = ctx.config.diagnosis?.stuckAfterMinutes ?? STUCK_DEFAULT_MINUTES;
     if (args[1] !== undefined) {
       if (!/^\d+$/.test(args[1]) || Number(args[1]) > MAX_MINUTES)
         throw new OpsError(ErrorCode.BadArgument, {

@@ -223,6 +223,11 @@ function buildConfigSchema(p: ConfigProblems) {
   const restartCheck = {
     workerNames: z.optional(z.array(nonEmpty())),
     restartTimeoutSeconds: z._default(intIn(5, 600), 60),
+    /**
+     * The queues the group's workers consume: `why` offers `restart`/`scale` of this group for a
+     * cause on them (a system of one group needs none).
+     */
+    queues: z.optional(z.array(nonEmpty()).check(z.minLength(1))),
   };
 
   const kubernetesGroup = z.strictObject({
@@ -594,6 +599,14 @@ function buildConfigSchema(p: ConfigProblems) {
       escalation: z.prefault(escalation, {}),
       /** Pagers (PagerDuty, JSM) that page the on-call person for alerts; none by default. */
       paging: z._default(z.array(pager), []),
+      /** `why`: what counts as evidence. */
+      diagnosis: z.prefault(
+        z.strictObject({
+          /** Work running this long holds its slot (`stuck-tasks`); also `stuck`'s default. */
+          stuckAfterMinutes: z._default(z.number().check(z.minimum(0.01), z.maximum(7 * 24 * 60)), 30),
+        }),
+        {},
+      ),
       systems: z.array(system).check(z.minLength(1, { error: p.noSystems })),
     })
     .check(

@@ -52,7 +52,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       // Before the verb is looked up: an unknown verb is ranked against every verb.
       assertWordLengths(request.words);
       const command = deps.commands.resolve(verb);
-      const ctx: CommandContext = { ...deps.ctx, logger: log };
+      // A button's words run as typed: without the button, so its answer is a message of its own.
+      const { action: _button, ...typed } = request;
+      const ctx: CommandContext = {
+        ...deps.ctx,
+        logger: log,
+        redispatch: (words) => handleInLocale({ ...typed, words }),
+      };
       const run = (index: number): Promise<Reply> => {
         const mw = chain[index];
         if (!mw) return command.run(ctx, args, request);

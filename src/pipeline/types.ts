@@ -91,6 +91,12 @@ export interface CommandContext {
   scalers?: ScalerRegistry;
   /** Purge previews, undo checks; absent in read-only setups. */
   purges?: Purges;
+  /**
+   * Runs these words as the same person, in the same channel and through the same transport, as if
+   * they had typed them: the whole dispatcher again (guards, audit, policy, approval). Set by the
+   * dispatcher for each request (`why --fix`, what a fix button sends).
+   */
+  redispatch?: (words: string[]) => Promise<Reply>;
 }
 
 /** What an approved action may use when it runs; built once by the composition root. */

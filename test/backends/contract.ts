@@ -174,6 +174,20 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         expect(String((error as OpsError).params.reason ?? '')).not.toMatch(/secret-password/);
       });
 
+      it('where it reads Redis’ signals for why: memory against its limit, uptime, refusals, its own round trip; RedisUnavailable when down', async () => {
+        expect(typeof down.redisSignals).toBe(typeof fx.backend.redisSignals);
+        if (!fx.backend.redisSignals || !down.redisSignals) return;
+        const signals = await fx.backend.redisSignals();
+        expect(signals.usedBytes).toBeGreaterThan(0);
+        expect(signals).toMatchObject({ policy: expect.any(String), loading: false });
+        expect(signals.uptimeSeconds).toBeGreaterThanOrEqual(0);
+        expect(typeof signals.oomRejections).toBe('number');
+        expect(signals.connectionsReceived).toBeGreaterThan(0);
+        expect(signals.roundTripMs).toBeGreaterThanOrEqual(0);
+        const error = await down.redisSignals().catch((e: unknown) => e);
+        expect((error as OpsError).code).toBe('RedisUnavailable');
+      });
+
       it('where it lists running work: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
         expect(typeof down.running).toBe(typeof fx.backend.running);
         if (!fx.backend.running || !down.running) return;

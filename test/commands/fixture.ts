@@ -46,6 +46,7 @@ export const EVERY_VERB = [
   'concurrency',
   'timeline',
   'trend',
+  'why',
   'help',
 ] as const;
 

@@ -45,7 +45,7 @@ describe("help's footer, from each verb's descriptor", () => {
       .resolve('help')
       .run({} as CommandContext, [], { actor: { id: 'U0ALICE' }, via: 'cli', words: ['help'], locale: 'en' });
     expect(renderText(reply.message).text).toContain(
-      'Everyone in the channel sees: status, dlq, workers, redis, results, job, alerts, stuck, trend. Only you see: pending, audit, timeline, help, errors and refusals.',
+      'Everyone in the channel sees: status, dlq, workers, redis, results, job, alerts, stuck, trend, why. Only you see: pending, audit, timeline, help, errors and refusals.',
     );
   });
 });

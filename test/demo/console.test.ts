@@ -167,6 +167,7 @@ describe('the demo console', () => {
       'alerts',
       'stuck',
       'trend',
+      'why',
     ]);
     expect(own).toEqual(['pending', 'audit', 'timeline', 'help', 'errors and refusals']);
     own.pop();
@@ -183,6 +184,7 @@ describe('the demo console', () => {
       stuck: 'stuck zeus',
       alerts: 'alerts',
       trend: 'trend pushizo/dispatch-ios',
+      why: 'why pushizo',
       help: 'help',
       pending: 'pending',
       audit: 'audit',

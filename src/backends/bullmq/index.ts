@@ -33,7 +33,7 @@ import {
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import { isPlainReply, isReplyError, isVagueConnectionError } from '../redis-errors.js';
-import { readPersistence, readRedisHealth } from '../redis-health.js';
+import { readPersistence, readRedisHealth, readRedisSignals } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
@@ -353,6 +353,10 @@ export function createBullmqBackend(
 
     async persistence() {
       return await withRedis(async () => readPersistence(await prefixNode()));
+    },
+
+    async redisSignals() {
+      return await withRedis(async () => readRedisSignals(await prefixNode()));
     },
 
     async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {

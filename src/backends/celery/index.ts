@@ -23,7 +23,14 @@ import type {
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
-import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
+import {
+  type KeySampleBudget,
+  type RedisHealth,
+  type RedisSignals,
+  readPersistence,
+  readRedisHealth,
+  readRedisSignals,
+} from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
 import { type DelayedScan, readCeleryDelayed } from './delayed.js';
@@ -553,6 +560,16 @@ export function createCeleryBackend(
     }
   }
 
+  /** One whole `INFO` of the broker, for `why`. */
+  async function redisSignals(): Promise<RedisSignals> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readRedisSignals(client);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /** The result backend (`resultBackend:`, else the broker). */
   async function resultKeys(budget?: ResultsBudget): Promise<ResultsReading> {
     try {
@@ -760,6 +777,7 @@ export function createCeleryBackend(
     workers,
     redisHealth,
     persistence,
+    redisSignals,
     results: resultKeys,
     previewExpireResults,
     expireResults,

@@ -74,7 +74,7 @@ export const demo = {
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   the words after /queue ("/queue" optional)',
     '  pause pushizo/dispatch-ios | pending | approve <id> | audit | audit verify',
     '  purge pushizo/dispatch-ios failed | undo <id> | scale pushizo/dispatch 3 | scale zeus/pool 4',
-    '  alerts | trend pushizo/dispatch-ios | timeline',
+    '  alerts | trend pushizo/dispatch-ios | timeline | why pushizo | why zeus/celery:alarm_processing',
     '  1, 2, …        press that button of the last message',
     '  :user U0BOB    act as another Slack user (approvals need two people;',
     '                 U0ALICE is the operator, U0BOB and U0CAROL are the admins)',

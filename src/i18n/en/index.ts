@@ -26,6 +26,7 @@ import { status } from './status.js';
 import { throughput } from './throughput.js';
 import { timeline } from './timeline.js';
 import { trend } from './trend.js';
+import { why } from './why.js';
 import { workers } from './workers.js';
 
 /**
@@ -61,5 +62,6 @@ export const en = {
   throughput,
   timeline,
   trend,
+  why,
   workers,
 };

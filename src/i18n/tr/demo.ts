@@ -78,7 +78,7 @@ export const demo: Catalog['demo'] = {
     '  status | dlq pushizo/dispatch-ios | workers zeus | help   /queue’dan sonraki kelimeler ("/queue" isteğe bağlı)',
     '  pause pushizo/dispatch-ios | pending | approve <kimlik> | audit | audit verify',
     '  purge pushizo/dispatch-ios failed | undo <kimlik> | scale pushizo/dispatch 3 | scale zeus/pool 4',
-    '  alerts | trend pushizo/dispatch-ios | timeline',
+    '  alerts | trend pushizo/dispatch-ios | timeline | why pushizo | why zeus/celery:alarm_processing',
     '  1, 2, …        son mesajın o butonuna bas',
     '  :user U0BOB    başka bir Slack kullanıcısı olarak çalış (onaylar iki kişi ister;',
     '                 U0ALICE operatör, U0BOB ve U0CAROL admin)',

@@ -27,6 +27,7 @@ import { status } from './status.js';
 import { throughput } from './throughput.js';
 import { timeline } from './timeline.js';
 import { trend } from './trend.js';
+import { why } from './why.js';
 import { workers } from './workers.js';
 
 /**
@@ -63,5 +64,6 @@ export const tr: Catalog = {
   throughput,
   timeline,
   trend,
+  why,
   workers,
 };

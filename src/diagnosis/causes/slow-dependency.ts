@@ -1,0 +1,100 @@
+import type { Evidence, Fix, Outcome } from '../types.js';
+import { fix, goodPast, inScope, line, median, sum } from './common.js';
+
+/** Failures saying timeout, 429 or 503, at least this many and this share of those grouped. */
+const MIN_FAILURES = 5;
+const MIN_SHARE = 0.5;
+/** A run p95 this many times its usual is rising toward a timeout. */
+const SLOWER = 2;
+
+const DEPENDENCY = new Set(['timeout', 'rate-limited', 'unavailable']);
+
+/**
+ * Pushizo `dispatch-*` ("sağlayıcı yavaş / rate limit") and `webhooks` ("endpoint yavaş"): the
+ * newest failures say timeout, 429 or 503 (the normalized error groups), the run time's p95 rises
+ * toward a timeout, `delayed` rises as retries back off.
+ */
+export function slowDependency(e: Evidence): Outcome {
+  const scope = new Map(inScope(e).map((q) => [q.name, q]));
+  const found: {
+    queue: string;
+    count: number;
+    of: number;
+    error: string;
+    strong: boolean;
+    runNow?: number;
+    runBefore?: number;
+  }[] = [];
+  for (const f of e.failures) {
+    const q = scope.get(f.queue);
+    if (!q) continue;
+    const dependency = f.groups.filter((g) => DEPENDENCY.has(g.kind));
+    const count = sum(dependency.map((g) => g.count));
+    if (count === 0) continue;
+    const strong = count >= MIN_FAILURES && count / Math.max(f.groupedOver, 1) >= MIN_SHARE;
+    found.push({ queue: f.queue, count, of: f.groupedOver, error: dependency[0]!.error, strong });
+  }
+  for (const q of scope.values()) {
+    if (q.runP95Seconds === null || found.some((f) => f.queue === q.name)) continue;
+    const before = goodPast(e).flatMap((p) => {
+      const run = p.queues.get(q.name)?.runP95Seconds;
+      return run === undefined ? [] : [run];
+    });
+    if (before.length >= 3 && q.runP95Seconds >= SLOWER * median(before) && q.runP95Seconds >= 1)
+      found.push({
+        queue: q.name,
+        count: 0,
+        of: 0,
+        error: '',
+        strong: false,
+        runNow: q.runP95Seconds,
+        runBefore: median(before),
+      });
+  }
+  if (found.length === 0) return { result: 'not-found' };
+  found.sort((a, b) => Number(b.strong) - Number(a.strong) || b.count - a.count);
+  const lead = found[0]!;
+  const q = scope.get(lead.queue)!;
+  const evidence = [];
+  if (lead.count > 0)
+    evidence.push(
+      line('dependencyErrors', { queue: lead.queue, count: lead.count, of: lead.of, error: lead.error }),
+    );
+  // A run time under a second says nothing about a timeout.
+  if (q.runP95Seconds !== null && q.runP95Seconds >= 1)
+    evidence.push(line('runP95', { queue: lead.queue, seconds: q.runP95Seconds }));
+  if (lead.runBefore !== undefined) evidence.push(line('runP95Before', { seconds: lead.runBefore }));
+  if (q.delayed > 0 && !q.failedPerMinute)
+    evidence.push(line('delayedNow', { queue: lead.queue, delayed: q.delayed }));
+  if (q.failedPerMinute)
+    evidence.push(
+      line('failingPerMinute', {
+        queue: lead.queue,
+        perMinute: Math.round(q.failedPerMinute),
+        delayed: q.delayed,
+      }),
+    );
+  const fixes: Fix[] = [];
+  if (e.type === 'bullmq') {
+    fixes.push(
+      ...fix('concurrency', `${e.system}/${lead.queue}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
+    );
+    fixes.push(
+      ...fix(
+        'rate-limit',
+        `${e.system}/${lead.queue}`,
+        `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`,
+      ),
+    );
+  }
+  return {
+    result: 'found',
+    finding: {
+      confidence: lead.strong ? 'strong' : 'possible',
+      queues: found.map((f) => f.queue).slice(0, 20),
+      evidence: evidence.slice(0, 4),
+      fixes,
+      weight: sum(found.map((f) => f.count)),
+    },
+  };
+}

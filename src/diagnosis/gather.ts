@@ -1,0 +1,341 @@
+import type {
+  DlqSample,
+  QueueBackend,
+  QueuedJob,
+  RunningWork,
+  SystemStatus,
+  WorkerInfo,
+} from '../backends/queue-backend.js';
+import type { RedisSignals } from '../backends/redis-health.js';
+import { askSystem } from '../backends/timeout.js';
+import type { Config } from '../config/schema.js';
+import { isOpsError } from '../errors.js';
+import { decodeSample, type Sample } from '../escalation/samples.js';
+import { messages } from '../i18n/index.js';
+import type { GroupState } from '../scalers/types.js';
+import type { AuditEntry, SampleRow } from '../store/store.js';
+import { groupFailures } from './error-kind.js';
+import type { Evidence, Past, QueueNow, WorkerGroupNow } from './types.js';
+
+/**
+ * The monitor's samples a diagnosis compares with: the last 15 minutes (the longest window a
+ * cause looks back over), at most this many (15 minutes at the default 30 s tick). Decoding a
+ * sample of 1,000 queues costs about a millisecond: twice as many would put `why` past twice the
+ * `status` read (`npm run bench -- why`).
+ */
+export const HISTORY_MS = 15 * 60_000;
+const HISTORY_SAMPLES = 30;
+/** The bounded second reads: queues whose failures are read, whose next jobs are named, whose active work is listed. */
+const FAILING_QUEUES = 5;
+const FAILURES_READ = 20;
+const NAMED_QUEUES = 3;
+const NAMES_READ = 10;
+const RUNNING_QUEUES = 20;
+/** Audit entries looked through for who paused a queue. */
+const AUDIT_READ = 500;
+/** What the throughput read covers: `status`' span; durations only for one queue. */
+const SPAN_MS = 5 * 60_000;
+const ONE_QUEUE_SAMPLE = 50;
+
+export interface GatherDeps {
+  config: Pick<Config, 'systems' | 'escalation'> & { diagnosis?: { stuckAfterMinutes: number } };
+  /** The store's samples and audit trail; absent in a read-only setup (then no history). */
+  store?: {
+    listAudit?(options: { limit: number; newestFirst: boolean }): Promise<AuditEntry[]>;
+    escalation?: { listSamples(sinceAt: string, page?: { limit: number }): Promise<SampleRow[]> };
+  };
+  /** The configured worker groups' live state, for `scale current+1`. */
+  groupState?: (system: string, group: string) => Promise<GroupState>;
+  now: () => Date;
+}
+
+const reason = (error: unknown): string =>
+  isOpsError(error)
+    ? messages().errors.describe(error)
+    : error instanceof Error
+      ? error.message
+      : String(error);
+
+/**
+ * Everything one `why` weighs, read through the backend's own methods: first one `status()` (the
+ * counts, memory, workers and throughput in one pipelined round trip, as `status` reads them), one
+ * `INFO`, the stored samples and the audit trail, in parallel; then, bounded by the first read, the
+ * few queues that need a closer look: the newest failures of those failing most, the next jobs of
+ * the deepest, the active work of the busiest. Each read that fails leaves its part empty and says
+ * why, so a check that needed it answers `unknown`.
+ */
+export async function gatherEvidence(
+  deps: GatherDeps,
+  system: string,
+  backend: QueueBackend,
+  queue?: string,
+): Promise<Evidence> {
+  const now = deps.now().getTime();
+  const config = deps.config.systems.find((s) => s.name === system);
+  const celery = backend.type === 'celery';
+  const ask = <T>(work: Promise<T>) => askSystem(deps, system, work);
+  const [status, signals, history, pauses, celeryRunning] = await Promise.all([
+    ask(
+      backend.status(queue === undefined ? undefined : [queue], {
+        workerStats: true,
+        throughput: { spanMs: SPAN_MS, sample: queue === undefined ? 0 : ONE_QUEUE_SAMPLE },
+      }),
+    ),
+    backend.redisSignals
+      ? ask(backend.redisSignals()).then(
+          (value): RedisSignals | string => value,
+          (error: unknown) => reason(error),
+        )
+      : Promise.resolve('redisNotRead'),
+    readHistory(deps, system, now),
+    readPauses(deps, system),
+    // Celery's active work names its queue only through `running()` (pidbox `active`).
+    celery && backend.running ? ask(backend.running()).catch(() => null) : Promise.resolve(null),
+  ]);
+  const queues = status.queues.map((q) => queueNow(q, status));
+  const [failures, waitingNames, bullRunning, groups] = await Promise.all([
+    readFailures(ask, backend, queues),
+    readNames(ask, backend, queues),
+    !celery && backend.running ? readRunning(ask, backend, queues) : Promise.resolve(celeryRunning),
+    readGroups(deps, system, config?.workers),
+  ]);
+  const owners = new Map<string, string>();
+  for (const entry of config?.queueContext ?? []) if (entry.owner) owners.set(entry.name, entry.owner);
+  const inspected = !status.warnings.some((w) => w.code === 'WorkerInspectFailed');
+  return {
+    system,
+    type: backend.type,
+    now,
+    ...(queue !== undefined ? { queue } : {}),
+    stuckAfterMinutes: deps.config.diagnosis?.stuckAfterMinutes ?? 30,
+    queues,
+    workers: inspected ? status.workers.map(workerNow) : null,
+    running: celery ? celeryRunning : bullRunning,
+    retrying: status.retrying ? { sampled: status.retrying.sampled, tasks: status.retrying.tasks } : null,
+    failures,
+    waitingNames,
+    redis: typeof signals === 'string' ? null : signals,
+    ...(typeof signals === 'string' ? { redisError: signals } : {}),
+    history: history ?? [],
+    historyRead: history !== undefined,
+    groups,
+    pauses,
+    escalateTo: deps.config.escalation.escalateTo.filter((p) => p !== '*'),
+    owners,
+  };
+}
+
+function queueNow(q: SystemStatus['queues'][number], status: SystemStatus): QueueNow {
+  const tp = q.throughput;
+  let workers: number | null = null;
+  if (!status.warnings.some((w) => w.code === 'WorkerInspectFailed'))
+    workers = status.workers.filter((w) => !w.queues || w.queues.includes(q.name)).length;
+  return {
+    name: q.name,
+    waiting: q.waiting + q.prioritized,
+    active: q.active,
+    delayed: q.delayed,
+    failed: q.failed,
+    paused: q.isPaused,
+    workers,
+    oldestWaitingSeconds: q.oldestWaitingSeconds,
+    completedPerMinute: tp?.completedPerMinute ?? null,
+    failedPerMinute: tp?.failedPerMinute ?? null,
+    runP95Seconds: tp && 'p95Ms' in tp.run ? tp.run.p95Ms / 1000 : null,
+  };
+}
+
+function workerNow(w: WorkerInfo): Evidence['workers'] extends (infer W)[] | null ? W : never {
+  const concurrency = Number(w.details?.concurrency ?? w.details?.processes);
+  const age = Number(w.details?.ageSeconds);
+  return {
+    name: w.name,
+    ...(w.queues ? { queues: w.queues } : {}),
+    ...(w.active !== undefined ? { active: w.active } : {}),
+    ...(Number.isFinite(concurrency) ? { concurrency } : {}),
+    ...(w.reserved !== undefined ? { reserved: w.reserved } : {}),
+    ...(Number.isFinite(age) ? { connectionAgeSeconds: age } : {}),
+    ...(typeof w.details?.addr === 'string' ? { address: w.details.addr } : {}),
+  };
+}
+
+/** The stored samples of this system, oldest first; undefined when there is no store to ask. */
+async function readHistory(deps: GatherDeps, system: string, now: number): Promise<Past[] | undefined> {
+  const list = deps.store?.escalation?.listSamples;
+  if (!list) return undefined;
+  let rows: SampleRow[];
+  try {
+    rows = await deps.store!.escalation!.listSamples(new Date(now - HISTORY_MS).toISOString());
+  } catch {
+    return undefined;
+  }
+  return rows.slice(-HISTORY_SAMPLES).flatMap((row) => {
+    let sample: Sample;
+    try {
+      sample = decodeSample(row.data);
+    } catch {
+      return [];
+    }
+    const mine = sample.systems.find((s) => s.name === system);
+    if (!mine) return [];
+    const network = (mine as { network?: Record<string, unknown> }).network;
+    const past: Past = {
+      at: sample.at,
+      ok: mine.ok,
+      workers: mine.workers,
+      queues: new Map(
+        mine.queues.map((q) => [
+          q.name,
+          {
+            waiting: q.waiting,
+            active: q.active,
+            delayed: q.delayed,
+            failed: q.failed,
+            workers: q.workers,
+            ...(q.throughput !== undefined ? { completedPerMinute: q.throughput } : {}),
+            ...(q.runP95Seconds !== undefined ? { runP95Seconds: q.runP95Seconds } : {}),
+          },
+        ]),
+      ),
+      ...(network ? { network: networkOf(network) } : {}),
+    };
+    return [past];
+  });
+}
+
+/** Whatever network figures a sample holds (the monitor's detectors), read defensively. */
+function networkOf(raw: Record<string, unknown>): NonNullable<Past['network']> {
+  const num = (...keys: string[]) => {
+    for (const key of keys) if (typeof raw[key] === 'number') return raw[key] as number;
+    return undefined;
+  };
+  const out: NonNullable<Past['network']> = {};
+  const p95 = num('rttP95Ms', 'pingP95Ms');
+  const max = num('rttMaxMs', 'pingMaxMs');
+  if (p95 !== undefined) out.rttP95Ms = p95;
+  if (max !== undefined) out.rttMaxMs = max;
+  return out;
+}
+
+/** Who paused each queue and when, from the newest audit entries (`action.pause` done). */
+async function readPauses(deps: GatherDeps, system: string): Promise<Evidence['pauses']> {
+  const pauses: Evidence['pauses'] = new Map();
+  if (!deps.store?.listAudit) return pauses;
+  let entries: AuditEntry[];
+  try {
+    entries = await deps.store.listAudit({ limit: AUDIT_READ, newestFirst: true });
+  } catch {
+    return pauses;
+  }
+  const resumed = new Set<string>();
+  for (const entry of entries) {
+    const target = entry.target ?? '';
+    if (!target.startsWith(`${system}/`)) continue;
+    const queue = target.slice(system.length + 1);
+    // The action's own entry once it ran (`done`), or the command's when no approval was needed.
+    const ran = entry.outcome === 'done' || entry.outcome === 'ok';
+    if (!ran) continue;
+    if (entry.action === 'action.resume' || entry.action === 'command.resume') resumed.add(queue);
+    if (
+      (entry.action === 'action.pause' || entry.action === 'command.pause') &&
+      !resumed.has(queue) &&
+      !pauses.has(queue)
+    )
+      pauses.set(queue, { by: entry.actorName ?? entry.actorId, at: Date.parse(entry.at) });
+  }
+  return pauses;
+}
+
+type Ask = <T>(work: Promise<T>) => Promise<T>;
+
+/** The newest failures of the queues failing most (by rate, then by count), grouped by normalized error. */
+async function readFailures(
+  ask: Ask,
+  backend: QueueBackend,
+  queues: QueueNow[],
+): Promise<Evidence['failures']> {
+  const failing = queues
+    .filter((q) => q.failed > 0)
+    .sort((a, b) => (b.failedPerMinute ?? 0) - (a.failedPerMinute ?? 0) || b.failed - a.failed)
+    .slice(0, FAILING_QUEUES);
+  const read = await Promise.all(
+    failing.map((q) => ask(backend.dlq(q.name, FAILURES_READ, { newestOnly: true })).catch(() => null)),
+  );
+  return read.flatMap((sample: DlqSample | null) => {
+    if (!sample) return [];
+    const errors = sample.jobs.map((j) => ({ error: j.error, count: 1 }));
+    return [
+      {
+        queue: sample.queue,
+        groupedOver: sample.jobs.length,
+        groups: groupFailures(errors).slice(0, 5),
+        maxAttempts: Math.max(0, ...sample.jobs.map((j) => j.attempts)),
+      },
+    ];
+  });
+}
+
+/** Names of what waits next in the deepest queues (a bounded sample, names only). */
+async function readNames(
+  ask: Ask,
+  backend: QueueBackend,
+  queues: QueueNow[],
+): Promise<Evidence['waitingNames']> {
+  if (!backend.nextJobs) return [];
+  const deepest = queues
+    .filter((q) => q.waiting > 0 && !q.paused)
+    .sort((a, b) => b.waiting - a.waiting)
+    .slice(0, NAMED_QUEUES);
+  const read = await Promise.all(
+    deepest.map((q) => ask(backend.nextJobs!(q.name, NAMES_READ)).catch((): QueuedJob[] => [])),
+  );
+  return deepest.map((q, i) => {
+    const counts = new Map<string, number>();
+    for (const job of read[i]!) counts.set(job.name, (counts.get(job.name) ?? 0) + 1);
+    return {
+      queue: q.name,
+      sampled: read[i]!.length,
+      names: [...counts].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count),
+    };
+  });
+}
+
+/** BullMQ: the active jobs of the busiest queues (their lock and start), bounded. */
+async function readRunning(
+  ask: Ask,
+  backend: QueueBackend,
+  queues: QueueNow[],
+): Promise<RunningWork[] | null> {
+  const busy = queues
+    .filter((q) => q.active > 0)
+    .sort((a, b) => b.active - a.active)
+    .slice(0, RUNNING_QUEUES)
+    .map((q) => q.name);
+  if (busy.length === 0) return [];
+  return await ask(backend.running!(busy)).catch(() => null);
+}
+
+/** The system's worker groups, their `queues` and replicas now (null when they could not be read). */
+async function readGroups(
+  deps: GatherDeps,
+  system: string,
+  workers: Record<string, { min: number; max: number; queues?: string[] }> | undefined,
+): Promise<WorkerGroupNow[]> {
+  const entries = Object.entries(workers ?? {});
+  return await Promise.all(
+    entries.map(async ([name, spec]) => {
+      let current: number | null = null;
+      if (deps.groupState) {
+        try {
+          const state = await askSystem(deps, system, deps.groupState(system, name));
+          const counts = state.targets.map((t) => t.desired ?? t.current);
+          current =
+            counts.every((c) => c !== null) && counts.length > 0 ? Math.max(...(counts as number[])) : null;
+        } catch {
+          current = null;
+        }
+      }
+      return { name, ...(spec.queues ? { queues: spec.queues } : {}), min: spec.min, max: spec.max, current };
+    }),
+  );
+}

@@ -1,0 +1,211 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { whyMessage } from '../../src/diagnosis/blocks.js';
+import { diagnose } from '../../src/diagnosis/engine.js';
+import { errorKind, groupFailures, normalizeError } from '../../src/diagnosis/error-kind.js';
+import { noteCause, notesAgainst } from '../../src/diagnosis/notes.js';
+import { CAUSE_IDS, type Evidence, type QueueNow } from '../../src/diagnosis/types.js';
+import { evidenceText } from '../../src/diagnosis/words.js';
+import { messages } from '../../src/i18n/index.js';
+
+const NOW = Date.parse('2026-03-01T03:20:00Z');
+
+function queue(name: string, more: Partial<QueueNow> = {}): QueueNow {
+  return {
+    name,
+    waiting: 0,
+    active: 0,
+    delayed: 0,
+    failed: 0,
+    paused: false,
+    workers: 1,
+    oldestWaitingSeconds: null,
+    completedPerMinute: 10,
+    failedPerMinute: 0,
+    runP95Seconds: null,
+    ...more,
+  };
+}
+
+function evidence(more: Partial<Evidence> = {}): Evidence {
+  return {
+    system: 'zeus',
+    type: 'celery',
+    now: NOW,
+    stuckAfterMinutes: 30,
+    queues: [queue('celery:alarm_processing')],
+    workers: [{ name: 'celery@w1', active: 1, concurrency: 4 }],
+    running: [],
+    retrying: { sampled: 10, tasks: [] },
+    failures: [],
+    waitingNames: [],
+    redis: {
+      usedBytes: 1e6,
+      maxBytes: 1e9,
+      policy: 'noeviction',
+      uptimeSeconds: 86_400,
+      evictedKeys: 0,
+      oomRejections: 0,
+      connectionsReceived: 10,
+      rejectedConnections: 0,
+      connectedClients: 5,
+      loading: false,
+      keysLoaded: null,
+      roundTripMs: 1,
+    },
+    history: [],
+    historyRead: true,
+    groups: [],
+    pauses: new Map(),
+    escalateTo: [],
+    owners: new Map(),
+    ...more,
+  };
+}
+
+describe('diagnose: the verdict follows the checks', () => {
+  it('healthy when every check finds nothing, with every cause checked', () => {
+    const d = diagnose(evidence());
+    expect(d.verdict).toBe('healthy');
+    expect(d.checked.map((c) => c.id).sort()).toEqual([...CAUSE_IDS].sort());
+  });
+
+  it('unclear when a check cannot run, and the check says why', () => {
+    const d = diagnose(evidence({ workers: null }));
+    expect(d.verdict).toBe('unclear');
+    expect(d.checked.find((c) => c.id === 'no-workers')).toEqual({
+      id: 'no-workers',
+      result: 'unknown',
+      reason: 'workersNotAsked',
+    });
+  });
+
+  it('a cause with its queues, evidence, fixes; restart and scale offered only for a group that names the queue', () => {
+    const e = evidence({
+      queues: [queue('celery:alarm_processing', { waiting: 1500, workers: 0, oldestWaitingSeconds: 300 })],
+      workers: [],
+      groups: [
+        { name: 'alarms', queues: ['celery:alarm_processing'], min: 1, max: 4, current: 2 },
+        { name: 'ota', queues: ['celery:ota_processing'], min: 1, max: 4, current: 2 },
+      ],
+      escalateTo: ['S0ONCALL'],
+    });
+    const d = diagnose(e);
+    expect(d.verdict).toBe('cause');
+    expect(d.causes[0]).toMatchObject({
+      id: 'no-workers',
+      confidence: 'strong',
+      queues: ['celery:alarm_processing'],
+    });
+    expect(d.causes[0]!.fixes.map((f) => f.words.join(' '))).toEqual([
+      'restart zeus/alarms',
+      'scale zeus/alarms 3',
+    ]);
+  });
+
+  it('a backlog explained by a strong burst is not also strongly short of capacity', () => {
+    const past = (at: number, waiting: number) => ({
+      at,
+      ok: true,
+      workers: ['w1|127.0.0.1:5000'],
+      queues: new Map([
+        ['events', { waiting, active: 4, delayed: 0, failed: 0, workers: 1, completedPerMinute: 100 }],
+      ]),
+    });
+    const e = evidence({
+      type: 'bullmq',
+      queues: [
+        queue('events', { waiting: 9000, active: 4, completedPerMinute: 100, oldestWaitingSeconds: 40 }),
+      ],
+      workers: [{ name: 'w1', active: 4, concurrency: 4 }],
+      history: [
+        past(NOW - 240_000, 10),
+        past(NOW - 180_000, 20),
+        past(NOW - 120_000, 40),
+        past(NOW - 60_000, 80),
+      ],
+      waitingNames: [{ queue: 'events', sampled: 10, names: [{ name: 'track', count: 10 }] }],
+    });
+    const d = diagnose(e);
+    expect(d.causes.map((c) => [c.id, c.confidence])).toEqual([
+      ['task-burst', 'strong'],
+      ['no-capacity', 'possible'],
+    ]);
+  });
+
+  it('redis-network reads the samples: failed reads between good ones, slow round trips', () => {
+    const good = (at: number) => ({ at, ok: true, workers: [], queues: new Map() });
+    const bad = (at: number) => ({ at, ok: false, workers: null, queues: new Map() });
+    const e = evidence({
+      history: [
+        good(NOW - 300_000),
+        bad(NOW - 240_000),
+        good(NOW - 180_000),
+        bad(NOW - 120_000),
+        bad(NOW - 90_000),
+        good(NOW - 30_000),
+      ],
+      escalateTo: ['U0LEAD'],
+    });
+    const found = diagnose(e).causes.find((c) => c.id === 'redis-network')!;
+    expect(found.confidence).toBe('strong');
+    expect(found.fixes).toEqual([]);
+    expect(found.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain'))).toEqual([
+      '3 of 6 monitor reads in the last 15 min could not reach Redis, between ones that did',
+      'call U0LEAD',
+    ]);
+  });
+});
+
+describe('the runbook notes against the live evidence', () => {
+  it('reads the cause a note names, in the runbooks’ Turkish too', () => {
+    expect(noteCause('büyük kampanya, sağlayıcı yavaş/rate limit (`delayed` artar)')).toBe('slow-dependency');
+    expect(noteCause('SDK/API olay patlaması')).toBe('task-burst');
+    expect(noteCause('bekleme düğümleri aynı anda doluyor → replika artır')).toBe('no-capacity');
+  });
+
+  it('says whether the evidence agrees or points elsewhere', () => {
+    const d = diagnose(
+      evidence({ queues: [queue('dispatch-ios', { waiting: 500, workers: 0 })], workers: [] }),
+    );
+    const [note] = notesAgainst([{ queue: 'dispatch-ios', note: 'provider slow → raise replicas' }], d);
+    expect(note).toMatchObject({ agrees: 'elsewhere', instead: 'no-workers', cause: 'slow-dependency' });
+    const text = JSON.stringify(
+      whyMessage({ system: 'pushizo', diagnosis: d, notes: [note!], now: NOW }, 'en'),
+    );
+    expect(text).toContain('The runbook’s usual cause for');
+    expect(text).toContain('live evidence points elsewhere');
+  });
+});
+
+describe('error groups for slow-dependency (the stand-in normalizer)', () => {
+  it('puts failures that differ only in numbers, ids and tokens in one group, and reads what they say', () => {
+    const groups = groupFailures([
+      { error: 'FCM 503 Unavailable (token 17)', count: 1 },
+      { error: 'FCM 503 Unavailable (token 18)', count: 1 },
+      { error: 'POST https://hooks.example.com/a/b/123 timed out after 10000 ms', count: 2 },
+    ]);
+    expect(groups).toEqual([
+      { error: normalizeError('FCM 503 Unavailable (token 17)'), count: 2, kind: 'unavailable' },
+      { error: 'POST https://hooks.example.com/<path> timed out after <n> ms', count: 2, kind: 'timeout' },
+    ]);
+    expect(errorKind('HTTP 429 Too Many Requests')).toBe('rate-limited');
+    expect(errorKind('job stalled more than allowable limit')).toBe('stalled');
+  });
+});
+
+describe('every evidence line is worded in English and Turkish', () => {
+  const dir = join(import.meta.dirname, '../../src/diagnosis/causes');
+  const codes = new Set(
+    readdirSync(dir).flatMap((f) =>
+      [...readFileSync(join(dir, f), 'utf8').matchAll(/line\('([A-Za-z]+)'/g)].map((m) => m[1]!),
+    ),
+  );
+
+  it.each(['en', 'tr'] as const)('%s', (locale) => {
+    expect(codes.size).toBeGreaterThan(30);
+    for (const code of codes) expect(messages(locale).why.evidence[code], code).toBeTypeOf('function');
+    for (const id of CAUSE_IDS) expect(messages(locale).why.cause[id]).toBeTruthy();
+  });
+});

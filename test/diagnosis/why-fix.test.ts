@@ -1,0 +1,92 @@
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ActionId, baseActionId, wordsForAction } from '../../src/blocks/action-ids.js';
+import { messages } from '../../src/i18n/index.js';
+import { connectionFor } from './../helpers/bullmq-jobs.js';
+import { jsonOf } from '../helpers/cli-run.js';
+import { pausedQueue, type Scenario } from '../helpers/why-scenarios.js';
+
+/**
+ * A fix button of `why` carries a key, never a command: its click reads the evidence again and
+ * runs the fix of that key exactly as typing it would, under the same guards and policy.
+ */
+let scenario: Scenario;
+let queue: Queue;
+
+interface Button {
+  type: string;
+  action_id: string;
+  value: string;
+  text: { text: string };
+}
+
+function buttonsOf(message: { blocks: unknown[] }): Button[] {
+  return (message.blocks as { type: string; elements?: Button[] }[])
+    .filter((b) => b.type === 'actions')
+    .flatMap((b) => b.elements ?? []);
+}
+
+beforeAll(async () => {
+  scenario = await pausedQueue();
+  queue = new Queue('webhooks', { connection: connectionFor(scenario.redis.url), prefix: 'hs' });
+}, 60_000);
+
+afterAll(async () => {
+  await queue?.close();
+  await scenario?.close();
+});
+
+describe('why fix buttons', () => {
+  it('offer resume of the paused queue, by key, with who paused it in the evidence', async () => {
+    const { run, data } = await scenario.why();
+    expect(data.causes[0]).toMatchObject({ id: 'paused', fixes: [{ command: 'resume pushizo/webhooks' }] });
+    expect(data.causes[0]!.evidence.join('\n')).toMatch(/paused by U0ALICE at \d\d:\d\d UTC/);
+    const message = jsonOf(run).message as { blocks: unknown[] };
+    const [resume] = buttonsOf(message).filter((b) => baseActionId(b.action_id) === ActionId.WhyFix);
+    expect(resume!.text.text).toBe('resume pushizo/webhooks');
+    expect(resume!.value).toMatch(/^[0-9a-f]{12}\/pushizo\/webhooks$/);
+    expect(resume!.value).not.toContain('resume');
+  });
+
+  it('the incident timeline counts a why as a look', async () => {
+    await scenario.why();
+    const timeline = jsonOf(await scenario.cli(['timeline'], 'U0BOB')).data as {
+      events: { kind: string; verb?: string; target?: string; who: string }[];
+    };
+    expect(timeline.events).toContainEqual(
+      expect.objectContaining({ kind: 'look', verb: 'why', target: 'pushizo/webhooks', who: 'U0ALICE' }),
+    );
+  });
+
+  it('a key the evidence no longer gives runs nothing', async () => {
+    const run = await scenario.cli(['why', 'pushizo/webhooks', '--fix', '0123456789ab']);
+    expect(run.code).not.toBe(0);
+    expect(jsonOf(run).message.text).toContain(messages('en').why.fixGone.slice(0, 30));
+    expect(await queue.isPaused()).toBe(true);
+  });
+
+  it('a viewer clicking it is refused by resume’s own guard', async () => {
+    const { run } = await scenario.why();
+    const [resume] = buttonsOf(jsonOf(run).message as { blocks: unknown[] });
+    const words = wordsForAction(resume!.action_id, resume!.value)!;
+    const refused = await scenario.cli(words, 'U0DAVE');
+    expect(refused.code).not.toBe(0);
+    expect(await queue.isPaused()).toBe(true);
+  });
+
+  it('an operator clicking it resumes the queue, audited as resume', async () => {
+    const { run } = await scenario.why();
+    const [resume] = buttonsOf(jsonOf(run).message as { blocks: unknown[] });
+    const words = wordsForAction(resume!.action_id, resume!.value)!;
+    expect(words).toEqual(['why', 'pushizo/webhooks', '--fix', resume!.value.slice(0, 12)]);
+    const done = await scenario.cli(words, 'U0ALICE');
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    expect(await queue.isPaused()).toBe(false);
+    const audit = jsonOf(await scenario.cli(['audit', '20'], 'U0BOB')).data as {
+      entries: { action: string }[];
+    };
+    expect(audit.entries.map((e) => e.action)).toEqual(
+      expect.arrayContaining(['command.why', 'command.resume']),
+    );
+  });
+});
