@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Approvals, createApprovals, type Executor } from './approvals/service.js';
+import { type Approvals, createApprovals, type Executor, type UnwrittenOutcome } from './approvals/service.js';
 import { type Audit, createAudit } from './audit/audit.js';
 import { loadAuditKeys } from './audit/keys.js';
 import { type AuditWitness, createWitnessFile } from './audit/witness.js';
@@ -172,6 +172,11 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
    * answered, before any other). Otherwise it runs here, before anything else can.
    */
   recoverLater?: boolean;
+  /**
+   * An action's outcome the store refuses (a full disk): `keep` (the bot, the default) writes it
+   * again until it lands; `report` (the command line, which ends) answers naming that write.
+   */
+  unwrittenOutcome?: UnwrittenOutcome;
 }
 
 /** The whole product: the read path plus guards, approvals, actions and the audit trail. */
@@ -331,6 +336,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     logger,
     locale: config.locale,
+    ...(deps.unwrittenOutcome ? { unwrittenOutcome: deps.unwrittenOutcome } : {}),
   });
   const rateLimit = createRateLimiter({
     store,

@@ -137,12 +137,17 @@ describe('an approval whose command line is killed', () => {
     const next = await runCliInProcess(['--config', config, '--user', 'U0DAVE', 'status', 'pushizo']);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toContain(`${ids.beforeStart} (pause pushizo/before-start): ${t.neverStartedError}`);
-    expect(next.stderr).toContain(`${ids.afterRun} (pause pushizo/after-run): ${t.interruptedError}`);
+    expect(next.stderr).toContain(
+      `${ids.afterRun} (pause pushizo/after-run): ${t.interruptedError('pushizo/after-run')}`,
+    );
     expect(next.stderr.trim().split('\n')).toHaveLength(2);
 
     expect(row(ids.beforeStart)).toMatchObject({ status: 'interrupted', error: t.neverStartedError });
     expect(row(ids.beforeStart).started_at).toBeNull();
-    expect(row(ids.afterRun)).toMatchObject({ status: 'interrupted', error: t.interruptedError });
+    expect(row(ids.afterRun)).toMatchObject({
+      status: 'interrupted',
+      error: t.interruptedError('pushizo/after-run'),
+    });
   }, 60_000);
 
   it('reports each once: a second start finds nothing left to report', async () => {

@@ -557,7 +557,7 @@ describe('the bot at start', () => {
         .filter((c) => c.method === 'chat.update' && c.body.ts === '1700000000.777777');
       expect(updates).toHaveLength(1);
       expect(updates[0]?.body.channel).toBe('C0INCIDENT');
-      expect(textOf(updates[0]?.blocks)).toContain('Interrupted: the bot stopped while this was running');
+      expect(textOf(updates[0]?.blocks)).toContain('Interrupted: it may have run');
       expect((await started.runtime.approvals.get('r-interrupt'))?.status).toBe(RequestStatus.Interrupted);
       const audit = await started.runtime.audit.recent(10);
       expect(audit.map((e) => [e.action, e.outcome])).toContainEqual(['request.interrupted', 'interrupted']);

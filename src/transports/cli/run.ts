@@ -208,6 +208,8 @@ async function openRuntime(
       env: io.env,
       logger,
       recoverLater: true,
+      // The command line ends with the command: an outcome it cannot write is said, not kept.
+      unwrittenOutcome: 'report',
       auditWitnesses: auditChannelWitnessFromEnv(io.env, config.slack.auditChannel, logger),
     });
     return { app: full, full };
