@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { type Approvals, createApprovals, type Executor, type UnwrittenOutcome } from './approvals/service.js';
+import {
+  type Approvals,
+  createApprovals,
+  type Executor,
+  type UnwrittenOutcome,
+} from './approvals/service.js';
 import { type Audit, createAudit } from './audit/audit.js';
 import { loadAuditKeys } from './audit/keys.js';
 import { type AuditWitness, createWitnessFile } from './audit/witness.js';

@@ -131,9 +131,20 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       reason: `cannot open ${path}: ${(error as Error).message}`,
     });
   }
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  try {
+    db.pragma('busy_timeout = 5000');
+    // WAL mode opens (or creates) the `-wal` and `-shm` files: on a full disk or a read-only
+    // directory that fails ("disk I/O error", "unable to open database file"), and the command
+    // line's read-only commands must still answer.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+  } catch (error) {
+    db.close();
+    const code = (error as { code?: unknown }).code;
+    throw new OpsError(ErrorCode.StoreUnavailable, {
+      reason: `cannot open ${path}: ${typeof code === 'string' ? `${code}, ` : ''}${(error as Error).message}`,
+    });
+  }
 
   const json = (value: unknown) => JSON.stringify(value);
 
