@@ -27,7 +27,7 @@ import { createOfflineDirectory, type SlackDirectory } from './guards/slack-dire
 import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { createLimits, type Limits } from './limits/service.js';
-import { createCommandAuditMiddleware } from './pipeline/audit-middleware.js';
+import { createCommandAuditMiddleware, withUnauditedNote } from './pipeline/audit-middleware.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './pipeline/dispatcher.js';
 import type { ActionDeps, CommandContext, CommandDefinition, CommandRegistry } from './pipeline/types.js';
 import { createPurges, type Purges } from './purge/service.js';
@@ -221,14 +221,26 @@ function createRoles(config: Config, directory: SlackDirectory, now: () => Date,
  * same guards, with nowhere to record a denial, and the action verbs answering that they need
  * the store instead of being unknown.
  */
-export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'>): App {
+export function createReadOnlyApp(
+  deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'> & {
+    /** Why the store could not be opened: said under every read's answer, which is not audited. */
+    storeProblem?: string;
+  },
+): App {
   const now = deps.now ?? (() => new Date());
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(deps.config, directory, now, deps.logger);
+  const { storeProblem } = deps;
+  const unaudited: Middleware = async (request, next, { command }) => {
+    const reply = await next();
+    return command.mutating || storeProblem === undefined
+      ? reply
+      : withUnauditedNote(reply, storeProblem, request.locale);
+  };
   return createApp({
     ...deps,
     now,
-    middleware: [createGuardMiddleware({ roles, directory, config: deps.config })],
+    middleware: [createGuardMiddleware({ roles, directory, config: deps.config }), unaudited],
     commands: [...ACTION_COMMANDS],
   });
 }

@@ -226,7 +226,14 @@ async function openRuntime(
         `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}`,
       )}\n`,
     );
-    return { app: createReadOnlyApp({ config, env: io.env, logger }) };
+    return {
+      app: createReadOnlyApp({
+        config,
+        env: io.env,
+        logger,
+        storeProblem: String(error.params.reason ?? error.params.message ?? error.code),
+      }),
+    };
   }
 }
 
