@@ -335,6 +335,8 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     logger,
     now,
     locale: config.locale,
+    // Bound late: the approvals run the purges, so they are made after them.
+    requestChanged: async (request) => await approvals.announce(request),
   });
   const limits = createLimits({ store, audit, backends: backendsOfApp, now, logger });
   const approvals = createApprovals({

@@ -90,6 +90,11 @@ export interface Approvals {
   recoverInterrupted(options?: { staleAfterMs?: number }): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
   onChange(listener: RequestListener): void;
+  /**
+   * Tells the listeners of a change made outside this service (purge recovery settling a purge's
+   * request), as of every change made here. Never throws.
+   */
+  announce(request: ActionRequest): Promise<void>;
   /** Progress of executing requests (e.g. a Slack message or a terminal progress bar). */
   onProgress(listener: ProgressListener): void;
   /** The process is shutting down: running executors see their signal aborted. */
@@ -605,6 +610,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     onChange(listener) {
       listeners.push(listener);
     },
+
+    announce: notify,
 
     onProgress(listener) {
       progressListeners.push(listener);

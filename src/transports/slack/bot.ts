@@ -207,6 +207,9 @@ async function startWithConfig(
       directory: createSlackDirectory(web),
       // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
       guardsAt: 'transport',
+      // Run below, once the request messages' updater listens: a request recovery settles gets
+      // its message redrawn.
+      recoverLater: true,
       auditSink: async (entry) => {
         metrics?.observeAudit(entry);
         await auditPoster?.sink(entry);
@@ -239,6 +242,9 @@ async function startWithConfig(
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);
+  // A purge whose process was killed is finished before anything else runs, as createQueueOps
+  // would have, with its request's message updated.
+  await runtime.recoverPurges();
   const liveMetrics = createMetrics({
     backends: runtime.backends,
     cacheSeconds: config.metrics.cacheSeconds,
