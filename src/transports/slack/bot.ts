@@ -331,7 +331,17 @@ async function startWithConfig(
       userLocale,
       homeNotice: (userId, text) => homeTab.notice(userId, text),
       ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
-      deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
+      deliver: createRequestDelivery({
+        approvals: runtime.approvals,
+        logger,
+        locale,
+        // No retries of its own: a post whose answer was lost is looked for before it is sent again.
+        poster: createAlertWebClient(settings.botToken, {
+          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+          logger: boltLogger(logger),
+          fetch: clientBase.fetch,
+        }),
+      }),
       middleware: [
         createBoltGuard({
           ...runtime.guards,
