@@ -278,7 +278,16 @@ export function createExecution(deps: ExecutionDeps): Execution {
           'the kept outcome is written now',
         );
         await deps.notify(finished ?? (await store.getRequest(started.id)) ?? started);
-      } catch {
+      } catch (error) {
+        if (deps.shutdown.aborted) {
+          // The process is going: what it held is in the log above; the request, once its lease
+          // runs out, is reported as one that may have run.
+          deps.logger?.error(
+            { err: error, requestId: started.id, action: started.action },
+            'shutting down with an outcome the store never took',
+          );
+          return;
+        }
         return await attempt(Math.min(delay * 2, OUTCOME_RETRY_CAP_MS));
       }
     };
