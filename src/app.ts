@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { type Approvals, createApprovals, type Executor } from './approvals/service.js';
+import {
+  type Approvals,
+  createApprovals,
+  type Executor,
+  type UnwrittenOutcome,
+} from './approvals/service.js';
 import { type Audit, createAudit } from './audit/audit.js';
 import { loadAuditKeys } from './audit/keys.js';
 import { type AuditWitness, createWitnessFile } from './audit/witness.js';
@@ -24,7 +29,7 @@ import { messages } from './i18n/index.js';
 import type { Logger } from './lib/logger.js';
 import { createLimits, type Limits } from './limits/service.js';
 import { createPagers, type Pagers } from './paging/registry.js';
-import { createCommandAuditMiddleware } from './pipeline/audit-middleware.js';
+import { createCommandAuditMiddleware, withUnauditedNote } from './pipeline/audit-middleware.js';
 import { createDispatcher, type Dispatcher, type Middleware } from './pipeline/dispatcher.js';
 import type { ActionDeps, CommandContext, CommandDefinition, CommandRegistry } from './pipeline/types.js';
 import { createPurges, type Purges } from './purge/service.js';
@@ -179,6 +184,11 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
    * answered, before any other). Otherwise it runs here, before anything else can.
    */
   recoverLater?: boolean;
+  /**
+   * An action's outcome the store refuses (a full disk): `keep` (the bot, the default) writes it
+   * again until it lands; `report` (the command line, which ends) answers naming that write.
+   */
+  unwrittenOutcome?: UnwrittenOutcome;
 }
 
 /** The whole product: the read path plus guards, approvals, actions and the audit trail. */
@@ -222,14 +232,26 @@ function createRoles(config: Config, directory: SlackDirectory, now: () => Date,
  * same guards, with nowhere to record a denial, and the action verbs answering that they need
  * the store instead of being unknown.
  */
-export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'>): App {
+export function createReadOnlyApp(
+  deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'> & {
+    /** Why the store could not be opened: said under every read's answer, which is not audited. */
+    storeProblem?: string;
+  },
+): App {
   const now = deps.now ?? (() => new Date());
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(deps.config, directory, now, deps.logger);
+  const { storeProblem } = deps;
+  const unaudited: Middleware = async (request, next, { command }) => {
+    const reply = await next();
+    return command.mutating || storeProblem === undefined
+      ? reply
+      : withUnauditedNote(reply, storeProblem, request.locale);
+  };
   return createApp({
     ...deps,
     now,
-    middleware: [createGuardMiddleware({ roles, directory, config: deps.config, verbs: factsOf })],
+    middleware: [createGuardMiddleware({ roles, directory, config: deps.config, verbs: factsOf }), unaudited],
     commands: [...ACTION_COMMANDS],
   });
 }
@@ -324,6 +346,8 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     logger,
     now,
     locale: config.locale,
+    // Bound late: the approvals run the purges, so they are made after them.
+    requestChanged: async (request) => await approvals.announce(request),
   });
   const limits = createLimits({ store, audit, backends: backendsOfApp, now, logger });
   const approvals = createApprovals({
@@ -342,6 +366,7 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     now,
     logger,
     locale: config.locale,
+    ...(deps.unwrittenOutcome ? { unwrittenOutcome: deps.unwrittenOutcome } : {}),
   });
   const rateLimit = createRateLimiter({
     store,

@@ -35,6 +35,16 @@ export const ErrorCode = {
   NotChannelMember: 'NotChannelMember',
   AlreadyApproved: 'AlreadyApproved',
   StoreUnavailable: 'StoreUnavailable',
+  /**
+   * An approved request whose start (`executing` and its audit entry, one write) the store refused:
+   * nothing ran. `reason` is the store's.
+   */
+  StartNotStored: 'StartNotStored',
+  /**
+   * An action that ran, whose outcome (its status and its `action.<verb>` audit entry, one write)
+   * the store refused. The bot keeps it and writes it again; the command line ends with this.
+   */
+  OutcomeNotStored: 'OutcomeNotStored',
   ConfigInvalid: 'ConfigInvalid',
   AuditChainBroken: 'AuditChainBroken',
   AlreadyInState: 'AlreadyInState',

@@ -40,9 +40,11 @@ export function createMaintenanceSweep(deps: MaintenanceDeps): MaintenanceSweep 
         for (const request of await approvals.recoverInterrupted()) {
           logger.warn(
             { requestId: request.id, action: request.action, target: request.target },
+            // Only a request whose start was never written certainly did not run: nothing runs
+            // before its start (`executing` with `request.executing`) is stored.
             request.startedAt
-              ? 'request was executing when its bot stopped (its lease ran out); reported as interrupted, not retried'
-              : 'request was approved but never started; reported as interrupted, not run',
+              ? 'request was executing when its lease ran out (its bot stopped, or could not write the outcome): it may have run; check its target and the audit. Reported as interrupted, not retried'
+              : 'request was approved but its start was never written, so it did not run; reported as interrupted',
           );
         }
         await purges.recover();

@@ -4,26 +4,36 @@ import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { currentLocale, type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
-import type {
-  ActionRequest,
-  Actor,
-  Approval,
-  AuditEntryInput,
-  Store,
-  TransitionCheck,
-  Via,
-} from '../store/store.js';
+import type { ActionRequest, Approval, Store } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
+import {
+  type AuditWriter,
+  type Caller,
+  createExecution,
+  DEFAULT_BOOKKEEPING_RETRY,
+  DEFAULT_LEASE,
+  type Executor,
+  type LeaseOptions,
+  type ProgressListener,
+  type UnwrittenOutcome,
+} from './execution.js';
 import { type CliUsers, cliIdentity, crossTransportRefusal, type Party, partiesOf } from './identity.js';
-import { isExpired, type Transition, transitions } from './state.js';
+import { isExpired } from './state.js';
 
-/** Who is acting (the one `Actor` of every request), and through what: transport, channel, Home tab. */
-export interface Caller extends Actor {
-  via: Via;
-  channel?: string;
-  /** `home`: a click on the App Home tab, which has no channel. */
-  surface?: 'home';
-}
+// Defined with the execution, which the service composes; named here too, where callers look.
+export {
+  type ActionProgress,
+  type AuditRecorder,
+  type AuditWriter,
+  type Caller,
+  DEFAULT_BOOKKEEPING_RETRY,
+  DEFAULT_LEASE,
+  type ExecutionContext,
+  type Executor,
+  type LeaseOptions,
+  type ProgressListener,
+  type UnwrittenOutcome,
+} from './execution.js';
 
 /** Role checks, asked at the moment each step runs (never remembered from an earlier step). */
 export interface Authority {
@@ -40,33 +50,6 @@ export interface Authority {
 
 /** What {@link Authority.channelMembership} found. */
 export type ChannelMembership = 'public' | 'member' | 'not-member' | { unknown: string };
-
-/** How far a long action has come (a purge of a million jobs, a big retry). */
-export interface ActionProgress {
-  done: number;
-  total: number;
-  /** What it is doing now, e.g. `archiving`, `deleting`; shown as is. */
-  phase?: string;
-}
-
-/** What an executor gets besides its request: a way to report progress, and to learn it should stop. */
-export interface ExecutionContext {
-  /** Cheap to call often: listeners are told, and they throttle their own updates. */
-  progress(update: ActionProgress): void;
-  /** Aborted when the process is shutting down; a long action stops at a safe point. */
-  signal: AbortSignal;
-}
-
-/** Runs an approved action with the parameters read back from the store. */
-export type Executor = (request: ActionRequest, run: ExecutionContext) => Promise<Record<string, unknown>>;
-
-/** Told of an executing request's progress. Never throws into the executor. */
-export type ProgressListener = (request: ActionRequest, progress: ActionProgress) => void;
-
-/** Something that records audit entries; written and awaited before the user sees the result. */
-export interface AuditRecorder {
-  record(entry: Omit<AuditEntryInput, 'at'> & { at?: string }): Promise<unknown>;
-}
 
 /** Tells the world a request changed (e.g. updates its Slack message in place). Never throws. */
 export type RequestListener = (request: ActionRequest) => Promise<void>;
@@ -107,6 +90,11 @@ export interface Approvals {
   recoverInterrupted(options?: { staleAfterMs?: number }): Promise<ActionRequest[]>;
   /** Lets the composition root attach a listener after the Slack app exists. */
   onChange(listener: RequestListener): void;
+  /**
+   * Tells the listeners of a change made outside this service (purge recovery settling a purge's
+   * request), as of every change made here. Never throws.
+   */
+  announce(request: ActionRequest): Promise<void>;
   /** Progress of executing requests (e.g. a Slack message or a terminal progress bar). */
   onProgress(listener: ProgressListener): void;
   /** The process is shutting down: running executors see their signal aborted. */
@@ -117,7 +105,7 @@ export interface Approvals {
 
 export interface ApprovalsDeps {
   store: Store;
-  audit: AuditRecorder;
+  audit: AuditWriter;
   authority: Authority;
   config: Pick<Config, 'policies' | 'approvals'> & { cli?: { users: CliUsers } };
   /** The config's `locale`: previews and stored errors are written in it. English by default. */
@@ -131,29 +119,14 @@ export interface ApprovalsDeps {
   leaseOwner?: string;
   /** How the bookkeeping write after an action is retried while the store is unavailable. */
   bookkeepingRetry?: { attempts: number; backoffMs: number };
+  /** An outcome the store still refuses after those retries: kept and written again (default), or reported. */
+  unwrittenOutcome?: UnwrittenOutcome;
   /** For what no user can be told: an action that ran but whose outcome could not be stored. */
   logger?: Pick<Logger, 'warn' | 'error'>;
 }
 
-/** How long an execution's lease lasts after each renewal, and how often the running replica renews it. */
-export interface LeaseOptions {
-  ttlMs: number;
-  renewEveryMs: number;
-}
-
-/** Three renewals fit in one lease: a missed beat or two (a store blip) does not lose it. */
-export const DEFAULT_LEASE: LeaseOptions = { ttlMs: 30_000, renewEveryMs: 10_000 };
-
-/** About 4 s in all: a SQLITE_BUSY or a PostgreSQL failover is usually over by then. */
-export const DEFAULT_BOOKKEEPING_RETRY = { attempts: 5, backoffMs: 250 };
-
 /** Executions started before leases existed have none: older than this with no outcome, they count as dead. */
 export const STALE_EXECUTION_MS = 2 * 60_000;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-const isStoreUnavailable = (error: unknown) =>
-  error instanceof OpsError && error.code === ErrorCode.StoreUnavailable;
 
 const idAlphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
 
@@ -173,8 +146,6 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
   const shutdown = new AbortController();
   const lease = deps.lease ?? DEFAULT_LEASE;
   const leaseOwner = deps.leaseOwner ?? `replica-${randomBytes(6).toString('hex')}`;
-  const retry = deps.bookkeepingRetry ?? DEFAULT_BOOKKEEPING_RETRY;
-  const leaseEnd = () => new Date(now().getTime() + lease.ttlMs).toISOString();
   // Stored with the request, which has no locale of its own: written in the config's locale and
   // shown as stored.
   const t = messages(deps.locale ?? 'en').approvals;
@@ -196,7 +167,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     }
   }
 
-  async function audit(
+  /** The audit entry of one step of `request`, timed now. */
+  function entryOf(
     actor: Caller,
     request: ActionRequest,
     action: string,
@@ -204,7 +176,7 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     error?: string,
     extra?: Record<string, unknown>,
   ) {
-    await deps.audit.record({
+    return {
       at: now().toISOString(),
       actorId: actor.id,
       actorName: actor.name,
@@ -221,7 +193,17 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       },
       outcome,
       error,
-    });
+    };
+  }
+
+  async function audit(
+    actor: Caller,
+    request: ActionRequest,
+    action: string,
+    outcome: string,
+    error?: string,
+  ) {
+    await deps.audit.record(entryOf(actor, request, action, outcome, error));
   }
 
   /**
@@ -257,83 +239,6 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       user: cli.id,
       ...(refusal.kind === 'claimed-vs-bound' ? { bound: [refusal.party.osUser ?? '?'] } : {}),
     });
-  }
-
-  /**
-   * A bookkeeping write retried while the store is briefly unavailable (SQLITE_BUSY past its
-   * timeout, a PostgreSQL failover). Only conditional writes and appends go through here, so a
-   * retry of a write that did land finds its condition gone instead of writing twice.
-   */
-  async function persistently<T>(write: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt >= retry.attempts || !isStoreUnavailable(error)) throw error;
-        await sleep(retry.backoffMs * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  /**
-   * Renews the execution's lease every `renewEveryMs` while the executor runs. A renewal that finds
-   * the request no longer executing under this owner means a sweep took it for dead (the store was
-   * out of reach for a whole lease): the executor's signal tells it to stop at a safe point.
-   */
-  function keepLease(request: ActionRequest): {
-    lost: AbortSignal;
-    executorReturned(): void;
-    stop(): Promise<void>;
-  } {
-    const lost = new AbortController();
-    let executorRunning = true;
-    let renewing: Promise<void> | undefined;
-    const renew = async () => {
-      try {
-        const renewed = await deps.store.transitionRequest(
-          request.id,
-          [RequestStatus.Executing],
-          { leaseUntil: leaseEnd() },
-          { leaseOwner },
-        );
-        // Once the executor returned there is nothing left to stop; a renewal that races the
-        // outcome write (which moves the status on) must not abort a finished action's signal.
-        if (!renewed && executorRunning) lost.abort();
-      } catch {
-        // A blip: the next beat tries again, and the lease has room for a missed beat or two.
-      }
-    };
-    const timer = setInterval(() => {
-      renewing ??= renew().finally(() => {
-        renewing = undefined;
-      });
-    }, lease.renewEveryMs);
-    timer.unref?.();
-    return {
-      lost: lost.signal,
-      executorReturned() {
-        executorRunning = false;
-      },
-      async stop() {
-        clearInterval(timer);
-        await renewing;
-      },
-    };
-  }
-
-  async function move(
-    request: ActionRequest,
-    transition: Transition,
-    patch: Partial<ActionRequest> = {},
-    check?: TransitionCheck,
-  ): Promise<ActionRequest | undefined> {
-    const { from, to } = transitions[transition];
-    return await deps.store.transitionRequest(
-      request.id,
-      from,
-      { ...patch, status: to, updatedAt: now().toISOString() },
-      check,
-    );
   }
 
   async function checkRole(actor: Pick<Caller, 'id'>, role: Role, action: string): Promise<void> {
@@ -380,104 +285,23 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     return undefined;
   }
 
-  /** approved → executing → done | failed, each step conditional, so it runs at most once. */
-  async function execute(approved: ActionRequest, actor: Caller): Promise<ActionRequest> {
-    const policy = policyFor(approved.action);
-    const reason = await refusalAtExecution(approved, policy.role);
-    if (reason) {
-      const refused = await move(approved, 'refuse', { error: reason, finishedAt: now().toISOString() });
-      if (refused) {
-        await audit(actor, refused, `action.${approved.action}`, 'failed', reason);
-        await notify(refused);
-        return refused;
-      }
-      return (await deps.store.getRequest(approved.id)) ?? approved;
-    }
-    const started = await move(approved, 'start', {
-      startedAt: now().toISOString(),
-      leaseUntil: leaseEnd(),
-      leaseOwner,
-    });
-    if (!started) {
-      // Someone else's click got there first; show what the store says now.
-      return (await deps.store.getRequest(approved.id)) ?? approved;
-    }
-    await notify(started);
-    const executor = deps.executors[started.action as ActionName];
-    const heartbeat = keepLease(started);
-    let patch: Partial<ActionRequest>;
-    let failure: string | undefined;
-    let partialResult: Readonly<Record<string, unknown>> | undefined;
-    try {
-      if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
-      const result = await executor(started, {
-        progress(update) {
-          for (const listener of progressListeners) {
-            try {
-              listener(started, update);
-            } catch {
-              // A display that fails must not stop the action.
-            }
-          }
-        },
-        signal: AbortSignal.any([shutdown.signal, heartbeat.lost]),
-      });
-      heartbeat.executorReturned();
-      patch = { status: RequestStatus.Done, result, finishedAt: now().toISOString() };
-    } catch (error) {
-      heartbeat.executorReturned();
-      failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
-      if (error instanceof OpsError) partialResult = error.partialResult;
-      patch = {
-        status: RequestStatus.Failed,
-        error: failure,
-        result: error instanceof OpsError ? { code: error.code, params: error.params } : undefined,
-        finishedAt: now().toISOString(),
-      };
-    }
-    // What really happened is recorded first: the bookkeeping write below may fail (SQLITE_BUSY, a
-    // PostgreSQL blip), and a queue that really is paused must never be recorded as a failure.
-    try {
-      // The outcome goes into the trail too: a retry's old → new task ids live nowhere else. So
-      // does what a failed action had done before it stopped (a retry cut short by Redis).
-      const result = failure === undefined ? patch.result : partialResult;
-      await persistently(() =>
-        audit(
-          actor,
-          started,
-          `action.${started.action}`,
-          failure === undefined ? 'done' : 'failed',
-          failure,
-          result === undefined ? undefined : { result },
-        ),
-      );
-    } catch (error) {
-      deps.logger?.error(
-        { err: error, requestId: started.id, action: started.action, outcome: failure ?? 'done' },
-        'the action ran but its audit entry could not be written',
-      );
-    }
-    let finished: ActionRequest | undefined;
-    let stored = true;
-    try {
-      finished = await persistently(() => move(started, failure === undefined ? 'finish' : 'fail', patch));
-    } catch (error) {
-      stored = false;
-      // The outcome is in the audit (or the log above); the request stays `executing` and, once its
-      // lease runs out, is reported interrupted: "check the queue", which is the honest advice.
-      deps.logger?.error(
-        { err: error, requestId: started.id, action: started.action, outcome: failure ?? 'done' },
-        'the action ran but its outcome could not be stored',
-      );
-    } finally {
-      await heartbeat.stop();
-    }
-    const final = stored
-      ? (finished ?? (await deps.store.getRequest(started.id)) ?? started)
-      : ({ ...started, ...patch } as ActionRequest);
-    await notify(final);
-    return final;
-  }
+  const execution = createExecution({
+    store: deps.store,
+    audit: deps.audit,
+    executors: deps.executors,
+    now,
+    lease,
+    leaseOwner,
+    retry: deps.bookkeepingRetry ?? DEFAULT_BOOKKEEPING_RETRY,
+    unwrittenOutcome: deps.unwrittenOutcome ?? 'keep',
+    logger: deps.logger,
+    entryOf,
+    notify,
+    progressListeners,
+    shutdown: shutdown.signal,
+    refusal: async (request) => await refusalAtExecution(request, policyFor(request.action).role),
+  });
+  const execute = execution.execute;
 
   /** A purge or undo request whose purge row recovery will finish (see Purges.recover). */
   async function finishedByRecovery(row: ActionRequest): Promise<boolean> {
@@ -522,9 +346,14 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
 
   async function expireIfDue(request: ActionRequest, actor: Caller): Promise<ActionRequest> {
     if (request.status !== RequestStatus.Pending || !isExpired(request.expiresAt, now())) return request;
-    const expired = await move(request, 'expire', {}, { expiredAt: now().toISOString() });
+    const expired = await execution.moveAudited(
+      request,
+      'expire',
+      {},
+      { expiredAt: now().toISOString() },
+      entryOf(actor, request, 'request.expired', 'expired'),
+    );
     if (expired) {
-      await audit(actor, expired, 'request.expired', 'expired');
       await notify(expired);
       return expired;
     }
@@ -552,6 +381,48 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         target: request.target,
       });
     }
+  }
+
+  /**
+   * An execution whose lease ran out becomes `interrupted` and "may have run" (it started: its
+   * start was written with `request.executing`), with what to check; an approved request no
+   * replica started within a lease's length becomes `interrupted` and "did not run", which is
+   * then certain: nothing runs without its start written first. Each with its audit entry, in
+   * one write. Undefined when the row is left as it is.
+   */
+  async function closeIfLapsed(row: ActionRequest, staleAfterMs: number): Promise<ActionRequest | undefined> {
+    const at = now();
+    const system: Caller = { id: 'queue-ops', name: 'queue-ops', via: row.via, channel: row.channel };
+    if (row.status === RequestStatus.Executing) {
+      // This process ran it and is still writing its outcome (a full disk): not dead.
+      if (execution.unsettled(row.id)) return undefined;
+      // The lease's own end when it has one; executions from before leases, by their start.
+      const deadline = row.leaseUntil ? at : new Date(at.getTime() - staleAfterMs);
+      if (Date.parse(row.leaseUntil ?? row.startedAt ?? row.updatedAt) > deadline.getTime()) return undefined;
+      // A purge or undo goes on from its archive: purge recovery (here or on another replica)
+      // finishes it and settles its request. Reported interrupted meanwhile, it would show an
+      // "interrupted" error next to its `done`.
+      if (await finishedByRecovery(row)) return undefined;
+      const error = t.interruptedError(row.target);
+      // Conditional on the lease still being out: a renewal that lands first keeps it running.
+      return await execution.moveAudited(
+        row,
+        'interrupt',
+        { error, finishedAt: at.toISOString() },
+        { leaseExpiredAt: deadline.toISOString() },
+        entryOf(system, row, 'request.interrupted', 'interrupted', error),
+      );
+    }
+    // Approved, but its start was never written (its bot died first, or the store refused it):
+    // no replica picked it up within a lease's length, and none will.
+    if (Date.parse(row.updatedAt) > at.getTime() - lease.ttlMs) return undefined;
+    return await execution.moveAudited(
+      row,
+      'abandon',
+      { error: t.neverStartedError, finishedAt: at.toISOString() },
+      undefined,
+      entryOf(system, row, 'request.interrupted', 'interrupted', t.neverStartedError),
+    );
   }
 
   const api: Approvals = {
@@ -633,7 +504,18 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       }
       // One OS account typing `--user U0BOB approve` after `--user U0ALICE pause` is one person.
       const distinctOsUser = actor.via === 'cli' && deps.config.approvals.cliSameOsUser !== 'allow';
-      const added = await deps.store.addApproval(id, approval, { distinctOsUser });
+      // The approval, its audit entry and (when it is the last one needed, before the ttl) the
+      // move to approved are one write: a full disk never keeps one without the others.
+      const added = await deps.audit.recordWith(
+        entryOf(actor, request, 'request.approved', 'approved'),
+        (entry, key) =>
+          deps.store.addApprovalAudited(
+            id,
+            approval,
+            { distinctOsUser, approveIfCompleteAt: approval.at },
+            { entry, key },
+          ),
+      );
       if (!added.ok) {
         if (added.reason === 'self') throw new OpsError(ErrorCode.SelfApproval, { id });
         if (added.reason === 'same-os-user') {
@@ -646,21 +528,12 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
         throw new OpsError(ErrorCode.RequestNotPending, { id, status: current.status });
       }
       request = added.request;
-      await audit(actor, request, 'request.approved', 'approved');
-      if (request.approvals.length < request.requiredApprovals) {
+      // Not complete yet, or its ttl ran out at this very moment (the sweep expires it).
+      if (request.status !== RequestStatus.Approved) {
         await notify(request);
         return request;
       }
-      // Approving, expiring and counting are one conditional write: a click that races the ttl
-      // or another approver can never approve a request twice or an expired one at all.
-      const approved = await move(
-        request,
-        'approve',
-        {},
-        { notExpiredAt: now().toISOString(), approvalsComplete: true },
-      );
-      if (!approved) return (await deps.store.getRequest(id)) ?? request;
-      return await execute(approved, actor);
+      return await execute(request, actor);
     },
 
     async deny(id, actor, reason) {
@@ -683,12 +556,17 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
           throw error;
         }
       }
-      const denied = await move(request, 'deny', { deniedBy: actor.id, denyReason: reason });
+      const denied = await execution.moveAudited(
+        request,
+        'deny',
+        { deniedBy: actor.id, denyReason: reason },
+        undefined,
+        entryOf(actor, request, 'request.denied', 'rejected', reason),
+      );
       if (!denied) {
         const current = (await deps.store.getRequest(id)) ?? request;
         throw new OpsError(ErrorCode.RequestNotPending, { id, status: current.status });
       }
-      await audit(actor, denied, 'request.denied', 'rejected', reason);
       await notify(denied);
       return denied;
     },
@@ -722,42 +600,10 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
       });
       const out: ActionRequest[] = [];
       for (const row of rows) {
-        const at = now();
-        let moved: ActionRequest | undefined;
-        if (row.status === RequestStatus.Executing) {
-          // The lease's own end when it has one; executions from before leases, by their start.
-          const deadline = row.leaseUntil
-            ? at
-            : new Date(at.getTime() - (options.staleAfterMs ?? STALE_EXECUTION_MS));
-          if (Date.parse(row.leaseUntil ?? row.startedAt ?? row.updatedAt) > deadline.getTime()) continue;
-          // A purge or undo goes on from its archive: purge recovery (here or on another replica)
-          // finishes it and settles its request. Reported interrupted meanwhile, it would show an
-          // "interrupted" error next to its `done`.
-          if (await finishedByRecovery(row)) continue;
-          // Conditional on the lease still being out: a renewal that lands first keeps it running.
-          moved = await move(
-            row,
-            'interrupt',
-            { error: t.interruptedError, finishedAt: at.toISOString() },
-            { leaseExpiredAt: deadline.toISOString() },
-          );
-        } else {
-          // Approved, but its `approved → executing` write failed or its bot died before it: no
-          // replica picked it up within a lease's length, and none will. It never ran.
-          if (Date.parse(row.updatedAt) > at.getTime() - lease.ttlMs) continue;
-          moved = await move(row, 'abandon', { error: t.neverStartedError, finishedAt: at.toISOString() });
-        }
-        if (moved) {
-          await audit(
-            { id: 'queue-ops', name: 'queue-ops', via: row.via, channel: row.channel },
-            moved,
-            'request.interrupted',
-            'interrupted',
-            moved.error,
-          );
-          await notify(moved);
-          out.push(moved);
-        }
+        const moved = await closeIfLapsed(row, options.staleAfterMs ?? STALE_EXECUTION_MS);
+        if (!moved) continue;
+        await notify(moved);
+        out.push(moved);
       }
       return out;
     },
@@ -765,6 +611,8 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     onChange(listener) {
       listeners.push(listener);
     },
+
+    announce: notify,
 
     onProgress(listener) {
       progressListeners.push(listener);

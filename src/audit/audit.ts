@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { type AuditVerifyResult, auditEntryHash, canonicalJson } from '../store/audit-hash.js';
-import type { AuditEntry, AuditEntryInput, Store } from '../store/store.js';
+import type { AuditEntry, AuditEntryInput, AuditKey, Store } from '../store/store.js';
 import { type AuditKeyring, NO_AUDIT_KEYS } from './keys.js';
 import type { AuditWitness, WitnessHead } from './witness.js';
 
@@ -45,6 +45,17 @@ export interface Audit {
    * without holding this up.
    */
   record(input: AuditRecordInput): Promise<AuditEntry>;
+  /**
+   * Records `input` through `write`, which stores it in the same transaction as the state change
+   * it records (the store's `…Audited` writes), so both are stored or neither. `write` gets the
+   * entry (its time filled in) and the key to seal it with, and answers what it stored: `entry` is
+   * absent when its condition did not hold and nothing was written. Witnesses and the sink then get
+   * the entry as from `record`. Resolves to `write`'s answer.
+   */
+  recordWith<T extends { entry?: AuditEntry }>(
+    input: AuditRecordInput,
+    write: (entry: AuditEntryInput, key: AuditKey | undefined) => Promise<T>,
+  ): Promise<T>;
   /**
    * Reads every witness's newest head, then the store's head, then walks the chain up to that head
    * in seq order, a page at a time, yielding to the event loop between pages. Names the first bad
@@ -232,25 +243,36 @@ export function createAudit(deps: AuditDeps): Audit {
     return report({ ok: true, count });
   }
 
+  /** After an entry is stored: its line in every witness file, then the sink. */
+  async function witnessed(entry: AuditEntry): Promise<void> {
+    for (const witness of witnesses) {
+      if (!witness.record) continue;
+      try {
+        await witness.record(entry);
+      } catch (error) {
+        // The entry is stored; a witness that missed it is behind, never wrong.
+        warn(
+          { seq: entry.seq, witness: witness.where, err: reasonOf(error) },
+          'audit witness not written; the entry is stored',
+        );
+      }
+    }
+    offer(entry);
+  }
+
   return {
     ...(keys.current ? { keyId: keys.current.id } : {}),
 
     async record(input) {
       const entry = await store.appendAudit({ ...input, at: input.at ?? now().toISOString() }, keys.current);
-      for (const witness of witnesses) {
-        if (!witness.record) continue;
-        try {
-          await witness.record(entry);
-        } catch (error) {
-          // The entry is stored; a witness that missed it is behind, never wrong.
-          warn(
-            { seq: entry.seq, witness: witness.where, err: reasonOf(error) },
-            'audit witness not written; the entry is stored',
-          );
-        }
-      }
-      offer(entry);
+      await witnessed(entry);
       return entry;
+    },
+
+    async recordWith(input, write) {
+      const stored = await write({ ...input, at: input.at ?? now().toISOString() }, keys.current);
+      if (stored.entry) await witnessed(stored.entry);
+      return stored;
     },
 
     async verify() {

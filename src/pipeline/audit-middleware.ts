@@ -1,6 +1,9 @@
 import { type CliUsers, cliIdentity } from '../approvals/identity.js';
 import type { Audit } from '../audit/audit.js';
-import { isOpsError } from '../errors.js';
+import { context } from '../blocks/kit.js';
+import { SlackLimits } from '../blocks/limits.js';
+import { ErrorCode, isOpsError } from '../errors.js';
+import { type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
 import { auditArgs, auditTarget } from './audit-target.js';
 import type { Middleware } from './dispatcher.js';
@@ -62,8 +65,30 @@ export function createCommandAuditMiddleware(deps: {
         { err: error, verb: command.verb, actor: request.actor.id },
         'audit entry could not be written',
       );
+      // A read answers all the same, and says in one line that it is not in the trail and why
+      // nothing that changes anything can run meanwhile.
+      if (reply && !command.mutating && isOpsError(error) && error.code === ErrorCode.StoreUnavailable) {
+        return withUnauditedNote(reply, String(error.params.reason ?? error.code), request.locale);
+      }
     }
     if (!reply) throw failure;
     return reply;
+  };
+}
+
+/**
+ * The reply with one line under it: it was not audited, the store cannot be written (`reason`),
+ * and actions and approvals are unavailable until it can.
+ */
+export function withUnauditedNote(reply: Reply, reason: string, locale: Locale): Reply {
+  const line = messages(locale).common.unaudited(reason);
+  const blocks = reply.message.blocks;
+  return {
+    ...reply,
+    ...(reply.terminal === undefined ? {} : { terminal: `${reply.terminal.replace(/\n+$/, '')}\n${line}\n` }),
+    message: {
+      text: `${reply.message.text}\n${line}`,
+      blocks: blocks.length < SlackLimits.messageBlocks ? [...blocks, context(line)] : blocks,
+    },
   };
 }

@@ -85,6 +85,11 @@ export interface PurgesDeps {
   chunkSize?: number;
   /** How long without a heartbeat a purge owned by another host is taken for dead. Default 60 s. */
   staleAfterMs?: number;
+  /**
+   * Told of a request recovery settled, as the approvals tell their listeners of every change
+   * (its Slack message is redrawn, the App Home refreshed). Never throws.
+   */
+  requestChanged?: (request: ActionRequest) => Promise<void>;
 }
 
 const DAY_MS = 86_400_000;
@@ -615,7 +620,7 @@ export function createPurges(deps: PurgesDeps): Purges {
   /** The request of an undo that recovery could not finish says why (it said "goes on by itself"). */
   async function failRequest(id: string, reason: string) {
     const at = now().toISOString();
-    await deps.store
+    const failed = await deps.store
       .transitionRequest(id, ['executing', 'interrupted', 'failed'], {
         status: 'failed',
         error: reason,
@@ -623,6 +628,7 @@ export function createPurges(deps: PurgesDeps): Purges {
         updatedAt: at,
       })
       .catch(() => undefined);
+    if (failed) await deps.requestChanged?.(failed);
   }
 
   /**
@@ -631,12 +637,14 @@ export function createPurges(deps: PurgesDeps): Purges {
    */
   async function settleRequest(id: string, result: PurgeResult | UndoResult) {
     const at = now().toISOString();
-    await deps.store.transitionRequest(id, ['executing', 'interrupted', 'failed'], {
+    const settled = await deps.store.transitionRequest(id, ['executing', 'interrupted', 'failed'], {
       status: 'done',
       result: { ...result },
       error: null,
       finishedAt: at,
       updatedAt: at,
     });
+    // Its message still says running, interrupted or failed until it is redrawn.
+    if (settled) await deps.requestChanged?.(settled);
   }
 }

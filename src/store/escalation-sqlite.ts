@@ -266,7 +266,9 @@ export function createSqliteEscalation(
             `UPDATE escalation_silences SET lifted_by = ?, lifted_at = ?
              WHERE id = ? AND lifted_at IS NULL AND expires_at > ? RETURNING *`,
           )
-          .get(by, at, id, at) as Row | undefined;
+          // all(), not get(): a get() leaves this autocommit statement unfinished, and a commit
+          // that failed (a full disk) would go unnoticed.
+          .all(by, at, id, at)[0] as Row | undefined;
         if (lifted) return { silence: rowToSilence(lifted), changed: true };
         const row = db.prepare('SELECT * FROM escalation_silences WHERE id = ?').get(id) as Row | undefined;
         return row ? { silence: rowToSilence(row), changed: false } : undefined;

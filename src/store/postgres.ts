@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
+import type { AuditKey } from './audit-hash.js';
 import { createPostgresEscalation } from './escalation-postgres.js';
 import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
@@ -16,7 +17,23 @@ import {
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type { ActionRequest, AuditEntry, CreateRequestResult, RateTake, Store } from './store.js';
+import {
+  type ActionRequest,
+  type Approval,
+  type ApprovalCheck,
+  type ApprovalOutcome,
+  type AuditEntry,
+  type AuditEntryInput,
+  type CreateRequestResult,
+  type RateTake,
+  type RequestPatch,
+  RequestStatus,
+  type Store,
+  type TransitionCheck,
+} from './store.js';
+
+/** The pool, or one client inside a transaction: both run a statement the same way. */
+type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
 type Row = Record<string, unknown>;
 
@@ -281,6 +298,125 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     }
   }
 
+  /** Appends one entry on `client`, inside its transaction: the head row is the chain's lock. */
+  async function appendOn(
+    client: pg.PoolClient,
+    entry: AuditEntryInput,
+    key?: AuditKey,
+  ): Promise<AuditEntry> {
+    // A second replica waits here until this append commits.
+    const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE')).rows[0] as
+      | { seq: string | number; hash: string }
+      | undefined;
+    if (!head) throw new Error('audit_head row is missing: was migrate() run?');
+    const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash }, key);
+    await client.query(
+      `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
+      auditValues(next),
+    );
+    await client.query('UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1', [next.seq, next.hash]);
+    return next;
+  }
+
+  /** One conditional UPDATE of a request (see Store.transitionRequest), on the pool or a transaction's client. */
+  async function transitionOn(
+    db: Queryable,
+    id: string,
+    from: readonly RequestStatus[],
+    patch: RequestPatch,
+    check?: TransitionCheck,
+  ): Promise<ActionRequest | undefined> {
+    if (from.length === 0) return undefined;
+    const sets = patchAssignments(patch, json);
+    const params: unknown[] = sets.map((s) => s.value);
+    const assignments = sets.length
+      ? sets.map((s, i) => `${s.column} = $${i + 1}`).join(', ')
+      : 'status = status';
+    params.push(id, [...from]);
+    const where = [`id = $${params.length - 1}`, `status = ANY($${params.length})`];
+    if (check?.notExpiredAt !== undefined) {
+      params.push(new Date(check.notExpiredAt).toISOString());
+      where.push(`expires_at > $${params.length}`);
+    }
+    if (check?.expiredAt !== undefined) {
+      params.push(new Date(check.expiredAt).toISOString());
+      where.push(`expires_at <= $${params.length}`);
+    }
+    if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
+    if (check?.leaseOwner !== undefined) {
+      params.push(check.leaseOwner);
+      where.push(`lease_owner = $${params.length}`);
+    }
+    if (check?.leaseExpiredAt !== undefined) {
+      params.push(new Date(check.leaseExpiredAt).toISOString());
+      where.push(`COALESCE(lease_until, started_at, updated_at) <= $${params.length}`);
+    }
+    // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
+    // against the committed row: the second click finds the status already moved on.
+    const row = (
+      await db.query(
+        `UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`,
+        params,
+      )
+    ).rows[0] as Row | undefined;
+    return row ? rowToRequest(row) : undefined;
+  }
+
+  /** Adds an approval (see Store.addApproval), on the pool or a transaction's client. */
+  async function approveOn(
+    db: Queryable,
+    id: string,
+    approval: Approval,
+    check: ApprovalCheck = {},
+  ): Promise<ApprovalOutcome> {
+    const params: unknown[] = [id, json(approval), approval.at, approval.userId];
+    let sameOsUser = '';
+    if (check.distinctOsUser && approval.osUser !== undefined) {
+      // Re-checked on the committed row when two approvals race (READ COMMITTED re-evaluates
+      // the WHERE after waiting), so two terminals of one OS user cannot both get in.
+      params.push(approval.osUser, approval.host ?? null);
+      sameOsUser = `
+            AND NOT (requested_by_os_user IS NOT DISTINCT FROM $5::text
+                     AND requested_on_host IS NOT DISTINCT FROM $6::text)
+            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a
+                             WHERE a->>'osUser' = $5::text AND (a->>'host') IS NOT DISTINCT FROM $6::text)`;
+    }
+    const updated = (
+      await db.query(
+        `UPDATE approval_requests
+            SET approvals = approvals || jsonb_build_array($2::jsonb), updated_at = $3
+          WHERE id = $1 AND status = 'pending' AND requested_by <> $4
+            AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)${sameOsUser}
+          RETURNING *`,
+        params,
+      )
+    ).rows[0] as Row | undefined;
+    if (updated) {
+      const at = check.approveIfCompleteAt;
+      const approved =
+        at === undefined
+          ? undefined
+          : await transitionOn(
+              db,
+              id,
+              [RequestStatus.Pending],
+              { status: RequestStatus.Approved, updatedAt: new Date(at).toISOString() },
+              { notExpiredAt: at, approvalsComplete: true },
+            );
+      return { ok: true as const, request: approved ?? rowToRequest(updated) };
+    }
+    const row = (await db.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
+      | Row
+      | undefined;
+    const request = row ? rowToRequest(row) : undefined;
+    // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
+    return {
+      ok: false as const,
+      reason: approvalRefusal(request, approval, check) ?? 'not-pending',
+      request,
+    };
+  }
+
   const runSql: RunSql = (sql, params) =>
     guard(async () => {
       const result = await pool.query(numbered(sql), params);
@@ -290,22 +426,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   return {
     migrate: () => guard(migrate),
 
-    appendAudit: (entry, key) =>
-      guard(() =>
-        inTransaction(async (client): Promise<AuditEntry> => {
-          // The head row is the chain's lock: a second replica waits here until this append commits.
-          const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE'))
-            .rows[0] as { seq: string | number; hash: string } | undefined;
-          if (!head) throw new Error('audit_head row is missing: was migrate() run?');
-          const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash }, key);
-          await client.query(
-            `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
-            auditValues(next),
-          );
-          await client.query('UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1', [next.seq, next.hash]);
-          return next;
-        }),
-      ),
+    appendAudit: (entry, key) => guard(() => inTransaction((client) => appendOn(client, entry, key))),
 
     auditHead: () =>
       guard(async () => {
@@ -436,80 +557,31 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         return (await pool.query(sql, statuses ? [statuses] : [])).rows.map(rowToRequest);
       }),
 
-    transitionRequest: (id, from, patch, check) =>
-      writing(async (): Promise<ActionRequest | undefined> => {
-        if (from.length === 0) return undefined;
-        const sets = patchAssignments(patch, json);
-        const params: unknown[] = sets.map((s) => s.value);
-        const assignments = sets.length
-          ? sets.map((s, i) => `${s.column} = $${i + 1}`).join(', ')
-          : 'status = status';
-        params.push(id, [...from]);
-        const where = [`id = $${params.length - 1}`, `status = ANY($${params.length})`];
-        if (check?.notExpiredAt !== undefined) {
-          params.push(new Date(check.notExpiredAt).toISOString());
-          where.push(`expires_at > $${params.length}`);
-        }
-        if (check?.expiredAt !== undefined) {
-          params.push(new Date(check.expiredAt).toISOString());
-          where.push(`expires_at <= $${params.length}`);
-        }
-        if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
-        if (check?.leaseOwner !== undefined) {
-          params.push(check.leaseOwner);
-          where.push(`lease_owner = $${params.length}`);
-        }
-        if (check?.leaseExpiredAt !== undefined) {
-          params.push(new Date(check.leaseExpiredAt).toISOString());
-          where.push(`COALESCE(lease_until, started_at, updated_at) <= $${params.length}`);
-        }
-        // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
-        // against the committed row: the second click finds the status already moved on.
-        const row = (
-          await pool.query(
-            `UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`,
-            params,
-          )
-        ).rows[0] as Row | undefined;
-        return row ? rowToRequest(row) : undefined;
-      }),
+    transitionRequest: (id, from, patch, check) => writing(() => transitionOn(pool, id, from, patch, check)),
 
+    transitionRequestAudited: (id, from, patch, check, audit) =>
+      writing(() =>
+        inTransaction(async (client) => {
+          const request = await transitionOn(client, id, from, patch, check);
+          return request ? { request, entry: await appendOn(client, audit.entry, audit.key) } : undefined;
+        }),
+      ),
+
+    // Without `approveIfCompleteAt` one UPDATE (and a read when it changed nothing): no transaction needed.
     addApproval: (id, approval, check = {}) =>
-      writing(async () => {
-        const params: unknown[] = [id, json(approval), approval.at, approval.userId];
-        let sameOsUser = '';
-        if (check.distinctOsUser && approval.osUser !== undefined) {
-          // Re-checked on the committed row when two approvals race (READ COMMITTED re-evaluates
-          // the WHERE after waiting), so two terminals of one OS user cannot both get in.
-          params.push(approval.osUser, approval.host ?? null);
-          sameOsUser = `
-                AND NOT (requested_by_os_user IS NOT DISTINCT FROM $5::text
-                         AND requested_on_host IS NOT DISTINCT FROM $6::text)
-                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a
-                                 WHERE a->>'osUser' = $5::text AND (a->>'host') IS NOT DISTINCT FROM $6::text)`;
-        }
-        const updated = (
-          await pool.query(
-            `UPDATE approval_requests
-                SET approvals = approvals || jsonb_build_array($2::jsonb), updated_at = $3
-              WHERE id = $1 AND status = 'pending' AND requested_by <> $4
-                AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)${sameOsUser}
-              RETURNING *`,
-            params,
-          )
-        ).rows[0] as Row | undefined;
-        if (updated) return { ok: true as const, request: rowToRequest(updated) };
-        const row = (await pool.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
-          | Row
-          | undefined;
-        const request = row ? rowToRequest(row) : undefined;
-        // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
-        return {
-          ok: false as const,
-          reason: approvalRefusal(request, approval, check) ?? 'not-pending',
-          request,
-        };
-      }),
+      writing(() =>
+        check.approveIfCompleteAt === undefined
+          ? approveOn(pool, id, approval, check)
+          : inTransaction((client) => approveOn(client, id, approval, check)),
+      ),
+
+    addApprovalAudited: (id, approval, check, audit) =>
+      writing(() =>
+        inTransaction(async (client) => {
+          const outcome = await approveOn(client, id, approval, check);
+          return outcome.ok ? { ...outcome, entry: await appendOn(client, audit.entry, audit.key) } : outcome;
+        }),
+      ),
 
     escalation: createPostgresEscalation(pool, guard, inTransaction),
     ...purgeMethods(runSql),

@@ -21,14 +21,20 @@ import {
   rowToAudit,
   rowToRequest,
 } from './rows.js';
-import type {
-  ActionRequest,
-  ApprovalCheck,
-  AuditEntry,
-  AuditEntryInput,
-  CreateRequestResult,
-  RateTake,
-  Store,
+import {
+  type ActionRequest,
+  type Approval,
+  type ApprovalCheck,
+  type ApprovalOutcome,
+  type AuditAppend,
+  type AuditEntry,
+  type AuditEntryInput,
+  type CreateRequestResult,
+  type RateTake,
+  type RequestPatch,
+  RequestStatus,
+  type Store,
+  type TransitionCheck,
 } from './store.js';
 import { type SyncFile, walSync } from './wal-sync.js';
 
@@ -125,9 +131,20 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       reason: `cannot open ${path}: ${(error as Error).message}`,
     });
   }
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
+  try {
+    db.pragma('busy_timeout = 5000');
+    // WAL mode opens (or creates) the `-wal` and `-shm` files: on a full disk or a read-only
+    // directory that fails ("disk I/O error", "unable to open database file"), and the command
+    // line's read-only commands must still answer.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+  } catch (error) {
+    db.close();
+    const code = (error as { code?: unknown }).code;
+    throw new OpsError(ErrorCode.StoreUnavailable, {
+      reason: `cannot open ${path}: ${typeof code === 'string' ? `${code}, ` : ''}${(error as Error).message}`,
+    });
+  }
 
   const json = (value: unknown) => JSON.stringify(value);
 
@@ -230,17 +247,84 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
     grouping,
   );
 
-  const approve = db.transaction(
-    (id: string, approval: Parameters<Store['addApproval']>[1], check: ApprovalCheck = {}) => {
-      const row = getRow(id);
-      const request = row ? rowToRequest(row) : undefined;
-      const refusal = approvalRefusal(request, approval, check);
-      if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
-      const approvals = [...request.approvals, approval];
-      const updated = db
-        .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
-        .get(json(approvals), approval.at, id) as Row;
-      return { ok: true as const, request: rowToRequest(updated) };
+  /**
+   * A conditional UPDATE of one request, run to completion with `all()`: a `get()` stops after the
+   * first row, so an autocommit statement's own commit (SQLITE_FULL on a full disk) failed silently
+   * and the row it returned was never stored.
+   */
+  const transitionRow = (
+    id: string,
+    from: readonly RequestStatus[],
+    patch: RequestPatch,
+    check: TransitionCheck | undefined,
+  ): Row | undefined => {
+    if (from.length === 0) return undefined;
+    const sets = patchAssignments(patch, json);
+    // An empty patch still runs the conditional write, so it answers "does the condition hold?".
+    const assignments = sets.length ? sets.map((s) => `${s.column} = ?`).join(', ') : 'status = status';
+    const where = ['id = ?', `status IN (${from.map(() => '?').join(', ')})`];
+    const params: unknown[] = [...sets.map((s) => s.value), id, ...from];
+    if (check?.notExpiredAt !== undefined) {
+      where.push('expires_at > ?');
+      params.push(new Date(check.notExpiredAt).toISOString());
+    }
+    if (check?.expiredAt !== undefined) {
+      where.push('expires_at <= ?');
+      params.push(new Date(check.expiredAt).toISOString());
+    }
+    if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
+    if (check?.leaseOwner !== undefined) {
+      where.push('lease_owner = ?');
+      params.push(check.leaseOwner);
+    }
+    if (check?.leaseExpiredAt !== undefined) {
+      where.push('COALESCE(lease_until, started_at, updated_at) <= ?');
+      params.push(new Date(check.leaseExpiredAt).toISOString());
+    }
+    const rows = db
+      .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
+      .all(...params) as Row[];
+    return rows[0];
+  };
+
+  const approveRow = (id: string, approval: Approval, check: ApprovalCheck = {}): ApprovalOutcome => {
+    const row = getRow(id);
+    const request = row ? rowToRequest(row) : undefined;
+    const refusal = approvalRefusal(request, approval, check);
+    if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
+    const approvals = [...request.approvals, approval];
+    let updated = db
+      .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
+      .all(json(approvals), approval.at, id)[0] as Row;
+    if (check.approveIfCompleteAt !== undefined) {
+      const at = new Date(check.approveIfCompleteAt).toISOString();
+      updated =
+        transitionRow(
+          id,
+          [RequestStatus.Pending],
+          { status: RequestStatus.Approved, updatedAt: at },
+          { notExpiredAt: at, approvalsComplete: true },
+        ) ?? updated;
+    }
+    return { ok: true as const, request: rowToRequest(updated) };
+  };
+  const approve = db.transaction(approveRow);
+  const approveAudited = db.transaction(
+    (id: string, approval: Approval, check: ApprovalCheck | undefined, audit: AuditAppend) => {
+      const outcome = approveRow(id, approval, check);
+      return outcome.ok ? { ...outcome, entry: append(audit.entry, audit.key) } : outcome;
+    },
+  );
+  const transitionAudited = db.transaction(
+    (
+      id: string,
+      from: readonly RequestStatus[],
+      patch: RequestPatch,
+      check: TransitionCheck | undefined,
+      audit: AuditAppend,
+    ) => {
+      const row = transitionRow(id, from, patch, check);
+      return row ? { request: rowToRequest(row), entry: append(audit.entry, audit.key) } : undefined;
     },
   );
 
@@ -383,37 +467,18 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       }),
 
     transitionRequest: (id, from, patch, check) =>
-      wrap((): ActionRequest | undefined => {
-        if (from.length === 0) return undefined;
-        const sets = patchAssignments(patch, json);
-        // An empty patch still runs the conditional write, so it answers "does the condition hold?".
-        const assignments = sets.length ? sets.map((s) => `${s.column} = ?`).join(', ') : 'status = status';
-        const where = ['id = ?', `status IN (${from.map(() => '?').join(', ')})`];
-        const params: unknown[] = [...sets.map((s) => s.value), id, ...from];
-        if (check?.notExpiredAt !== undefined) {
-          where.push('expires_at > ?');
-          params.push(new Date(check.notExpiredAt).toISOString());
-        }
-        if (check?.expiredAt !== undefined) {
-          where.push('expires_at <= ?');
-          params.push(new Date(check.expiredAt).toISOString());
-        }
-        if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
-        if (check?.leaseOwner !== undefined) {
-          where.push('lease_owner = ?');
-          params.push(check.leaseOwner);
-        }
-        if (check?.leaseExpiredAt !== undefined) {
-          where.push('COALESCE(lease_until, started_at, updated_at) <= ?');
-          params.push(new Date(check.leaseExpiredAt).toISOString());
-        }
-        const row = db
-          .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
-          .get(...params) as Row | undefined;
+      wrap(() => {
+        const row = transitionRow(id, from, patch, check);
         return row ? rowToRequest(row) : undefined;
       }),
 
+    transitionRequestAudited: (id, from, patch, check, audit) =>
+      wrap(() => transitionAudited.immediate(id, from, patch, check, audit)),
+
     addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
+
+    addApprovalAudited: (id, approval, check, audit) =>
+      wrap(() => approveAudited.immediate(id, approval, check, audit)),
 
     escalation: createSqliteEscalation(db, wrap, prepared),
 

@@ -163,7 +163,28 @@ export interface ApprovalCheck {
    * that made the request, or that gave an earlier approval: one terminal is one person.
    */
   distinctOsUser?: boolean;
+  /**
+   * When this approval is the last one needed and the request has not expired at this instant,
+   * the same write moves it to `approved` (updated at this instant): an approval that completes a
+   * request is never stored without the approval of the request, nor the other way round.
+   */
+  approveIfCompleteAt?: string;
 }
+
+/**
+ * An audit entry written in the same transaction as the state change it records: both are stored
+ * or neither (a full disk never leaves an entry without its change, nor a change without its entry).
+ * The store chains it as {@link Store.appendAudit} does.
+ */
+export interface AuditAppend {
+  entry: AuditEntryInput;
+  key?: AuditKey;
+}
+
+/** What {@link Store.addApproval} answers. */
+export type ApprovalOutcome =
+  | { ok: true; request: ActionRequest }
+  | { ok: false; reason: ApprovalRefusal; request?: ActionRequest };
 
 /** What {@link Store.createRequest} did: stored it, or found the same request already waiting. */
 export type CreateRequestResult = { created: true } | { created: false; pending: ActionRequest };
@@ -244,12 +265,27 @@ export interface Store extends PurgeStore, LimitStore {
    * Adds an approval atomically if the request is still pending, the approver is not the
    * requester and has not approved yet. Returns the updated request or a reason.
    */
-  addApproval(
+  addApproval(id: string, approval: Approval, check?: ApprovalCheck): Promise<ApprovalOutcome>;
+  /**
+   * {@link Store.transitionRequest} and one audit entry in one transaction: undefined, and no
+   * entry, when the condition did not hold; an error, and neither, when the write failed.
+   */
+  transitionRequestAudited(
+    id: string,
+    from: readonly RequestStatus[],
+    patch: RequestPatch,
+    check: TransitionCheck | undefined,
+    audit: AuditAppend,
+  ): Promise<{ request: ActionRequest; entry: AuditEntry } | undefined>;
+  /** {@link Store.addApproval} and its audit entry in one transaction; a refusal writes neither. */
+  addApprovalAudited(
     id: string,
     approval: Approval,
-    check?: ApprovalCheck,
+    check: ApprovalCheck | undefined,
+    audit: AuditAppend,
   ): Promise<
-    { ok: true; request: ActionRequest } | { ok: false; reason: ApprovalRefusal; request?: ActionRequest }
+    | (ApprovalOutcome & { ok: false; entry?: undefined })
+    | { ok: true; request: ActionRequest; entry: AuditEntry }
   >;
 
   /**

@@ -81,7 +81,7 @@ systems:
     expect(entries.join('\n')).not.toMatch(/failed|StoreUnavailable/);
   });
 
-  it('when every retry fails too, the audit still says done, the user is told it is paused, and the log says what could not be stored', async () => {
+  it('when every retry fails too, the user is told it is paused, the log says what could not be written, and the bot keeps writing the outcome until it lands', async () => {
     const { ops: app, faults } = await start();
     const queue = scene.queue('dispatch-ios');
     await queue.add('send', {});
@@ -90,13 +90,20 @@ systems:
     expect(await queue.isPaused()).toBe(true);
     expect(reply.ok).toBe(true);
     expect(shown(reply)).toContain('pushizo/dispatch-ios is paused.');
+    // The outcome and its entry are one write: neither is stored yet, the start and its entry are.
+    const id = (reply.data as { request: { id: string } }).request.id;
+    expect((await app.store.getRequest(id))?.status).toBe('executing');
+    expect(await trail(app)).toContain('request.executing executing');
+    expect((await trail(app)).filter((e) => e.startsWith('action.pause'))).toEqual([]);
+    expect(logged.join('\n')).toContain('the action ran but its outcome could not be written');
+    // The sweep of this bot leaves it alone: it is not dead, it is still writing.
+    expect(await app.approvals.recoverInterrupted()).toEqual([]);
+    // The store takes writes again: the kept outcome lands, with its entry, never as a failure.
+    faults.failFinish = 0;
+    await expect.poll(async () => (await app.store.getRequest(id))?.status, { timeout: 10_000 }).toBe('done');
     const entries = await trail(app);
     expect(entries.filter((e) => e.startsWith('action.pause'))).toEqual(['action.pause done']);
     expect(entries.join('\n')).not.toMatch(/failed|StoreUnavailable/);
-    // Still `executing` in the store: once its lease runs out the sweep reports it interrupted
-    // ("check the queue"), never failed.
-    const id = (reply.data as { request: { id: string } }).request.id;
-    expect((await app.store.getRequest(id))?.status).toBe('executing');
-    expect(logged.join('\n')).toContain('the action ran but its outcome could not be stored');
+    expect(await app.audit.verify()).toMatchObject({ ok: true });
   });
 });

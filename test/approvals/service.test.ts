@@ -175,9 +175,10 @@ describe('two-person approval', () => {
     expect(actions).toEqual([
       'U0ALICE request.created requested',
       'U0BOB request.approved approved',
+      'U0BOB request.executing executing',
       'U0BOB action.pause done',
     ]);
-    expect(await audit.verify()).toMatchObject({ ok: true, count: 3 });
+    expect(await audit.verify()).toMatchObject({ ok: true, count: 4 });
   });
 
   it('a waiting twin whose ttl ran out (no sweep yet) is expired and audited, and the new ask opens a request', async () => {
@@ -514,7 +515,7 @@ describe('two-person approval', () => {
     });
     const request = await submitPause(approvals);
     flaky.faults.failStart = 1;
-    expect(await codeOf(approvals.approve(request.id, bob))).toBe('StoreUnavailable');
+    expect(await codeOf(approvals.approve(request.id, bob))).toBe('StartNotStored');
     expect((await h.store.getRequest(request.id))?.status).toBe('approved');
     // Within a lease's length a replica may still be about to start it.
     h.clock.now = new Date(h.clock.now.getTime() + 10_000);
@@ -547,7 +548,12 @@ describe('two-person approval', () => {
     expect((await h.store.getRequest(request.id))?.status).toBe('done');
     const audit = createAudit({ store: h.store, now: () => h.clock.now });
     const actions = (await audit.recent(10)).map((e) => `${e.action} ${e.outcome}`).reverse();
-    expect(actions).toEqual(['request.created requested', 'request.approved approved', 'action.pause done']);
+    expect(actions).toEqual([
+      'request.created requested',
+      'request.approved approved',
+      'request.executing executing',
+      'action.pause done',
+    ]);
     expect(h.executed).toHaveLength(1);
   });
 

@@ -135,6 +135,6 @@ describe('a BullMQ purge whose process is SIGKILLed mid-chunk, then a read-only 
       error: null,
       result: { purged: N, archived: N, purgeId: id },
     });
-    expect(status.stderr).not.toContain(messages('en').approvals.interruptedError);
+    expect(status.stderr).not.toContain('may have run');
   });
 });

@@ -14,7 +14,8 @@ export function withFaults(store: Store) {
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         if (faults.dead) return busy();
-        if (property === 'transitionRequest') {
+        // The start and the outcome are written with their audit entries (`…Audited`).
+        if (property === 'transitionRequest' || property === 'transitionRequestAudited') {
           const patch = args[2] as Partial<ActionRequest>;
           const status = patch.status;
           if (status === undefined && patch.leaseUntil !== undefined && faults.renewDown) return busy();

@@ -5,14 +5,16 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createQueueOps } from '../../src/app.js';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
+import { loadConfigFile } from '../../src/config/load.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import { RequestStatus } from '../../src/store/store.js';
 import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
   botConfigInput,
@@ -557,7 +559,7 @@ describe('the bot at start', () => {
         .filter((c) => c.method === 'chat.update' && c.body.ts === '1700000000.777777');
       expect(updates).toHaveLength(1);
       expect(updates[0]?.body.channel).toBe('C0INCIDENT');
-      expect(textOf(updates[0]?.blocks)).toContain('Interrupted: the bot stopped while this was running');
+      expect(textOf(updates[0]?.blocks)).toContain('Interrupted: it may have run');
       expect((await started.runtime.approvals.get('r-interrupt'))?.status).toBe(RequestStatus.Interrupted);
       const audit = await started.runtime.audit.recent(10);
       expect(audit.map((e) => [e.action, e.outcome])).toContainEqual(['request.interrupted', 'interrupted']);
@@ -567,6 +569,64 @@ describe('the bot at start', () => {
       await queue.close();
     }
   });
+
+  it('redraws the message of a purge that recovery finished at start: Done, where it said Failed', async () => {
+    const name = 'q-recover';
+    const queue = new Queue(name, { connection: connectionFor(url), prefix });
+    await queue.addBulk(Array.from({ length: 25_000 }, (_, i) => ({ name: 'push', data: { i } })));
+    const configFile = writeConfigFile(
+      dir,
+      {
+        systems: [bullmqSystem('pushizo', url, prefix)],
+        slack: { allowedChannels: ['C0INCIDENT'] },
+        store: `sqlite:${join(dir, 'recover.db')}`,
+        roles: TEST_ROLES,
+        policies: { purge: { role: 'admin', approvals: 0 } },
+        archive: { dir: join(dir, 'archive') },
+      },
+      'recover.yml',
+    );
+    // A process stopped mid-purge: the purge halts at a safe point and is left to recovery; its
+    // request says failed, and its Slack message too.
+    const first = await createQueueOps({
+      config: loadConfigFile(configFile, {}),
+      env: {},
+      logger: memoryLogger().logger,
+    });
+    first.approvals.onProgress(() => first.approvals.abortExecutions());
+    const reply = await first.dispatcher.handle({
+      actor: { id: 'U0BOB' },
+      via: 'slack',
+      channel: 'C0INCIDENT',
+      words: ['purge', `pushizo/${name}`, 'waiting'],
+      locale: 'en',
+    });
+    const id = (reply.data as { request: { id: string } }).request.id;
+    expect((await first.store.getPurge(id))?.state).toBe('archiving');
+    expect((await first.approvals.get(id))?.status).toBe(RequestStatus.Failed);
+    await first.approvals.attachMessage(id, '1700000000.888888');
+    await first.close();
+
+    const before = calls.length;
+    const { io, err } = capture();
+    const started = await startBot(env(configFile), io, seams);
+    if (typeof started === 'number') throw new Error(`bot did not start: ${err.join(' ')}`);
+    try {
+      await started.idle();
+      expect((await started.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+      expect(await queue.count()).toBe(0);
+      const updates = calls
+        .slice(before)
+        .filter((c) => c.method === 'chat.update' && c.body.ts === '1700000000.888888');
+      expect(updates.length).toBeGreaterThanOrEqual(1);
+      expect(updates.at(-1)?.body.channel).toBe('C0INCIDENT');
+      expect(textOf(updates.at(-1)?.blocks)).toContain('Done');
+      expect(textOf(updates.at(-1)?.blocks)).not.toContain('Failed');
+    } finally {
+      await started.stop();
+      await queue.close();
+    }
+  }, 60_000);
 
   it('stops with one line and exit code 1 when its store cannot be opened', async () => {
     // A directory where the database file should be.

@@ -403,6 +403,69 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
         expect(stored?.error).toBe(winners[0]!.error);
       });
 
+      it('a transition with its audit entry writes both in one transaction, or neither when its condition fails, and the chain verifies', async () => {
+        const request = sampleRequest({ status: 'approved' });
+        await store.createRequest(request);
+        await appendMany(store, 2);
+        const started = await store.transitionRequestAudited(
+          request.id,
+          ['approved'],
+          { status: 'executing', startedAt: iso(3), updatedAt: iso(3) },
+          undefined,
+          { entry: entry(3, { action: 'request.executing', params: { request: request.id } }) },
+        );
+        expect(started?.request.status).toBe('executing');
+        expect(started?.entry).toMatchObject({ seq: 3, action: 'request.executing' });
+        // A replay: the condition no longer holds, so neither is written.
+        const replay = await store.transitionRequestAudited(
+          request.id,
+          ['approved'],
+          { status: 'executing', updatedAt: iso(4) },
+          undefined,
+          { entry: entry(4, { action: 'request.executing' }) },
+        );
+        expect(replay).toBeUndefined();
+        expect((await store.listAudit()).map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect(await store.auditHead?.()).toMatchObject({ seq: 3, hash: started!.entry.hash });
+        expect(await auditOf(store).verify()).toEqual({ ok: true, count: 3 });
+      });
+
+      it('an approval with its audit entry is written whole; the last one needed approves it in the same write; a refusal writes neither', async () => {
+        const request = sampleRequest();
+        await store.createRequest(request);
+        const refused = await store.addApprovalAudited(
+          request.id,
+          { userId: request.requestedBy, at: iso(1) },
+          { approveIfCompleteAt: iso(1) },
+          { entry: entry(1, { action: 'request.approved' }) },
+        );
+        expect(refused).toMatchObject({ ok: false, reason: 'self' });
+        expect(await store.listAudit()).toEqual([]);
+        const approved = await store.addApprovalAudited(
+          request.id,
+          { userId: 'U0BOB', at: iso(2) },
+          { approveIfCompleteAt: iso(2) },
+          { entry: entry(2, { action: 'request.approved' }) },
+        );
+        expect(approved.ok).toBe(true);
+        if (!approved.ok) return;
+        expect(approved.request).toMatchObject({ status: 'approved', updatedAt: iso(2) });
+        expect(approved.request.approvals.map((a) => a.userId)).toEqual(['U0BOB']);
+        expect(approved.entry).toMatchObject({ seq: 1, action: 'request.approved' });
+        expect((await store.getRequest(request.id))?.status).toBe('approved');
+        expect(await auditOf(store).verify()).toEqual({ ok: true, count: 1 });
+        // Past its ttl the approval is stored, the request stays pending (the sweep expires it).
+        const late = sampleRequest({ requiredApprovals: 1, target: 'pushizo/late' });
+        await store.createRequest(late);
+        const after = await store.addApprovalAudited(
+          late.id,
+          { userId: 'U0BOB', at: iso(16 * 60) },
+          { approveIfCompleteAt: iso(16 * 60) },
+          { entry: entry(3, { action: 'request.approved' }) },
+        );
+        expect(after.ok && after.request.status).toBe('pending');
+      });
+
       it('addApproval refuses the requester, a second approval by the same person, and requests no longer pending', async () => {
         const request = sampleRequest({ requiredApprovals: 2 });
         await store.createRequest(request);

@@ -45,7 +45,7 @@ export const approvals = {
     denied: ':no_entry: Denied',
     expired: ':alarm_clock: Expired: nobody approved it in time. Ask again if it is still needed.',
     interrupted:
-      ':warning: Interrupted: the bot stopped while this was running. Check the queue before asking again.',
+      ':warning: Interrupted: it may have run. The bot stopped, or could not write its outcome, while this was running. Check the queue and `/queue audit` before asking again.',
   } as Record<string, string>,
   deniedBy: (who: string, reason?: string) => `Denied by ${who}${reason ? `: ${reason}` : ''}`,
   duration: (seconds: number) => `took ${seconds < 1 ? '<1' : seconds.toFixed(1)} s`,
@@ -88,12 +88,15 @@ export const approvals = {
     `requester no longer allowed: ${who} no longer holds the \`${role}\` role, so it did not run`,
   requesterNo2fa: (who: string) =>
     `requester no longer allowed: Slack did not confirm two-factor authentication for ${who}, so it did not run`,
-  interruptedError: 'the bot stopped while this was running; check the queue before asking again',
+  /** Stored as the error of an execution whose lease ran out: it may have run, whole or in part. */
+  interruptedError: (target: string) =>
+    `it may have run: its bot stopped, or could not write its outcome, while it was running. Check \`${target}\` (\`/queue status\`, \`/queue audit\`) before asking again`,
   /** Status line of a request that was approved but never started (its bot stopped first). */
   interruptedBeforeStart:
     ':warning: Interrupted before it started: it was approved, but the bot stopped (or could not record the start) before running it. It did not run; ask again if it is still needed.',
   /** Stored as the error of an approved request that no bot ever started. */
-  neverStartedError: 'approved, but never started: the bot stopped before running it, so it did not run',
+  neverStartedError:
+    'approved, but never started: the bot stopped (or the store refused its start) before running it, so it did not run',
   /** Stored as a failed request's error when an earlier approver is checked again at execution. */
   approverLostRole: (who: string, role: string) =>
     `approval by ${who} no longer counts: ${who} no longer holds the \`${role}\` role, so it did not run`,

@@ -106,6 +106,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     p.unsure
       ? `The bot's own store stopped answering while saving (${p.reason ?? 'no reply'}); whether it was saved is not known: look with \`/queue pending\` or \`/queue audit\` before doing it again.`
       : `The bot's own store is not answering (${p.reason ?? 'no reply'}); nothing was changed.`,
+  StartNotStored: (p) =>
+    `\`${p.id}\` (${p.action} ${p.target}) is approved, but the store refused the write of its start (\`executing\` with the audit entry \`request.executing\`: ${p.reason}), so it did not run. Once the store takes writes again it is closed as never started; ask again then.`,
+  OutcomeNotStored: (p) =>
+    `\`${p.id}\` (${p.action} ${p.target}) ran and ${p.outcome === 'done' ? 'is done' : 'failed'}, but the store refused the write of its outcome (the status \`${p.outcome}\` with the audit entry \`action.${p.action}\`: ${p.reason}). Check \`${p.target}\`; the request shows as running, then as interrupted ("may have run"), until the bot writes it.`,
   ConfigInvalid: (p) =>
     `The config in ${p.source} is not valid:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,

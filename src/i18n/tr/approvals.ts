@@ -46,7 +46,7 @@ export const approvals: Catalog['approvals'] = {
     denied: ':no_entry: Reddedildi',
     expired: ':alarm_clock: Süresi doldu: kimse zamanında onaylamadı. Hâlâ gerekiyorsa yeniden isteyin.',
     interrupted:
-      ':warning: Yarıda kaldı: bu çalışırken bot durdu. Yeniden istemeden önce kuyruğu kontrol edin.',
+      ':warning: Yarıda kaldı: çalışmış olabilir. Bu çalışırken bot durdu ya da sonucunu yazamadı. Yeniden istemeden önce kuyruğu ve `/queue audit` çıktısını kontrol edin.',
   },
   deniedBy: (who: string, reason?: string) => `Reddeden: ${who}${reason ? `: ${reason}` : ''}`,
   duration: (seconds: number) =>
@@ -89,10 +89,12 @@ export const approvals: Catalog['approvals'] = {
     `isteyenin artık yetkisi yok: ${who} artık \`${role}\` rolüne sahip değil, bu yüzden çalışmadı`,
   requesterNo2fa: (who: string) =>
     `isteyenin artık yetkisi yok: Slack ${who} için iki adımlı doğrulamayı doğrulamadı, bu yüzden çalışmadı`,
-  interruptedError: 'bu çalışırken bot durdu; yeniden istemeden önce kuyruğu kontrol edin',
+  interruptedError: (target: string) =>
+    `çalışmış olabilir: bu çalışırken bot durdu ya da sonucunu yazamadı. Yeniden istemeden önce \`${target}\` hedefini kontrol edin (\`/queue status\`, \`/queue audit\`)`,
   interruptedBeforeStart:
     ':warning: Başlamadan yarıda kaldı: onaylanmıştı, ama bot onu çalıştırmadan önce durdu (ya da başlangıcı kaydedemedi). Çalışmadı; hâlâ gerekiyorsa yeniden isteyin.',
-  neverStartedError: 'onaylandı ama hiç başlamadı: bot onu çalıştırmadan önce durdu, bu yüzden çalışmadı',
+  neverStartedError:
+    'onaylandı ama hiç başlamadı: bot onu çalıştırmadan önce durdu (ya da depo başlangıcını reddetti), bu yüzden çalışmadı',
   approverLostRole: (who: string, role: string) =>
     `${who} onayı artık geçerli değil: ${who} artık \`${role}\` rolüne sahip değil, bu yüzden çalışmadı`,
   approverNo2fa: (who: string) =>

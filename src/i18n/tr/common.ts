@@ -5,4 +5,6 @@ export const common: Catalog['common'] = {
     `Bizim tarafta bir şeyler ters gitti (ref ${ref}). Ayrıntılar botun logunda.`,
   didYouMean: (suggestion: string) => `\`${suggestion}\` mi demek istediniz?`,
   none: 'yok',
+  unaudited: (reason: string) =>
+    `:warning: Denetim kaydına yazılmadı: botun deposuna yazılamıyor (${reason}). Okuma komutları yanıt veriyor; depo yeniden yazılabilene kadar eylemler ve onaylar kullanılamaz.`,
 };

@@ -123,6 +123,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
     p.unsure
       ? `Botun kendi deposu kaydederken yanıt vermeyi bıraktı (${p.reason ?? 'yanıt yok'}); kaydedilip kaydedilmediği bilinmiyor: yeniden yapmadan önce \`/queue pending\` ya da \`/queue audit\` ile bakın.`
       : `Botun kendi deposu yanıt vermiyor (${p.reason ?? 'yanıt yok'}); hiçbir şey değişmedi.`,
+  StartNotStored: (p) =>
+    `\`${p.id}\` (${p.action} ${p.target}) onaylandı, ama depo başlangıcının yazılmasını reddetti (\`executing\` ve \`request.executing\` denetim kaydı: ${p.reason}), bu yüzden çalışmadı. Depo yeniden yazabildiğinde hiç başlamamış olarak kapatılır; o zaman yeniden isteyin.`,
+  OutcomeNotStored: (p) =>
+    `\`${p.id}\` (${p.action} ${p.target}) çalıştı ve ${p.outcome === 'done' ? 'tamamlandı' : 'başarısız oldu'}, ama depo sonucunun yazılmasını reddetti (\`${p.outcome}\` durumu ve \`action.${p.action}\` denetim kaydı: ${p.reason}). \`${p.target}\` hedefini kontrol edin; bot onu yazana kadar istek çalışıyor, sonra yarıda kaldı ("çalışmış olabilir") olarak görünür.`,
   ConfigInvalid: (p) =>
     `${p.source} içindeki config geçerli değil:\n${(p.problems as string[] | undefined)?.map((x) => `  ${x}`).join('\n') ?? ''}`,
   AuditChainBroken: (p) => `${p.message}`,

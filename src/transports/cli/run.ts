@@ -215,6 +215,8 @@ async function openRuntime(
       env: io.env,
       logger,
       recoverLater: true,
+      // The command line ends with the command: an outcome it cannot write is said, not kept.
+      unwrittenOutcome: 'report',
       auditWitnesses: auditChannelWitnessFromEnv(io.env, config.slack.auditChannel, logger),
     });
     return { app: full, full };
@@ -231,7 +233,14 @@ async function openRuntime(
         `queue-ops: ${messages(config.locale).cli.storeUnavailable(messages(config.locale).errors.describe(error))}`,
       )}\n`,
     );
-    return { app: createReadOnlyApp({ config, env: io.env, logger }) };
+    return {
+      app: createReadOnlyApp({
+        config,
+        env: io.env,
+        logger,
+        storeProblem: String(error.params.reason ?? error.params.message ?? error.code),
+      }),
+    };
   }
 }
 

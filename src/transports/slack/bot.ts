@@ -208,6 +208,9 @@ async function startWithConfig(
       directory: createSlackDirectory(web),
       // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
       guardsAt: 'transport',
+      // Run below, once the request messages' updater listens: a request recovery settles gets
+      // its message redrawn.
+      recoverLater: true,
       auditSink: async (entry) => {
         metrics?.observeAudit(entry);
         await auditPoster?.sink(entry);
@@ -240,6 +243,9 @@ async function startWithConfig(
 
   const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
   runtime.approvals.onChange(updater.listener);
+  // A purge whose process was killed is finished before anything else runs, as createQueueOps
+  // would have, with its request's message updated.
+  await runtime.recoverPurges();
   const liveMetrics = createMetrics({
     backends: runtime.backends,
     cacheSeconds: config.metrics.cacheSeconds,
@@ -336,7 +342,17 @@ async function startWithConfig(
       userLocale,
       homeNotice: (userId, text) => homeTab.notice(userId, text),
       ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
-      deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
+      deliver: createRequestDelivery({
+        approvals: runtime.approvals,
+        logger,
+        locale,
+        // No retries of its own: a post whose answer was lost is looked for before it is sent again.
+        poster: createAlertWebClient(settings.botToken, {
+          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
+          logger: boltLogger(logger),
+          fetch: clientBase.fetch,
+        }),
+      }),
       middleware: [
         createBoltGuard({
           ...runtime.guards,

@@ -13,7 +13,19 @@ export interface RequestDeliveryDeps {
   approvals: Pick<Approvals, 'get' | 'attachMessage'>;
   logger: Logger;
   locale?: Locale;
+  /**
+   * Posts the request: a client that never sends a post again by itself (the alerts' client). A
+   * post whose answer was lost is looked for by its metadata first, and sent again only when it
+   * is not there. Without it, the listener's client.
+   */
+  poster?: WebClient;
 }
+
+/** The message metadata a posted request carries, so a post whose answer was lost can be found. */
+export const REQUEST_EVENT = 'queue_ops_request';
+
+/** Posts of one request tried at most, when each answer is lost and no earlier post is found. */
+const POST_ATTEMPTS = 3;
 
 /** The `data.request` a reply carries when a command created or changed an approval request. */
 function requestIdOf(reply: Reply): { id: string; status: string } | undefined {
@@ -36,7 +48,7 @@ function requestIdOf(reply: Reply): { id: string; status: string } | undefined {
 export function createRequestDelivery(deps: RequestDeliveryDeps): ReplyDelivery {
   const locale = deps.locale ?? 'en';
   const log = deps.logger.child({ component: 'slack-requests' });
-  return async (reply, request, client, respond) => {
+  const deliver: ReplyDelivery = async (reply, request, client, respond) => {
     const created = requestIdOf(reply);
     if (!reply.ok || !created || created.status !== 'pending') return false;
     if (request.action !== undefined || !request.channel) return false;
@@ -47,7 +59,7 @@ export function createRequestDelivery(deps: RequestDeliveryDeps): ReplyDelivery 
 
     let ts: string | undefined;
     try {
-      ts = (await postMessage(client, request.channel, reply.message, { logger: log, locale })).ts;
+      ts = await postOnce(deps.poster ?? client, request.channel, stored, reply.message);
     } catch (error) {
       log.warn(
         { err: error, requestId: stored.id, slackError: slackErrorCode(error) },
@@ -79,6 +91,60 @@ export function createRequestDelivery(deps: RequestDeliveryDeps): ReplyDelivery 
     }
     return true;
   };
+
+  /**
+   * Posts `request`'s message with its id in the metadata. When Slack's answer is lost (a reset,
+   * a timeout) Slack may have taken it: the channel is looked at for it before it is posted again,
+   * so it is never there twice with live buttons. A refusal (`not_in_channel`) posted nothing.
+   */
+  async function postOnce(
+    poster: WebClient,
+    channel: string,
+    request: ActionRequest,
+    message: Reply['message'],
+  ): Promise<string | undefined> {
+    const metadata = { event_type: REQUEST_EVENT, event_payload: { request_id: request.id } };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await postMessage(poster, channel, message, { logger: log, locale, metadata })).ts;
+      } catch (error) {
+        if (slackErrorCode(error) !== undefined || attempt >= POST_ATTEMPTS) throw error;
+        log.warn(
+          { err: error, requestId: request.id },
+          'request post unanswered; looking for it before posting again',
+        );
+        // Not known either way: the fallback below answers through respond(), as before.
+        const found = await findRequestPost(poster, channel, request);
+        if (found) return found;
+      }
+    }
+  }
+
+  return deliver;
+}
+
+/**
+ * The ts of the bot's earlier post of `request` in `channel`, found by its metadata: one page of
+ * the channel from a minute before the request was made (`channels:history` / `groups:history`).
+ */
+async function findRequestPost(
+  client: WebClient,
+  channel: string,
+  request: ActionRequest,
+): Promise<string | undefined> {
+  const oldest = ((Date.parse(request.createdAt) - 60_000) / 1000).toFixed(6);
+  const page = await client.conversations.history({
+    channel,
+    oldest,
+    limit: 200,
+    include_all_metadata: true,
+  });
+  const found = (page.messages ?? []).find(
+    (m) =>
+      m.metadata?.event_type === REQUEST_EVENT &&
+      (m.metadata.event_payload as { request_id?: unknown } | undefined)?.request_id === request.id,
+  );
+  return found?.ts;
 }
 
 async function respondSafely(respond: RespondFn | undefined, args: RespondArguments, log: Logger) {
