@@ -162,12 +162,6 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
   /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
   store?: Store;
   /**
-   * Where the guards run: as dispatcher middleware (the command line, the demo console), or at
-   * the transport (Slack installs them as Bolt middleware with `createBoltGuard`, built from the
-   * returned `guards`). Never both: a denial would be recorded twice.
-   */
-  guardsAt?: 'dispatcher' | 'transport';
-  /**
    * The caller runs `recoverPurges()` itself (the command line: after a read-only command has
    * answered, before any other). Otherwise it runs here, before anything else can.
    */
@@ -190,8 +184,6 @@ export interface QueueOps extends App {
    * throws. Run by `createQueueOps` itself unless `recoverLater` asked the caller to run it.
    */
   recoverPurges(options?: Parameters<Purges['recover']>[0]): Promise<void>;
-  /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
-  guards: GuardMiddlewareDeps;
   /** Who may answer from the App Home tab what was asked in a channel (the tab lists only those). */
   channelMembership: ChannelMembershipCheck;
 }
@@ -211,7 +203,7 @@ function createRoles(config: Config, directory: SlackDirectory, now: () => Date,
  * same guards, with nowhere to record a denial, and the action verbs answering that they need
  * the store instead of being unknown.
  */
-export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'>): App {
+export function createReadOnlyApp(deps: Omit<QueueOpsDeps, 'store' | 'auditSink'>): App {
   const now = deps.now ?? (() => new Date());
   const directory = deps.directory ?? createOfflineDirectory();
   const roles = createRoles(deps.config, directory, now, deps.logger);
@@ -339,12 +331,12 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   });
   const alerts = createAlertService({ store, now });
   const guards: GuardMiddlewareDeps = { roles, directory, config, audit, rateLimit };
-  const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,
     now,
     middleware: [
-      ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
+      // The one place the guards run, for every transport: Slack, the command line, the console.
+      createGuardMiddleware(guards),
       createCommandAuditMiddleware({ audit, logger, cliUsers: config.cli.users }),
     ],
     commands: [...ACTION_COMMANDS],
@@ -377,7 +369,6 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     purges,
     limits,
     recoverPurges,
-    guards,
     channelMembership,
     close() {
       closing ??= (async () => {

@@ -21,7 +21,7 @@ import { sampleAlert } from '../store/escalation-contract.js';
  * usage errors and refusals give their use back, and `ack`/`snooze` are not counted: ten typos no
  * longer lock a user out of `pause` and `ack`, and acknowledging an alert storm does not stop at
  * the eleventh. Real BullMQ on the test Redis, a real SQLite store; in Slack, the real wiring
- * (`startBot`, the Bolt guard around the real listeners), Slack's HTTP side nock'd.
+ * (`startBot`, the real listeners and the guards in the dispatcher), Slack's HTTP side nock'd.
  */
 const redis = testRedisUrl();
 const QUEUES = Array.from({ length: 14 }, (_, i) => `q${i}`);

@@ -21,7 +21,7 @@ import {
 
 /**
  * The bot as `npm start` runs it in HTTP mode (`startBot`: Bolt's HTTP receiver on a real port,
- * the replay memory in its SQLite store, the guards as Bolt middleware), sent requests the way
+ * the replay memory in its SQLite store, the guards in the dispatcher's chain), sent requests the way
  * an attacker on the network could: unsigned, signed with another secret, too old, replayed,
  * edited after signing, and block_actions payloads with fields missing or added.
  */

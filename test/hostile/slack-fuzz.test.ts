@@ -22,7 +22,7 @@ import {
 import { brief, isPidboxKey, keyOf, type RedisWatch, watchRedis } from './redis-watch.js';
 
 /**
- * Every Bolt listener of the real bot (`startBot`: Bolt guard, request delivery, Home tab) fed
+ * Every Bolt listener of the real bot (`startBot`: the guards, request delivery, Home tab) fed
  * forged and malformed Slack payloads: block_actions with any action id, any value (real request
  * ids of another channel included), missing or extra fields; view submissions and other payload
  * types queue-ops never asked for; slash commands with any text. For each: acknowledged once,

@@ -7,13 +7,10 @@ import { createApp, type App as QueueOpsApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
+import type { Middleware } from '../../src/pipeline/dispatcher.js';
 import { type BotOptions, type RunningBot, startBot } from '../../src/transports/slack/bot.js';
 import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import {
-  registerSlackListeners,
-  type SlackListenerDeps,
-  type SlackMiddleware,
-} from '../../src/transports/slack/listeners.js';
+import { registerSlackListeners, type SlackListenerDeps } from '../../src/transports/slack/listeners.js';
 import { bullmqSystem, configYaml, type SystemInput } from '../helpers/config-file.js';
 
 export const HOOKS = 'https://hooks.slack.com';
@@ -109,7 +106,6 @@ export function captureResponses(path: string, status = 200) {
 
 export interface Harness {
   app: App;
-  services: QueueOpsApp;
   logLines: Record<string, unknown>[];
   /** Hands one payload to Bolt: `acked` settles when ack() is called, `done` when listeners finish. */
   deliver(
@@ -120,37 +116,36 @@ export interface Harness {
   send(body: Record<string, unknown>, extra?: Partial<ReceiverEvent>): Promise<{ acks: number }>;
 }
 
+/** `startHarness`'s: the Slack side with the app it composed. */
+export type AppHarness = Harness & { services: QueueOpsApp; close(): Promise<void> };
+
 /**
- * The real pipeline: a typed config, written as its text and loaded → `createApp` (real
- * backends, real dispatcher) → Bolt app with the real listeners, over a receiver that binds
- * nothing. Only Slack's HTTP side is nock'd.
+ * Bolt with the real listeners (`createSlackApp` over a receiver that binds nothing, no Web API
+ * retries) around a dispatcher the test composed itself (`createApp`, `createQueueOps`). Tests
+ * hand it payloads with `deliver`/`send`; only Slack's HTTP side is nock'd.
  */
-export async function startHarness(
-  config: ConfigInput,
-  options: { middleware?: SlackMiddleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
-): Promise<Harness & { close(): Promise<void> }> {
-  const { logger, lines } = memoryLogger();
-  // Written as a user's file is and read back by the loader, defaults and all.
-  const parsed = parseConfig(configYaml(config), {}, 'test.yml');
-  const services = createApp({ config: parsed, env: {}, logger });
+export function slackAround(
+  dispatcher: SlackListenerDeps['dispatcher'],
+  options: Partial<Omit<SlackListenerDeps, 'dispatcher'>> & { apiUrl?: string } = {},
+): Harness {
+  const memory = options.logger ? undefined : memoryLogger();
+  const logger = options.logger ?? (memory as { logger: Logger }).logger;
+  const { apiUrl, ...listenerOptions } = options;
   const slack = createSlackApp({
-    env: { SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: 'unused-with-fake-receiver' },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+      ...(apiUrl ? { SLACK_API_URL: apiUrl } : {}),
+    },
     logger,
     receiverOverride: fakeReceiver(),
     authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
     clientOptions: { retryConfig: { retries: 0 } },
   });
-  registerSlackListeners(slack.app, {
-    dispatcher: services.dispatcher,
-    logger,
-    locale: parsed.locale,
-    ...(options.middleware ? { middleware: options.middleware } : {}),
-    ...(options.userLocale ? { userLocale: options.userLocale } : {}),
-  });
+  registerSlackListeners(slack.app, { ...listenerOptions, dispatcher, logger });
   return {
     app: slack.app,
-    services,
-    logLines: lines,
+    logLines: memory?.lines ?? [],
     deliver(body, extra = {}) {
       return deliver(slack.app, body, extra);
     },
@@ -159,6 +154,36 @@ export async function startHarness(
       await run.done;
       return { acks: run.acks() };
     },
+  };
+}
+
+/**
+ * The real pipeline: a typed config, written as its text and loaded → `createApp` (real
+ * backends, real dispatcher, with `middleware` in its chain) → Bolt app with the real listeners
+ * (`slackAround`). Only Slack's HTTP side is nock'd.
+ */
+export async function startHarness(
+  config: ConfigInput,
+  options: { middleware?: Middleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
+): Promise<AppHarness> {
+  const { logger, lines } = memoryLogger();
+  // Written as a user's file is and read back by the loader, defaults and all.
+  const parsed = parseConfig(configYaml(config), {}, 'test.yml');
+  const services = createApp({
+    config: parsed,
+    env: {},
+    logger,
+    ...(options.middleware ? { middleware: options.middleware } : {}),
+  });
+  const slack = slackAround(services.dispatcher, {
+    logger,
+    locale: parsed.locale,
+    ...(options.userLocale ? { userLocale: options.userLocale } : {}),
+  });
+  return {
+    ...slack,
+    services,
+    logLines: lines,
     async close() {
       await services.close();
     },

@@ -6,7 +6,6 @@ import type { Config } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { SlackSender } from '../../escalation/outbox.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
-import { createBoltGuard } from '../../guards/middleware.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
 import { inLocale, isLocale, messages } from '../../i18n/index.js';
 import { createIdleCollector } from '../../lib/idle-collector.js';
@@ -29,7 +28,6 @@ import { createSlackHealth, type SlackHealth } from './health.js';
 import { createHomeTab, type HomeTab, registerHomeTab } from './home.js';
 import { registerSlackListeners } from './listeners.js';
 import { createSeenSignatures } from './replay.js';
-import { requestFromSlack } from './request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './requests.js';
 import type { RespondPolicy } from './respond.js';
 import { checkAppToken, checkBotToken, SlackTokenError } from './tokens.js';
@@ -205,8 +203,6 @@ async function startWithConfig(
       logger,
       now,
       directory: createSlackDirectory(web),
-      // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
-      guardsAt: 'transport',
       auditSink: async (entry) => {
         metrics?.observeAudit(entry);
         await auditPoster?.sink(entry);
@@ -326,13 +322,6 @@ async function startWithConfig(
       homeNotice: (userId, text) => homeTab.notice(userId, text),
       ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
       deliver: createRequestDelivery({ approvals: runtime.approvals, logger, locale }),
-      middleware: [
-        createBoltGuard({
-          ...runtime.guards,
-          toRequest: (body, context) => requestFromSlack(body, { locale: context.locale ?? locale }),
-          commandFor: (verb) => runtime.commands.get(verb),
-        }),
-      ],
     });
     ({ port } = await slack.start());
   } catch (error) {
