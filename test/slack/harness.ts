@@ -218,33 +218,52 @@ export function botConfigInput(options: {
 }
 
 /**
- * The bot as `npm start` builds it (`startBot`: the real wiring, store, monitor, Home tab), its
- * config written to `dir`/queue-ops.yml, over a receiver that binds nothing (tests hand events to
- * `bot.slack.app.processEvent`), its Web API at `apiUrl` (nock'd), without retries and logging
- * to memory unless `seams` says otherwise.
+ * The one fixture for the bot as `npm start` builds it (`startBot`: the real wiring, store,
+ * monitor, Home tab), its Web API at `apiUrl` (nock'd or a local stand-in), without Web API
+ * retries, logging to memory and without process metrics unless `seams` says otherwise.
+ *
+ * - `config`: a typed config, written to `dir`/queue-ops.yml; or `configFile`, a file written already.
+ * - By default over a receiver that binds nothing (tests hand events to
+ *   `bot.slack.app.processEvent`), with the bot's ids given so Bolt asks Slack nothing at start.
+ * - `http`: Bolt's real HTTP receiver on a free port (`bot.port`), checking signatures with
+ *   `signingSecret`, and the token checked with Slack's `auth.test` as in production.
  */
 export async function startWiredBot(options: {
   dir: string;
-  config: ConfigInput;
+  config?: ConfigInput;
+  configFile?: string;
   token: string;
   apiUrl: string;
+  http?: { signingSecret: string };
+  /** More of the environment (SLACK_APP_TOKEN for socket mode…). */
+  env?: Record<string, string>;
   seams?: BotOptions;
+  /** Where the bot's own stderr lines go (the console by default). */
+  stderr?: (line: string) => void;
 }): Promise<RunningBot> {
-  const configFile = join(options.dir, 'queue-ops.yml');
-  writeFileSync(configFile, configYaml(options.config));
+  const configFile = options.configFile ?? join(options.dir, 'queue-ops.yml');
+  if (!options.configFile) {
+    if (!options.config) throw new Error('startWiredBot needs config or configFile');
+    writeFileSync(configFile, configYaml(options.config));
+  }
+  const receiver: BotOptions = options.http
+    ? {}
+    : { receiverOverride: fakeReceiver(), authorization: { botId: 'B0BOT', botUserId: 'U0BOT' } };
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: options.token,
-      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+      SLACK_SIGNING_SECRET: options.http?.signingSecret ?? 'unused-with-fake-receiver',
       SLACK_API_URL: options.apiUrl,
       QUEUE_OPS_CONFIG: configFile,
+      ...(options.http ? { PORT: '0' } : {}),
+      ...options.env,
     },
-    { stderr: (line) => console.error(line), stdout: () => {} },
+    { stderr: options.stderr ?? ((line) => console.error(line)), stdout: () => {} },
     {
-      receiverOverride: fakeReceiver(),
-      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+      ...receiver,
       clientOptions: { retryConfig: { retries: 0 } },
       logger: memoryLogger().logger,
+      metricsOptions: { processMetrics: false },
       ...options.seams,
     },
   );
