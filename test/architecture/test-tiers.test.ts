@@ -42,7 +42,7 @@ const INTEGRATION_MODULES = [
   'test/helpers/latency-proxy',
   'test/helpers/loopback-slack',
   'test/faults/private-postgres',
-  'test/slack/harness',
+  'test/transports/slack/harness',
   'src/lib/redis-server',
   'src/transports/slack/bot',
 ];
@@ -110,8 +110,8 @@ describe('the unit tier (test/unit-tier.ts)', () => {
 
   it('would catch an integration test listed there (the check is not blind)', () => {
     expect(integrationReach('test/guards/rate-limit.test.ts')).toMatch(/test-redis|nock|harness/);
-    // Through a helper: the Slack tests reach Bolt and nock through test/slack/harness.ts.
-    expect(integrationReach('test/slack/listeners.test.ts')).toBeDefined();
+    // Through a helper: the Slack tests reach Bolt and nock through test/transports/slack/harness.ts.
+    expect(integrationReach('test/transports/slack/listeners.test.ts')).toBeDefined();
   });
 
   it('is a part of npm test’s files: every test file is in one run or both', () => {

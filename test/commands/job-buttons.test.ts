@@ -14,7 +14,13 @@ import { RequestStatus } from '../../src/store/store.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { buttonClick, captureResponses, type Harness, randomId, slackAround } from '../slack/harness.js';
+import {
+  buttonClick,
+  captureResponses,
+  type Harness,
+  randomId,
+  slackAround,
+} from '../transports/slack/harness.js';
 
 const HOLDER = join(import.meta.dirname, '../fixtures/bullmq/hold-worker.mjs');
 const LOCK_MS = 1500;

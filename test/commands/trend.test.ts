@@ -13,7 +13,13 @@ import { jsonOf, runCli, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { decodePng } from '../helpers/png.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, type Harness, randomId, slackAround, slashCommand } from '../slack/harness.js';
+import {
+  captureResponses,
+  type Harness,
+  randomId,
+  slackAround,
+  slashCommand,
+} from '../transports/slack/harness.js';
 
 /**
  * `trend` over a real SQLite store holding an hour of the monitor's samples and an open alert:

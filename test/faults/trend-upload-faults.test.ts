@@ -9,7 +9,13 @@ import { fakeSlack } from '../escalation/fake-slack.js';
 import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, memoryLogger, randomId, slashCommand, startWiredBot } from '../slack/harness.js';
+import {
+  captureResponses,
+  memoryLogger,
+  randomId,
+  slashCommand,
+  startWiredBot,
+} from '../transports/slack/harness.js';
 
 /**
  * Slack failing a file upload after the answer went out: `/queue trend` answers, then uploads its chart with

@@ -13,8 +13,8 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, randomId, slashCommand, startWiredBot } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { captureResponses, randomId, slashCommand, startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * The rate limit (10 a minute by default) counts actions that ran. Mistyped retry ids,

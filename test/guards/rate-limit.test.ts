@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { slackAround } from '../slack/harness.js';
+import { slackAround } from '../transports/slack/harness.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 
 // The limit counts actions that ran: the commands counted here are real pauses of

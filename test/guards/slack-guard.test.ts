@@ -15,7 +15,7 @@ import { createDispatcher } from '../../src/pipeline/dispatcher.js';
 import type { CommandDefinition } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
-import { type Harness, slackAround } from '../slack/harness.js';
+import { type Harness, slackAround } from '../transports/slack/harness.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 
 const config = configSchema.parse({

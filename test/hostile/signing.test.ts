@@ -18,7 +18,7 @@ import {
   slackSignature,
   slashCommand,
   startWiredBot,
-} from '../slack/harness.js';
+} from '../transports/slack/harness.js';
 
 /**
  * The bot as `npm start` runs it in HTTP mode (`startBot`: Bolt's HTTP receiver on a real port,

@@ -18,7 +18,7 @@ import {
   memoryLogger,
   slashCommand,
   startWiredBot,
-} from '../slack/harness.js';
+} from '../transports/slack/harness.js';
 import { brief, isPidboxKey, keyOf, type RedisWatch, watchRedis } from './redis-watch.js';
 
 /**

@@ -7,7 +7,13 @@ import { createUserLocales } from '../../src/transports/slack/user-locale.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { type AppHarness, captureResponses, randomId, slashCommand, startHarness } from '../slack/harness.js';
+import {
+  type AppHarness,
+  captureResponses,
+  randomId,
+  slashCommand,
+  startHarness,
+} from '../transports/slack/harness.js';
 
 const API = 'https://slack.com';
 

@@ -8,7 +8,7 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { startWiredBot } from '../slack/harness.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * Fifty people typing `/queue status` at once into the HTTP bot (its real Bolt receiver on a

@@ -14,8 +14,8 @@ import { jsonOf, runCli } from '../helpers/cli-run.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { startWiredBot } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 const url = testRedisUrl();
 const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));

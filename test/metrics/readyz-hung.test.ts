@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { writeConfigFile } from '../helpers/config-file.js';
-import { startWiredBot } from '../slack/harness.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * A watched Redis that accepts connections and never answers (a hung server, a black-holed

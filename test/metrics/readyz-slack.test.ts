@@ -7,7 +7,7 @@ import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { type LoopbackSlack, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger, startWiredBot } from '../slack/harness.js';
+import { memoryLogger, startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * `/readyz` in HTTP mode says what Slack last answered: `auth.test` at start, then the latest Web

@@ -10,7 +10,7 @@ import { deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger } from '../slack/harness.js';
+import { memoryLogger } from '../transports/slack/harness.js';
 
 /**
  * Socket Mode: no public URL, so `/metrics`, `/readyz` and `/healthz` are served on METRICS_PORT.

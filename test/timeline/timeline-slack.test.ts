@@ -7,7 +7,13 @@ import { createLogger } from '../../src/lib/logger.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
-import { captureResponses, type Harness, randomId, slackAround, slashCommand } from '../slack/harness.js';
+import {
+  captureResponses,
+  type Harness,
+  randomId,
+  slackAround,
+  slashCommand,
+} from '../transports/slack/harness.js';
 
 /**
  * `/queue timeline` in Slack, through Bolt, over a real SQLite audit trail, with Slack's Web API

@@ -1,14 +1,14 @@
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ActionId } from '../../src/blocks/action-ids.js';
-import type { Message } from '../../src/blocks/message.js';
-import { validateMessage } from '../../src/blocks/validate.js';
-import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem } from '../helpers/config-file.js';
-import { freezeTimers } from '../helpers/frozen-timers.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { ActionId } from '../../../src/blocks/action-ids.js';
+import type { Message } from '../../../src/blocks/message.js';
+import { validateMessage } from '../../../src/blocks/validate.js';
+import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
+import { connectionFor, deletePrefix, waitFor } from '../../helpers/bullmq-jobs.js';
+import { bullmqSystem } from '../../helpers/config-file.js';
+import { freezeTimers } from '../../helpers/frozen-timers.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
   type AppHarness,
   buttonClick,

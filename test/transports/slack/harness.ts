@@ -3,15 +3,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 import nock from 'nock';
-import { createApp, type App as QueueOpsApp } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import type { ConfigInput } from '../../src/config/schema.js';
-import { createLogger, type Logger } from '../../src/lib/logger.js';
-import type { Middleware } from '../../src/pipeline/dispatcher.js';
-import { type BotOptions, type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import { registerSlackListeners, type SlackListenerDeps } from '../../src/transports/slack/listeners.js';
-import { bullmqSystem, configYaml, type SystemInput } from '../helpers/config-file.js';
+import { createApp, type App as QueueOpsApp } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/load.js';
+import type { ConfigInput } from '../../../src/config/schema.js';
+import { createLogger, type Logger } from '../../../src/lib/logger.js';
+import type { Middleware } from '../../../src/pipeline/dispatcher.js';
+import { type BotOptions, type RunningBot, startBot } from '../../../src/transports/slack/bot.js';
+import { createSlackApp } from '../../../src/transports/slack/create-app.js';
+import { registerSlackListeners, type SlackListenerDeps } from '../../../src/transports/slack/listeners.js';
+import { bullmqSystem, configYaml, type SystemInput } from '../../helpers/config-file.js';
 
 export const HOOKS = 'https://hooks.slack.com';
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/transports/cli/run.js';
-import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
+import { runCli } from '../../../src/transports/cli/run.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { bullmqSystem, writeConfigFile } from '../../helpers/config-file.js';
 import { memoryLogger, startWiredBot } from './harness.js';
 
 /** Slack's Web API through SLACK_API_URL: posts are kept, and conversations.history serves them back. */
