@@ -174,12 +174,6 @@ export interface QueueOpsDeps extends Omit<AppDeps, 'middleware'> {
   /** An already opened store (tests); otherwise `config.store` is opened and migrated. */
   store?: Store;
   /**
-   * Where the guards run: as dispatcher middleware (the command line, the demo console), or at
-   * the transport (Slack installs them as Bolt middleware with `createBoltGuard`, built from the
-   * returned `guards`). Never both: a denial would be recorded twice.
-   */
-  guardsAt?: 'dispatcher' | 'transport';
-  /**
    * The caller runs `recoverPurges()` itself (the command line: after a read-only command has
    * answered, before any other). Otherwise it runs here, before anything else can.
    */
@@ -211,8 +205,6 @@ export interface QueueOps extends App {
    * throws. Run by `createQueueOps` itself unless `recoverLater` asked the caller to run it.
    */
   recoverPurges(options?: Parameters<Purges['recover']>[0]): Promise<void>;
-  /** What a transport needs to run the same guards itself (`guardsAt: 'transport'`). */
-  guards: GuardMiddlewareDeps;
   /** Who may answer from the App Home tab what was asked in a channel (the tab lists only those). */
   channelMembership: ChannelMembershipCheck;
 }
@@ -233,7 +225,7 @@ function createRoles(config: Config, directory: SlackDirectory, now: () => Date,
  * the store instead of being unknown.
  */
 export function createReadOnlyApp(
-  deps: Omit<QueueOpsDeps, 'store' | 'auditSink' | 'guardsAt'> & {
+  deps: Omit<QueueOpsDeps, 'store' | 'auditSink'> & {
     /** Why the store could not be opened: said under every read's answer, which is not audited. */
     storeProblem?: string;
   },
@@ -378,12 +370,12 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
   const paging = createPaging({ store: store.escalation, pagers, now, logger });
   const alerts = createAlertService({ store, now, paging });
   const guards: GuardMiddlewareDeps = { roles, directory, config, verbs: factsOf, audit, rateLimit };
-  const guardsInDispatcher = (deps.guardsAt ?? 'dispatcher') === 'dispatcher';
   app = createApp({
     ...deps,
     now,
     middleware: [
-      ...(guardsInDispatcher ? [createGuardMiddleware(guards)] : []),
+      // The one place the guards run, for every transport: Slack, the command line, the console.
+      createGuardMiddleware(guards),
       createCommandAuditMiddleware({ audit, logger, cliUsers: config.cli.users }),
     ],
     commands: [...ACTION_COMMANDS],
@@ -418,7 +410,6 @@ export async function createQueueOps(deps: QueueOpsDeps): Promise<QueueOps> {
     purges,
     limits,
     recoverPurges,
-    guards,
     channelMembership,
     close() {
       closing ??= (async () => {

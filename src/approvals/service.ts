@@ -44,8 +44,13 @@ export interface Authority {
    * Whether the user may answer, from the App Home tab, what was asked in `channel`: `public` for
    * a public channel (anyone may join it), `member` or `not-member` for a private one, or what
    * Slack answered instead (`channel_not_found`…), which refuses. Absent: no Slack to ask.
+   * `fresh` asks Slack now rather than trusting what it said minutes ago.
    */
-  channelMembership?(userId: string, channel: string): Promise<ChannelMembership>;
+  channelMembership?(
+    userId: string,
+    channel: string,
+    options?: { fresh?: boolean },
+  ): Promise<ChannelMembership>;
 }
 
 /** What {@link Authority.channelMembership} found. */
@@ -332,7 +337,9 @@ export function createApprovals(deps: ApprovalsDeps): Approvals {
     // by its members (the requester, who asked in it, may still withdraw).
     if (fromHome && request.via === 'slack' && request.channel && request.requestedBy !== actor.id) {
       const membership = deps.authority.channelMembership
-        ? await deps.authority.channelMembership(actor.id, request.channel)
+        ? // Asked now, not from the tab's cache: someone removed from the channel since their tab
+          // was drawn must not answer its requests for the minutes the cache would still vouch.
+          await deps.authority.channelMembership(actor.id, request.channel, { fresh: true })
         : { unknown: 'no Slack client' };
       if (membership !== 'public' && membership !== 'member') {
         throw new OpsError(ErrorCode.NotChannelMember, {

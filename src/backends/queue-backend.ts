@@ -591,11 +591,15 @@ export interface QueueBackend {
    * BullMQ: sets or removes the queue's global concurrency or rate limit by writing the meta fields
    * exactly as `Queue.setGlobalConcurrency` / `setGlobalRateLimit` (and their `remove…`) do, so
    * BullMQ's own workers honour it. Refuses (`NotSupported`) to set one the queue's BullMQ lacks.
+   * With `onlyIf`, writes only while the queue's limit of that kind is still exactly that value,
+   * checked and written in one step (`written: false` otherwise): a limit that runs out puts back
+   * what was before it only if nobody changed the queue since.
    */
   setQueueLimit?(
     queue: string,
     change: QueueLimitChange,
-  ): Promise<{ before: QueueLimits; after: QueueLimits }>;
+    options?: { onlyIf?: QueueLimitChange['value'] },
+  ): Promise<{ before: QueueLimits; after: QueueLimits; written?: boolean }>;
   /**
    * Celery: every worker that has `task` registered, with its rate limit now (`inspect registered`
    * asking for `rate_limit`), sorted by worker; empty when no worker knows the task.

@@ -146,8 +146,8 @@ export const failCommand: CommandDefinition = {
     const approvals = requireApprovals(ctx);
     const { queue } = await askSystem(ctx, system, resolveTarget(ctx, target));
     const id = args[1]!;
-    const who = request.actor.name ?? request.actor.id;
-    const reason = (args.slice(2).join(' ') || t.defaultReason(who)).slice(0, 500);
+    const typed = args.slice(2).join(' ').slice(0, 500);
+    const reason = typed || t.defaultReason(request.actor.name ?? request.actor.id);
     const job = await askSystem(ctx, system, backend.jobLock(queue!, id));
     if (job.state === 'unknown') throw new OpsError(ErrorCode.UnknownJob, { system, queue, id });
     if (job.state !== 'active')
@@ -161,7 +161,10 @@ export const failCommand: CommandDefinition = {
       actor: actorOf(request),
       action: 'fail',
       target: `${name}/${id}`,
-      params: { system, queue, id, reason, lockHeld: job.lockTtlMs !== null },
+      // Only what names the job and a reason someone typed: two presses of the job view's Fail
+      // button (the lock lapsing between them, or two operators) are then the same request and
+      // wait as one (the store's pending key); the default reason is written when it runs.
+      params: { system, queue, id, ...(typed ? { reason: typed } : {}) },
       preview: `${t.previewFail(name, id, job.name, job.state, reason)}; ${lock}.`,
     });
     return requestReply(created, request, ctx);
@@ -172,8 +175,12 @@ export const failCommand: CommandDefinition = {
       const { system, backend } = backendOfRequest(deps, request);
       if (!backend.failJob)
         throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'fail' });
-      const { queue, id, reason } = request.params;
-      return { ...(await backend.failJob(String(queue), String(id), String(reason))) };
+      const { queue, id } = request.params;
+      const reason =
+        request.params.reason === undefined
+          ? messages().scale.defaultReason(request.requestedByName ?? request.requestedBy)
+          : String(request.params.reason);
+      return { ...(await backend.failJob(String(queue), String(id), reason)) };
     },
   },
 };

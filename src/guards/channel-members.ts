@@ -13,8 +13,15 @@ export interface ChannelMembershipOptions {
   onLookupError?: (channel: string, error: unknown) => void;
 }
 
-/** Who may answer from the App Home tab what was asked in a channel. */
-export type ChannelMembershipCheck = (userId: string, channel: string) => Promise<ChannelMembership>;
+/**
+ * Who may answer from the App Home tab what was asked in a channel. `fresh`: ask Slack now (a
+ * click that would change something), rather than trust the cache (listing the tab).
+ */
+export type ChannelMembershipCheck = (
+  userId: string,
+  channel: string,
+  options?: { fresh?: boolean },
+) => Promise<ChannelMembership>;
 
 interface Entry<T> {
   expiresAt: number;
@@ -31,8 +38,8 @@ export function slackErrorOf(error: unknown): string {
 
 /**
  * `conversations.members` (and, for someone not among them, `conversations.info`: a public channel
- * is anyone's to join), each cached per channel for at most 5 minutes, one call at a time per
- * channel. Anything Slack does not answer (`channel_not_found` for a private channel the bot is
+ * is anyone's to join), each cached per channel for at most 5 minutes (for listing the tab; a
+ * click asks `fresh`), one call at a time per channel. Anything Slack does not answer (`channel_not_found` for a private channel the bot is
  * not in, `missing_scope`, a timeout) is `{ unknown }`, which refuses: never a guess either way.
  */
 export function createChannelMembership(options: ChannelMembershipOptions): ChannelMembershipCheck {
@@ -47,9 +54,10 @@ export function createChannelMembership(options: ChannelMembershipOptions): Chan
     cache: Map<string, Entry<T>>,
     key: string,
     load: () => Promise<T>,
+    fresh = false,
   ): Promise<Entry<T>> {
     const hit = cache.get(key);
-    if (hit && options.now() <= hit.expiresAt) return Promise.resolve(hit);
+    if (!fresh && hit && options.now() <= hit.expiresAt) return Promise.resolve(hit);
     const flightKey = `${method} ${key}`;
     const pending = inFlight.get(flightKey) as Promise<Entry<T>> | undefined;
     if (pending) return pending;
@@ -71,7 +79,7 @@ export function createChannelMembership(options: ChannelMembershipOptions): Chan
     return lookup;
   }
 
-  return async (userId, channel) => {
+  return async (userId, channel, { fresh = false } = {}) => {
     const { channelMembers, channelIsPrivate } = options.directory;
     if (!channelMembers || !channelIsPrivate) return { unknown: 'no Slack client' };
     const inChannel = await cached(
@@ -79,9 +87,16 @@ export function createChannelMembership(options: ChannelMembershipOptions): Chan
       members,
       channel,
       async () => new Set(await channelMembers(channel)),
+      fresh,
     );
     if (inChannel.value?.has(userId)) return 'member';
-    const isPrivate = await cached('conversations.info', privacy, channel, () => channelIsPrivate(channel));
+    const isPrivate = await cached(
+      'conversations.info',
+      privacy,
+      channel,
+      () => channelIsPrivate(channel),
+      fresh,
+    );
     if (isPrivate.value === false) return 'public';
     if (isPrivate.error !== undefined) return { unknown: isPrivate.error };
     // Private: its member list decides, and without one nobody is let through.

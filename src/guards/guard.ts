@@ -42,7 +42,7 @@ export type GuardVerdict = Decision & {
   unresolvedGroups: string[];
 };
 
-/** The guards as plain functions: the dispatcher middleware and the Bolt middleware both call it. */
+/** The guards as plain functions, which the dispatcher's guard middleware calls. */
 export interface Guard {
   /** Channel, role and 2FA for one command. Never throws: a failed Slack lookup is a denial. */
   check(input: GuardInput): Promise<GuardVerdict>;

@@ -1,11 +1,9 @@
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
-import type { Locale } from '../i18n/index.js';
 import { auditTarget } from '../pipeline/audit-target.js';
-import { parseWords } from '../pipeline/parse.js';
 import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
-import { createGuard, type Guard, type GuardConfig, type GuardVerdict } from './guard.js';
+import { createGuard, type GuardConfig, type GuardVerdict } from './guard.js';
 import type { VerbFactsOf } from './policy.js';
 import { actionRan, type RateLimiter } from './rate-limit.js';
 import type { RoleResolver } from './roles.js';
@@ -78,7 +76,7 @@ export type GuardMiddleware = (
 
 /**
  * Runs the guards before every command the dispatcher runs (typed in Slack, clicked, or on the
- * command line). A denial is an ephemeral answer naming the role or channel needed, and an audit
+ * command line): the one place they run, as the dispatcher's first middleware. A denial is an ephemeral answer naming the role or channel needed, and an audit
  * entry (`action: 'denied'`, `outcome: 'denied'`) written before the answer is returned.
  */
 export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddleware {
@@ -105,80 +103,6 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
     }
     await settleRate(release, reply);
     return reply;
-  };
-}
-
-export interface BoltGuardDeps extends GuardMiddlewareDeps {
-  /**
-   * Payload → `Request`, as the Slack transport builds it (`requestFromSlack`). Undefined means
-   * "not ours" and the guard steps aside.
-   */
-  toRequest: (body: unknown, context: { locale?: Locale }) => Request | undefined;
-  /** The command a verb names; an unknown verb is checked as read-only (the dispatcher answers it). */
-  commandFor: (verb: string) => GuardedCommand | undefined;
-}
-
-/** The parts of Bolt's middleware arguments the guard uses. */
-export interface BoltGuardArgs {
-  body: unknown;
-  context: { [key: string]: unknown; locale?: Locale };
-  next: () => Promise<void>;
-  ack?: () => Promise<void>;
-  respond?: (message: {
-    response_type: 'ephemeral';
-    replace_original: false;
-    text: string;
-    blocks: Reply['message']['blocks'];
-  }) => Promise<unknown>;
-}
-
-/** Key under Bolt's `context` where an allowed command's verdict is left for the listener. */
-export const GUARD_CONTEXT_KEY = 'queueOpsGuard';
-/** Key under Bolt's `context` where the listener leaves the dispatcher's reply (listeners.ts). */
-export const REPLY_CONTEXT_KEY = 'queueOpsReply';
-
-/**
- * The same checks as Bolt middleware (`app.use(createBoltGuard(...))`), for a Slack side that
- * wants to refuse before its listener runs. Use it or `createGuardMiddleware` in the dispatcher,
- * not both, or a denial is recorded twice.
- *
- * When allowed it leaves the verdict in `context.queueOpsGuard` and calls `next()`; the listener
- * still acks. When denied it acks (Slack's 3 s), records the denial, then answers ephemerally.
- */
-export function createBoltGuard(deps: BoltGuardDeps): (args: BoltGuardArgs) => Promise<void> {
-  const guard: Guard = createGuard(deps);
-  return async ({ body, context, next, ack, respond }) => {
-    const request = deps.toRequest(body, context);
-    if (!request) return next();
-    const { verb } = parseWords(request.words);
-    const command = deps.commandFor(verb);
-    const checked = await guard.check({
-      actorId: request.actor.id,
-      via: request.via,
-      channel: request.channel,
-      verb: command?.verb ?? verb,
-      mutating: command?.mutating ?? false,
-      ...(request.surface ? { surface: request.surface } : {}),
-    });
-    const { verdict, release } = command
-      ? await withinRate(deps, request, command, checked)
-      : { verdict: checked, release: undefined };
-    if (verdict.allow) {
-      context[GUARD_CONTEXT_KEY] = verdict;
-      await next();
-      // The listener leaves the dispatcher's reply here (`REPLY_CONTEXT_KEY`); without one the
-      // use stays counted.
-      await settleRate(release, context[REPLY_CONTEXT_KEY] as Reply | undefined);
-      return;
-    }
-    await ack?.();
-    const reply = await deny(deps.audit, request, command?.verb ?? verb, verdict);
-    await respond?.({
-      response_type: 'ephemeral',
-      replace_original: false,
-      text: reply.message.text,
-      blocks: reply.message.blocks,
-    });
   };
 }
 

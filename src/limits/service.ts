@@ -135,7 +135,8 @@ export function createLimits(deps: LimitsDeps): Limits {
     backend: QueueBackend,
     params: LimitParams,
     restore: LimitValue | null,
-  ): Promise<{ before: QueueLimits; after: QueueLimits }> {
+    options: { onlyIf?: LimitValue | null } = {},
+  ): Promise<{ before: QueueLimits; after: QueueLimits; written?: boolean }> {
     if (!backend.setQueueLimit)
       throw new OpsError(ErrorCode.NotSupported, {
         system: params.system,
@@ -144,11 +145,16 @@ export function createLimits(deps: LimitsDeps): Limits {
       });
     const value = params.value ?? restore;
     return params.kind === 'concurrency'
-      ? await backend.setQueueLimit(params.target, { kind: 'concurrency', value: value as number | null })
-      : await backend.setQueueLimit(params.target, {
-          kind: 'rate-limit',
-          value: value as { max: number; durationMs: number } | null,
-        });
+      ? await backend.setQueueLimit(
+          params.target,
+          { kind: 'concurrency', value: value as number | null },
+          options as { onlyIf?: number | null },
+        )
+      : await backend.setQueueLimit(
+          params.target,
+          { kind: 'rate-limit', value: value as { max: number; durationMs: number } | null },
+          options as { onlyIf?: { max: number; durationMs: number } | null },
+        );
   }
 
   return {
@@ -227,9 +233,15 @@ export function createLimits(deps: LimitsDeps): Limits {
             result.answers = answers;
           } else {
             const restore = 'value' in limit.previous ? limit.previous.value : null;
-            const { before, after } = await bullmq(backend, params, restore);
+            // Put back only while the queue still holds this limit's value, in one step: a replica
+            // that read the limit as due and stalled (its monitor lease already moved on) must not
+            // undo a newer limit set since, when it wakes.
+            const { before, after, written } = await bullmq(backend, params, restore, {
+              onlyIf: limit.value,
+            });
             result.before = valueOfKind(before, limit.kind);
             result.now = valueOfKind(after, limit.kind);
+            if (written === false) result.leftAsFound = true;
           }
           const at = now().toISOString();
           // Another replica's `off` or a newer limit got there first: that one stands.

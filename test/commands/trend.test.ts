@@ -7,15 +7,19 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Alert } from '../../src/store/alert.js';
 import { openStore } from '../../src/store/open.js';
-import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
 import { jsonOf, runCli, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { decodePng } from '../helpers/png.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
+import {
+  captureResponses,
+  type Harness,
+  randomId,
+  slackAround,
+  slashCommand,
+} from '../transports/slack/harness.js';
 
 /**
  * `trend` over a real SQLite store holding an hour of the monitor's samples and an open alert:
@@ -146,21 +150,13 @@ describe('trend', () => {
   describe('in Slack', () => {
     let runtime: QueueOps;
     let slack: ReturnType<typeof fakeSlack>;
-    let app: ReturnType<typeof createSlackApp>['app'];
+    let app: Harness['app'];
 
     beforeAll(async () => {
       nock.disableNetConnect();
       slack = fakeSlack(SLACK);
       runtime = await createQueueOps({ config: loadConfigFile(config, {}), env: {}, logger });
-      const created = createSlackApp({
-        env: { SLACK_BOT_TOKEN: 'xoxb-trend', SLACK_SIGNING_SECRET: 'unused', SLACK_API_URL: `${SLACK}/api` },
-        logger,
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-        clientOptions: { retryConfig: { retries: 0 } },
-      });
-      app = created.app;
-      registerSlackListeners(app, { dispatcher: runtime.dispatcher, logger });
+      app = slackAround(runtime.dispatcher, { logger, apiUrl: `${SLACK}/api` }).app;
     });
 
     afterAll(async () => {

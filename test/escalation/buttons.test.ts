@@ -3,8 +3,8 @@ import { assertValidMessage } from '../../src/blocks/validate.js';
 import { alertMessage } from '../../src/escalation/blocks.js';
 import type { Alert } from '../../src/store/alert.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
-import { buttonClick } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { buttonClick } from '../transports/slack/harness.js';
 
 const now = new Date('2030-01-01T10:12:00.000Z');
 const settings = { clearAfterSamples: 2, escalateTo: ['S0PLATFORM'] };

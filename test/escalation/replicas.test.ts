@@ -16,7 +16,7 @@ import {
 } from '../helpers/loopback-slack.js';
 import { POSTGRES_REQUIRED, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { slackSignature } from '../slack/harness.js';
+import { slackSignature } from '../transports/slack/harness.js';
 
 const redisUrl = testRedisUrl();
 const SECRET = 'replica-secret';

@@ -12,7 +12,7 @@ import { boltLogger } from '../../src/transports/slack/create-app.js';
 import { fakeSlack, kindOf, type SlackCall } from '../escalation/fake-slack.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger } from '../slack/harness.js';
+import { memoryLogger } from '../transports/slack/harness.js';
 
 /**
  * Slack failing the monitor, which nobody is watching when it happens: Slack answering 500, 429 with Retry-After, or hanging past the

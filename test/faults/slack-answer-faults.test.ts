@@ -17,7 +17,7 @@ import {
   randomId,
   slashCommand,
   startWiredBot,
-} from '../slack/harness.js';
+} from '../transports/slack/harness.js';
 
 /**
  * Slack failing the answer an operator is waiting for: Slack answering 500, 429 with Retry-After, or hanging past the

@@ -4,12 +4,18 @@ import { join } from 'node:path';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { appendDispatchIosSample } from '../escalation/sample-fixture.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, fakeReceiver, memoryLogger, randomId, slashCommand } from '../slack/harness.js';
+import {
+  captureResponses,
+  memoryLogger,
+  randomId,
+  slashCommand,
+  startWiredBot,
+} from '../transports/slack/harness.js';
 
 /**
  * Slack failing a file upload after the answer went out: `/queue trend` answers, then uploads its chart with
@@ -67,25 +73,17 @@ describe('a command’s chart upload while Slack fails', () => {
         rules: [{ name: 'backlog', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 100 }],
       },
     });
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: TOKEN,
-        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-        SLACK_API_URL: `${API_HOST}/api/`,
-        QUEUE_OPS_CONFIG: configFile,
-      },
-      { stderr: (line) => console.error(line), stdout: () => {} },
-      {
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+    bot = await startWiredBot({
+      dir,
+      configFile,
+      token: TOKEN,
+      apiUrl: `${API_HOST}/api/`,
+      seams: {
         clientOptions: { timeout: 300, retryConfig: { retries: 3, minTimeout: 50, maxTimeout: 50 } },
         respondPolicy: { timeoutMs: 300, backoffMs: 50 },
         logger: log.logger,
-        metricsOptions: { processMetrics: false },
       },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-    bot = started;
+    });
   });
 
   afterAll(async () => {

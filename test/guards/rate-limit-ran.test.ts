@@ -13,15 +13,15 @@ import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, randomId, slashCommand, startWiredBot } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { captureResponses, randomId, slashCommand, startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * The rate limit (10 a minute by default) counts actions that ran. Mistyped retry ids,
  * usage errors and refusals give their use back, and `ack`/`snooze` are not counted: ten typos no
  * longer lock a user out of `pause` and `ack`, and acknowledging an alert storm does not stop at
  * the eleventh. Real BullMQ on the test Redis, a real SQLite store; in Slack, the real wiring
- * (`startBot`, the Bolt guard around the real listeners), Slack's HTTP side nock'd.
+ * (`startBot`, the real listeners and the guards in the dispatcher), Slack's HTTP side nock'd.
  */
 const redis = testRedisUrl();
 const QUEUES = Array.from({ length: 14 }, (_, i) => `q${i}`);

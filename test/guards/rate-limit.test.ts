@@ -1,17 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from '@slack/bolt';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createBoltGuard } from '../../src/guards/middleware.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
-import { requestFromSlack } from '../../src/transports/slack/request.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { slackAround } from '../transports/slack/harness.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 
 // The limit counts actions that ran: the commands counted here are real pauses of
@@ -49,14 +47,13 @@ describe('the rate limit on commands that change things', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(extra: string, guardsAt: 'dispatcher' | 'transport' = 'dispatcher') {
+  async function start(extra: string) {
     const config = parseConfig(configYaml(dir, extra, prefix), {});
     ops = await createQueueOps({
       config,
       env: {},
       logger: silentLogger(),
       now: () => new Date(clock),
-      guardsAt,
     });
     return ops;
   }
@@ -130,8 +127,8 @@ describe('the rate limit on commands that change things', () => {
     expect(trail.filter((e) => e.action === 'command.pause' && e.actorId === 'U0ALICE')).toHaveLength(3);
   });
 
-  it('in Slack, the Bolt guard refuses the next one before the listener runs, answers ephemerally and audits it', async () => {
-    const app = await start('rateLimit: { perUserPerMinute: 2 }', 'transport');
+  it('in Slack, the same chain refuses the next one before the command runs, answers ephemerally and audits it', async () => {
+    const app = await start('rateLimit: { perUserPerMinute: 2 }');
     const responses: Record<string, unknown>[] = [];
     nock('https://hooks.slack.com')
       .persist()
@@ -140,44 +137,32 @@ describe('the rate limit on commands that change things', () => {
         responses.push(body as Record<string, unknown>);
         return { ok: true };
       });
-    const receiver = { init() {}, start: async () => {}, stop: async () => {} };
-    const bolt = new App({ token: 'xoxb-test', botId: 'B0BOT', botUserId: 'U0BOT', receiver });
-    bolt.use(
-      createBoltGuard({
-        ...app.guards,
-        toRequest: requestFromSlack,
-        commandFor: (verb) => app.commands.get(verb),
-      }),
-    );
-    const ran: string[] = [];
-    bolt.command('/queue', async ({ ack, command }) => {
-      await ack();
-      ran.push(command.text);
-    });
+    const bolt = slackAround(app.dispatcher, { logger: silentLogger() });
     const slash = (text: string) =>
-      bolt.processEvent({
-        body: {
-          command: '/queue',
-          text,
-          user_id: 'U0ALICE',
-          user_name: 'alice',
-          channel_id: 'C0INCIDENT',
-          team_id: 'T0TEAM',
-          response_url: 'https://hooks.slack.com/commands/T0TEAM/1/rate',
-          trigger_id: '1.2.3',
-        },
-        ack: async () => {},
+      bolt.send({
+        command: '/queue',
+        text,
+        user_id: 'U0ALICE',
+        user_name: 'alice',
+        channel_id: 'C0INCIDENT',
+        team_id: 'T0TEAM',
+        response_url: 'https://hooks.slack.com/commands/T0TEAM/1/rate',
+        trigger_id: '1.2.3',
       });
 
-    await slash('approve r-one');
+    await slash('pause pushizo/q0');
     await slash('status');
-    await slash('deny r-two');
-    await slash('approve r-three');
-    expect(ran).toEqual(['approve r-one', 'status', 'deny r-two']);
-    expect(responses).toHaveLength(1);
-    expect(responses[0]).toMatchObject({ response_type: 'ephemeral' });
-    expect(String(responses[0]?.text)).toContain('`approve` did not run');
+    await slash('pause pushizo/q1');
+    await slash('pause pushizo/q2');
+    // The first three ran (two pauses and a status), the fourth did not.
+    expect(responses).toHaveLength(4);
+    expect(responses.slice(0, 3).map((r) => String(r.text))).not.toContainEqual(
+      expect.stringContaining('did not run'),
+    );
+    expect(responses[3]).toMatchObject({ response_type: 'ephemeral' });
+    expect(String(responses[3]?.text)).toContain('`pause` did not run');
+    expect((await app.audit.recent(20)).filter((e) => e.action === 'command.pause')).toHaveLength(2);
     const [denial] = await app.audit.recent(1);
-    expect(denial).toMatchObject({ action: 'denied', target: 'r-three', params: { code: 'RateLimited' } });
+    expect(denial).toMatchObject({ action: 'denied', target: 'pushizo/q2', params: { code: 'RateLimited' } });
   });
 });

@@ -18,7 +18,7 @@ import {
   randomId,
   slashCommand,
   startWiredBot,
-} from '../slack/harness.js';
+} from '../transports/slack/harness.js';
 
 /**
  * Text built to break out of Slack mrkdwn, put where an attacker can put it: BullMQ job names,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActionId, indexedActionId } from '../../src/blocks/action-ids.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import {
@@ -17,11 +17,12 @@ import {
   randomId,
   slackSignature,
   slashCommand,
-} from '../slack/harness.js';
+  startWiredBot,
+} from '../transports/slack/harness.js';
 
 /**
  * The bot as `npm start` runs it in HTTP mode (`startBot`: Bolt's HTTP receiver on a real port,
- * the replay memory in its SQLite store, the guards as Bolt middleware), sent requests the way
+ * the replay memory in its SQLite store, the guards in the dispatcher's chain), sent requests the way
  * an attacker on the network could: unsigned, signed with another secret, too old, replayed,
  * edited after signing, and block_actions payloads with fields missing or added.
  */
@@ -57,19 +58,15 @@ beforeAll(async () => {
   });
   const memory = memoryLogger();
   logLines = memory.lines;
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-hostile-signing',
-      SLACK_SIGNING_SECRET: DOC_SECRET,
-      SLACK_API_URL: apiUrl,
-      PORT: '0',
-      QUEUE_OPS_CONFIG: configFile,
-    },
-    { stderr: () => {}, stdout: () => {} },
-    { logger: memory.logger, metricsOptions: { processMetrics: false } },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
-  bot = started;
+  bot = await startWiredBot({
+    dir,
+    configFile,
+    token: 'xoxb-hostile-signing',
+    apiUrl,
+    http: { signingSecret: DOC_SECRET },
+    seams: { logger: memory.logger },
+    stderr: () => {},
+  });
   base = `http://127.0.0.1:${bot.port}`;
 });
 

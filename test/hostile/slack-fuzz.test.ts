@@ -9,20 +9,20 @@ import { ActionId } from '../../src/blocks/action-ids.js';
 import type { Message } from '../../src/blocks/message.js';
 import { validateMessage } from '../../src/blocks/validate.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, randomName } from '../commands/fixture.js';
 import {
   buttonClick,
   captureResponses,
-  fakeReceiver,
   HOOKS,
   memoryLogger,
   slashCommand,
-} from '../slack/harness.js';
+  startWiredBot,
+} from '../transports/slack/harness.js';
 import { brief, isPidboxKey, keyOf, type RedisWatch, watchRedis } from './redis-watch.js';
 
 /**
- * Every Bolt listener of the real bot (`startBot`: Bolt guard, request delivery, Home tab) fed
+ * Every Bolt listener of the real bot (`startBot`: the guards, request delivery, Home tab) fed
  * forged and malformed Slack payloads: block_actions with any action id, any value (real request
  * ids of another channel included), missing or extra fields; view submissions and other payload
  * types queue-ops never asked for; slash commands with any text. For each: acknowledged once,
@@ -98,25 +98,13 @@ rateLimit: { perUserPerMinute: 10000 }
 `,
   );
   const { logger, lines } = memoryLogger();
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-fuzz',
-      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-      SLACK_API_URL: `${API_HOST}/api/`,
-      QUEUE_OPS_CONFIG: configFile,
-    },
-    { stderr: (line) => console.error(line), stdout: () => {} },
-    {
-      receiverOverride: fakeReceiver(),
-      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-      clientOptions: { retryConfig: { retries: 0 } },
-      logger,
-      homeMinIntervalMs: 0,
-      metricsOptions: { processMetrics: false },
-    },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
-  bot = started;
+  bot = await startWiredBot({
+    dir,
+    configFile,
+    token: 'xoxb-fuzz',
+    apiUrl: `${API_HOST}/api/`,
+    seams: { logger, homeMinIntervalMs: 0 },
+  });
   logLines = lines;
 
   // Alice asks to pause three queues, in two channels; bob's and vic's clicks are the fuzz.

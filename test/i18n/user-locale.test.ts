@@ -7,7 +7,13 @@ import { createUserLocales } from '../../src/transports/slack/user-locale.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { captureResponses, type Harness, randomId, slashCommand, startHarness } from '../slack/harness.js';
+import {
+  type AppHarness,
+  captureResponses,
+  randomId,
+  slashCommand,
+  startHarness,
+} from '../transports/slack/harness.js';
 
 const API = 'https://slack.com';
 
@@ -83,7 +89,7 @@ describe("a user's own Slack locale", () => {
 describe('Slack answers each user in their own language over a config in English', () => {
   const url = testRedisUrl();
   const prefix = randomId('loc');
-  let harness: Harness & { close(): Promise<void> };
+  let harness: AppHarness;
   let queue: Queue;
 
   beforeAll(async () => {

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postSlash, SIGNING_SECRET, type SlackStandIn, slackStandIn } from '../../bench/bot.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger } from '../slack/harness.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * Fifty people typing `/queue status` at once into the HTTP bot (its real Bolt receiver on a
@@ -34,19 +34,14 @@ describe('the HTTP bot under 50 concurrent /queue status', () => {
       roles: { viewer: ['*'] },
       systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios'] })],
     });
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: 'xoxb-burst',
-        SLACK_SIGNING_SECRET: SIGNING_SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: '0',
-        QUEUE_OPS_CONFIG: config,
-      },
-      { stderr: () => {}, stdout: () => {} },
-      { logger: memoryLogger().logger, metricsOptions: { processMetrics: false } },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
-    bot = started;
+    bot = await startWiredBot({
+      dir,
+      configFile: config,
+      token: 'xoxb-burst',
+      apiUrl: slack.apiUrl,
+      http: { signingSecret: SIGNING_SECRET },
+      stderr: () => {},
+    });
   }, 30_000);
 
   afterAll(async () => {

@@ -7,15 +7,15 @@ import { Queue, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BullmqBackend } from '../../src/backends/bullmq/index.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { type CeleryWorker, publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
 import { jsonOf, runCli } from '../helpers/cli-run.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 const url = testRedisUrl();
 const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));
@@ -90,19 +90,15 @@ beforeAll(async () => {
       bullmqSystem('down', 'redis://127.0.0.1:1'),
     ],
   });
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-metrics',
-      SLACK_SIGNING_SECRET: 'metrics-secret',
-      SLACK_API_URL: apiUrl,
-      PORT: '0',
-      QUEUE_OPS_CONFIG: configFile,
-    },
-    { stderr: () => {}, stdout: () => {} },
-    { logger: memoryLogger().logger, metricsOptions: { processMetrics: true } },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
-  bot = started;
+  bot = await startWiredBot({
+    dir,
+    configFile,
+    token: 'xoxb-metrics',
+    apiUrl,
+    http: { signingSecret: 'metrics-secret' },
+    seams: { metricsOptions: { processMetrics: true } },
+    stderr: () => {},
+  });
   base = `http://127.0.0.1:${bot.port}`;
 });
 

@@ -5,9 +5,9 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { writeConfigFile } from '../helpers/config-file.js';
-import { memoryLogger } from '../slack/harness.js';
+import { startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * A watched Redis that accepts connections and never answers (a hung server, a black-holed
@@ -41,19 +41,14 @@ beforeAll(async () => {
       },
     ],
   });
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-readyz',
-      SLACK_SIGNING_SECRET: 'readyz-secret',
-      SLACK_API_URL: `http://127.0.0.1:${(fakeSlack.address() as AddressInfo).port}/api/`,
-      PORT: '0',
-      QUEUE_OPS_CONFIG: configFile,
-    },
-    { stderr: () => {}, stdout: () => {} },
-    { logger: memoryLogger().logger, metricsOptions: { processMetrics: false } },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
-  bot = started;
+  bot = await startWiredBot({
+    dir,
+    configFile,
+    token: 'xoxb-readyz',
+    apiUrl: `http://127.0.0.1:${(fakeSlack.address() as AddressInfo).port}/api/`,
+    http: { signingSecret: 'readyz-secret' },
+    stderr: () => {},
+  });
 });
 
 afterAll(async () => {

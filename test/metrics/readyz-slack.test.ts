@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
+import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { type LoopbackSlack, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { memoryLogger } from '../slack/harness.js';
+import { memoryLogger, startWiredBot } from '../transports/slack/harness.js';
 
 /**
  * `/readyz` in HTTP mode says what Slack last answered: `auth.test` at start, then the latest Web
@@ -33,23 +33,19 @@ beforeAll(async () => {
     store: `sqlite:${join(dir, 'store.db')}`,
     systems: [bullmqSystem('pushizo', url, prefix, { queues: ['dispatch-ios'] })],
   });
-  const started = await startBot(
-    {
-      SLACK_BOT_TOKEN: 'xoxb-readyz-secret',
-      SLACK_SIGNING_SECRET: 'readyz-secret',
-      SLACK_API_URL: slack.url,
-      PORT: '0',
-      QUEUE_OPS_CONFIG: config,
-    },
-    { stderr: () => {}, stdout: () => {} },
-    {
+  bot = await startWiredBot({
+    dir,
+    configFile: config,
+    token: 'xoxb-readyz-secret',
+    apiUrl: slack.url,
+    http: { signingSecret: 'readyz-secret' },
+    seams: {
       logger: log.logger,
       // One retry, at once: the retry log is what is looked at, not the back-off.
       clientOptions: { retryConfig: { retries: 1, factor: 1, minTimeout: 0, maxTimeout: 0 } },
     },
-  );
-  if (typeof started === 'number') throw new Error(`bot did not start: ${started}`);
-  bot = started;
+    stderr: () => {},
+  });
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { pagerDutyDelivery } from '../paging/pager-stand-in.js';
-import { memoryLogger } from '../slack/harness.js';
+import { memoryLogger } from '../transports/slack/harness.js';
 
 /**
  * Socket Mode: no public URL, so `/metrics`, `/readyz` and `/healthz` are served on METRICS_PORT.

@@ -15,7 +15,7 @@ import { jsonOf, runCli, withSchema } from '../helpers/cli-run.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { POSTGRES_REQUIRED, POSTGRES_SHOWN, POSTGRES_URL, probePostgres } from '../helpers/postgres.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { buttonClick, slackSignature, slashCommand } from '../slack/harness.js';
+import { buttonClick, slackSignature, slashCommand } from '../transports/slack/harness.js';
 
 /**
  * Two real bot processes in HTTP mode behind "one URL", on one PostgreSQL store: a command

@@ -4,12 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import { registerSlackListeners } from '../../src/transports/slack/listeners.js';
 import { fakeSlack } from '../escalation/fake-slack.js';
 import { tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
-import { captureResponses, fakeReceiver, randomId, slashCommand } from '../slack/harness.js';
+import {
+  captureResponses,
+  type Harness,
+  randomId,
+  slackAround,
+  slashCommand,
+} from '../transports/slack/harness.js';
 
 /**
  * `/queue timeline` in Slack, through Bolt, over a real SQLite audit trail, with Slack's Web API
@@ -24,7 +28,7 @@ describe('timeline in Slack', () => {
   const dir = tempDir('timeline-slack');
   let runtime: QueueOps;
   let slack: ReturnType<typeof fakeSlack>;
-  let app: ReturnType<typeof createSlackApp>['app'];
+  let app: Harness['app'];
 
   beforeAll(async () => {
     nock.disableNetConnect();
@@ -59,19 +63,7 @@ describe('timeline in Slack', () => {
       params: {},
       outcome: 'ok',
     });
-    const created = createSlackApp({
-      env: {
-        SLACK_BOT_TOKEN: 'xoxb-timeline',
-        SLACK_SIGNING_SECRET: 'unused',
-        SLACK_API_URL: `${SLACK}/api`,
-      },
-      logger,
-      receiverOverride: fakeReceiver(),
-      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-      clientOptions: { retryConfig: { retries: 0 } },
-    });
-    app = created.app;
-    registerSlackListeners(app, { dispatcher: runtime.dispatcher, logger });
+    app = slackAround(runtime.dispatcher, { logger, apiUrl: `${SLACK}/api` }).app;
   });
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import type { BullmqSystemConfig } from '../../config/schema.js';
 import { ErrorCode, OpsError } from '../../errors.js';
 import { groupErrors } from '../error-groups.js';
 import { isPartial, type PurgeSelection } from '../job-filter.js';
-import { execWithScripts, type PipelineStep } from '../lua.js';
+import { execWithScripts, type PipelineStep, runScript } from '../lua.js';
 import { withUnavailable } from '../purger-errors.js';
 import {
   type DlqOptions,
@@ -38,7 +38,7 @@ import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
 import { readBullmqJob } from './job.js';
-import { limitsOfMeta, metaWrite, queueLimitsOf } from './limits.js';
+import { limitsOfMeta, metaWrite, queueLimitsOf, SET_LIMIT_IF, setLimitIfArgs } from './limits.js';
 import { readNextJobs } from './next-jobs.js';
 import { type BullmqMajor, majorOfVersion, setPausedWithBullmq } from './pause.js';
 import { createBullmqRetry } from './retry.js';
@@ -88,7 +88,8 @@ export interface BullmqBackend extends QueueBackend {
   setQueueLimit(
     queue: string,
     change: QueueLimitChange,
-  ): Promise<{ before: QueueLimits; after: QueueLimits }>;
+    options?: { onlyIf?: QueueLimitChange['value'] },
+  ): Promise<{ before: QueueLimits; after: QueueLimits; written?: boolean }>;
   /** Purge and undo of one queue, on a connection of its own (see purge.ts). */
   purger(queue: string, selection?: PurgeSelection): Promise<QueuePurger>;
   /** Cumulative since creation; take a difference around a call to cost it. */
@@ -610,17 +611,24 @@ export function createBullmqBackend(
       });
     },
 
-    async setQueueLimit(queue, change) {
+    async setQueueLimit(queue, change, options = {}) {
       return await withRedis(async () => {
         await queueNames.resolve([queue]);
         const before = await readLimits(queue);
         // Taking a limit off is always allowed; setting one the queue's workers would ignore is not.
         const refused = change.value === null ? undefined : limitRefusal(system.name, before, change.kind);
         if (refused) throw refused;
-        const write = metaWrite(change);
         const meta = `${prefix}:${queue}:meta`;
+        if ('onlyIf' in options) {
+          // Checked and written in one step: a read here and a write later could undo a change
+          // another process made in between (a newer limit set while this one ran out).
+          const args = setLimitIfArgs(change, options.onlyIf ?? null);
+          const written = (await single((r) => runScript(r, SET_LIMIT_IF, [meta], args))) === 1;
+          return { before, after: await readLimits(queue), written };
+        }
+        const write = metaWrite(change);
         await single((r) => (write.set ? r.hset(meta, write.set) : r.hdel(meta, ...write.remove!)));
-        return { before, after: await readLimits(queue) };
+        return { before, after: await readLimits(queue), written: true };
       });
     },
 

@@ -1,3 +1,4 @@
+import { luaScript } from '../lua.js';
 import type { QueueLimitChange, QueueLimits, QueueLimitValues } from '../queue-backend.js';
 
 /**
@@ -72,4 +73,39 @@ export function metaWrite(change: QueueLimitChange): { set?: Record<string, numb
   if (change.value === null) return { remove: [...LIMIT_FIELDS[change.kind]] };
   if (change.kind === 'concurrency') return { set: { concurrency: change.value } };
   return { set: { max: change.value.max, duration: change.value.durationMs } };
+}
+
+/**
+ * Compare-and-set of a limit's meta fields, in one step: KEYS[1] the meta hash; ARGV[1] the number
+ * n of fields, then the n fields, the n values they must hold now ('' for absent), and the n values
+ * to write ('' deletes the field). Returns 1 when it wrote, 0 when a field held something else
+ * (nothing written).
+ */
+export const SET_LIMIT_IF = luaScript(`
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  local now = redis.call('HGET', KEYS[1], ARGV[1 + i]) or ''
+  if now ~= ARGV[1 + n + i] then return 0 end
+end
+for i = 1, n do
+  local field = ARGV[1 + i]
+  local value = ARGV[1 + 2 * n + i]
+  if value == '' then redis.call('HDEL', KEYS[1], field) else redis.call('HSET', KEYS[1], field, value) end
+end
+return 1
+`);
+
+/** The raw meta values a limit of `kind` at `value` is written as ('' for a field it leaves absent). */
+export function metaValues(change: QueueLimitChange): string[] {
+  const write = metaWrite(change);
+  return LIMIT_FIELDS[change.kind].map((field) =>
+    write.set && field in write.set ? String(write.set[field]) : '',
+  );
+}
+
+/** SET_LIMIT_IF's arguments: write `change` only while the fields still hold `expected`. */
+export function setLimitIfArgs(change: QueueLimitChange, expected: QueueLimitChange['value']): string[] {
+  const fields = [...LIMIT_FIELDS[change.kind]];
+  const now = metaValues({ kind: change.kind, value: expected } as QueueLimitChange);
+  return [String(fields.length), ...fields, ...now, ...metaValues(change)];
 }

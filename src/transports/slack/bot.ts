@@ -6,7 +6,6 @@ import type { Config } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { SlackSender } from '../../escalation/outbox.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
-import { createBoltGuard } from '../../guards/middleware.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
 import { inLocale, isLocale, messages } from '../../i18n/index.js';
 import { createIdleCollector } from '../../lib/idle-collector.js';
@@ -30,7 +29,6 @@ import { createSlackHealth, type SlackHealth } from './health.js';
 import { createHomeTab, type HomeTab, registerHomeTab } from './home.js';
 import { registerSlackListeners } from './listeners.js';
 import { createSeenSignatures } from './replay.js';
-import { requestFromSlack } from './request.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './requests.js';
 import type { RespondPolicy } from './respond.js';
 import { checkAppToken, checkBotToken, SlackTokenError } from './tokens.js';
@@ -206,8 +204,6 @@ async function startWithConfig(
       logger,
       now,
       directory: createSlackDirectory(web),
-      // Slack runs the guards as Bolt middleware (below); the dispatcher then only audits.
-      guardsAt: 'transport',
       // Run below, once the request messages' updater listens: a request recovery settles gets
       // its message redrawn.
       recoverLater: true,
@@ -353,13 +349,6 @@ async function startWithConfig(
           fetch: clientBase.fetch,
         }),
       }),
-      middleware: [
-        createBoltGuard({
-          ...runtime.guards,
-          toRequest: (body, context) => requestFromSlack(body, { locale: context.locale ?? locale }),
-          commandFor: (verb) => runtime.commands.get(verb),
-        }),
-      ],
     });
     ({ port } = await slack.start());
   } catch (error) {

@@ -3,7 +3,6 @@ import { ActionIdPattern } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
 import type { Message } from '../../blocks/message.js';
 import { assertValidMessage } from '../../blocks/validate.js';
-import { REPLY_CONTEXT_KEY } from '../../guards/middleware.js';
 import { type Locale, messages } from '../../i18n/index.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { newRef } from '../../pipeline/ref.js';
@@ -23,12 +22,6 @@ export interface SlackListenerDeps {
    * `locale` when it is known. Never throws; undefined keeps `locale`.
    */
   userLocale?: (userId: string) => Promise<Locale | undefined>;
-  /**
-   * Bolt-style middleware run in order after `ack()` and before the dispatcher, e.g. the guards'
-   * `createBoltGuard(...)` when the guards are not already dispatcher middleware. See
-   * `SlackMiddleware`.
-   */
-  middleware?: readonly SlackMiddleware[];
   /**
    * Gets the first go at every answer before it is sent through `respond()`, e.g. to post an
    * approval request with `chat.postMessage` so its message can later be updated in place. See
@@ -58,24 +51,6 @@ export type ReplyDelivery = (
   respond: RespondFn | undefined,
 ) => Promise<boolean>;
 
-/**
- * Middleware on the Slack side: call `next()` to go on, or answer with `respond()` and return
- * (a denial). It runs after `ack()`, so it may be slow (users.info, usergroups.users.list) without
- * Slack timing the user out; `ack` is a no-op there. `context[REQUEST_CONTEXT_KEY]` holds the
- * `Request` (also `requestFromSlack(body, context)`).
- */
-export type SlackMiddleware = (args: {
-  body: unknown;
-  context: Context;
-  client: WebClient;
-  ack: () => Promise<void>;
-  respond?: RespondFn;
-  next: () => Promise<void>;
-}) => Promise<void>;
-
-/** Where `registerSlackListeners` keeps the built `Request` for the middleware after it. */
-export const REQUEST_CONTEXT_KEY = 'queueOpsRequest';
-
 /** The arguments every listener step uses; Bolt's command and action arguments both fit. */
 interface StepArgs {
   ack: () => Promise<void>;
@@ -83,7 +58,6 @@ interface StepArgs {
   context: Context;
   respond?: RespondFn;
   client: WebClient;
-  next: NextFn;
 }
 type Step = (args: StepArgs) => Promise<void>;
 
@@ -98,7 +72,6 @@ const NOT_OURS = new RegExp(`^(?!${ActionIdPattern.source.replace(/^\^/, '')})`)
 export function registerSlackListeners(app: App, deps: SlackListenerDeps): void {
   const locale = deps.locale ?? 'en';
   const log = deps.logger.child({ component: 'slack' });
-  const middleware = deps.middleware ?? [];
 
   app.use(ignoreRetries(log));
 
@@ -118,6 +91,10 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
     await send(respond, errorMessage(messages(as).slack.unknownAction), ephemeralNew, log, as);
   };
 
+  /**
+   * One payload, one pipeline: parsed into a `Request` once, then the dispatcher (which resolves
+   * the verb and runs the guards, the audit and the command in its one middleware chain).
+   */
   const handle: Step = async ({ ack, body, context, respond: boltRespond, client }) => {
     await ack();
     const slackRespond = respondFor(body, boltRespond);
@@ -141,52 +118,19 @@ export function registerSlackListeners(app: App, deps: SlackListenerDeps): void 
             return undefined as never;
           }
         : undefined);
-    context[REQUEST_CONTEXT_KEY] = request;
 
-    const dispatch = async () => {
-      let reply: Reply;
-      try {
-        reply = await deps.dispatcher.handle(request);
-      } catch (error) {
-        reply = internalError(error, log, requestLocale, request);
-      }
-      // The guard around it gives a rate-limit use back when no action ran.
-      context[REPLY_CONTEXT_KEY] = reply;
-      if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
-        await sendReply(respond, reply, body, request, log, requestLocale);
-      // After the answer, so the chart lands below the text that explains it.
-      if (reply.ok && reply.files?.length) await uploadReplyFiles(client, reply, request, log);
-    };
-    const acked = async () => {};
-    const run = async (index: number): Promise<void> => {
-      const mw = middleware[index];
-      if (!mw) return dispatch();
-      let called = false;
-      await mw({
-        body,
-        context,
-        client,
-        ack: acked,
-        ...(respond ? { respond } : {}),
-        next: async () => {
-          if (called) return;
-          called = true;
-          await run(index + 1);
-        },
-      });
-    };
+    let reply: Reply;
     try {
-      await run(0);
+      reply = await deps.dispatcher.handle(request);
     } catch (error) {
-      await sendReply(
-        respond,
-        internalError(error, log, requestLocale, request),
-        body,
-        request,
-        log,
-        requestLocale,
-      );
+      // The last resort: the dispatcher answers every failure itself, so this is a broken
+      // dispatcher, and the user still gets one line with a ref rather than silence.
+      reply = internalError(error, log, requestLocale, request);
     }
+    if (!(deps.deliver && (await tryDeliver(deps.deliver, reply, request, client, respond, log))))
+      await sendReply(respond, reply, body, request, log, requestLocale);
+    // After the answer, so the chart lands below the text that explains it.
+    if (reply.ok && reply.files?.length) await uploadReplyFiles(client, reply, request, log);
   };
 
   const unknown: Step = async ({ ack, body, respond }) => {

@@ -36,8 +36,8 @@ export interface SlackRequestContext {
 }
 
 /**
- * Builds the one `Request` a slash command or a button click stands for. Pure, so that guards can
- * run it as Bolt middleware and the same checks run for the CLI on a `Request` built elsewhere.
+ * Builds the one `Request` a slash command or a button click stands for: the listener builds it
+ * once and hands it to the dispatcher, whose chain runs the same guards as for the command line.
  *
  * From a button only the clicking user, the channel, the action id and its value are read; the
  * rest of the payload (message blocks, state, texts) can be edited by a client and is ignored.

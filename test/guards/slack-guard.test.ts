@@ -1,21 +1,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from '@slack/bolt';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Audit, createAudit } from '../../src/audit/audit.js';
 import { ActionId } from '../../src/blocks/action-ids.js';
 import { createCommandRegistry } from '../../src/commands/registry.js';
 import { configSchema } from '../../src/config/schema.js';
-import { createBoltGuard, GUARD_CONTEXT_KEY } from '../../src/guards/middleware.js';
+import { createGuardMiddleware } from '../../src/guards/middleware.js';
 import { createRoleResolver } from '../../src/guards/roles.js';
 import { createOfflineDirectory } from '../../src/guards/slack-directory.js';
+import { silentLogger } from '../../src/lib/logger.js';
+import { createDispatcher } from '../../src/pipeline/dispatcher.js';
 import type { CommandDefinition } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
-import { requestFromSlack } from '../../src/transports/slack/request.js';
 import { factsOf } from '../../src/verbs.js';
+import { type Harness, slackAround } from '../transports/slack/harness.js';
 import { blockNetwork, restoreNetwork } from './slack-api.js';
 
 const config = configSchema.parse({
@@ -24,12 +25,17 @@ const config = configSchema.parse({
   systems: [{ name: 'pushizo', type: 'bullmq', redis: 'redis://127.0.0.1:1' }],
 });
 
+/** What the commands ran with: the words of each run. */
+let ran: string[][] = [];
 const definition = (verb: string, mutating: boolean): CommandDefinition => ({
   verb,
   mutating,
-  run: async () => ({ ok: true, message: { text: verb, blocks: [] }, visibility: 'ephemeral' }),
+  run: async (_ctx, args) => {
+    ran.push([verb, ...args]);
+    return { ok: true, message: { text: `${verb} ran`, blocks: [] }, visibility: 'ephemeral' };
+  },
 });
-const registry = createCommandRegistry([definition('status', false), definition('pause', true)]);
+const commands = [definition('status', false), definition('pause', true)];
 
 function slashCommand(user: string, text: string, channel = 'C0INCIDENT') {
   return {
@@ -63,21 +69,26 @@ function buttonClick(user: string, actionId: string, value: string, channel = 'C
   };
 }
 
-describe('the Bolt guard', () => {
+/**
+ * The guards on Slack's path: the real listeners hand each payload, parsed once, to one
+ * dispatcher whose middleware chain runs the guards (there is no second chain at the transport).
+ */
+describe('the guards, for a Slack payload', () => {
   let dir: string;
   let store: Store;
   let audit: Audit;
-  let app: App;
-  let listened: { verb: string; guard: unknown }[];
+  let slack: Harness;
+  let resolved: string[];
   let responses: Record<string, unknown>[];
 
   beforeEach(async () => {
     blockNetwork();
-    dir = mkdtempSync(join(tmpdir(), 'queue-ops-bolt-guard-'));
+    dir = mkdtempSync(join(tmpdir(), 'queue-ops-slack-guard-'));
     store = createSqliteStore(join(dir, 'audit.db'));
     await store.migrate();
     audit = createAudit({ store, now: () => new Date() });
-    listened = [];
+    ran = [];
+    resolved = [];
     responses = [];
     nock('https://hooks.slack.com')
       .persist()
@@ -87,32 +98,23 @@ describe('the Bolt guard', () => {
         return { ok: true };
       });
 
-    const receiver = { init() {}, start: async () => {}, stop: async () => {} };
-    app = new App({ token: 'xoxb-test', botId: 'B0BOT', botUserId: 'U0BOT', receiver });
     const directory = createOfflineDirectory();
     const roles = createRoleResolver({ roles: config.roles, directory, now: Date.now });
-    app.use(
-      createBoltGuard({
-        roles,
-        directory,
-        config,
-        verbs: factsOf,
-        audit,
-        toRequest: requestFromSlack,
-        commandFor: (verb) => registry.get(verb),
-      }),
-    );
-    app.command('/queue', async ({ ack, command, context }) => {
-      await ack();
-      listened.push({ verb: command.text.split(' ')[0] ?? '', guard: context[GUARD_CONTEXT_KEY] });
+    const registry = createCommandRegistry(commands);
+    const dispatcher = createDispatcher({
+      ctx: { config, backends: undefined as never, now: () => new Date() },
+      // Counts the look-ups: one per payload.
+      commands: {
+        ...registry,
+        resolve: (verb) => {
+          resolved.push(verb);
+          return registry.resolve(verb);
+        },
+      },
+      logger: silentLogger(),
+      middleware: [createGuardMiddleware({ roles, directory, config, verbs: factsOf, audit })],
     });
-    app.action(/^queue_ops\./, async ({ ack, context, action }) => {
-      await ack();
-      listened.push({
-        verb: 'action_id' in action ? action.action_id : '',
-        guard: context[GUARD_CONTEXT_KEY],
-      });
-    });
+    slack = slackAround(dispatcher, { logger: silentLogger() });
   });
 
   afterEach(async () => {
@@ -121,29 +123,23 @@ describe('the Bolt guard', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function deliver(body: unknown) {
-    let acks = 0;
-    await app.processEvent({
-      body: body as Record<string, unknown>,
-      ack: async () => {
-        acks++;
-      },
-    });
-    return acks;
+  async function deliver(body: Record<string, unknown>) {
+    return (await slack.send(body)).acks;
   }
 
-  it('refuses a viewer’s /queue pause before the listener runs: acked once, answered ephemerally, audited', async () => {
+  it('refuses a viewer’s /queue pause before the command runs: acked once, answered ephemerally, audited once', async () => {
     const acks = await deliver(slashCommand('U0ZED', 'pause pushizo/dispatch-ios'));
     expect(acks).toBe(1);
-    expect(listened).toEqual([]);
+    expect(ran).toEqual([]);
+    expect(resolved).toEqual(['pause']);
     expect(responses).toHaveLength(1);
     expect(responses[0]).toMatchObject({
       response_type: 'ephemeral',
-      replace_original: false,
       text: 'You need the `operator` role to pause.',
     });
-    const [entry] = await audit.recent(1);
-    expect(entry).toMatchObject({
+    const entries = await audit.recent(5);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
       actorId: 'U0ZED',
       via: 'slack',
       channel: 'C0INCIDENT',
@@ -153,25 +149,24 @@ describe('the Bolt guard', () => {
     });
   });
 
-  it('lets an operator’s pause through to the listener, leaving the verdict in the context', async () => {
+  it('lets an operator’s pause through to the command, the verb resolved once', async () => {
     const acks = await deliver(slashCommand('U0ALICE', 'pause pushizo/dispatch-ios'));
     expect(acks).toBe(1);
-    expect(listened).toEqual([
-      { verb: 'pause', guard: { allow: true, approvalsNeeded: 0, role: 'operator', unresolvedGroups: [] } },
-    ]);
-    expect(responses).toEqual([]);
+    expect(ran).toEqual([['pause', 'pushizo/dispatch-ios']]);
+    expect(resolved).toEqual(['pause']);
+    expect(responses.map((r) => r.text)).toEqual(['pause ran']);
     expect(await audit.recent(5)).toEqual([]);
   });
 
   it('refuses a mutating command typed outside the allowed channels, naming them', async () => {
     await deliver(slashCommand('U0ALICE', 'pause pushizo/dispatch-ios', 'C0RANDOM'));
-    expect(listened).toEqual([]);
+    expect(ran).toEqual([]);
     expect(responses[0]?.text).toContain('`C0INCIDENT`');
   });
 
   it('lets a button for a read-only command through from any channel', async () => {
     await deliver(buttonClick('U0ZED', ActionId.StatusRefresh, 'pushizo', 'C0RANDOM'));
-    expect(listened.map((l) => l.verb)).toEqual([ActionId.StatusRefresh]);
-    expect(responses).toEqual([]);
+    expect(ran).toEqual([['status', 'pushizo']]);
+    expect(responses.map((r) => r.text)).toEqual(['status ran']);
   });
 });

@@ -5,17 +5,17 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createQueueOps } from '../../src/app.js';
-import { ActionId } from '../../src/blocks/action-ids.js';
-import type { Message } from '../../src/blocks/message.js';
-import { validateMessage } from '../../src/blocks/validate.js';
-import { loadConfigFile } from '../../src/config/load.js';
-import { createSqliteStore } from '../../src/store/sqlite.js';
-import { RequestStatus } from '../../src/store/store.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { createQueueOps } from '../../../src/app.js';
+import { ActionId } from '../../../src/blocks/action-ids.js';
+import type { Message } from '../../../src/blocks/message.js';
+import { validateMessage } from '../../../src/blocks/validate.js';
+import { loadConfigFile } from '../../../src/config/load.js';
+import { createSqliteStore } from '../../../src/store/sqlite.js';
+import { RequestStatus } from '../../../src/store/store.js';
+import { type RunningBot, startBot } from '../../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../../helpers/bullmq-jobs.js';
+import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../../helpers/config-file.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
   botConfigInput,
   buttonClick,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChartFile, SlackSender } from '../../src/escalation/outbox.js';
-import { refreshingHome } from '../../src/transports/slack/bot.js';
+import type { ChartFile, SlackSender } from '../../../src/escalation/outbox.js';
+import { refreshingHome } from '../../../src/transports/slack/bot.js';
 
 const message = { text: 'CRITICAL: backlog', blocks: [] };
 const chart: ChartFile = { filename: 'chart.png', title: 'chart', content: Buffer.from('png') };

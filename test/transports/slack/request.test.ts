@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ActionId, indexedActionId } from '../../src/blocks/action-ids.js';
-import { parseTarget, parseWords } from '../../src/pipeline/parse.js';
-import { isInPlaceAction, requestFromSlack } from '../../src/transports/slack/request.js';
+import { ActionId, indexedActionId } from '../../../src/blocks/action-ids.js';
+import { parseTarget, parseWords } from '../../../src/pipeline/parse.js';
+import { isInPlaceAction, requestFromSlack } from '../../../src/transports/slack/request.js';
 import { buttonClick, slashCommand } from './harness.js';
 
 describe('requestFromSlack', () => {

@@ -1,18 +1,18 @@
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ActionId } from '../../src/blocks/action-ids.js';
-import type { Message } from '../../src/blocks/message.js';
-import { validateMessage } from '../../src/blocks/validate.js';
-import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
-import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem } from '../helpers/config-file.js';
-import { freezeTimers } from '../helpers/frozen-timers.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { ActionId } from '../../../src/blocks/action-ids.js';
+import type { Message } from '../../../src/blocks/message.js';
+import { validateMessage } from '../../../src/blocks/validate.js';
+import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
+import { connectionFor, deletePrefix, waitFor } from '../../helpers/bullmq-jobs.js';
+import { bullmqSystem } from '../../helpers/config-file.js';
+import { freezeTimers } from '../../helpers/frozen-timers.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
+  type AppHarness,
   buttonClick,
   captureResponses,
-  type Harness,
   randomId,
   slashCommand,
   startHarness,
@@ -39,7 +39,7 @@ afterEach(() => {
 describe('Slack listeners over a real dispatcher and real BullMQ queues', () => {
   const url = testRedisUrl();
   const prefix = randomId('slk');
-  let harness: Harness & { close(): Promise<void> };
+  let harness: AppHarness;
   let queues: Queue[] = [];
 
   beforeAll(async () => {
@@ -225,21 +225,25 @@ describe('Slack listeners over a real dispatcher and real BullMQ queues', () => 
   });
 });
 
-describe('Slack middleware after ack (the seam for the guards)', () => {
+describe('one Slack pipeline: the dispatcher’s middleware chain is the seam for the guards', () => {
   const url = testRedisUrl();
 
-  it('stops the command when a middleware answers instead of calling next', async () => {
+  it('stops the command when a middleware of the chain answers instead of calling next, and the answer reaches Slack', async () => {
+    const seen: string[] = [];
     const harness = await startHarness(
       { systems: [bullmqSystem('pushizo', url, randomId('mw'))] },
       {
         middleware: [
-          async ({ context, respond, next }) => {
-            const request = context.queueOpsRequest as { actor: { id: string } };
-            if (request.actor.id === 'U0MALLORY') {
-              await respond?.({ response_type: 'ephemeral', text: 'You need the `operator` role.' });
-              return;
-            }
-            await next();
+          async (request, next, { command }) => {
+            // The verb arrives resolved (a typo's did-you-mean happens before the chain).
+            seen.push(command.verb);
+            if (request.actor.id !== 'U0MALLORY') return next();
+            return {
+              ok: false,
+              visibility: 'ephemeral',
+              message: { text: 'You need the `operator` role.', blocks: [] },
+              error: { code: 'Forbidden' },
+            };
           },
         ],
       },
@@ -249,13 +253,17 @@ describe('Slack middleware after ack (the seam for the guards)', () => {
       const allowed = `/commands/T0TEAM/${randomId('')}/allowed`;
       const d = captureResponses(denied);
       const a = captureResponses(allowed);
-      await harness.send(slashCommand('help', denied, { user_id: 'U0MALLORY' }));
+      expect(await harness.send(slashCommand('help', denied, { user_id: 'U0MALLORY' }))).toEqual({ acks: 1 });
       await harness.send(slashCommand('help', allowed));
 
-      expect(d.bodies).toEqual([{ response_type: 'ephemeral', text: 'You need the `operator` role.' }]);
+      expect(d.bodies).toEqual([
+        { response_type: 'ephemeral', text: 'You need the `operator` role.', blocks: [] },
+      ]);
       expect(a.bodies).toHaveLength(1);
       expect(allText(a.bodies[0] as Record<string, unknown>)).toContain('status');
-      expect(harness.logLines.filter((l) => l.msg === 'command answered')).toHaveLength(1);
+      expect(seen).toEqual(['help', 'help']);
+      // Each request is answered once, by the one dispatcher.
+      expect(harness.logLines.filter((l) => l.msg === 'command answered')).toHaveLength(2);
     } finally {
       await harness.close();
     }
@@ -264,7 +272,7 @@ describe('Slack middleware after ack (the seam for the guards)', () => {
 
 describe('a Redis that hangs', () => {
   let hung: PrivateRedis;
-  let harness: Harness & { close(): Promise<void> };
+  let harness: AppHarness;
 
   beforeAll(async () => {
     hung = await startPrivateRedis();

@@ -1,18 +1,22 @@
 import { verifySlackRequest } from '@slack/bolt';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
+import { createApp } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/load.js';
 import {
   boltLogger,
   createSlackApp,
   type SlackApp,
   SlackEnvError,
   slackSettingsFromEnv,
-} from '../../src/transports/slack/create-app.js';
-import { postMessage, registerSlackListeners, updateMessage } from '../../src/transports/slack/listeners.js';
-import { bullmqSystem, configYaml } from '../helpers/config-file.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+} from '../../../src/transports/slack/create-app.js';
+import {
+  postMessage,
+  registerSlackListeners,
+  updateMessage,
+} from '../../../src/transports/slack/listeners.js';
+import { bullmqSystem, configYaml } from '../../helpers/config-file.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import { captureResponses, memoryLogger, randomId, slackSignature, slashCommand } from './harness.js';
 
 beforeAll(() => {

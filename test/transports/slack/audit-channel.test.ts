@@ -1,10 +1,10 @@
 import { webApi } from '@slack/bolt';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../src/blocks/message.js';
-import { validateMessage } from '../../src/blocks/validate.js';
-import type { AuditEntry } from '../../src/store/store.js';
-import { createAuditChannelSink } from '../../src/transports/slack/audit-channel.js';
+import type { Message } from '../../../src/blocks/message.js';
+import { validateMessage } from '../../../src/blocks/validate.js';
+import type { AuditEntry } from '../../../src/store/store.js';
+import { createAuditChannelSink } from '../../../src/transports/slack/audit-channel.js';
 import { memoryLogger } from './harness.js';
 
 const API_HOST = 'https://slack-audit.test.example';

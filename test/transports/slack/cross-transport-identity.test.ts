@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RequestStatus } from '../../src/store/store.js';
-import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { jsonOf, requestOf, runCli } from '../helpers/cli-run.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { RequestStatus } from '../../../src/store/store.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../../helpers/bullmq-jobs.js';
+import { jsonOf, requestOf, runCli } from '../../helpers/cli-run.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 /**

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/main.js';
-import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { main } from '../../../src/main.js';
+import { bullmqSystem, writeConfigFile } from '../../helpers/config-file.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import { randomId } from './harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'queue-ops-main-'));
@@ -106,7 +106,7 @@ describe('npm start as a process (the built dist/main.js)', () => {
         s.close(() => resolve(p));
       });
     });
-    const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../dist/main.js')], {
+    const child = spawn(process.execPath, [resolve(import.meta.dirname, '../../../dist/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         SLACK_BOT_TOKEN: 'xoxb-process-token',

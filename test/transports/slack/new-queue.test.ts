@@ -5,9 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix, waitFor } from '../../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 /**

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ActionId } from '../../src/blocks/action-ids.js';
-import { validateMessage } from '../../src/blocks/validate.js';
-import { RequestStatus } from '../../src/store/store.js';
-import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
-import { sampleAlert } from '../store/escalation-contract.js';
+import { ActionId } from '../../../src/blocks/action-ids.js';
+import { validateMessage } from '../../../src/blocks/validate.js';
+import { RequestStatus } from '../../../src/store/store.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { connectionFor, deletePrefix } from '../../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
+import { sampleAlert } from '../../store/escalation-contract.js';
 import { botConfigInput, captureResponses, randomId, slashCommand, startWiredBot } from './harness.js';
 
 const API_HOST = 'https://slack-home.test.example';
@@ -33,6 +33,7 @@ const CHANNELS: Record<string, { isPrivate: boolean; members: string[] }> = {
   C0INCIDENT: { isPrivate: false, members: ['U0ALICE'] },
   C0PRIVOUT: { isPrivate: true, members: ['U0ALICE', 'U0VIEW'] },
   C0PRIVIN: { isPrivate: true, members: ['U0ALICE', 'U0BOB'] },
+  C0PRIVLEFT: { isPrivate: true, members: ['U0ALICE', 'U0BOB'] },
 };
 /** Every conversations.* call the bot made, as `method channel`. */
 const conversationCalls: string[] = [];
@@ -141,7 +142,15 @@ describe('the App Home tab, on the real bot wiring', () => {
   let bot: RunningBot;
 
   beforeAll(async () => {
-    for (const name of ['q-home', 'q-forged', 'q-refresh', 'q-priv-out', 'q-priv-in', 'q-gone']) {
+    for (const name of [
+      'q-home',
+      'q-forged',
+      'q-refresh',
+      'q-priv-out',
+      'q-priv-in',
+      'q-priv-left',
+      'q-gone',
+    ]) {
       const queue = new Queue(name, { connection: connectionFor(url), prefix });
       await queue.add('push', { token: 'JOB-PAYLOAD-MARKER' });
       queues.set(name, queue);
@@ -152,7 +161,7 @@ describe('the App Home tab, on the real bot wiring', () => {
         redis: url,
         prefix,
         dir,
-        slack: { allowedChannels: ['C0INCIDENT', 'C0PRIVOUT', 'C0PRIVIN', 'C0GONE'] },
+        slack: { allowedChannels: ['C0INCIDENT', 'C0PRIVOUT', 'C0PRIVIN', 'C0PRIVLEFT', 'C0GONE'] },
         more: { approvals: { ttlMinutes: 15 } },
       }),
       token: 'xoxb-home-test',
@@ -367,9 +376,12 @@ describe('the App Home tab, on the real bot wiring', () => {
       expect(about.map((e) => e.action)).toEqual(['request.created']);
     });
 
-    it('his tab and his click asked Slack about the channel once per method', () => {
-      // The tabs kept fresh, Bob's open and his click asked Slack once per method: the rest was cached.
+    it('his tabs asked Slack about the channel once per method, and his click asked again', () => {
+      // The tabs kept fresh and Bob's open were served from the cache after the first lookup; the
+      // click, which would change something, asked Slack itself.
       expect(conversationCalls.slice(calls)).toEqual([
+        'conversations.members C0PRIVOUT',
+        'conversations.info C0PRIVOUT',
         'conversations.members C0PRIVOUT',
         'conversations.info C0PRIVOUT',
       ]);
@@ -382,6 +394,18 @@ describe('the App Home tab, on the real bot wiring', () => {
     await bobApproves(id);
     expect(await (queues.get('q-priv-in') as Queue).isPaused()).toBe(true);
     expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
+  });
+
+  it('someone removed from the private channel after his tab listed its request cannot approve it there, though the cache still vouched for him', async () => {
+    const id = await requestPause('q-priv-left', 'C0PRIVLEFT');
+    expect(textOf(await open('bob'))).toContain(`${id}: pause pushizo/q-priv-left`);
+    // Bob leaves the channel (or is removed) a moment later, well within the 5 minutes' cache.
+    CHANNELS.C0PRIVLEFT!.members = ['U0ALICE'];
+    const answer = await bobApproves(id);
+    expect(answer).toContain(`${id}\` was asked in a private channel you are not in`);
+    expect(await (queues.get('q-priv-left') as Queue).isPaused()).toBe(false);
+    expect((await bot.runtime.approvals.get(id))?.status).toBe(RequestStatus.Pending);
+    expect(textOf(await open('bob'))).not.toContain(id);
   });
 
   it('when Slack will not say who is in the channel (channel_not_found), the request is not listed and a click is refused in one line, without a crash', async () => {

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ActionId } from '../../src/blocks/action-ids.js';
-import type { RunningBot } from '../../src/transports/slack/bot.js';
-import { REQUEST_EVENT } from '../../src/transports/slack/requests.js';
-import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { ActionId } from '../../../src/blocks/action-ids.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { REQUEST_EVENT } from '../../../src/transports/slack/requests.js';
+import { connectionFor, deletePrefix } from '../../helpers/bullmq-jobs.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 import {
   botConfigInput,
   buttonClick,

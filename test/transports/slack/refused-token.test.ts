@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { randomName } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
-import { type LoopbackSlack, spawnBot, startLoopbackSlack } from '../helpers/loopback-slack.js';
-import { testRedisUrl } from '../helpers/test-redis.js';
+import { randomName } from '../../helpers/bullmq-jobs.js';
+import { bullmqSystem, writeConfigFile } from '../../helpers/config-file.js';
+import { type LoopbackSlack, spawnBot, startLoopbackSlack } from '../../helpers/loopback-slack.js';
+import { testRedisUrl } from '../../helpers/test-redis.js';
 
 /**
  * `npm start` (dist/main.js, a real process) with a token Slack refuses: it ends with exit 1 and one

@@ -5,9 +5,9 @@ import type { ActionProgress } from '../../src/approvals/service.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Request } from '../../src/pipeline/types.js';
-import { BullmqScene } from '../commands/fixture.js';
 import { connectionFor, waitFor } from '../helpers/bullmq-jobs.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { BullmqScene } from './fixture.js';
 
 const redisUrl = testRedisUrl();
 

@@ -3,18 +3,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App, Receiver, ReceiverEvent } from '@slack/bolt';
 import nock from 'nock';
-import { createApp, type App as QueueOpsApp } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import type { ConfigInput } from '../../src/config/schema.js';
-import { createLogger, type Logger } from '../../src/lib/logger.js';
-import { type BotOptions, type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { createSlackApp } from '../../src/transports/slack/create-app.js';
-import {
-  registerSlackListeners,
-  type SlackListenerDeps,
-  type SlackMiddleware,
-} from '../../src/transports/slack/listeners.js';
-import { bullmqSystem, configYaml, type SystemInput } from '../helpers/config-file.js';
+import { createApp, type App as QueueOpsApp } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/load.js';
+import type { ConfigInput } from '../../../src/config/schema.js';
+import { createLogger, type Logger } from '../../../src/lib/logger.js';
+import type { Middleware } from '../../../src/pipeline/dispatcher.js';
+import { type BotOptions, type RunningBot, startBot } from '../../../src/transports/slack/bot.js';
+import { createSlackApp } from '../../../src/transports/slack/create-app.js';
+import { registerSlackListeners, type SlackListenerDeps } from '../../../src/transports/slack/listeners.js';
+import { bullmqSystem, configYaml, type SystemInput } from '../../helpers/config-file.js';
 
 export const HOOKS = 'https://hooks.slack.com';
 
@@ -109,7 +106,6 @@ export function captureResponses(path: string, status = 200) {
 
 export interface Harness {
   app: App;
-  services: QueueOpsApp;
   logLines: Record<string, unknown>[];
   /** Hands one payload to Bolt: `acked` settles when ack() is called, `done` when listeners finish. */
   deliver(
@@ -120,37 +116,36 @@ export interface Harness {
   send(body: Record<string, unknown>, extra?: Partial<ReceiverEvent>): Promise<{ acks: number }>;
 }
 
+/** `startHarness`'s: the Slack side with the app it composed. */
+export type AppHarness = Harness & { services: QueueOpsApp; close(): Promise<void> };
+
 /**
- * The real pipeline: a typed config, written as its text and loaded → `createApp` (real
- * backends, real dispatcher) → Bolt app with the real listeners, over a receiver that binds
- * nothing. Only Slack's HTTP side is nock'd.
+ * Bolt with the real listeners (`createSlackApp` over a receiver that binds nothing, no Web API
+ * retries) around a dispatcher the test composed itself (`createApp`, `createQueueOps`). Tests
+ * hand it payloads with `deliver`/`send`; only Slack's HTTP side is nock'd.
  */
-export async function startHarness(
-  config: ConfigInput,
-  options: { middleware?: SlackMiddleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
-): Promise<Harness & { close(): Promise<void> }> {
-  const { logger, lines } = memoryLogger();
-  // Written as a user's file is and read back by the loader, defaults and all.
-  const parsed = parseConfig(configYaml(config), {}, 'test.yml');
-  const services = createApp({ config: parsed, env: {}, logger });
+export function slackAround(
+  dispatcher: SlackListenerDeps['dispatcher'],
+  options: Partial<Omit<SlackListenerDeps, 'dispatcher'>> & { apiUrl?: string } = {},
+): Harness {
+  const memory = options.logger ? undefined : memoryLogger();
+  const logger = options.logger ?? (memory as { logger: Logger }).logger;
+  const { apiUrl, ...listenerOptions } = options;
   const slack = createSlackApp({
-    env: { SLACK_BOT_TOKEN: 'xoxb-test-token', SLACK_SIGNING_SECRET: 'unused-with-fake-receiver' },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+      ...(apiUrl ? { SLACK_API_URL: apiUrl } : {}),
+    },
     logger,
     receiverOverride: fakeReceiver(),
     authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
     clientOptions: { retryConfig: { retries: 0 } },
   });
-  registerSlackListeners(slack.app, {
-    dispatcher: services.dispatcher,
-    logger,
-    locale: parsed.locale,
-    ...(options.middleware ? { middleware: options.middleware } : {}),
-    ...(options.userLocale ? { userLocale: options.userLocale } : {}),
-  });
+  registerSlackListeners(slack.app, { ...listenerOptions, dispatcher, logger });
   return {
     app: slack.app,
-    services,
-    logLines: lines,
+    logLines: memory?.lines ?? [],
     deliver(body, extra = {}) {
       return deliver(slack.app, body, extra);
     },
@@ -159,6 +154,36 @@ export async function startHarness(
       await run.done;
       return { acks: run.acks() };
     },
+  };
+}
+
+/**
+ * The real pipeline: a typed config, written as its text and loaded → `createApp` (real
+ * backends, real dispatcher, with `middleware` in its chain) → Bolt app with the real listeners
+ * (`slackAround`). Only Slack's HTTP side is nock'd.
+ */
+export async function startHarness(
+  config: ConfigInput,
+  options: { middleware?: Middleware[]; userLocale?: SlackListenerDeps['userLocale'] } = {},
+): Promise<AppHarness> {
+  const { logger, lines } = memoryLogger();
+  // Written as a user's file is and read back by the loader, defaults and all.
+  const parsed = parseConfig(configYaml(config), {}, 'test.yml');
+  const services = createApp({
+    config: parsed,
+    env: {},
+    logger,
+    ...(options.middleware ? { middleware: options.middleware } : {}),
+  });
+  const slack = slackAround(services.dispatcher, {
+    logger,
+    locale: parsed.locale,
+    ...(options.userLocale ? { userLocale: options.userLocale } : {}),
+  });
+  return {
+    ...slack,
+    services,
+    logLines: lines,
     async close() {
       await services.close();
     },
@@ -193,33 +218,52 @@ export function botConfigInput(options: {
 }
 
 /**
- * The bot as `npm start` builds it (`startBot`: the real wiring, store, monitor, Home tab), its
- * config written to `dir`/queue-ops.yml, over a receiver that binds nothing (tests hand events to
- * `bot.slack.app.processEvent`), its Web API at `apiUrl` (nock'd), without retries and logging
- * to memory unless `seams` says otherwise.
+ * The one fixture for the bot as `npm start` builds it (`startBot`: the real wiring, store,
+ * monitor, Home tab), its Web API at `apiUrl` (nock'd or a local stand-in), without Web API
+ * retries, logging to memory and without process metrics unless `seams` says otherwise.
+ *
+ * - `config`: a typed config, written to `dir`/queue-ops.yml; or `configFile`, a file written already.
+ * - By default over a receiver that binds nothing (tests hand events to
+ *   `bot.slack.app.processEvent`), with the bot's ids given so Bolt asks Slack nothing at start.
+ * - `http`: Bolt's real HTTP receiver on a free port (`bot.port`), checking signatures with
+ *   `signingSecret`, and the token checked with Slack's `auth.test` as in production.
  */
 export async function startWiredBot(options: {
   dir: string;
-  config: ConfigInput;
+  config?: ConfigInput;
+  configFile?: string;
   token: string;
   apiUrl: string;
+  http?: { signingSecret: string };
+  /** More of the environment (SLACK_APP_TOKEN for socket mode…). */
+  env?: Record<string, string>;
   seams?: BotOptions;
+  /** Where the bot's own stderr lines go (the console by default). */
+  stderr?: (line: string) => void;
 }): Promise<RunningBot> {
-  const configFile = join(options.dir, 'queue-ops.yml');
-  writeFileSync(configFile, configYaml(options.config));
+  const configFile = options.configFile ?? join(options.dir, 'queue-ops.yml');
+  if (!options.configFile) {
+    if (!options.config) throw new Error('startWiredBot needs config or configFile');
+    writeFileSync(configFile, configYaml(options.config));
+  }
+  const receiver: BotOptions = options.http
+    ? {}
+    : { receiverOverride: fakeReceiver(), authorization: { botId: 'B0BOT', botUserId: 'U0BOT' } };
   const started = await startBot(
     {
       SLACK_BOT_TOKEN: options.token,
-      SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
+      SLACK_SIGNING_SECRET: options.http?.signingSecret ?? 'unused-with-fake-receiver',
       SLACK_API_URL: options.apiUrl,
       QUEUE_OPS_CONFIG: configFile,
+      ...(options.http ? { PORT: '0' } : {}),
+      ...options.env,
     },
-    { stderr: (line) => console.error(line), stdout: () => {} },
+    { stderr: options.stderr ?? ((line) => console.error(line)), stdout: () => {} },
     {
-      receiverOverride: fakeReceiver(),
-      authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
+      ...receiver,
       clientOptions: { retryConfig: { retries: 0 } },
       logger: memoryLogger().logger,
+      metricsOptions: { processMetrics: false },
       ...options.seams,
     },
   );

@@ -4,9 +4,9 @@ import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Reply } from '../../src/pipeline/types.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { BullmqScene } from '../commands/fixture.js';
 import { withFaults } from '../helpers/faulty-store.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
+import { BullmqScene } from './fixture.js';
 
 const redisUrl = testRedisUrl();
 

@@ -1,8 +1,8 @@
 import { webApi } from '@slack/bolt';
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRequestMessageUpdater } from '../../src/transports/slack/requests.js';
-import { sampleRequest } from '../store/store-contract.js';
+import { createRequestMessageUpdater } from '../../../src/transports/slack/requests.js';
+import { sampleRequest } from '../../store/store-contract.js';
 import { memoryLogger } from './harness.js';
 
 const API_HOST = 'https://slack-api.request-updates.test';

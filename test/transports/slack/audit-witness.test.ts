@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/transports/cli/run.js';
-import { type RunningBot, startBot } from '../../src/transports/slack/bot.js';
-import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
-import { fakeReceiver, memoryLogger } from './harness.js';
+import { runCli } from '../../../src/transports/cli/run.js';
+import type { RunningBot } from '../../../src/transports/slack/bot.js';
+import { bullmqSystem, writeConfigFile } from '../../helpers/config-file.js';
+import { memoryLogger, startWiredBot } from './harness.js';
 
 /** Slack's Web API through SLACK_API_URL: posts are kept, and conversations.history serves them back. */
 const API_HOST = 'https://slack-witness.test.example';
@@ -100,24 +100,14 @@ describe('the audit channel as a witness, on the real bot wiring', () => {
       slack: { auditChannel: 'C0AUDIT' },
       store: `sqlite:${join(dir, 'bot.db')}`,
     });
-    const started = await startBot(
-      {
-        SLACK_BOT_TOKEN: 'xoxb-witness-test',
-        SLACK_SIGNING_SECRET: 'unused-with-fake-receiver',
-        SLACK_API_URL: `${API_HOST}/api/`,
-        QUEUE_OPS_CONFIG: configFile,
-        ...extraEnv,
-      },
-      { stderr: (line) => console.error(line), stdout: () => {} },
-      {
-        receiverOverride: fakeReceiver(),
-        authorization: { botId: 'B0BOT', botUserId: 'U0BOT' },
-        clientOptions: { retryConfig: { retries: 0 } },
-        logger: logs.logger,
-        auditChannelIntervalMs: 0,
-      },
-    );
-    if (typeof started === 'number') throw new Error(`bot did not start: exit ${started}`);
+    const started = await startWiredBot({
+      dir,
+      configFile,
+      token: 'xoxb-witness-test',
+      apiUrl: `${API_HOST}/api/`,
+      env: extraEnv,
+      seams: { logger: logs.logger, auditChannelIntervalMs: 0 },
+    });
     bot = started;
     return started;
   };

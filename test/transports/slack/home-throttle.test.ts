@@ -1,9 +1,9 @@
 import { webApi } from '@slack/bolt';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBackendRegistry } from '../../src/backends/registry.js';
-import type { Config } from '../../src/config/schema.js';
-import { createHomeTab } from '../../src/transports/slack/home.js';
+import { createBackendRegistry } from '../../../src/backends/registry.js';
+import type { Config } from '../../../src/config/schema.js';
+import { createHomeTab } from '../../../src/transports/slack/home.js';
 import { memoryLogger } from './harness.js';
 
 const API_HOST = 'https://slack-home-throttle.test.example';
