@@ -504,8 +504,11 @@ export interface FailOutcome extends JobLockInfo {
 export interface QueueBackend {
   readonly name: string;
   readonly type: SystemType;
-  /** Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted. */
-  listQueues(): Promise<string[]>;
+  /**
+   * Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted.
+   * `fresh`: a discovery made now, not the cached one (before refusing a name as unknown).
+   */
+  listQueues(fresh?: boolean): Promise<string[]>;
   /**
    * Counts, memory and workers. Counts and memory are one pipelined round trip. When `queues` is
    * given only those are read.

@@ -366,10 +366,10 @@ export function createBullmqBackend(
     name: system.name,
     type: 'bullmq',
 
-    async listQueues() {
+    async listQueues(fresh?: boolean) {
       // Only configured names need no Redis; patterns are matched against a discovery.
       if (system.queues && !system.queuePatterns) return queueNames.list();
-      return await withRedis(() => queueNames.list());
+      return await withRedis(() => queueNames.list(fresh));
     },
 
     async redisHealth(budget) {

@@ -754,7 +754,7 @@ export function createCeleryBackend(
 
   const control = createCeleryControl({
     pidbox,
-    listQueues: () => queueNames.list(),
+    listQueues: (fresh?: boolean) => queueNames.list(fresh),
     timeoutMs: system.inspectTimeoutMs,
     unavailable,
   });
@@ -764,7 +764,7 @@ export function createCeleryBackend(
     type: 'celery',
     previewRetry: retries.previewRetry,
     retry: retries.retry,
-    listQueues: () => queueNames.list(),
+    listQueues: (fresh?: boolean) => queueNames.list(fresh),
     status,
     dlq,
     nextJobs,
