@@ -127,18 +127,25 @@ export const snoozeCommand: CommandDefinition = {
     const id = alertId(args, t.snooze.usage, request.locale);
     const text = args[1];
     if (text === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.snooze.validDuration, usage: t.snooze.usage });
-    const ms = parseDuration(text);
-    if (ms === undefined || ms > MAX_SNOOZE_MS)
-      throw new OpsError(ErrorCode.BadArgument, {
-        message: t.snooze.badDuration(text),
-        valid: t.snooze.validDuration,
-      });
+      throw new OpsError(ErrorCode.UsageError, { message: t.snooze.needsDuration, usage: t.snooze.usage });
+    const ms = durationWithin(text, MAX_SNOOZE_MS, request.locale);
     const { alert } = await requireAlerts(ctx).snooze(id, request.actor.id, ms);
     const until = formatUtc(Date.parse(alert.snoozedUntil ?? ctx.now().toISOString()), request.locale, false);
     return oneLine(t.snooze.done(inline(id, 20), until), alert, ctx, request);
   },
 };
+
+/** A snooze's or a silence's duration in ms, or one line: not a duration, or over the maximum. */
+function durationWithin(text: string, maxMs: number, locale: Locale): number {
+  const t = messages(locale).escalation.snooze;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms > maxMs)
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: ms === undefined ? t.badDuration(inCode(text, 40)) : t.tooLong(inCode(text, 40)),
+      valid: t.validDuration,
+    });
+  return ms;
+}
 
 /** Longest silence: past a week it is a rule to change in the config, not a silence. */
 const MAX_SILENCE_MS = 7 * 86_400_000;
@@ -222,12 +229,7 @@ export const silenceCommand: CommandDefinition = {
     if (pattern === undefined || duration === undefined)
       throw new OpsError(ErrorCode.UsageError, { message: t.needsPattern, usage: t.usage });
     const parsed = checkPattern(pattern, ctx.config, request.locale);
-    const ms = parseDuration(duration);
-    if (ms === undefined || ms > MAX_SILENCE_MS)
-      throw new OpsError(ErrorCode.BadArgument, {
-        message: messages(request.locale).escalation.snooze.badDuration(duration),
-        valid: messages(request.locale).escalation.snooze.validDuration,
-      });
+    const ms = durationWithin(duration, MAX_SILENCE_MS, request.locale);
     if (!force) await requireMatchingQueue(ctx, parsed, pattern, request.locale);
     const reason = reasonWords.join(' ').trim();
     const { silence, alerts } = await requireAlerts(ctx).silence(

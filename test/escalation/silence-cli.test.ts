@@ -24,6 +24,18 @@ describe('silences on the command line', () => {
     });
   };
   const tearDown = () => tmp.remove();
+  /** The same config in Turkish, beside it. */
+  const trConfig = () =>
+    writeConfigFile(
+      tmp.dir,
+      {
+        store: `sqlite:${tmp.dir}/queue-ops.db`,
+        roles: TEST_ROLES,
+        locale: 'tr',
+        systems: [bullmqSystem('pushizo', redisUrl, 'nothing-here')],
+      },
+      'tr.yml',
+    );
 
   const as = (user: string, ...words: string[]) =>
     runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
@@ -83,6 +95,40 @@ describe('silences on the command line', () => {
       expect(bad.code).not.toBe(0);
       expect(jsonOf(bad).message.text).toBe(
         '`forever` is not a duration. Valid: a duration like 30m, 2h or 1d (at most 7d).',
+      );
+    });
+
+    it('a duration over the 7d maximum is called that, not "not a duration" (issue 38 §6)', async () => {
+      const long = jsonOf(await as('U0ALICE', 'silence', 'pushizo', '30d'));
+      expect(long.message.text).toBe(
+        '`30d` is longer than the 7d maximum. Valid: a duration like 30m, 2h or 1d (at most 7d).',
+      );
+      const tr = jsonOf(
+        await runCliInProcess([
+          '--config',
+          trConfig(),
+          '--user',
+          'U0ALICE',
+          '--json',
+          'snooze',
+          'a-1',
+          '30d',
+        ]),
+      );
+      expect(tr.message.text).toBe(
+        '`30d` en fazla 7d olan sınırdan uzun. Geçerli: 30m, 2h ya da 1d gibi bir süre (en fazla 7d).',
+      );
+    });
+
+    it('snooze without a duration is answered with a sentence and the usage', async () => {
+      expect(jsonOf(await as('U0ALICE', 'snooze', 'a-1')).message.text).toBe(
+        'Say for how long, e.g. 30m, 2h or 1d (at most 7d). Usage: `/queue snooze <alert-id> <duration>`',
+      );
+      const tr = jsonOf(
+        await runCliInProcess(['--config', trConfig(), '--user', 'U0ALICE', '--json', 'snooze', 'a-1']),
+      );
+      expect(tr.message.text).toBe(
+        'Ne kadar süre olacağını yazın, ör. 30m, 2h ya da 1d (en fazla 7d). Kullanım: `/queue snooze <alarm-id> <süre>`',
       );
     });
 

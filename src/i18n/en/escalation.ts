@@ -120,7 +120,10 @@ export const escalation = {
     summary: 'silence an alert’s reminders for a while (e.g. 30m, 2h)',
     done: (id: string, until: string) => `Alert \`${id}\` snoozed until ${until}.`,
     badDuration: (value: string) => `\`${value}\` is not a duration.`,
+    /** A duration past the longest allowed: it is one, just too long. */
+    tooLong: (value: string) => `\`${value}\` is longer than the 7d maximum.`,
     validDuration: 'a duration like 30m, 2h or 1d (at most 7d)',
+    needsDuration: 'Say for how long, e.g. 30m, 2h or 1d (at most 7d).',
   },
   silence: {
     usage: '/queue silence <pattern> <duration> [--force] [reason]',

@@ -118,7 +118,9 @@ export const escalation: Catalog['escalation'] = {
     summary: 'bir alarmın hatırlatmalarını bir süreliğine sustur (ör. 30m, 2h)',
     done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
     badDuration: (value: string) => `\`${value}\` bir süre değil.`,
+    tooLong: (value: string) => `\`${value}\` en fazla 7d olan sınırdan uzun.`,
     validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
+    needsDuration: 'Ne kadar süre olacağını yazın, ör. 30m, 2h ya da 1d (en fazla 7d).',
   },
   silence: {
     usage: '/queue silence <desen> <süre> [--force] [gerekçe]',

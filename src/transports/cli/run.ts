@@ -6,7 +6,7 @@ import { wordsForAction } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
 import { formatNumber } from '../../blocks/format.js';
 import type { Message } from '../../blocks/message.js';
-import { renderText } from '../../blocks/render-text.js';
+import { plain, renderText } from '../../blocks/render-text.js';
 import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
@@ -406,7 +406,8 @@ export function exitCodeOf(reply: Reply): number {
 export function toCliJson(reply: Reply, locale: Locale): CliJson {
   const out: CliJson = {
     ok: reply.ok,
-    message: { text: reply.message.text, blocks: reply.message.blocks },
+    // `text` as a person reads it (no `&lt;`, no zero-width guards); `blocks` exactly as posted.
+    message: { text: plain(reply.message.text), blocks: reply.message.blocks },
     data: reply.data ?? null,
   };
   if (!reply.ok && reply.error) {
