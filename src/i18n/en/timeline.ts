@@ -43,6 +43,14 @@ export const timeline = {
       purgeId: (id: string) => `undo with ${id}`,
       archivePath: (path: string) => `archive ${path}`,
       skipped: (n: string) => `skipped ${n} no longer failed`,
+      /** An undo's line: what came back, what was there already, and which purge it undid. */
+      undone: (restored: string, alreadyThere: string, purgeId: string) =>
+        `restored ${restored}${alreadyThere === '0' ? '' : ` (${alreadyThere} already there)`} from purge ${purgeId}`,
+      /** A purge's line: how to undo it. */
+      undoWith: (purgeId: string) => `undo: /queue undo ${purgeId}`,
+      /** expire-results: keys given a TTL, of the results walked. */
+      expired: (expired: string, ttl: string, results: string) =>
+        `gave ${expired} of ${results} results a TTL of ${ttl}`,
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {

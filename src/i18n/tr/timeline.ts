@@ -41,6 +41,11 @@ export const timeline: Catalog['timeline'] = {
       purgeId: (id: string) => `geri almak için ${id}`,
       archivePath: (path: string) => `arşiv ${path}`,
       skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
+      undone: (restored: string, alreadyThere: string, purgeId: string) =>
+        `${purgeId} silmesinden ${restored} iş geri yüklendi${alreadyThere === '0' ? '' : ` (${alreadyThere} iş zaten oradaydı)`}`,
+      undoWith: (purgeId: string) => `geri almak için: /queue undo ${purgeId}`,
+      expired: (expired: string, ttl: string, results: string) =>
+        `${results} sonuçtan ${expired} tanesine ${ttl} TTL verildi`,
     },
     outcome: {
       paused: (workers?: string) => `duraklatıldı${workers ? `, ${workers} worker yanıt verdi` : ''}`,
