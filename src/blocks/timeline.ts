@@ -52,7 +52,7 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
             : e.lookFailed(event.verb, event.target, reasonText(event.reason, locale)),
       };
     case 'alert.handled':
-      return { who: event.who, what: e.alertHandled(event.verb, event.target) };
+      return { who: event.who, what: e.alertHandled(event.verb, event.target, event.count) };
     case 'guard.denied':
       return {
         who: event.who,

@@ -248,6 +248,7 @@ export const silenceCommand: CommandDefinition = {
       ok: true,
       message: { text, blocks: [section(text)] },
       data: { silence: silenceData(silence), silenced: alerts.map((a) => a.id) },
+      audit: { silence: silence.id, count: alerts.length },
       visibility: 'in_channel',
     };
   },
@@ -334,6 +335,7 @@ async function ackAll(ctx: CommandContext, args: string[], request: Request): Pr
     ok: true,
     message: { text, blocks: [section(text)] },
     data: { system, acked: acked.map(alertJson) },
+    audit: { system, count: acked.length },
     visibility: 'in_channel',
   };
 }

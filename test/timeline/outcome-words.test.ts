@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEvent } from '../../src/blocks/timeline.js';
-import type { TimelineEvent } from '../../src/timeline/events.js';
+import type { AuditEntry } from '../../src/store/store.js';
+import { eventFromAudit, type TimelineEvent } from '../../src/timeline/events.js';
 
 /**
  * issue 38 §6: a timeline row puts an action's outcome into words. The program's field names
@@ -59,5 +60,35 @@ describe('timeline rows word an action’s outcome', () => {
         done('purge', 'x/y', { purged: 1, archived: 1, someInternal: 5 }),
       ])
         expect(describeEvent(event, locale).what).not.toMatch(/alreadyThere|ttlSeconds|someInternal|604/);
+  });
+});
+
+describe('timeline rows of alert handling (issue 38 §6)', () => {
+  const entry = (action: string, args: string[], result?: Record<string, unknown>): AuditEntry => ({
+    at: '2026-12-07T04:31:00.000Z',
+    seq: 9,
+    prevHash: '',
+    hash: '',
+    actorId: 'U0ALICE',
+    via: 'slack',
+    action,
+    target: args[0],
+    params: { args, ...(result ? { result } : {}) },
+    outcome: 'ok',
+  });
+
+  it('ack all names the system and how many; a silence is a row, with what it muted', () => {
+    const ackAll = eventFromAudit(entry('command.ack', ['all', 'zeus'], { system: 'zeus', count: 14 }))!;
+    expect(describeEvent(ackAll, 'en').what).toBe('acknowledged 14 open alerts of zeus');
+    expect(describeEvent(ackAll, 'tr').what).toBe('zeus sisteminin 14 açık alarmı onaylandı');
+    const silence = eventFromAudit(
+      entry('command.silence', ['pushizo/dispatch-*', '1h'], { silence: 's-1', count: 14 }),
+    )!;
+    expect(describeEvent(silence, 'en').what).toBe('silenced pushizo/dispatch-* (14 open alerts muted)');
+    expect(describeEvent(silence, 'tr').what).toBe(
+      'pushizo/dispatch-* susturuldu (14 açık alarm susturuldu)',
+    );
+    const lifted = eventFromAudit(entry('command.unsilence', ['s-1']))!;
+    expect(describeEvent(lifted, 'en').what).toBe('lifted silence s-1');
   });
 });

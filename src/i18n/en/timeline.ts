@@ -23,7 +23,14 @@ export const timeline = {
     /** A look that was answered with an error: a typo, a queue that is not there, Redis away. */
     lookFailed: (verb: string, target: string | undefined, why: string) =>
       `asked for ${verb}${target ? ` ${target}` : ''}, which failed: ${why}`,
-    alertHandled: (verb: string, target?: string) => `${verb} alert${target ? ` ${target}` : ''}`,
+    alertHandled: (verb: string, target?: string, count?: number) =>
+      verb === 'ack all'
+        ? `acknowledged ${count === undefined ? 'the' : count} open ${count === 1 ? 'alert' : 'alerts'} of ${target ?? '?'}`
+        : verb === 'silence'
+          ? `silenced ${target ?? '?'}${count === undefined ? '' : ` (${count} open ${count === 1 ? 'alert' : 'alerts'} muted)`}`
+          : verb === 'unsilence'
+            ? `lifted silence ${target ?? '?'}`
+            : `${verb} alert${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `requested ${action} ${target} (${id})`,
     approved: (action: string, target: string, id: string) => `approved ${action} ${target} (${id})`,
     approvalRefused: (id: string, why: string) => `approval of ${id} refused: ${why}`,

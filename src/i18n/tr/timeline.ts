@@ -21,7 +21,14 @@ export const timeline: Catalog['timeline'] = {
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
     lookFailed: (verb: string, target: string | undefined, why: string) =>
       `${verb}${target ? ` ${target}` : ''} istedi, başarısız oldu: ${why}`,
-    alertHandled: (verb: string, target?: string) => `alarm ${verb}${target ? ` ${target}` : ''}`,
+    alertHandled: (verb: string, target?: string, count?: number) =>
+      verb === 'ack all'
+        ? `${target ?? '?'} sisteminin ${count === undefined ? '' : `${count} `}açık alarmı onaylandı`
+        : verb === 'silence'
+          ? `${target ?? '?'} susturuldu${count === undefined ? '' : ` (${count} açık alarm susturuldu)`}`
+          : verb === 'unsilence'
+            ? `${target ?? '?'} susturması kaldırıldı`
+            : `alarm ${verb}${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `${action} ${target} istedi (${id})`,
     approved: (action: string, target: string, id: string) => `${action} ${target} onayladı (${id})`,
     approvalRefused: (id: string, why: string) => `${id} onayı reddedildi: ${why}`,
