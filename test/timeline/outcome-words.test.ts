@@ -92,3 +92,20 @@ describe('timeline rows of alert handling (issue 38 §6)', () => {
     expect(describeEvent(lifted, 'en').what).toBe('lifted silence s-1');
   });
 });
+
+describe('a Celery rate limit is named as its task’s (issue 38 §6)', () => {
+  const rate = done('rate-limit', 'zeus', {
+    system: 'zeus',
+    target: 'tasks.send_push',
+    kind: 'rate',
+    value: '10/m',
+    previous: {},
+    answers: [{ worker: 'w1@zeus', answer: 'new rate limit set successfully', after: '10/m' }],
+  });
+
+  it('not as if it were a queue of the system', () => {
+    expect(describeEvent(rate, 'en').what).toContain('task tasks.send_push of zeus: w1@zeus');
+    expect(describeEvent(rate, 'en').what).not.toContain('zeus/tasks.send_push');
+    expect(describeEvent(rate, 'tr').what).toContain('zeus sisteminin tasks.send_push görevi');
+  });
+});
