@@ -73,3 +73,14 @@ describe('results’ hint', () => {
     }
   });
 });
+
+describe('a long stack frame', () => {
+  it('is cut in the middle of its path, keeping the function, the file and its line', async () => {
+    const { shortFrame } = await import('../../src/blocks/job.js');
+    const deep = `/srv/app/${'node_modules/some-package/'.repeat(10)}lib/send.js`;
+    const cut = shortFrame(`    at sendPush (${deep}:42:7)`, 200);
+    expect(cut.length).toBeLessThanOrEqual(200);
+    expect(cut).toMatch(/^at sendPush \(\/srv\/app\/.*….*\/lib\/send\.js:42:7\)$/);
+    expect(shortFrame('at short (/a/b.js:1:2)', 200)).toBe('at short (/a/b.js:1:2)');
+  });
+});
