@@ -173,6 +173,7 @@ export const VERBS = {
     verb: 'silence',
     mutating: true,
     requires: 'operator',
+    timeline: 'alert.handled',
     describe: (locale) => messages(locale).escalation.silence,
   },
   silences: {
@@ -184,6 +185,7 @@ export const VERBS = {
     verb: 'unsilence',
     mutating: true,
     requires: 'operator',
+    timeline: 'alert.handled',
     describe: (locale) => messages(locale).escalation.unsilence,
   },
   scale: {

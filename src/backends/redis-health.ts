@@ -30,9 +30,16 @@ export interface RedisHealth {
   /** Why the slow log could not be read, when it could not. */
   slowlogError?: string;
   keyspace: { db: number; keys: number; expires: number }[];
-  /** The biggest keys of a bounded sample, biggest first. */
+  /**
+   * The biggest keys found, biggest first: every known queue key (measured on every read) and
+   * the bounded sample of the rest.
+   */
   bigKeys: BigKey[];
   sample: KeySample;
+  /** Each known queue's keys that exist (its lists, sets, priority sub-lists) and their bytes. */
+  queueKeys: QueueKeyUsage[];
+  /** The bytes of the keys in `bigKeys` together: what the answer can account for. */
+  explainedBytes: number;
   persistence: {
     /** `ok` or `err`: the last background save. */
     rdbLastStatus: string;
@@ -64,6 +71,20 @@ export interface BigKey {
   length: number | null;
 }
 
+/** The keys a backend knows belong to one queue (they may not all exist). */
+export interface KnownQueueKeys {
+  queue: string;
+  keys: string[];
+}
+
+/** `redis --json`'s `queueKeys`: what one queue's keys hold. */
+export interface QueueKeyUsage {
+  queue: string;
+  /** How many of its known keys exist. */
+  keys: number;
+  bytes: number;
+}
+
 /** How much of the keyspace the key sample covered, and why it stopped. */
 export interface KeySample {
   scanned: number;
@@ -82,6 +103,8 @@ export interface KeySampleBudget {
   maxMillis?: number;
   /** Biggest keys listed. */
   top?: number;
+  /** Keys already measured (the known queue keys): listed beside the sample's, each once. */
+  known?: readonly SizedKey[];
 }
 
 const DEFAULT_BUDGET = { maxKeys: 10_000, maxMillis: 500, top: 10 } as const;
@@ -197,7 +220,7 @@ const number = (value: string | undefined): number | null =>
 export function healthFromReplies(
   infoText: string,
   memoryStats: unknown,
-): Omit<RedisHealth, 'slowlog' | 'slowlogError' | 'bigKeys' | 'sample'> {
+): Omit<RedisHealth, 'slowlog' | 'slowlogError' | 'bigKeys' | 'sample' | 'queueKeys' | 'explainedBytes'> {
   const info = parseInfo(infoText);
   const stats = parseMemoryStats(memoryStats);
   const statNumber = (name: string) => {
@@ -352,30 +375,81 @@ export async function sampleBigKeys(
       }
     },
   );
-  sized.sort((a, b) => b.bytes - a.bytes || a.key.localeCompare(b.key));
-  const biggest = sized.slice(0, top);
-  const pipeline = client.pipeline();
-  for (const { key, type } of biggest) (LENGTH_OF[type] ?? ((p) => p.exists(key)))(pipeline, key);
-  const lengths = (await pipeline.exec()) ?? [];
-  const bigKeys = biggest.map(({ key, type, bytes }, i) => {
-    const [error, length] = lengths[i] ?? [];
-    return { key, type, bytes, length: error || !LENGTH_OF[type] ? null : Number(length) };
-  });
+  const bigKeys = await withLengths(client, biggestOf([...(budget.known ?? []), ...sized], top));
   return {
     bigKeys,
     sample: { scanned, total, complete: stoppedBy === 'done', stoppedBy, maxKeys, maxMillis },
   };
 }
 
+export interface SizedKey {
+  key: string;
+  type: string;
+  bytes: number;
+}
+
+/** The `top` biggest of `keys`, each key once, biggest first (ties by name). */
+function biggestOf(keys: SizedKey[], top: number): SizedKey[] {
+  const byKey = new Map<string, SizedKey>();
+  for (const sized of keys) byKey.set(sized.key, sized);
+  return [...byKey.values()].sort((a, b) => b.bytes - a.bytes || a.key.localeCompare(b.key)).slice(0, top);
+}
+
+/** One pipelined read of each key's length, by its type. */
+async function withLengths(client: Redis, keys: SizedKey[]): Promise<BigKey[]> {
+  const pipeline = client.pipeline();
+  for (const { key, type } of keys) (LENGTH_OF[type] ?? ((p) => p.exists(key)))(pipeline, key);
+  const lengths = (await pipeline.exec()) ?? [];
+  return keys.map(({ key, type, bytes }, i) => {
+    const [error, length] = lengths[i] ?? [];
+    return { key, type, bytes, length: error || !LENGTH_OF[type] ? null : Number(length) };
+  });
+}
+
 /**
- * The whole reading: one pipelined round trip (INFO, MEMORY STATS, SLOWLOG GET 10), then the
- * bounded key sample. A reply the Redis user may not read (SLOWLOG is `@admin`) costs that part,
+ * TYPE and MEMORY USAGE of every known queue key, in pipelined batches of {@link SCAN_COUNT}
+ * keys (each command O(1): MEMORY USAGE samples an aggregate's elements). A key that does not
+ * exist is left out. Queue keys are the ones that grow in an incident, and a sample of a large
+ * keyspace can miss every one of them.
+ */
+export async function measureQueueKeys(
+  client: Redis,
+  known: readonly KnownQueueKeys[],
+): Promise<{ sized: SizedKey[]; queueKeys: QueueKeyUsage[] }> {
+  const all = known.flatMap(({ queue, keys }) => [...new Set(keys)].map((key) => ({ queue, key })));
+  const found = new Map<string, SizedKey & { queue: string }>();
+  for (let start = 0; start < all.length; start += SCAN_COUNT) {
+    const batch = all.slice(start, start + SCAN_COUNT);
+    const pipeline = client.pipeline();
+    for (const { key } of batch) {
+      pipeline.type(key);
+      pipeline.call('MEMORY', 'USAGE', key);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    batch.forEach(({ queue, key }, i) => {
+      const [typeError, type] = replies[2 * i] ?? [];
+      const [usageError, bytes] = replies[2 * i + 1] ?? [];
+      if (typeError || usageError || type === 'none' || bytes === null || bytes === undefined) return;
+      found.set(key, { queue, key, type: String(type), bytes: Number(bytes) });
+    });
+  }
+  const queueKeys = known.map(({ queue }) => {
+    const mine = [...found.values()].filter((k) => k.queue === queue);
+    return { queue, keys: mine.length, bytes: mine.reduce((sum, k) => sum + k.bytes, 0) };
+  });
+  return { sized: [...found.values()].map(({ key, type, bytes }) => ({ key, type, bytes })), queueKeys };
+}
+
+/**
+ * The whole reading: one pipelined round trip (INFO, MEMORY STATS, SLOWLOG GET 10), every known
+ * queue key measured (`knownQueueKeys`, a few pipelined round trips), then the bounded key sample. A reply the Redis user may not read (SLOWLOG is `@admin`) costs that part,
  * not the answer.
  */
 export async function readRedisHealth(
   client: Redis | Cluster,
   budget: KeySampleBudget = {},
   now: () => number = Date.now,
+  knownQueueKeys: readonly KnownQueueKeys[] = [],
 ): Promise<RedisHealth> {
   const redis = client as Redis;
   const pipeline = redis.pipeline();
@@ -388,9 +462,12 @@ export async function readRedisHealth(
   const [slowlogError, slowlog] = replies[2] ?? [null, []];
   if (infoError) throw infoError;
   const base = healthFromReplies(String(info), memoryStats);
-  const { bigKeys, sample } = await sampleBigKeys(redis, budget, now);
+  const measured = await measureQueueKeys(redis, knownQueueKeys);
+  const { bigKeys, sample } = await sampleBigKeys(redis, { ...budget, known: measured.sized }, now);
   return {
     ...base,
+    queueKeys: measured.queueKeys,
+    explainedBytes: bigKeys.reduce((sum, key) => sum + key.bytes, 0),
     slowlog: slowlogError ? null : parseSlowlog(slowlog),
     ...(slowlogError ? { slowlogError: slowlogError.message.split('\n', 1)[0] } : {}),
     bigKeys,

@@ -19,6 +19,23 @@ export interface BullmqJobMessageView {
 
 const STACK_LINE_CHARS = 200;
 
+/**
+ * A stack frame cut to `max` characters where it matters least: the middle of its path, so the
+ * function, the file name and its line and column stay (`at send (/srv/app/…/lib/send.js:42:7)`);
+ * a frame cut at its end lost exactly those. Other lines are left to `errorLine`'s cut.
+ */
+export function shortFrame(line: string, max: number): string {
+  const text = line.trim();
+  if (text.length <= max) return text;
+  const frame = /^(at (?:.*? \()?)(.+?)(:\d+:\d+\)?)$/.exec(text);
+  if (!frame) return text;
+  const [, head = '', path = '', tail = ''] = frame;
+  const room = max - head.length - tail.length - 1;
+  if (room < 12) return text;
+  const keepEnd = Math.ceil((room * 2) / 3);
+  return `${head}${path.slice(0, room - keepEnd)}…${path.slice(path.length - keepEnd)}${tail}`;
+}
+
 /** The command a job's view is one click (or one line) away from: for dlq, stuck and alerts. */
 export function jobCommand(target: string, id: string): string {
   return `/queue job ${target} ${id}`;
@@ -75,7 +92,7 @@ export function bullmqJobMessage(view: BullmqJobMessageView, locale: Locale): Me
   if (job.stack.length > 0)
     blocks.push(
       section(
-        `${t.stackTitle}\n\`\`\`${job.stack.map((line) => errorLine(line.replace(/`/g, "'"), STACK_LINE_CHARS)).join('\n')}\`\`\``,
+        `${t.stackTitle}\n\`\`\`${job.stack.map((line) => errorLine(shortFrame(line.replace(/`/g, "'"), STACK_LINE_CHARS), STACK_LINE_CHARS + 40)).join('\n')}\`\`\``,
       ),
     );
   blocks.push(context(t.dataNote));

@@ -47,7 +47,7 @@ export function limitOutcomeLine(result: LimitOutcome, locale: Locale): string {
   const until = result.expiresAt ? t.resultUntil(formatUtc(Date.parse(result.expiresAt), locale, false)) : '';
   if (result.answers) {
     const answers = result.answers.map((a) => t.workerAnswer(a.worker, a.answer, a.after));
-    return `${t.resultCelery(target, answers)}${until}`;
+    return `${t.resultCelery(result.system, result.target, answers)}${until}`;
   }
   const before = 'value' in result.previous ? result.previous.value : null;
   return `${t.resultBullmq(target, describeLimit(result.kind, before, locale), describeLimit(result.kind, result.now ?? null, locale))}${until}`;

@@ -136,8 +136,23 @@ export function redisHealthMessage(view: RedisHealthView, locale: Locale): Messa
           formatNumber(sample.total, locale),
           sample.complete,
           t.budget[sample.stoppedBy] ?? sample.stoppedBy,
+          health.queueKeys.length,
+          formatNumber(
+            health.queueKeys.reduce((sum, q) => sum + q.keys, 0),
+            locale,
+          ),
         ),
         ...bigKeyLines,
+        ...(health.bigKeys.length > 0 && memory.used > 0
+          ? [
+              t.explained(
+                health.bigKeys.length,
+                bytes(health.explainedBytes),
+                Math.min(100, Math.round((health.explainedBytes / memory.used) * 100)),
+                bytes(memory.used),
+              ),
+            ]
+          : []),
       ].join('\n'),
     ),
     section([t.slowlogTitle, ...slowlogLines].join('\n')),

@@ -127,7 +127,7 @@ function textOf(v: unknown): string {
 }
 
 /** Slack's three entities back to characters, and the zero-width spaces `escapeInline` adds. */
-function plain(text: string): string {
+export function plain(text: string): string {
   return text
     .replace(/\u200b/g, '')
     .replace(/&lt;/g, '<')

@@ -49,6 +49,6 @@ export function resultsMessage(view: ResultsView, locale: Locale): Message {
     blocks.push(
       context(t.estimate(n(estimate.count), n(estimate.withoutTtl), formatBytes(estimate.bytes, locale))),
     );
-  if (reading.withoutTtl > 0) blocks.push(context(t.hint));
+  if (reading.withoutTtl > 0) blocks.push(context(t.hint(inCode(view.system, 80))));
   return { text: t.fallback(inline(view.system, 80), n(reading.count), n(reading.withoutTtl)), blocks };
 }

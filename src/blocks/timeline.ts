@@ -1,7 +1,7 @@
 import { type Locale, messages } from '../i18n/index.js';
 import type { AuditVerifyResult } from '../store/audit-hash.js';
 import type { TimelineEvent } from '../timeline/events.js';
-import { formatDecimal, formatNumber } from './format.js';
+import { formatDecimal, formatNumber, ttlText } from './format.js';
 import { context, header, packSections } from './kit.js';
 import type { Message } from './message.js';
 import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
@@ -66,7 +66,7 @@ export function describeEvent(event: TimelineEvent, locale: Locale): { who: stri
             : e.lookFailed(event.verb, event.target, reasonText(event.reason, locale)),
       };
     case 'alert.handled':
-      return { who: event.who, what: e.alertHandled(event.verb, event.target) };
+      return { who: event.who, what: e.alertHandled(event.verb, event.target, event.count) };
     case 'guard.denied':
       return {
         who: event.who,
@@ -186,6 +186,24 @@ function actionResultText(action: string, result: Record<string, unknown>, local
       if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
       return parts.join(' · ');
     }
+    case 'purge': {
+      const r = messages(locale).timeline.events.result;
+      const parts = [r.purged(n(result.purged)), r.archived(n(result.archived))];
+      if (typeof result.purgeId === 'string') parts.push(r.undoWith(clip(result.purgeId, 40)));
+      return parts.join(' · ');
+    }
+    case 'undo':
+      return messages(locale).timeline.events.result.undone(
+        n(result.restored),
+        n(result.alreadyThere ?? 0),
+        clip(String(result.purgeId ?? '?'), 40),
+      );
+    case 'expire-results':
+      return messages(locale).timeline.events.result.expired(
+        n(result.expired),
+        ttlText(Number(result.ttlSeconds)),
+        n(result.results),
+      );
     case 'rate-limit':
     case 'concurrency':
       // One line: the target, before → after, and until when (the request message's own words).
@@ -199,12 +217,15 @@ function actionResultText(action: string, result: Record<string, unknown>, local
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
- * An action's result in the locale's words and numbers (`purged 2,000 · archived 2,000 · undo
- * with r-…`); fields the catalog does not name stay `field value`. Never more than five parts,
- * and nothing long (ids and paths, not payloads).
+ * An action's result in the locale's words and numbers (`retried 12 · skipped 2 no longer
+ * failed`); fields the catalog does not word are left out (`alreadyThere 0` read as the program's
+ * insides). Never more than five parts, and nothing long (ids and paths, not payloads).
  */
 function resultText(result: Record<string, unknown>, locale: Locale): string {
-  const named = messages(locale).timeline.events.result as Record<string, (value: string) => string>;
+  const named = messages(locale).timeline.events.result as unknown as Record<
+    string,
+    (value: string) => string
+  >;
   const parts: string[] = [];
   for (const [key, value] of Object.entries(result)) {
     if (parts.length >= 5) break;
@@ -214,8 +235,9 @@ function resultText(result: Record<string, unknown>, locale: Locale): string {
         : typeof value === 'boolean' || (typeof value === 'string' && value.length <= 80)
           ? String(value)
           : undefined;
-    if (text === undefined) continue;
-    parts.push(Object.hasOwn(named, key) ? named[key]!(text) : `${key} ${text}`);
+    // A field the catalog does not word is the program's, not the reader's: left out.
+    if (text === undefined || !Object.hasOwn(named, key)) continue;
+    parts.push(named[key]!(text));
   }
   return parts.join(' · ');
 }

@@ -2,7 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import type { SystemType, WorkerInfo } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { ActionId } from './action-ids.js';
-import { formatDuration, formatUtc } from './format.js';
+import { formatDuration, formatNumber, formatUtc } from './format.js';
 import { actions, button, context, errorLine, header, inCode, inline, packSections, section } from './kit.js';
 import { BUILDER_TEXT_BUDGET, SlackLimits } from './limits.js';
 import type { Message } from './message.js';
@@ -121,6 +121,25 @@ function oldestStart(w: WorkerInfo): number | undefined {
   return starts.length > 0 ? Math.min(...starts) : undefined;
 }
 
+/**
+ * Celery's `max-concurrency` is what the pool started with; after a `scale` its process count
+ * differs ("concurrency 2 · 3 pool processes" read as a contradiction). One part instead: the
+ * processes, and the starting concurrency only when it differs.
+ */
+function poolDetails(details: Record<string, unknown>): Record<string, unknown> {
+  const { concurrency, processes } = details;
+  if (typeof concurrency !== 'number' || typeof processes !== 'number') return details;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(details)) {
+    if (key === 'concurrency') continue;
+    if (key === 'processes')
+      out[processes === concurrency ? 'concurrency' : 'resized'] =
+        processes === concurrency ? concurrency : [processes, concurrency];
+    else out[key] = value;
+  }
+  return out;
+}
+
 function workerLine(w: WorkerInfo, now: Date, locale: Locale): string {
   const t = messages(locale).workers;
   const parts = [`• \`${inCode(w.name, 120)}\``];
@@ -149,13 +168,15 @@ function workerLine(w: WorkerInfo, now: Date, locale: Locale): string {
   }
   if (w.idleSeconds !== undefined && w.idleSeconds > 0)
     parts.push(t.idle(formatDuration(w.idleSeconds, locale)));
-  for (const [key, value] of Object.entries(w.details ?? {}).slice(0, 4)) {
+  for (const [key, value] of Object.entries(poolDetails(w.details ?? {})).slice(0, 4)) {
     // Durations read better as "up 3h 2m" than as a count of seconds.
     if (key === 'uptimeSeconds' && typeof value === 'number')
       parts.push(t.uptime(formatDuration(value, locale)));
     else if (key === 'ageSeconds' && typeof value === 'number')
       parts.push(t.details.connectedFor(formatDuration(value, locale)));
-    else if (Object.hasOwn(t.details, key) && key !== 'connectedFor')
+    else if (key === 'resized' && Array.isArray(value))
+      parts.push(t.details.resized(formatNumber(value[0], locale), formatNumber(value[1], locale)));
+    else if (Object.hasOwn(t.details, key) && key !== 'connectedFor' && key !== 'resized')
       parts.push(t.details[key as 'addr' | 'concurrency' | 'processes' | 'pid'](inline(String(value), 60)));
     else parts.push(`${inline(key, 30)} ${inline(String(value), 60)}`);
   }

@@ -1,3 +1,4 @@
+import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
 import { context, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
@@ -7,7 +8,8 @@ import { parseDuration } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type AlertService, alertJson } from '../escalation/alerts.js';
 import { shownValue, who } from '../escalation/blocks.js';
-import { checkPattern } from '../escalation/silences.js';
+import { patternRegExp } from '../escalation/rules.js';
+import { checkPattern, type SilencePattern, suggestQueuePattern } from '../escalation/silences.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
@@ -161,18 +163,25 @@ export const snoozeCommand: CommandDefinition = {
     const id = alertId(args, t.snooze.usage, request.locale);
     const text = args[1];
     if (text === undefined)
-      throw new OpsError(ErrorCode.UsageError, { message: t.snooze.validDuration, usage: t.snooze.usage });
-    const ms = parseDuration(text);
-    if (ms === undefined || ms > MAX_SNOOZE_MS)
-      throw new OpsError(ErrorCode.BadArgument, {
-        message: t.snooze.badDuration(text),
-        valid: t.snooze.validDuration,
-      });
+      throw new OpsError(ErrorCode.UsageError, { message: t.snooze.needsDuration, usage: t.snooze.usage });
+    const ms = durationWithin(text, MAX_SNOOZE_MS, request.locale);
     const { alert } = await requireAlerts(ctx).snooze(id, request.actor.id, ms);
     const until = formatUtc(Date.parse(alert.snoozedUntil ?? ctx.now().toISOString()), request.locale, false);
     return oneLine(t.snooze.done(inline(id, 20), until), alert, ctx, request);
   },
 };
+
+/** A snooze's or a silence's duration in ms, or one line: not a duration, or over the maximum. */
+function durationWithin(text: string, maxMs: number, locale: Locale): number {
+  const t = messages(locale).escalation.snooze;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms > maxMs)
+    throw new OpsError(ErrorCode.BadArgument, {
+      message: ms === undefined ? t.badDuration(inCode(text, 40)) : t.tooLong(inCode(text, 40)),
+      valid: t.validDuration,
+    });
+  return ms;
+}
 
 /** Longest silence: past a week it is a rule to change in the config, not a silence. */
 const MAX_SILENCE_MS = 7 * 86_400_000;
@@ -202,21 +211,63 @@ export function silenceLine(silence: Silence, locale: Locale): string {
   );
 }
 
-/** `silence <pattern> <duration> [reason]`: matching alerts notify nobody until then. */
+const FORCE = '--force';
+
+/**
+ * Refuses a pattern whose queue part matches no queue of the systems it names, even after a
+ * fresh discovery (a typo such as `pushizo/dispach-*` silenced nothing for an hour), with the
+ * pattern most likely meant. A system whose Redis does not answer cannot be checked: the silence
+ * is then let through (an outage is when silences are set). `--force` skips the check.
+ */
+async function requireMatchingQueue(
+  ctx: CommandContext,
+  pattern: SilencePattern,
+  typed: string,
+  locale: Locale,
+): Promise<void> {
+  if (pattern.queue === undefined || pattern.queue === '*') return;
+  const systemMatches = patternRegExp(pattern.system);
+  const systems = ctx.backends.names().filter((name) => systemMatches.test(name));
+  const queues: string[] = [];
+  for (const system of systems) {
+    const backend = ctx.backends.get(system);
+    if (!backend) continue;
+    let names: string[];
+    try {
+      // The pattern is never a queue's name, so this looks afresh (at most once every few seconds).
+      names = await askSystem(ctx, system, backend.listQueues([pattern.queue]));
+    } catch {
+      return;
+    }
+    if (names.some((queue) => patternRegExp(pattern.queue as string).test(queue))) return;
+    queues.push(...names);
+  }
+  const t = messages(locale).escalation.silence;
+  const likely = suggestQueuePattern(pattern.queue, queues);
+  const prefix = typed.slice(0, typed.length - pattern.queue.length);
+  throw new OpsError(ErrorCode.BadArgument, {
+    message: t.noQueueMatches(
+      inCode(typed, 150),
+      systems.length === 1 ? inCode(systems[0] as string, 80) : undefined,
+      likely === undefined ? undefined : inCode(`${prefix}${likely}`, 150),
+    ),
+    valid: t.forceHint,
+  });
+}
+
+/** `silence <pattern> <duration> [--force] [reason]`: matching alerts notify nobody until then. */
 export const silenceCommand: CommandDefinition = {
   ...VERBS.silence,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silence;
-    const [pattern, duration, ...reasonWords] = args;
+    // `--force` (anywhere after the duration): silence queues that do not exist yet.
+    const force = args.slice(2).includes(FORCE);
+    const [pattern, duration, ...reasonWords] = args.filter((word, i) => i < 2 || word !== FORCE);
     if (pattern === undefined || duration === undefined)
       throw new OpsError(ErrorCode.UsageError, { message: t.needsPattern, usage: t.usage });
-    checkPattern(pattern, ctx.config, request.locale);
-    const ms = parseDuration(duration);
-    if (ms === undefined || ms > MAX_SILENCE_MS)
-      throw new OpsError(ErrorCode.BadArgument, {
-        message: messages(request.locale).escalation.snooze.badDuration(duration),
-        valid: messages(request.locale).escalation.snooze.validDuration,
-      });
+    const parsed = checkPattern(pattern, ctx.config, request.locale);
+    const ms = durationWithin(duration, MAX_SILENCE_MS, request.locale);
+    if (!force) await requireMatchingQueue(ctx, parsed, pattern, request.locale);
     const reason = reasonWords.join(' ').trim();
     const { silence, alerts } = await requireAlerts(ctx).silence(
       pattern,
@@ -234,6 +285,7 @@ export const silenceCommand: CommandDefinition = {
       ok: true,
       message: { text, blocks: [section(text)] },
       data: { silence: silenceData(silence), silenced: alerts.map((a) => a.id) },
+      audit: { silence: silence.id, count: alerts.length },
       visibility: 'in_channel',
     };
   },
@@ -320,6 +372,7 @@ async function ackAll(ctx: CommandContext, args: string[], request: Request): Pr
     ok: true,
     message: { text, blocks: [section(text)] },
     data: { system, acked: acked.map(alertJson) },
+    audit: { system, count: acked.length },
     visibility: 'in_channel',
   };
 }

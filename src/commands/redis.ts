@@ -19,7 +19,12 @@ export interface RedisHealthData {
   clients: RedisHealth['clients'];
   slowlog: (Omit<SlowlogEntry, 'at'> & { at: string })[] | null;
   keyspace: RedisHealth['keyspace'];
+  /** The biggest keys found, biggest first: every known queue key, and the sample of the rest. */
   bigKeys: RedisHealth['bigKeys'];
+  /** Each known queue's keys that exist, and their bytes (measured on every call). */
+  queueKeys: RedisHealth['queueKeys'];
+  /** The bytes of the keys in `bigKeys` together (compare with `memory.used`). */
+  explainedBytes: number;
   sample: Pick<RedisHealth['sample'], 'scanned' | 'total' | 'complete' | 'stoppedBy'>;
   persistence: Omit<RedisHealth['persistence'], 'lastSaveAt' | 'bgsaveInProgress'> & {
     lastSaveAt: string | null;
@@ -37,6 +42,8 @@ export function redisHealthData(system: string, health: RedisHealth): RedisHealt
     slowlog: health.slowlog?.map((entry) => ({ ...entry, at: new Date(entry.at).toISOString() })) ?? null,
     keyspace: health.keyspace,
     bigKeys: health.bigKeys,
+    queueKeys: health.queueKeys,
+    explainedBytes: health.explainedBytes,
     sample: {
       scanned: health.sample.scanned,
       total: health.sample.total,

@@ -29,8 +29,10 @@ export interface TrendArgs {
 }
 
 /** `<system>/<queue> [1h|6h|24h] [--out file.png]`, in any order after the target. */
-export function parseTrendArgs(args: readonly string[], locale: Locale): TrendArgs {
+export function parseTrendArgs(args: readonly string[], locale: Locale, via?: Request['via']): TrendArgs {
   const t = messages(locale).trend;
+  // `--out` is the command line's: Slack's usage line does not offer it.
+  const usage = via === 'cli' ? t.cliUsage : t.usage;
   const rest: string[] = [];
   let out: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -38,18 +40,18 @@ export function parseTrendArgs(args: readonly string[], locale: Locale): TrendAr
     if (word === '--out' || word.startsWith('--out=')) {
       const value = word === '--out' ? args[++i] : word.slice('--out='.length);
       if (!value || value.startsWith('--'))
-        throw new OpsError(ErrorCode.UsageError, { message: t.outNeedsPath, usage: t.usage });
+        throw new OpsError(ErrorCode.UsageError, { message: t.outNeedsPath, usage });
       out = value;
       continue;
     }
     rest.push(word);
   }
   const [target, windowText, extra] = rest;
-  if (!target) throw new OpsError(ErrorCode.UsageError, { message: t.needsQueue, usage: t.usage });
+  if (!target) throw new OpsError(ErrorCode.UsageError, { message: t.needsQueue, usage });
   if (extra !== undefined)
     throw new OpsError(ErrorCode.UsageError, {
       message: messages(locale).commands.tooManyArguments(extra),
-      usage: t.usage,
+      usage,
     });
   const window = windowText ?? '1h';
   if (!isTrendWindow(window))
@@ -213,11 +215,17 @@ export const trendCommand: CommandDefinition = {
   ...VERBS.trend,
   async run(ctx, args, request: Request) {
     const t = messages(request.locale).trend;
-    const parsed = parseTrendArgs(args, request.locale);
+    const parsed = parseTrendArgs(args, request.locale, request.via);
     if (parsed.out !== undefined && request.via !== 'cli')
       throw new OpsError(ErrorCode.BadArgument, { message: t.outOnlyCli, valid: t.describe.usage });
     const target = parseTarget(parsed.target);
-    if (target.queue === undefined) throw await queueMissing(ctx, target.system, t.needsQueue, t.usage);
+    if (target.queue === undefined)
+      throw await queueMissing(
+        ctx,
+        target.system,
+        t.needsQueue,
+        request.via === 'cli' ? t.cliUsage : t.usage,
+      );
     const { system } = await knownQueue(ctx, target.system, target.queue);
     if (!ctx.alerts)
       throw new OpsError(ErrorCode.NotSupported, {

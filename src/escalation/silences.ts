@@ -64,6 +64,22 @@ export function checkPattern(
   return pattern;
 }
 
+/**
+ * The queue pattern a person most likely meant, among `queues`: a queue's name, or for a pattern
+ * with one `*` at its end (or start) the same shape over a queue's name (`dispach-*` →
+ * `dispatch-*`). Undefined when nothing is close.
+ */
+export function suggestQueuePattern(typed: string, queues: readonly string[]): string | undefined {
+  const star = typed.indexOf('*');
+  const oneStar = star !== -1 && star === typed.lastIndexOf('*');
+  const shapes = new Set<string>(queues);
+  if (oneStar && star === typed.length - 1)
+    for (const queue of queues) for (let i = 1; i < queue.length; i++) shapes.add(`${queue.slice(0, i)}*`);
+  if (oneStar && star === 0)
+    for (const queue of queues) for (let i = 1; i < queue.length; i++) shapes.add(`*${queue.slice(i)}`);
+  return suggest(typed, [...shapes]);
+}
+
 /** Whether a silence's pattern covers an alert (or a rule result: rule, system, queue). */
 export function silenceMatches(
   pattern: string,

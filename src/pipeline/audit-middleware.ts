@@ -48,6 +48,7 @@ export function createCommandAuditMiddleware(deps: {
         ...(target === undefined ? {} : { target }),
         params: {
           args,
+          ...(reply?.ok && reply.audit ? { result: reply.audit } : {}),
           ...(request.action ? { button: request.action.actionId } : {}),
           ...(request.actor.osUser
             ? {

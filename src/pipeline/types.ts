@@ -52,6 +52,11 @@ export interface Reply {
   files?: ReplyFile[];
   /** Set when ok is false. */
   error?: { code: ErrorCode | 'Internal'; params?: ErrorParams; ref?: string };
+  /**
+   * Facts of what the command did that its audit entry keeps as `params.result` (a count, a
+   * system, an id; never job data), for the timeline: `ack all zeus` acknowledged how many.
+   */
+  audit?: Record<string, string | number>;
 }
 
 /** A file for the transport to deliver: uploaded in Slack, written to `saveAs` on the command line. */

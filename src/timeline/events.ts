@@ -38,6 +38,8 @@ export type TimelineEvent =
       target?: string;
       /** Why a look failed or a guard refused: the error code, worded by the builders. */
       reason?: string;
+      /** `ack all <system>`: alerts acknowledged; `silence`: open alerts it silenced. */
+      count?: number;
     }
   | {
       at: string;
@@ -95,8 +97,23 @@ export function eventFromAudit(e: AuditEntry): TimelineEvent | undefined {
       return { ...base, kind: 'look', verb, ...(target ? { target } : {}), ...(reason ? { reason } : {}) };
     }
     // An ack or snooze that was refused (no such alert, a bad duration) did not happen.
-    if (story === 'alert.handled' && e.outcome === 'ok')
-      return { ...base, kind: 'alert.handled', verb, ...(target ? { target } : {}) };
+    if (story === 'alert.handled' && e.outcome === 'ok') {
+      // `ack all zeus`: the system is the second word, the count what the command reported.
+      const args = Array.isArray(p.args) ? p.args.map(String) : [];
+      const result = (typeof p.result === 'object' && p.result !== null ? p.result : {}) as Record<
+        string,
+        unknown
+      >;
+      const all = verb === 'ack' && args[0]?.toLowerCase() === 'all';
+      const shown = all ? (str(result.system) ?? args[1]) : verb === 'silence' ? (args[0] ?? target) : target;
+      return {
+        ...base,
+        kind: 'alert.handled',
+        verb: all ? 'ack all' : verb,
+        ...(shown ? { target: shown } : {}),
+        ...(typeof result.count === 'number' ? { count: result.count } : {}),
+      };
+    }
     return undefined;
   }
   if (e.action === 'denied') {

@@ -59,6 +59,9 @@ describe('/queue results <system>', () => {
     expect(text.stdout).toContain('12 results');
     expect(text.stdout).toContain('3 without a TTL (25%)');
     expect(text.stdout).toContain('result_expires');
+    // The command to run names the system: no `<system>` left to fill in (issue 38 §6).
+    expect(text.stdout).toContain('`/queue expire-results zeus` (the runbook’s');
+    expect(text.stdout).not.toContain('<system>');
     // Results carry arguments and return values: never shown.
     expect(text.stdout + run.stdout).not.toMatch(/"result"|"args"|kwargs/);
   });

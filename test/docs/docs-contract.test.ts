@@ -54,6 +54,10 @@ const NOT_SETTINGS = new Map([
   ['USER', 'the OS user the command line records in the audit trail'],
   ['USERNAME', 'the same, on Windows'],
   ['KUBERNETES_SERVICE_HOST', 'set by Kubernetes inside a pod: tells the in-cluster account is there'],
+  [
+    'PATH',
+    'the shell’s: tells whether the buttons hint can name `queue-ops` or must name `node bin/queue-ops.js`',
+  ],
 ]);
 
 describe('what the documentation promises matches the code', () => {

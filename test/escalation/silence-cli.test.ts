@@ -24,6 +24,18 @@ describe('silences on the command line', () => {
     });
   };
   const tearDown = () => tmp.remove();
+  /** The same config in Turkish, beside it. */
+  const trConfig = () =>
+    writeConfigFile(
+      tmp.dir,
+      {
+        store: `sqlite:${tmp.dir}/queue-ops.db`,
+        roles: TEST_ROLES,
+        locale: 'tr',
+        systems: [bullmqSystem('pushizo', redisUrl, 'nothing-here')],
+      },
+      'tr.yml',
+    );
 
   const as = (user: string, ...words: string[]) =>
     runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
@@ -34,7 +46,10 @@ describe('silences on the command line', () => {
     afterAll(tearDown);
 
     it('silence makes a silence of the pattern for the duration, with its reason and who made it', async () => {
-      const made = jsonOf(await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '2h', 'provider', 'outage'));
+      // pushizo has no queue yet: `--force` sets the silence for queues that do not exist yet.
+      const made = jsonOf(
+        await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '2h', '--force', 'provider', 'outage'),
+      );
       expect(made.ok).toBe(true);
       silence = (made.data as { silence: Record<string, unknown> }).silence;
       expect(silence).toMatchObject({
@@ -83,6 +98,40 @@ describe('silences on the command line', () => {
       );
     });
 
+    it('a duration over the 7d maximum is called that, not "not a duration" (issue 38 §6)', async () => {
+      const long = jsonOf(await as('U0ALICE', 'silence', 'pushizo', '30d'));
+      expect(long.message.text).toBe(
+        '`30d` is longer than the 7d maximum. Valid: a duration like 30m, 2h or 1d (at most 7d).',
+      );
+      const tr = jsonOf(
+        await runCliInProcess([
+          '--config',
+          trConfig(),
+          '--user',
+          'U0ALICE',
+          '--json',
+          'snooze',
+          'a-1',
+          '30d',
+        ]),
+      );
+      expect(tr.message.text).toBe(
+        '`30d` en fazla 7d olan sınırdan uzun. Geçerli: 30m, 2h ya da 1d gibi bir süre (en fazla 7d).',
+      );
+    });
+
+    it('snooze without a duration is answered with a sentence and the usage', async () => {
+      expect(jsonOf(await as('U0ALICE', 'snooze', 'a-1')).message.text).toBe(
+        'Say for how long, e.g. 30m, 2h or 1d (at most 7d). Usage: `/queue snooze <alert-id> <duration>`',
+      );
+      const tr = jsonOf(
+        await runCliInProcess(['--config', trConfig(), '--user', 'U0ALICE', '--json', 'snooze', 'a-1']),
+      );
+      expect(tr.message.text).toBe(
+        'Ne kadar süre olacağını yazın, ör. 30m, 2h ya da 1d (en fazla 7d). Kullanım: `/queue snooze <alarm-id> <süre>`',
+      );
+    });
+
     it('silence without words is answered with its usage', async () => {
       const missing = jsonOf(await as('U0ALICE', 'silence'));
       expect(missing.message.text).toMatch(
@@ -94,6 +143,75 @@ describe('silences on the command line', () => {
       const viewer = jsonOf(await as('U0NOBODY', 'silence', 'pushizo', '1h'));
       expect(viewer.ok).toBe(false);
       expect(viewer.error?.code).toBe('Forbidden');
+    });
+  });
+
+  describe('a pattern that matches no queue (issue 38 §3)', () => {
+    const prefix = randomName('typo');
+    beforeAll(async () => {
+      tmp = tempDir('silence-typo');
+      const system = bullmqSystem('pushizo', redisUrl, prefix);
+      config = writeConfigFile(tmp.dir, {
+        store: `sqlite:${tmp.dir}/queue-ops.db`,
+        roles: TEST_ROLES,
+        systems: [system],
+      });
+      writeConfigFile(
+        tmp.dir,
+        { store: `sqlite:${tmp.dir}/queue-ops.db`, roles: TEST_ROLES, locale: 'tr', systems: [system] },
+        'tr.yml',
+      );
+      for (const name of ['dispatch-ios', 'dispatch-android']) {
+        const queue = new Queue(name, { connection: connectionFor(redisUrl), prefix });
+        await queue.add('send', { n: 1 });
+        await queue.close();
+      }
+    });
+    afterAll(async () => {
+      await deletePrefix(redisUrl, prefix);
+      tearDown();
+    });
+
+    it('is refused in one line with the pattern meant, and no silence is made', async () => {
+      const typo = await as('U0ALICE', 'silence', 'pushizo/dispach-*', '1h');
+      expect(typo.code).not.toBe(0);
+      const answer = jsonOf(typo);
+      expect(answer.error?.code).toBe('BadArgument');
+      expect(answer.message.text).toBe(
+        '`pushizo/dispach-*` matches no queue of `pushizo`, so it would silence nothing. Did you mean `pushizo/dispatch-*`? Valid: a pattern that matches a queue, or add `--force` after the duration to silence a queue that does not exist yet.',
+      );
+      expect(jsonOf(await as('U0ALICE', 'silences')).data).toEqual({ silences: [] });
+    });
+
+    it('in Turkish too', async () => {
+      const typo = jsonOf(
+        await runCliInProcess([
+          '--config',
+          `${tmp.dir}/tr.yml`,
+          '--user',
+          'U0ALICE',
+          '--json',
+          'silence',
+          'pushizo/dispach-*',
+          '1h',
+        ]),
+      );
+      expect(typo.message.text).toBe(
+        '`pushizo/dispach-*` `pushizo` sisteminin hiçbir kuyruğuyla eşleşmiyor, yani hiçbir şeyi susturmaz. `pushizo/dispatch-*` mi demek istediniz? Geçerli: bir kuyrukla eşleşen bir desen; henüz var olmayan bir kuyruğu susturmak için süreden sonra `--force` ekleyin.',
+      );
+    });
+
+    it('a pattern that matches, a new queue found by a fresh discovery, and --force with a reason are accepted', async () => {
+      expect(jsonOf(await as('U0ALICE', 'silence', 'pushizo/dispatch-*', '1h')).ok).toBe(true);
+      const late = new Queue('late-arrival', { connection: connectionFor(redisUrl), prefix });
+      await late.add('send', { n: 1 });
+      await late.close();
+      expect(jsonOf(await as('U0ALICE', 'silence', 'pushizo/late-*', '1h')).ok).toBe(true);
+      const forced = jsonOf(
+        await as('U0ALICE', 'silence', 'pushizo/not-yet', '1h', '--force', 'new', 'rollout'),
+      );
+      expect(forced.ok).toBe(true);
+      expect(forced.data).toMatchObject({ silence: { pattern: 'pushizo/not-yet', reason: 'new rollout' } });
     });
   });
 

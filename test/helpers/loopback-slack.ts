@@ -25,9 +25,9 @@ interface HeldMessage {
  * into another process). Records every call, keeps each channel's posts for `conversations.history`
  * (metadata included, as Slack does with `include_all_metadata`), and can take a post and never
  * answer it (Slack has the message, the bot never hears so, as when it dies mid-call) or answer
- * it 500 (Slack has the message, a proxy lost the answer).
+ * it 500 (Slack has the message, a proxy lost the answer). On `port`, or a free one.
  */
-export async function startLoopbackSlack() {
+export async function startLoopbackSlack(port = 0) {
   const calls: LoopbackCall[] = [];
   const history = new Map<string, HeldMessage[]>();
   const held: ServerResponse[] = [];
@@ -103,7 +103,7 @@ export async function startLoopbackSlack() {
       res.end(JSON.stringify(answer));
     });
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
   return {
     url,

@@ -114,6 +114,33 @@ export const GROUP_ERRORS_OVER = 500;
 const GROUP_BATCH = 100;
 /** BullMQ needs every key kept; any other policy can silently drop jobs. */
 const REQUIRED_POLICY = 'noeviction';
+/**
+ * The keys BullMQ keeps per queue beside its jobs' hashes (`<prefix>:<queue>:<suffix>`): the state
+ * lists and sorted sets, the event stream, and the small bookkeeping keys. What `redis <system>`
+ * measures for every queue.
+ */
+const BULLMQ_QUEUE_KEYS = [
+  'wait',
+  'paused',
+  'active',
+  'prioritized',
+  'delayed',
+  'failed',
+  'completed',
+  'waiting-children',
+  'events',
+  'stalled',
+  'stalled-check',
+  'meta',
+  'id',
+  'marker',
+  'pc',
+  'limiter',
+  'repeat',
+  'de',
+  'metrics:completed',
+  'metrics:failed',
+] as const;
 
 /** SCAN MATCH is a glob; a prefix like `{hs}` is literal, but `*?[]\` would not be. */
 function escapeGlob(text: string): string {
@@ -349,7 +376,16 @@ export function createBullmqBackend(
     },
 
     async redisHealth(budget) {
-      return await withRedis(async () => readRedisHealth(await prefixNode(), budget));
+      return await withRedis(async () => {
+        const queues = await queueNames.list();
+        // Every queue's own lists, sets and stream, measured beside the sample (its jobs' hashes
+        // are one key each: the sample finds the big ones).
+        const known = queues.map((queue) => ({
+          queue,
+          keys: BULLMQ_QUEUE_KEYS.map((suffix) => `${prefix}:${queue}:${suffix}`),
+        }));
+        return readRedisHealth(await prefixNode(), budget, Date.now, known);
+      });
     },
 
     async persistence() {

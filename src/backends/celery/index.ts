@@ -544,7 +544,14 @@ export function createCeleryBackend(
   async function redisHealth(budget?: KeySampleBudget): Promise<RedisHealth> {
     try {
       await ensureConnected(client, connectTimeoutMs);
-      return await readRedisHealth(client, budget);
+      // Every queue's lists (its priority sub-lists too), measured beside the sample.
+      const queues = await queueNames.list();
+      return await readRedisHealth(
+        client,
+        budget,
+        Date.now,
+        queues.map((queue) => ({ queue, keys: priorityKeys(layout, queue) })),
+      );
     } catch (error) {
       throw unavailable(error);
     }
@@ -760,7 +767,7 @@ export function createCeleryBackend(
 
   const control = createCeleryControl({
     pidbox,
-    listQueues: () => queueNames.list(),
+    listQueues: (fresh?: boolean) => queueNames.list(fresh),
     timeoutMs: system.inspectTimeoutMs,
     unavailable,
   });

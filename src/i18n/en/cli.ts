@@ -31,5 +31,5 @@ export const cli = {
   finishingAfter: (verb: string, kind: 'purge' | 'undo', id: string, target: string) =>
     `queue-ops: \`${verb}\` answered first; now finishing the ${kind === 'purge' ? 'purge' : 'undo of purge'} ${id} (${target}), which a process that died left unfinished.`,
   buttonsHeader: 'To press a button, run:',
-  button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
+  button: (index: number, command: string) => `  [${index}] ${command}`,
 };

@@ -140,10 +140,13 @@ export const escalation = {
     summary: 'silence an alert’s reminders for a while (e.g. 30m, 2h)',
     done: (id: string, until: string) => `Alert \`${id}\` snoozed until ${until}.`,
     badDuration: (value: string) => `\`${value}\` is not a duration.`,
+    /** A duration past the longest allowed: it is one, just too long. */
+    tooLong: (value: string) => `\`${value}\` is longer than the 7d maximum.`,
     validDuration: 'a duration like 30m, 2h or 1d (at most 7d)',
+    needsDuration: 'Say for how long, e.g. 30m, 2h or 1d (at most 7d).',
   },
   silence: {
-    usage: '/queue silence <pattern> <duration> [reason]',
+    usage: '/queue silence <pattern> <duration> [--force] [reason]',
     summary: 'silence matching alerts for a while: `system`, `system/queue-*` or `rule@system/queue`',
     done: (id: string, pattern: string, until: string, n: number) =>
       `Silence \`${id}\` on \`${pattern}\` until ${until}; ${n} open ${n === 1 ? 'alert' : 'alerts'} silenced now.`,
@@ -152,6 +155,11 @@ export const escalation = {
     validPattern:
       '`system`, `system/queue` with `*` as a wildcard, either after `rule@` (e.g. `pushizo/dispatch-*`)',
     unknownRule: (rule: string) => `There is no rule \`${rule}\`.`,
+    /** The pattern's queue part matches no queue, even after a fresh look. */
+    noQueueMatches: (pattern: string, system: string | undefined, likely: string | undefined) =>
+      `\`${pattern}\` matches no queue${system ? ` of \`${system}\`` : ''}, so it would silence nothing.${likely ? ` Did you mean \`${likely}\`?` : ''}`,
+    forceHint:
+      'a pattern that matches a queue, or add `--force` after the duration to silence a queue that does not exist yet',
     line: (id: string, pattern: string, until: string, who: string, reason: string | undefined) =>
       `\`${id}\` \`${pattern}\` until ${until} by ${who}${reason ? ` · ${reason}` : ''}`,
     onMessage: (id: string, pattern: string, until: string, reason: string | undefined) =>

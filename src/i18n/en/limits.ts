@@ -76,7 +76,9 @@ export const limits = {
   rateValue: (max: number, duration: string) => `${max} per ${duration}`,
 
   // Outcomes (after approval)
-  resultCelery: (task: string, answers: string[]) => `${task}: ${answers.join('; ')}`,
+  /** A Celery rate limit is a task's, not a queue's: named as one. */
+  resultCelery: (system: string, task: string, answers: string[]) =>
+    `task ${task} of ${system}: ${answers.join('; ')}`,
   workerAnswer: (worker: string, answer: string, after: string | null | undefined) =>
     `${worker}: ${answer}${after === undefined ? ' (not read back)' : ` → ${rate(after)}`}`,
   resultBullmq: (target: string, before: string, after: string) => `${target}: ${before} → ${after}`,

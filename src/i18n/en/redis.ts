@@ -42,8 +42,18 @@ export const redis = {
   keyspaceLine: (db: number, keys: string, noTtlPercent: number) =>
     `db${db}: ${keys} keys, ${noTtlPercent}% without a TTL`,
   keyspaceEmpty: 'no keys',
-  bigKeysTitle: (scanned: string, total: string, complete: boolean, stoppedBy: string) =>
-    `*Biggest keys* (a sample: ${complete ? `all ${total} keys` : `${scanned} of ${total} keys, stopped by the ${stoppedBy} budget`}; never values)`,
+  bigKeysTitle: (
+    scanned: string,
+    total: string,
+    complete: boolean,
+    stoppedBy: string,
+    queues: number,
+    queueKeys: string,
+  ) =>
+    `*Biggest keys* (${queues > 0 ? `all ${queueKeys} keys of the ${queues === 1 ? 'queue' : `${queues} queues`}, and ` : ''}a sample: ${complete ? `all ${total} keys` : `${scanned} of ${total} keys, stopped by the ${stoppedBy} budget`}; never values)`,
+  /** What share of used memory the listed keys hold. */
+  explained: (listed: number, bytes: string, percent: number, used: string) =>
+    `The ${listed === 1 ? 'key' : `${listed} keys`} above hold ${bytes}: ${percent}% of the ${used} in use.`,
   budget: { keys: 'key', time: 'time', done: 'no' } as Record<string, string>,
   bigKeyLine: (key: string, type: string, bytes: string, length: string | null) =>
     `${key} · ${type} · ${bytes}${length !== null ? ` · ${length} ${type === 'string' ? 'bytes long' : 'elements'}` : ''}`,

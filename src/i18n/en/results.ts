@@ -17,7 +17,8 @@ export const results = {
   estimate: (count: string, withoutTtl: string, bytes: string) =>
     `Scaled to the whole keyspace: about ${count} results, ${withoutTtl} without a TTL, ${bytes}.`,
   budget: { keys: 'key', time: 'time', done: 'no' } as Record<string, string>,
-  hint: 'Results without a TTL stay until deleted: set Celery’s `result_expires`, and give the ones already stored a TTL with `/queue expire-results <system> [ttl]` (the runbook’s EXPIRE loop over KEYS blocks Redis).',
+  hint: (system: string) =>
+    `Results without a TTL stay until deleted: set Celery’s \`result_expires\`, and give the ones already stored a TTL with \`/queue expire-results ${system}\` (the runbook’s EXPIRE loop over KEYS blocks Redis).`,
   /** `/queue expire-results <system> [ttl]`: an action under `policies.expire-results`. */
   expire: {
     usage: '/queue expire-results <system> [ttl]',

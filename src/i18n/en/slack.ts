@@ -28,6 +28,14 @@ export const slack = {
   /** Slack did not answer whether it takes a token (unreachable, 5xx, timeout) after the client's retries. */
   tokenUnchecked: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', reason: string) =>
     `queue-ops did not start: Slack did not answer whether it takes ${variable} (${reason}); check SLACK_API_URL, the network and Slack's status.`,
+  /**
+   * Slack did not answer a start-up check (unreachable, 5xx, timeout): the bot keeps trying, and
+   * says where, so the one line a probe-restarted pod shows names the URL.
+   */
+  waitingForSlack: (method: string, url: string, reason: string, seconds: number) =>
+    `queue-ops is waiting for Slack: ${method} at ${url} got no answer (${reason}); trying again in ${seconds} s. /healthz answers 200 meanwhile, /readyz 503.`,
+  /** The start-up check went through after one or more failures. */
+  slackAnswered: 'Slack answered; queue-ops is starting.',
   /** The bot's own store (approvals, audit) cannot be opened: the bot does not start without it. */
   storeFailed: (reason: string) => `queue-ops did not start: ${reason}`,
   /**

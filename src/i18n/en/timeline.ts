@@ -26,7 +26,14 @@ export const timeline = {
     /** A look that was answered with an error: a typo, a queue that is not there, Redis away. */
     lookFailed: (verb: string, target: string | undefined, why: string) =>
       `asked for ${verb}${target ? ` ${target}` : ''}, which failed: ${why}`,
-    alertHandled: (verb: string, target?: string) => `${verb} alert${target ? ` ${target}` : ''}`,
+    alertHandled: (verb: string, target?: string, count?: number) =>
+      verb === 'ack all'
+        ? `acknowledged ${count === undefined ? 'the' : count} open ${count === 1 ? 'alert' : 'alerts'} of ${target ?? '?'}`
+        : verb === 'silence'
+          ? `silenced ${target ?? '?'}${count === undefined ? '' : ` (${count} open ${count === 1 ? 'alert' : 'alerts'} muted)`}`
+          : verb === 'unsilence'
+            ? `lifted silence ${target ?? '?'}`
+            : `${verb} alert${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `requested ${action} ${target} (${id})`,
     approved: (action: string, target: string, id: string) => `approved ${action} ${target} (${id})`,
     approvalRefused: (id: string, why: string) => `approval of ${id} refused: ${why}`,
@@ -47,6 +54,14 @@ export const timeline = {
       archivePath: (path: string) => `archive ${path}`,
       skipped: (n: string) => `skipped ${n} no longer failed`,
       newSincePreview: (n: string) => `${n} arrived after the preview, left`,
+      /** An undo's line: what came back, what was there already, and which purge it undid. */
+      undone: (restored: string, alreadyThere: string, purgeId: string) =>
+        `restored ${restored}${alreadyThere === '0' ? '' : ` (${alreadyThere} already there)`} from purge ${purgeId}`,
+      /** A purge's line: how to undo it. */
+      undoWith: (purgeId: string) => `undo: /queue undo ${purgeId}`,
+      /** expire-results: keys given a TTL, of the results walked. */
+      expired: (expired: string, ttl: string, results: string) =>
+        `gave ${expired} of ${results} results a TTL of ${ttl}`,
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {

@@ -5,8 +5,10 @@ export const trend = {
     summary:
       'a chart of the queue’s depth by state and its jobs done and failed per minute over time, with alert thresholds and alerts',
   },
-  usage: 'trend <system>/<queue> [1h|6h|24h] [--out file.png]',
-  needsQueue: 'Name a queue: `trend <system>/<queue>`.',
+  usage: '/queue trend <system>/<queue> [1h|6h|24h]',
+  /** The command line also writes the chart to a file. */
+  cliUsage: '/queue trend <system>/<queue> [1h|6h|24h] [--out file.png]',
+  needsQueue: 'Name a queue: `/queue trend <system>/<queue>`.',
   badWindow: (text: string) => `\`${text}\` is not a window.`,
   validWindow: 'the window is one of 1h, 6h, 24h (default 1h)',
   outNeedsPath: '`--out` needs a file name, e.g. `--out chart.png`.',

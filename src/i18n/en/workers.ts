@@ -6,6 +6,8 @@ export const workers = {
     connectedFor: (duration: string) => `connected ${duration}`,
     concurrency: (n: string) => `concurrency ${n}`,
     processes: (n: string) => `${n} pool processes`,
+    resized: (processes: string, started: string) =>
+      `${processes} pool processes (started with concurrency ${started})`,
     pid: (pid: string) => `pid ${pid}`,
   },
   uptime: (duration: string) => `up ${duration}`,

@@ -34,5 +34,5 @@ export const cli: Catalog['cli'] = {
   finishingAfter: (verb: string, kind: 'purge' | 'undo', id: string, target: string) =>
     `queue-ops: önce \`${verb}\` yanıtlandı; ölen bir sürecin yarım bıraktığı ${id} ${kind === 'purge' ? 'temizlemesi' : 'temizlemesinin geri alınması'} (${target}) şimdi tamamlanıyor.`,
   buttonsHeader: 'Bir butona basmak için şunu çalıştırın:',
-  button: (index: number, command: string) => `  [${index}] queue-ops ${command}`,
+  button: (index: number, command: string) => `  [${index}] ${command}`,
 };

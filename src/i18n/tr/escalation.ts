@@ -138,10 +138,12 @@ export const escalation: Catalog['escalation'] = {
     summary: 'bir alarmın hatırlatmalarını bir süreliğine sustur (ör. 30m, 2h)',
     done: (id: string, until: string) => `\`${id}\` alarmı ${until} saatine kadar ertelendi.`,
     badDuration: (value: string) => `\`${value}\` bir süre değil.`,
+    tooLong: (value: string) => `\`${value}\` en fazla 7d olan sınırdan uzun.`,
     validDuration: '30m, 2h ya da 1d gibi bir süre (en fazla 7d)',
+    needsDuration: 'Ne kadar süre olacağını yazın, ör. 30m, 2h ya da 1d (en fazla 7d).',
   },
   silence: {
-    usage: '/queue silence <desen> <süre> [gerekçe]',
+    usage: '/queue silence <desen> <süre> [--force] [gerekçe]',
     summary:
       'eşleşen alarmları bir süreliğine sustur: `sistem`, `sistem/kuyruk-*` ya da `kural@sistem/kuyruk`',
     done: (id: string, pattern: string, until: string, n: number) =>
@@ -151,6 +153,10 @@ export const escalation: Catalog['escalation'] = {
     validPattern:
       '`sistem`, joker olarak `*` ile `sistem/kuyruk`, isteğe bağlı olarak önünde `kural@` (ör. `pushizo/dispatch-*`)',
     unknownRule: (rule: string) => `\`${rule}\` diye bir kural yok.`,
+    noQueueMatches: (pattern: string, system: string | undefined, likely: string | undefined) =>
+      `\`${pattern}\` ${system ? `\`${system}\` sisteminin ` : ''}hiçbir kuyruğuyla eşleşmiyor, yani hiçbir şeyi susturmaz.${likely ? ` \`${likely}\` mi demek istediniz?` : ''}`,
+    forceHint:
+      'bir kuyrukla eşleşen bir desen; henüz var olmayan bir kuyruğu susturmak için süreden sonra `--force` ekleyin',
     line: (id: string, pattern: string, until: string, who: string, reason: string | undefined) =>
       `\`${id}\` \`${pattern}\` ${until} saatine kadar, ${who}${reason ? ` · ${reason}` : ''}`,
     onMessage: (id: string, pattern: string, until: string, reason: string | undefined) =>

@@ -74,7 +74,8 @@ export const limits: Catalog['limits'] = {
   concurrencyValue: (n: number) => `eşzamanlılık ${n}`,
   rateValue: (max: number, duration: string) => `${duration} başına ${max}`,
 
-  resultCelery: (task: string, answers: string[]) => `${task}: ${answers.join('; ')}`,
+  resultCelery: (system: string, task: string, answers: string[]) =>
+    `${system} sisteminin ${task} görevi: ${answers.join('; ')}`,
   workerAnswer: (worker: string, answer: string, after: string | null | undefined) =>
     `${worker}: ${answer}${after === undefined ? ' (geri okunamadı)' : ` → ${rate(after)}`}`,
   resultBullmq: (target: string, before: string, after: string) => `${target}: ${before} → ${after}`,

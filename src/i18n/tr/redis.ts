@@ -37,8 +37,10 @@ export const redis: typeof english = {
   keyspaceTitle: '*Anahtar alanı*',
   keyspaceLine: (db, keys, noTtlPercent) => `db${db}: ${keys} anahtar, %${noTtlPercent} TTL’siz`,
   keyspaceEmpty: 'anahtar yok',
-  bigKeysTitle: (scanned, total, complete, stoppedBy) =>
-    `*En büyük anahtarlar* (örneklem: ${complete ? `${total} anahtarın tümü` : `${total} anahtardan ${scanned}, ${stoppedBy} bütçesi doldu`}; değerler asla)`,
+  bigKeysTitle: (scanned, total, complete, stoppedBy, queues, queueKeys) =>
+    `*En büyük anahtarlar* (${queues > 0 ? `${queues} kuyruğun ${queueKeys} anahtarının tümü ve ` : ''}örneklem: ${complete ? `${total} anahtarın tümü` : `${total} anahtardan ${scanned}, ${stoppedBy} bütçesi doldu`}; değerler asla)`,
+  explained: (listed, bytes, percent, used) =>
+    `Yukarıdaki ${listed} anahtar ${bytes} tutuyor: kullanılan ${used} belleğin %${percent} kadarı.`,
   budget: { keys: 'anahtar', time: 'süre', done: 'hiçbir' },
   bigKeyLine: (key, type, bytes, length) =>
     `${key} · ${type} · ${bytes}${length !== null ? ` · ${length} ${type === 'string' ? 'bayt uzunluğunda' : 'öğe'}` : ''}`,

@@ -18,7 +18,8 @@ export const results: typeof english = {
   estimate: (count, withoutTtl, bytes) =>
     `Tüm anahtar alanına oranlanırsa: yaklaşık ${count} sonuç, ${withoutTtl} TTL’siz, ${bytes}.`,
   budget: { keys: 'anahtar', time: 'süre', done: 'hiçbir' },
-  hint: 'TTL’siz sonuçlar silinene kadar kalır: Celery’nin `result_expires` ayarını verin, kayıtlı olanlara `/queue expire-results <sistem> [ttl]` ile TTL verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).',
+  hint: (system: string) =>
+    `TTL’siz sonuçlar silinene kadar kalır: Celery’nin \`result_expires\` ayarını verin, kayıtlı olanlara \`/queue expire-results ${system}\` ile TTL verin (runbook’taki KEYS üzerinde EXPIRE döngüsü Redis’i kilitler).`,
   expire: {
     usage: '/queue expire-results <sistem> [süre]',
     summary: 'TTL’siz Celery sonuçlarına TTL verir (varsayılan 1d), sınırlı gruplar halinde; onay ister',

@@ -26,6 +26,9 @@ export const slack: Catalog['slack'] = {
     }`,
   tokenUnchecked: (variable: 'SLACK_BOT_TOKEN' | 'SLACK_APP_TOKEN', reason: string) =>
     `queue-ops başlamadı: Slack ${variable} değerini kabul edip etmediğini yanıtlamadı (${reason}); SLACK_API_URL’i, ağı ve Slack’in durumunu kontrol edin.`,
+  waitingForSlack: (method: string, url: string, reason: string, seconds: number) =>
+    `queue-ops Slack’i bekliyor: ${url} adresindeki ${method} çağrısı yanıt almadı (${reason}); ${seconds} sn sonra yeniden denenecek. Bu arada /healthz 200, /readyz 503 yanıtlar.`,
+  slackAnswered: 'Slack yanıt verdi; queue-ops başlıyor.',
   storeFailed: (reason: string) => `queue-ops başlamadı: ${reason}`,
   inviteForUpdates:
     'İstek yukarıda gönderildi, ama queue-ops bu kanalın üyesi değil; bu yüzden istek süresi dolduğunda ya da yazılı bir komutla onaylandığında o mesaj güncellenemez. Güncellemeleri yerinde görmek için botu davet edin (`/invite @queue-ops`); `/queue pending` her zaman güncel durumu gösterir.',

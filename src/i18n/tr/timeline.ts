@@ -24,7 +24,14 @@ export const timeline: Catalog['timeline'] = {
     looked: (verb: string, target?: string) => `${verb}${target ? ` ${target}` : ''} görüntüledi`,
     lookFailed: (verb: string, target: string | undefined, why: string) =>
       `${verb}${target ? ` ${target}` : ''} istedi, başarısız oldu: ${why}`,
-    alertHandled: (verb: string, target?: string) => `alarm ${verb}${target ? ` ${target}` : ''}`,
+    alertHandled: (verb: string, target?: string, count?: number) =>
+      verb === 'ack all'
+        ? `${target ?? '?'} sisteminin ${count === undefined ? '' : `${count} `}açık alarmı onaylandı`
+        : verb === 'silence'
+          ? `${target ?? '?'} susturuldu${count === undefined ? '' : ` (${count} açık alarm susturuldu)`}`
+          : verb === 'unsilence'
+            ? `${target ?? '?'} susturması kaldırıldı`
+            : `alarm ${verb}${target ? ` ${target}` : ''}`,
     requested: (action: string, target: string, id: string) => `${action} ${target} istedi (${id})`,
     approved: (action: string, target: string, id: string) => `${action} ${target} onayladı (${id})`,
     approvalRefused: (id: string, why: string) => `${id} onayı reddedildi: ${why}`,
@@ -45,6 +52,11 @@ export const timeline: Catalog['timeline'] = {
       archivePath: (path: string) => `arşiv ${path}`,
       skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
       newSincePreview: (n: string) => `önizlemeden sonra gelen ${n} bırakıldı`,
+      undone: (restored: string, alreadyThere: string, purgeId: string) =>
+        `${purgeId} silmesinden ${restored} iş geri yüklendi${alreadyThere === '0' ? '' : ` (${alreadyThere} iş zaten oradaydı)`}`,
+      undoWith: (purgeId: string) => `geri almak için: /queue undo ${purgeId}`,
+      expired: (expired: string, ttl: string, results: string) =>
+        `${results} sonuçtan ${expired} tanesine ${ttl} TTL verildi`,
     },
     outcome: {
       paused: (workers?: string) => `duraklatıldı${workers ? `, ${workers} worker yanıt verdi` : ''}`,

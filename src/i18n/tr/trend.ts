@@ -13,8 +13,9 @@ export const trend: Catalog['trend'] = {
     summary:
       'kuyruğun duruma göre derinliğinin ve dakikada biten ve başarısız işlerinin zaman içindeki grafiği, alarm eşikleri ve alarmlarla',
   },
-  usage: 'trend <sistem>/<kuyruk> [1h|6h|24h] [--out dosya.png]',
-  needsQueue: 'Bir kuyruk yazın: `trend <sistem>/<kuyruk>`.',
+  usage: '/queue trend <sistem>/<kuyruk> [1h|6h|24h]',
+  cliUsage: '/queue trend <sistem>/<kuyruk> [1h|6h|24h] [--out dosya.png]',
+  needsQueue: 'Bir kuyruk yazın: `/queue trend <sistem>/<kuyruk>`.',
   badWindow: (text: string) => `\`${text}\` bir zaman aralığı değil.`,
   validWindow: 'aralık 1h, 6h ya da 24h olabilir (varsayılan 1h)',
   outNeedsPath: '`--out` bir dosya adı ister, ör. `--out chart.png`.',

@@ -7,6 +7,8 @@ export const workers: Catalog['workers'] = {
     connectedFor: (duration: string) => `${duration} süredir bağlı`,
     concurrency: (n: string) => `eşzamanlılık ${n}`,
     processes: (n: string) => `${n} havuz süreci`,
+    resized: (processes: string, started: string) =>
+      `${processes} havuz süreci (eşzamanlılık ${started} ile başladı)`,
     pid: (pid: string) => `pid ${pid}`,
   },
   uptime: (duration: string) => `${duration} süredir açık`,

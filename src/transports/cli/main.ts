@@ -54,7 +54,22 @@ async function main(): Promise<number> {
     stderr: (text) => process.stderr.write(text),
     // Not `process.stderr.isTTY`: that builds the stream (a socket on a pipe) in runs that never write to it.
     stderrIsTTY: isatty(2),
+    program: () => programName(process.argv[1], process.cwd(), process.env.PATH),
   });
+}
+
+/**
+ * How to run this command line again, for the buttons hint: `queue-ops` when it was found on
+ * PATH (an install), `npx queue-ops` through a project's node_modules/.bin, else `node` and its
+ * path (a clone: `node bin/queue-ops.js`).
+ */
+export function programName(script: string | undefined, cwd: string, path = ''): string {
+  if (script === undefined) return 'queue-ops';
+  const dir = script.slice(0, Math.max(0, script.lastIndexOf('/')));
+  if (/\/node_modules\/\.bin$/.test(dir)) return 'npx queue-ops';
+  if (script.endsWith('/queue-ops') && path.split(':').includes(dir)) return 'queue-ops';
+  const relative = script.startsWith(`${cwd}/`) ? script.slice(cwd.length + 1) : script;
+  return `node ${/^[\w@%+=:,./-]+$/.test(relative) ? relative : `'${relative.replace(/'/g, `'\\''`)}'`}`;
 }
 
 /** As `runCli` decides it; a command line it would refuse is left to it, to answer in full. */

@@ -6,7 +6,7 @@ import { wordsForAction } from '../../blocks/action-ids.js';
 import { errorMessage } from '../../blocks/error.js';
 import { formatNumber } from '../../blocks/format.js';
 import type { Message } from '../../blocks/message.js';
-import { renderText } from '../../blocks/render-text.js';
+import { plain, renderText } from '../../blocks/render-text.js';
 import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
@@ -53,6 +53,11 @@ export interface CliIo {
   logger?: Logger;
   /** Called with the app before the command runs (the composition hook for middleware). */
   onApp?: (app: App) => void | Promise<void>;
+  /**
+   * How this command line was started, for the buttons hint (`queue-ops` when on PATH, else
+   * `node bin/queue-ops.js`); asked only when a message has buttons. Default `queue-ops`.
+   */
+  program?: () => string;
 }
 
 /** The one JSON object `--json` prints. */
@@ -164,7 +169,7 @@ async function runWithLogger(
     // Text shows the controls job names and failure reasons may carry; JSON escapes them itself.
     const out = json
       ? `${jsonText(toCliJson(reply, config.locale))}\n`
-      : terminalText(reply.terminal ?? textOf(reply.message, config.locale));
+      : terminalText(reply.terminal ?? textOf(reply.message, config.locale, invocation(io)));
     io.stdout(scrubSecrets(out + (json ? '' : terminalText(saved)), secrets));
     return exitCodeOf(reply);
   } finally {
@@ -379,7 +384,7 @@ async function monitorOnce(
     const reply: Reply = { ...result, visibility: 'in_channel' };
     const out = args.json
       ? `${jsonText(toCliJson(reply, full.config.locale))}\n`
-      : terminalText(reply.terminal ?? textOf(reply.message, full.config.locale));
+      : terminalText(reply.terminal ?? textOf(reply.message, full.config.locale, invocation(io)));
     io.stdout(scrubSecrets(out, secrets));
     return ExitCode.Ok;
   } catch (error) {
@@ -422,7 +427,8 @@ export function exitCodeOf(reply: Reply): number {
 export function toCliJson(reply: Reply, locale: Locale): CliJson {
   const out: CliJson = {
     ok: reply.ok,
-    message: { text: reply.message.text, blocks: reply.message.blocks },
+    // `text` as a person reads it (no `&lt;`, no zero-width guards); `blocks` exactly as posted.
+    message: { text: plain(reply.message.text), blocks: reply.message.blocks },
     data: reply.data ?? null,
   };
   if (!reply.ok && reply.error) {
@@ -457,15 +463,27 @@ function escapeC1(json: string): string {
   );
 }
 
+/**
+ * What a button's command starts with: the program as it was started, and the `--config` this
+ * run was given (without it the command would read another config, or none).
+ */
+function invocation(io: CliIo): () => string {
+  return () => {
+    const config = configFlag(io.argv);
+    const program = io.program?.() ?? 'queue-ops';
+    return config === undefined ? program : `${program} --config ${shellWord(config)}`;
+  };
+}
+
 /** The message as plain text, then the buttons with the command each one stands for. */
-function textOf(message: Message, locale: Locale): string {
+function textOf(message: Message, locale: Locale, program: () => string): string {
   const t = messages(locale).cli;
   const rendered = renderText(message);
   const lines = [rendered.text.replace(/\n+$/, '')];
   // The text already numbers the buttons; a terminal cannot click, so say what each one runs.
   const commands = rendered.buttons.flatMap((button) => {
     const words = wordsForAction(button.actionId, button.value);
-    return words ? [t.button(button.index, words.map(shellWord).join(' '))] : [];
+    return words ? [t.button(button.index, `${program()} ${words.map(shellWord).join(' ')}`)] : [];
   });
   if (commands.length > 0) lines.push('', t.buttonsHeader, ...commands);
   return `${lines.join('\n')}\n`;

@@ -23,10 +23,10 @@ export interface Readiness {
   store: 'ok' | 'unreachable';
   /**
    * `failing`: the bot is connected, but Slack's last Web API answer was a failure (a refused
-   * token, 5xx, no answer); `slackCall` then names the method and Slack's error.
+   * token, 5xx, no answer); `slackCall` then names the method, the URL called and Slack's error.
    */
   slack: 'connected' | 'disconnected' | 'failing';
-  slackCall?: { method: string; error: string };
+  slackCall?: { method: string; url?: string; error: string };
   /**
    * Each watched system's Redis, for the operator's eye only: a system that is down does not fail
    * readiness, since the bot is needed most exactly then.
@@ -68,7 +68,15 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
     ready: store === 'ok' && slack === 'connected',
     store,
     slack,
-    ...(failing ? { slackCall: { method: last.method, error: last.error ?? 'unknown' } } : {}),
+    ...(failing
+      ? {
+          slackCall: {
+            method: last.method,
+            ...(last.url === undefined ? {} : { url: last.url }),
+            error: last.error ?? 'unknown',
+          },
+        }
+      : {}),
     systems: Object.fromEntries(Object.entries(systems).map(([name, up]) => [name, up ? 'up' : 'down'])),
     ...(pagers && Object.keys(pagers).length ? { pagers } : {}),
   };

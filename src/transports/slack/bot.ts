@@ -25,12 +25,13 @@ import {
   SlackEnvError,
   slackSettingsFromEnv,
 } from './create-app.js';
-import { createSlackHealth, type SlackHealth } from './health.js';
+import { createSlackHealth, type SlackHealth, shownUrl } from './health.js';
 import { createHomeTab, type HomeTab, registerHomeTab } from './home.js';
 import { registerSlackListeners } from './listeners.js';
 import { createSeenSignatures } from './replay.js';
 import { createRequestDelivery, createRequestMessageUpdater } from './requests.js';
 import type { RespondPolicy } from './respond.js';
+import { serveWhileWaiting, untilSlackAnswers } from './slack-wait.js';
 import { checkAppToken, checkBotToken, SlackTokenError } from './tokens.js';
 import { createUserLocales } from './user-locale.js';
 import { createWebApiClient, type SlackClientBase, slackClientSettings } from './web-client.js';
@@ -161,15 +162,54 @@ async function startWithConfig(
   };
   const web = createWebApiClient(settings.botToken, clientBase, settings);
 
-  // The tokens, before the store opens or anything listens: a token Slack refuses is one line and
-  // exit 1 (Bolt's own auth.test was an unhandled rejection after "listening").
+  // The tokens, before the store opens or Bolt listens: a token Slack refuses is one line and
+  // exit 1 (Bolt's own auth.test was an unhandled rejection after "listening"). A Slack that does
+  // not answer is waited for (health.ts' probes meanwhile; see slack-wait.ts).
   let authorization = options.authorization;
+  let waitingServer: Awaited<ReturnType<typeof serveWhileWaiting>> | undefined;
   try {
-    if (!authorization) authorization = await checkBotToken(web);
+    const once = { ...clientBase, overrides: { ...clientBase.overrides, retryConfig: { retries: 0 } } };
+    const apiBase = settings.apiUrl ?? 'https://slack.com/api/';
+    const wait = (method: string) => ({
+      method,
+      url: shownUrl(`${apiBase}${method}`),
+      lastCall: () => slackHealth.last(),
+      logger,
+      waiting: async () => {
+        if (options.receiverOverride) return;
+        waitingServer ??= await serveWhileWaiting(settings.port, () => {
+          const last = slackHealth.last();
+          return {
+            ready: false,
+            store: 'not opened',
+            slack: 'disconnected',
+            slackCall: {
+              method,
+              url: last?.url ?? shownUrl(`${apiBase}${method}`),
+              error: (last && !last.ok ? last.error : undefined) ?? 'unreachable',
+            },
+            systems: {},
+          };
+        });
+      },
+    });
+    if (!authorization) {
+      const client = createWebApiClient(settings.botToken, once, settings);
+      let found: { botId: string; botUserId: string } | undefined;
+      await untilSlackAnswers({
+        ...wait('auth.test'),
+        check: async () => {
+          found = await checkBotToken(client);
+        },
+      });
+      authorization = found;
+    }
     if (settings.mode === 'socket' && !options.receiverOverride && settings.appToken) {
-      await checkAppToken(createWebApiClient(settings.appToken, clientBase, settings));
+      const client = createWebApiClient(settings.appToken, once, settings);
+      await untilSlackAnswers({ ...wait('apps.connections.open'), check: () => checkAppToken(client) });
     }
   } catch (error) {
+    await waitingServer?.close();
     if (!(error instanceof SlackTokenError)) throw error;
     io.stderr(
       scrubSecrets(
@@ -181,6 +221,8 @@ async function startWithConfig(
     );
     return 1;
   }
+  // Bolt takes the port from here on.
+  await waitingServer?.close();
   const auditChannel = config.slack.auditChannel;
   const auditPoster = auditChannel
     ? createAuditChannelSink({

@@ -7,6 +7,22 @@ export interface SlackCallOutcome {
   ok: boolean;
   /** Why it failed: Slack's error code (`invalid_auth`), `http_503`, `timeout` or `unreachable`. */
   error?: string;
+  /** The URL called, without credentials or query (a proxy in SLACK_API_URL may carry a password). */
+  url?: string;
+}
+
+/** `href` without its user, password, query and fragment: what a log line or `/readyz` may show. */
+export function shownUrl(href: string): string {
+  try {
+    const url = new URL(href);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.href;
+  } catch {
+    return '(not a URL)';
+  }
 }
 
 /**
@@ -80,15 +96,17 @@ export function createSlackHealth() {
      */
     fetch(inner?: Fetch): Fetch {
       return async (input, init) => {
-        const method = webApiMethod(typeof input === 'string' ? input : input.href) ?? 'file upload';
+        const href = typeof input === 'string' ? input : input.href;
+        const method = webApiMethod(href) ?? 'file upload';
         const isApi = method !== 'file upload';
+        const url = shownUrl(href);
         let response: FetchResponse;
         try {
           response = await (inner ?? (globalThis.fetch as Fetch))(input, init);
         } catch (error) {
           const timedOut =
             error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-          if (isApi) record({ method, ok: false, error: timedOut ? 'timeout' : 'unreachable' });
+          if (isApi) record({ method, ok: false, error: timedOut ? 'timeout' : 'unreachable', url });
           tag(error, method);
           throw error;
         }
@@ -96,7 +114,7 @@ export function createSlackHealth() {
         // outcome is what counts.
         if (response.status === 429) return response;
         if (response.status !== 200) {
-          if (isApi) record({ method, ok: false, error: `http_${response.status}` });
+          if (isApi) record({ method, ok: false, error: `http_${response.status}`, url });
           // WebClient turns this answer into an error of its own; a header carries the method.
           const headers = new Headers([...response.headers.entries()]);
           headers.set(METHOD_HEADER, method);
@@ -112,10 +130,12 @@ export function createSlackHealth() {
           const body = JSON.parse(new TextDecoder().decode(bytes)) as { ok?: unknown; error?: unknown };
           const error = typeof body.error === 'string' ? body.error : 'unknown_error';
           record(
-            body.ok === false && TROUBLE.has(error) ? { method, ok: false, error } : { method, ok: true },
+            body.ok === false && TROUBLE.has(error)
+              ? { method, ok: false, error, url }
+              : { method, ok: true, url },
           );
         } catch {
-          record({ method, ok: false, error: 'unreadable_answer' });
+          record({ method, ok: false, error: 'unreadable_answer', url });
         }
         return new Response(bytes, {
           status: response.status,
