@@ -1,3 +1,4 @@
+import type { JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BullmqBackend, createBullmqBackend } from '../../src/backends/bullmq/index.js';
@@ -38,7 +39,9 @@ async function makeFixture(lib: BullmqLib): Promise<BackendFixture> {
     backend,
     oracle: {
       async counts(name) {
-        const c = await open(name).getJobCounts('wait', 'paused', 'prioritized', 'delayed', 'failed');
+        // 5.x parks a paused queue's jobs in `paused`, a state 6.x's types no longer name.
+        const states = ['wait', 'paused', 'prioritized', 'delayed', 'failed'] as JobType[];
+        const c = await open(name).getJobCounts(...states);
         return {
           waiting: (c.wait ?? 0) + (c.paused ?? 0),
           prioritized: c.prioritized ?? 0,
