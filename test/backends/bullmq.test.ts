@@ -53,6 +53,10 @@ async function makeFixture(lib: BullmqLib): Promise<BackendFixture> {
         return (await open(name).getFailed(0, -1)).map((job) => String(job.id));
       },
       isPaused: (name) => open(name).isPaused(),
+      async nextIds(name, limit) {
+        // getWaiting asks for the list in ascending order: the oldest first, as a worker takes them.
+        return (await open(name).getWaiting(0, limit - 1)).map((job) => String(job.id));
+      },
       async retryAll(name) {
         await open(name).retryJobs({ state: 'failed' });
       },

@@ -51,6 +51,8 @@ export interface BackendOracle {
   retryOne(queue: string, id: string): Promise<void>;
   /** Field names of a job's record as the library keeps it, to compare a retry's result with its own. */
   jobFields(queue: string, id: string): Promise<string[]>;
+  /** The ids a worker takes next, the next one first (BullMQ: `Queue.getWaiting`). */
+  nextIds(queue: string, limit: number): Promise<string[]>;
   /** The global concurrency the library reads (BullMQ: `Queue.getGlobalConcurrency`). */
   concurrency(queue: string): Promise<number | null>;
 }
@@ -140,6 +142,7 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       for (const job of next) expect(Object.keys(job).sort()).toEqual(['id', 'name']);
       expect(new Set(next.map((j) => j.id)).size).toBe(3);
       expect(await fx.backend.nextJobs('beta', 10)).toHaveLength(2);
+      if (fx.oracle) expect(next.map((job) => job.id)).toEqual(await fx.oracle.nextIds('alpha', 3));
     });
 
     it('answers an empty sample for a queue with no failures', async () => {
@@ -281,6 +284,10 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       if (!backend.retry || !oracle) return;
       await fx.seed(scenario);
       const [newest, middle, oldest] = await oracle.failedIds('beta');
+      expect(await backend.previewRetry!('beta', { all: true, limit: 10 })).toMatchObject({
+        count: (await oracle.counts('beta')).failed,
+        failed: (await oracle.counts('beta')).failed,
+      });
       const outcome = await backend.retry('beta', { jobId: newest! });
       expect(outcome).toMatchObject({ retried: 1, skipped: 0, ids: { [newest!]: newest } });
       expect(await oracle.failedIds('beta')).toEqual([middle, oldest]);
