@@ -209,8 +209,11 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       const store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
       await store.migrate();
       const purger = await backend.purger('alpha');
+      const closers: (() => Promise<void>)[] = [];
       try {
-        const failedPreview = await (await backend.purger('beta')).preview(['failed']);
+        const previewer = await backend.purger('beta');
+        closers.push(() => previewer.close());
+        const failedPreview = await previewer.preview(['failed']);
         expect(failedPreview.total).toBe((await backend.dlq('beta', 1)).total);
         const preview = await purger.preview(['waiting']);
         expect(preview).toMatchObject({ total: 5, byState: { waiting: 5 } });
@@ -246,7 +249,34 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         await expect(runUndo(done, { purger })).resolves.toMatchObject({ restored: 5 });
         expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
         await purger.clearUndoProgress(done.id);
+
+        // The failures too: gone as the system itself lists them, then back, the same ones.
+        const failedBefore = await backend.dlq('beta', 10);
+        const oracleBefore = await fx.oracle?.failedIds('beta');
+        const failures = await backend.purger('beta');
+        closers.push(() => failures.close());
+        const failedRecord = await archivingPurge(store, tmp.dir, {
+          id: randomName('p'),
+          system: backend.name,
+          queue: 'beta',
+          total: failedBefore.total,
+          owner: 'contract',
+          backend: backend.type,
+          states: ['failed'],
+        });
+        const failedDone = await runPurge(failedRecord, { store, purger: failures, owner: 'contract' });
+        expect(failedDone.record).toMatchObject({ state: 'done', purged: 3 });
+        expect((await backend.dlq('beta', 10)).total).toBe(0);
+        expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 0 });
+        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual([]);
+        await expect(runUndo(failedDone.record, { purger: failures })).resolves.toMatchObject({
+          restored: 3,
+        });
+        expect((await backend.dlq('beta', 10)).jobs).toEqual(failedBefore.jobs);
+        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual(oracleBefore);
+        await failures.clearUndoProgress(failedDone.record.id);
       } finally {
+        for (const close of closers) await close();
         await purger.close();
         await store.close();
         tmp.remove();
