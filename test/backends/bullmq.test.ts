@@ -74,6 +74,18 @@ async function makeFixture(lib: BullmqLib): Promise<BackendFixture> {
         }
       },
       concurrency: (name) => open(name).getGlobalConcurrency(),
+      async holdNext(name) {
+        const holder = new lib.Worker(name, null, {
+          connection,
+          prefix,
+          autorun: false,
+          name: 'contract-holder',
+        });
+        closers.push(() => holder.close(true));
+        const job = await holder.getNextJob('contract-token');
+        const active = await open(name).getActive();
+        return { id: String(job?.id), active: active.map((j) => String(j.id)) };
+      },
     },
     async seed(queues: SeedQueue[]) {
       for (const seed of queues) {

@@ -53,6 +53,11 @@ export interface BackendOracle {
   jobFields(queue: string, id: string): Promise<string[]>;
   /** The ids a worker takes next, the next one first (BullMQ: `Queue.getWaiting`). */
   nextIds(queue: string, limit: number): Promise<string[]>;
+  /**
+   * A worker of the library's own takes the next job of `queue` and holds it (BullMQ: a manual
+   * Worker's `getNextJob`, named `contract-holder`); its id, and the ids the library lists as active.
+   */
+  holdNext(queue: string): Promise<{ id: string; active: string[] }>;
   /** The global concurrency the library reads (BullMQ: `Queue.getGlobalConcurrency`). */
   concurrency(queue: string): Promise<number | null>;
 }
@@ -329,6 +334,18 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       expect(await oracle.counts('beta')).toMatchObject({ waiting: 5, failed: 0 });
       const row = (await backend.status(['beta'])).queues[0]!;
       expect(pick(row)).toEqual(await oracle.counts('beta'));
+    });
+
+    it("where it lists running work: the job the system's own worker holds, as the system lists it", async () => {
+      const { backend, oracle } = fx;
+      if (!backend.running || !oracle) return;
+      await fx.seed(scenario);
+      const held = await oracle.holdNext('alpha');
+      const running = await backend.running(['alpha']);
+      expect(running.map((work) => work.id)).toEqual(held.active);
+      expect(running).toEqual([expect.objectContaining({ id: held.id, name: 'deliver', queue: 'alpha' })]);
+      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ active: 1, waiting: 4 });
+      expect(await backend.running(['beta'])).toEqual([]);
     });
 
     it('where it reads one job: finds a failed one by id, without its data, and says where it looked for an unknown one', async () => {
