@@ -348,6 +348,24 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       expect(await backend.running(['beta'])).toEqual([]);
     });
 
+    it('where it can fail a held job: reads its lock, then moves it to failed as the system then lists it', async () => {
+      const { backend, oracle } = fx;
+      expect(typeof backend.jobLock).toBe(typeof backend.failJob);
+      if (!backend.failJob || !backend.jobLock || !oracle) return;
+      await fx.seed(scenario);
+      const held = await oracle.holdNext('alpha');
+      const lock = await backend.jobLock('alpha', held.id);
+      expect(lock).toMatchObject({ queue: 'alpha', id: held.id, name: 'deliver', state: 'active' });
+      expect(lock.lockTtlMs).toBeGreaterThan(0);
+      const failed = await backend.failJob('alpha', held.id, 'stuck for the contract');
+      expect(failed).toMatchObject({ before: 'active', lockWasHeld: true, reason: 'stuck for the contract' });
+      expect(await oracle.failedIds('alpha')).toEqual([held.id]);
+      expect((await backend.dlq('alpha', 10)).jobs).toEqual([
+        expect.objectContaining({ id: held.id, error: 'stuck for the contract' }),
+      ]);
+      expect(await backend.jobLock('alpha', 'no-such-job')).toMatchObject({ state: 'unknown' });
+    });
+
     it('where it reads one job: finds a failed one by id, without its data, and says where it looked for an unknown one', async () => {
       const { backend } = fx;
       if (!backend.job) return;
