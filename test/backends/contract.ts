@@ -62,6 +62,46 @@ export interface BackendOracle {
   concurrency(queue: string): Promise<number | null>;
 }
 
+/** The optional methods of the contract: each one is an ability a system declares by having it. */
+type Ability = NonNullable<
+  { [K in keyof QueueBackend]-?: undefined extends QueueBackend[K] ? K : never }[keyof QueueBackend]
+>;
+
+/**
+ * Where the suite checks each ability, or why it does not yet. Keyed by every optional method of
+ * QueueBackend, so the compiler refuses a new ability until it has its line here.
+ */
+export const ABILITY_CHECKS: Record<Ability, string> = {
+  purger: 'purge: preview, engine read/remove, undo (waiting and failed)',
+  pause: 'pause/resume',
+  resume: 'pause/resume',
+  previewRetry: 'retry',
+  retry: 'retry, and against the library’s own retry',
+  running: 'running work',
+  nextJobs: 'next jobs',
+  job: 'one job',
+  jobLock: 'fail a held job',
+  failJob: 'fail a held job',
+  queueLimits: 'queue limits',
+  setQueueLimit: 'queue limits',
+  redisHealth: 'Redis reads (shape only)',
+  persistence: 'Redis reads (shape only)',
+  results: 'Redis reads (shape only)',
+  previewExpireResults: 'not yet: paired with expireResults only',
+  expireResults: 'not yet: paired with previewExpireResults only',
+  pool: 'not yet: needs a live Celery worker on the contract broker',
+  resizePool: 'not yet: needs a live Celery worker on the contract broker',
+  liveWorkers: 'not yet: needs a live Celery worker on the contract broker',
+  poolRestartsEnabled: 'not yet: needs a live Celery worker on the contract broker',
+  restartWorkers: 'not yet: needs a live Celery worker on the contract broker',
+  locateTasks: 'not yet: needs a live Celery worker on the contract broker',
+  revoke: 'not yet: needs a live Celery worker on the contract broker',
+  taskRateLimits: 'not yet: needs a live Celery worker on the contract broker',
+  setTaskRateLimit: 'not yet: needs a live Celery worker on the contract broker',
+};
+
+const REQUIRED = ['name', 'type', 'listQueues', 'status', 'dlq', 'workers', 'close'];
+
 /**
  * The behaviour every QueueBackend must have. Each backend's test file calls this once:
  * `describeQueueBackend('celery', makeCeleryFixture)`.
@@ -88,6 +128,16 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
 
     afterEach(async () => {
       await fx.cleanup();
+    });
+
+    it("declares abilities only through the contract's optional methods", () => {
+      const extra = Object.keys(fx.backend).filter(
+        (key) =>
+          !REQUIRED.includes(key) &&
+          typeof (fx.backend as unknown as Record<string, unknown>)[key] === 'function',
+      );
+      // A method the contract does not name is no ability: commands cannot ask for it.
+      expect(extra.filter((key) => !(key in ABILITY_CHECKS) && key !== 'stats')).toEqual([]);
     });
 
     it('discovers the queues it was given jobs for', async () => {
