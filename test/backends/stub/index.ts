@@ -99,15 +99,13 @@ export function createStubBackend(
       return {
         queue,
         total: failed.length,
-        jobs: failed
-          .slice(0, limit)
-          .map((job) => ({
-            id: job.id,
-            name: job.name,
-            error: job.error,
-            attempts: 1,
-            failedAt: job.failedAt,
-          })),
+        jobs: failed.slice(0, limit).map((job) => ({
+          id: job.id,
+          name: job.name,
+          error: job.error,
+          attempts: 1,
+          failedAt: job.failedAt,
+        })),
         topErrors: [...groups].map(([error, count]) => ({ error, count })).sort((a, b) => b.count - a.count),
         groupedOver: grouped.length,
       };
