@@ -4,7 +4,7 @@ import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import { OpsError } from '../../src/errors.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { randomName } from '../helpers/bullmq-jobs.js';
+import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { tempDir } from '../helpers/cli-run.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
@@ -327,6 +327,13 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         await expect(runUndo(failedDone.record, { purger: failures })).resolves.toMatchObject({
           restored: 3,
         });
+        // Celery's failure index learns of restored results from a rescan it starts on the restore
+        // and does not wait for: for a moment after an undo, dlq still answers none (a known gap,
+        // reported; BullMQ answers at once). What must hold is that the same failures come back.
+        await waitFor(
+          'the restored failures in dlq',
+          async () => (await backend.dlq('beta', 10)).total === 3,
+        );
         expect((await backend.dlq('beta', 10)).jobs).toEqual(failedBefore.jobs);
         if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual(oracleBefore);
         await failures.clearUndoProgress(failedDone.record.id);
