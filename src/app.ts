@@ -49,6 +49,11 @@ export interface AppDeps {
   middleware?: Middleware[];
   /** Clock for everything the app builds; tests may pin it. */
   now?: () => Date;
+  /**
+   * How a configured system becomes its backend: {@link createBackend} unless given (a test plugs
+   * in a system of its own, to prove the commands ask only the contract).
+   */
+  backendFor?: (system: SystemConfig) => QueueBackend;
   /** Commands beyond the read path (pause, approve, audit…), registered after it. */
   commands?: CommandDefinition[];
   /** The shared services (approvals, audit, roles, alerts, purges, store), handed to every command through its context when present. */
@@ -96,7 +101,8 @@ async function kubernetesFrom(env: Record<string, string | undefined>) {
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   // Concurrent status reads of one system (commands, scrapes, the monitor) share one round trip.
-  const backends = createBackendRegistry(config.systems.map((s) => coalesceStatus(createBackend(s))));
+  const backendFor = deps.backendFor ?? createBackend;
+  const backends = createBackendRegistry(config.systems.map((s) => coalesceStatus(backendFor(s))));
   const commands = createReadCommands(deps.commands);
   const scalers = createScalerRegistry({
     config,

@@ -69,8 +69,13 @@ export const revokeCommand: CommandDefinition = {
     const t = messages(request.locale).scale;
     const parsed = parseRevokeArgs(args);
     const { system, backend } = resolveSystem(ctx, parsed.system);
+    // Asked of the abilities, not the type: a system that can fail a job is pointed to `fail`.
     if (!backend.revoke || !backend.running)
-      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: t.notBullmqFail });
+      throw new OpsError(ErrorCode.NotSupported, {
+        system,
+        type: backend.type,
+        what: backend.failJob ? 'revokeUseFail' : 'revoke',
+      });
     const approvals = requireApprovals(ctx);
     const [running, located] = await Promise.all([
       askSystem(ctx, system, backend.running()),
@@ -142,7 +147,11 @@ export const failCommand: CommandDefinition = {
       throw new OpsError(ErrorCode.UsageError, { message: t.needsJob, usage: t.usage.fail });
     const { system, backend } = resolveSystem(ctx, target.system);
     if (!backend.failJob || !backend.jobLock)
-      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: t.notCeleryRevoke });
+      throw new OpsError(ErrorCode.NotSupported, {
+        system,
+        type: backend.type,
+        what: backend.revoke ? 'failUseRevoke' : 'fail',
+      });
     const approvals = requireApprovals(ctx);
     const { queue } = await askSystem(ctx, system, resolveTarget(ctx, target));
     const id = args[1]!;

@@ -1,7 +1,13 @@
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import { OpsError } from '../../src/errors.js';
+import { runPurge, runUndo } from '../../src/purge/engine.js';
+import { createSqliteStore } from '../../src/store/sqlite.js';
+import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
+import { tempDir } from '../helpers/cli-run.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
+import { archivingPurge } from '../purge/engine-fixture.js';
 
 /** What a queue in a contract scenario holds, created through the system's own client. */
 export interface SeedQueue {
@@ -21,8 +27,80 @@ export interface BackendFixture {
   seed(queues: SeedQueue[]): Promise<void>;
   /** A backend for the same system whose Redis refuses connections (a closed port). */
   unreachableBackend(): QueueBackend;
+  /**
+   * The system's own client, asked about the same queues: where there is one (BullMQ's Queue),
+   * every check compares the backend's answer with it, not only with the scenario.
+   */
+  oracle?: BackendOracle;
   cleanup(): Promise<void>;
 }
+
+/** What the system's own library answers about a queue (BullMQ: `getJobCounts`, `getFailed`…). */
+export interface BackendOracle {
+  /** Counts as the library reports them, in the contract's terms (BullMQ: wait + paused is waiting). */
+  counts(queue: string): Promise<{ waiting: number; prioritized: number; delayed: number; failed: number }>;
+  /** Failed job ids, newest failure first (BullMQ: `Queue.getFailed`). */
+  failedIds(queue: string): Promise<string[]>;
+  isPaused(queue: string): Promise<boolean>;
+  /** Puts every failed job back with the library's own bulk retry (BullMQ: `Queue.retryJobs`). */
+  retryAll(queue: string): Promise<void>;
+  /**
+   * Retries one failed job the way the backend promises to, attempts starting again (BullMQ:
+   * `Job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })`).
+   */
+  retryOne(queue: string, id: string): Promise<void>;
+  /** Field names of a job's record as the library keeps it, to compare a retry's result with its own. */
+  jobFields(queue: string, id: string): Promise<string[]>;
+  /** The ids a worker takes next, the next one first (BullMQ: `Queue.getWaiting`). */
+  nextIds(queue: string, limit: number): Promise<string[]>;
+  /**
+   * A worker of the library's own takes the next job of `queue` and holds it (BullMQ: a manual
+   * Worker's `getNextJob`, named `contract-holder`); its id, and the ids the library lists as active.
+   */
+  holdNext(queue: string): Promise<{ id: string; active: string[] }>;
+  /** The global concurrency the library reads (BullMQ: `Queue.getGlobalConcurrency`). */
+  concurrency(queue: string): Promise<number | null>;
+}
+
+/** The optional methods of the contract: each one is an ability a system declares by having it. */
+type Ability = NonNullable<
+  { [K in keyof QueueBackend]-?: undefined extends QueueBackend[K] ? K : never }[keyof QueueBackend]
+>;
+
+/**
+ * Where the suite checks each ability, or why it does not yet. Keyed by every optional method of
+ * QueueBackend, so the compiler refuses a new ability until it has its line here.
+ */
+export const ABILITY_CHECKS: Record<Ability, string> = {
+  purger: 'purge: preview, engine read/remove, undo (waiting and failed)',
+  pause: 'pause/resume',
+  resume: 'pause/resume',
+  previewRetry: 'retry',
+  retry: 'retry, and against the library’s own retry',
+  running: 'running work',
+  nextJobs: 'next jobs',
+  job: 'one job',
+  jobLock: 'fail a held job',
+  failJob: 'fail a held job',
+  queueLimits: 'queue limits',
+  setQueueLimit: 'queue limits',
+  redisHealth: 'Redis reads (shape only)',
+  persistence: 'Redis reads (shape only)',
+  results: 'Redis reads (shape only)',
+  previewExpireResults: 'not yet: paired with expireResults only',
+  expireResults: 'not yet: paired with previewExpireResults only',
+  pool: 'not yet: needs a live Celery worker on the contract broker',
+  resizePool: 'not yet: needs a live Celery worker on the contract broker',
+  liveWorkers: 'not yet: needs a live Celery worker on the contract broker',
+  poolRestartsEnabled: 'not yet: needs a live Celery worker on the contract broker',
+  restartWorkers: 'not yet: needs a live Celery worker on the contract broker',
+  locateTasks: 'not yet: needs a live Celery worker on the contract broker',
+  revoke: 'not yet: needs a live Celery worker on the contract broker',
+  taskRateLimits: 'not yet: needs a live Celery worker on the contract broker',
+  setTaskRateLimit: 'not yet: needs a live Celery worker on the contract broker',
+};
+
+const REQUIRED = ['name', 'type', 'listQueues', 'status', 'dlq', 'workers', 'close'];
 
 /**
  * The behaviour every QueueBackend must have. Each backend's test file calls this once:
@@ -50,6 +128,16 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
 
     afterEach(async () => {
       await fx.cleanup();
+    });
+
+    it("declares abilities only through the contract's optional methods", () => {
+      const extra = Object.keys(fx.backend).filter(
+        (key) =>
+          !REQUIRED.includes(key) &&
+          typeof (fx.backend as unknown as Record<string, unknown>)[key] === 'function',
+      );
+      // A method the contract does not name is no ability: commands cannot ask for it.
+      expect(extra.filter((key) => !(key in ABILITY_CHECKS) && key !== 'stats')).toEqual([]);
     });
 
     it('discovers the queues it was given jobs for', async () => {
@@ -109,6 +197,7 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       for (const job of next) expect(Object.keys(job).sort()).toEqual(['id', 'name']);
       expect(new Set(next.map((j) => j.id)).size).toBe(3);
       expect(await fx.backend.nextJobs('beta', 10)).toHaveLength(2);
+      if (fx.oracle) expect(next.map((job) => job.id)).toEqual(await fx.oracle.nextIds('alpha', 3));
     });
 
     it('answers an empty sample for a queue with no failures', async () => {
@@ -154,6 +243,240 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
     });
 
+    it("counts and samples what the system's own library counts and lists", async () => {
+      await fx.seed(scenario);
+      if (!fx.oracle) return;
+      const status = await fx.backend.status(['alpha', 'beta']);
+      for (const row of status.queues) {
+        const own = await fx.oracle.counts(row.name);
+        expect({ name: row.name, ...pick(row) }).toEqual({ name: row.name, ...own });
+        expect(row.isPaused).toBe(await fx.oracle.isPaused(row.name));
+      }
+      const sample = await fx.backend.dlq('beta', 10);
+      expect(sample.jobs.map((job) => job.id)).toEqual(await fx.oracle.failedIds('beta'));
+    });
+
+    it('where it can purge: previews the count, archives and removes through the purge engine, and undo puts back exactly what went', async () => {
+      const { backend } = fx;
+      if (!backend.purger) return;
+      await fx.seed(scenario);
+      const tmp = tempDir('contract');
+      const store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
+      await store.migrate();
+      const purger = await backend.purger('alpha');
+      const closers: (() => Promise<void>)[] = [];
+      try {
+        const previewer = await backend.purger('beta');
+        closers.push(() => previewer.close());
+        const failedPreview = await previewer.preview(['failed']);
+        expect(failedPreview.total).toBe((await backend.dlq('beta', 1)).total);
+        const preview = await purger.preview(['waiting']);
+        expect(preview).toMatchObject({ total: 5, byState: { waiting: 5 } });
+        expect(preview.sample.length).toBeGreaterThan(0);
+        for (const job of preview.sample) expect(Object.keys(job).sort()).toEqual(['ageSeconds', 'name']);
+        // The preview changed nothing.
+        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+        const next = backend.nextJobs ? await backend.nextJobs('alpha', 10) : [];
+
+        const record = await archivingPurge(store, tmp.dir, {
+          id: randomName('p'),
+          system: backend.name,
+          queue: 'alpha',
+          total: preview.total,
+          owner: 'contract',
+          backend: backend.type,
+        });
+        const { record: done, manifest } = await runPurge(record, { store, purger, owner: 'contract' });
+        expect(done).toMatchObject({ state: 'done', archived: 5, purged: 5 });
+        expect(manifest.counts).toEqual({ archived: 5, purged: 5, skipped: 0 });
+        expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ waiting: 0, prioritized: 0 });
+        if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(0);
+        // Beta was not touched.
+        expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 3 });
+
+        const undone = await runUndo(done, { purger });
+        expect(undone).toEqual({ restored: 5, existing: [], alreadyThere: 0 });
+        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+        if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(5);
+        // Back in the order a worker takes them.
+        if (backend.nextJobs) expect(await backend.nextJobs('alpha', 10)).toEqual(next);
+        // An undo asked again puts nothing back twice.
+        await expect(runUndo(done, { purger })).resolves.toMatchObject({ restored: 5 });
+        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+        await purger.clearUndoProgress(done.id);
+
+        // The failures too: gone as the system itself lists them, then back, the same ones.
+        const failedBefore = await backend.dlq('beta', 10);
+        const oracleBefore = await fx.oracle?.failedIds('beta');
+        const failures = await backend.purger('beta');
+        closers.push(() => failures.close());
+        const failedRecord = await archivingPurge(store, tmp.dir, {
+          id: randomName('p'),
+          system: backend.name,
+          queue: 'beta',
+          total: failedBefore.total,
+          owner: 'contract',
+          backend: backend.type,
+          states: ['failed'],
+        });
+        const failedDone = await runPurge(failedRecord, { store, purger: failures, owner: 'contract' });
+        expect(failedDone.record).toMatchObject({ state: 'done', purged: 3 });
+        expect((await backend.dlq('beta', 10)).total).toBe(0);
+        expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 0 });
+        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual([]);
+        await expect(runUndo(failedDone.record, { purger: failures })).resolves.toMatchObject({
+          restored: 3,
+        });
+        // Celery's failure index learns of restored results from a rescan it starts on the restore
+        // and does not wait for: for a moment after an undo, dlq still answers none (a known gap,
+        // reported; BullMQ answers at once). What must hold is that the same failures come back.
+        await waitFor(
+          'the restored failures in dlq',
+          async () => (await backend.dlq('beta', 10)).total === 3,
+        );
+        expect((await backend.dlq('beta', 10)).jobs).toEqual(failedBefore.jobs);
+        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual(oracleBefore);
+        await failures.clearUndoProgress(failedDone.record.id);
+      } finally {
+        for (const close of closers) await close();
+        await purger.close();
+        await store.close();
+        tmp.remove();
+      }
+    });
+
+    it('where it can pause: the queue reads paused, as the system itself says, and resumes', async () => {
+      const { backend } = fx;
+      // Pause and resume come together.
+      expect(typeof backend.resume).toBe(typeof backend.pause);
+      if (!backend.pause || !backend.resume) return;
+      await fx.seed(scenario);
+      const paused = await backend.pause('alpha').catch((e: unknown) => e);
+      if (paused instanceof OpsError) {
+        // A system that pauses through its workers (Celery) refuses in one coded line when none
+        // answers, and nothing reads paused.
+        expect(paused.code).toBe('NoWorkersAnswered');
+        expect((await backend.status(['alpha'])).queues[0]?.isPaused).toBe(false);
+        return;
+      }
+      expect(paused).toMatchObject({ queue: 'alpha', isPaused: true });
+      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: true, waiting: 5 });
+      if (fx.oracle) expect(await fx.oracle.isPaused('alpha')).toBe(true);
+      expect((await backend.status(['beta'])).queues[0]?.isPaused).toBe(false);
+      await expect(backend.resume('alpha')).resolves.toMatchObject({ queue: 'alpha', isPaused: false });
+      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: false, waiting: 5 });
+      if (fx.oracle) {
+        expect(await fx.oracle.isPaused('alpha')).toBe(false);
+        expect(await fx.oracle.counts('alpha')).toMatchObject({ waiting: 5 });
+      }
+    });
+
+    it("where it can retry: leaves the jobs as the system's own retry does", async () => {
+      const { backend, oracle } = fx;
+      if (!backend.retry || !oracle) return;
+      await fx.seed(scenario);
+      const [newest, middle, oldest] = await oracle.failedIds('beta');
+      expect(await backend.previewRetry!('beta', { all: true, limit: 10 })).toMatchObject({
+        count: (await oracle.counts('beta')).failed,
+        failed: (await oracle.counts('beta')).failed,
+      });
+      const outcome = await backend.retry('beta', { jobId: newest! });
+      expect(outcome).toMatchObject({ retried: 1, skipped: 0, ids: { [newest!]: newest } });
+      expect(await oracle.failedIds('beta')).toEqual([middle, oldest]);
+      await oracle.retryOne('beta', middle!);
+      // The job's record as the library's own retry leaves one that failed the same way.
+      expect(await oracle.jobFields('beta', newest!)).toEqual(await oracle.jobFields('beta', middle!));
+      expect(pick((await backend.status(['beta'])).queues[0]!)).toEqual(await oracle.counts('beta'));
+      await oracle.retryAll('beta');
+      expect(await oracle.counts('beta')).toMatchObject({ waiting: 5, failed: 0 });
+      const row = (await backend.status(['beta'])).queues[0]!;
+      expect(pick(row)).toEqual(await oracle.counts('beta'));
+    });
+
+    it("where it lists running work: the job the system's own worker holds, as the system lists it", async () => {
+      const { backend, oracle } = fx;
+      if (!backend.running || !oracle) return;
+      await fx.seed(scenario);
+      const held = await oracle.holdNext('alpha');
+      const running = await backend.running(['alpha']);
+      expect(running.map((work) => work.id)).toEqual(held.active);
+      expect(running).toEqual([expect.objectContaining({ id: held.id, name: 'deliver', queue: 'alpha' })]);
+      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ active: 1, waiting: 4 });
+      expect(await backend.running(['beta'])).toEqual([]);
+    });
+
+    it('where it can fail a held job: reads its lock, then moves it to failed as the system then lists it', async () => {
+      const { backend, oracle } = fx;
+      expect(typeof backend.jobLock).toBe(typeof backend.failJob);
+      if (!backend.failJob || !backend.jobLock || !oracle) return;
+      await fx.seed(scenario);
+      const held = await oracle.holdNext('alpha');
+      const lock = await backend.jobLock('alpha', held.id);
+      expect(lock).toMatchObject({ queue: 'alpha', id: held.id, name: 'deliver', state: 'active' });
+      expect(lock.lockTtlMs).toBeGreaterThan(0);
+      const failed = await backend.failJob('alpha', held.id, 'stuck for the contract');
+      expect(failed).toMatchObject({ before: 'active', lockWasHeld: true, reason: 'stuck for the contract' });
+      expect(await oracle.failedIds('alpha')).toEqual([held.id]);
+      expect((await backend.dlq('alpha', 10)).jobs).toEqual([
+        expect.objectContaining({ id: held.id, error: 'stuck for the contract' }),
+      ]);
+      expect(await backend.jobLock('alpha', 'no-such-job')).toMatchObject({ state: 'unknown' });
+    });
+
+    it('where it reads one job: finds a failed one by id, without its data, and says where it looked for an unknown one', async () => {
+      const { backend } = fx;
+      if (!backend.job) return;
+      await fx.seed(scenario);
+      const [newest] = (await backend.dlq('beta', 1)).jobs;
+      const found = await backend.job('beta', newest!.id);
+      expect(found.found).toBe(true);
+      expect(JSON.stringify(found)).not.toContain('user-1');
+      const missing = await backend.job('beta', 'no-such-job');
+      expect(missing).toMatchObject({ found: false });
+      if (!missing.found) expect(Array.isArray(missing.looked)).toBe(true);
+    });
+
+    it('where it has queue limits: sets and removes a concurrency the system itself then reads', async () => {
+      const { backend } = fx;
+      expect(typeof backend.setQueueLimit).toBe(typeof backend.queueLimits);
+      if (!backend.queueLimits || !backend.setQueueLimit) return;
+      await fx.seed(scenario);
+      expect(await backend.queueLimits('alpha')).toMatchObject({
+        queue: 'alpha',
+        concurrency: null,
+        rateLimit: null,
+      });
+      const set = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: 3 });
+      expect(set.before.concurrency).toBeNull();
+      expect(set.after.concurrency).toBe(3);
+      if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBe(3);
+      expect((await backend.status(['alpha'])).queues[0]?.limits?.concurrency).toBe(3);
+      const off = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: null });
+      expect(off.after.concurrency).toBeNull();
+      if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBeNull();
+    });
+
+    it('where it reads its Redis: memory and persistence, and results where it has a result backend', async () => {
+      const { backend } = fx;
+      if (backend.redisHealth) {
+        const health = await backend.redisHealth();
+        expect(health).toBeTypeOf('object');
+      }
+      if (backend.persistence) expect(await backend.persistence()).toBeTypeOf('object');
+      expect(typeof backend.expireResults).toBe(typeof backend.previewExpireResults);
+      if (backend.results) {
+        await fx.seed(scenario);
+        expect(await backend.results()).toBeTypeOf('object');
+      }
+    });
+
+    it('lists its workers as the system reports them: none consume the contract broker', async () => {
+      await fx.seed(scenario);
+      const workers = await fx.backend.workers();
+      expect(Array.isArray(workers)).toBe(true);
+      for (const worker of workers) expect(typeof worker.name).toBe('string');
+    });
+
     describe('with a second backend whose Redis refuses connections', () => {
       let down: QueueBackend;
 
@@ -197,4 +520,9 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       });
     });
   });
+}
+
+/** A status row's counts in the oracle's terms. */
+function pick(row: { waiting: number; prioritized: number; delayed: number; failed: number }) {
+  return { waiting: row.waiting, prioritized: row.prioritized, delayed: row.delayed, failed: row.failed };
 }

@@ -66,7 +66,7 @@ export async function archivingPurge(
   store: PurgeStore,
   archiveRoot: string,
   fields: Pick<PurgeRecord, 'id' | 'system' | 'queue' | 'total' | 'owner'> &
-    Partial<Pick<PurgeRecord, 'backend'>>,
+    Partial<Pick<PurgeRecord, 'backend' | 'states'>>,
 ): Promise<PurgeRecord> {
   const at = new Date().toISOString();
   const record: PurgeRecord = {

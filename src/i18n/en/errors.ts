@@ -17,6 +17,11 @@ const abilities: Record<string, string> = {
   redisHealth: 'show its Redis',
   job: 'look up one job',
   results: 'hold Celery results (only a Celery system has a result backend)',
+  'expire-results': 'expire Celery results (only a Celery system has a result backend)',
+  'rate-limit': 'set a rate limit',
+  concurrency: 'set a global concurrency per queue',
+  revokeUseFail: 'revoke a task; `/queue fail <system>/<queue> <job-id>` moves an active job to failed',
+  failUseRevoke: 'fail a job; `/queue revoke <system> <task-id>` stops a task',
   purgePart:
     'purge part of a state (--error, --name, --older-than, --newer-than, --keep): its purge takes whole states; `retry … all` takes these filters',
 };

@@ -40,8 +40,6 @@ export const scale = {
   signalNeedsTerminate: '`--signal` only means something with `--terminate`.',
   unknownFlag: (flag: string) => `\`${flag}\` is not an option of this command.`,
   needsJob: 'Name the queue as system/queue and the job id.',
-  notBullmqFail: 'BullMQ has no revoke; use `/queue fail <system>/<queue> <job-id>`',
-  notCeleryRevoke: 'use `/queue revoke <system> <task-id>` for Celery tasks',
 
   // Previews (plain text, stored with the request)
   typeLabel: { kubernetes: 'Kubernetes', compose: 'Compose', 'celery-pool': 'Celery pool' } as Record<

@@ -20,6 +20,12 @@ const abilities: Record<string, string> = {
   redisHealth: 'Redis’ini gösterme',
   job: 'tek bir işe bakma',
   results: 'Celery sonuçları tutma (yalnızca Celery sistemlerinin sonuç deposu vardır)',
+  'expire-results': 'Celery sonuçlarına süre verme (yalnızca Celery sistemlerinin sonuç deposu vardır)',
+  'rate-limit': 'hız sınırı koyma',
+  concurrency: 'kuyruk başına genel eşzamanlılık koyma',
+  revokeUseFail:
+    'görev iptali (revoke); `/queue fail <sistem>/<kuyruk> <iş-id>` etkin bir işi başarısıza taşır',
+  failUseRevoke: 'bir işi başarısıza taşıma; `/queue revoke <sistem> <görev-id>` bir görevi durdurur',
   purgePart:
     'bir durumun bir kısmını temizleme (--error, --name, --older-than, --newer-than, --keep): temizlemesi durumların tamamını alır; `retry … all` bu süzgeçleri alır',
 };

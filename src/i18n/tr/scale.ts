@@ -42,8 +42,6 @@ export const scale: Catalog['scale'] = {
   signalNeedsTerminate: '`--signal` yalnızca `--terminate` ile bir anlam taşır.',
   unknownFlag: (flag: string) => `\`${flag}\` bu komutun bir seçeneği değil.`,
   needsJob: 'Kuyruğu system/queue olarak ve iş id’sini yazın.',
-  notBullmqFail: 'BullMQ’da revoke yok; `/queue fail <sistem>/<kuyruk> <iş-id>` kullanın',
-  notCeleryRevoke: 'Celery görevleri için `/queue revoke <sistem> <görev-id>` kullanın',
 
   typeLabel: { kubernetes: 'Kubernetes', compose: 'Compose', 'celery-pool': 'Celery pool' },
   previewScale: (target: string, type: string, changes: string[], note?: string) =>
