@@ -133,6 +133,14 @@ export interface QueueCounts {
   /** Age of the next job to be picked up, or null when nothing waits or the age is unknown. */
   oldestWaitingSeconds: number | null;
   /**
+   * Where `oldestWaitingSeconds` counts from, when it is known: `due`, when the job became due
+   * (BullMQ; a Celery message with a past ETA), or `firstSeen`, when the monitor first saw the
+   * message at the head of the queue (Celery, whose messages carry no enqueue time): a lower bound.
+   */
+  oldestWaitingFrom?: 'due' | 'firstSeen';
+  /** With `oldestWaitingFrom: 'firstSeen'`: when the monitor first saw that message (epoch ms). */
+  waitingSeenSince?: number;
+  /**
    * Jobs that failed after `StatusOptions.failedSince`, counted by when they failed, when that
    * was asked: a failed set capped by `removeOnFail` keeps its size while new failures arrive,
    * so only this shows them (the monitor's `failedIncrease`).

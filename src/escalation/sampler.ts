@@ -11,6 +11,7 @@ import type { Config, EscalationRule } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
+import type { HeadSighting, Sightings } from './sightings.js';
 
 /**
  * What a tick reads of every queue's throughput, in the same round trip as the counts: jobs
@@ -57,6 +58,8 @@ export async function takeSample(
   deps: SamplerDeps,
   history: readonly Sample[],
   now: number,
+  /** Head sightings of systems `history` has no good sample of (older than the monitor reads). */
+  sightings?: Sightings,
 ): Promise<Sample> {
   const backends = deps.backends.all();
   const throughput = sampledThroughput(deps.config.escalation?.rules);
@@ -90,7 +93,13 @@ export async function takeSample(
     const backend = backends[i]!;
     if (result.status !== 'fulfilled') return failedSample(backend, result.reason);
     const previous = lastOkWithAt(history, backend.name);
-    const sample = toSystemSample(result.value, previous?.system, now, previous?.at);
+    const sample = toSystemSample(
+      result.value,
+      previous?.system,
+      now,
+      previous?.at,
+      previous ? undefined : sightings?.get(backend.name),
+    );
     const persistence = persisted[i]!;
     if (persistence.status === 'fulfilled')
       sample.persistence = { rdb: persistence.value.rdbLastStatus, aof: persistence.value.aofLastStatus };
@@ -150,10 +159,14 @@ export function toSystemSample(
   previous: SystemSample | undefined,
   now: number,
   previousAt?: number,
+  /** Without a previous sample: the sightings of an older one (a monitor back after a long stop). */
+  storedHeads?: ReadonlyMap<string, HeadSighting>,
 ): SystemSample {
   const inspected = !status.warnings.some((w) => w.code === 'WorkerInspectFailed');
   const workersOf = inspected ? workersPerQueue(status.workers) : undefined;
-  const heads = new Map(previous?.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])));
+  const heads: ReadonlyMap<string, HeadSighting> = previous
+    ? new Map(previous.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])))
+    : (storedHeads ?? new Map());
   // Why a rate is not known is the system's (Celery) or, BullMQ, always that nothing is kept.
   let ratesRead = false;
   let unknown: UnknownRate | undefined;

@@ -283,6 +283,7 @@ export function createBullmqBackend(
       oldestWaitingSeconds: due < 0 ? null : Math.max(0, Math.floor((now() - due) / 1000)),
     };
     if (countsFailedSince) snapshot.failedSince = reply[at + 10]!;
+    if (due >= 0) snapshot.oldestWaitingFrom = 'due';
     return snapshot;
   }
 

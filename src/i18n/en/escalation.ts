@@ -31,6 +31,17 @@ export const escalation = {
     unreachableSamples: 'samples in a row with Redis unreachable',
     persistenceFailing: 'Redis background save or AOF write failing (1 = yes)',
   } as Record<string, string>,
+  /** An alert's value with its unit, in every alert line: "5,580 s (1h 33m)", "152 jobs", "12.5/min". */
+  valueUnits: {
+    jobs: (v: string) => `${v} jobs`,
+    perMinute: (v: string) => `${v}/min`,
+    seconds: (v: string, human: string | null) => (human ? `${v} s (${human})` : `${v} s`),
+    minutes: (v: string) => `${v} min`,
+    workers: (v: string) => `${v} workers`,
+    samples: (v: string) => `${v} samples`,
+    changes: (v: string) => `${v} changes`,
+    percent: (v: string) => `${v}%`,
+  },
   valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
     `*${metric}*: *${value}* (${comparator} ${threshold})`,
   trend: (sparkline: string) => `Trend \`${sparkline}\``,

@@ -35,6 +35,16 @@ export const escalation: Catalog['escalation'] = {
     unreachableSamples: 'Redis’e art arda ulaşılamayan örnekler',
     persistenceFailing: 'Redis arka plan kaydı ya da AOF yazımı başarısız (1 = evet)',
   },
+  valueUnits: {
+    jobs: (v: string) => `${v} iş`,
+    perMinute: (v: string) => `${v}/dk`,
+    seconds: (v: string, human: string | null) => (human ? `${v} sn (${human})` : `${v} sn`),
+    minutes: (v: string) => `${v} dk`,
+    workers: (v: string) => `${v} worker`,
+    samples: (v: string) => `${v} örnek`,
+    changes: (v: string) => `${v} değişim`,
+    percent: (v: string) => `%${v}`,
+  },
   valueLine: (metric: string, value: string, comparator: 'above' | 'below', threshold: string) =>
     `*${metric}*: *${value}* (eşik ${threshold}, ${comparators[comparator] ?? comparator})`,
   trend: (sparkline: string) => `Eğilim \`${sparkline}\``,
