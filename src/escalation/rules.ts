@@ -231,16 +231,20 @@ export function metricAt(
       if (j === undefined) return undefined;
       // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
       // stays the same size however many fail. Each good sample counts since the one before.
+      // Jobs taken out of the set (retried, purged) are not growth: a set that shrank between two
+      // samples lost that many of its failures (a capped set trims to its size, never below it).
       let counted = 0;
       let exact = true;
+      let previous: QueueSample | null | false = rowAt(samples, j, s);
       for (let k = j + 1; k <= i && exact; k++) {
         const row = rowAt(samples, k, s);
         if (row === false) continue;
         const failedNew = row?.failedNew;
         if (failedNew === undefined) exact = false;
-        else counted += failedNew;
+        else counted += failedNew - (row && previous ? Math.max(0, previous.failed - row.failed) : 0);
+        previous = row;
       }
-      if (exact) return counted;
+      if (exact) return Math.max(0, counted);
       const before = queueAt(samples, j, s);
       // A failed set trimmed or retried shrinks; that is not a negative number of failures.
       return before ? Math.max(0, q.failed - before.failed) : undefined;

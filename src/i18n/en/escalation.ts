@@ -117,8 +117,24 @@ export const escalation = {
   list: {
     title: 'Open alerts',
     none: 'No open alerts.',
-    line: (id: string, severity: string, rule: string, subject: string, value: string, since: string) =>
-      `\`${id}\` ${severity} *${rule}* on ${subject}: ${value} · since ${since}`,
+    line: (
+      id: string,
+      severity: string,
+      rule: string,
+      subject: string,
+      value: string,
+      since: string,
+      handled: string | null,
+    ) =>
+      `\`${id}\` ${severity} *${rule}* on ${subject}: ${value} · since ${since}${handled ? ` · ${handled}` : ''}`,
+    acked: (who: string) => `acknowledged by ${who}`,
+    snoozed: (until: string, who: string | null) => `snoozed until ${until}${who ? ` by ${who}` : ''}`,
+    silenced: (id: string, pattern: string | null) => `silenced by ${id}${pattern ? ` (${pattern})` : ''}`,
+    /** Alerts left out of the list (Slack's limits): how many, and where every one is. */
+    more: (n: number, unhandled: number) =>
+      `${n} more not shown${unhandled > 0 ? ` (${unhandled} of them not handled)` : ''}: \`alerts --json\` on the command line lists every one, and \`/queue ack all <system>\` acknowledges a system's.`,
+    unhandledCount: (n: number, of: number) =>
+      `${n} of ${of} not handled (neither acknowledged, snoozed nor silenced)`,
   },
   ack: {
     usage: '/queue ack <alert-id> | ack all <system>',

@@ -114,8 +114,24 @@ export const escalation: Catalog['escalation'] = {
   list: {
     title: 'Açık alarmlar',
     none: 'Açık alarm yok.',
-    line: (id: string, severity: string, rule: string, subject: string, value: string, since: string) =>
-      `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}`,
+    line: (
+      id: string,
+      severity: string,
+      rule: string,
+      subject: string,
+      value: string,
+      since: string,
+      handled: string | null,
+    ) =>
+      `\`${id}\` ${severity} *${rule}* · ${subject}: ${value} · başlangıç ${since}${handled ? ` · ${handled}` : ''}`,
+    acked: (who: string) => `${who} üstlendi`,
+    snoozed: (until: string, who: string | null) =>
+      `${until} saatine kadar ertelendi${who ? ` (${who})` : ''}`,
+    silenced: (id: string, pattern: string | null) => `${id} ile susturuldu${pattern ? ` (${pattern})` : ''}`,
+    more: (n: number, unhandled: number) =>
+      `${n} alarm daha gösterilmedi${unhandled > 0 ? ` (${unhandled} tanesi ele alınmadı)` : ''}: hepsini komut satırında \`alerts --json\` listeler; bir sistemin hepsini \`/queue ack all <sistem>\` üstlenir.`,
+    unhandledCount: (n: number, of: number) =>
+      `${of} alarmın ${n} tanesi ele alınmadı (üstlenilmedi, ertelenmedi, susturulmadı)`,
   },
   ack: {
     usage: '/queue ack <alarm-id> | ack all <sistem>',
