@@ -10,7 +10,7 @@ import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { JobFilter, PurgeSelection } from './job-filter.js';
-import type { KeySampleBudget, RedisHealth } from './redis-health.js';
+import type { KeySampleBudget, NetworkReading, RedisHealth } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
  * `src/backends/` imports bullmq or ioredis. A third queue system is one new folder here plus the
@@ -595,6 +595,11 @@ export interface QueueBackend {
   redisHealth?(budget?: KeySampleBudget): Promise<RedisHealth>;
   /** The persistence of the Redis behind the system (one `INFO persistence`), for the monitor. */
   persistence?(): Promise<RedisHealth['persistence']>;
+  /**
+   * The monitor's network reading of the Redis behind the system (`readNetwork`): PINGs on the
+   * bot's connection while `during` runs, and one round trip of counters, clients and persistence.
+   */
+  network?(during?: Promise<unknown>): Promise<NetworkReading>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
   /** Celery: the exact count of result keys without a TTL (`expire-results`' preview). */

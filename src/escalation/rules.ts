@@ -1,4 +1,5 @@
 import { type EscalationRule, QUEUE_METRICS, type RuleMetric, SYSTEM_METRICS } from '../config/schema.js';
+import { isUnstable } from './network.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
 
 /**
@@ -270,6 +271,35 @@ export function metricAt(
   }
 }
 
+/**
+ * Samples of a system that failed `failed`: without a window, those in a row up to `i` (a run,
+ * reset by the first good one); with `within`, every one in the window (k of n), so a link that
+ * flaps, failing every other sample, is seen although it never fails three in a row.
+ */
+function failedSamples(
+  samples: readonly Indexed[],
+  i: number,
+  s: Subject,
+  within: number | undefined,
+  failed: (system: SystemSample) => boolean,
+): number {
+  let count = 0;
+  if (within === undefined) {
+    for (let k = i; k >= 0; k--) {
+      const at = samples[k]!.systems.get(s.system);
+      if (!at || !failed(at.system)) break;
+      count++;
+    }
+    return count;
+  }
+  const from = samples[i]!.at - within;
+  for (let k = i; k >= 0 && samples[k]!.at > from; k--) {
+    const at = samples[k]!.systems.get(s.system);
+    if (at && failed(at.system)) count++;
+  }
+  return count;
+}
+
 function systemMetricAt(
   samples: readonly Indexed[],
   i: number,
@@ -281,15 +311,10 @@ function systemMetricAt(
   if (!entry) return undefined;
   const { system } = entry;
   switch (metric) {
-    case 'unreachableSamples': {
-      let run = 0;
-      for (let k = i; k >= 0; k--) {
-        const at = samples[k]!.systems.get(s.system);
-        if (!at || at.system.ok) break;
-        run++;
-      }
-      return run;
-    }
+    case 'unreachableSamples':
+      return failedSamples(samples, i, s, within, (sys) => !sys.ok);
+    case 'networkUnstableSamples':
+      return failedSamples(samples, i, s, within, isUnstable);
     case 'redisMemoryRatio':
       return system.ok && system.memory && system.memory.max > 0
         ? system.memory.used / system.memory.max

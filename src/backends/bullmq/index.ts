@@ -32,7 +32,7 @@ import {
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import { isPlainReply, isReplyError, isVagueConnectionError } from '../redis-errors.js';
-import { readPersistence, readRedisHealth } from '../redis-health.js';
+import { readNetwork, readPersistence, readRedisHealth } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
@@ -352,6 +352,10 @@ export function createBullmqBackend(
 
     async persistence() {
       return await withRedis(async () => readPersistence(await prefixNode()));
+    },
+
+    async network(during?: Promise<unknown>) {
+      return await withRedis(async () => readNetwork(await prefixNode(), during));
     },
 
     async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {

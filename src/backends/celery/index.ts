@@ -22,7 +22,14 @@ import type {
 } from '../queue-backend.js';
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
-import { type KeySampleBudget, type RedisHealth, readPersistence, readRedisHealth } from '../redis-health.js';
+import {
+  type KeySampleBudget,
+  type NetworkReading,
+  type RedisHealth,
+  readNetwork,
+  readPersistence,
+  readRedisHealth,
+} from '../redis-health.js';
 import { celeryConnections } from './connections.js';
 import { createCeleryControl } from './control.js';
 import { type DelayedScan, readCeleryDelayed } from './delayed.js';
@@ -541,6 +548,16 @@ export function createCeleryBackend(
     }
   }
 
+  /** The broker's network reading (the monitor's `redis-network`): see `readNetwork`. */
+  async function network(during?: Promise<unknown>): Promise<NetworkReading> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readNetwork(client, during);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /** The result backend (`resultBackend:`, else the broker). */
   async function resultKeys(budget?: ResultsBudget): Promise<ResultsReading> {
     try {
@@ -753,6 +770,7 @@ export function createCeleryBackend(
     workers,
     redisHealth,
     persistence,
+    network,
     results: resultKeys,
     previewExpireResults,
     expireResults,

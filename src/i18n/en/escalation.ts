@@ -30,6 +30,7 @@ export const escalation = {
     workerChurn: 'workers appearing or leaving',
     unreachableSamples: 'Redis unreachable',
     persistenceFailing: 'Redis background save or AOF write failing (1 = yes)',
+    networkUnstableSamples: 'samples with the link to Redis unstable',
   } as Record<string, string>,
   /** An alert's value with its unit, in every alert line: "5,580 s (1h 33m)", "152 jobs", "12.5/min". */
   valueUnits: {

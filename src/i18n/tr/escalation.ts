@@ -34,6 +34,7 @@ export const escalation: Catalog['escalation'] = {
     workerChurn: 'gelen ya da giden worker’lar',
     unreachableSamples: 'Redis’e ulaşılamıyor',
     persistenceFailing: 'Redis arka plan kaydı ya da AOF yazımı başarısız (1 = evet)',
+    networkUnstableSamples: 'Redis bağlantısının kararsız olduğu örnekler',
   },
   valueUnits: {
     jobs: (v: string) => `${v} iş`,
