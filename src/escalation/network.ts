@@ -100,12 +100,10 @@ export function networkSample(
   const prior = previous?.system.network;
   const others = reading.clients?.filter((c) => !isOwn(c.name));
   const out: NetworkSample = {
-    rtt: {
-      p50: round(percentile(sorted, 50)),
-      p95: round(percentile(sorted, 95)),
-      max: round(sorted.at(-1) ?? 0),
-      n: sorted.length,
-    },
+    rttP50Ms: round(percentile(sorted, 50)),
+    rttP95Ms: round(percentile(sorted, 95)),
+    rttMaxMs: round(sorted.at(-1) ?? 0),
+    pings: sorted.length,
     received: reading.connectionsReceived,
     rejected: reading.rejectedConnections,
     clients: reading.connectedClients,
@@ -140,7 +138,7 @@ export function networkSample(
     out.silentQueues = silent.slice(0, SILENT_NAMED);
   }
   const signals: NetworkSignal[] = [];
-  if (sorted.length > 0 && out.rtt.p50 >= SLOW_RTT_MS) signals.push('rtt');
+  if (sorted.length > 0 && out.rttP50Ms >= SLOW_RTT_MS) signals.push('rtt');
   if ((out.rejectedDelta ?? 0) > 0) signals.push('rejected');
   if ((out.reconnects ?? 0) > 0) signals.push('reconnects');
   if (returned > 0) signals.push('returned');

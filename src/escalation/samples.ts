@@ -51,8 +51,11 @@ export interface SystemSample {
  * deltas, `young`, `reconnects` and `returned` are against the previous good sample of the system.
  */
 export interface NetworkSample {
-  /** PING round trips of the bot's own connection this tick, ms (`n` PINGs, 1 to 5). */
-  rtt: { p50: number; p95: number; max: number; n: number };
+  /** PING round trips of the bot's own connection this tick, ms: p50, p95, max of `pings` (1 to 5). */
+  rttP50Ms: number;
+  rttP95Ms: number;
+  rttMaxMs: number;
+  pings: number;
   /** `total_connections_received` and `rejected_connections` (INFO stats), as read. */
   received: number;
   rejected: number;

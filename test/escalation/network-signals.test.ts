@@ -66,7 +66,7 @@ describe('network signals', () => {
     });
     const n = networkSample(bot, system(), history, now);
     expect(n).toMatchObject({ signals: [], reconnects: 0, young: 0, receivedDelta: 38, others: 2 });
-    expect(n.rtt).toEqual({ p50: 0.4, p95: 0.5, max: 0.5, n: 3 });
+    expect(n).toMatchObject({ rttP50Ms: 0.4, rttP95Ms: 0.5, rttMaxMs: 0.5, pings: 3 });
   });
 
   it('a worker that drops out of ping and comes back under its name', () => {
@@ -96,6 +96,6 @@ describe('network signals', () => {
       T0 + STEP,
     );
     expect(n.signals).toEqual(['rtt', 'rejected']);
-    expect(n).toMatchObject({ rejectedDelta: 3, rtt: { p50: 400, max: 900 } });
+    expect(n).toMatchObject({ rejectedDelta: 3, rttP50Ms: 400, rttMaxMs: 900 });
   });
 });

@@ -108,8 +108,8 @@ describe('redis-network: a link that keeps dropping the workers, and a healthy o
     const network = networkOf(last.sample);
     expect(network.signals).toContain('reconnects');
     expect(network.reconnects).toBeGreaterThan(0);
-    expect(network.rtt.n).toBeGreaterThanOrEqual(1);
-    expect(network.rtt.max).toBeGreaterThanOrEqual(network.rtt.p50);
+    expect(network.pings).toBeGreaterThanOrEqual(1);
+    expect(network.rttMaxMs).toBeGreaterThanOrEqual(network.rttP50Ms);
     expect(last.firing.map((a) => a.rule)).toContain('redis-network');
     const alert = last.firing.find((a) => a.rule === 'redis-network')!;
     expect(alert).toMatchObject({ subject: 'pushizo', severity: 'warning' });

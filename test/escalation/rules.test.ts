@@ -475,7 +475,10 @@ describe('rule evaluation (pure, controlled clock)', () => {
     const samples = history(10, (t) => [
       system('pushizo', {
         network: {
-          rtt: { p50: 0.3, p95: 0.5, max: 0.5, n: 3 },
+          rttP50Ms: 0.3,
+          rttP95Ms: 0.5,
+          rttMaxMs: 0.5,
+          pings: 3,
           received: t,
           rejected: 0,
           clients: 3,
