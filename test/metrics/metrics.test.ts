@@ -16,6 +16,7 @@ import { parsePrometheusText } from '../helpers/prom-text.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 import { memoryLogger } from '../slack/harness.js';
 import { sampleAlert } from '../store/escalation-contract.js';
+
 const url = testRedisUrl();
 const dir = mkdtempSync(join(tmpdir(), 'qo-metrics-'));
 const prefix = randomName('met');
