@@ -145,7 +145,7 @@ async function seedCelery(admin: Redis): Promise<void> {
  * SQLite store, the default rules evaluated over the stored history (it grows with each run, as
  * in production), alerts written. No Slack: the outbox only queues.
  */
-async function monitorTick(url: string, admin: Redis, runs: number): Promise<Sample> {
+async function monitorTick(url: string, admin: Redis | undefined, runs: number): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-'));
   const config = parseConfig(
     `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
@@ -239,6 +239,9 @@ async function statusBench() {
       };
       log(`measuring one monitor tick over ${queues} queues…`);
       const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
+      // Over the slow link too: what the tick's own reads (the network detectors' PINGs and their
+      // INFO/CLIENT LIST round trip beside the status read) add, in round trips of the link.
+      const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns);
       const names = await local.listQueues();
       const localConnection = new Redis(url, { maxRetriesPerRequest: null });
       const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
@@ -273,12 +276,13 @@ async function statusBench() {
           String(queues),
           fmt(tick.medianMs),
           fmt(tick.p95Ms),
-          '-',
+          fmt(tickLinked.medianMs),
           String(tick.commands),
           String(tick.scripts),
           `${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× read`,
         ]),
         `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× the status command's read, which reads the same rates)`,
+        `  (over the link: the tick ${fmt(tickLinked.medianMs)} ms vs the read ${fmt(commandRead.linked.medianMs)} ms, ${fmt((tickLinked.medianMs - commandRead.linked.medianMs) / (2 * LINK_DELAY_MS), 1)} round trips of ${2 * LINK_DELAY_MS} ms more, the store's writes included)`,
         line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
         `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
       );

@@ -10,7 +10,7 @@ import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
 import type { JobFilter, PurgeSelection } from './job-filter.js';
-import type { KeySampleBudget, RedisHealth, RedisSignals } from './redis-health.js';
+import type { KeySampleBudget, NetworkReading, RedisHealth, RedisSignals } from './redis-health.js';
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
  * `src/backends/` imports bullmq or ioredis. A third queue system is one new folder here plus the
@@ -132,6 +132,14 @@ export interface QueueCounts {
   isPaused: boolean;
   /** Age of the next job to be picked up, or null when nothing waits or the age is unknown. */
   oldestWaitingSeconds: number | null;
+  /**
+   * Where `oldestWaitingSeconds` counts from, when it is known: `due`, when the job became due
+   * (BullMQ; a Celery message with a past ETA), or `firstSeen`, when the monitor first saw the
+   * message at the head of the queue (Celery, whose messages carry no enqueue time): a lower bound.
+   */
+  oldestWaitingFrom?: 'due' | 'firstSeen';
+  /** With `oldestWaitingFrom: 'firstSeen'`: when the monitor first saw that message (epoch ms). */
+  waitingSeenSince?: number;
   /**
    * Jobs that failed after `StatusOptions.failedSince`, counted by when they failed, when that
    * was asked: a failed set capped by `removeOnFail` keeps its size while new failures arrive,
@@ -622,6 +630,11 @@ export interface QueueBackend {
   persistence?(): Promise<RedisHealth['persistence']>;
   /** One whole `INFO` of the Redis behind the system, for `why`: memory, OOM refusals, restarts, connections. */
   redisSignals?(): Promise<RedisSignals>;
+  /**
+   * The monitor's network reading of the Redis behind the system (`readNetwork`): PINGs on the
+   * bot's connection while `during` runs, and one round trip of counters, clients and persistence.
+   */
+  network?(during?: Promise<unknown>): Promise<NetworkReading>;
   /** Celery: what the result backend holds (`celery-task-meta-*`), from a bounded SCAN. */
   results?(budget?: ResultsBudget): Promise<ResultsReading>;
   /** Celery: the exact count of result keys without a TTL (`expire-results`' preview). */

@@ -325,6 +325,93 @@ export async function readRedisSignals(client: Redis | Cluster): Promise<RedisSi
   return signalsFromInfo(parseInfo(text), performance.now() - started);
 }
 
+/**
+ * What the monitor reads of the connection to a system's Redis every tick (issue 36 §2, "the
+ * unstable network"): round trips of the bot's own connection, Redis' connection counters, and
+ * the clients connected with their age. The persistence rides along (it was one INFO of its own).
+ */
+export interface NetworkReading {
+  /** PING round trips of the bot's connection this tick, in ms, in the order sent. */
+  rttMs: number[];
+  persistence: RedisHealth['persistence'];
+  /** `INFO stats`: connections accepted and refused since Redis started (counters). */
+  connectionsReceived: number;
+  rejectedConnections: number;
+  /** `INFO clients`. */
+  connectedClients: number;
+  /**
+   * `CLIENT LIST`: each client's id (Redis numbers connections in the order it accepts them, so
+   * an id above the previous reading's highest is a connection opened since), name ('' when
+   * none) and age in seconds; null when refused.
+   */
+  clients: { id: number; name: string; ageSeconds: number }[] | null;
+}
+
+/** PINGs a tick sends at most on a system's connection while its status is read. */
+export const NETWORK_PINGS = 5;
+
+/**
+ * One network reading: a single pipelined round trip (INFO persistence, stats, clients and
+ * CLIENT LIST) and, beside it, PINGs one after another while `during` (the status read the tick
+ * makes anyway) is in flight: at least one, at most {@link NETWORK_PINGS}. So the tick waits for at
+ * most one round trip more than its status read (the PING in flight when that ends).
+ */
+export async function readNetwork(
+  client: Redis | Cluster,
+  during: Promise<unknown> = Promise.resolve(),
+): Promise<NetworkReading> {
+  let busy = true;
+  void during.then(
+    () => {
+      busy = false;
+    },
+    () => {
+      busy = false;
+    },
+  );
+  const pings = (async () => {
+    const rtts: number[] = [];
+    do {
+      const sent = performance.now();
+      await client.ping();
+      rtts.push(Math.round((performance.now() - sent) * 1000) / 1000);
+    } while (busy && rtts.length < NETWORK_PINGS);
+    return rtts;
+  })();
+  const replies = client.pipeline().info('persistence').info('stats').info('clients').client('LIST').exec();
+  const [rttMs, results] = await Promise.all([pings, replies]);
+  const reply = (i: number) => {
+    const [error, value] = results?.[i] ?? [new Error('no reply'), null];
+    if (error) throw error;
+    return String(value);
+  };
+  const stats = parseInfo(reply(1));
+  const clientsInfo = parseInfo(reply(2));
+  const [listError, list] = results?.[3] ?? [new Error('no reply'), null];
+  return {
+    rttMs,
+    persistence: persistenceFromInfo(parseInfo(reply(0))),
+    connectionsReceived: Number(stats.get('total_connections_received') ?? 0),
+    rejectedConnections: Number(stats.get('rejected_connections') ?? 0),
+    connectedClients: Number(clientsInfo.get('connected_clients') ?? 0),
+    // Managed Redis services may refuse CLIENT LIST; the rest still reads.
+    clients: listError ? null : clientAges(String(list)),
+  };
+}
+
+/** Each `CLIENT LIST` line's `id`, `name` and `age` (the only fields the monitor keeps). */
+function clientAges(list: string): { id: number; name: string; ageSeconds: number }[] {
+  const out: { id: number; name: string; ageSeconds: number }[] = [];
+  for (const line of list.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    const id = Number(/^id=(\d+)/.exec(line)?.[1] ?? 0);
+    const name = / name=(\S*)/.exec(line)?.[1] ?? '';
+    const age = Number(/ age=(\d+)/.exec(line)?.[1] ?? 0);
+    out.push({ id, name, ageSeconds: age });
+  }
+  return out;
+}
+
 /** The command that gives a key's length, by its type; strings by their byte length. */
 const LENGTH_OF: Record<string, (p: ReturnType<Redis['pipeline']>, key: string) => unknown> = {
   list: (p, key) => p.llen(key),

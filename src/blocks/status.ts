@@ -216,6 +216,7 @@ function prepare(
   );
   if (limitsLine) lines.push(limitsLine);
   if (rows.length === 0) lines.push(t.noQueues);
+  lines.push(...oldestNotes(rows, st.type, locale));
 
   const contexts = flaggedContexts(worst, sys.name, queueContext, locale);
   const table = renderTable(rows, locale);
@@ -377,13 +378,8 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
     cols.push({ title: c.prioritized, cell: (r) => n(r.q.prioritized), right: true });
   }
   cols.push({ title: c.failed, cell: (r) => n(r.q.failed), right: true });
-  if (rows.some((r) => r.q.oldestWaitingSeconds !== null)) {
-    cols.push({
-      title: c.oldest,
-      cell: (r) =>
-        r.q.oldestWaitingSeconds === null ? '-' : formatDurationCompact(r.q.oldestWaitingSeconds, locale),
-      right: true,
-    });
+  if (rows.some((r) => r.q.oldestWaitingSeconds !== null || r.q.waiting + r.q.prioritized > 0)) {
+    cols.push({ title: c.oldest, cell: (r) => oldestCell(r.q, locale), right: true });
   }
   cols.push(...throughputColumns(rows, locale));
   const withFlags = rows.some((r) => r.flags.length > 0);
@@ -400,6 +396,42 @@ function renderTable(rows: Row[], locale: Locale): { heading: string; lines: str
     ),
     lines: rows.map((r, i) => line(cells[i]!, r.flags.map((fl) => f[fl]).join(', '))),
   };
+}
+
+/**
+ * A queue's oldest wait as its cell: `≥ 1h 33m` when it is a lower bound (counted from the
+ * monitor's first sighting), "unknown" when messages wait and nobody knows since when, `-` when
+ * nothing waits.
+ */
+function oldestCell(q: QueueCounts, locale: Locale): string {
+  const t = messages(locale).status;
+  if (q.oldestWaitingSeconds === null) return q.waiting + q.prioritized > 0 ? t.oldestUnknown : '-';
+  const age = formatDurationCompact(q.oldestWaitingSeconds, locale);
+  return q.oldestWaitingFrom === 'firstSeen' ? t.atLeast(age) : age;
+}
+
+/** Queues named on the line saying since when a lower-bound age counts. */
+const SEEN_SINCE_NAMED = 3;
+
+/** What the oldest column's `≥` and "unknown" mean, under the system's other lines. */
+function oldestNotes(rows: readonly Row[], type: SystemType, locale: Locale): string[] {
+  const t = messages(locale).status;
+  const notes: string[] = [];
+  const seen = rows
+    .filter((r) => r.q.oldestWaitingFrom === 'firstSeen' && r.q.waitingSeenSince !== undefined)
+    .sort((a, b) => a.q.waitingSeenSince! - b.q.waitingSeenSince!);
+  if (seen.length > 0) {
+    const items = seen
+      .slice(0, SEEN_SINCE_NAMED)
+      .map((r) =>
+        t.oldestSeenItem(`\`${inCode(r.q.name, 100)}\``, formatUtc(r.q.waitingSeenSince!, locale, false)),
+      );
+    notes.push(t.oldestSeenSince(items, seen.length - items.length));
+  }
+  const unknown = rows.filter((r) => r.q.oldestWaitingSeconds === null && r.q.waiting + r.q.prioritized > 0);
+  // Celery's ages come from the monitor's sightings; elsewhere an unknown age has other reasons.
+  if (unknown.length > 0 && type === 'celery') notes.push(t.oldestNeverSeen(unknown.length));
+  return notes;
 }
 
 function truncateName(name: string): string {

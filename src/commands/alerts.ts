@@ -1,6 +1,6 @@
 import { askSystem } from '../backends/timeout.js';
 import { formatUtc } from '../blocks/format.js';
-import { context, header, inCode, inline, section } from '../blocks/kit.js';
+import { context, header, inCode, inline, packSections, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
 import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { pageLines } from '../blocks/pages.js';
@@ -29,27 +29,103 @@ function requireAlerts(ctx: CommandContext): AlertService {
   return ctx.alerts;
 }
 
-export function alertsListMessage(alerts: readonly Alert[], locale: Locale): Message {
+/** Lines `alerts` shows at most; the rest are counted ("N more"), never dropped silently. */
+const MAX_LISTED = 40;
+/** Characters of alert lines in one answer: its sections, header and context stay within Slack's. */
+const LIST_TEXT_BUDGET = 7000;
+
+/** Acknowledged, snoozed (still) or silenced: someone has it in hand. */
+export function isHandled(alert: Alert, now: number): boolean {
+  return (
+    alert.ackedBy !== undefined ||
+    alert.silencedBy !== undefined ||
+    (alert.snoozedUntil !== undefined && Date.parse(alert.snoozedUntil) > now)
+  );
+}
+
+const SEVERITY_ORDER: Record<string, number> = { critical: 0, warning: 1, info: 2 };
+
+/**
+ * The order `alerts` lists in, text and `--json` alike: unhandled first, then critical before
+ * warning before info, then oldest first. At 3 a.m. the top line is what nobody has taken yet.
+ */
+export function listOrder(alerts: readonly Alert[], now: number): Alert[] {
+  return [...alerts].sort(
+    (a, b) =>
+      Number(isHandled(a, now)) - Number(isHandled(b, now)) ||
+      (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) ||
+      (a.openedAt < b.openedAt ? -1 : a.openedAt > b.openedAt ? 1 : 0) ||
+      (a.id < b.id ? -1 : 1),
+  );
+}
+
+/** Who has the alert in hand, and how: acknowledged (by), snoozed (until), silenced (by which). */
+function handledBy(alert: Alert, now: number, silences: ReadonlyMap<string, Silence>, locale: Locale) {
+  const t = messages(locale).escalation.list;
+  const states: string[] = [];
+  if (alert.ackedBy !== undefined) states.push(t.acked(who(alert.ackedBy)));
+  if (alert.snoozedUntil !== undefined && Date.parse(alert.snoozedUntil) > now)
+    states.push(
+      t.snoozed(
+        formatUtc(Date.parse(alert.snoozedUntil), locale, false),
+        alert.snoozedBy === undefined ? null : who(alert.snoozedBy),
+      ),
+    );
+  if (alert.silencedBy !== undefined) {
+    const silence = silences.get(alert.silencedBy);
+    states.push(
+      t.silenced(
+        `\`${inCode(alert.silencedBy, 20)}\``,
+        silence ? `\`${inCode(silence.pattern, 150)}\`` : null,
+      ),
+    );
+  }
+  return states.length > 0 ? states.join(' · ') : null;
+}
+
+/**
+ * `alerts`: every open alert as one line, in {@link listOrder}, each saying who has it in hand.
+ * Lines are whole (a section holds as many whole lines as fit, never one cut mid-date); what does
+ * not fit, or is past {@link MAX_LISTED}, is counted and the answer says where to see it all.
+ */
+export function alertsListMessage(
+  alerts: readonly Alert[],
+  locale: Locale,
+  options: { now?: Date; silences?: readonly Silence[] } = {},
+): Message {
   const t = messages(locale).escalation;
   if (alerts.length === 0) return { text: t.list.none, blocks: [section(t.list.none)] };
-  const lines = alerts
-    .slice(0, 40)
-    .map(
-      (a) =>
-        t.list.line(
-          inline(a.id, 20),
-          t.severity[a.severity] ?? a.severity,
-          inline(a.rule, 80),
-          inline(a.subject, 150),
-          shownValue(a, a.value, locale),
-          formatUtc(Date.parse(a.openedAt), locale, false),
-        ) + pagedNote(a, locale),
-    );
+  const now = (options.now ?? new Date()).getTime();
+  const silences = new Map((options.silences ?? []).map((s) => [s.id, s]));
+  const ordered = listOrder(alerts, now);
+  const lines: string[] = [];
+  let used = 0;
+  for (const a of ordered) {
+    if (lines.length >= MAX_LISTED) break;
+    const line =
+      t.list.line(
+        inline(a.id, 20),
+        t.severity[a.severity] ?? a.severity,
+        inline(a.rule, 80),
+        inline(a.subject, 150),
+        shownValue(a, a.value, locale),
+        formatUtc(Date.parse(a.openedAt), locale, false),
+        handledBy(a, now, silences, locale),
+      ) + pagedNote(a, locale);
+    if (used + line.length + 1 > LIST_TEXT_BUDGET) break;
+    used += line.length + 1;
+    lines.push(line);
+  }
+  const left = ordered.slice(lines.length);
+  const unhandled = ordered.filter((a) => !isHandled(a, now)).length;
+  const notes = [t.list.unhandledCount(unhandled, ordered.length)];
+  if (left.length > 0) notes.push(t.list.more(left.length, left.filter((a) => !isHandled(a, now)).length));
   return {
     text: `${t.list.title}: ${alerts.length}`,
     blocks: [
       header(t.list.title),
-      section(lines.join('\n')),
+      ...packSections(lines).map(section),
+      context(...notes),
       context(`\`${inCode(t.ack.usage, 200)}\``, `\`${inCode(t.snooze.usage, 200)}\``),
     ],
   };
@@ -78,7 +154,7 @@ function oneLine(text: string, alert: Alert, ctx: CommandContext, request: Reque
   };
 }
 
-/** `alerts`: open alerts, oldest first. */
+/** `alerts`: open alerts, unhandled first, critical before warning, each saying who has it. */
 export const alertsCommand: CommandDefinition = {
   ...VERBS.alerts,
   async run(ctx, args, request) {
@@ -88,11 +164,14 @@ export const alertsCommand: CommandDefinition = {
         message: messages(request.locale).actions.tooMany,
         usage: t.alerts.usage,
       });
-    const open = await requireAlerts(ctx).open();
+    const service = requireAlerts(ctx);
+    const [open, silences] = await Promise.all([service.open(), service.silences()]);
+    const now = ctx.now();
     return {
       ok: true,
-      message: alertsListMessage(open, request.locale),
-      data: { alerts: open.map(alertJson) },
+      message: alertsListMessage(open, request.locale, { now, silences }),
+      // The same order as the text: unhandled first, critical before warning.
+      data: { alerts: listOrder(open, now.getTime()).map(alertJson) },
       // The open alerts are the incident's, not the asker's: the channel sees the same list.
       visibility: answerVisibility(VERBS.alerts),
     };

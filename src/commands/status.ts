@@ -18,6 +18,7 @@ import { type QueueContextData, queueContextData } from '../blocks/queue-context
 import { type StatusView, statusMessage } from '../blocks/status.js';
 import { contextOfQueue } from '../config/queue-context.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
+import { readSightings, type Sightings, withSightings } from '../escalation/sightings.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import { newRef } from '../pipeline/ref.js';
@@ -50,6 +51,11 @@ export interface StatusSystemData {
     completed: number;
     isPaused: boolean;
     oldestWaitingSeconds: number | null;
+    /**
+     * Where the age counts from: `due` (when the job became due), or `firstSeen` (when the
+     * monitor first saw the Celery message at the head: a lower bound); null with no age.
+     */
+    oldestWaitingFrom: 'due' | 'firstSeen' | null;
     /** Who owns the queue and its runbook, on queues the config gives any to. */
     context?: QueueContextData;
     /** BullMQ only: the global concurrency and rate limit in the queue's meta (null: none). */
@@ -225,6 +231,7 @@ export function toStatusData(
             completed: q.completed,
             isPaused: q.isPaused,
             oldestWaitingSeconds: q.oldestWaitingSeconds,
+            oldestWaitingFrom: q.oldestWaitingSeconds === null ? null : (q.oldestWaitingFrom ?? 'due'),
             throughput: throughputData(q.throughput),
             ...(q.delayedDue ? { delayedDue: q.delayedDue } : {}),
             ...(q.delayedScan ? { delayedScan: q.delayedScan } : {}),
@@ -292,6 +299,19 @@ async function activeLimits(ctx: CommandContext): Promise<LimitRecord[]> {
 }
 
 /**
+ * The monitor's stored sightings of Celery head messages (the age of a Celery queue), read only:
+ * a store that cannot answer leaves those ages unknown and costs the status nothing else.
+ */
+async function monitorSightings(ctx: CommandContext, systems: readonly string[]): Promise<Sightings> {
+  try {
+    return await readSightings(ctx.store?.escalation, systems);
+  } catch (error) {
+    ctx.logger?.warn({ err: error }, "could not read the monitor's samples; Celery ages shown as unknown");
+    return new Map();
+  }
+}
+
+/**
  * `status [system[/queue]]`. The reply is ok while at least one asked-for system answered; when
  * every one of them is down the command failed (`ok: false`, code `RedisUnavailable`) but the
  * message and data still show each system's error.
@@ -337,10 +357,19 @@ export const statusCommand: CommandDefinition = {
     }
 
     const oneQueue = targets.length === 1 && targets[0]!.queues?.length === 1;
-    const [outcomes, limits] = await Promise.all([
+    const [read, limits, sightings] = await Promise.all([
       earlyFailure ? [earlyFailure] : readSystems(ctx, request, targets, statusReadOptions(oneQueue)),
       activeLimits(ctx),
+      monitorSightings(
+        ctx,
+        targets.filter((t) => t.backend.type === 'celery').map((t) => t.system),
+      ),
     ]);
+    const now = ctx.now().getTime();
+    const outcomes = read.map(
+      (o): SystemOutcome =>
+        o.ok ? { ...o, status: withSightings(o.status, sightings.get(o.name), now) } : o,
+    );
     const data = toStatusData(outcomes, ctx.config.systems, limits);
     const message = renderStatus(
       {

@@ -53,6 +53,7 @@ export const SYSTEM_METRICS = [
   'workerChurn',
   'unreachableSamples',
   'persistenceFailing',
+  'networkUnstableSamples',
 ] as const;
 
 /**
@@ -93,6 +94,14 @@ export const DEFAULT_ESCALATION_RULES: readonly RuleInput[] = [
   { name: 'redis-unreachable', metric: 'unreachableSamples', above: 2, severity: 'critical' },
   // "Redis veri bozulması": a background save or an AOF write that failed.
   { name: 'redis-persistence', metric: 'persistenceFailing', above: 0, severity: 'critical' },
+  // "Redis'e bağlantı kararsız": 3 of the samples of 5 minutes unreadable or showing a flapping link.
+  {
+    name: 'redis-network',
+    metric: 'networkUnstableSamples',
+    above: 2,
+    within: '5m',
+    severity: 'warning',
+  },
 ];
 
 /**

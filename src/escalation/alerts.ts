@@ -79,6 +79,8 @@ export function alertJson(alert: Alert) {
     ...(alert.resolvedAt ? { resolvedAt: alert.resolvedAt } : {}),
     ackedBy: alert.ackedBy ?? null,
     snoozedUntil: alert.snoozedUntil ?? null,
+    /** The silence holding its notifications (`silence …`), or null. */
+    silencedBy: alert.silencedBy ?? null,
     escalatedAt: alert.escalatedAt ?? null,
     messageTs: alert.messageTs ?? null,
     // Who was paged for its message, when, and who acknowledged where (`pagerduty:<user id>`, or

@@ -1,6 +1,12 @@
 import type { KnownBlock } from '@slack/types';
 import { ActionId, indexedActionId, jobRef } from '../blocks/action-ids.js';
-import { formatDecimal, formatDuration, formatNumber, formatUtc } from '../blocks/format.js';
+import {
+  formatDecimal,
+  formatDuration,
+  formatDurationCompact,
+  formatNumber,
+  formatUtc,
+} from '../blocks/format.js';
 import { jobCommand } from '../blocks/job.js';
 import { actions, button, context, errorLine, header, inCode, inline, section } from '../blocks/kit.js';
 import type { Message } from '../blocks/message.js';
@@ -35,14 +41,56 @@ export function mention(id: string): string {
   return id.startsWith('S') ? `<!subteam^${id}>` : `<@${id}>`;
 }
 
-/** An alert's value (or threshold) as people read it: grouped, with the locale's decimals. */
-export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
+/** The bare number of an alert's value (or threshold): grouped, with the locale's decimals. */
+function shownNumber(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
   const text = displayValue(alert.metric, value);
   // Counts get their thousands grouped; ratios and rates keep their decimals, written the
   // locale's way (0,85 in Turkish).
   if (/^-?\d+$/.test(text)) return formatNumber(Number(text), locale);
   const decimals = /^-?\d+\.(\d+)$/.exec(text)?.[1]?.length;
   return decimals === undefined ? text : formatDecimal(Number(text), decimals, locale);
+}
+
+/**
+ * An alert's value (or threshold) as people read it, with its unit: "5,580 s (1h 33m)", "152
+ * jobs", "90%". A bare "5,580" in an alert line left the reader to guess seconds or jobs.
+ */
+export function shownValue(alert: Pick<Alert, 'metric'>, value: number | null, locale: Locale): string {
+  const u = messages(locale).escalation.valueUnits;
+  if (value === null) return displayValue(alert.metric, value);
+  switch (alert.metric) {
+    case 'waiting':
+    case 'active':
+    case 'delayed':
+    case 'failed':
+    case 'failedIncrease':
+      return u.jobs(shownNumber(alert, value, locale));
+    case 'drainRate':
+    case 'throughput':
+    case 'failedPerMinute':
+      return u.perMinute(shownNumber(alert, value, locale));
+    case 'oldestWaitingSeconds':
+    case 'waitP95Seconds':
+    case 'runP95Seconds':
+      return u.seconds(
+        shownNumber(alert, value, locale),
+        Number.isFinite(value) && value >= 60 ? formatDurationCompact(value, locale) : null,
+      );
+    case 'minutesToDrain':
+      return u.minutes(shownNumber(alert, value, locale));
+    case 'workers':
+      return u.workers(shownNumber(alert, value, locale));
+    case 'redisMemoryRatio':
+      return u.percent(formatNumber(Math.round(value * 100), locale));
+    case 'evictionPolicy':
+    case 'persistenceFailing':
+      // Flags: their label says what 1 means.
+      return shownNumber(alert, value, locale);
+    case 'workerChurn':
+      return u.changes(shownNumber(alert, value, locale));
+    default:
+      return u.samples(shownNumber(alert, value, locale));
+  }
 }
 
 /** The owner and runbook of an alert's queue, and whether its rule pages the owner (`mentionOwner`). */

@@ -9,6 +9,7 @@ import type { Paging } from './paging.js';
 import { evaluateRules, newRuleMemory, type RuleResult, SERIES_LENGTH } from './rules.js';
 import { takeSample } from './sampler.js';
 import { decodeSample, encodeSample, type Sample } from './samples.js';
+import { readSightings, type Sightings } from './sightings.js';
 import { silenceFor } from './silences.js';
 import { LONGEST_TREND_MS } from './trend.js';
 
@@ -155,6 +156,25 @@ export function createMonitor(deps: MonitorDeps) {
     return known.map((row) => row.sample);
   }
 
+  /**
+   * The head sightings of the Celery systems the history read has no good sample of: a monitor
+   * back after a stop longer than `retentionMs` still counts a message's wait from when it first
+   * saw it (the samples are kept for `trend`'s day), instead of starting again at 0. One small read,
+   * only on such a tick.
+   */
+  async function olderSightings(past: readonly Sample[]): Promise<Sightings | undefined> {
+    const seen = new Set(past.flatMap((s) => s.systems.filter((sys) => sys.ok).map((sys) => sys.name)));
+    const missing = deps.backends
+      .all()
+      .filter((b) => b.type === 'celery' && !seen.has(b.name))
+      .map((b) => b.name);
+    if (missing.length === 0) return undefined;
+    return await readSightings(store.escalation, missing).catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not read older head sightings; Celery ages start again');
+      return undefined;
+    });
+  }
+
   /** Applies one transition; on a lost race (an ack landed meanwhile) re-reads and redoes it once. */
   async function apply(
     result: RuleResult,
@@ -253,7 +273,7 @@ export function createMonitor(deps: MonitorDeps) {
       logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
     });
     const past = await history(now);
-    const sampling = takeSample(deps, past, now.getTime());
+    const sampling = takeSample(deps, past, now.getTime(), await olderSightings(past));
     // Should the store fail below, the tick ends there; the sample is then not waited for.
     sampling.catch(() => undefined);
     // While the systems answer, what does not depend on them (a PostgreSQL store's round trips

@@ -1,4 +1,5 @@
 import { type EscalationRule, QUEUE_METRICS, type RuleMetric, SYSTEM_METRICS } from '../config/schema.js';
+import { isUnstable } from './network.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
 
 /**
@@ -231,16 +232,20 @@ export function metricAt(
       if (j === undefined) return undefined;
       // Counted by when jobs failed, sample by sample: a failed set capped by `removeOnFail`
       // stays the same size however many fail. Each good sample counts since the one before.
+      // Jobs taken out of the set (retried, purged) are not growth: a set that shrank between two
+      // samples lost that many of its failures (a capped set trims to its size, never below it).
       let counted = 0;
       let exact = true;
+      let previous: QueueSample | null | false = rowAt(samples, j, s);
       for (let k = j + 1; k <= i && exact; k++) {
         const row = rowAt(samples, k, s);
         if (row === false) continue;
         const failedNew = row?.failedNew;
         if (failedNew === undefined) exact = false;
-        else counted += failedNew;
+        else counted += failedNew - (row && previous ? Math.max(0, previous.failed - row.failed) : 0);
+        previous = row;
       }
-      if (exact) return counted;
+      if (exact) return Math.max(0, counted);
       const before = queueAt(samples, j, s);
       // A failed set trimmed or retried shrinks; that is not a negative number of failures.
       return before ? Math.max(0, q.failed - before.failed) : undefined;
@@ -266,6 +271,35 @@ export function metricAt(
   }
 }
 
+/**
+ * Samples of a system that failed `failed`: without a window, those in a row up to `i` (a run,
+ * reset by the first good one); with `within`, every one in the window (k of n), so a link that
+ * flaps, failing every other sample, is seen although it never fails three in a row.
+ */
+function failedSamples(
+  samples: readonly Indexed[],
+  i: number,
+  s: Subject,
+  within: number | undefined,
+  failed: (system: SystemSample) => boolean,
+): number {
+  let count = 0;
+  if (within === undefined) {
+    for (let k = i; k >= 0; k--) {
+      const at = samples[k]!.systems.get(s.system);
+      if (!at || !failed(at.system)) break;
+      count++;
+    }
+    return count;
+  }
+  const from = samples[i]!.at - within;
+  for (let k = i; k >= 0 && samples[k]!.at > from; k--) {
+    const at = samples[k]!.systems.get(s.system);
+    if (at && failed(at.system)) count++;
+  }
+  return count;
+}
+
 function systemMetricAt(
   samples: readonly Indexed[],
   i: number,
@@ -277,15 +311,10 @@ function systemMetricAt(
   if (!entry) return undefined;
   const { system } = entry;
   switch (metric) {
-    case 'unreachableSamples': {
-      let run = 0;
-      for (let k = i; k >= 0; k--) {
-        const at = samples[k]!.systems.get(s.system);
-        if (!at || at.system.ok) break;
-        run++;
-      }
-      return run;
-    }
+    case 'unreachableSamples':
+      return failedSamples(samples, i, s, within, (sys) => !sys.ok);
+    case 'networkUnstableSamples':
+      return failedSamples(samples, i, s, within, isUnstable);
     case 'redisMemoryRatio':
       return system.ok && system.memory && system.memory.max > 0
         ? system.memory.used / system.memory.max

@@ -5,12 +5,15 @@ import type {
   ThroughputOptions,
   UnknownRate,
 } from '../backends/queue-backend.js';
+import type { RedisHealth } from '../backends/redis-health.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import { askSystem } from '../backends/timeout.js';
 import type { Config, EscalationRule } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
+import { networkSample } from './network.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
+import type { HeadSighting, Sightings } from './sightings.js';
 
 /**
  * What a tick reads of every queue's throughput, in the same round trip as the counts: jobs
@@ -57,43 +60,65 @@ export async function takeSample(
   deps: SamplerDeps,
   history: readonly Sample[],
   now: number,
+  /** Head sightings of systems `history` has no good sample of (older than the monitor reads). */
+  sightings?: Sightings,
 ): Promise<Sample> {
   const backends = deps.backends.all();
   const throughput = sampledThroughput(deps.config.escalation?.rules);
-  const asked = Promise.allSettled(
-    backends.map((backend) => {
-      // New failures since the last good sample of this system, in the same round trip; Celery's
-      // `stats` beside its other inspections, for the pid and uptime of each worker.
-      const since = lastOkAt(history, backend.name);
-      return askSystem(
-        deps,
-        backend.name,
-        backend.status(undefined, {
-          ...(since === undefined ? {} : { failedSince: since }),
-          workerStats: true,
-          throughput,
-        }),
-      );
-    }),
+  const reads = backends.map((backend) => {
+    // New failures since the last good sample of this system, in the same round trip; Celery's
+    // `stats` beside its other inspections, for the pid and uptime of each worker.
+    const since = lastOkAt(history, backend.name);
+    return askSystem(
+      deps,
+      backend.name,
+      backend.status(undefined, {
+        ...(since === undefined ? {} : { failedSince: since }),
+        workerStats: true,
+        throughput,
+      }),
+    );
+  });
+  const asked = Promise.allSettled(reads);
+  // The monitor's own read beside `status`'s, at the same time: the network reading (PINGs while
+  // the status is read, and one round trip of INFO and CLIENT LIST that carries the persistence
+  // too), else one INFO persistence. Unknown when it fails (a user without INFO rights): that
+  // costs the persistence and network rules only.
+  const networkAsked = Promise.allSettled(
+    backends.map((backend, i) =>
+      backend.network
+        ? askSystem(deps, backend.name, backend.network(reads[i]))
+        : Promise.reject(new Error('not read')),
+    ),
   );
-  // The monitor's own read beside `status`'s, at the same time: one INFO persistence per system.
-  // Unknown when it fails (a user without INFO rights): that costs the persistence rule only.
   const persistedAsked = Promise.allSettled(
     backends.map((backend) =>
-      backend.persistence
+      backend.persistence && !backend.network
         ? askSystem(deps, backend.name, backend.persistence())
         : Promise.reject(new Error('not read')),
     ),
   );
-  const [settled, persisted] = await Promise.all([asked, persistedAsked]);
+  const [settled, networked, persisted] = await Promise.all([asked, networkAsked, persistedAsked]);
   const systems = settled.map((result, i): SystemSample => {
     const backend = backends[i]!;
     if (result.status !== 'fulfilled') return failedSample(backend, result.reason);
     const previous = lastOkWithAt(history, backend.name);
-    const sample = toSystemSample(result.value, previous?.system, now, previous?.at);
-    const persistence = persisted[i]!;
-    if (persistence.status === 'fulfilled')
-      sample.persistence = { rdb: persistence.value.rdbLastStatus, aof: persistence.value.aofLastStatus };
+    const sample = toSystemSample(
+      result.value,
+      previous?.system,
+      now,
+      previous?.at,
+      previous ? undefined : sightings?.get(backend.name),
+    );
+    const network = networked[i]!;
+    const persistence =
+      network.status === 'fulfilled'
+        ? network.value.persistence
+        : persisted[i]!.status === 'fulfilled'
+          ? (persisted[i] as PromiseFulfilledResult<RedisHealth['persistence']>).value
+          : undefined;
+    if (persistence) sample.persistence = { rdb: persistence.rdbLastStatus, aof: persistence.aofLastStatus };
+    if (network.status === 'fulfilled') sample.network = networkSample(network.value, sample, history, now);
     return sample;
   });
   return { at: now, systems };
@@ -150,10 +175,14 @@ export function toSystemSample(
   previous: SystemSample | undefined,
   now: number,
   previousAt?: number,
+  /** Without a previous sample: the sightings of an older one (a monitor back after a long stop). */
+  storedHeads?: ReadonlyMap<string, HeadSighting>,
 ): SystemSample {
   const inspected = !status.warnings.some((w) => w.code === 'WorkerInspectFailed');
   const workersOf = inspected ? workersPerQueue(status.workers) : undefined;
-  const heads = new Map(previous?.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])));
+  const heads: ReadonlyMap<string, HeadSighting> = previous
+    ? new Map(previous.queues.flatMap((q) => (q.head ? [[q.name, q.head] as const] : [])))
+    : (storedHeads ?? new Map());
   // Why a rate is not known is the system's (Celery) or, BullMQ, always that nothing is kept.
   let ratesRead = false;
   let unknown: UnknownRate | undefined;

@@ -38,7 +38,50 @@ export interface SystemSample {
    * grows by a few bytes, not a reason per queue.
    */
   rates?: { unknown?: UnknownRate; estimated?: true };
+  /**
+   * The connection to this system's Redis as the tick saw it (`network.ts`, the `redis-network`
+   * rule and `why`'s evidence). Absent when it could not be read, and in older samples.
+   */
+  network?: NetworkSample;
   queues: QueueSample[];
+}
+
+/**
+ * One tick's reading of the network to a system's Redis. Counters are as Redis reports them;
+ * deltas, `young`, `reconnects` and `returned` are against the previous good sample of the system.
+ */
+export interface NetworkSample {
+  /** PING round trips of the bot's own connection this tick, ms: p50, p95, max of `pings` (1 to 5). */
+  rttP50Ms: number;
+  rttP95Ms: number;
+  rttMaxMs: number;
+  pings: number;
+  /** `total_connections_received` and `rejected_connections` (INFO stats), as read. */
+  received: number;
+  rejected: number;
+  /** Their increase since the previous sample (absent in the first, and after a Redis restart). */
+  receivedDelta?: number;
+  rejectedDelta?: number;
+  /** `connected_clients` (INFO clients). */
+  clients: number;
+  /** Clients in CLIENT LIST not named `queue-ops…` (workers, apps); absent when CLIENT LIST is refused. */
+  others?: number;
+  /** Of those, connected since the previous sample (an id above its `lastClientId`). */
+  young?: number;
+  /** The highest client id in CLIENT LIST (Redis numbers connections in order). */
+  lastClientId?: number;
+  /** The age of the longest-lived of the other clients, seconds (connections that stay young keep it low). */
+  oldestOtherSeconds?: number;
+  /** Young connections that replace ones that left rather than add to them (young − growth). */
+  reconnects?: number;
+  /** Workers missing from the previous sample and back now under the same name (dropped out of `ping`). */
+  returned?: number;
+  /** Queues with consumers and waiting work where nothing was done for 5 minutes, nothing running. */
+  silent?: number;
+  /** The first 10 of those. */
+  silentQueues?: string[];
+  /** Which signals held this tick (`rtt`, `rejected`, `reconnects`, `returned`, `silent`); [] when stable. */
+  signals: string[];
 }
 
 export interface QueueSample {

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type Sightings, withSightings } from '../backends/head-sightings.js';
 import type { SystemStatus } from '../backends/queue-backend.js';
 import type { BackendRegistry } from '../backends/registry.js';
 import type { AuditEntry } from '../store/store.js';
@@ -27,6 +28,11 @@ export interface MetricsDeps {
   openAlerts?: () => Promise<Record<string, number>>;
   /** Posts waiting in the outbox, when there is one. */
   outboxDepth?: () => Promise<number>;
+  /**
+   * The monitor's stored sightings of Celery head messages (one source of a Celery queue's age,
+   * as `status` reads it); without it, those ages are absent (unknown).
+   */
+  sightings?: (systems: readonly string[]) => Promise<Sightings>;
   /** Node's own process metrics (off in tests that build many registries). */
   processMetrics?: boolean;
 }
@@ -136,19 +142,29 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
     lastReadAt = at;
     const options = { throughput: { spanMs, sample: 50, raw: true } };
-    const systems = await Promise.all(
-      names.map(async (name) => {
-        try {
-          const status = await deps.backends.get(name)!.status(undefined, options);
-          observeThroughput(name, status);
-          return { name, status };
-        } catch {
-          // A system that is down is exported as down, never as a failed scrape.
-          return { name };
-        }
-      }),
-    );
-    return { at, systems };
+    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
+    const [systems, sightings] = await Promise.all([
+      Promise.all(
+        names.map(async (name) => {
+          try {
+            const status = await deps.backends.get(name)!.status(undefined, options);
+            observeThroughput(name, status);
+            return { name, status };
+          } catch {
+            // A system that is down is exported as down, never as a failed scrape.
+            return { name };
+          }
+        }),
+      ),
+      celery.length > 0 && deps.sightings
+        ? deps.sightings(celery).catch(() => undefined)
+        : Promise.resolve(undefined),
+    ]);
+    const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());
+    return {
+      at,
+      systems: systems.map((s) => (s.status ? { name: s.name, status: seen(s.name, s.status) } : s)),
+    };
   }
 
   function current(): Promise<Snapshot> {

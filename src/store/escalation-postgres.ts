@@ -96,6 +96,14 @@ export function createPostgresEscalation(
           )
         ).rows.map(sampleRow);
       }),
+    newestSamples: (limit) =>
+      wrap(async () =>
+        (
+          await pool.query('SELECT id, at, data FROM escalation_samples ORDER BY at DESC, id DESC LIMIT $1', [
+            limit,
+          ])
+        ).rows.map(sampleRow),
+      ),
     pruneSamples: (beforeAt) =>
       wrap(
         async () =>

@@ -129,6 +129,9 @@ export function createSqliteEscalation(
   // What a tick runs, prepared once.
   const insertSample = prepared('INSERT INTO escalation_samples (at, data) VALUES (?, ?)');
   const renewLease = prepared('UPDATE escalation_lease SET expires_at = ? WHERE name = ? AND owner = ?');
+  const newestSamples = prepared(
+    'SELECT id, at, data FROM escalation_samples ORDER BY at DESC, id DESC LIMIT ?',
+  );
   const samplesSince = prepared('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id');
   const samplesPage = prepared(
     'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
@@ -167,6 +170,7 @@ export function createSqliteEscalation(
         const after = page.after ?? { at: '', id: 0 };
         return samplesPage().all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
       }),
+    newestSamples: (limit) => wrap(() => newestSamples().all(limit) as SampleRow[]),
     pruneSamples: (beforeAt) => wrap(() => withoutSync(() => deleteSamples().run(beforeAt).changes)),
     // Rows delivered a day ago: one back after a power cut goes with the next tick's pruning.
     pruneOutbox: (beforeAt) => wrap(() => withoutSync(() => deleteOutbox().run(beforeAt).changes)),

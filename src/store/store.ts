@@ -364,6 +364,11 @@ export interface EscalationStore {
    * more than a bot's heap, so `trend` reads it a page at a time.
    */
   listSamples(sinceAt: string, page?: SamplePage): Promise<SampleRow[]>;
+  /**
+   * The newest `limit` samples, newest first: what the monitor last saw (`status` reads its
+   * sightings of Celery head messages there, and never writes any).
+   */
+  newestSamples(limit: number): Promise<SampleRow[]>;
   /** Drops samples older than `beforeAt`; returns how many. */
   pruneSamples(beforeAt: string): Promise<number>;
 

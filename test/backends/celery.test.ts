@@ -163,22 +163,26 @@ describe('celery backend, queue depth', () => {
     );
   });
 
-  it('estimates how long the next message has waited, from when it was first seen or its past ETA', async () => {
+  it("reports the head message and its past ETA; the wait since a sighting is the monitor's to tell", async () => {
     const queue = 'celery:default';
     let clock = Date.now();
     const watched = backend({}, { now: () => clock });
     await publishCelery(target, [{ task: 'tasks.add', args: [1, 1], queue }]);
     const first = await watched.status([queue]);
-    // Celery messages carry no enqueue time: the first sighting cannot know the age.
+    // Celery messages carry no enqueue time: the broker alone cannot know the age.
     expect(first.queues[0]?.oldestWaitingSeconds).toBeNull();
+    expect(first.queues[0]?.headId).toBeTruthy();
     clock += 42_000;
+    // Nor does this process remember a sighting of its own: one source, the monitor's stored one.
     const later = await watched.status([queue]);
-    expect(later.queues[0]?.oldestWaitingSeconds).toBe(42);
+    expect(later.queues[0]?.oldestWaitingSeconds).toBeNull();
+    expect(later.queues[0]?.headId).toBe(first.queues[0]?.headId);
     await redis.del(queue);
 
     await publishCelery(target, [{ task: 'tasks.add', args: [1, 1], queue, etaSeconds: -600 }]);
     const overdue = await backend().status([queue]);
     expect(overdue.queues[0]?.oldestWaitingSeconds).toBeGreaterThanOrEqual(590);
+    expect(overdue.queues[0]?.oldestWaitingFrom).toBe('due');
     await redis.del(queue);
   });
 });

@@ -86,6 +86,8 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
   setQueueLimit: 'queue limits',
   redisHealth: 'Redis reads (shape only)',
   persistence: 'Redis reads (shape only)',
+  redisSignals: 'Redis signals for why',
+  network: 'the monitor’s network reading',
   results: 'Redis reads (shape only)',
   previewExpireResults: 'not yet: paired with expireResults only',
   expireResults: 'not yet: paired with previewExpireResults only',
@@ -508,6 +510,18 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         expect(signals.connectionsReceived).toBeGreaterThan(0);
         expect(signals.roundTripMs).toBeGreaterThanOrEqual(0);
         const error = await down.redisSignals().catch((e: unknown) => e);
+        expect((error as OpsError).code).toBe('RedisUnavailable');
+      });
+
+      it('where it reads the network for the monitor: PINGs while a read runs, the connection counters and clients; RedisUnavailable when down', async () => {
+        expect(typeof down.network).toBe(typeof fx.backend.network);
+        if (!fx.backend.network || !down.network) return;
+        const reading = await fx.backend.network(fx.backend.status());
+        expect(reading.rttMs.length).toBeGreaterThanOrEqual(1);
+        expect(reading.connectionsReceived).toBeGreaterThan(0);
+        expect(reading.connectedClients).toBeGreaterThanOrEqual(1);
+        expect(reading.clients === null || reading.clients.length >= 1).toBe(true);
+        const error = await down.network().catch((e: unknown) => e);
         expect((error as OpsError).code).toBe('RedisUnavailable');
       });
 

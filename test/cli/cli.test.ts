@@ -96,6 +96,7 @@ describe('the queue-ops command line', () => {
         completed: counts.completed,
         isPaused: false,
         oldestWaitingSeconds: expect.any(Number),
+        oldestWaitingFrom: 'due',
         limits: { concurrency: null, rateLimit: null },
         // Everything finished in the last minute: the 5-minute rates count each job BullMQ does.
         throughput: expect.objectContaining({

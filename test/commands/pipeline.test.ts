@@ -26,6 +26,7 @@ const QUEUE_KEYS = [
   'limits',
   'name',
   'oldestWaitingSeconds',
+  'oldestWaitingFrom',
   'prioritized',
   'throughput',
   'waiting',

@@ -67,7 +67,7 @@ describe('alert message buttons', () => {
         settings,
       ).blocks,
     );
-    expect(text).toContain('*waiting jobs*: *150,234* (above 100,000)');
+    expect(text).toContain('*waiting*: *150,234 jobs* (above 100,000 jobs)');
     expect(text).toContain('Trend `▁▅█`');
     expect(text).toContain('45 min to drain at the current rate');
     expect(text).toContain('Firing since 2030-01-01 10:00 UTC (12m 0s)');

@@ -93,4 +93,54 @@ describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({
       expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 15, firing: true });
     },
   );
+
+  it('does not count failures that were retried as growth of the failed set (issue 38: 152 with 12 left)', async () => {
+    const name = 'dispatch-web';
+    const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
+    closers.push(() => queue.close());
+    const system = systemFor(redisUrl, prefix, [name]);
+    const backend = createBullmqBackend(system);
+    closers.push(() => backend.close());
+    const deps = {
+      config: { systems: [system] },
+      backends: { names: () => [system.name], get: () => backend, all: () => [backend] },
+    };
+    const first = await takeSample(deps, [], Date.now());
+    let failures = 0;
+    const worker = new lib.Worker(
+      name,
+      async () => {
+        throw new Error('ProviderError: 503');
+      },
+      { connection: connectionFor(redisUrl), prefix, concurrency: 10 },
+    );
+    worker.on('failed', () => {
+      failures++;
+    });
+    await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ name: 'send', data: { i } })));
+    await waitFor('30 failures', async () => failures >= 30);
+    await worker.close();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await takeSample(deps, [first], Date.now());
+    expect(second.systems[0]!.queues[0]).toMatchObject({ failed: 30, failedNew: 30 });
+
+    // 25 of them retried (as `retry` does): back to waiting, out of the failed set.
+    const failed = await queue.getJobs(['failed'], 0, 24);
+    for (const job of failed) await job.retry('failed');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const third = await takeSample(deps, [first, second], Date.now());
+    expect(third.systems[0]!.queues[0]).toMatchObject({ failed: 5, failedNew: 0, waiting: 25 });
+
+    const rules = configSchema.parse({
+      systems: [system],
+      escalation: {
+        rules: [
+          { name: 'dlq-growth', metric: 'failedIncrease', above: 10, within: '5m', severity: 'warning' },
+        ],
+      },
+    }).escalation.rules;
+    const [result] = evaluateRules(rules, [first, second, third], third.at);
+    // The failed set grew by 5 over the window; 30 failed, but 25 of them are waiting again.
+    expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 5, firing: false });
+  });
 });

@@ -97,7 +97,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(post.body.channel).toBe('C0INCIDENT');
     const blocks = textOf(post.blocks);
     expect(blocks).toContain('CRITICAL · backlog · pushizo/dispatch-ios');
-    expect(blocks).toContain('*waiting jobs*: *60* (above 50)');
+    expect(blocks).toContain('*waiting*: *60 jobs* (above 50 jobs)');
     expect(blocks).toContain('Trend `');
     // Buttons carry ids only: the alert id, or system/queue.
     const buttons = (
@@ -129,7 +129,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     await tick(bot.escalation, s(60));
     expect(msgs().map(kindOf)).toEqual(['post', 'update']);
     expect(msgs()[1]!.body.ts).toBe(ts);
-    expect(textOf(msgs()[1]!.blocks)).toContain('*waiting jobs*: *80* (above 50)');
+    expect(textOf(msgs()[1]!.blocks)).toContain('*waiting*: *80 jobs* (above 50 jobs)');
 
     // Same value: nothing to say.
     await tick(bot.escalation, s(90));
@@ -147,7 +147,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     await tick(bot.escalation, s(150));
     expect(msgs().map(kindOf)).toEqual(['post', 'update', 'thread']);
     expect(msgs()[2]!.body.thread_ts).toBe(ts);
-    expect(msgs()[2]!.body.text).toContain('Still firing and not acknowledged (now 80)');
+    expect(msgs()[2]!.body.text).toContain('Still firing and not acknowledged (now 80 jobs)');
 
     // escalateAfterMinutes (3) after opening: escalateTo is mentioned once, and the message says so.
     await tick(bot.escalation, s(210));
@@ -230,7 +230,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     expect(slack.delivered().map(kindOf)).toEqual(['post', 'update', 'chart']);
     expect(slack.delivered()[1]!.body.ts).toBe(slack.delivered()[0]!.ts);
     expect(slack.uploads[0]!.completed?.thread_ts).toBe(slack.delivered()[0]!.ts);
-    expect(textOf(slack.delivered()[1]!.blocks)).toContain('*80*');
+    expect(textOf(slack.delivered()[1]!.blocks)).toContain('*80 jobs*');
 
     // Slack hanging does not hold a tick: the tick only queues. Slack answers nothing until the
     // tick is over and checked, this bot's client has no cut-off, and timers are stopped meanwhile,
@@ -279,7 +279,7 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
     const delivered = slack.delivered().filter((c) => c.method !== 'files.completeUploadExternal');
     expect(delivered.map(kindOf)[0]).toBe('post');
     expect(delivered.filter((c) => kindOf(c) === 'post')).toHaveLength(1);
-    expect(textOf(delivered.at(-1)!.blocks)).toContain('*80*');
+    expect(textOf(delivered.at(-1)!.blocks)).toContain('*80 jobs*');
   });
 
   it('a post Slack took but whose answer was lost is found in the channel and adopted, not posted twice', async () => {

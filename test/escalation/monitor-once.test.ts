@@ -158,7 +158,7 @@ describe('queue-ops monitor --once against real BullMQ queues and a real Celery 
     // its thread) instead of a new post; both wait for a token.
     expect(run.json.data.outbox).toMatchObject({ sent: 0, pending: 2 });
     // The firing line names the metric and reads value against threshold, as the alert post does.
-    expect(JSON.stringify(run.json.message)).toContain('*waiting jobs*: *60* (above 50)');
+    expect(JSON.stringify(run.json.message)).toContain('*waiting*: *60 jobs* (above 50 jobs)');
     expect(run.json.message.blocks[1].elements.map((e: { text: string }) => e.text)).toContain(
       'SLACK_BOT_TOKEN is not set: messages wait in the outbox.',
     );

@@ -444,6 +444,62 @@ describe('rule evaluation (pure, controlled clock)', () => {
     });
   });
 
+  it('a rule on failed samples with `within` counts them in the window (k of n), not only a run', () => {
+    // A link that flaps: every other sample unreadable, never three in a row.
+    const flapping = history(10, (t) => [system('pushizo', t % 2 === 1 ? { ok: false, queues: [] } : {})]);
+    const rules = parseRules([
+      { name: 'down', metric: 'unreachableSamples', above: 2 },
+      { name: 'flaky', metric: 'unreachableSamples', above: 2, within: '5m' },
+      { name: 'redis-network', metric: 'networkUnstableSamples', above: 2, within: '5m' },
+    ]);
+    const results = evaluateRules(rules, flapping, at(9));
+    const of = (name: string) => results.find((r) => r.rule.name === name);
+    expect(of('down')?.firing ?? false).toBe(false);
+    expect(of('flaky')).toMatchObject({ value: 5, firing: true });
+    // An unreadable sample counts as unstable too.
+    expect(of('redis-network')).toMatchObject({ value: 5, firing: true });
+    // Only the window counts: the same flapping 10 minutes earlier is forgotten.
+    const calm = [
+      ...flapping,
+      ...history(11, () => [system('pushizo')])
+        .slice(0)
+        .map((s, i) => ({ ...s, at: at(10 + i) })),
+    ];
+    expect(evaluateRules(rules, calm, at(20)).find((r) => r.rule.name === 'flaky')?.firing ?? false).toBe(
+      false,
+    );
+  });
+
+  it('redis-network counts samples whose network part shows a signal', () => {
+    const signals = (t: number) => (t >= 7 ? ['reconnects'] : []);
+    const samples = history(10, (t) => [
+      system('pushizo', {
+        network: {
+          rttP50Ms: 0.3,
+          rttP95Ms: 0.5,
+          rttMaxMs: 0.5,
+          pings: 3,
+          received: t,
+          rejected: 0,
+          clients: 3,
+          signals: signals(t),
+        },
+      }),
+    ]);
+    const rules = configSchema.parse({ systems: [{ name: 'pushizo', type: 'bullmq', redis: 'redis://x' }] })
+      .escalation.rules;
+    const results = evaluateRules(rules, samples, at(9));
+    expect(results.find((r) => r.rule.name === 'redis-network')).toMatchObject({
+      value: 3,
+      firing: true,
+      rule: { severity: 'warning' },
+    });
+    expect(
+      evaluateRules(rules, samples.slice(0, 9), at(8)).find((r) => r.rule.name === 'redis-network')?.firing ??
+        false,
+    ).toBe(false);
+  });
+
   it('the defaults come from the seeds: backlog over 100,000, alarms 30 min late, Redis memory', () => {
     const rules = configSchema.parse({ systems: [{ name: 'zeus', type: 'celery', redis: 'redis://x' }] })
       .escalation.rules;

@@ -6,9 +6,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { createGuardMiddleware } from '../../src/guards/middleware.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import type { Reply, Request } from '../../src/pipeline/types.js';
+import type { Request } from '../../src/pipeline/types.js';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { bullmqSystem, configYaml } from '../helpers/config-file.js';

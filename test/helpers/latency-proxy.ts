@@ -9,6 +9,8 @@ export interface LatencyProxy {
    * one; a command awaited after another's reply is one more.
    */
   roundTrips(): number;
+  /** Cuts every connection open now, both ways (a flapping link); new ones are accepted as before. */
+  dropAll(): number;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,11 @@ export async function startLatencyProxy(
   return {
     port,
     roundTrips: () => trips,
+    dropAll() {
+      const open = [...sockets];
+      for (const socket of open) socket.destroy();
+      return open.length / 2;
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -7,12 +7,17 @@ import type { Store } from '../../src/store/store.js';
 
 /**
  * The monitor and its outbox as the bot builds them (without Slack or alert jobs), over `store`
- * and `backends`, with a silent logger and the wall clock: what the benches time a tick of and
+ * and `backends`, with a silent logger and the wall clock (or `now`): what the benches time a tick of and
  * the rate tests tick.
  */
-export function plainMonitor(config: Config, store: Store, backends: BackendRegistry, owner = 'bench') {
+export function plainMonitor(
+  config: Config,
+  store: Store,
+  backends: BackendRegistry,
+  owner = 'bench',
+  now: () => Date = () => new Date(),
+) {
   const logger = createLogger({ level: 'silent' });
-  const now = () => new Date();
   const outbox = createOutbox({
     store: store.escalation,
     settings: config.escalation,

@@ -133,8 +133,18 @@ describe('locale: tr, an escalation alert', () => {
         settings,
       ),
     ).text;
-    expect(ratio).toContain('0,93');
-    expect(ratio).toContain('0,85');
+    // A ratio of maxmemory reads as a percentage, the Turkish way round.
+    expect(ratio).toContain('%93');
+    expect(ratio).toContain('%85');
+    const rate = renderText(
+      alertMessage(
+        sampleAlert({ metric: 'drainRate', comparator: 'below', value: 12.5, threshold: 100 }),
+        'tr',
+        now,
+        settings,
+      ),
+    ).text;
+    expect(rate).toContain('12,5/dk');
   });
 
   describe('its times and durations', () => {

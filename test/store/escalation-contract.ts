@@ -45,6 +45,16 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect((await e.listSamples(iso(0))).map((r) => r.at)).toEqual([iso(2)]);
     });
 
+    it('the newest samples come newest first (what status reads the monitor sightings from)', async () => {
+      const e = store().escalation;
+      await e.pruneSamples(iso(1000));
+      expect(await e.newestSamples(1)).toEqual([]);
+      for (const s of [3, 5, 4]) await e.appendSample(iso(s), JSON.stringify({ n: s }));
+      expect((await e.newestSamples(2)).map((r) => JSON.parse(r.data).n)).toEqual([5, 4]);
+      expect((await e.newestSamples(10)).map((r) => r.at)).toEqual([iso(5), iso(4), iso(3)]);
+      await e.pruneSamples(iso(1000));
+    });
+
     it('samples come a page at a time, in order, none skipped or repeated where several share a time', async () => {
       const e = store().escalation;
       // Two samples per instant: a page may end between them.

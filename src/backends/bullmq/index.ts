@@ -33,7 +33,7 @@ import {
 import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import { isPlainReply, isReplyError, isVagueConnectionError } from '../redis-errors.js';
-import { readPersistence, readRedisHealth, readRedisSignals } from '../redis-health.js';
+import { readNetwork, readPersistence, readRedisHealth, readRedisSignals } from '../redis-health.js';
 import { workersFromClientList } from './client-list.js';
 import { bullmqConnections } from './connections.js';
 import { failWithBullmq, jobLockWithBullmq } from './fail.js';
@@ -312,6 +312,7 @@ export function createBullmqBackend(
       oldestWaitingSeconds: due < 0 ? null : Math.max(0, Math.floor((now() - due) / 1000)),
     };
     if (countsFailedSince) snapshot.failedSince = reply[at + 10]!;
+    if (due >= 0) snapshot.oldestWaitingFrom = 'due';
     return snapshot;
   }
 
@@ -394,6 +395,10 @@ export function createBullmqBackend(
 
     async redisSignals() {
       return await withRedis(async () => readRedisSignals(await prefixNode()));
+    },
+
+    async network(during?: Promise<unknown>) {
+      return await withRedis(async () => readNetwork(await prefixNode(), during));
     },
 
     async status(queues?: string[], options?: StatusOptions): Promise<SystemStatus> {

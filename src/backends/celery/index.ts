@@ -25,8 +25,10 @@ import { createQueueNames } from '../queue-names.js';
 import { ensureConnected, parseMemoryInfo, toRedisUnavailable, urlSecrets } from '../redis-client.js';
 import {
   type KeySampleBudget,
+  type NetworkReading,
   type RedisHealth,
   type RedisSignals,
+  readNetwork,
   readPersistence,
   readRedisHealth,
   readRedisSignals,
@@ -171,10 +173,10 @@ interface Inspection {
  * from an in-memory index of the result backend.
  *
  * Choices worth knowing (Celery has no field for them, so these are estimates or conventions):
- * - `oldestWaitingSeconds`: messages carry no enqueue time. We remember when this process first
- *   saw the delivery tag at the head of the queue (`LINDEX -1` of the first non-empty priority
- *   list) and report the time since; a first sighting is `null` (unknown), not 0. A past
- *   `headers.eta` raises the figure to the time since it became due.
+ * - `oldestWaitingSeconds`: messages carry no enqueue time. The backend reports only what the
+ *   broker says (the time since a past `headers.eta`, else `null`) and the delivery tag at the
+ *   head (`headId`, `LINDEX -1` of the first non-empty priority list); how long that tag has been
+ *   at the head is the monitor's stored sighting, which `status` reads (`oldestWaitingFrom`).
  * - `waiting` is Σ LLEN over the priority lists; `prioritized`, `delayed`, `completed` and
  *   `waitingChildren` are 0 (ETA tasks sit in the workers and in `unacked`, see `unacked`).
  * - `active` is the number of running tasks whose delivery routing key is the queue, from the
@@ -246,8 +248,6 @@ export function createCeleryBackend(
       }),
   });
 
-  /** Per queue, the message at its head and when this process first saw it there. */
-  const heads = new Map<string, { tag: string; firstSeen: number }>();
   const pauseMarks = pausedKey(layout);
 
   const unavailable = (error: unknown) => toRedisUnavailable(system.name, error, secrets);
@@ -372,22 +372,16 @@ export function createCeleryBackend(
     return { workers, activeByQueue, consumed };
   }
 
-  function oldestWaiting(queue: string, waiting: number, tag: string, eta: string): number | null {
-    if (waiting === 0) {
-      heads.delete(queue);
-      return null;
-    }
+  /**
+   * What the broker alone says of the head message's wait: the time since its ETA passed, when it
+   * had one (a lower bound of its wait). Anything else is the monitor's stored sighting, which
+   * `status` and the monitor read (`headId`): one source, kept across restarts, never this process's.
+   */
+  function oldestWaiting(waiting: number, eta: string): number | null {
+    if (waiting === 0) return null;
     const at = now();
-    let seconds: number | null = null;
-    if (tag) {
-      const seen = heads.get(queue);
-      if (seen && seen.tag === tag) seconds = Math.max(0, Math.floor((at - seen.firstSeen) / 1000));
-      else heads.set(queue, { tag, firstSeen: at });
-    }
-    // A message with a past ETA has been due at least that long: a lower bound of its wait.
     const due = eta ? Date.parse(eta) : Number.NaN;
-    if (Number.isFinite(due) && due < at) seconds = Math.max(seconds ?? 0, Math.floor((at - due) / 1000));
-    return seconds;
+    return Number.isFinite(due) && due < at ? Math.floor((at - due) / 1000) : null;
   }
 
   async function status(only?: string[], options?: StatusOptions): Promise<SystemStatus> {
@@ -495,6 +489,7 @@ export function createCeleryBackend(
       const waiting = state.slice(0, steps).reduce<number>((sum, n) => sum + Number(n), 0);
       const headId = waiting > 0 ? String(state[steps] ?? '') : '';
       const eta = delayed?.[i];
+      const oldest = oldestWaiting(waiting, String(state[steps + 1] ?? ''));
       return {
         ...(headId ? { headId } : {}),
         ...(eta ? { delayedDue: eta.due, delayedScan: eta.scan } : {}),
@@ -509,12 +504,8 @@ export function createCeleryBackend(
         completed: 0,
         waitingChildren: 0,
         isPaused: Object.hasOwn(marks, name),
-        oldestWaitingSeconds: oldestWaiting(
-          name,
-          waiting,
-          String(state[steps] ?? ''),
-          String(state[steps + 1] ?? ''),
-        ),
+        oldestWaitingSeconds: oldest,
+        ...(oldest === null ? {} : { oldestWaitingFrom: 'due' as const }),
       };
     });
     if (done && spanStart !== undefined) {
@@ -572,6 +563,16 @@ export function createCeleryBackend(
     try {
       await ensureConnected(client, connectTimeoutMs);
       return await readRedisSignals(client);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** The broker's network reading (the monitor's `redis-network`): see `readNetwork`. */
+  async function network(during?: Promise<unknown>): Promise<NetworkReading> {
+    try {
+      await ensureConnected(client, connectTimeoutMs);
+      return await readNetwork(client, during);
     } catch (error) {
       throw unavailable(error);
     }
@@ -785,6 +786,7 @@ export function createCeleryBackend(
     redisHealth,
     persistence,
     redisSignals,
+    network,
     results: resultKeys,
     previewExpireResults,
     expireResults,

@@ -27,6 +27,16 @@ export const status = {
     `*${name}* · ${type} · ${queues === 1 ? '1 queue' : `${queues} queues`}` +
     (flagged > 0 ? ` · :warning: ${flagged} need${flagged === 1 ? 's' : ''} attention` : ''),
   noQueues: 'No queues found.',
+  /** A Celery wait counted from the monitor's first sighting: a lower bound (`≥ 1h 33m`). */
+  atLeast: (duration: string) => `≥ ${duration}`,
+  /** The oldest cell of a queue where messages wait and nobody knows since when. */
+  oldestUnknown: 'unknown',
+  /** Under the table, when some ages are lower bounds: `queue` since `04:30`, … */
+  oldestSeenSince: (items: string[], more: number) =>
+    `≥: waiting at least that long: the monitor first saw the message at the head of ${items.join(', ')}${more > 0 ? ` and ${more} more` : ''} (Celery messages carry no enqueue time).`,
+  oldestSeenItem: (queue: string, since: string) => `${queue} at ${since}`,
+  oldestNeverSeen: (n: number) =>
+    `Oldest age unknown on ${n === 1 ? '1 queue' : `${n} queues`}: no monitor sample has seen ${n === 1 ? 'its' : 'their'} head message yet (the monitor runs in the bot, or \`monitor --once\`).`,
   memory: (used: string, max: string | null, percent: number | null, policy: string, system: string) =>
     `Redis memory: ${used}${max ? ` of ${max}${percent !== null ? ` (${percent}%)` : ''}` : ', no limit'} · policy \`${policy}\` · more: \`/queue redis ${system}\``,
   warnings: {

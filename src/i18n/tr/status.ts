@@ -29,6 +29,13 @@ export const status: Catalog['status'] = {
     `*${name}* · ${type} · ${queues} kuyruk` +
     (flagged > 0 ? ` · :warning: ${flagged} kuyruk dikkat gerektiriyor` : ''),
   noQueues: 'Kuyruk bulunamadı.',
+  atLeast: (duration: string) => `≥ ${duration}`,
+  oldestUnknown: 'bilinmiyor',
+  oldestSeenSince: (items: string[], more: number) =>
+    `≥: en az bu kadar bekliyor: monitör baştaki mesajı ilk kez gördü: ${items.join(', ')}${more > 0 ? ` ve ${more} kuyruk daha` : ''} (Celery mesajları kuyruğa giriş zamanı taşımaz).`,
+  oldestSeenItem: (queue: string, since: string) => `${queue} ${since}`,
+  oldestNeverSeen: (n: number) =>
+    `${n} kuyrukta en eski bekleme bilinmiyor: baştaki mesajı henüz hiçbir monitör örneği görmedi (monitör botta ya da \`monitor --once\` ile çalışır).`,
   memory: (used: string, max: string | null, percent: number | null, policy: string, system: string) =>
     `Redis belleği: ${used}${max ? ` / ${max}${percent !== null ? ` (%${percent})` : ''}` : ', limit yok'} · politika \`${policy}\` · ayrıntı: \`/queue redis ${system}\``,
   warnings: {

@@ -6,6 +6,7 @@ import type { Config } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
 import type { SlackSender } from '../../escalation/outbox.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
+import { readSightings } from '../../escalation/sightings.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
 import { inLocale, isLocale, messages } from '../../i18n/index.js';
 import { createIdleCollector } from '../../lib/idle-collector.js';
@@ -295,6 +296,7 @@ async function startWithConfig(
       return bySeverity;
     },
     outboxDepth: () => runtime.store.escalation.pendingOutbox(),
+    sightings: (systems) => readSightings(runtime.store.escalation, systems),
     ...options.metricsOptions,
   });
   metrics = liveMetrics;
