@@ -123,8 +123,8 @@ function reasonText(reason: string, locale: Locale): string {
 }
 
 /**
- * What an action did, in the locale's words: pause, resume, scale, revoke and fail worded whole
- * from their outcome's fields; retry, purge and undo (and anything else) field by field. Ids and
+ * What an action did, in the locale's words: pause, resume, scale, revoke, fail, retry, purge and
+ * undo worded from their outcome's fields; anything else field by field. Ids and
  * names only, never job data.
  */
 function actionResultText(action: string, result: Record<string, unknown>, locale: Locale): string {
@@ -184,6 +184,24 @@ function actionResultText(action: string, result: Record<string, unknown>, local
       const r = messages(locale).timeline.events.result;
       const parts = [r.retried(n(result.retried))];
       if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
+      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
+      return parts.join(' · ');
+    }
+    case 'purge':
+    case 'undo': {
+      // An undo's purgeId is the purge it restored, not what undoes it; counts of zero say nothing.
+      const r = messages(locale).timeline.events.result;
+      const parts =
+        action === 'purge'
+          ? [r.purged(n(result.purged)), r.archived(n(result.archived))]
+          : [r.restored(n(result.restored))];
+      if (Number(result.alreadyThere) > 0) parts.push(r.alreadyThere(n(result.alreadyThere)));
+      if (typeof result.purgeId === 'string')
+        parts.push(action === 'purge' ? r.purgeId(result.purgeId) : r.restoredFrom(result.purgeId));
+      // A path too long for one line is left out, as every other long string here.
+      if (typeof result.archivePath === 'string' && result.archivePath.length <= 80)
+        parts.push(r.archivePath(result.archivePath));
+      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
       return parts.join(' · ');
     }
     case 'rate-limit':

@@ -209,6 +209,41 @@ describe('an action outcome in the timeline', () => {
     for (const event of [scale, revoke, fail, retry])
       expect(both(event).join('\n')).not.toMatch(/\b(queue|isPaused|targets|lockWasHeld|ids) /);
   });
+
+  it('a retry and a purge say what arrived after the preview (only when something did); an undo names the purge it restored, never a raw field', () => {
+    const retry = done('retry', 'pushizo/dispatch-test', {
+      queue: 'dispatch-test',
+      retried: 5,
+      ids: { 1: '1' },
+      skipped: 0,
+      newSincePreview: 340,
+    });
+    expect(both(retry)).toEqual([
+      'retry pushizo/dispatch-test done: retried 5 · 340 arrived after the preview, left',
+      'retry pushizo/dispatch-test tamamlandı: 5 iş yeniden denendi · önizlemeden sonra gelen 340 bırakıldı',
+    ]);
+    const purge = done('purge', 'pushizo/webhooks', {
+      purged: 72,
+      archived: 72,
+      purgeId: 'r-rzabcykw',
+      archivePath: '/data/archive/r-rzabcykw',
+      newSincePreview: 0,
+    });
+    expect(describeEvent(purge, 'en').what).toBe(
+      'purge pushizo/webhooks done: purged 72 · archived 72 · undo with r-rzabcykw · archive /data/archive/r-rzabcykw',
+    );
+    const undo = done('undo', 'pushizo/webhooks', {
+      restored: 70,
+      alreadyThere: 2,
+      purgeId: 'r-rzabcykw',
+      archivePath: '/data/archive/r-rzabcykw',
+    });
+    expect(both(undo)).toEqual([
+      'undo pushizo/webhooks done: restored 70 · 2 already there, left as they were · from purge r-rzabcykw · archive /data/archive/r-rzabcykw',
+      'undo pushizo/webhooks tamamlandı: 70 iş geri yüklendi · zaten orada olan 2 iş olduğu gibi bırakıldı · r-rzabcykw silmesinden · arşiv /data/archive/r-rzabcykw',
+    ]);
+    expect(both(undo).join('\n')).not.toMatch(/alreadyThere|undo with|geri almak için/);
+  });
 });
 
 describe('alert handling in the timeline', () => {

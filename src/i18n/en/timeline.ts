@@ -47,6 +47,8 @@ export const timeline = {
       archivePath: (path: string) => `archive ${path}`,
       skipped: (n: string) => `skipped ${n} no longer failed`,
       newSincePreview: (n: string) => `${n} arrived after the preview, left`,
+      alreadyThere: (n: string) => `${n} already there, left as they were`,
+      restoredFrom: (id: string) => `from purge ${id}`,
     },
     /** The other actions' results, worded whole (a purge's and an undo's are `result` above). */
     outcome: {

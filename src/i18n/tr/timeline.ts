@@ -45,6 +45,8 @@ export const timeline: Catalog['timeline'] = {
       archivePath: (path: string) => `arşiv ${path}`,
       skipped: (n: string) => `artık başarısız olmayan ${n} iş atlandı`,
       newSincePreview: (n: string) => `önizlemeden sonra gelen ${n} bırakıldı`,
+      alreadyThere: (n: string) => `zaten orada olan ${n} iş olduğu gibi bırakıldı`,
+      restoredFrom: (id: string) => `${id} silmesinden`,
     },
     outcome: {
       paused: (workers?: string) => `duraklatıldı${workers ? `, ${workers} worker yanıt verdi` : ''}`,
