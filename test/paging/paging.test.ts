@@ -205,6 +205,17 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       { pager: 'jsm-oncall', at: iso(30), acknowledgedBy: 'U0ALICE', acknowledgedAt: expect.any(String) },
       { pager: 'infra-oncall', at: iso(90), acknowledgedBy: 'U0ALICE', acknowledgedAt: expect.any(String) },
     ]);
+
+    // Paged by hand once resolved: the answer is about paging, not about acknowledging.
+    const late = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'slack',
+      channel: 'C0INCIDENT',
+      words: ['page', alert!.id],
+      locale: 'en',
+    });
+    expect(late.message.text).toBe(`Alert \`${alert!.id}\` is resolved; there is nobody to page for it.`);
+    expect(pd.requests).toHaveLength(6);
   });
 
   it('never pages while the alert is acknowledged, snoozed or silenced; `page` pages at once', async () => {
