@@ -123,8 +123,8 @@ function reasonText(reason: string, locale: Locale): string {
 }
 
 /**
- * What an action did, in the locale's words: pause, resume, scale, revoke and fail worded whole
- * from their outcome's fields; retry, purge and undo (and anything else) field by field. Ids and
+ * What an action did, in the locale's words: pause, resume, scale, revoke, fail, retry, purge and
+ * undo worded from their outcome's fields; anything else field by field. Ids and
  * names only, never job data.
  */
 function actionResultText(action: string, result: Record<string, unknown>, locale: Locale): string {
@@ -184,12 +184,14 @@ function actionResultText(action: string, result: Record<string, unknown>, local
       const r = messages(locale).timeline.events.result;
       const parts = [r.retried(n(result.retried))];
       if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
+      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
       return parts.join(' · ');
     }
     case 'purge': {
       const r = messages(locale).timeline.events.result;
       const parts = [r.purged(n(result.purged)), r.archived(n(result.archived))];
       if (typeof result.purgeId === 'string') parts.push(r.undoWith(clip(result.purgeId, 40)));
+      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
       return parts.join(' · ');
     }
     case 'undo':

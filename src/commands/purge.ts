@@ -130,6 +130,7 @@ export const purgeCommand: CommandDefinition = {
           preview.sample,
           preview.archivePath,
           preview.estimatedBytes,
+          id,
         ) +
         (selection
           ? t.filters.purgeMatched(selectionWords, preview.total, preview.outOf ?? preview.total)

@@ -127,8 +127,10 @@ export function createPaging(deps: {
       for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
         const alert = await store.getAlert(id);
         if (!alert) throw new OpsError(ErrorCode.UnknownAlert, { id });
-        if (alert.status !== 'firing') throw new OpsError(ErrorCode.AlertNotFiring, { id });
+        if (alert.status !== 'firing') throw new OpsError(ErrorCode.AlertNotFiring, { id, page: true });
         const names = pagers.all.map((p) => p.name);
+        // With no pager configured, a named one is not a typo: the answer says how to add one.
+        if (names.length === 0) throw new OpsError(ErrorCode.NoPager, { id, valid: names });
         let chosen = pagers.matching(alert);
         if (pagerName !== undefined) {
           const named = pagers.get(pagerName);

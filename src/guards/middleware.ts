@@ -1,3 +1,4 @@
+import { cliIdentity } from '../approvals/identity.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { auditTarget } from '../pipeline/audit-target.js';
 import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
@@ -92,7 +93,7 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
       ...(request.actor.osUser !== undefined ? { osUser: request.actor.osUser } : {}),
     });
     const { verdict, release } = await withinRate(deps, request, command, checked);
-    if (!verdict.allow) return deny(deps.audit, request, command.verb, verdict);
+    if (!verdict.allow) return deny(deps, request, command.verb, verdict);
     let reply: Reply;
     try {
       reply = await next();
@@ -107,12 +108,14 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
 }
 
 async function deny(
-  audit: DenialAudit | undefined,
+  deps: Pick<GuardMiddlewareDeps, 'audit' | 'config'>,
   request: Request,
   verb: string,
   verdict: Extract<GuardVerdict, { allow: false }>,
 ): Promise<Reply> {
   const lines = denialLines(verdict.error, verdict, request.actor.id, request.locale);
+  const { audit } = deps;
+  const { osUser, host } = request.actor;
   if (audit) {
     const target = auditTarget(request.words);
     await audit.record({
@@ -128,6 +131,14 @@ async function deny(
         details: verdict.error.params,
         actorRole: verdict.role ?? null,
         ...(verdict.unresolvedGroups.length > 0 ? { unresolvedGroups: verdict.unresolvedGroups } : {}),
+        // A refusal from the command line says who typed it, as its requests and approvals do.
+        ...(request.via === 'cli' && osUser !== undefined
+          ? {
+              osUser,
+              ...(host !== undefined ? { host } : {}),
+              identity: cliIdentity(deps.config.cli?.users ?? {}, osUser, request.actor.id),
+            }
+          : {}),
       },
       outcome: 'denied',
       error: lines.join(' '),

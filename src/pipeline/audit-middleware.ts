@@ -53,6 +53,7 @@ export function createCommandAuditMiddleware(deps: {
           ...(request.actor.osUser
             ? {
                 osUser: request.actor.osUser,
+                ...(request.actor.host !== undefined ? { host: request.actor.host } : {}),
                 identity: cliIdentity(deps.cliUsers ?? {}, request.actor.osUser, request.actor.id),
               }
             : {}),

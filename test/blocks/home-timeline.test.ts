@@ -119,10 +119,10 @@ describe('an action outcome in the timeline', () => {
 
   it('is worded in the locale, with its numbers grouped the locale’s way', () => {
     expect(describeEvent(purge(), 'en').what).toBe(
-      'purge pushizo/dispatch-ios done: purged 2,000 · archived 2,000 · undo with r-abc123 · archive /data/archive/r-abc123',
+      'purge pushizo/dispatch-ios done: purged 2,000 · archived 2,000 · undo: /queue undo r-abc123',
     );
     expect(describeEvent(purge(), 'tr').what).toBe(
-      'purge pushizo/dispatch-ios tamamlandı: 2.000 iş silindi · 2.000 iş arşivlendi · geri almak için r-abc123 · arşiv /data/archive/r-abc123',
+      'purge pushizo/dispatch-ios tamamlandı: 2.000 iş silindi · 2.000 iş arşivlendi · geri almak için: /queue undo r-abc123',
     );
   });
 
@@ -208,6 +208,41 @@ describe('an action outcome in the timeline', () => {
     ]);
     for (const event of [scale, revoke, fail, retry])
       expect(both(event).join('\n')).not.toMatch(/\b(queue|isPaused|targets|lockWasHeld|ids) /);
+  });
+
+  it('a retry and a purge say what arrived after the preview (only when something did); an undo names the purge it restored, never a raw field', () => {
+    const retry = done('retry', 'pushizo/dispatch-test', {
+      queue: 'dispatch-test',
+      retried: 5,
+      ids: { 1: '1' },
+      skipped: 0,
+      newSincePreview: 340,
+    });
+    expect(both(retry)).toEqual([
+      'retry pushizo/dispatch-test done: retried 5 · 340 arrived after the preview, left',
+      'retry pushizo/dispatch-test tamamlandı: 5 iş yeniden denendi · önizlemeden sonra gelen 340 bırakıldı',
+    ]);
+    const purge = done('purge', 'pushizo/webhooks', {
+      purged: 72,
+      archived: 72,
+      purgeId: 'r-rzabcykw',
+      archivePath: '/data/archive/r-rzabcykw',
+      newSincePreview: 0,
+    });
+    expect(describeEvent(purge, 'en').what).toBe(
+      'purge pushizo/webhooks done: purged 72 · archived 72 · undo: /queue undo r-rzabcykw',
+    );
+    const undo = done('undo', 'pushizo/webhooks', {
+      restored: 70,
+      alreadyThere: 2,
+      purgeId: 'r-rzabcykw',
+      archivePath: '/data/archive/r-rzabcykw',
+    });
+    expect(both(undo)).toEqual([
+      'undo pushizo/webhooks done: restored 70 (2 already there) from purge r-rzabcykw',
+      'undo pushizo/webhooks tamamlandı: r-rzabcykw silmesinden 70 iş geri yüklendi (2 iş zaten oradaydı)',
+    ]);
+    expect(both(undo).join('\n')).not.toMatch(/alreadyThere|undo with/);
   });
 });
 

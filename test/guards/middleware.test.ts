@@ -182,6 +182,26 @@ describe('the guard middleware', () => {
       expect(entry?.channel).toBeUndefined();
     });
 
+    it('a refusal is audited with the OS account, host and identity, as requests and approvals are', async () => {
+      const mw = guard(makeConfig({ cli: { users: { alice: ['U0ALICE'] } } }));
+      const asked = (actor: string, osUser: string) =>
+        run(mw, {
+          actor: { id: actor, osUser, host: 'ops-1' },
+          via: 'cli',
+          words: ['purge', 'pushizo/scheduler'],
+          locale: 'en',
+        });
+      expect((await asked('U0ALICE', 'alice')).ran).toBe(false);
+      const [bound] = await audit.recent(1);
+      expect(bound).toMatchObject({
+        action: 'denied',
+        params: { command: 'purge', osUser: 'alice', host: 'ops-1', identity: 'bound' },
+      });
+      expect((await asked('U0DAVE', 'dave')).ran).toBe(false);
+      const [claimed] = await audit.recent(1);
+      expect(claimed?.params).toMatchObject({ osUser: 'dave', host: 'ops-1', identity: 'claimed' });
+    });
+
     it('offline, a user-group entry grants nothing', async () => {
       const { ran } = await run(guard(), cliRequest('U0CAROL', ['pause', 'pushizo/scheduler']));
       expect(ran).toBe(false);

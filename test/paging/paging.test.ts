@@ -205,6 +205,17 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       { pager: 'jsm-oncall', at: iso(30), acknowledgedBy: 'U0ALICE', acknowledgedAt: expect.any(String) },
       { pager: 'infra-oncall', at: iso(90), acknowledgedBy: 'U0ALICE', acknowledgedAt: expect.any(String) },
     ]);
+
+    // Paged by hand once resolved: the answer is about paging, not about acknowledging.
+    const late = await bot.runtime.dispatcher.handle({
+      actor: { id: 'U0ALICE' },
+      via: 'slack',
+      channel: 'C0INCIDENT',
+      words: ['page', alert!.id],
+      locale: 'en',
+    });
+    expect(late.message.text).toBe(`Alert \`${alert!.id}\` is resolved; there is nobody to page for it.`);
+    expect(pd.requests).toHaveLength(6);
   });
 
   it('never pages while the alert is acknowledged, snoozed or silenced; `page` pages at once', async () => {
@@ -311,6 +322,34 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
     );
     // The button stands for the same words.
     expect(wordsForAction('queue_ops.alert.page', alert!.id)).toEqual(['page', alert!.id]);
+  });
+
+  it('`/queue page` with no pager configured says how to add one, also when a pager is named (en, tr)', async () => {
+    const bot = await bots.start(config([]));
+    await add(60);
+    await bots.tick(bot.escalation, s(0));
+    const [alert] = await bot.runtime.alerts.open();
+    const ask = (words: string[], locale: 'en' | 'tr' = 'en') =>
+      bot.runtime.dispatcher.handle({
+        actor: { id: 'U0ALICE' },
+        via: 'slack',
+        channel: 'C0INCIDENT',
+        words,
+        locale,
+      });
+    const noPager = 'No pager is configured: add one under `paging:` in the config (docs/configuration.md).';
+    for (const words of [
+      ['page', alert!.id],
+      ['page', alert!.id, 'pagerduty'],
+    ]) {
+      const answer = await ask(words);
+      expect(answer.ok).toBe(false);
+      expect(answer.message.text).toBe(noPager);
+    }
+    const tr = await ask(['page', alert!.id, 'pagerduty'], 'tr');
+    expect(tr.message.text).toContain('Ayarlı bir çağrı cihazı yok');
+    expect(tr.message.text).not.toContain('Geçerli: yok');
+    expect(pd.requests).toHaveLength(0);
   });
 
   it('a silenced alert is tracked but never paged', async () => {

@@ -76,6 +76,8 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       expect(asked.code, asked.stdout + asked.stderr).toBe(0);
       const pending = requestOf(asked);
       expect(pending.preview).toContain('25 jobs will be archived, then deleted');
+      // The request's own id, not a placeholder the approver has to fill in.
+      expect(pending.preview).toContain(`Undo with \`/queue undo ${pending.id}\`.`);
       expect(pending.preview).toContain('This is exactly what will run: at most these 25 jobs');
 
       const later = await queue.addBulk(

@@ -145,7 +145,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
       ? 'No pager is configured: add one under `paging:` in the config (docs/configuration.md).'
       : `No pager matches alert \`${p.id}\`. Name one to page it anyway: \`/queue page ${p.id} <pager>\`, pagers: ${list(p.valid)}.`,
   UnknownSilence: (p) => `There is no silence \`${p.id}\`. Valid: an id from \`/queue silences\`.`,
-  AlertNotFiring: (p) => `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
+  AlertNotFiring: (p) =>
+    p.page
+      ? `Alert \`${p.id}\` is resolved; there is nobody to page for it.`
+      : `Alert \`${p.id}\` is resolved; there is nothing to acknowledge or snooze.`,
   JobNotActive: (p) =>
     `Job \`${p.id}\` of \`${p.system}/${p.queue}\` is ${p.state}, not active; only an active or stalled job can be failed.`,
   RedisForbidden: (p) =>

@@ -35,11 +35,12 @@ export const purge = {
     sample: { name: string; ageSeconds: number | null }[],
     archivePath: string,
     estimatedBytes: number,
+    id: string,
   ) =>
     `purge ${target} (${states}): ${n(total)} job${total === 1 ? '' : 's'} will be archived, then deleted` +
     `${byState ? ` (${byState})` : ''}. Next to go: ${
       sample.length ? sample.map((s) => `${s.name || '(no name)'} (${age(s.ageSeconds)})`).join(', ') : 'none'
-    }. Archive: ${archivePath}, about ${size(estimatedBytes)}. Undo with \`/queue undo <this request id>\`.`,
+    }. Archive: ${archivePath}, about ${size(estimatedBytes)}. Undo with \`/queue undo ${id}\`.`,
   byState: (state: string, count: number) => `${state} ${n(count)}`,
   unsupported: (state: string, why: string) => `${state}: ${why}`,
   undoPreview: (id: string, target: string, purged: number, archivePath: string) =>

@@ -164,7 +164,10 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
       : `\`${p.id}\` alarmına uyan bir çağrı cihazı yok. Yine de çağırmak için birini adıyla verin: \`/queue page ${p.id} <çağrı-cihazı>\`, çağrı cihazları: ${list(p.valid)}.`,
   UnknownSilence: (p) =>
     `\`${p.id}\` diye bir susturma yok. Geçerli: \`/queue silences\` listesinden bir id.`,
-  AlertNotFiring: (p) => `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,
+  AlertNotFiring: (p) =>
+    p.page
+      ? `\`${p.id}\` alarmı çözüldü; bunun için çağrılacak kimse yok.`
+      : `\`${p.id}\` alarmı çözüldü; onaylanacak ya da ertelenecek bir şey yok.`,
   JobNotActive: (p) =>
     `\`${p.system}/${p.queue}\` kuyruğundaki \`${p.id}\` işi aktif değil, ${p.state} durumunda; yalnızca aktif ya da takılı (stalled) bir iş başarısız yapılabilir.`,
   RedisForbidden: (p) =>

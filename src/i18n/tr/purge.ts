@@ -53,11 +53,12 @@ export const purge: Catalog['purge'] = {
     sample: { name: string; ageSeconds: number | null }[],
     archivePath: string,
     estimatedBytes: number,
+    id: string,
   ) =>
-    `purge ${target} (${states}): ${n(total)} iş önce arşivlenecek, sonra silinecek` +
+    `purge ${target} (${stateName(states)}): ${n(total)} iş önce arşivlenecek, sonra silinecek` +
     `${byState ? ` (${byState})` : ''}. Sıradakiler: ${
       sample.length ? sample.map((s) => `${s.name || '(adsız)'} (${age(s.ageSeconds)})`).join(', ') : 'yok'
-    }. Arşiv: ${archivePath}, yaklaşık ${size(estimatedBytes)}. Geri almak için \`/queue undo <bu isteğin id'si>\`.`,
+    }. Arşiv: ${archivePath}, yaklaşık ${size(estimatedBytes)}. Geri almak için \`/queue undo ${id}\`.`,
   byState: (state: string, count: number) => `${stateName(state)} ${n(count)}`,
   unsupported: (state: string, why: string) => `${stateName(state)}: ${why}`,
   undoPreview: (id: string, target: string, purged: number, archivePath: string) =>

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import nock from 'nock';
@@ -175,7 +175,7 @@ describeWithBot(
         });
         // So does the entry of the command itself.
         const typed = entries.find((e) => e.action === 'command.approve' && e.via === 'cli');
-        expect(typed?.params).toMatchObject({ osUser: ME, identity: 'claimed' });
+        expect(typed?.params).toMatchObject({ osUser: ME, host: hostname(), identity: 'claimed' });
 
         expect(await slash('bob', `approve ${id}`)).not.toContain('IdentityNotBound');
         expect((await bot().runtime.approvals.get(id))?.status).toBe(RequestStatus.Done);
