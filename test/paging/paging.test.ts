@@ -153,7 +153,7 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
       },
     });
     expect(trigger.payload.summary).toBe(
-      'CRITICAL backlog · pushizo/dispatch-ios: waiting jobs: 60 (above 50)',
+      'CRITICAL backlog · pushizo/dispatch-ios: waiting: 60 jobs (above 50 jobs)',
     );
     expect(trigger.links[0]!.href).toMatch(/^https:\/\/slack\.com\/archives\/C0INCIDENT\/p\d+$/);
     expect(textOf(trigger)).not.toContain('payload-');
