@@ -263,12 +263,11 @@ async function readFailures(
   );
   return read.flatMap((sample: DlqSample | null) => {
     if (!sample) return [];
-    const errors = sample.jobs.map((j) => ({ error: j.error, count: 1 }));
     return [
       {
         queue: sample.queue,
         groupedOver: sample.jobs.length,
-        groups: groupFailures(errors).slice(0, 5),
+        groups: groupFailures(sample.jobs.map((j) => j.error)),
         maxAttempts: Math.max(0, ...sample.jobs.map((j) => j.attempts)),
       },
     ];

@@ -160,7 +160,7 @@ export interface RedisNow {
   roundTripMs: number;
 }
 
-/** A failure group of a queue's newest failures, its error as the normalizer put it. */
+/** A failure group of a queue's newest failures, its error as `backends/error-groups.ts` put it. */
 export interface FailureGroup {
   error: string;
   /** What the error says about the dependency: timeout, 429, 503, … (`error-kind.ts`). */

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { groupErrors } from '../../src/backends/error-groups.js';
 import { whyMessage } from '../../src/diagnosis/blocks.js';
 import { diagnose } from '../../src/diagnosis/engine.js';
-import { errorKind, groupFailures, normalizeError } from '../../src/diagnosis/error-kind.js';
+import { errorKind, groupFailures } from '../../src/diagnosis/error-kind.js';
 import { noteCause, notesAgainst } from '../../src/diagnosis/notes.js';
 import { CAUSE_IDS, type Evidence, type QueueNow } from '../../src/diagnosis/types.js';
 import { evidenceText } from '../../src/diagnosis/words.js';
@@ -179,19 +180,44 @@ describe('the runbook notes against the live evidence', () => {
   });
 });
 
-describe('error groups for slow-dependency (the stand-in normalizer)', () => {
+describe("error groups for slow-dependency are dlq's error groups (one normalizer)", () => {
   it('puts failures that differ only in numbers, ids and tokens in one group, and reads what they say', () => {
     const groups = groupFailures([
-      { error: 'FCM 503 Unavailable (token 17)', count: 1 },
-      { error: 'FCM 503 Unavailable (token 18)', count: 1 },
-      { error: 'POST https://hooks.example.com/a/b/123 timed out after 10000 ms', count: 2 },
+      'FCM 503 Unavailable (token 17)',
+      'FCM 503 Unavailable (token 18)',
+      'POST https://hooks.example.com/a/b/123 timed out after 10000 ms',
+      'POST https://hooks.example.com/a/b/124 timed out after 10000 ms',
     ]);
     expect(groups).toEqual([
-      { error: normalizeError('FCM 503 Unavailable (token 17)'), count: 2, kind: 'unavailable' },
+      { error: 'FCM 503 Unavailable (token <n>)', count: 2, kind: 'unavailable' },
       { error: 'POST https://hooks.example.com/<path> timed out after <n> ms', count: 2, kind: 'timeout' },
     ]);
     expect(errorKind('HTTP 429 Too Many Requests')).toBe('rate-limited');
     expect(errorKind('job stalled more than allowable limit')).toBe('stalled');
+  });
+
+  it('groups exactly as dlq does, so request ids do not split a timeout into groups of one', () => {
+    const errors = Array.from(
+      { length: 12 },
+      (_, i) => `upstream request ${(0x9f3a1c20 + i).toString(16)} timed out`,
+    );
+    const groups = groupFailures(errors);
+    expect(groups.map(({ error, count }) => ({ error, count }))).toEqual(
+      groupErrors(errors).map(({ error, count }) => ({ error, count })),
+    );
+    expect(groups).toEqual([{ error: 'upstream request <hex> timed out', count: 12, kind: 'timeout' }]);
+    const d = diagnose(
+      evidence({
+        type: 'bullmq',
+        queues: [queue('webhooks', { failed: 12, failedPerMinute: 3 })],
+        failures: [{ queue: 'webhooks', groupedOver: 12, groups, maxAttempts: 3 }],
+      }),
+    );
+    const slow = d.causes.find((c) => c.id === 'slow-dependency');
+    expect(slow?.confidence).toBe('strong');
+    expect(slow!.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain')).join('\n')).toContain(
+      'upstream request <hex> timed out',
+    );
   });
 });
 
