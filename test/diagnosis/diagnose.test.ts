@@ -8,6 +8,7 @@ import { errorKind, groupFailures } from '../../src/diagnosis/error-kind.js';
 import { noteCause, notesAgainst } from '../../src/diagnosis/notes.js';
 import { CAUSE_IDS, type Evidence, type QueueNow } from '../../src/diagnosis/types.js';
 import { evidenceText } from '../../src/diagnosis/words.js';
+import type { NetworkSample } from '../../src/escalation/samples.js';
 import { messages } from '../../src/i18n/index.js';
 
 const NOW = Date.parse('2026-03-01T03:20:00Z');
@@ -156,6 +157,66 @@ describe('diagnose: the verdict follows the checks', () => {
       '3 of 6 monitor reads in the last 15 min could not reach Redis, between ones that did',
       'call U0LEAD',
     ]);
+  });
+});
+
+describe("redis-network reads the monitor's network samples (SystemSample.network)", () => {
+  const net = (more: Partial<NetworkSample> = {}): NetworkSample => ({
+    rttP50Ms: 1,
+    rttP95Ms: 2,
+    rttMaxMs: 3,
+    pings: 3,
+    received: 100,
+    rejected: 0,
+    clients: 6,
+    others: 4,
+    signals: [],
+    ...more,
+  });
+  const past = (at: number, network: NetworkSample) => ({
+    at,
+    ok: true,
+    workers: [],
+    queues: new Map(),
+    network,
+  });
+
+  it("workers reconnecting and coming back in several samples are a strong cause, with the monitor's figures", () => {
+    const dropping = net({ reconnects: 4, young: 4, oldestOtherSeconds: 2, signals: ['reconnects'] });
+    const e = evidence({
+      history: [
+        past(NOW - 240_000, net()),
+        past(NOW - 180_000, dropping),
+        past(NOW - 120_000, { ...dropping, returned: 1, signals: ['reconnects', 'returned'] }),
+        past(NOW - 60_000, dropping),
+      ],
+      escalateTo: ['U0LEAD'],
+    });
+    const found = diagnose(e).causes.find((c) => c.id === 'redis-network')!;
+    expect(found.confidence).toBe('strong');
+    expect(found.fixes).toEqual([]);
+    expect(found.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain'))).toEqual([
+      '12 worker connections replaced ones that dropped, in 3 of 4 monitor samples of the last 15 min (newest: 4 of 4 connections new since the sample before)',
+      'workers dropped out of the worker list and came back under the same name 1 times in the last 15 min',
+      'the oldest worker connection now is 2s old',
+      'call U0LEAD',
+    ]);
+    const tr = found.evidence.map((l) => evidenceText(l, NOW, 'tr', 'plain'));
+    expect(tr[0]).toContain('12 worker bağlantısı');
+  });
+
+  it('slow PINGs and silent consumers alone only suggest it; a stable link finds nothing', () => {
+    const slow = net({ rttP50Ms: 300, rttP95Ms: 420, rttMaxMs: 500, signals: ['rtt'] });
+    const e = evidence({
+      history: [past(NOW - 120_000, slow), past(NOW - 60_000, slow), past(NOW - 30_000, slow)],
+    });
+    const found = diagnose(e).causes.find((c) => c.id === 'redis-network')!;
+    expect(found.confidence).toBe('possible');
+    expect(evidenceText(found.evidence[0]!, NOW, 'en', 'plain')).toBe(
+      'round trips to Redis reach 420 ms (above 250 ms in 3 of 3 monitor samples)',
+    );
+    const stable = evidence({ history: [past(NOW - 60_000, net()), past(NOW - 30_000, net())] });
+    expect(diagnose(stable).causes.some((c) => c.id === 'redis-network')).toBe(false);
   });
 });
 
