@@ -42,6 +42,38 @@ export interface ArchiveManifest {
 
 export const MANIFEST = 'manifest.json';
 
+/** Records per chunk file, unless a purge is told otherwise. */
+export const CHUNK_RECORDS = 10_000;
+
+/**
+ * About how many bytes the manifest of an archive of `files` chunk files takes: one written the
+ * way {@link writeManifest} writes it, with placeholders as long as the real values.
+ */
+export function manifestBytesFor(files: number): number {
+  const at = new Date(0).toISOString();
+  const manifest: ArchiveManifest = {
+    version: 1,
+    purgeId: 'r-0000000000000000',
+    system: 'system',
+    type: 'bullmq',
+    queue: 'queue-name',
+    states: ['waiting'],
+    createdAt: at,
+    finishedAt: at,
+    files: Array.from({ length: files }, (_, i) => ({
+      name: chunkName(i + 1),
+      records: CHUNK_RECORDS,
+      purged: CHUNK_RECORDS,
+      skipped: [],
+      sha256: '0'.repeat(64),
+      bytes: 1_000_000,
+    })),
+    counts: { archived: files * CHUNK_RECORDS, purged: files * CHUNK_RECORDS, skipped: 0 },
+    meta: { prefix: 'bull' },
+  };
+  return `${JSON.stringify(manifest, null, 2)}\n`.length;
+}
+
 /** `chunk-000001.jsonl.gz`: sortable, so the order jobs were archived in is the file order. */
 export function chunkName(seq: number): string {
   return `chunk-${String(seq).padStart(6, '0')}.jsonl.gz`;

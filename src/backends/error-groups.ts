@@ -27,8 +27,11 @@ const HEX_PREFIXED = /\b0x[0-9a-f]+\b/gi;
 const HEX_RUN = /\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b/gi;
 /** Push tokens, API keys, base64: 20 or more characters of one word, with letters and digits. */
 const TOKEN = /(?<![\w:.-])(?=[\w:.-]*[0-9])(?=[\w:.-]*[a-z])[A-Za-z0-9_][\w:.-]{18,}[A-Za-z0-9_=]=*/gi;
-/** A short id: letters and digits mixed in three or more runs of digits (`r7f3a9`, `a1b2c3`). */
-const MIXED_ID = /\b(?=(?:[a-z_-]*[0-9]+){3})[a-z0-9_-]{5,}\b/gi;
+/**
+ * A short id: letters and digits mixed in three or more runs of digits (`r7f3a9`, `a1b2c3`). A
+ * letter is required: a plain number of five digits is a number (`<n>`), like one of four.
+ */
+const MIXED_ID = /\b(?=[0-9_-]*[a-z])(?=(?:[a-z_-]*[0-9]+){3})[a-z0-9_-]{5,}\b/gi;
 /** An HTTP status kept as it is: `status 429`, `HTTP 500` … */
 const STATUS_AFTER_WORD = /\b((?:http|status|code|statuscode)[\s:=]*)([1-5][0-9]{2})\b/gi;
 /** … or `503 Unavailable`, `429 Too Many Requests` (a status and its reason phrase). */

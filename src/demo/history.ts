@@ -25,17 +25,39 @@ function fill(at: number, options: BackfillOptions): number {
   return Math.min(1, 0.05 + 0.95 * through + 0.02 * Math.sin(at / 420_000));
 }
 
-function pastQueue(q: QueueSample, at: number, options: BackfillOptions): QueueSample {
+const oneDecimal = (n: number) => Math.round(n * 10) / 10;
+
+/**
+ * The rates at `at`, from the back-filled depths rather than copied from today (which drew
+ * today's 152 failed/min flat across three hours): failed per minute is how much the failed set
+ * grew since the sample before; done per minute follows how busy the queue was, today's at the
+ * peak of the backlog and less while it was calm, with the same small unevenness as the depths.
+ */
+function pastRates(q: QueueSample, at: number, options: BackfillOptions) {
+  const failedThen = (t: number) => Math.round(q.failed * fill(t, options));
+  const grew = Math.max(0, failedThen(at) - failedThen(at - options.stepMs));
+  const busy = 0.4 + 0.6 * fill(at, options) + 0.08 * Math.sin(at / 300_000);
+  return {
+    ...(q.failedPerMinute !== undefined
+      ? { failedPerMinute: oneDecimal(grew / (options.stepMs / 60_000)) }
+      : {}),
+    ...(q.throughput !== undefined ? { throughput: oneDecimal(Math.max(0, q.throughput * busy)) } : {}),
+  };
+}
+
+/** One queue as it was at `at`: its depths a fraction of today's, its rates derived from them. */
+export function pastQueue(q: QueueSample, at: number, options: BackfillOptions): QueueSample {
   const f = fill(at, options);
   const ago = (options.now - at) / 1000;
   const oldest = q.oldestWaitingSeconds === null ? null : q.oldestWaitingSeconds - ago;
-  const { failedNew: _new, head, ...rest } = q;
+  const { failedNew: _new, head, throughput: _done, failedPerMinute: _failing, ...rest } = q;
   const backlogStart = options.now - options.rampMinutes * 60_000;
   return {
     ...rest,
     waiting: Math.round(q.waiting * f),
     delayed: Math.round(q.delayed * f),
     failed: Math.round(q.failed * f),
+    ...pastRates(q, at, options),
     oldestWaitingSeconds: oldest !== null && oldest > 0 ? Math.round(oldest) : null,
     // A Celery head message has sat there since the backlog began (Celery messages carry no time).
     ...(head && at >= backlogStart ? { head: { id: head.id, firstSeen: backlogStart } } : {}),

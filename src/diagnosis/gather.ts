@@ -178,7 +178,6 @@ async function readHistory(deps: GatherDeps, system: string, now: number): Promi
     }
     const mine = sample.systems.find((s) => s.name === system);
     if (!mine) return [];
-    const network = (mine as { network?: Record<string, unknown> }).network;
     const past: Past = {
       at: sample.at,
       ok: mine.ok,
@@ -197,24 +196,10 @@ async function readHistory(deps: GatherDeps, system: string, now: number): Promi
           },
         ]),
       ),
-      ...(network ? { network: networkOf(network) } : {}),
+      ...(mine.network ? { network: mine.network } : {}),
     };
     return [past];
   });
-}
-
-/** Whatever network figures a sample holds (the monitor's detectors), read defensively. */
-function networkOf(raw: Record<string, unknown>): NonNullable<Past['network']> {
-  const num = (...keys: string[]) => {
-    for (const key of keys) if (typeof raw[key] === 'number') return raw[key] as number;
-    return undefined;
-  };
-  const out: NonNullable<Past['network']> = {};
-  const p95 = num('rttP95Ms', 'pingP95Ms');
-  const max = num('rttMaxMs', 'pingMaxMs');
-  if (p95 !== undefined) out.rttP95Ms = p95;
-  if (max !== undefined) out.rttMaxMs = max;
-  return out;
 }
 
 /** Who paused each queue and when, from the newest audit entries (`action.pause` done). */
@@ -263,12 +248,11 @@ async function readFailures(
   );
   return read.flatMap((sample: DlqSample | null) => {
     if (!sample) return [];
-    const errors = sample.jobs.map((j) => ({ error: j.error, count: 1 }));
     return [
       {
         queue: sample.queue,
         groupedOver: sample.jobs.length,
-        groups: groupFailures(errors).slice(0, 5),
+        groups: groupFailures(sample.jobs.map((j) => j.error)),
         maxAttempts: Math.max(0, ...sample.jobs.map((j) => j.attempts)),
       },
     ];

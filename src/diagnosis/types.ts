@@ -1,4 +1,5 @@
 import type { SystemType } from '../backends/queue-backend.js';
+import type { NetworkSample } from '../escalation/samples.js';
 
 /**
  * The diagnosis' data: what the evidence gatherer (`gather.ts`) read, and what the causes
@@ -113,10 +114,11 @@ export interface Past {
   workers: string[] | null;
   queues: Map<string, QueueThen>;
   /**
-   * The network figures of that tick when the monitor keeps them (PING round trips in ms,
-   * connection churn); absent from samples that do not.
+   * The monitor's reading of the link to Redis that tick (`escalation/network.ts`: PING round
+   * trips, connection churn, young connections, workers back, silent consumers, the signals that
+   * held); absent from samples that could not read it and older ones.
    */
-  network?: { rttP95Ms?: number; rttMaxMs?: number; connectionsReceived?: number; youngWorkers?: number };
+  network?: NetworkSample;
 }
 
 export interface WorkerNow {
@@ -160,7 +162,7 @@ export interface RedisNow {
   roundTripMs: number;
 }
 
-/** A failure group of a queue's newest failures, its error as the normalizer put it. */
+/** A failure group of a queue's newest failures, its error as `backends/error-groups.ts` put it. */
 export interface FailureGroup {
   error: string;
   /** What the error says about the dependency: timeout, 429, 503, … (`error-kind.ts`). */

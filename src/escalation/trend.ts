@@ -334,6 +334,64 @@ export function placeBandLabels(
   return places;
 }
 
+/** A threshold more than this many times the highest value on its axis is far: named in the legend, not drawn. */
+export const FAR_THRESHOLD_FACTOR = 3;
+
+/** The highest value drawn on the axis of `state` (depths share one axis, rates the other). */
+function highestOnAxis(points: readonly TrendPoint[], state: TrendState): number {
+  const axis = TREND_STATES.filter((s) => isRate(s) === isRate(state));
+  return Math.max(0, ...points.flatMap((p) => axis.map((s) => p.values[s] ?? 0)));
+}
+
+/**
+ * The thresholds drawn as lines on their axis, and the far ones (more than
+ * {@link FAR_THRESHOLD_FACTOR} × the highest value on that axis): stretching the axis to those
+ * would flatten the data along its bottom (a queue of 8,545 under a 100,000 threshold), so they
+ * are named in the legend instead. Pure.
+ */
+export function splitThresholds(data: Pick<TrendData, 'points' | 'thresholds'>): {
+  near: TrendThreshold[];
+  far: TrendThreshold[];
+} {
+  const near: TrendThreshold[] = [];
+  const far: TrendThreshold[] = [];
+  for (const t of data.thresholds)
+    (t.value > FAR_THRESHOLD_FACTOR * highestOnAxis(data.points, t.state) ? far : near).push(t);
+  return { near, far };
+}
+
+/** Label positions along a threshold line, taken in turn by lines close enough for their labels to meet. */
+const THRESHOLD_LABEL_POSITIONS = ['insideEndTop', 'insideMiddleTop', 'insideStartTop'] as const;
+/** Two thresholds on one axis closer than this share of its range would write their labels over each other. */
+const THRESHOLD_LABEL_GAP = 0.08;
+
+/**
+ * Where each threshold's label sits along its line: at the end, unless a threshold just below it
+ * on the same axis has its label there, then the middle, then the start. Pure; by index of `near`.
+ */
+export function placeThresholdLabels(
+  near: readonly TrendThreshold[],
+  points: readonly TrendPoint[],
+): (typeof THRESHOLD_LABEL_POSITIONS)[number][] {
+  const places: (typeof THRESHOLD_LABEL_POSITIONS)[number][] = new Array(near.length);
+  for (const rate of [false, true]) {
+    const onAxis = near.map((t, i) => ({ t, i })).filter(({ t }) => isRate(t.state) === rate);
+    const range = Math.max(
+      1e-9,
+      ...onAxis.map(({ t }) => t.value),
+      ...points.flatMap((p) => TREND_STATES.filter((s) => isRate(s) === rate).map((s) => p.values[s] ?? 0)),
+    );
+    onAxis.sort((a, b) => a.t.value - b.t.value);
+    let turn = 0;
+    onAxis.forEach(({ t, i }, k) => {
+      const below = onAxis[k - 1];
+      turn = below && (t.value - below.t.value) / range < THRESHOLD_LABEL_GAP ? turn + 1 : 0;
+      places[i] = THRESHOLD_LABEL_POSITIONS[turn % THRESHOLD_LABEL_POSITIONS.length]!;
+    });
+  }
+  return places;
+}
+
 export interface ChartLabels {
   title: string;
   states: Record<TrendState, string>;
@@ -368,15 +426,22 @@ export function trendOption(
   const withRate = drawn.some(isRate);
   const grid = withRate ? { ...CHART_GRID, right: 64 } : CHART_GRID;
   const places = placeBandLabels(bands, data.from, data.to, size.width - grid.left - grid.right);
+  const { near, far } = splitThresholds(data);
+  const labelAt = placeThresholdLabels(near, data.points);
+  const thresholdName = (t: TrendThreshold) =>
+    labels.threshold(t.rule, (isRate(t.state) ? labels.rate : labels.count)(t.value));
   const series = drawn.map((state) => {
-    const value = isRate(state) ? labels.rate : labels.count;
-    const lines = data.thresholds
-      .filter((t) => t.state === state)
-      .map((t) => ({
-        yAxis: t.value,
-        name: labels.threshold(t.rule, value(t.value)),
-        label: { formatter: labels.threshold(t.rule, value(t.value)), position: 'insideEndTop' },
-      }));
+    const lines = near.flatMap((t, i) =>
+      t.state === state
+        ? [
+            {
+              yAxis: t.value,
+              name: thresholdName(t),
+              label: { formatter: thresholdName(t), position: labelAt[i] },
+            },
+          ]
+        : [],
+    );
     const isFirst = state === TREND_STATES[0];
     return {
       name: labels.states[state],
@@ -421,20 +486,32 @@ export function trendOption(
         : {}),
     };
   });
-  const depths = TREND_STATES.filter((s) => !isRate(s));
-  const highest = Math.max(0, ...data.points.flatMap((p) => depths.map((s) => p.values[s] ?? 0)));
-  const top = Math.max(0, ...data.thresholds.filter((t) => !isRate(t.state)).map((t) => t.value));
-  const axisMax = top > highest ? Math.ceil(top * 1.1) : undefined;
+  // A far threshold is a legend entry of its own: a dashed line in its state's colour, no data.
+  const farSeries = far.map((t) => ({
+    name: thresholdName(t),
+    type: 'line',
+    ...(isRate(t.state) && withRate ? { yAxisIndex: 1 } : {}),
+    data: [],
+    lineStyle: { type: 'dashed', width: 2, color: STATE_COLOURS[t.state] },
+    itemStyle: { color: STATE_COLOURS[t.state] },
+  }));
+  // A near threshold above every value would sit off the chart: its axis reaches it.
+  const axisMax = (rate: boolean) => {
+    const state = TREND_STATES.find((s) => isRate(s) === rate)!;
+    const top = Math.max(0, ...near.filter((t) => isRate(t.state) === rate).map((t) => t.value));
+    return top > highestOnAxis(data.points, state) ? { max: rate ? top * 1.1 : Math.ceil(top * 1.1) } : {};
+  };
   const depthAxis = {
     type: 'value',
     min: 0,
     minInterval: 1,
     axisLabel: { formatter: (value: number) => labels.count(value) },
-    ...(axisMax === undefined ? {} : { max: axisMax }),
+    ...axisMax(false),
   };
   const rateAxis = {
     type: 'value',
     min: 0,
+    ...axisMax(true),
     // Its name along the axis, not above it, where the legend is.
     name: labels.rateAxis,
     nameLocation: 'middle',
@@ -449,11 +526,14 @@ export function trendOption(
     backgroundColor: '#ffffff',
     textStyle: { fontFamily: 'DejaVu Sans, Liberation Sans, Arial, sans-serif' },
     title: { text: labels.title, left: 12, top: 8, textStyle: { fontSize: 15 } },
-    legend: { top: 10, right: 12, data: drawn.map((s) => labels.states[s]) },
+    legend: {
+      top: 10,
+      right: 12,
+      data: [...drawn.map((s) => labels.states[s]), ...farSeries.map((f) => f.name)],
+    },
     grid,
     xAxis: { type: 'time', min: data.from, max: data.to, splitLine: { show: false } },
-    // A threshold above every value would sit off the chart: the axis reaches it.
     yAxis: withRate ? [depthAxis, rateAxis] : depthAxis,
-    series,
+    series: [...series, ...farSeries],
   };
 }

@@ -1,5 +1,6 @@
 import {
   type ArchiveManifest,
+  CHUNK_RECORDS,
   compressChunk,
   listChunkFiles,
   readChunk,
@@ -107,7 +108,7 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const now = deps.now ?? (() => new Date());
   const readBatch = deps.readBatch ?? purger.batch?.read ?? 500;
   const deleteBatch = deps.deleteBatch ?? purger.batch?.delete ?? 1000;
-  const chunkSize = deps.chunkSize ?? 10_000;
+  const chunkSize = deps.chunkSize ?? CHUNK_RECORDS;
   const path = purge.archivePath;
 
   let resolved = 0;

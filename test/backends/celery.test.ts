@@ -14,6 +14,7 @@ import {
   redisDbUrl,
   startCeleryWorker,
 } from '../helpers/celery-worker.js';
+import { redisMonitor } from '../helpers/redis-monitor.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 // This file owns Redis DBs 5 (broker and results, one shared worker) and 9 (global_keyprefix).
@@ -232,7 +233,7 @@ describe('celery backend, failures from the result backend', () => {
     const zeus = backend();
     const before = (await zeus.status([queue])).queues[0]!.failed;
 
-    const monitor = await new Redis(brokerUrl).monitor();
+    const { monitor, close: closeMonitor } = await redisMonitor(brokerUrl);
     const scans: string[] = [];
     monitor.on('monitor', (_time: string, args: string[], _source: string, database: string) => {
       if (Number(database) === DB && String(args[0]).toLowerCase() === 'scan') scans.push(args.join(' '));
@@ -247,7 +248,7 @@ describe('celery backend, failures from the result backend', () => {
       expect((await zeus.dlq(queue, 1)).jobs[0]?.error).toBe('ValueError: late failure');
       expect(scans.filter((s) => s.includes('celery-task-meta'))).toEqual([]);
     } finally {
-      monitor.disconnect();
+      closeMonitor();
     }
   });
 });

@@ -17,6 +17,7 @@ describe('normalizeError: one group per error, whatever varies from one failure 
     ['bad token dXk3Yz1abcDEF123:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx', 'bad token <token>'],
     ['pointer 0xdeadbeef', 'pointer <hex>'],
     ['order r7f3a9 missing', 'order <id> missing'],
+    ['timed out after 10000 ms (token 12345)', 'timed out after <n> ms (token <n>)'],
     ['HTTP 404 at item 404', 'HTTP 404 at item <n>'],
     ['base64 decode failed on utf8 input', 'base64 decode failed on utf8 input'],
     ['  timeout  \n  at Worker.run (worker.js:12:3)', 'timeout'],

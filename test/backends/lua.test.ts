@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execWithScripts, luaScript, runScript } from '../../src/backends/lua.js';
 import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { redisMonitor } from '../helpers/redis-monitor.js';
 
 const BUMP = luaScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`);
 
@@ -22,7 +23,7 @@ describe('the one way queue-ops runs Lua: EVALSHA, and by body only what the ser
 
   /** The commands the server received while `fn` ran, by name (MONITOR on its own connection). */
   async function commandsDuring(fn: () => Promise<unknown>): Promise<string[]> {
-    const watcher = await new Redis(server.url).monitor();
+    const { monitor: watcher, close: closeMonitor } = await redisMonitor(server.url);
     monitor = [];
     watcher.on('monitor', (_time: string, args: string[]) => monitor.push(String(args[0]).toUpperCase()));
     try {
@@ -31,7 +32,7 @@ describe('the one way queue-ops runs Lua: EVALSHA, and by body only what the ser
       await new Promise((r) => setTimeout(r, 50));
       return monitor.filter((c) => c !== 'PING');
     } finally {
-      watcher.disconnect();
+      closeMonitor();
     }
   }
 

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoPlan } from '../../src/demo/plan.js';
@@ -21,6 +23,13 @@ function answer(output: string, command: string): string {
   const rest = output.slice(start + command.length + 3);
   const next = rest.indexOf('\n> ');
   return next === -1 ? rest : rest.slice(0, next);
+}
+
+/** The sample `status` in README: the text block after "What `/queue status` answers". */
+function readmeStatusSample(): string {
+  const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  const from = readme.indexOf('```text\n', readme.indexOf('What `/queue status` answers'));
+  return readme.slice(from + 8, readme.indexOf('```', from + 8));
 }
 
 describe('npm run demo, non-interactive', () => {
@@ -69,6 +78,23 @@ describe('npm run demo, non-interactive', () => {
     ]);
     expect(row(status, 'dispatch-ios').join(' ')).toContain('no workers');
     expect(row(status, 'maintenance').join(' ')).toContain('paused');
+
+    // README's sample is what `npm run demo` (the full seed) prints: the same columns as this
+    // answer, and the full plan's numbers where no worker moves them.
+    const sample = readmeStatusSample();
+    const headers = (text: string) => text.split('\n').filter((l) => l.startsWith('queue '));
+    expect(headers(sample)).toEqual(headers(status));
+    const full = demoPlan('full').pushizo.queues.find((q) => q.name === 'dispatch-ios')!;
+    expect(row(sample, 'dispatch-ios').slice(0, 6)).toEqual(
+      [
+        'dispatch-ios',
+        full.waiting + full.prioritized,
+        0,
+        full.delayed,
+        full.prioritized,
+        full.failures.reduce((n, f) => n + f.count, 0),
+      ].map((v) => (typeof v === 'number' ? v.toLocaleString('en-US') : v)),
+    );
 
     const dlq = answer(stdout, '/queue dlq pushizo/dispatch-ios');
     expect(dlq).toContain('APNs 429 TooManyRequests');

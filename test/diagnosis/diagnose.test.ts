@@ -1,12 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { groupErrors } from '../../src/backends/error-groups.js';
 import { whyMessage } from '../../src/diagnosis/blocks.js';
 import { diagnose } from '../../src/diagnosis/engine.js';
-import { errorKind, groupFailures, normalizeError } from '../../src/diagnosis/error-kind.js';
+import { errorKind, groupFailures } from '../../src/diagnosis/error-kind.js';
 import { noteCause, notesAgainst } from '../../src/diagnosis/notes.js';
 import { CAUSE_IDS, type Evidence, type QueueNow } from '../../src/diagnosis/types.js';
 import { evidenceText } from '../../src/diagnosis/words.js';
+import type { NetworkSample } from '../../src/escalation/samples.js';
 import { messages } from '../../src/i18n/index.js';
 
 const NOW = Date.parse('2026-03-01T03:20:00Z');
@@ -158,6 +160,66 @@ describe('diagnose: the verdict follows the checks', () => {
   });
 });
 
+describe("redis-network reads the monitor's network samples (SystemSample.network)", () => {
+  const net = (more: Partial<NetworkSample> = {}): NetworkSample => ({
+    rttP50Ms: 1,
+    rttP95Ms: 2,
+    rttMaxMs: 3,
+    pings: 3,
+    received: 100,
+    rejected: 0,
+    clients: 6,
+    others: 4,
+    signals: [],
+    ...more,
+  });
+  const past = (at: number, network: NetworkSample) => ({
+    at,
+    ok: true,
+    workers: [],
+    queues: new Map(),
+    network,
+  });
+
+  it("workers reconnecting and coming back in several samples are a strong cause, with the monitor's figures", () => {
+    const dropping = net({ reconnects: 4, young: 4, oldestOtherSeconds: 2, signals: ['reconnects'] });
+    const e = evidence({
+      history: [
+        past(NOW - 240_000, net()),
+        past(NOW - 180_000, dropping),
+        past(NOW - 120_000, { ...dropping, returned: 1, signals: ['reconnects', 'returned'] }),
+        past(NOW - 60_000, dropping),
+      ],
+      escalateTo: ['U0LEAD'],
+    });
+    const found = diagnose(e).causes.find((c) => c.id === 'redis-network')!;
+    expect(found.confidence).toBe('strong');
+    expect(found.fixes).toEqual([]);
+    expect(found.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain'))).toEqual([
+      '12 worker connections replaced ones that dropped, in 3 of 4 monitor samples of the last 15 min (newest: 4 of 4 connections new since the sample before)',
+      'workers dropped out of the worker list and came back under the same name 1 times in the last 15 min',
+      'the oldest worker connection now is 2s old',
+      'call U0LEAD',
+    ]);
+    const tr = found.evidence.map((l) => evidenceText(l, NOW, 'tr', 'plain'));
+    expect(tr[0]).toContain('12 worker bağlantısı');
+  });
+
+  it('slow PINGs and silent consumers alone only suggest it; a stable link finds nothing', () => {
+    const slow = net({ rttP50Ms: 300, rttP95Ms: 420, rttMaxMs: 500, signals: ['rtt'] });
+    const e = evidence({
+      history: [past(NOW - 120_000, slow), past(NOW - 60_000, slow), past(NOW - 30_000, slow)],
+    });
+    const found = diagnose(e).causes.find((c) => c.id === 'redis-network')!;
+    expect(found.confidence).toBe('possible');
+    expect(evidenceText(found.evidence[0]!, NOW, 'en', 'plain')).toBe(
+      'round trips to Redis reach 420 ms (above 250 ms in 3 of 3 monitor samples)',
+    );
+    const stable = evidence({ history: [past(NOW - 60_000, net()), past(NOW - 30_000, net())] });
+    expect(diagnose(stable).causes.some((c) => c.id === 'redis-network')).toBe(false);
+  });
+});
+
 describe('the runbook notes against the live evidence', () => {
   it('reads the cause a note names, in the runbooks’ Turkish too', () => {
     expect(noteCause('büyük kampanya, sağlayıcı yavaş/rate limit (`delayed` artar)')).toBe('slow-dependency');
@@ -179,19 +241,44 @@ describe('the runbook notes against the live evidence', () => {
   });
 });
 
-describe('error groups for slow-dependency (the stand-in normalizer)', () => {
+describe("error groups for slow-dependency are dlq's error groups (one normalizer)", () => {
   it('puts failures that differ only in numbers, ids and tokens in one group, and reads what they say', () => {
     const groups = groupFailures([
-      { error: 'FCM 503 Unavailable (token 17)', count: 1 },
-      { error: 'FCM 503 Unavailable (token 18)', count: 1 },
-      { error: 'POST https://hooks.example.com/a/b/123 timed out after 10000 ms', count: 2 },
+      'FCM 503 Unavailable (token 17)',
+      'FCM 503 Unavailable (token 18)',
+      'POST https://hooks.example.com/a/b/123 timed out after 10000 ms',
+      'POST https://hooks.example.com/a/b/124 timed out after 10000 ms',
     ]);
     expect(groups).toEqual([
-      { error: normalizeError('FCM 503 Unavailable (token 17)'), count: 2, kind: 'unavailable' },
+      { error: 'FCM 503 Unavailable (token <n>)', count: 2, kind: 'unavailable' },
       { error: 'POST https://hooks.example.com/<path> timed out after <n> ms', count: 2, kind: 'timeout' },
     ]);
     expect(errorKind('HTTP 429 Too Many Requests')).toBe('rate-limited');
     expect(errorKind('job stalled more than allowable limit')).toBe('stalled');
+  });
+
+  it('groups exactly as dlq does, so request ids do not split a timeout into groups of one', () => {
+    const errors = Array.from(
+      { length: 12 },
+      (_, i) => `upstream request ${(0x9f3a1c20 + i).toString(16)} timed out`,
+    );
+    const groups = groupFailures(errors);
+    expect(groups.map(({ error, count }) => ({ error, count }))).toEqual(
+      groupErrors(errors).map(({ error, count }) => ({ error, count })),
+    );
+    expect(groups).toEqual([{ error: 'upstream request <hex> timed out', count: 12, kind: 'timeout' }]);
+    const d = diagnose(
+      evidence({
+        type: 'bullmq',
+        queues: [queue('webhooks', { failed: 12, failedPerMinute: 3 })],
+        failures: [{ queue: 'webhooks', groupedOver: 12, groups, maxAttempts: 3 }],
+      }),
+    );
+    const slow = d.causes.find((c) => c.id === 'slow-dependency');
+    expect(slow?.confidence).toBe('strong');
+    expect(slow!.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain')).join('\n')).toContain(
+      'upstream request <hex> timed out',
+    );
   });
 });
 

@@ -178,10 +178,11 @@ describe('trend chart', () => {
     const d = data();
     const big: TrendData = { ...d, thresholds: d.thresholds.map((t) => ({ ...t, value: 30_000 })) };
     const option = trendOption(big, { ...labels, count: (n) => formatNumber(n, 'tr') }) as {
-      series: { markLine?: { data: { name: string }[] } }[];
+      legend: { data: string[] };
       yAxis: { axisLabel: { formatter: (n: number) => string } };
     };
-    const names = option.series.flatMap((x) => x.markLine?.data.map((l) => l.name) ?? []);
+    // 30.000 over a queue of 140 is far: named in the legend.
+    const names = option.legend.data.filter((name) => /^(backlog|failures) /.test(name));
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) expect(name).toMatch(/ 30\.000$/);
     expect(option.yAxis.axisLabel.formatter(70_000)).toBe('70.000');
@@ -301,3 +302,50 @@ const labels = {
   count: (n: number) => formatNumber(n, 'en'),
   rate: (n: number) => formatRate(n, 'en'),
 };
+
+describe('thresholds on the chart', () => {
+  type Option = {
+    legend: { data: string[] };
+    yAxis: { max?: number } | { max?: number }[];
+    series: { name: string; markLine?: { data: { name: string; label: { position: string } }[] } }[];
+  };
+  const option = (d: TrendData) => trendOption(d, labels) as Option;
+  const drawnLines = (o: Option) => o.series.flatMap((x) => x.markLine?.data ?? []);
+  const depthAxis = (o: Option) => (Array.isArray(o.yAxis) ? o.yAxis[0]! : o.yAxis);
+
+  it('a threshold far above the data (a queue of 140 under 100,000) is named in the legend, and the axis stays on the data', () => {
+    const d = data();
+    const far: TrendData = {
+      ...d,
+      thresholds: [...d.thresholds, { rule: 'flood', state: 'waiting', comparator: 'above', value: 100_000 }],
+    };
+    const o = option(far);
+    expect(o.legend.data).toContain('flood 100,000');
+    expect(drawnLines(o).map((l) => l.name)).not.toContain('flood 100,000');
+    expect(depthAxis(o).max).toBeUndefined();
+    // A near one above the data still stretches the axis to itself, drawn.
+    const near: TrendData = {
+      ...d,
+      thresholds: [{ rule: 'backlog', state: 'waiting', comparator: 'above', value: 300 }],
+    };
+    expect(depthAxis(option(near)).max).toBe(330);
+    expect(drawnLines(option(near)).map((l) => l.name)).toEqual(['backlog 300']);
+  });
+
+  it('thresholds close together put their labels at different places along their lines', () => {
+    const d = data();
+    const close: TrendData = {
+      ...d,
+      thresholds: [
+        { rule: 'backlog', state: 'waiting', comparator: 'above', value: 100 },
+        { rule: 'backlog-high', state: 'waiting', comparator: 'above', value: 104 },
+        { rule: 'delayed', state: 'delayed', comparator: 'above', value: 102 },
+        { rule: 'apart', state: 'waiting', comparator: 'above', value: 40 },
+      ],
+    };
+    const lines = drawnLines(option(close));
+    const at = Object.fromEntries(lines.map((l) => [l.name.split(' ')[0], l.label.position]));
+    expect(new Set([at.backlog, at['backlog-high'], at.delayed]).size).toBe(3);
+    expect(at.apart).toBe('insideEndTop');
+  });
+});

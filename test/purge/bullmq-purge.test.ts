@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +42,18 @@ async function snapshot(redis: Redis, base: string) {
       logs: await redis.lrange(`${base}${id}:logs`, 0, -1),
     };
   return { lists, jobs };
+}
+
+/** The archive size a purge preview says ("about 5.6 kB", "about 1.2 MB"), in bytes. */
+function bytesSaid(preview: string): number {
+  const [, value, unit] = /about ([\d.]+) (kB|MB)/.exec(preview) ?? [];
+  expect(value, preview).toBeDefined();
+  return Number(value) * (unit === 'MB' ? 1_000_000 : 1000);
+}
+
+/** Bytes of every file of an archive directory, as it lies on disk. */
+function archiveBytes(dir: string): number {
+  return readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 }
 
 /** One BullMQ queue of a test's own (`hs/events`), and a config in which Bob and Erin purge it. */
@@ -110,6 +122,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
     const fx = useQueue(major, lib, 'describe');
     let before: Awaited<ReturnType<typeof snapshot>>;
     let pending: RequestJson;
+    let estimated = 0;
 
     it('asks for approval with a preview of how many jobs are archived where, never their data', async () => {
       const { redis, base, as } = fx;
@@ -124,6 +137,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       expect(pending.preview).toContain('308 jobs will be archived');
       expect(pending.preview).toContain(join(archiveDirOf(fx.tmp.dir), pending.id));
       expect(pending.preview).not.toContain('tok');
+      estimated = bytesSaid(pending.preview);
     }, 60_000);
 
     it('purges every state into the archive once approved', async () => {
@@ -147,6 +161,10 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
       });
       expect(await redis.exists(`${base}custom-1`, `${base}custom-1:logs`)).toBe(0);
       expect(readdirSync(done.result!.archivePath as string)).toContain('manifest.json');
+      // The preview's "about … kB" is the archive as written (chunks and manifest), within a sane factor.
+      const written = archiveBytes(done.result!.archivePath as string);
+      expect(estimated / written, `estimated ${estimated} B, written ${written} B`).toBeGreaterThan(0.6);
+      expect(estimated / written, `estimated ${estimated} B, written ${written} B`).toBeLessThan(1.6);
     }, 60_000);
 
     it('undo brings back the exact keys', async () => {

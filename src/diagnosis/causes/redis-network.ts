@@ -1,121 +1,119 @@
+import { SLOW_RTT_MS } from '../../escalation/network.js';
+import type { NetworkSample } from '../../escalation/samples.js';
 import type { Evidence, EvidenceLine, Outcome } from '../types.js';
-import { line, whoToCall } from './common.js';
+import { line, sum, whoToCall } from './common.js';
 
 /** The window failed samples are counted in (k of n), as the `redis-network` rule's `within`. */
 const WINDOW_MS = 15 * 60_000;
-/** A round trip above this (ms) is slow for a Redis next to its workers. */
-const SLOW_RTT_MS = 100;
 /** A worker connection younger than this, on a Redis up much longer, reconnected. */
 const YOUNG_SECONDS = 60;
-
-/** Connections a worker reconnects this many times in the window (new addresses, same name) are unstable. */
-const RECONNECTS = 3;
-
+/** Samples unreadable or showing the link drop (k of the window's n) that make the cause strong. */
+const UNSTABLE_SAMPLES = 3;
 /**
- * Workers whose connection came back under a new address again and again (BullMQ: CLIENT LIST's
- * `addr` in the samples and now), most reconnects first. A process crashing would do the same for
- * one worker; the network does it to all of them.
+ * The monitor's signals that only a link dropping connections gives: connections refused, ones
+ * replaced as they leave, workers gone from `ping` and back. A slow PING or a silent consumer
+ * alone has other causes (a loaded Redis, stuck tasks), so those two support, never decide.
  */
-function reconnects(e: Evidence, recent: Evidence['history']): { name: string; times: number }[] {
-  // Each sample's addresses by worker name, then now's: a worker holds several connections at
-  // once (BullMQ's blocking one beside the other), so only addresses new since the read before count.
-  const reads: Map<string, Set<string>>[] = recent.map((past) => {
-    const byName = new Map<string, Set<string>>();
-    for (const identity of past.workers ?? []) {
-      const bar = identity.indexOf('|');
-      if (bar <= 0) continue;
-      const name = identity.slice(0, bar);
-      if (!byName.has(name)) byName.set(name, new Set());
-      byName.get(name)!.add(identity.slice(bar + 1));
-    }
-    return byName;
-  });
-  const current = new Map<string, Set<string>>();
-  for (const w of e.workers ?? []) {
-    if (!w.address) continue;
-    if (!current.has(w.name)) current.set(w.name, new Set());
-    current.get(w.name)!.add(w.address);
+const LINK_SIGNALS = new Set(['rejected', 'reconnects', 'returned']);
+
+/** The newest of `items` that has `pick`'s answer (ES2022 has no `findLast`). */
+function newestWith<T, R>(items: readonly T[], pick: (item: T) => R | undefined): R | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const found = pick(items[i]!);
+    if (found !== undefined) return found;
   }
-  reads.push(current);
-  const times = new Map<string, number>();
-  for (let i = 1; i < reads.length; i++)
-    for (const [name, addresses] of reads[i]!) {
-      const before = reads[i - 1]!.get(name);
-      if (!before) continue;
-      const fresh = [...addresses].filter((a) => !before.has(a)).length;
-      times.set(name, (times.get(name) ?? 0) + fresh);
-    }
-  const here = new Set((e.workers ?? []).map((w) => w.name));
-  return [...times]
-    .map(([name, n]) => ({ name, times: n }))
-    .filter((w) => here.has(w.name) && w.times >= RECONNECTS)
-    .sort((a, b) => b.times - a.times || a.name.localeCompare(b.name));
+  return undefined;
+}
+
+const held = (n: NetworkSample | undefined, signals: ReadonlySet<string>) =>
+  n?.signals.some((s) => signals.has(s)) ?? false;
+
+/** The monitor's network readings of the window as evidence lines, and how many samples showed the link drop. */
+function sampledLink(
+  recent: Evidence['history'],
+  minutes: number,
+): { lines: EvidenceLine[]; dropped: number } {
+  const nets = recent.flatMap((p) => (p.network ? [p.network] : []));
+  const lines: EvidenceLine[] = [];
+  const dropped = nets.filter((n) => held(n, LINK_SIGNALS)).length;
+  const reconnects = sum(nets.map((n) => n.reconnects ?? 0));
+  if (reconnects > 0) {
+    const newest = newestWith(nets, (n) =>
+      n.young !== undefined && n.others !== undefined ? { young: n.young, others: n.others } : undefined,
+    );
+    lines.push(
+      line('reconnects', {
+        count: reconnects,
+        samples: nets.filter((n) => n.signals.includes('reconnects')).length,
+        of: nets.length,
+        minutes,
+        ...(newest && newest.young > 0 ? newest : {}),
+      }),
+    );
+  }
+  const returned = sum(nets.map((n) => n.returned ?? 0));
+  if (returned > 0) lines.push(line('workersReturned', { count: returned, minutes }));
+  const rejected = sum(nets.map((n) => n.rejectedDelta ?? 0));
+  if (rejected > 0) lines.push(line('connectionsRejected', { count: rejected, minutes }));
+  const oldest = newestWith(nets, (n) => n.oldestOtherSeconds);
+  if (lines.length > 0 && oldest !== undefined) lines.push(line('oldestConnection', { ageSeconds: oldest }));
+  const slow = nets.filter((n) => n.signals.includes('rtt'));
+  if (slow.length > 0)
+    lines.push(
+      line('slowRoundTrip', {
+        ms: Math.round(Math.max(...slow.map((n) => n.rttP95Ms))),
+        samples: slow.length,
+        of: nets.length,
+        threshold: SLOW_RTT_MS,
+      }),
+    );
+  const silent = newestWith(nets, (n) => (n.signals.includes('silent') ? n : undefined));
+  if (silent?.silent)
+    lines.push(
+      line('silentConsumers', {
+        count: silent.silent,
+        queues: (silent.silentQueues ?? []).slice(0, 3).join(', '),
+      }),
+    );
+  return { lines, dropped };
 }
 
 /**
- * Zeus 6 "Redis'e bağlantı kararsız": reads of this Redis that failed between ones that worked (k
- * of n in the window, not only a run), slow round trips where the samples keep them, and worker
- * connections that stay young on a Redis that has been up far longer. Nothing to click: the
- * evidence names who to call.
+ * Zeus 6 "Redis'e bağlantı kararsız": reads of this Redis that failed between ones that worked,
+ * and the monitor's network readings (`SystemSample.network`): worker connections replaced as
+ * they leave, workers back in `ping` under the same name, refused connections, slow PINGs, consumers
+ * silent after a reconnect. Strong when the link dropped in several samples of the window (k of n,
+ * as the `redis-network` rule counts). Nothing to click: the evidence names who to call.
  */
 export function redisNetwork(e: Evidence): Outcome {
   const recent = e.history.filter((p) => p.at >= e.now - WINDOW_MS);
+  const minutes = WINDOW_MS / 60_000;
   const failed = recent.filter((p) => !p.ok).length;
   // Failures with a success after the first of them: a flapping link, not a Redis that is down.
   const firstFailed = recent.findIndex((p) => !p.ok);
   const flapping = firstFailed >= 0 && recent.slice(firstFailed).some((p) => p.ok);
+  // A Redis down the whole window is `redis-unreachable`'s, not a link that comes and goes.
+  const linkFailed = flapping || e.redis !== null;
   const lines: EvidenceLine[] = [];
-  let strong = false;
-  if (failed > 0 && (flapping || e.redis)) {
-    lines.push(line('samplesFailed', { failed, of: recent.length, minutes: WINDOW_MS / 60_000 }));
-    strong = failed >= 3;
-  }
+  if (failed > 0 && linkFailed) lines.push(line('samplesFailed', { failed, of: recent.length, minutes }));
   if (!e.redis && recent.some((p) => p.ok)) lines.push(line('unreachableNow', {}));
 
-  // Round trips as the monitor measured them tick after tick; this one read's own is a single
-  // figure a busy machine can swing, so it only supports what something else found.
-  const rtts = recent.flatMap((p) => (p.network?.rttP95Ms !== undefined ? [p.network.rttP95Ms] : []));
-  const worstRtt = Math.max(0, ...rtts);
-  if (worstRtt >= SLOW_RTT_MS)
-    lines.push(line('slowRoundTrip', { ms: Math.round(worstRtt), threshold: SLOW_RTT_MS }));
+  const sampled = sampledLink(recent, minutes);
+  lines.push(...sampled.lines);
+  const unstable = (linkFailed ? failed : 0) + sampled.dropped;
+  const strong = unstable >= UNSTABLE_SAMPLES;
 
+  // This read's own view, for a system the monitor does not sample: every worker connection young
+  // on a Redis up far longer. Alone it only suggests.
   const uptime = e.redis?.uptimeSeconds ?? null;
-  const young = (e.workers ?? []).filter(
+  const workers = e.workers ?? [];
+  const young = workers.filter(
     (w) => w.connectionAgeSeconds !== undefined && w.connectionAgeSeconds < YOUNG_SECONDS,
   );
-  if (
-    uptime !== null &&
-    uptime > 10 * YOUNG_SECONDS &&
-    young.length >= 2 &&
-    young.length === (e.workers ?? []).length
-  )
+  if (uptime !== null && uptime > 10 * YOUNG_SECONDS && young.length >= 2 && young.length === workers.length)
     lines.push(
       line('youngConnections', { count: young.length, seconds: YOUNG_SECONDS, uptimeSeconds: uptime }),
     );
-
-  const reconnecting = reconnects(e, recent);
-  if (reconnecting.length > 0) {
-    const lead = reconnecting[0]!;
-    lines.push(
-      line('reconnects', {
-        workers: reconnecting.length,
-        of: (e.workers ?? []).length,
-        worker: lead.name,
-        times: lead.times,
-        minutes: WINDOW_MS / 60_000,
-      }),
-    );
-    const ages = (e.workers ?? []).flatMap((w) =>
-      w.connectionAgeSeconds === undefined ? [] : [w.connectionAgeSeconds],
-    );
-    if (ages.length > 0) lines.push(line('oldestConnection', { ageSeconds: Math.max(...ages) }));
-    // Every worker reconnecting again and again at once is the link, not one process crashing.
-    if (reconnecting.length >= 2 && reconnecting.length === (e.workers ?? []).length) strong = true;
-  }
-
-  const liveRtt = e.redis?.roundTripMs ?? 0;
-  if (lines.length > 0 && worstRtt < SLOW_RTT_MS && liveRtt >= SLOW_RTT_MS)
-    lines.push(line('slowRoundTrip', { ms: Math.round(liveRtt), threshold: SLOW_RTT_MS }));
 
   if (lines.length === 0) {
     // What the samples do not hold cannot be said to be fine.
@@ -130,7 +128,7 @@ export function redisNetwork(e: Evidence): Outcome {
       queues: [],
       evidence: [...lines.slice(0, 3), ...(call ? [call] : [])],
       fixes: [],
-      weight: failed,
+      weight: unstable,
       rule: 'redis-network',
     },
   };

@@ -1,8 +1,11 @@
 const n = (value: number) => value.toLocaleString('en-US');
 
-/** Megabytes with one decimal, or kB below that. */
-const size = (bytes: number) =>
-  bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1000))} kB`;
+/** Megabytes with one decimal, or kB below that (with one decimal under 10 kB: 5.6 kB, not 6). */
+const size = (bytes: number) => {
+  if (bytes >= 1_000_000) return `${(bytes / 1_000_000).toFixed(1)} MB`;
+  if (bytes < 10_000) return `${Math.max(0.1, Math.round(bytes / 100) / 10).toFixed(1)} kB`;
+  return `${Math.round(bytes / 1000)} kB`;
+};
 
 const age = (seconds: number | null) => {
   if (seconds === null) return 'age unknown';

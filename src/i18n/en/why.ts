@@ -98,11 +98,17 @@ export const why = {
     samplesFailed: (p: P) =>
       `${p.failed} of ${p.of} monitor reads in the last ${p.minutes} min could not reach Redis, between ones that did`,
     unreachableNow: () => 'Redis does not answer now, and it did a moment ago',
-    slowRoundTrip: (p: P) => `round trips to Redis reach ${p.ms} ms (above ${p.threshold} ms)`,
+    slowRoundTrip: (p: P) =>
+      `round trips to Redis reach ${p.ms} ms (above ${p.threshold} ms in ${p.samples} of ${p.of} monitor samples)`,
     youngConnections: (p: P) =>
       `all ${p.count} worker connections are younger than ${p.seconds}, on a Redis up for ${p.uptimeSeconds}`,
     reconnects: (p: P) =>
-      `${p.workers} of ${p.of} workers reconnected again and again in the last ${p.minutes} min (${p.worker}: ${p.times} new connections)`,
+      `${p.count} worker connections replaced ones that dropped, in ${p.samples} of ${p.of} monitor samples of the last ${p.minutes} min${p.young ? ` (newest: ${p.young} of ${p.others} connections new since the sample before)` : ''}`,
+    workersReturned: (p: P) =>
+      `workers dropped out of the worker list and came back under the same name ${p.count} times in the last ${p.minutes} min`,
+    connectionsRejected: (p: P) => `Redis refused ${p.count} connections in the last ${p.minutes} min`,
+    silentConsumers: (p: P) =>
+      `${p.count} queues have consumers and waiting work, yet nothing was done for minutes (${p.queues})`,
     oldestConnection: (p: P) => `the oldest worker connection now is ${p.ageSeconds} old`,
     callWho: (p: P) => `call ${p.who}`,
     dependencyErrors: (p: P) => `${p.count} of the newest ${p.of} failures on ${p.queue} say ${p.error}`,

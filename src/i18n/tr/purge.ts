@@ -6,7 +6,9 @@ const n = (value: number) => value.toLocaleString('tr-TR');
 const size = (bytes: number) =>
   bytes >= 1_000_000
     ? `${(bytes / 1_000_000).toLocaleString('tr-TR', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`
-    : `${Math.max(1, Math.round(bytes / 1000))} kB`;
+    : bytes < 10_000
+      ? `${Math.max(0.1, Math.round(bytes / 100) / 10).toLocaleString('tr-TR', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} kB`
+      : `${Math.round(bytes / 1000)} kB`;
 
 const age = (seconds: number | null) => {
   if (seconds === null) return 'yaşı bilinmiyor';

@@ -94,11 +94,17 @@ export const why: typeof english = {
     samplesFailed: (p: P) =>
       `son ${p.minutes} dakikadaki ${p.of} monitör okumasından ${p.failed} tanesi Redis’e ulaşamadı, aralarında ulaşanlar varken`,
     unreachableNow: () => 'Redis şu an yanıt vermiyor; az önce veriyordu',
-    slowRoundTrip: (p: P) => `Redis’e gidiş-dönüş ${p.ms} ms’ye çıkıyor (${p.threshold} ms üstü)`,
+    slowRoundTrip: (p: P) =>
+      `Redis’e gidiş-dönüş ${p.ms} ms’ye çıkıyor (${p.of} monitör örneğinden ${p.samples} tanesinde ${p.threshold} ms üstü)`,
     youngConnections: (p: P) =>
       `${p.count} worker bağlantısının hepsi ${p.seconds} süresinden genç; Redis ise ${p.uptimeSeconds} süredir açık`,
     reconnects: (p: P) =>
-      `son ${p.minutes} dakikada ${p.of} worker’dan ${p.workers} tanesi tekrar tekrar yeniden bağlandı (${p.worker}: ${p.times} yeni bağlantı)`,
+      `son ${p.minutes} dakikanın ${p.of} monitör örneğinden ${p.samples} tanesinde ${p.count} worker bağlantısı kopanların yerine açıldı${p.young ? ` (en yenisinde ${p.others} bağlantıdan ${p.young} tanesi bir önceki örnekten beri yeni)` : ''}`,
+    workersReturned: (p: P) =>
+      `son ${p.minutes} dakikada worker’lar listeden düşüp aynı adla ${p.count} kez geri geldi`,
+    connectionsRejected: (p: P) => `Redis son ${p.minutes} dakikada ${p.count} bağlantıyı reddetti`,
+    silentConsumers: (p: P) =>
+      `${p.count} kuyrukta tüketici ve bekleyen iş var, ama dakikalardır hiçbir iş yapılmadı (${p.queues})`,
     oldestConnection: (p: P) => `şu an en eski worker bağlantısı ${p.ageSeconds} yaşında`,
     callWho: (p: P) => `arayın: ${p.who}`,
     dependencyErrors: (p: P) =>

@@ -4,6 +4,7 @@ import { createCeleryBackend } from '../../../src/backends/celery/index.js';
 import { type CelerySystemConfig, configSchema } from '../../../src/config/schema.js';
 import type { OpsError } from '../../../src/errors.js';
 import { type PrivateRedis, startPrivateRedis } from '../../../src/lib/redis-server.js';
+import { otherConnections, redisMonitor } from '../../helpers/redis-monitor.js';
 
 // A redis-server of its own: MONITOR sees every command sent to it, by anyone.
 let redis: PrivateRedis;
@@ -11,7 +12,11 @@ beforeAll(async () => {
   redis = await startPrivateRedis();
 });
 afterAll(async () => {
+  // Every client the test opened is closed before its Redis goes: one left would reconnect to a
+  // closed port and print "[ioredis] Unhandled error event" into the run.
+  const left = await otherConnections(redis.url);
   await redis.stop();
+  expect(left).toBe(0);
 });
 
 describe('celery backend, an unknown queue', () => {
@@ -26,7 +31,7 @@ describe('celery backend, an unknown queue', () => {
       }).systems[0] as CelerySystemConfig,
       { now: () => clock },
     );
-    const monitor = await new Redis(redis.url).monitor();
+    const { monitor, close: closeMonitor } = await redisMonitor(redis.url);
     const scans: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => {
       const scan = String(args[0]).toLowerCase() === 'scan' && args[1] === '0';
@@ -51,7 +56,7 @@ describe('celery backend, an unknown queue', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(scans).toHaveLength(2);
     } finally {
-      monitor.disconnect();
+      closeMonitor();
       admin.disconnect();
       await backend.close();
     }
