@@ -52,6 +52,8 @@ export const ErrorCode = {
   UnknownJob: 'UnknownJob',
   /** `revoke` of task ids that no worker, queue list or result of the system knows. */
   UnknownTask: 'UnknownTask',
+  /** `revoke` of task ids that have all finished (a stored SUCCESS, FAILURE or REVOKED; none runs or waits). */
+  TaskNotRunning: 'TaskNotRunning',
   /** A retry of a queue with no failed jobs. */
   NothingToRetry: 'NothingToRetry',
   /** A Celery retry whose failures lack the task name, arguments and queue (`result_extended`). */

@@ -11,6 +11,8 @@ import { actorOf, backendOfRequest, requestReply, requireApprovals } from './act
 const MAX_IDS = 20;
 /** A task id as Celery makes them (uuid) or as apps set them; never a second word. */
 const TASK_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,199}$/;
+/** Celery's ready states: a task with one of these stored as its result will not run again. */
+const FINISHED = new Set(['SUCCESS', 'FAILURE', 'REVOKED']);
 
 export interface RevokeArgs {
   system: string;
@@ -87,6 +89,22 @@ export const revokeCommand: CommandDefinition = {
     const unknown = located?.filter((l) => !l.worker && !l.queue && !l.result).map((l) => l.id) ?? [];
     if (located && unknown.length === parsed.ids.length)
       throw new OpsError(ErrorCode.UnknownTask, { system, ids: unknown });
+    // Every id already ended (an old job view's Revoke pressed after the task ran): nothing is
+    // left to stop, so nothing is asked, as for ids nobody knows.
+    const finished = located?.filter(
+      (l) =>
+        !l.worker &&
+        !l.queue &&
+        !running.some((w) => w.id === l.id) &&
+        l.result !== undefined &&
+        FINISHED.has(l.result),
+    );
+    if (located && finished?.length === parsed.ids.length)
+      throw new OpsError(ErrorCode.TaskNotRunning, {
+        system,
+        ids: finished.map((l) => l.id),
+        states: finished.map((l) => l.result!),
+      });
     const tasks = parsed.ids.map((id) => {
       const where = running.find((w) => w.id === id);
       if (where) {

@@ -130,6 +130,12 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
       : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` has no ${p.queue === undefined ? 'task' : 'job'} \`${p.id}\`.${p.looked ? ` Looked for ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `No worker, queue or result of \`${p.system}\` knows task ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')}; nothing was revoked. Valid: the id of a task that runs (\`/queue stuck ${p.system}\`), waits in a queue or has a result.`,
+  TaskNotRunning: (p) => {
+    const states = (p.states as readonly string[]) ?? [];
+    const tasks = ((p.ids as readonly string[]) ?? []).map((id, i) => ({ id, state: states[i] ?? '?' }));
+    const many = tasks.length > 1;
+    return `Task${many ? 's' : ''} ${tasks.map((x) => `\`${x.id}\` (finished: ${x.state})`).join(', ')} of \`${p.system}\` ${many ? 'are' : 'is'} no longer running; nothing was revoked and no request was made. Valid: the id of a task that runs (\`/queue stuck ${p.system}\`) or waits in a queue.`;
+  },
   NothingToRetry: (p) =>
     p.filter
       ? `None of the ${Number(p.failed).toLocaleString('en-US')} failed job${p.failed === 1 ? '' : 's'} of \`${p.target}\` matches ${p.filter}; nothing was changed. Error groups there: ${((p.groups as readonly string[] | undefined) ?? []).join('; ') || 'none'} (\`/queue dlq ${p.target}\`).`

@@ -148,6 +148,11 @@ const lines: Record<ErrorCode, (p: ErrorParams) => string> = {
       : `\`${p.queue === undefined ? p.system : `${p.system}/${p.queue}`}\` içinde \`${p.id}\` diye bir ${p.queue === undefined ? 'görev' : 'iş'} yok.${p.looked ? ` Arandığı yer: ${p.looked}.` : ''}`,
   UnknownTask: (p) =>
     `\`${p.system}\` sisteminde hiçbir worker, kuyruk ya da sonuç ${((p.ids as readonly string[]) ?? []).map((id) => `\`${id}\``).join(', ')} görevini tanımıyor; hiçbir şey iptal edilmedi. Geçerli: çalışan (\`/queue stuck ${p.system}\`), bir kuyrukta bekleyen ya da sonucu olan bir görevin id'si.`,
+  TaskNotRunning: (p) => {
+    const states = (p.states as readonly string[]) ?? [];
+    const tasks = ((p.ids as readonly string[]) ?? []).map((id, i) => ({ id, state: states[i] ?? '?' }));
+    return `\`${p.system}\` sisteminde ${tasks.map((x) => `\`${x.id}\` (bitti: ${x.state})`).join(', ')} artık çalışmıyor; hiçbir şey iptal edilmedi, istek de açılmadı. Geçerli: çalışan (\`/queue stuck ${p.system}\`) ya da bir kuyrukta bekleyen bir görevin id'si.`;
+  },
   NothingToRetry: (p) =>
     p.filter
       ? `\`${p.target}\` içindeki ${Number(p.failed).toLocaleString('tr-TR')} başarısız işin hiçbiri ${p.filter} ile eşleşmiyor; hiçbir şey değişmedi. Oradaki hata grupları: ${((p.groups as readonly string[] | undefined) ?? []).join('; ') || 'yok'} (\`/queue dlq ${p.target}\`).`
