@@ -36,7 +36,10 @@ function redisOf(system: SystemSample): RedisNow | null {
  */
 export function evidenceFromSample(
   config: Pick<Config, 'escalation'> & { diagnosis?: { stuckAfterMinutes: number } } & {
-    systems: readonly { name: string; workers?: Record<string, { min: number; max: number; queues?: string[] }> }[];
+    systems: readonly {
+      name: string;
+      workers?: Record<string, { min: number; max: number; queues?: string[] }>;
+    }[];
   },
   system: SystemSample,
   past: readonly Sample[],

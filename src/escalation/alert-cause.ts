@@ -53,7 +53,12 @@ export function alertCause(finding: Finding, now: number, locale: Locale): Alert
  * --fix <key>`, so a click reads the evidence again and runs the fix through its own guards) and a
  * Why? button for `why <scope>`.
  */
-export function causeBlocks(cause: AlertCause, system: string, whyScope: string, locale: Locale): KnownBlock[] {
+export function causeBlocks(
+  cause: AlertCause,
+  system: string,
+  whyScope: string,
+  locale: Locale,
+): KnownBlock[] {
   const t = messages(locale).escalation.cause;
   const blocks: KnownBlock[] = [section(t.line(inline(cause.summary, 300)))];
   if (cause.evidence && !cause.summary.endsWith(cause.evidence))
