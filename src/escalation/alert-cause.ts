@@ -48,28 +48,36 @@ export function alertCause(finding: Finding, now: number, locale: Locale): Alert
   };
 }
 
+/** An alert message's cause in words: its summary, and its evidence line when the summary does not end with it. */
+export function causeSection(cause: AlertCause, locale: Locale): KnownBlock[] {
+  const t = messages(locale).escalation.cause;
+  const blocks: KnownBlock[] = [section(t.line(inline(cause.summary, 300)))];
+  if (cause.evidence && !cause.summary.endsWith(cause.evidence))
+    blocks.push(context(`• ${inline(cause.evidence, 300)}`));
+  return blocks;
+}
+
 /**
- * An alert message's cause: its summary, one evidence line, the fix buttons (each `why <system>
- * --fix <key>`, so a click reads the evidence again and runs the fix through its own guards) and a
- * Why? button for `why <scope>`.
+ * A cause's buttons: its fixes (each runs `why <system> --fix <key>`, so a click reads the evidence
+ * again and runs the fix through its own guards, policy and approval) and Why? (`why <scope>`).
  */
+export function causeButtons(cause: AlertCause, system: string, whyScope: string, locale: Locale) {
+  const buttons = cause.fixes.slice(0, MAX_FIX_BUTTONS).flatMap((fix, i) => {
+    const value = `${fixKey({ words: fix.command.split(' ') })}/${system}`;
+    return value.length <= 255
+      ? [button(fix.command.slice(0, 75), indexedActionId(ActionId.WhyFix, i), value)]
+      : [];
+  });
+  buttons.push(button(messages(locale).escalation.cause.why, ActionId.AlertWhy, whyScope));
+  return buttons;
+}
+
+/** A grouped message's cause: its words, then its buttons in an actions block of their own. */
 export function causeBlocks(
   cause: AlertCause,
   system: string,
   whyScope: string,
   locale: Locale,
 ): KnownBlock[] {
-  const t = messages(locale).escalation.cause;
-  const blocks: KnownBlock[] = [section(t.line(inline(cause.summary, 300)))];
-  if (cause.evidence && !cause.summary.endsWith(cause.evidence))
-    blocks.push(context(`• ${inline(cause.evidence, 300)}`));
-  const buttons = cause.fixes.slice(0, MAX_FIX_BUTTONS).flatMap((fix, i) => {
-    const value = `${fixKey({ words: fix.command.split(' ') })}/${system}`;
-    return value.length <= 255
-      ? [button(fix.command.slice(0, 75), indexedActionId(ActionId.WhyFix, i), value, i === 0)]
-      : [];
-  });
-  buttons.push(button(t.why, ActionId.AlertWhy, whyScope));
-  blocks.push(actions(buttons));
-  return blocks;
+  return [...causeSection(cause, locale), actions(causeButtons(cause, system, whyScope, locale))];
 }

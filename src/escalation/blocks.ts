@@ -17,7 +17,7 @@ import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/qu
 import type { CauseId } from '../diagnosis/types.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { AlertPage, Silence } from '../store/alert.js';
-import { causeBlocks } from './alert-cause.js';
+import { causeBlocks, causeButtons, causeSection } from './alert-cause.js';
 import { ALERT_JOBS_LISTED, type AlertJobs } from './alert-jobs.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
@@ -238,7 +238,7 @@ export function alertMessage(
   if (extras.length) lines.push(extras.join(' · '));
   if (alert.clearing > 0) lines.push(t.clearing(alert.clearing, settings.clearAfterSamples));
   blocks.push(section(lines.join('\n')));
-  if (alert.cause) blocks.push(...causeBlocks(alert.cause, alert.system, alert.subject, locale));
+  if (alert.cause) blocks.push(...causeSection(alert.cause, locale));
 
   const facts = [
     t.firingSince(formatUtc(opened, locale, false), formatDuration((now.getTime() - opened) / 1000, locale)),
@@ -267,7 +267,16 @@ export function alertMessage(
   const paging = pageLines(alert.pages ?? [], locale);
   if (paging.length) blocks.push(context(...paging));
 
-  blocks.push(alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED, settings.canPage?.(alert) ?? false));
+  const buttons = alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED, settings.canPage?.(alert) ?? false);
+  // The cause's fixes and Why? follow the alert's own buttons, in the same row.
+  blocks.push(
+    alert.cause
+      ? actions([
+          ...(buttons.elements as Parameters<typeof actions>[0]),
+          ...causeButtons(alert.cause, alert.system, alert.subject, locale),
+        ])
+      : buttons,
+  );
   const paged = settings.ownerOf?.(alert);
   // The notification's own text carries the mention too, so the owner's phone says why.
   const text = t.fallback(severity, rule, subject, value);
