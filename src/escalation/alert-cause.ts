@@ -23,7 +23,8 @@ export function findingFor(
   const covers = (c: Finding) =>
     alert.queue === undefined || c.queues.length === 0 || c.queues.includes(alert.queue);
   return (
-    strong.find((c) => c.rule === alert.rule && covers(c)) ??
+    // A cause of the alert's own rule's name explains it whichever queues it lists (at most 20).
+    strong.find((c) => c.rule === alert.rule) ??
     strong.find((c) => alert.queue !== undefined && c.queues.includes(alert.queue)) ??
     strong.find((c) => c.queues.length === 0 || alert.queue === undefined)
   );
@@ -38,13 +39,18 @@ export function alertCause(finding: Finding, now: number, locale: Locale): Alert
     0,
     finding.evidence.findIndex((l) => l.code === 'workerLeft'),
   );
-  const lead = t.escalation.cause.lead(finding.id, t.why.cause[finding.id], finding.queues.length);
+  // A finding lists at most 20 queues; its evidence counts them all.
+  const queues = Math.max(
+    finding.queues.length,
+    ...finding.evidence.map((l) => (typeof l.params.queues === 'number' ? l.params.queues : 0)),
+  );
+  const lead = t.escalation.cause.lead(finding.id, t.why.cause[finding.id], queues);
   return {
     id: finding.id,
     summary: finding.evidence.length ? t.escalation.cause.summary(lead, say(telling)) : lead,
     evidence: finding.evidence.length ? say(0) : '',
     fixes: finding.fixes.map((f) => ({ command: f.words.join(' ') })),
-    queues: finding.queues.length,
+    queues,
   };
 }
 
