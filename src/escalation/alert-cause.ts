@@ -20,8 +20,6 @@ export function findingFor(
   alert: { rule: string; queue?: string | undefined },
 ): Finding | undefined {
   const strong = diagnosis.causes.filter((c) => c.confidence === 'strong');
-  const covers = (c: Finding) =>
-    alert.queue === undefined || c.queues.length === 0 || c.queues.includes(alert.queue);
   return (
     // A cause of the alert's own rule's name explains it whichever queues it lists (at most 20).
     strong.find((c) => c.rule === alert.rule) ??
