@@ -52,6 +52,8 @@ export const ActionId = {
    * that key as if it were typed, through its own guards, policy and approval.
    */
   WhyFix: 'queue_ops.why.fix',
+  /** value: `system` or `system/queue`; runs `why <value>` (an alert message's Why? button). */
+  AlertWhy: 'queue_ops.alert.why',
 } as const;
 export type ActionId = (typeof ActionId)[keyof typeof ActionId];
 
@@ -99,6 +101,8 @@ export function wordsForAction(actionId: string, value: string): string[] | unde
       return jobWords('revoke', scope);
     case ActionId.PurgeUndo:
       return ['undo', scope];
+    case ActionId.AlertWhy:
+      return /^[^/\s]+(\/\S+)?$/.test(scope) ? ['why', scope] : undefined;
     case ActionId.WhyFix: {
       const match = /^([0-9a-f]{12})\/([^/]+(\/.+)?)$/.exec(scope);
       return match ? ['why', match[2]!, '--fix', match[1]!] : undefined;

@@ -436,10 +436,11 @@ function buildConfigSchema(p: ConfigProblems) {
        * distinct value of these fields, listing its alerts; `none`: one message per alert.
        */
       groupBy: z._default(
-        z.union([z.literal('none'), z.array(z.enum(['system', 'severity', 'rule', 'queue']))], {
+        z.union([z.literal('none'), z.array(z.enum(['cause', 'system', 'severity', 'rule', 'queue']))], {
           error: p.groupBy,
         }),
-        () => ['system', 'severity'] as ('system' | 'severity' | 'rule' | 'queue')[],
+        // Alerts one diagnosed cause explains share a message that leads with it (issue 36 §3).
+        () => ['cause', 'system'] as ('cause' | 'system' | 'severity' | 'rule' | 'queue')[],
       ),
       /**
        * Alerts one grouped message lists with their own buttons. More than this opening in one tick

@@ -24,7 +24,7 @@ import type { Evidence, Past, QueueNow, WorkerGroupNow } from './types.js';
  * `status` read (`npm run bench -- why`).
  */
 export const HISTORY_MS = 15 * 60_000;
-const HISTORY_SAMPLES = 30;
+export const HISTORY_SAMPLES = 30;
 /** The bounded second reads: queues whose failures are read, whose next jobs are named, whose active work is listed. */
 const FAILING_QUEUES = 5;
 const FAILURES_READ = 20;
@@ -176,30 +176,35 @@ async function readHistory(deps: GatherDeps, system: string, now: number): Promi
     } catch {
       return [];
     }
-    const mine = sample.systems.find((s) => s.name === system);
-    if (!mine) return [];
-    const past: Past = {
-      at: sample.at,
-      ok: mine.ok,
-      workers: mine.workers,
-      queues: new Map(
-        mine.queues.map((q) => [
-          q.name,
-          {
-            waiting: q.waiting,
-            active: q.active,
-            delayed: q.delayed,
-            failed: q.failed,
-            workers: q.workers,
-            ...(q.throughput !== undefined ? { completedPerMinute: q.throughput } : {}),
-            ...(q.runP95Seconds !== undefined ? { runP95Seconds: q.runP95Seconds } : {}),
-          },
-        ]),
-      ),
-      ...(mine.network ? { network: mine.network } : {}),
-    };
-    return [past];
+    const past = pastOf(sample, system);
+    return past ? [past] : [];
   });
+}
+
+/** One monitor sample of this system as the causes compare with it; undefined when it has none. */
+export function pastOf(sample: Sample, system: string): Past | undefined {
+  const mine = sample.systems.find((s) => s.name === system);
+  if (!mine) return undefined;
+  return {
+    at: sample.at,
+    ok: mine.ok,
+    workers: mine.workers,
+    queues: new Map(
+      mine.queues.map((q) => [
+        q.name,
+        {
+          waiting: q.waiting,
+          active: q.active,
+          delayed: q.delayed,
+          failed: q.failed,
+          workers: q.workers,
+          ...(q.throughput !== undefined ? { completedPerMinute: q.throughput } : {}),
+          ...(q.runP95Seconds !== undefined ? { runP95Seconds: q.runP95Seconds } : {}),
+        },
+      ]),
+    ),
+    ...(mine.network ? { network: mine.network } : {}),
+  };
 }
 
 /** Who paused each queue and when, from the newest audit entries (`action.pause` done). */

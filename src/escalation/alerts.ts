@@ -91,6 +91,15 @@ export function alertJson(alert: Alert) {
       acknowledgedBy: p.acknowledgedBy ?? null,
       acknowledgedAt: p.acknowledgedAt ?? null,
     })),
+    // The cause diagnosed when it opened (issue 36 §3), fixed for its life; null when none was strong.
+    cause: alert.cause
+      ? {
+          id: alert.cause.id,
+          summary: alert.cause.summary,
+          evidence: alert.cause.evidence,
+          fixes: alert.cause.fixes.map((f) => ({ command: f.command })),
+        }
+      : null,
   };
 }
 

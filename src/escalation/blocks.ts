@@ -14,8 +14,10 @@ import { escapeMrkdwn } from '../blocks/mrkdwn.js';
 import { pageLines } from '../blocks/pages.js';
 import { ownerMention, queueContextLine } from '../blocks/queue-context.js';
 import { contextOfQueue, type QueueContext, type QueueEntry } from '../config/queue-context.js';
+import type { CauseId } from '../diagnosis/types.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { AlertPage, Silence } from '../store/alert.js';
+import { causeBlocks, causeButtons, causeSection } from './alert-cause.js';
 import { ALERT_JOBS_LISTED, type AlertJobs } from './alert-jobs.js';
 import { type Alert, displayValue, isSnoozed } from './lifecycle.js';
 
@@ -236,6 +238,7 @@ export function alertMessage(
   if (extras.length) lines.push(extras.join(' · '));
   if (alert.clearing > 0) lines.push(t.clearing(alert.clearing, settings.clearAfterSamples));
   blocks.push(section(lines.join('\n')));
+  if (alert.cause) blocks.push(...causeSection(alert.cause, locale));
 
   const facts = [
     t.firingSince(formatUtc(opened, locale, false), formatDuration((now.getTime() - opened) / 1000, locale)),
@@ -264,7 +267,16 @@ export function alertMessage(
   const paging = pageLines(alert.pages ?? [], locale);
   if (paging.length) blocks.push(context(...paging));
 
-  blocks.push(alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED, settings.canPage?.(alert) ?? false));
+  const buttons = alertButtons(alert, locale, jobs, ALERT_JOBS_LISTED, settings.canPage?.(alert) ?? false);
+  // The cause's fixes and Why? follow the alert's own buttons, in the same row.
+  blocks.push(
+    alert.cause
+      ? actions([
+          ...(buttons.elements as Parameters<typeof actions>[0]),
+          ...causeButtons(alert.cause, alert.system, alert.subject, locale),
+        ])
+      : buttons,
+  );
   const paged = settings.ownerOf?.(alert);
   // The notification's own text carries the mention too, so the owner's phone says why.
   const text = t.fallback(severity, rule, subject, value);
@@ -360,7 +372,17 @@ export function groupMessage(
   }
   const worst = SEVERITY_ORDER.find((s) => firing.some((a) => a.severity === s)) ?? 'info';
   const severity = t.severity[worst] ?? worst;
-  blocks.push(header(`${t.severityEmoji[worst] ?? ''} ${g.header(severity, firing.length, where)}`));
+  // Alerts one cause explains: the message leads with the cause, then lists them.
+  const cause = sharedCause(firing);
+  blocks.push(
+    header(
+      `${t.severityEmoji[worst] ?? ''} ${cause ? g.causeHeader(cause.summary) : g.header(severity, firing.length, where)}`,
+    ),
+  );
+  if (cause) {
+    blocks.push(context(g.header(severity, firing.length, inline(where, 200))));
+    blocks.push(...causeBlocks(cause, systems[0]!, systems[0]!, locale));
+  }
   const jobsShown = firing.length > 5 ? 1 : ALERT_JOBS_LISTED;
   const line = (a: Alert) => {
     const parts = [
@@ -407,9 +429,17 @@ export function groupMessage(
     for (const a of firing) counts.set(a.rule, (counts.get(a.rule) ?? 0) + 1);
     const bySystem = new Map<string, number>();
     for (const a of firing) bySystem.set(a.system, (bySystem.get(a.system) ?? 0) + 1);
+    const byCause = new Map<string, number>();
+    for (const a of firing) {
+      const name = a.cause
+        ? (messages(locale).why.cause[a.cause.id as CauseId] ?? a.cause.id)
+        : t.cause.noCause;
+      byCause.set(name, (byCause.get(name) ?? 0) + 1);
+    }
     blocks.push(
       section(
         [
+          g.summaryCauses([...byCause].map(([name, n]) => `${inline(name, 80)} ${n}`).join(', ')),
           g.summaryRules([...counts].map(([rule, n]) => `${inline(rule, 80)} ${n}`).join(', ')),
           g.summarySystems([...bySystem].map(([system, n]) => `${inline(system, 80)} ${n}`).join(', ')),
         ].join('\n'),
@@ -461,6 +491,19 @@ export function groupMessage(
   if (paging.length) blocks.push(context(...paging));
   const text = g.fallback(severity, firing.length, inline(where, 200));
   return { text: paged.length > 0 ? `${text} ${paged.join(' ')}` : text, blocks };
+}
+
+/**
+ * The cause every firing alert of a group carries (the same id, on one system), or undefined: a
+ * group shares a cause only when `groupBy` put them together by it, or they happen to share it.
+ */
+function sharedCause(firing: readonly Alert[]): Alert['cause'] {
+  const first = firing[0]?.cause;
+  if (!first) return undefined;
+  const same = firing.every((a) => a.cause?.id === first.id && a.system === firing[0]!.system);
+  if (!same) return undefined;
+  // The lead names the most queues the cause was seen to explain.
+  return firing.reduce((best, a) => (a.cause!.queues > best.queues ? a.cause! : best), first);
 }
 
 /** What a message says of the silence that holds its alerts: id, pattern, until when, why. */

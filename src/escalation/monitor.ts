@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
+import { diagnose } from '../diagnosis/engine.js';
+import { evidenceFromSample } from '../diagnosis/from-sample.js';
+import type { Diagnosis } from '../diagnosis/types.js';
 import type { Logger } from '../lib/logger.js';
+import type { AlertCause } from '../store/alert.js';
 import type { OutboxInput, Store } from '../store/store.js';
+import { alertCause, findingFor } from './alert-cause.js';
 import { type Alert, type AlertEffect, advanceAlert, type Transition } from './lifecycle.js';
 import type { Outbox } from './outbox.js';
 import type { Paging } from './paging.js';
@@ -61,15 +66,23 @@ interface GroupChoice {
 }
 
 /**
- * What alerts share one message under `groupBy` (`system`, `severity`, `rule`, `queue`), and
- * always the channel: a message lives in one channel.
+ * What alerts share one message under `groupBy` (`cause`, `system`, `severity`, `rule`, `queue`),
+ * and always the channel: a message lives in one channel. Alerts without a cause share its empty
+ * value, so they group by the other fields as before.
  */
 export function groupKeyOf(
-  fields: readonly ('system' | 'severity' | 'rule' | 'queue')[],
-  alert: { system: string; severity: string; rule: string; queue?: string | undefined },
+  fields: readonly ('cause' | 'system' | 'severity' | 'rule' | 'queue')[],
+  alert: {
+    system: string;
+    severity: string;
+    rule: string;
+    queue?: string | undefined;
+    cause?: { id: string } | undefined;
+  },
   channel: string | undefined,
 ): string {
   const values: Record<string, string> = {
+    cause: alert.cause?.id ?? '',
     system: alert.system,
     severity: alert.severity,
     rule: alert.rule,
@@ -183,6 +196,7 @@ export function createMonitor(deps: MonitorDeps) {
     now: number,
     silence: string | undefined,
     group: (() => GroupChoice) | undefined,
+    cause: AlertCause | undefined,
   ): Promise<Alert | undefined> {
     let current = open;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -196,6 +210,11 @@ export function createMonitor(deps: MonitorDeps) {
         silence,
       );
       if (!step.changed || !step.alert) return step.alert;
+      // Its cause is fixed when it opens (or fires again): its message and page stay the same.
+      if (!current) {
+        const { cause: _before, ...fresh } = step.alert;
+        step.alert = cause ? { ...fresh, cause } : fresh;
+      }
       if (!current && group) {
         // A new alert, or one firing again: it joins the group its key has now.
         const choice = group();
@@ -230,7 +249,7 @@ export function createMonitor(deps: MonitorDeps) {
   function groupChooser(
     firingBefore: readonly Alert[],
     openingCount: number,
-  ): ((result: RuleResult) => GroupChoice) | undefined {
+  ): ((result: RuleResult, cause: AlertCause | undefined) => GroupChoice) | undefined {
     const fields = settings.groupBy;
     if (fields === 'none') return undefined;
     const groups = new Map<string, string>();
@@ -239,8 +258,11 @@ export function createMonitor(deps: MonitorDeps) {
         groups.set(alert.groupKey, alert.groupId);
     const burst =
       openingCount > settings.maxAlertsPerMessage ? { id: newGroupId(), key: 'burst' } : undefined;
-    return (result) => {
-      if (burst) return burst;
+    // Grouped by cause, a storm's alerts with a cause go to their cause's message (each one a
+    // summary when it outgrows `maxAlertsPerMessage`); the storm message keeps the rest.
+    const byCause = fields.includes('cause');
+    return (result, cause) => {
+      if (burst && !(byCause && cause)) return burst;
       const key = groupKeyOf(
         fields,
         {
@@ -248,6 +270,7 @@ export function createMonitor(deps: MonitorDeps) {
           severity: result.rule.severity,
           rule: result.rule.name,
           queue: result.queue,
+          cause,
         },
         deps.channelFor?.(result.system),
       );
@@ -257,6 +280,34 @@ export function createMonitor(deps: MonitorDeps) {
         groups.set(key, id);
       }
       return { id, key };
+    };
+  }
+
+  /**
+   * The causes of the alerts opening this tick: one diagnosis per system with an alert opening,
+   * from the tick's own sample and the stored ones (no read of its own). A diagnosis that fails
+   * names no cause; the alert opens all the same.
+   */
+  function openingCauses(
+    sample: Sample,
+    past: readonly Sample[],
+    now: number,
+    opening: readonly RuleResult[],
+  ): (result: RuleResult) => AlertCause | undefined {
+    const diagnoses = new Map<string, Diagnosis | undefined>();
+    for (const system of new Set(opening.map((r) => r.system))) {
+      const read = sample.systems.find((s) => s.name === system);
+      if (!read?.ok) continue;
+      try {
+        diagnoses.set(system, diagnose(evidenceFromSample(config, read, past, now)));
+      } catch (error) {
+        logger.warn({ err: error, system }, 'diagnosis failed; alerts open without a cause');
+      }
+    }
+    return (result) => {
+      const diagnosis = diagnoses.get(result.system);
+      const finding = diagnosis && findingFor(diagnosis, { rule: result.rule.name, queue: result.queue });
+      return finding ? alertCause(finding, now, config.locale) : undefined;
     };
   }
 
@@ -311,15 +362,23 @@ export function createMonitor(deps: MonitorDeps) {
     const resolved: Alert[] = [];
     const stillFiring: Alert[] = [];
     const choose = groupChooser([...firing.values()], opening.length);
+    const causeOf = openingCauses(
+      sample,
+      past,
+      now.getTime(),
+      results.filter((r) => r.firing && !firing.has(r.key)),
+    );
     for (const result of results) {
       const open = firing.get(result.key);
+      const cause = open ? undefined : causeOf(result);
       const after = await apply(
         result,
         open,
         open ? undefined : resolvedBefore.get(result.key),
         now.getTime(),
         silenceFor(silences, { rule: result.rule.name, system: result.system, queue: result.queue })?.id,
-        choose && (() => choose(result)),
+        choose && (() => choose(result, cause)),
+        cause,
       );
       firing.delete(result.key);
       if (!after) continue;

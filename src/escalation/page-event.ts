@@ -30,7 +30,7 @@ export function pageEvent(
   const shown = firing.length ? firing : members;
   const lead = shown[0]!;
   const severity = SEVERITY_ORDER.find((s) => shown.some((a) => a.severity === s)) ?? 'info';
-  const cause = (lead as Alert & { cause?: { summary?: unknown } }).cause?.summary;
+  const cause = lead.cause?.summary;
   const line = (a: Alert) =>
     `${a.rule} · ${a.subject}: ${t.valueLine(
       t.metric[a.metric] ?? a.metric,

@@ -57,11 +57,30 @@ export interface Alert {
    * are kept on the one alert of the group that was paged first (see src/paging/plan.ts).
    */
   pages?: AlertPage[];
+  /**
+   * The cause diagnosed for this alert's queue when it opened (issue 36 §3), fixed for the alert's
+   * life so its message and its page stay the same; absent when no cause was strong.
+   */
+  cause?: AlertCause;
   /** Where the message is, once Slack has it. */
   channel?: string;
   messageTs?: string;
   /** Bumped on every write; writes are conditional on it. */
   version: number;
+}
+
+/** An alert's cause, as the monitor's diagnosis named it when the alert opened. */
+export interface AlertCause {
+  /** The cause's id (`no-workers`, `redis-memory`, … as `why --json` names them). */
+  id: string;
+  /** One line for a message's lead and a page: the cause, how many queues, its telling evidence. */
+  summary: string;
+  /** Its strongest evidence line. */
+  evidence: string;
+  /** The fixes, as typed after `/queue`; a button runs `why <system> --fix <key>`. */
+  fixes: { command: string }[];
+  /** How many queues of the system the cause explains (0: the whole system). */
+  queues: number;
 }
 
 /** One pager's page of an alert's message, from the trigger to its acknowledgement and end. */

@@ -163,8 +163,8 @@ export function createPostgresEscalation(
           const c = alertColumns(alert);
           const done = await client.query(
             `INSERT INTO escalation_alerts
-               (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id)
-             VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+               (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id, cause_id)
+             VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
             [
               c.id,
               c.alert_key,
@@ -174,6 +174,7 @@ export function createPostgresEscalation(
               c.updated_at,
               alertRowData(alert),
               c.group_id,
+              c.cause_id,
             ],
           );
           if (!done.rowCount) return undefined;
@@ -188,8 +189,17 @@ export function createPostgresEscalation(
             const c = alertColumns(alert);
             const done = await client.query(
               `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
-                 updated_at = $3, data = $4, group_id = $7 WHERE id = $5 AND version = $6`,
-              [c.open_key, c.status, c.updated_at, alertRowData(alert), alert.id, alert.version, c.group_id],
+                 updated_at = $3, data = $4, group_id = $7, cause_id = $8 WHERE id = $5 AND version = $6`,
+              [
+                c.open_key,
+                c.status,
+                c.updated_at,
+                alertRowData(alert),
+                alert.id,
+                alert.version,
+                c.group_id,
+                c.cause_id,
+              ],
             );
             if (!done.rowCount) return undefined;
             await enqueue(client, alert.id, outbox, alert.updatedAt);

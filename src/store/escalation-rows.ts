@@ -11,6 +11,7 @@ export function alertColumns(alert: Alert) {
     opened_at: alert.openedAt,
     updated_at: alert.updatedAt,
     group_id: alert.groupId ?? null,
+    cause_id: alert.cause?.id ?? null,
   };
 }
 

@@ -55,8 +55,8 @@ export function createSqliteEscalation(
     const done = db
       .prepare(
         `INSERT OR IGNORE INTO escalation_alerts
-           (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id)
-         VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+           (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id, cause_id)
+         VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
       )
       .run(
         c.id,
@@ -67,6 +67,7 @@ export function createSqliteEscalation(
         c.updated_at,
         alertRowData(alert),
         c.group_id,
+        c.cause_id,
       );
     if (done.changes === 0) return undefined;
     enqueue(alert.id, outbox, alert.updatedAt);
@@ -80,7 +81,7 @@ export function createSqliteEscalation(
       changes = db
         .prepare(
           `UPDATE escalation_alerts SET open_key = ?, status = ?, version = version + 1,
-             updated_at = ?, data = ?, group_id = ? WHERE id = ? AND version = ?`,
+             updated_at = ?, data = ?, group_id = ?, cause_id = ? WHERE id = ? AND version = ?`,
         )
         .run(
           c.open_key,
@@ -88,6 +89,7 @@ export function createSqliteEscalation(
           c.updated_at,
           alertRowData(alert),
           c.group_id,
+          c.cause_id,
           alert.id,
           alert.version,
         ).changes;

@@ -20,6 +20,12 @@ export interface Migration {
   };
 }
 
+// The cause diagnosed when an alert opened (issue 36 §3): its id as a column, so alerts can be
+// found by cause; the summary, evidence and fixes are in the alert's JSON record.
+const causeColumn = `
+ALTER TABLE escalation_alerts ADD COLUMN cause_id TEXT;
+`;
+
 const requestsTable = (json: string) => `
 CREATE TABLE approval_requests (
   id TEXT PRIMARY KEY,
@@ -320,5 +326,11 @@ CREATE INDEX seen_signatures_seen_at ON seen_signatures (seen_at);
     name: 'limits queue-ops set on queues and tasks, and when each lifts',
     sqlite: queueLimits,
     postgres: queueLimits,
+  },
+  {
+    version: 11,
+    name: 'escalation: the cause an alert carries, by id (its words are in the record)',
+    sqlite: causeColumn,
+    postgres: causeColumn,
   },
 ];

@@ -86,10 +86,13 @@ const ask = (runtime: QueueOps, words: string[], user = 'U0ALICE') =>
 const backlog = backlogRule(['pushizo/*']);
 
 /** The alert ids an alert message's buttons carry, block by block (Ack's value). */
+/** The alert ids of a message's per-alert button rows (its cause's row, Why? and fixes, is not one). */
 const buttonIds = (call: { blocks: Record<string, unknown>[] }) =>
   call.blocks
     .filter((b) => b.type === 'actions')
-    .map((b) => (b as { elements: { action_id: string; value: string }[] }).elements[0]!.value);
+    .map((b) => (b as { elements: { action_id: string; value: string }[] }).elements[0]!)
+    .filter((first) => first.action_id === 'queue_ops.alert.ack')
+    .map((first) => first.value);
 
 describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () => {
   beforeEach(openWorld);
@@ -202,12 +205,13 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
     expect(msgs().filter((c) => kindOf(c) === 'post')).toHaveLength(1);
   });
 
-  it('different severities get their own messages', async () => {
+  it('grouped by severity (the default before causes), different severities get their own messages', async () => {
     const rules = [
       backlog,
       { name: 'big', queues: ['pushizo/dispatch-*'], metric: 'waiting', above: 10, severity: 'warning' },
     ];
-    const bot = await start(config({ escalation: { rules } }));
+    // The default is now `[cause, system]` (one cause, one message); the old default stays valid.
+    const bot = await start(config({ escalation: { groupBy: ['system', 'severity'], rules } }));
     await add('dispatch-ios', 60);
     await add('dispatch-android', 60);
     await tick(bot.escalation, s(0));
@@ -225,12 +229,19 @@ describe('alerts people trust (real BullMQ, monitor ticks, nock’d Slack)', () 
     expect(msgs().map(kindOf)).toEqual(['post']);
     const summary = msgs()[0]!;
     const text = JSON.stringify(summary.blocks);
+    // No worker consumes these queues: the storm is one cause's, and its message leads with it.
+    expect(text).toContain('3 queues have no consumer');
     expect(text).toContain('CRITICAL · 3 alerts firing · pushizo');
+    expect(text).toContain('*By cause*: No workers 3');
     expect(text).toContain('*By rule*: backlog 3');
     expect(text).toContain('`/queue alerts` lists them all');
     expect(text).toContain('/queue ack all pushizo');
-    // No per-alert buttons in a storm's summary.
-    expect(summary.blocks.some((b) => b.type === 'actions')).toBe(false);
+    // No per-alert buttons in a storm's summary: only its cause's row (Why?).
+    expect(buttonIds(summary)).toEqual([]);
+    const rows = summary.blocks.filter((b) => b.type === 'actions') as {
+      elements: { action_id: string }[];
+    }[];
+    expect(rows.flatMap((r) => r.elements.map((e) => e.action_id))).toEqual(['queue_ops.alert.why']);
     const listed = await ask(bot.runtime, ['alerts']);
     expect((listed.data as { alerts: unknown[] }).alerts).toHaveLength(3);
   });

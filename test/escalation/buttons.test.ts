@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { assertValidMessage } from '../../src/blocks/validate.js';
-import { alertMessage } from '../../src/escalation/blocks.js';
+import { fixKey } from '../../src/diagnosis/fix-key.js';
+import { alertMessage, groupMessage } from '../../src/escalation/blocks.js';
+import { groupKeyOf } from '../../src/escalation/monitor.js';
 import type { Alert } from '../../src/store/alert.js';
 import { requestFromSlack } from '../../src/transports/slack/request.js';
 import { sampleAlert } from '../store/escalation-contract.js';
@@ -71,5 +73,77 @@ describe('alert message buttons', () => {
     expect(text).toContain('Trend `▁▅█`');
     expect(text).toContain('45 min to drain at the current rate');
     expect(text).toContain('Firing since 2030-01-01 10:00 UTC (12m 0s)');
+  });
+});
+
+describe('an alert carrying its cause (issue 36 §3)', () => {
+  const cause = {
+    id: 'no-workers',
+    summary: '2 queues have no consumer: worker w1 stopped answering after 03:12 UTC',
+    evidence: '40 waiting on 2 queues (dispatch-ios the deepest) with no worker consuming them',
+    fixes: [{ command: 'restart pushizo/pool' }, { command: 'scale pushizo/pool 3' }],
+    queues: 2,
+  };
+
+  it('shows the cause and its evidence; its fixes run `why --fix <key>` and Why? runs `why <queue>`', () => {
+    const alert = sampleAlert({ id: 'a-1234abcd', cause });
+    const message = alertMessage(alert, 'en', now, settings);
+    const text = JSON.stringify(message.blocks);
+    expect(text).toContain('*Cause:* 2 queues have no consumer: worker w1 stopped answering after 03:12 UTC');
+    expect(text).toContain('40 waiting on 2 queues');
+    const clicks = buttonsOf(alert).map(
+      (b) => requestFromSlack(buttonClick(b.action_id, b.value, '/r'))?.words,
+    );
+    // Ack stays first; the cause's buttons follow the alert's own. Values are keys and scopes only.
+    expect(clicks[0]).toEqual(['ack', 'a-1234abcd']);
+    expect(clicks.slice(-3)).toEqual([
+      ['why', 'pushizo', '--fix', fixKey({ words: ['restart', 'pushizo/pool'] })],
+      ['why', 'pushizo', '--fix', fixKey({ words: ['scale', 'pushizo/pool', '3'] })],
+      ['why', 'pushizo/dispatch-ios'],
+    ]);
+    expect(JSON.stringify(buttonsOf(alert).map((b) => b.value))).not.toContain('restart');
+  });
+
+  it('says it in Turkish too', () => {
+    const message = alertMessage(sampleAlert({ cause }), 'tr', now, settings);
+    assertValidMessage(message);
+    const text = JSON.stringify(message.blocks);
+    expect(text).toContain('*Sebep:*');
+    expect(text).toContain('"Neden?"');
+  });
+
+  it('a group one cause explains leads with it; alerts of different causes do not share a lead', () => {
+    const members = [
+      sampleAlert({ id: 'a-00000001', key: 'k1', cause }),
+      sampleAlert({
+        id: 'a-00000002',
+        key: 'k2',
+        subject: 'pushizo/dispatch-android',
+        queue: 'dispatch-android',
+        cause,
+      }),
+    ];
+    const group = groupMessage(members, 'en', now, { ...settings, maxAlertsPerMessage: 10 });
+    assertValidMessage(group);
+    expect((group.blocks[0] as { text: { text: string } }).text.text).toContain('2 queues have no consumer');
+    const mixed = groupMessage(
+      [members[0]!, { ...members[1]!, cause: { ...cause, id: 'paused', summary: 'The queue is paused' } }],
+      'en',
+      now,
+      { ...settings, maxAlertsPerMessage: 10 },
+    );
+    expect((mixed.blocks[0] as { text: { text: string } }).text.text).toContain('2 alerts firing');
+  });
+
+  it('groupBy cause: alerts of one cause share a key, of another cause or none do not', () => {
+    const key = (c?: { id: string }) =>
+      groupKeyOf(
+        ['cause', 'system'],
+        { system: 'pushizo', severity: 'critical', rule: 'backlog', cause: c },
+        'C1',
+      );
+    expect(key({ id: 'no-workers' })).toBe(key({ id: 'no-workers' }));
+    expect(key({ id: 'no-workers' })).not.toBe(key({ id: 'paused' }));
+    expect(key({ id: 'no-workers' })).not.toBe(key(undefined));
   });
 });

@@ -111,7 +111,10 @@ describe('alert lifecycle against real BullMQ queues and a nock’d Slack Web AP
       ['queue_ops.alert.snooze_two_hours', alertId],
       ['queue_ops.alert.dlq', 'pushizo/dispatch-ios'],
       ['queue_ops.alert.scale', 'pushizo/dispatch-ios'],
+      // No worker consumes the queue: the alert carries that cause, and Why? asks about its queue.
+      ['queue_ops.alert.why', 'pushizo/dispatch-ios'],
     ]);
+    expect(blocks).toContain('*Cause:* A queue has no consumer');
     expect(textOf(msgs())).not.toContain('payload-');
     const ts = post.ts!;
     // The queue's chart follows the post, into its thread: the three steps of files.uploadV2.

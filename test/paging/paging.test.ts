@@ -152,8 +152,9 @@ describe('paging: a page per alert message, sent once, acknowledged and resolved
         custom_details: { value: 60, threshold: 50, since: iso(30) },
       },
     });
+    // The page names the cause the alert opened with (issue 37 §2, issue 36 §3): no worker consumes it.
     expect(trigger.payload.summary).toBe(
-      'CRITICAL backlog · pushizo/dispatch-ios: waiting: 60 jobs (above 50 jobs)',
+      'A queue has no consumer: 60 waiting on dispatch-ios with no worker consuming it',
     );
     expect(trigger.links[0]!.href).toMatch(/^https:\/\/slack\.com\/archives\/C0INCIDENT\/p\d+$/);
     expect(textOf(trigger)).not.toContain('payload-');

@@ -151,6 +151,25 @@ export function describeEscalationStore(store: () => Store, open: () => Promise<
       expect(kinds).toEqual(['post', 'update', 'thread']);
     });
 
+    it('an alert keeps the cause it opened with, through every write (issue 36 §3)', async () => {
+      const e = store().escalation;
+      const cause = {
+        id: 'no-workers',
+        summary: '3 queues have no consumer: worker w1 stopped answering after 03:12 UTC',
+        evidence: '12 waiting on 3 queues (q1 the deepest) with no worker consuming them',
+        fixes: [{ command: 'restart zeus/pool' }],
+        queues: 3,
+      };
+      const stored = (await e.insertAlert(sampleAlert({ key: 'k|caused', cause }), []))!;
+      expect(stored.cause).toEqual(cause);
+      await e.writeAlert({ ...stored, value: 7, updatedAt: iso(30) }, []);
+      const again = await e.getAlert(stored.id);
+      expect(again?.value).toBe(7);
+      expect(again?.cause).toEqual(cause);
+      const plain = (await e.insertAlert(sampleAlert({ key: 'k|plain' }), []))!;
+      expect((await e.getAlert(plain.id))?.cause).toBeUndefined();
+    });
+
     /** An alert resolved at 60 s, and a new one under its key at 120 s. */
     const resolvedThenAgain = async () => {
       const e = store().escalation;

@@ -285,6 +285,7 @@ export function describeStore(name: string, makeHarness: () => Promise<StoreHarn
           await harness.sql('DROP TABLE escalation_silences');
           await harness.sql('DROP INDEX escalation_alerts_group');
           await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN group_id');
+          await harness.sql('ALTER TABLE escalation_alerts DROP COLUMN cause_id');
           await harness.sql('DROP TABLE queue_limits');
           await harness.sql('DELETE FROM schema_migrations WHERE version >= 7');
           await harness.sql('UPDATE approval_requests SET params = ? WHERE id = ?', [

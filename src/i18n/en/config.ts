@@ -36,7 +36,7 @@ export const config = {
   pagerKeyFromEnv: `write the key as an environment reference (\`"\${PD_ROUTING_KEY}"\`), never in the file`,
   duplicatePager: (name: string, first: string) => `duplicate pager name "${name}" (also ${first})`,
   duplicateRule: (name: string) => `duplicate rule name "${name}"`,
-  groupBy: 'expected `none` or a list of: system, severity, rule, queue',
+  groupBy: 'expected `none` or a list of: cause, system, severity, rule, queue',
   storeUrl: 'expected sqlite:<path> or postgres://…',
   noSystems: 'expected at least one system',
   sentinelName:

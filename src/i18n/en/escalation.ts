@@ -113,9 +113,28 @@ export const escalation = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${rule} on ${subject} is ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Resolved: ${rule} on ${subject}`,
+  /** The cause an alert carries (issue 36 §3): diagnosed when it opened, shown with its fixes. */
+  cause: {
+    lead: (id: string, title: string, queues: number) =>
+      id === 'no-workers'
+        ? queues > 1
+          ? `${queues} queues have no consumer`
+          : 'A queue has no consumer'
+        : id === 'paused' && queues > 1
+          ? `${queues} queues are paused`
+          : queues > 1
+            ? `${title} (${queues} queues)`
+            : title,
+    summary: (lead: string, evidence: string) => `${lead}: ${evidence}`,
+    line: (summary: string) => `*Cause:* ${summary}`,
+    why: 'Why?',
+    noCause: 'no cause named',
+  },
   group: {
     header: (severity: string, n: number, where: string) =>
       `${severity} · ${n} ${n === 1 ? 'alert' : 'alerts'} firing · ${where}`,
+    causeHeader: (summary: string) => summary,
+    summaryCauses: (counts: string) => `*By cause*: ${counts}`,
     alertLine: (severity: string, rule: string, subject: string, value: string) =>
       `${severity} *${rule}* · ${subject}: ${value}`,
     resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>

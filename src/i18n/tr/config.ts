@@ -34,7 +34,7 @@ export const config: Catalog['config'] = {
   duplicatePager: (name: string, first: string) =>
     `"${name}" çağrı cihazı adı iki kez kullanılmış (ayrıca ${first})`,
   duplicateRule: (name: string) => `"${name}" kural adı iki kez kullanılmış`,
-  groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: system, severity, rule, queue',
+  groupBy: '`none` ya da şunlardan oluşan bir liste bekleniyordu: cause, system, severity, rule, queue',
   storeUrl: 'sqlite:<yol> ya da postgres://… olmalı',
   noSystems: 'en az bir sistem tanımlanmalı',
   sentinelName: 'Sentinel master adı gerekli (sentinel.name ya da adresin yolu: sentinel://h:26379/mymaster)',

@@ -114,8 +114,26 @@ export const escalation: Catalog['escalation'] = {
   fallback: (severity: string, rule: string, subject: string, value: string) =>
     `${severity}: ${subject} üzerinde ${rule} = ${value}`,
   resolvedFallback: (rule: string, subject: string) => `Çözüldü: ${subject} üzerinde ${rule}`,
+  cause: {
+    lead: (id: string, title: string, queues: number) =>
+      id === 'no-workers'
+        ? queues > 1
+          ? `${queues} kuyruğun tüketicisi yok`
+          : 'Bir kuyruğun tüketicisi yok'
+        : id === 'paused' && queues > 1
+          ? `${queues} kuyruk duraklatılmış`
+          : queues > 1
+            ? `${title} (${queues} kuyruk)`
+            : title,
+    summary: (lead: string, evidence: string) => `${lead}: ${evidence}`,
+    line: (summary: string) => `*Sebep:* ${summary}`,
+    why: 'Neden?',
+    noCause: 'sebep belirlenmedi',
+  },
   group: {
     header: (severity: string, n: number, where: string) => `${severity} · ${n} alarm aktif · ${where}`,
+    causeHeader: (summary: string) => summary,
+    summaryCauses: (counts: string) => `*Sebebe göre*: ${counts}`,
     alertLine: (severity: string, rule: string, subject: string, value: string) =>
       `${severity} *${rule}* · ${subject}: ${value}`,
     resolvedLine: (rule: string, subject: string, lasted: string, worst: string) =>
