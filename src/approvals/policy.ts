@@ -1,17 +1,44 @@
-import type { ActionName, Role } from '../config/schema.js';
+import type { ActionName, Config, Role } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
-import { messages } from '../i18n/index.js';
+import { type Locale, messages } from '../i18n/index.js';
 import type { ActionRequest } from '../store/store.js';
 import type { Caller } from './execution.js';
-import { cliIdentity, crossTransportRefusal, type Party, partiesOf } from './identity.js';
-import type { ApprovalsDeps } from './service.js';
+import { type CliUsers, cliIdentity, crossTransportRefusal, type Party, partiesOf } from './identity.js';
+
+/** Role checks, asked at the moment each step runs (never remembered from an earlier step). */
+export interface Authority {
+  has(userId: string, role: Role): Promise<boolean>;
+  /** true / false / undefined = Slack did not say. */
+  has2fa(userId: string): Promise<boolean | undefined>;
+  /**
+   * Whether the user may answer, from the App Home tab, what was asked in `channel`: `public` for
+   * a public channel (anyone may join it), `member` or `not-member` for a private one, or what
+   * Slack answered instead (`channel_not_found`…), which refuses. Absent: no Slack to ask.
+   * `fresh` asks Slack now rather than trusting what it said minutes ago.
+   */
+  channelMembership?(
+    userId: string,
+    channel: string,
+    options?: { fresh?: boolean },
+  ): Promise<ChannelMembership>;
+}
+
+/** What {@link Authority.channelMembership} found. */
+export type ChannelMembership = 'public' | 'member' | 'not-member' | { unknown: string };
+
+/** What the policy reads: the config's policies, approvals and command-line users, and Slack's word on people. */
+export interface PolicyDeps {
+  authority: Authority;
+  config: Pick<Config, 'policies' | 'approvals'> & { cli?: { users: CliUsers } };
+  locale?: Locale;
+}
 
 /**
  * The approvals' policy: which role an action needs, whether a person holds it (and 2FA where
  * required), whether two parties may count as two people across transports, and what the audit
  * keeps of a command-line caller. Asked at the moment each step runs, never remembered.
  */
-export function createApprovalPolicy(deps: Pick<ApprovalsDeps, 'config' | 'authority' | 'locale'>) {
+export function createApprovalPolicy(deps: PolicyDeps) {
   // Stored with the request, which has no locale of its own: written in the config's locale and
   // shown as stored.
   const t = messages(deps.locale ?? 'en').approvals;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { formatUtc } from '../blocks/format.js';
-import type { ActionName, Config, Role } from '../config/schema.js';
+import type { ActionName, Config } from '../config/schema.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { currentLocale, type Locale, messages } from '../i18n/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -18,7 +18,7 @@ import {
   type UnwrittenOutcome,
 } from './execution.js';
 import { type CliUsers, partiesOf } from './identity.js';
-import { createApprovalPolicy } from './policy.js';
+import { type Authority, createApprovalPolicy } from './policy.js';
 import { isExpired } from './state.js';
 
 // Defined with the execution, which the service composes; named here too, where callers look.
@@ -36,26 +36,7 @@ export {
   type UnwrittenOutcome,
 } from './execution.js';
 
-/** Role checks, asked at the moment each step runs (never remembered from an earlier step). */
-export interface Authority {
-  has(userId: string, role: Role): Promise<boolean>;
-  /** true / false / undefined = Slack did not say. */
-  has2fa(userId: string): Promise<boolean | undefined>;
-  /**
-   * Whether the user may answer, from the App Home tab, what was asked in `channel`: `public` for
-   * a public channel (anyone may join it), `member` or `not-member` for a private one, or what
-   * Slack answered instead (`channel_not_found`…), which refuses. Absent: no Slack to ask.
-   * `fresh` asks Slack now rather than trusting what it said minutes ago.
-   */
-  channelMembership?(
-    userId: string,
-    channel: string,
-    options?: { fresh?: boolean },
-  ): Promise<ChannelMembership>;
-}
-
-/** What {@link Authority.channelMembership} found. */
-export type ChannelMembership = 'public' | 'member' | 'not-member' | { unknown: string };
+export type { Authority, ChannelMembership } from './policy.js';
 
 /** Tells the world a request changed (e.g. updates its Slack message in place). Never throws. */
 export type RequestListener = (request: ActionRequest) => Promise<void>;

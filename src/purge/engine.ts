@@ -18,7 +18,9 @@ import type {
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { PurgeRecord, PurgeStore } from '../store/store.js';
-import { recoverEarlierRun } from './recovery.js';
+import { type PurgeRecovery, recoverEarlierRun } from './recovery.js';
+
+export type { PurgeRecovery } from './recovery.js';
 
 /** How far a purge or an undo has come (the approvals' `ActionProgress`). */
 export interface Progress {
@@ -68,22 +70,6 @@ export interface PurgeOutcome {
   manifest: ArchiveManifest;
   /** A resumed purge: what Redis said of the jobs an earlier run had archived. */
   recovered?: PurgeRecovery;
-}
-
-/**
- * What a resumed purge found of the jobs an earlier run archived, as Redis answered. Of the
- * chunks recorded but not marked deleted: `deletedNow` the delete removed now (never deleted
- * before), `alreadyGone` were no longer in Redis (the killed run's delete took them),
- * `stillThere` were in Redis where the delete did not find them (a worker's, or further down a
- * list). `deletedAgain`: jobs of any earlier chunk the walk met again in the queue (a Redis back
- * from an older snapshot, a failover to a replica that lagged) and deleted, without archiving them
- * a second time.
- */
-export interface PurgeRecovery {
-  deletedNow: number;
-  alreadyGone: number;
-  stillThere: number;
-  deletedAgain: number;
 }
 
 /**

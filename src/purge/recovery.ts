@@ -1,12 +1,27 @@
 import { listChunkFiles, readChunk, removeFile } from '../archive/archive.js';
-import type { PurgeItem, PurgePlace } from '../backends/queue-backend.js';
-import type { PurgeRecord } from '../store/store.js';
-import type { EngineDeps, PurgeRecovery } from './engine.js';
+import type { PurgeItem, PurgePlace, QueuePurger } from '../backends/queue-backend.js';
+import type { PurgeChunk, PurgeRecord, PurgeStore } from '../store/store.js';
+
+/**
+ * What a resumed purge found of the jobs an earlier run archived, as Redis answered. Of the
+ * chunks recorded but not marked deleted: `deletedNow` the delete removed now (never deleted
+ * before), `alreadyGone` were no longer in Redis (the killed run's delete took them),
+ * `stillThere` were in Redis where the delete did not find them (a worker's, or further down a
+ * list). `deletedAgain`: jobs of any earlier chunk the walk met again in the queue (a Redis back
+ * from an older snapshot, a failover to a replica that lagged) and deleted, without archiving them
+ * a second time.
+ */
+export interface PurgeRecovery {
+  deletedNow: number;
+  alreadyGone: number;
+  stillThere: number;
+  deletedAgain: number;
+}
 
 /** What a resumed purge starts from, once the chunks a killed run left are settled. */
 export interface RecoveredRun {
   /** Every chunk row of the purge, as the store had them before this run. */
-  recorded: Awaited<ReturnType<EngineDeps['store']['listPurgeChunks']>>;
+  recorded: PurgeChunk[];
   /** Records archived by earlier runs. */
   archived: number;
   /** The last chunk number used. */
@@ -30,7 +45,7 @@ export interface RecoveredRun {
  */
 export async function recoverEarlierRun(
   purge: PurgeRecord,
-  deps: Pick<EngineDeps, 'store' | 'purger'>,
+  deps: { store: PurgeStore; purger: QueuePurger },
   deleteBatch: number,
 ): Promise<RecoveredRun> {
   const { store, purger } = deps;
