@@ -2,10 +2,8 @@ import {
   type ArchiveManifest,
   CHUNK_RECORDS,
   compressChunk,
-  listChunkFiles,
   readChunk,
   readManifest,
-  removeFile,
   splitBlocks,
   verifyArchive,
   writeCompressedChunk,
@@ -21,6 +19,9 @@ import type {
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { PurgeRecord, PurgeStore } from '../store/store.js';
+import { type PurgeRecovery, recoverEarlierRun } from './recovery.js';
+
+export type { PurgeRecovery } from './recovery.js';
 
 /** How far a purge or an undo has come (the approvals' `ActionProgress`). */
 export interface Progress {
@@ -73,22 +74,6 @@ export interface PurgeOutcome {
 }
 
 /**
- * What a resumed purge found of the jobs an earlier run archived, as Redis answered. Of the
- * chunks recorded but not marked deleted: `deletedNow` the delete removed now (never deleted
- * before), `alreadyGone` were no longer in Redis (the killed run's delete took them),
- * `stillThere` were in Redis where the delete did not find them (a worker's, or further down a
- * list). `deletedAgain`: jobs of any earlier chunk the walk met again in the queue (a Redis back
- * from an older snapshot, a failover to a replica that lagged) and deleted, without archiving them
- * a second time.
- */
-export interface PurgeRecovery {
-  deletedNow: number;
-  alreadyGone: number;
-  stillThere: number;
-  deletedAgain: number;
-}
-
-/**
  * Runs (or resumes) one purge. For each place, batches are read from where workers take next,
  * gathered into chunks, and each chunk is written to the archive and fsynced, recorded in the
  * store, and only then deleted from Redis with a conditional delete. Reading the next batches
@@ -115,72 +100,15 @@ export async function runPurge(purge: PurgeRecord, deps: EngineDeps): Promise<Pu
   const report = () =>
     deps.progress?.({ done: resolved, total: Math.max(purge.total, resolved), phase: 'purging' });
 
-  // 1. What a killed run left behind. The chunk rows are the truth: the purge's own row is
-  // written with the last of them and may lag, or lead, by a chunk when one of the two writes
-  // did not make it.
-  const recorded = await store.listPurgeChunks(purge.id);
-  let archived = recorded.reduce((n, c) => n + c.records, 0);
-  let seq = recorded.reduce((max, c) => Math.max(max, c.seq), purge.chunks);
-  const known = new Set(recorded.map((c) => c.file));
-  for (const file of await listChunkFiles(path)) if (!known.has(file)) await removeFile(path, file);
-  // Every identity an earlier run archived, and the chunk it is in: a Redis that came back from an
-  // older snapshot (or a failover to a replica that lagged) holds again jobs that chunk says are
-  // deleted. The walk deletes such a job again and amends its chunk, but never archives it twice.
-  const earlier = new Map<string, number>();
-  const outcomes = new Map<number, { purged: number; skipped: Set<string> }>();
-  const recovered: PurgeRecovery = { deletedNow: 0, alreadyGone: 0, stillThere: 0, deletedAgain: 0 };
-  // Records an earlier run archived, by place: they count against their state's cap.
-  const archivedByPlace = new Map<string, number>();
-  for (const chunk of recorded) {
-    const lines = await readChunk(path, chunk.file);
-    const parsed = lines.map((line) => purger.parse(line));
-    for (const item of parsed) {
-      earlier.set(item.identity, chunk.seq);
-      archivedByPlace.set(item.place, (archivedByPlace.get(item.place) ?? 0) + 1);
-    }
-    if (chunk.deleted) {
-      outcomes.set(chunk.seq, { purged: chunk.purged, skipped: new Set(chunk.skipped) });
-      resolved += chunk.records;
-      continue;
-    }
-    const byPlace = new Map<string, PurgeItem[]>();
-    for (const { place, ...item } of parsed) {
-      const items = byPlace.get(place) ?? [];
-      items.push(item);
-      byPlace.set(place, items);
-    }
-    let deletedNow = 0;
-    const notRemoved = new Set<string>();
-    const places = await purger.places(['waiting', 'failed', 'delayed']);
-    for (const [name, items] of byPlace) {
-      const place = places.find((p) => p.name === name) ?? { state: 'waiting', name, kind: 'list', size: 0 };
-      for (let i = 0; i < items.length; i += deleteBatch) {
-        const batch = items.slice(i, i + deleteBatch);
-        const flags = await purger.remove(place as PurgePlace, batch);
-        flags.forEach((ok, j) => {
-          if (ok) deletedNow++;
-          else notRemoved.add(batch[j]!.identity);
-        });
-      }
-    }
-    // Not removed now: either the killed run's delete took it (already gone), or it is still in
-    // Redis, where this delete did not find it (never deleted, further down a list that came back
-    // older, or taken by a worker). Redis tells the two apart; the walk below deletes what is
-    // still queued and moves it from skipped to purged.
-    const stillThere = new Set(
-      notRemoved.size === 0
-        ? []
-        : await purger.conflicts(lines.filter((_, i) => notRemoved.has(parsed[i]!.identity))),
-    );
-    const reallySkipped = [...notRemoved].filter((id) => stillThere.has(id));
-    recovered.deletedNow += deletedNow;
-    recovered.stillThere += reallySkipped.length;
-    recovered.alreadyGone += notRemoved.size - reallySkipped.length;
-    const chunkPurged = chunk.records - reallySkipped.length;
-    outcomes.set(chunk.seq, { purged: chunkPurged, skipped: new Set(reallySkipped) });
-    await store.markPurgeChunk(purge.id, chunk.seq, { purged: chunkPurged, skipped: reallySkipped });
-    resolved += chunk.records;
-  }
+  // 1. What a killed run left behind (see recovery.ts).
+  const { recorded, earlier, outcomes, recovered, archivedByPlace, ...resumed } = await recoverEarlierRun(
+    purge,
+    deps,
+    deleteBatch,
+  );
+  let archived = resumed.archived;
+  let seq = resumed.seq;
+  resolved = resumed.resolved;
   report();
 
   // 2. The walk.
