@@ -128,6 +128,162 @@ export interface Execution {
   ): Promise<ActionRequest | undefined>;
 }
 
+/** When a lease taken or renewed now runs out. */
+const leaseEnd = (deps: Pick<ExecutionDeps, 'now' | 'lease'>) =>
+  new Date(deps.now().getTime() + deps.lease.ttlMs).toISOString();
+
+/**
+ * A bookkeeping write retried while the store is briefly unavailable (SQLITE_BUSY past its
+ * timeout, a PostgreSQL failover). Only conditional writes go through here, so a retry of a
+ * write that did land finds its condition gone instead of writing twice.
+ */
+async function persistently<T>(retry: ExecutionDeps['retry'], write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= retry.attempts || !isStoreUnavailable(error)) throw error;
+      await sleep(retry.backoffMs * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/** One step as one write: the transition and its audit entry, in one transaction of the store. */
+function auditedMover(deps: Pick<ExecutionDeps, 'store' | 'audit' | 'now'>): Execution['moveAudited'] {
+  return async (request, transition, patch, check, entry) => {
+    const { from, to } = transitions[transition];
+    const stored = await deps.audit.recordWith(
+      entry,
+      async (input, key): Promise<{ request?: ActionRequest; entry?: AuditEntry }> =>
+        (await deps.store.transitionRequestAudited(
+          request.id,
+          from,
+          { ...patch, status: to, updatedAt: deps.now().toISOString() },
+          check,
+          { entry: input, key },
+        )) ?? {},
+    );
+    return stored.request;
+  };
+}
+
+/**
+ * Renews the execution's lease every `renewEveryMs` until stopped. A renewal that finds the
+ * request no longer executing under this owner means a sweep took it for dead (the store was
+ * out of reach for a whole lease): the executor's signal tells it to stop at a safe point.
+ */
+function keepLease(deps: ExecutionDeps, request: ActionRequest) {
+  const lost = new AbortController();
+  let executorRunning = true;
+  let renewing: Promise<void> | undefined;
+  const renew = async () => {
+    try {
+      const renewed = await deps.store.transitionRequest(
+        request.id,
+        [RequestStatus.Executing],
+        { leaseUntil: leaseEnd(deps) },
+        { leaseOwner: deps.leaseOwner },
+      );
+      // Once the executor returned there is nothing left to stop; a renewal that races the
+      // outcome write (which moves the status on) must not abort a finished action's signal.
+      if (!renewed && executorRunning) lost.abort();
+    } catch {
+      // A blip: the next beat tries again, and the lease has room for a missed beat or two.
+    }
+  };
+  const timer = setInterval(() => {
+    renewing ??= renew().finally(() => {
+      renewing = undefined;
+    });
+  }, deps.lease.renewEveryMs);
+  timer.unref?.();
+  return {
+    lost: lost.signal,
+    executorReturned() {
+      executorRunning = false;
+    },
+    async stop() {
+      clearInterval(timer);
+      await renewing;
+    },
+  };
+}
+
+/** Runs the request's executor, its progress told to every listener. */
+async function runExecutor(deps: ExecutionDeps, started: ActionRequest, signal: AbortSignal) {
+  const executor = deps.executors[started.action as ActionName];
+  if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
+  return await executor(started, {
+    progress(update) {
+      for (const listener of deps.progressListeners) {
+        try {
+          listener(started, update);
+        } catch {
+          // A display that fails must not stop the action.
+        }
+      }
+    },
+    signal,
+  });
+}
+
+/** What the executor's return or throw writes on the request, and what it had done if it failed. */
+function outcomeOf(
+  deps: Pick<ExecutionDeps, 'now'>,
+  ran: { result: Record<string, unknown> } | { error: unknown },
+): { patch: RequestPatch; failure?: string; partialResult?: Readonly<Record<string, unknown>> } {
+  // `error: null`: a request a sweep reported interrupted meanwhile is done after all.
+  if ('result' in ran)
+    return { patch: { result: ran.result, error: null, finishedAt: deps.now().toISOString() } };
+  const { error } = ran;
+  const failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
+  return {
+    failure,
+    partialResult: error instanceof OpsError ? error.partialResult : undefined,
+    patch: {
+      error: failure,
+      result: error instanceof OpsError ? { code: error.code, params: error.params } : undefined,
+      finishedAt: deps.now().toISOString(),
+    },
+  };
+}
+
+/**
+ * Writes `write` again, each time a little later, until the store takes it; then tells the world.
+ * `unsettledIds` holds the request meanwhile.
+ */
+function keepWriting(
+  deps: ExecutionDeps,
+  unsettledIds: Set<string>,
+  started: ActionRequest,
+  write: () => Promise<ActionRequest | undefined>,
+  done: () => Promise<void>,
+) {
+  unsettledIds.add(started.id);
+  const attempt = async (delay: number): Promise<void> => {
+    await sleep(delay);
+    try {
+      const finished = await write();
+      unsettledIds.delete(started.id);
+      await done();
+      deps.logger?.warn({ requestId: started.id, action: started.action }, 'the kept outcome is written now');
+      await deps.notify(finished ?? (await deps.store.getRequest(started.id)) ?? started);
+    } catch (error) {
+      if (deps.shutdown.aborted) {
+        // The process is going: what it held is in the log above; the request, once its lease
+        // runs out, is reported as one that may have run.
+        deps.logger?.error(
+          { err: error, requestId: started.id, action: started.action },
+          'shutting down with an outcome the store never took',
+        );
+        return;
+      }
+      return await attempt(Math.min(delay * 2, OUTCOME_RETRY_CAP_MS));
+    }
+  };
+  void attempt(deps.retry.backoffMs);
+}
+
 /**
  * Running an approved request. The start is one durable write holding both `executing` and the
  * audit entry `request.executing`: if it fails, nothing runs, and a request still `approved` is
@@ -137,90 +293,10 @@ export interface Execution {
  * after its lease says it may have run, never that it did not.
  */
 export function createExecution(deps: ExecutionDeps): Execution {
-  const { store, now, lease, leaseOwner } = deps;
-  const leaseEnd = () => new Date(now().getTime() + lease.ttlMs).toISOString();
+  const { store, now, leaseOwner } = deps;
   /** Outcomes this process holds and keeps writing. */
   const unsettledIds = new Set<string>();
-
-  async function moveAudited(
-    request: ActionRequest,
-    transition: Transition,
-    patch: RequestPatch,
-    check: TransitionCheck | undefined,
-    entry: AuditRecordInput,
-  ): Promise<ActionRequest | undefined> {
-    const { from, to } = transitions[transition];
-    const stored = await deps.audit.recordWith(
-      entry,
-      async (input, key): Promise<{ request?: ActionRequest; entry?: AuditEntry }> =>
-        (await store.transitionRequestAudited(
-          request.id,
-          from,
-          { ...patch, status: to, updatedAt: now().toISOString() },
-          check,
-          { entry: input, key },
-        )) ?? {},
-    );
-    return stored.request;
-  }
-
-  /**
-   * A bookkeeping write retried while the store is briefly unavailable (SQLITE_BUSY past its
-   * timeout, a PostgreSQL failover). Only conditional writes go through here, so a retry of a
-   * write that did land finds its condition gone instead of writing twice.
-   */
-  async function persistently<T>(write: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt >= deps.retry.attempts || !isStoreUnavailable(error)) throw error;
-        await sleep(deps.retry.backoffMs * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  /**
-   * Renews the execution's lease every `renewEveryMs` until stopped. A renewal that finds the
-   * request no longer executing under this owner means a sweep took it for dead (the store was
-   * out of reach for a whole lease): the executor's signal tells it to stop at a safe point.
-   */
-  function keepLease(request: ActionRequest) {
-    const lost = new AbortController();
-    let executorRunning = true;
-    let renewing: Promise<void> | undefined;
-    const renew = async () => {
-      try {
-        const renewed = await store.transitionRequest(
-          request.id,
-          [RequestStatus.Executing],
-          { leaseUntil: leaseEnd() },
-          { leaseOwner },
-        );
-        // Once the executor returned there is nothing left to stop; a renewal that races the
-        // outcome write (which moves the status on) must not abort a finished action's signal.
-        if (!renewed && executorRunning) lost.abort();
-      } catch {
-        // A blip: the next beat tries again, and the lease has room for a missed beat or two.
-      }
-    };
-    const timer = setInterval(() => {
-      renewing ??= renew().finally(() => {
-        renewing = undefined;
-      });
-    }, lease.renewEveryMs);
-    timer.unref?.();
-    return {
-      lost: lost.signal,
-      executorReturned() {
-        executorRunning = false;
-      },
-      async stop() {
-        clearInterval(timer);
-        await renewing;
-      },
-    };
-  }
+  const moveAudited = auditedMover(deps);
 
   /** The start: `executing` and `request.executing` in one write; nothing runs without both. */
   async function start(approved: ActionRequest, actor: Caller): Promise<ActionRequest | undefined> {
@@ -228,7 +304,7 @@ export function createExecution(deps: ExecutionDeps): Execution {
       return await moveAudited(
         approved,
         'start',
-        { startedAt: now().toISOString(), leaseUntil: leaseEnd(), leaseOwner },
+        { startedAt: now().toISOString(), leaseUntil: leaseEnd(deps), leaseOwner },
         undefined,
         deps.entryOf(actor, approved, 'request.executing', 'executing'),
       );
@@ -241,57 +317,6 @@ export function createExecution(deps: ExecutionDeps): Execution {
         reason: String(error.params.reason ?? error.code),
       });
     }
-  }
-
-  async function run(started: ActionRequest, signal: AbortSignal) {
-    const executor = deps.executors[started.action as ActionName];
-    if (!executor) throw new OpsError(ErrorCode.NotSupported, { what: started.action });
-    return await executor(started, {
-      progress(update) {
-        for (const listener of deps.progressListeners) {
-          try {
-            listener(started, update);
-          } catch {
-            // A display that fails must not stop the action.
-          }
-        }
-      },
-      signal,
-    });
-  }
-
-  /** Writes `write` again, each time a little later, until the store takes it; then tells the world. */
-  function keepWriting(
-    started: ActionRequest,
-    write: () => Promise<ActionRequest | undefined>,
-    done: () => Promise<void>,
-  ) {
-    unsettledIds.add(started.id);
-    const attempt = async (delay: number): Promise<void> => {
-      await sleep(delay);
-      try {
-        const finished = await write();
-        unsettledIds.delete(started.id);
-        await done();
-        deps.logger?.warn(
-          { requestId: started.id, action: started.action },
-          'the kept outcome is written now',
-        );
-        await deps.notify(finished ?? (await store.getRequest(started.id)) ?? started);
-      } catch (error) {
-        if (deps.shutdown.aborted) {
-          // The process is going: what it held is in the log above; the request, once its lease
-          // runs out, is reported as one that may have run.
-          deps.logger?.error(
-            { err: error, requestId: started.id, action: started.action },
-            'shutting down with an outcome the store never took',
-          );
-          return;
-        }
-        return await attempt(Math.min(delay * 2, OUTCOME_RETRY_CAP_MS));
-      }
-    };
-    void attempt(deps.retry.backoffMs);
   }
 
   async function execute(approved: ActionRequest, actor: Caller): Promise<ActionRequest> {
@@ -314,25 +339,15 @@ export function createExecution(deps: ExecutionDeps): Execution {
     // Someone else's click got there first; show what the store says now.
     if (!started) return (await store.getRequest(approved.id)) ?? approved;
     await deps.notify(started);
-    const heartbeat = keepLease(started);
-    let patch: RequestPatch;
-    let failure: string | undefined;
-    let partialResult: Readonly<Record<string, unknown>> | undefined;
+    const heartbeat = keepLease(deps, started);
+    let ran: { result: Record<string, unknown> } | { error: unknown };
     try {
-      const result = await run(started, AbortSignal.any([deps.shutdown, heartbeat.lost]));
-      heartbeat.executorReturned();
-      // `error: null`: a request a sweep reported interrupted meanwhile is done after all.
-      patch = { result, error: null, finishedAt: now().toISOString() };
+      ran = { result: await runExecutor(deps, started, AbortSignal.any([deps.shutdown, heartbeat.lost])) };
     } catch (error) {
-      heartbeat.executorReturned();
-      failure = error instanceof OpsError ? error.code : (error as Error)?.message || String(error);
-      if (error instanceof OpsError) partialResult = error.partialResult;
-      patch = {
-        error: failure,
-        result: error instanceof OpsError ? { code: error.code, params: error.params } : undefined,
-        finishedAt: now().toISOString(),
-      };
+      ran = { error };
     }
+    heartbeat.executorReturned();
+    const { patch, failure, partialResult } = outcomeOf(deps, ran);
     return await settle(started, actor, patch, failure, heartbeat.stop, partialResult);
   }
 
@@ -371,7 +386,7 @@ export function createExecution(deps: ExecutionDeps): Execution {
       );
     let finished: ActionRequest | undefined;
     try {
-      finished = await persistently(() => write());
+      finished = await persistently(deps.retry, () => write());
     } catch (error) {
       const reason = isStoreUnavailable(error) ? String(error.params.reason ?? error.code) : String(error);
       deps.logger?.error(
@@ -388,7 +403,7 @@ export function createExecution(deps: ExecutionDeps): Execution {
           reason,
         });
       }
-      keepWriting(started, () => write(true), stopLease);
+      keepWriting(deps, unsettledIds, started, () => write(true), stopLease);
       const kept = { ...started, ...patch, status: outcome } as ActionRequest;
       await deps.notify(kept);
       return kept;
