@@ -29,18 +29,70 @@ export interface PagerAnswerOutcome {
   alerts: Alert[];
 }
 
+/** What paging needs from the composition root. */
+interface PagingDeps {
+  store: EscalationStore;
+  pagers: Pagers;
+  now: () => Date;
+  logger?: Logger;
+}
+
+/** What PagerDuty's webhook says a person did to a page. */
+interface PagerDutyAnswer {
+  key: string;
+  kind: 'acknowledge' | 'resolve';
+  userId: string;
+  name: string;
+}
+
+/** Writes PagerDuty's answer on the page's alerts, read again when one changed meanwhile. */
+async function answerFromPagerDuty(deps: PagingDeps, answer: PagerDutyAnswer): Promise<PagerAnswerOutcome> {
+  const { store, pagers } = deps;
+  const subject = subjectOfPageKey(answer.key);
+  if (!subject) return { found: false, changed: false, alerts: [] };
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const members =
+      'groupId' in subject
+        ? await store.listGroup(subject.groupId)
+        : ((a) => (a ? [a] : []))(await store.getAlert(subject.alertId));
+    if (members.length === 0) return { found: false, changed: false, alerts: [] };
+    const now = deps.now();
+    const pageWrites = new Map(
+      notePagerDutyAnswer(members, pagers.pagerDuty, { ...answer, at: now.toISOString() }).map((w) => [
+        w.alert.id,
+        w.alert,
+      ]),
+    );
+    const changed: Alert[] = [];
+    let lost = false;
+    for (const member of members) {
+      let next = pageWrites.get(member.id);
+      pageWrites.delete(member.id);
+      if (answer.kind === 'acknowledge') {
+        const step = ackAlert(next ?? member, `pagerduty:${answer.userId}`, now.getTime());
+        if (step.changed && step.alert) next = step.alert;
+      }
+      if (!next) continue;
+      const stored = await store.writeAlert(next, [{ kind: 'update', payload: {} }]);
+      if (!stored) {
+        lost = true;
+        break;
+      }
+      changed.push(stored);
+    }
+    if (lost) continue;
+    return { found: true, changed: changed.length > 0, alerts: changed.length ? changed : members };
+  }
+  throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
+}
+
 /**
  * Pages over the store: each write of a page (its trigger, acknowledgement, end) goes with the
  * outbox item that sends it, conditional on the alert's version, so a page is queued exactly once
  * however many replicas decide it, and the outbox's claim sends it once (a resend after a crash
  * carries the same key, which the pager folds into the same incident).
  */
-export function createPaging(deps: {
-  store: EscalationStore;
-  pagers: Pagers;
-  now: () => Date;
-  logger?: Logger;
-}) {
+export function createPaging(deps: PagingDeps) {
   const { store, pagers } = deps;
 
   async function membersOf(alert: Alert): Promise<Alert[]> {
@@ -151,49 +203,8 @@ export function createPaging(deps: {
      * person resolved the page, the alerts resolve when the monitor sees them clear. Either way
      * the message is updated. Idempotent: a replay finds it done and writes nothing.
      */
-    async answerFromPagerDuty(answer: {
-      key: string;
-      kind: 'acknowledge' | 'resolve';
-      userId: string;
-      name: string;
-    }): Promise<PagerAnswerOutcome> {
-      const subject = subjectOfPageKey(answer.key);
-      if (!subject) return { found: false, changed: false, alerts: [] };
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-        const members =
-          'groupId' in subject
-            ? await store.listGroup(subject.groupId)
-            : ((a) => (a ? [a] : []))(await store.getAlert(subject.alertId));
-        if (members.length === 0) return { found: false, changed: false, alerts: [] };
-        const now = deps.now();
-        const pageWrites = new Map(
-          notePagerDutyAnswer(members, pagers.pagerDuty, { ...answer, at: now.toISOString() }).map((w) => [
-            w.alert.id,
-            w.alert,
-          ]),
-        );
-        const changed: Alert[] = [];
-        let lost = false;
-        for (const member of members) {
-          let next = pageWrites.get(member.id);
-          pageWrites.delete(member.id);
-          if (answer.kind === 'acknowledge') {
-            const step = ackAlert(next ?? member, `pagerduty:${answer.userId}`, now.getTime());
-            if (step.changed && step.alert) next = step.alert;
-          }
-          if (!next) continue;
-          const stored = await store.writeAlert(next, [{ kind: 'update', payload: {} }]);
-          if (!stored) {
-            lost = true;
-            break;
-          }
-          changed.push(stored);
-        }
-        if (lost) continue;
-        return { found: true, changed: changed.length > 0, alerts: changed.length ? changed : members };
-      }
-      throw new OpsError(ErrorCode.StoreUnavailable, { reason: messages().escalation.keptChanging });
-    },
+    answerFromPagerDuty: (answer: PagerDutyAnswer): Promise<PagerAnswerOutcome> =>
+      answerFromPagerDuty(deps, answer),
   };
 }
 
