@@ -137,6 +137,12 @@ export function pagedNote(alert: Alert, locale: Locale): string {
   return pages.length ? messages(locale).escalation.page.listPaged(pages.join('; ')) : '';
 }
 
+/** More words than the verb takes: a usage error naming the usage. */
+function atMost(args: string[], max: number, usage: string, locale: Locale): void {
+  if (args.length > max)
+    throw new OpsError(ErrorCode.UsageError, { message: messages(locale).actions.tooMany, usage });
+}
+
 function alertId(args: string[], usage: string, locale: Locale): string {
   const id = args[0];
   if (!id) throw new OpsError(ErrorCode.UsageError, { message: messages(locale).escalation.needsId, usage });
@@ -159,11 +165,7 @@ export const alertsCommand: CommandDefinition = {
   ...VERBS.alerts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
-    if (args.length > 0)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.alerts.usage,
-      });
+    atMost(args, 0, t.alerts.usage, request.locale);
     const service = requireAlerts(ctx);
     const [open, silences] = await Promise.all([service.open(), service.silences()]);
     const now = ctx.now();
@@ -184,11 +186,7 @@ export const ackCommand: CommandDefinition = {
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     if (args[0]?.toLowerCase() === 'all') return await ackAll(ctx, args.slice(1), request);
-    if (args.length > 1)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.ack.usage,
-      });
+    atMost(args, 1, t.ack.usage, request.locale);
     const id = alertId(args, t.ack.usage, request.locale);
     const { alert, changed } = await requireAlerts(ctx).ack(id, request.actor.id);
     const by = request.actor.name ?? request.actor.id;
@@ -206,11 +204,7 @@ export const pageCommand: CommandDefinition = {
   ...VERBS.page,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.page;
-    if (args.length > 2)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.usage,
-      });
+    atMost(args, 2, t.usage, request.locale);
     const id = args[0];
     if (!id) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     const { alert, paged, already } = await requireAlerts(ctx).page(id, args[1], request.actor.id);
@@ -234,11 +228,7 @@ export const snoozeCommand: CommandDefinition = {
   ...VERBS.snooze,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
-    if (args.length > 2)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.snooze.usage,
-      });
+    atMost(args, 2, t.snooze.usage, request.locale);
     const id = alertId(args, t.snooze.usage, request.locale);
     const text = args[1];
     if (text === undefined)
@@ -375,11 +365,7 @@ export const silencesCommand: CommandDefinition = {
   ...VERBS.silences,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silences;
-    if (args.length > 0)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.usage,
-      });
+    atMost(args, 0, t.usage, request.locale);
     const silences = await requireAlerts(ctx).silences();
     const message: Message =
       silences.length === 0
@@ -406,11 +392,7 @@ export const unsilenceCommand: CommandDefinition = {
   ...VERBS.unsilence,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.unsilence;
-    if (args.length > 1)
-      throw new OpsError(ErrorCode.UsageError, {
-        message: messages(request.locale).actions.tooMany,
-        usage: t.usage,
-      });
+    atMost(args, 1, t.usage, request.locale);
     const id = args[0];
     if (!id) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     const { silence, changed } = await requireAlerts(ctx).unsilence(id, request.actor.id);
@@ -427,11 +409,7 @@ export const unsilenceCommand: CommandDefinition = {
 /** `ack all <system>`: every open, unacknowledged alert of the system in one step. */
 async function ackAll(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
   const t = messages(request.locale).escalation.ackAll;
-  if (args.length > 1)
-    throw new OpsError(ErrorCode.UsageError, {
-      message: messages(request.locale).actions.tooMany,
-      usage: t.usage,
-    });
+  atMost(args, 1, t.usage, request.locale);
   const system = args[0];
   if (!system) throw new OpsError(ErrorCode.UsageError, { message: t.needsSystem, usage: t.usage });
   const systems = ctx.config.systems.map((s) => s.name);
