@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorGroupKey } from '../../src/backends/error-groups.js';
 import { ActionId, wordsForAction } from '../../src/blocks/action-ids.js';
-import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
-import { type BullmqLib, LIBS } from '../helpers/bullmq-libs.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { type BullmqLib, failEachWith, LIBS } from '../helpers/bullmq-libs.js';
 import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
@@ -28,28 +28,12 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
 
     /** Adds one job per error and lets a real worker fail each with it; resolves once all are failed. */
     async function fail(errors: string[]): Promise<void> {
-      const queue = new lib.Queue(queueName, { connection: connectionFor(redisUrl), prefix });
+      const queue: InstanceType<BullmqLib['Queue']> = new lib.Queue(queueName, {
+        connection: connectionFor(redisUrl),
+        prefix,
+      });
       closers.push(() => queue.close());
-      const before = (await queue.getJobCounts('failed')).failed ?? 0;
-      await queue.addBulk(
-        errors.map((error, n) => ({ name: 'send', data: { n, error }, opts: { attempts: 1 } })),
-      );
-      const worker = new lib.Worker(
-        queueName,
-        async (job) => {
-          throw new Error(job.data.error);
-        },
-        { connection: connectionFor(redisUrl), prefix, concurrency: 50 },
-      );
-      try {
-        await waitFor(
-          `${errors.length} failures`,
-          async () => (await queue.getJobCounts('failed')).failed === before + errors.length,
-          60_000,
-        );
-      } finally {
-        await worker.close();
-      }
+      await failEachWith(lib, queue, { url: redisUrl, prefix }, errors);
     }
 
     async function failedIds(): Promise<string[]> {

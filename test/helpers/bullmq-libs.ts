@@ -1,6 +1,6 @@
 import * as bullmq6 from 'bullmq';
 import * as bullmq5 from 'bullmq5';
-import { connectionFor } from './bullmq-jobs.js';
+import { connectionFor, waitFor } from './bullmq-jobs.js';
 
 // Apart from bullmq-jobs.ts: loading both majors costs each test file about half a second, and
 // most files that need a queue name or a connection need neither.
@@ -40,4 +40,36 @@ export function queueTakenByHand(
     () => worker.close(),
   );
   return { queue, worker };
+}
+
+/**
+ * Adds one job per error to `queue` and lets a real worker of `lib` fail each with its error;
+ * resolves once all of them are failed. The worker is closed before it returns.
+ */
+export async function failEachWith(
+  lib: BullmqLib,
+  queue: InstanceType<BullmqLib['Queue']>,
+  where: { url: string; prefix: string },
+  errors: string[],
+): Promise<void> {
+  const before = (await queue.getJobCounts('failed')).failed ?? 0;
+  await queue.addBulk(
+    errors.map((error, n) => ({ name: 'send', data: { n, error }, opts: { attempts: 1 } })),
+  );
+  const worker = new lib.Worker(
+    queue.name,
+    async (job) => {
+      throw new Error(job.data.error);
+    },
+    { connection: connectionFor(where.url), prefix: where.prefix, concurrency: 50 },
+  );
+  try {
+    await waitFor(
+      `${errors.length} failures`,
+      async () => (await queue.getJobCounts('failed')).failed === before + errors.length,
+      60_000,
+    );
+  } finally {
+    await worker.close();
+  }
 }

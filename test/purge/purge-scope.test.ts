@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
-import { type BullmqLib, LIBS } from '../helpers/bullmq-libs.js';
+import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { type BullmqLib, failEachWith, LIBS } from '../helpers/bullmq-libs.js';
 import { type CliRun, jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
@@ -30,26 +30,7 @@ describe.each(LIBS.map((l) => [l.major, l.lib] as const))(
 
     /** One job per error, each failed by a real worker with it. */
     async function fail(errors: string[]): Promise<void> {
-      const before = (await queue.getJobCounts('failed')).failed ?? 0;
-      await queue.addBulk(
-        errors.map((error, n) => ({ name: 'send', data: { n, error }, opts: { attempts: 1 } })),
-      );
-      const worker = new lib.Worker(
-        queueName,
-        async (job) => {
-          throw new Error(job.data.error);
-        },
-        { connection: connectionFor(redisUrl), prefix, concurrency: 50 },
-      );
-      try {
-        await waitFor(
-          `${errors.length} failures`,
-          async () => (await queue.getJobCounts('failed')).failed === before + errors.length,
-          60_000,
-        );
-      } finally {
-        await worker.close();
-      }
+      await failEachWith(lib, queue, { url: redisUrl, prefix }, errors);
     }
 
     beforeEach(() => {
