@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,45 +9,16 @@ import { createLogger } from '../../src/lib/logger.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
+import { fillDisk, whyNoMountAndChattr } from '../helpers/disk-faults.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 const redisUrl = testRedisUrl();
 
-/** Whether this process may mount a tmpfs and set the immutable flag (root, as in CI's container). */
-function probe(): string | undefined {
-  const dir = tempDir('probe');
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir.dir], { stdio: 'ignore' });
-    execFileSync('umount', [dir.dir], { stdio: 'ignore' });
-    const file = join(dir.dir, 'f');
-    closeSync(openSync(file, 'w'));
-    execFileSync('chattr', ['+i', file], { stdio: 'ignore' });
-    execFileSync('chattr', ['-i', file], { stdio: 'ignore' });
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  } finally {
-    dir.remove();
-  }
-}
-const cannot = probe();
+const cannot = whyNoMountAndChattr();
 if (cannot) {
   console.warn(
     `test/faults/store-unwritable-reads: SKIPPED, needs mount and chattr (root, as CI has): ${cannot}`,
   );
-}
-
-/** Writes zeros into `file` until the filesystem refuses (ENOSPC). */
-function fillDisk(file: string) {
-  const fd = openSync(file, 'w');
-  const block = Buffer.alloc(4096);
-  try {
-    for (;;) writeSync(fd, block);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 const NOTE =
