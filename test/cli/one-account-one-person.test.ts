@@ -4,11 +4,9 @@ import { resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix } from '../helpers/bullmq-jobs.js';
-import { type CliRun, jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { type CliRun, jsonOf, requestOf, runCli, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -70,25 +68,13 @@ describe('one OS account is one person', () => {
     });
 
   /** The command line in this process, typed by `osUser` on `host`. */
-  async function typed(config: string, osUser: string, user: string, ...words: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCliInProcess({
-      argv: ['--config', config, '--user', user, '--json', ...words],
-      env: {},
+  const typed = (config: string, osUser: string, user: string, ...words: string[]) =>
+    runCliInProcess(['--config', config, '--user', user, '--json', ...words], {
       cwd: tmp.dir,
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
+      env: {},
       osUser,
       osHost: 'ops-bastion',
-      logger: createLogger({ level: 'silent' }),
     });
-    return { code, stdout, stderr };
-  }
 
   async function requests() {
     const store = createSqliteStore(`${tmp.dir}/queue-ops.db`);

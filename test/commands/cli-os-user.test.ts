@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore } from '../../src/store/sqlite.js';
-import { runCli as runCliInProcess } from '../../src/transports/cli/run.js';
 import { connectionFor, deletePrefix, waitFor } from '../helpers/bullmq-jobs.js';
-import { type CliJsonOut, jsonOf, requestOf, runCli, tempDir } from '../helpers/cli-run.js';
+import { type CliJsonOut, jsonOf, requestOf, runCli, runCliInProcess, tempDir } from '../helpers/cli-run.js';
 import { bullmqSystem, TEST_ROLES, writeConfigFile } from '../helpers/config-file.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
@@ -48,25 +46,13 @@ describe('two-person approval from the command line counts OS accounts, not clai
     });
 
   /** The command line in this process, as typed by `terminal`. */
-  async function typed(config: string, terminal: Terminal, user: string, ...words: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCliInProcess({
-      argv: ['--config', config, '--user', user, '--json', ...words],
-      env: {},
+  const typed = (config: string, terminal: Terminal, user: string, ...words: string[]) =>
+    runCliInProcess(['--config', config, '--user', user, '--json', ...words], {
       cwd: tmp.dir,
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
+      env: {},
       osUser: terminal.osUser,
       osHost: terminal.host,
-      logger: createLogger({ level: 'silent' }),
     });
-    return { code, stdout, stderr };
-  }
 
   const shown = (out: CliJsonOut) => `${out.message.text}\n${JSON.stringify(out.message.blocks)}`;
 

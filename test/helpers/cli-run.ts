@@ -92,14 +92,24 @@ export function withSchema(url: string, schema: string): string {
  * guards and JSON as the binary, without a second's start-up per call. Tests that need a real
  * process (to kill it) use {@link runCli}.
  */
-export async function runCliInProcess(args: string[], options: { cwd?: string } = {}): Promise<CliRun> {
+export async function runCliInProcess(
+  args: string[],
+  options: {
+    cwd?: string;
+    /** The environment it sees; PATH alone unless given. */
+    env?: Record<string, string>;
+    /** The OS account and host it reads as the kernel's (`tester` and the real host unless given). */
+    osUser?: string;
+    osHost?: string;
+  } = {},
+): Promise<CliRun> {
   const { runCli: run } = await import('../../src/transports/cli/run.js');
   const { createLogger } = await import('../../src/lib/logger.js');
   let stdout = '';
   let stderr = '';
   const code = await run({
     argv: args,
-    env: { PATH: process.env.PATH ?? '' },
+    env: options.env ?? { PATH: process.env.PATH ?? '' },
     cwd: options.cwd ?? process.cwd(),
     stdout: (text) => {
       stdout += text;
@@ -107,7 +117,8 @@ export async function runCliInProcess(args: string[], options: { cwd?: string } 
     stderr: (text) => {
       stderr += text;
     },
-    osUser: 'tester',
+    osUser: options.osUser ?? 'tester',
+    ...(options.osHost === undefined ? {} : { osHost: options.osHost }),
     logger: createLogger({ level: 'silent' }),
   });
   return { code, stdout, stderr };
