@@ -285,12 +285,15 @@ export interface RedisSignals {
   policy: string;
   uptimeSeconds: number | null;
   evictedKeys: number | null;
+  /** Writes Redis refused for memory (`errorstat_OOM`). */
   oomRejections: number | null;
   connectionsReceived: number | null;
   rejectedConnections: number | null;
   connectedClients: number | null;
   loading: boolean;
+  /** Keys the last load (restart) read from disk (`rdb_last_load_keys_loaded`, Redis 7+). */
   keysLoaded: number | null;
+  /** The read's own round trip, in ms. */
   roundTripMs: number;
 }
 

@@ -1,4 +1,5 @@
 import type { SystemType } from '../backends/queue-backend.js';
+import type { RedisSignals } from '../backends/redis-health.js';
 import type { NetworkSample } from '../escalation/samples.js';
 
 /**
@@ -143,24 +144,8 @@ export interface RunningNow {
   lockExpired?: boolean;
 }
 
-/** What one `INFO` said (every section), for memory, restarts and connections. */
-export interface RedisNow {
-  usedBytes: number;
-  maxBytes: number;
-  policy: string;
-  uptimeSeconds: number | null;
-  evictedKeys: number | null;
-  /** Writes Redis refused for memory (`errorstat_OOM`). */
-  oomRejections: number | null;
-  connectionsReceived: number | null;
-  rejectedConnections: number | null;
-  connectedClients: number | null;
-  loading: boolean;
-  /** Keys the last load (restart) read from disk (`rdb_last_load_keys_loaded`, Redis 7+). */
-  keysLoaded: number | null;
-  /** The read's own round trip, in ms. */
-  roundTripMs: number;
-}
+/** What one `INFO` said (every section), for memory, restarts and connections: the backend's reading. */
+export type RedisNow = RedisSignals;
 
 /** A failure group of a queue's newest failures, its error as `backends/error-groups.ts` put it. */
 export interface FailureGroup {
