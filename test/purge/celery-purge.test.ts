@@ -1,13 +1,11 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { splitBlocks } from '../../src/archive/archive.js';
 import { priorityKeys } from '../../src/backends/celery/keys.js';
 import { createCeleryPurger } from '../../src/backends/celery/purge.js';
-import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { celeryPurgeShell } from '../helpers/celery-purge-shell.js';
 import { publishCelery, startCeleryWorker } from '../helpers/celery-worker.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
-import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
-import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
+import { jsonOf, requestOf } from '../helpers/cli-run.js';
 
 const QUEUE = 'celery:notification_sending';
 const TARGET = `zeus/${QUEUE}`;
@@ -17,35 +15,12 @@ const LISTS = priorityKeys(
 );
 
 describe('purge and undo of a Celery queue, with a real worker', () => {
-  let server: PrivateRedis;
-  let redis: Redis;
-  let tmp: ReturnType<typeof tempDir>;
-  let config: string;
-  const as = (user: string, ...words: string[]) =>
-    runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
-
-  beforeAll(async () => {
-    // A Redis of its own: the test reads whole keyspaces and no other file shares its worker's DB.
-    server = await startPrivateRedis();
-    redis = new Redis(server.url);
-    tmp = tempDir('celery-purge');
-    config = writeConfigFile(
-      tmp.dir,
-      twoAdminsPurgeConfig(
-        tmp.dir,
-        celerySystem('zeus', `${server.url}/0`, { queues: [QUEUE], inspectTimeoutMs: 2000 }),
-      ),
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
-    tmp?.remove();
-  });
+  // A Redis of its own: the test reads whole keyspaces and no other file shares its worker's DB.
+  const shell = celeryPurgeShell('celery-purge', QUEUE, 2000);
+  const { as } = shell;
 
   it('waiting messages and failures go to the archive and come back exactly, and the worker then runs them', async () => {
-    const brokerUrl = `${server.url}/0`;
+    const brokerUrl = `${shell.server.url}/0`;
     // Three real failures, stored by a real worker with result_extended (so they name the queue).
     const failer = await startCeleryWorker({ brokerUrl, queues: [QUEUE], name: 'zeus-purge-fail' });
     const failed = await publishCelery(
@@ -62,8 +37,9 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
         priority: n % 2 ? 0 : 6,
       })),
     );
-    const lists = async () => Promise.all(LISTS.map((key) => redis.lrange(key, 0, -1)));
-    const results = async () => Promise.all(failed.ids.map((id) => redis.get(`celery-task-meta-${id}`)));
+    const lists = async () => Promise.all(LISTS.map((key) => shell.redis.lrange(key, 0, -1)));
+    const results = async () =>
+      Promise.all(failed.ids.map((id) => shell.redis.get(`celery-task-meta-${id}`)));
     const before = { lists: await lists(), results: await results() };
     expect(before.lists.flat()).toHaveLength(40);
     expect(before.results.every((r) => r?.includes('FAILURE'))).toBe(true);
@@ -92,7 +68,7 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
       const deadline = Date.now() + 60_000;
       let stored: (string | null)[] = [];
       while (Date.now() < deadline) {
-        stored = await Promise.all(waiting.ids.map((id) => redis.get(`celery-task-meta-${id}`)));
+        stored = await Promise.all(waiting.ids.map((id) => shell.redis.get(`celery-task-meta-${id}`)));
         if (stored.every((s) => s?.includes('SUCCESS'))) break;
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -105,11 +81,11 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
   it('a message whose bytes are not UTF-8 comes back byte for byte, and its archived line names the same message', async () => {
     const odd = Buffer.from([0x7b, 0x22, 0x78, 0x22, 0x3a, 0xff, 0xfe, 0x80, 0x7d]);
     const plain = '{"headers":{"task":"tasks.add"},"body":"e30="}';
-    await redis.lpush(LISTS[0]!, odd, plain);
-    const before = await redis.lrangeBuffer(LISTS[0]!, 0, -1);
+    await shell.redis.lpush(LISTS[0]!, odd, plain);
+    const before = await shell.redis.lrangeBuffer(LISTS[0]!, 0, -1);
 
     // What a resumed purge matches the archive against: the identity read from the line.
-    const client = new Redis(`${server.url}/0`);
+    const client = new Redis(`${shell.server.url}/0`);
     const purger = createCeleryPurger({
       broker: client,
       results: client,
@@ -128,14 +104,14 @@ describe('purge and undo of a Celery queue, with a real worker', () => {
       status: 'done',
       result: { purged: 2 },
     });
-    expect(await redis.llen(LISTS[0]!)).toBe(0);
+    expect(await shell.redis.llen(LISTS[0]!)).toBe(0);
     const undo = requestOf(await as('U0BOB', 'undo', pending.id));
     expect(requestOf(await as('U0ERIN', 'approve', undo.id))).toMatchObject({
       status: 'done',
       result: { restored: 2 },
     });
-    expect(await redis.lrangeBuffer(LISTS[0]!, 0, -1)).toEqual(before);
-    await redis.del(LISTS[0]!);
+    expect(await shell.redis.lrangeBuffer(LISTS[0]!, 0, -1)).toEqual(before);
+    await shell.redis.del(LISTS[0]!);
   }, 60_000);
 
   it('delayed alone is refused in one line saying where Celery keeps ETA tasks', async () => {

@@ -1,44 +1,19 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PrivateRedis, startPrivateRedis } from '../../src/lib/redis-server.js';
+import { describe, expect, it } from 'vitest';
+import { celeryPurgeShell } from '../helpers/celery-purge-shell.js';
 import { publishCelery } from '../helpers/celery-worker.js';
-import { jsonOf, requestOf, runCliInProcess, tempDir } from '../helpers/cli-run.js';
-import { celerySystem, writeConfigFile } from '../helpers/config-file.js';
-import { twoAdminsPurgeConfig } from '../helpers/purge-config.js';
+import { jsonOf, requestOf } from '../helpers/cli-run.js';
 
 const QUEUE = 'celery:measurement_processing';
 const TARGET = `zeus/${QUEUE}`;
 
 /** Issue 34 §1 for a Celery purge: the previewed count is the most that goes, oldest first. */
 describe('a Celery purge takes at most what its preview counted', () => {
-  let server: PrivateRedis;
-  let redis: Redis;
-  let tmp: ReturnType<typeof tempDir>;
-  let config: string;
-  const as = (user: string, ...words: string[]) =>
-    runCliInProcess(['--config', config, '--user', user, '--json', ...words]);
-
-  beforeAll(async () => {
-    server = await startPrivateRedis();
-    redis = new Redis(server.url);
-    tmp = tempDir('celery-purge-scope');
-    config = writeConfigFile(
-      tmp.dir,
-      twoAdminsPurgeConfig(
-        tmp.dir,
-        celerySystem('zeus', `${server.url}/0`, { queues: [QUEUE], inspectTimeoutMs: 500 }),
-      ),
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
-    tmp?.remove();
-  });
+  // A Redis of its own: the test reads whole keyspaces and no other file shares its worker's DB.
+  const shell = celeryPurgeShell('celery-purge-scope', QUEUE, 500);
+  const { as } = shell;
 
   it('previews 25 waiting messages, 340 more are published, and the approval deletes the 25 oldest; 340 are reported left', async () => {
-    const brokerUrl = `${server.url}/0`;
+    const brokerUrl = `${shell.server.url}/0`;
     const first = await publishCelery(
       { brokerUrl },
       Array.from({ length: 25 }, (_, n) => ({ task: 'tasks.add', args: [n, 1], queue: QUEUE })),
@@ -59,7 +34,7 @@ describe('a Celery purge takes at most what its preview counted', () => {
     expect(JSON.stringify(jsonOf(approved).message)).toContain(
       '340 jobs arrived after the preview and were left',
     );
-    const ids = (await redis.lrange(QUEUE, 0, -1)).map(
+    const ids = (await shell.redis.lrange(QUEUE, 0, -1)).map(
       (m) => (JSON.parse(m) as { headers: { id: string } }).headers.id,
     );
     expect(ids.sort()).toEqual([...later.ids].sort());
