@@ -105,7 +105,7 @@ export const why = {
     reconnects: (p: P) =>
       `${p.count} worker connections replaced ones that dropped, in ${p.samples} of ${p.of} monitor samples of the last ${p.minutes} min${p.young ? ` (newest: ${p.young} of ${p.others} connections new since the sample before)` : ''}`,
     workersReturned: (p: P) =>
-      `workers dropped out of the worker list and came back under the same name ${p.count} times in the last ${p.minutes} min`,
+      `workers dropped out of the worker list and came back under the same name ${p.count} ${s(one(p.count), 'time', 'times')} in the last ${p.minutes} min`,
     connectionsRejected: (p: P) => `Redis refused ${p.count} connections in the last ${p.minutes} min`,
     silentConsumers: (p: P) =>
       `${p.count} queues have consumers and waiting work, yet nothing was done for minutes (${p.queues})`,
@@ -126,6 +126,6 @@ export const why = {
     drainMinutes: (p: P) =>
       `${p.waiting} waiting on ${p.queue} at ${p.perMinute}/min: ${p.minutes} min to drain`,
     waitingRising: (p: P) => `${p.queue} has grown in each of the last ${p.samples} samples`,
-    slotsFull: (p: P) => `every slot of its ${p.workers} workers is busy`,
+    slotsFull: (p: P) => `every slot of its ${p.workers} ${s(one(p.workers), 'worker', 'workers')} is busy`,
   } as Record<string, (p: P, n: N) => string>,
 };
