@@ -104,7 +104,7 @@ export interface JobReadAbilities {
   nextJobs?(queue: string, limit: number): Promise<QueuedJob[]>;
   /**
    * One job by id (BullMQ: in `queue`; Celery: the task wherever it is, `queue` narrowing the
-   * search). Undefined when nothing knows the id; `looked` then says where the search went.
+   * search). `found: false` when nothing knows the id; `looked` then says where the search went.
    */
   job?(queue: string | undefined, id: string): Promise<JobLookup>;
 }
