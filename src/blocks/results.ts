@@ -1,4 +1,4 @@
-import type { ResultsReading } from '../backends/celery/results.js';
+import type { ResultsReading } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { formatBytes, formatDuration, formatNumber, formatUtc } from './format.js';
 import { context, header, inCode, inline, section } from './kit.js';

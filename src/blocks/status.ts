@@ -1,9 +1,9 @@
 import type { KnownBlock } from '@slack/types';
-import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type {
   DurationPercentiles,
   QueueCounts,
   QueueThroughput,
+  RetryLoops,
   SystemStatus,
   SystemType,
   SystemWarning,

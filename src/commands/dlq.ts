@@ -1,5 +1,4 @@
-import type { RetryLoops } from '../backends/celery/retry-loops.js';
-import type { DlqSample } from '../backends/queue-backend.js';
+import type { DlqSample, RetryLoops } from '../backends/queue-backend.js';
 import { askSystem } from '../backends/timeout.js';
 import { dlqMessage } from '../blocks/dlq.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';

@@ -1,5 +1,5 @@
-import type { BullmqJobView } from '../backends/bullmq/job.js';
-import type { CeleryTaskView } from '../backends/celery/task.js';
+import { type BullmqJobView, isBullmqJob } from '../backends/bullmq/job.js';
+import { type CeleryTaskView, isCeleryTask } from '../backends/celery/task.js';
 import { askSystem } from '../backends/timeout.js';
 import { bullmqJobMessage, celeryTaskMessage, celeryTaskQueue } from '../blocks/job.js';
 import { type QueueContextData, queueContextData } from '../blocks/queue-context.js';
@@ -87,22 +87,23 @@ export const jobCommand: CommandDefinition = {
         id,
         looked: found.looked.join(', '),
       });
-    if (found.kind === 'celery') {
+    if (isCeleryTask(found)) {
+      const task = found.job;
       const context = contextOfQueue(
         ctx.config.systems,
         system,
-        target.queue ?? celeryTaskQueue(found.task) ?? undefined,
+        target.queue ?? celeryTaskQueue(task) ?? undefined,
       );
       return {
         ok: true,
-        message: celeryTaskMessage(
-          { system, task: found.task, generatedAt: ctx.now(), context },
-          request.locale,
-        ),
-        data: { system, task: found.task, context: queueContextData(context) } satisfies CeleryTaskData,
+        message: celeryTaskMessage({ system, task, generatedAt: ctx.now(), context }, request.locale),
+        data: { system, task, context: queueContextData(context) } satisfies CeleryTaskData,
         visibility: answerVisibility(VERBS.job),
       };
     }
+    // A view this command has no message for: a system whose lookup is neither BullMQ's nor Celery's.
+    if (!isBullmqJob(found))
+      throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'job' });
     const queue = target.queue!;
     const context = contextOfQueue(ctx.config.systems, system, queue);
     return {

@@ -1,4 +1,4 @@
-import type { ResultsReading } from '../backends/celery/results.js';
+import type { ResultsReading } from '../backends/queue-backend.js';
 import { askSystem } from '../backends/timeout.js';
 import { resultsMessage } from '../blocks/results.js';
 import { ErrorCode, OpsError } from '../errors.js';

@@ -1,9 +1,9 @@
-import type { RetryLoops } from '../backends/celery/retry-loops.js';
 import type {
   DelayedDue,
   DurationPercentiles,
   QueueBackend,
   QueueThroughput,
+  RetryLoops,
   StatusOptions,
   SystemStatus,
   SystemType,

@@ -190,3 +190,35 @@ export function upwardImports(layers: readonly Layer[], edges: readonly ImportEd
     return from !== undefined && to !== undefined && to.rank > from.rank;
   });
 }
+
+/** The folders under src/backends/ that are no one system's: the contract, written by concern. */
+export const NEUTRAL_BACKEND_FOLDERS: readonly string[] = ['src/backends/contract/'];
+
+/**
+ * The system's folder a file of src/backends/ is in (`src/backends/bullmq/`): every folder right
+ * under src/backends/ but the neutral ones. Undefined for a file outside any system's folder
+ * (`src/backends/queue-backend.ts`, `src/backends/contract/reads.ts`, `src/backends/lua.ts`).
+ */
+export function systemFolderOf(file: SourcePath): string | undefined {
+  const match = /^src\/backends\/([^/]+)\//.exec(file);
+  if (!match) return undefined;
+  const folder = `src/backends/${match[1]}/`;
+  return NEUTRAL_BACKEND_FOLDERS.includes(folder) ? undefined : folder;
+}
+
+/**
+ * Imports inside src/backends/ that reach into a system's folder from outside it: the contract and
+ * the files every system shares must not know any one system (else a third system would inherit
+ * the first two's shapes), and one system does not lean on another's. `allowed` names the files
+ * that compose the systems and so must import them.
+ */
+export function systemFolderImports(
+  edges: readonly ImportEdge[],
+  allowed: readonly SourcePath[] = [],
+): ImportEdge[] {
+  return edges.filter((edge) => {
+    if (!edge.from.startsWith('src/backends/') || allowed.includes(edge.from)) return false;
+    const target = systemFolderOf(edge.to);
+    return target !== undefined && systemFolderOf(edge.from) !== target;
+  });
+}

@@ -8,6 +8,7 @@ import {
   parseLayers,
   readImportGraph,
   specifiersOf,
+  systemFolderImports,
   upwardImports,
 } from './import-graph.js';
 
@@ -20,6 +21,14 @@ import {
 const ROOT = join(import.meta.dirname, '../..');
 const layers = parseLayers(readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8'));
 const graph = readImportGraph(ROOT);
+
+/**
+ * The files of src/backends/ that must import a system's folder because they put the systems
+ * together: none. The systems are wired by the composition root, src/app.ts, which is outside
+ * src/backends/ (its `createBullmqBackend` and `createCeleryBackend`); a registry that chose a
+ * system by its type inside src/backends/ would be named here.
+ */
+const BACKEND_COMPOSITION_POINTS: readonly string[] = [];
 
 const described = (edge: ImportEdge) =>
   `${edge.from}:${edge.line} imports ${edge.specifier} (${layerOf(layers, edge.to)?.members.join(' ')})`;
@@ -46,9 +55,42 @@ describe('the import graph of src/', () => {
   it('has no import from a lower layer to a higher one', () => {
     expect(upwardImports(layers, graph.edges).map(described)).toEqual([]);
   });
+
+  it('keeps the backend contract neutral: no file of src/backends/ imports a system folder but its own', () => {
+    expect(
+      systemFolderImports(graph.edges, BACKEND_COMPOSITION_POINTS).map(
+        (edge) => `${edge.from}:${edge.line} imports ${edge.specifier}`,
+      ),
+    ).toEqual([]);
+  });
 });
 
 describe('the checker itself', () => {
+  it("flags an import of a system's folder from the contract, a shared file or another system, and allows the rest", () => {
+    const edge = (from: string, to: string) => ({ from, to, specifier: to, line: 1 });
+    const flagged = systemFolderImports(
+      [
+        edge('src/backends/queue-backend.ts', 'src/backends/bullmq/job.ts'),
+        edge('src/backends/contract/reads.ts', 'src/backends/celery/task.ts'),
+        edge('src/backends/lua.ts', 'src/backends/third/index.ts'),
+        edge('src/backends/bullmq/reads.ts', 'src/backends/celery/keys.ts'),
+        edge('src/backends/registry.ts', 'src/backends/bullmq/index.ts'),
+        edge('src/backends/bullmq/reads.ts', 'src/backends/bullmq/job.ts'),
+        edge('src/backends/celery/task.ts', 'src/backends/queue-backend.ts'),
+        edge('src/backends/queue-backend.ts', 'src/backends/contract/reads.ts'),
+        edge('src/app.ts', 'src/backends/celery/index.ts'),
+        edge('src/commands/job.ts', 'src/backends/bullmq/job.ts'),
+      ],
+      ['src/backends/registry.ts'],
+    );
+    expect(flagged.map((e) => e.from)).toEqual([
+      'src/backends/queue-backend.ts',
+      'src/backends/contract/reads.ts',
+      'src/backends/lua.ts',
+      'src/backends/bullmq/reads.ts',
+    ]);
+  });
+
   it('reads static imports, re-exports, import() and typeof import(), type-only ones included', () => {
     const text = [
       "import type { A } from './a.js';",

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { luaScript, runScript } from '../lua.js';
+import type { JobFound, JobLookup, JobView } from '../queue-backend.js';
 
 /** Where a BullMQ job is. `unknown`: its hash exists but no list or set holds it (mid-move, or a wait list past the search bound). */
 export type BullmqJobState =
@@ -13,9 +14,11 @@ export type BullmqJobState =
   | 'waiting-children'
   | 'unknown';
 
-/** One BullMQ job as `job` shows it: never `data` nor `returnvalue`. Times are ms since the epoch. */
-export interface BullmqJobView {
-  id: string;
+/**
+ * One BullMQ job as `job` shows it, BullMQ's own view of a job (what a BullMQ backend's lookup
+ * holds): never `data` nor `returnvalue`. Times are ms since the epoch.
+ */
+export interface BullmqJobView extends JobView {
   state: BullmqJobState;
   name: string;
   /** Waiting: how many jobs workers take before it (0: next). */
@@ -39,6 +42,11 @@ export interface BullmqJobView {
   repeatKey: string | null;
   /** How far the search for a waiting job's place went, when its state needed one. */
   searched: number | null;
+}
+
+/** A lookup a BullMQ backend answered: its job is BullMQ's view of the job. */
+export function isBullmqJob(lookup: JobLookup): lookup is JobFound<BullmqJobView> {
+  return lookup.found && lookup.kind === 'bullmq';
 }
 
 /** A waiting job's place is searched from where workers take next, this far at most. */

@@ -1,17 +1,16 @@
 import { ErrorCode, OpsError } from '../../errors.js';
 import { isPartial, type PurgeSelection } from '../job-filter.js';
 import { withUnavailable } from '../purger-errors.js';
-import type { QueuePurger } from '../queue-backend.js';
+import type {
+  ExpireResultsOutcome,
+  ExpireResultsPreview,
+  ExpireResultsProgress,
+  QueuePurger,
+} from '../queue-backend.js';
 import { ensureConnected } from '../redis-client.js';
 import type { CeleryContext } from './context.js';
 import { createCeleryControl } from './control.js';
-import {
-  countResultsWithoutTtl,
-  type ExpireResultsOutcome,
-  type ExpireResultsPreview,
-  type ExpireResultsProgress,
-  expireResultsWithoutTtl,
-} from './expire-results.js';
+import { countResultsWithoutTtl, expireResultsWithoutTtl } from './expire-results.js';
 import { priorityKeys, unackedKey } from './keys.js';
 import { createCeleryPause } from './pause.js';
 import { createCeleryRetry } from './retry.js';

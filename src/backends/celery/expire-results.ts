@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { scanWithin } from '../bounded-scan.js';
 import { luaScript, runScript } from '../lua.js';
+import type { ExpireResultsOutcome, ExpireResultsPreview, ExpireResultsProgress } from '../queue-backend.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
 
 /**
@@ -36,29 +37,6 @@ return n`);
 const SCAN_COUNT = 1000;
 /** Keys an expiring step looks at: a TTL and an EXPIRE each, so half as many per script call. */
 const EXPIRE_SCAN_COUNT = 500;
-
-/** What the approvers see: the exact count, unless the walk ran out of time. */
-export interface ExpireResultsPreview {
-  /** Result keys without a TTL found by the walk. */
-  withoutTtl: number;
-  /** Result keys found, with or without a TTL. */
-  results: number;
-  /** The walk covered the whole keyspace: `withoutTtl` is exact. Otherwise it is a lower bound. */
-  complete: boolean;
-  /** Keys in the database (DBSIZE), for the progress of the run. */
-  total: number;
-}
-
-export interface ExpireResultsOutcome {
-  /** Keys given the TTL: those still without one when their batch ran. */
-  expired: number;
-  /** Result keys the walk met (with or without a TTL). */
-  results: number;
-  ttlSeconds: number;
-}
-
-/** Told after each batch: keys the walk has looked at (all keys, not only results) of DBSIZE. */
-export type ExpireResultsProgress = (scanned: number, total: number, expired: number) => void;
 
 const COUNT_BUDGET_MS = 20_000;
 

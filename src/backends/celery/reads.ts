@@ -7,6 +7,9 @@ import type {
   JobLookup,
   QueueBackend,
   QueuedJob,
+  ResultsBudget,
+  ResultsReading,
+  RetryLoops,
   TaskLocation,
   WorkerInfo,
 } from '../queue-backend.js';
@@ -25,14 +28,9 @@ import type { CeleryContext } from './context.js';
 import { readInspection } from './inspection.js';
 import { priorityKeys, RESULT_KEY_PREFIX, unackedKey } from './keys.js';
 import { locateTasks } from './locate.js';
-import { type ResultsBudget, type ResultsReading, readResults } from './results.js';
-import {
-  parseRetryLoops,
-  RETRY_LOOPS,
-  RETRY_SAMPLE,
-  RETRY_SAMPLE_BYTES,
-  type RetryLoops,
-} from './retry-loops.js';
+import { readResults } from './results.js';
+import { parseRetryLoops, RETRY_LOOPS, RETRY_SAMPLE, RETRY_SAMPLE_BYTES } from './retry-loops.js';
+import type { CeleryTaskView } from './task.js';
 
 /** Failures that `topErrors` is counted over, newest first. */
 const GROUP_OVER = 1000;
@@ -199,18 +197,15 @@ function createTaskReads(ctx: CeleryContext) {
         ],
       };
     }
-    return {
-      found: true,
-      kind: 'celery',
-      task: {
-        id,
-        state,
-        name: where.worker?.task ?? where.task ?? result?.name ?? null,
-        where: where.place && where.queue ? { queue: where.queue, ...where.place } : null,
-        worker: where.worker?.name ?? null,
-        result: result ? withoutName(result) : null,
-      },
+    const view: CeleryTaskView = {
+      id,
+      state,
+      name: where.worker?.task ?? where.task ?? result?.name ?? null,
+      where: where.place && where.queue ? { queue: where.queue, ...where.place } : null,
+      worker: where.worker?.name ?? null,
+      result: result ? withoutName(result) : null,
     };
+    return { found: true, kind: 'celery', job: view };
   }
 
   return { locate, task };

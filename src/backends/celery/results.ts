@@ -1,33 +1,8 @@
 import type { Redis } from 'ioredis';
 import { scanWithin } from '../bounded-scan.js';
 import { luaScript, runScript } from '../lua.js';
+import type { ResultsBudget, ResultsReading } from '../queue-backend.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
-
-/**
- * What Celery's result backend holds: the runbook's `KEYS "celery-task-meta-*"` count, the ones
- * Redis will never expire, and how much memory they take, from a SCAN bounded in keys and time.
- */
-export interface ResultsReading {
-  /** Result keys found by the walk. */
-  count: number;
-  /** Of those, keys without a TTL (Celery's `result_expires` off, or set by hand). */
-  withoutTtl: number;
-  /** MEMORY USAGE of the keys found, in bytes. */
-  bytes: number;
-  /** The oldest `date_done` found, ms since the epoch, and its task id. */
-  oldest: { at: number; id: string } | null;
-  /** How the walk went: keys it looked at (all keys, not only results), of how many, and why it stopped. */
-  sample: { scanned: number; total: number; complete: boolean; stoppedBy: 'done' | 'keys' | 'time' };
-  /** When the walk was partial: the counts above scaled to the whole keyspace, else null. */
-  estimate: { count: number; withoutTtl: number; bytes: number } | null;
-}
-
-export interface ResultsBudget {
-  /** Keys SCAN may walk (every key, not only results). Default 1,000,000. */
-  maxKeys?: number;
-  /** Our time for the walk. Default 3 s. */
-  maxMillis?: number;
-}
 
 /**
  * For each key: its PTTL, MEMORY USAGE and `date_done` (read from the value inside Redis, so the

@@ -1,21 +1,5 @@
 import { luaScript } from '../lua.js';
-
-/**
- * Celery tasks in a retry loop, as the runbook finds them in the worker's log (`grep "Retry in" |
- * sort | uniq -c`): from the `retries` header of queued messages (the next ones to run of each
- * priority list) and of delivered ones (`unacked`, where a `self.retry(countdown=…)` waits for its
- * ETA in a worker). A bounded sample: at most `RETRY_SAMPLE` messages, half of them from the lists.
- */
-export interface RetryLoops {
-  /** Messages looked at. */
-  sampled: number;
-  /** The sample was every message the lists and `unacked` held. */
-  complete: boolean;
-  /** Of those, messages with `retries` ≥ 1. */
-  retrying: number;
-  /** By task name, most messages first, at most `RETRY_TASKS_KEPT`: how many, and the most retries seen. */
-  tasks: { name: string; count: number; maxRetries: number }[];
-}
+import type { RetryLoops } from '../queue-backend.js';
 
 /**
  * The routing key of an `unacked` entry (`[message, exchange, routing_key]`, as kombu's QoS stores
@@ -110,7 +94,14 @@ for _, task in ipairs(order) do
 end
 return out`);
 
-/** The script's reply as a reading. */
+/**
+ * The script's reply as a reading of the Celery tasks in a retry loop ({@link RetryLoops}), as the
+ * runbook finds them in the worker's log (`grep "Retry in" | sort | uniq -c`): from the `retries`
+ * header of queued messages (the next ones to run of each priority list) and of delivered ones
+ * (`unacked`, where a `self.retry(countdown=…)` waits for its ETA in a worker). A bounded sample:
+ * at most `RETRY_SAMPLE` messages, half of them from the lists; by task name, at most
+ * `RETRY_TASKS_KEPT` names.
+ */
 export function parseRetryLoops(reply: unknown): RetryLoops {
   const values = Array.isArray(reply) ? (reply as (string | number)[]) : [];
   const sampled = Number(values[0] ?? 0);

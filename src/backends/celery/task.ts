@@ -1,6 +1,10 @@
-/** Where a Celery task is, as `job <system> <task-id>` shows it. Never its arguments. */
-export interface CeleryTaskView {
-  id: string;
+import type { JobFound, JobLookup, JobView, StoredResult } from '../queue-backend.js';
+
+/**
+ * Where a Celery task is, as `job <system> <task-id>` shows it: Celery's own view of a job, what a
+ * Celery backend's lookup holds. Never its arguments.
+ */
+export interface CeleryTaskView extends JobView {
   /**
    * `queued`, `unacked` (delivered, not yet acknowledged: a worker holds it, or an ETA task),
    * `active` / `reserved` / `scheduled` (a worker's own word), else the result backend's status
@@ -12,23 +16,19 @@ export interface CeleryTaskView {
   where: { queue: string; list: string; priority: number; position: number } | null;
   /** The worker that reported it (`inspect query_task`). */
   worker: string | null;
-  result: {
-    status: string;
-    dateDone: string | null;
-    retries: number | null;
-    traceback: string[];
-    /** `ExcType: message` of a failure. */
-    error: string | null;
-    queue: string | null;
-  } | null;
+  /** Its record in the result backend, when there is one. */
+  result: StoredResult | null;
+}
+
+/** A lookup a Celery backend answered: its job is Celery's view of the task. */
+export function isCeleryTask(lookup: JobLookup): lookup is JobFound<CeleryTaskView> {
+  return lookup.found && lookup.kind === 'celery';
 }
 
 const TRACEBACK_LINES = 6;
 
 /** The stored result, reduced to what may be shown: never `result` of a success, args or kwargs. */
-export function parseTaskResult(
-  raw: string | null,
-): (NonNullable<CeleryTaskView['result']> & { name: string | null }) | null {
+export function parseTaskResult(raw: string | null): (StoredResult & { name: string | null }) | null {
   if (raw === null) return null;
   let meta: Record<string, unknown>;
   try {
