@@ -143,9 +143,16 @@ async function seedCelery(admin: Redis): Promise<void> {
 /**
  * One monitor tick as the bot runs it: status() of the system, the sample appended to a real
  * SQLite store, the default rules evaluated over the stored history (it grows with each run, as
- * in production), alerts written. No Slack: the outbox only queues.
+ * in production), alerts written. No Slack: the outbox only queues. `detectors: false`: the tick
+ * before the network detectors (issue 36 §2), one INFO persistence beside the status read instead.
+ * `trips`: the link's round-trip counter, to count one more tick's round trips.
  */
-async function monitorTick(url: string, admin: Redis | undefined, runs: number): Promise<Sample> {
+async function monitorTick(
+  url: string,
+  admin: Redis | undefined,
+  runs: number,
+  options: { detectors?: boolean; trips?: () => number } = {},
+): Promise<Sample & { roundTrips?: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-'));
   const config = parseConfig(
     `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
@@ -153,15 +160,27 @@ async function monitorTick(url: string, admin: Redis | undefined, runs: number):
   );
   const store = createSqliteStore(join(dir, 'bench.db'));
   await store.migrate();
-  const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
+  const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig, { commandTimeoutMs: 60_000 });
+  const backends = createBackendRegistry([
+    options.detectors === false ? { ...backend, network: undefined } : backend,
+  ]);
   const monitor = plainMonitor(config, store, backends);
   try {
-    return await measure(admin, runs, () => monitor.tick());
+    const sample = await measure(admin, runs, () => monitor.tick());
+    if (!options.trips) return sample;
+    return { ...sample, roundTrips: await roundTripsOf(options.trips, () => monitor.tick()) };
   } finally {
-    await backends.close();
+    await backend.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Round trips one call makes over the link: request bursts that follow an answer (the proxy counts them). */
+async function roundTripsOf(trips: () => number, fn: () => Promise<unknown>): Promise<number> {
+  const before = trips();
+  await fn();
+  return trips() - before;
 }
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -237,11 +256,21 @@ async function statusBench() {
         local: await measure(admin, runs, () => local.status(undefined, statusReadOptions(false))),
         linked: await timeOnly(linkRuns, () => linked.status(undefined, statusReadOptions(false))),
       };
+      const readTrips = await roundTripsOf(proxy.roundTrips, () =>
+        linked.status(undefined, statusReadOptions(false)),
+      );
       log(`measuring one monitor tick over ${queues} queues…`);
       const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
-      // Over the slow link too: what the tick's own reads (the network detectors' PINGs and their
-      // INFO/CLIENT LIST round trip beside the status read) add, in round trips of the link.
-      const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns);
+      // Over the slow link too, with and without the network detectors (issue 36 §2: their PINGs,
+      // INFO stats/clients and CLIENT LIST), so what they add shows on its own, in round trips.
+      const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns, { trips: proxy.roundTrips });
+      const bare = {
+        local: await monitorTick(url, undefined, queues >= 1000 ? 10 : 20, { detectors: false }),
+        linked: await monitorTick(linkedUrl, undefined, linkRuns, {
+          detectors: false,
+          trips: proxy.roundTrips,
+        }),
+      };
       const names = await local.listQueues();
       const localConnection = new Redis(url, { maxRetriesPerRequest: null });
       const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
@@ -281,8 +310,19 @@ async function statusBench() {
           String(tick.scripts),
           `${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× read`,
         ]),
+        row([
+          '  the tick without network detectors',
+          String(queues),
+          fmt(bare.local.medianMs),
+          fmt(bare.local.p95Ms),
+          fmt(bare.linked.medianMs),
+          '',
+          '',
+          `${fmt(bare.local.medianMs / commandRead.local.medianMs, 2)}× read`,
+        ]),
         `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× the status command's read, which reads the same rates)`,
-        `  (over the link: the tick ${fmt(tickLinked.medianMs)} ms vs the read ${fmt(commandRead.linked.medianMs)} ms, ${fmt((tickLinked.medianMs - commandRead.linked.medianMs) / (2 * LINK_DELAY_MS), 1)} round trips of ${2 * LINK_DELAY_MS} ms more, the store's writes included)`,
+        `  (round trips over the link, counted: the read ${readTrips}, the tick without the detectors ${bare.linked.roundTrips}, with them ${tickLinked.roundTrips}: the detectors add ${(tickLinked.roundTrips ?? 0) - (bare.linked.roundTrips ?? 0)}, ${fmt(tickLinked.medianMs - bare.linked.medianMs)} ms of the ${2 * LINK_DELAY_MS} ms link in the median)`,
+        `  (what the link adds to each: the read ${fmt(commandRead.linked.medianMs - commandRead.local.medianMs)} ms, the tick ${fmt(tickLinked.medianMs - tick.medianMs)} ms; the tick's own work, the sample, rules and store, is in its local time)`,
         line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
         `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
       );
@@ -354,7 +394,10 @@ async function statusBench() {
       'done/failed a minute over 5 minutes (here every finished job is inside them: the costlier case).',
       'monitor tick(): the same reads as the command (and the failures since the last tick), plus the',
       'stored sample and the default rules over the stored history (SQLite). "× read": the tick',
-      "relative to the status command's read.",
+      "relative to the status command's read. Without network detectors: the tick with one INFO",
+      'persistence beside the read instead (before issue 36 §2). Round trips: request bursts that',
+      "follow an answer, as the link's proxy counts them; the detectors' INFO and CLIENT LIST and",
+      'their first PING travel with the read, the PING sent once it is answered is their one more.',
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all; load average ${loadavg()
           .map((n) => n.toFixed(2))
