@@ -32,7 +32,7 @@ import type { BullmqSystemConfig, CelerySystemConfig } from '../src/config/schem
 import { celeryEnvelope, priorityKey } from '../src/demo/seed-celery.js';
 import { startPrivateRedis } from '../src/lib/redis-server.js';
 import { createSqliteStore } from '../src/store/sqlite.js';
-import { startLatencyProxy } from '../test/helpers/latency-proxy.js';
+import { type LatencyProxy, startLatencyProxy } from '../test/helpers/latency-proxy.js';
 import { plainMonitor } from '../test/helpers/plain-monitor.js';
 import { benchAuditVerify } from './audit-verify.js';
 import { expireResultsBench } from './expire-results.js';
@@ -143,9 +143,16 @@ async function seedCelery(admin: Redis): Promise<void> {
 /**
  * One monitor tick as the bot runs it: status() of the system, the sample appended to a real
  * SQLite store, the default rules evaluated over the stored history (it grows with each run, as
- * in production), alerts written. No Slack: the outbox only queues.
+ * in production), alerts written. No Slack: the outbox only queues. `detectors: false`: the tick
+ * before the network detectors (issue 36 §2), one INFO persistence beside the status read instead.
+ * `trips`: the link's round-trip counter, to count one more tick's round trips.
  */
-async function monitorTick(url: string, admin: Redis | undefined, runs: number): Promise<Sample> {
+async function monitorTick(
+  url: string,
+  admin: Redis | undefined,
+  runs: number,
+  options: { detectors?: boolean; trips?: () => number } = {},
+): Promise<Sample & { roundTrips?: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-'));
   const config = parseConfig(
     `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
@@ -153,15 +160,27 @@ async function monitorTick(url: string, admin: Redis | undefined, runs: number):
   );
   const store = createSqliteStore(join(dir, 'bench.db'));
   await store.migrate();
-  const backends = createBackendRegistry([createBullmqBackend(config.systems[0] as BullmqSystemConfig)]);
+  const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig, { commandTimeoutMs: 60_000 });
+  const backends = createBackendRegistry([
+    options.detectors === false ? { ...backend, network: undefined } : backend,
+  ]);
   const monitor = plainMonitor(config, store, backends);
   try {
-    return await measure(admin, runs, () => monitor.tick());
+    const sample = await measure(admin, runs, () => monitor.tick());
+    if (!options.trips) return sample;
+    return { ...sample, roundTrips: await roundTripsOf(options.trips, () => monitor.tick()) };
   } finally {
-    await backends.close();
+    await backend.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Round trips one call makes over the link: request bursts that follow an answer (the proxy counts them). */
+async function roundTripsOf(trips: () => number, fn: () => Promise<unknown>): Promise<number> {
+  const before = trips();
+  await fn();
+  return trips() - before;
 }
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -194,6 +213,103 @@ function line(
 /** Latency only: the command count does not depend on the link. */
 const timeOnly = (runs: number, fn: () => Promise<unknown>) => measure(undefined, runs, fn);
 
+/**
+ * The BullMQ rows of the status table for one number of queues (seeded here): `status()`, the
+ * status command's read, the monitor tick with and without the network detectors and their round
+ * trips, and BullMQ's own `getJobCounts()` queue by queue, each on loopback and over the link.
+ */
+async function bullmqStatusRows(
+  { url, linkedUrl, admin, proxy }: { url: string; linkedUrl: string; admin: Redis; proxy: LatencyProxy },
+  queues: number,
+  log: (text: string) => void,
+): Promise<string[]> {
+  log(`seeding ${queues} BullMQ queues with ${TOTAL_JOBS.toLocaleString('en-US')} jobs…`);
+  await seedBullmq(url, admin, queues, { total: TOTAL_JOBS, prefix: PREFIX });
+  const system = (redisUrl: string) =>
+    parseConfig(`systems:\n  - { name: bench, type: bullmq, redis: "${redisUrl}", prefix: ${PREFIX} }\n`, {})
+      .systems[0] as BullmqSystemConfig;
+  const local = createBullmqBackend(system(url));
+  const linked = createBullmqBackend(system(linkedUrl), { commandTimeoutMs: 60_000 });
+  const runs = queues >= 1000 ? 15 : 40;
+  const linkRuns = queues >= 1000 ? 5 : 15;
+  log(`measuring ${queues} queues…`);
+  const ours = {
+    local: await measure(admin, runs, () => local.status()),
+    linked: await timeOnly(linkRuns, () => linked.status()),
+  };
+  // What `/queue status` reads of every queue: the counts and each queue's done/failed a minute.
+  const commandRead = {
+    local: await measure(admin, runs, () => local.status(undefined, statusReadOptions(false))),
+    linked: await timeOnly(linkRuns, () => linked.status(undefined, statusReadOptions(false))),
+  };
+  const readTrips = await roundTripsOf(proxy.roundTrips, () =>
+    linked.status(undefined, statusReadOptions(false)),
+  );
+  log(`measuring one monitor tick over ${queues} queues…`);
+  const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
+  // Over the slow link too, with and without the network detectors (issue 36 §2: their PINGs,
+  // INFO stats/clients and CLIENT LIST), so what they add shows on its own, in round trips.
+  const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns, { trips: proxy.roundTrips });
+  const bare = {
+    local: await monitorTick(url, undefined, queues >= 1000 ? 10 : 20, { detectors: false }),
+    linked: await monitorTick(linkedUrl, undefined, linkRuns, {
+      detectors: false,
+      trips: proxy.roundTrips,
+    }),
+  };
+  const names = await local.listQueues();
+  const localConnection = new Redis(url, { maxRetriesPerRequest: null });
+  const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
+  const localQueues = names.map((name) => new Queue(name, { connection: localConnection, prefix: PREFIX }));
+  const linkedQueues = names.map((name) => new Queue(name, { connection: linkedConnection, prefix: PREFIX }));
+  const theirs = {
+    local: await measure(admin, runs, async () => {
+      for (const q of localQueues) await q.getJobCounts();
+    }),
+    linked: await timeOnly(linkRuns, async () => {
+      for (const q of linkedQueues) await q.getJobCounts();
+    }),
+  };
+  const counted = (await local.status()).queues.reduce(
+    (n, q) => n + q.waiting + q.delayed + q.prioritized + q.failed + q.completed,
+    0,
+  );
+  await Promise.all([...localQueues, ...linkedQueues].map((q) => q.close()));
+  await localConnection.quit();
+  await linkedConnection.quit();
+  await local.close();
+  await linked.close();
+  return [
+    line('queue-ops status()', String(queues), ours.local, ours.linked),
+    line('queue-ops status command read', String(queues), commandRead.local, commandRead.linked, ours),
+    row([
+      'queue-ops monitor tick()',
+      String(queues),
+      fmt(tick.medianMs),
+      fmt(tick.p95Ms),
+      fmt(tickLinked.medianMs),
+      String(tick.commands),
+      String(tick.scripts),
+      `${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× read`,
+    ]),
+    row([
+      '  the tick without network detectors',
+      String(queues),
+      fmt(bare.local.medianMs),
+      fmt(bare.local.p95Ms),
+      fmt(bare.linked.medianMs),
+      '',
+      '',
+      `${fmt(bare.local.medianMs / commandRead.local.medianMs, 2)}× read`,
+    ]),
+    `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× the status command's read, which reads the same rates)`,
+    `  (round trips over the link, counted: the read ${readTrips}, the tick without the detectors ${bare.linked.roundTrips}, with them ${tickLinked.roundTrips}: the detectors add ${(tickLinked.roundTrips ?? 0) - (bare.linked.roundTrips ?? 0)}, ${fmt(tickLinked.medianMs - bare.linked.medianMs)} ms of the ${2 * LINK_DELAY_MS} ms link in the median)`,
+    `  (what the link adds to each: the read ${fmt(commandRead.linked.medianMs - commandRead.local.medianMs)} ms, the tick ${fmt(tickLinked.medianMs - tick.medianMs)} ms; the tick's own work, the sample, rules and store, is in its local time)`,
+    line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
+    `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
+  ];
+}
+
 async function statusBench() {
   const started = Date.now();
   const redis = await startPrivateRedis();
@@ -215,78 +331,8 @@ async function statusBench() {
       'link ×',
     ]);
     out.push(header, '-'.repeat(header.length));
-    for (const queues of [12, 100, 1000]) {
-      log(`seeding ${queues} BullMQ queues with ${TOTAL_JOBS.toLocaleString('en-US')} jobs…`);
-      await seedBullmq(url, admin, queues, { total: TOTAL_JOBS, prefix: PREFIX });
-      const system = (redisUrl: string) =>
-        parseConfig(
-          `systems:\n  - { name: bench, type: bullmq, redis: "${redisUrl}", prefix: ${PREFIX} }\n`,
-          {},
-        ).systems[0] as BullmqSystemConfig;
-      const local = createBullmqBackend(system(url));
-      const linked = createBullmqBackend(system(linkedUrl), { commandTimeoutMs: 60_000 });
-      const runs = queues >= 1000 ? 15 : 40;
-      const linkRuns = queues >= 1000 ? 5 : 15;
-      log(`measuring ${queues} queues…`);
-      const ours = {
-        local: await measure(admin, runs, () => local.status()),
-        linked: await timeOnly(linkRuns, () => linked.status()),
-      };
-      // What `/queue status` reads of every queue: the counts and each queue's done/failed a minute.
-      const commandRead = {
-        local: await measure(admin, runs, () => local.status(undefined, statusReadOptions(false))),
-        linked: await timeOnly(linkRuns, () => linked.status(undefined, statusReadOptions(false))),
-      };
-      log(`measuring one monitor tick over ${queues} queues…`);
-      const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
-      // Over the slow link too: what the tick's own reads (the network detectors' PINGs and their
-      // INFO/CLIENT LIST round trip beside the status read) add, in round trips of the link.
-      const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns);
-      const names = await local.listQueues();
-      const localConnection = new Redis(url, { maxRetriesPerRequest: null });
-      const linkedConnection = new Redis(linkedUrl, { maxRetriesPerRequest: null });
-      const localQueues = names.map(
-        (name) => new Queue(name, { connection: localConnection, prefix: PREFIX }),
-      );
-      const linkedQueues = names.map(
-        (name) => new Queue(name, { connection: linkedConnection, prefix: PREFIX }),
-      );
-      const theirs = {
-        local: await measure(admin, runs, async () => {
-          for (const q of localQueues) await q.getJobCounts();
-        }),
-        linked: await timeOnly(linkRuns, async () => {
-          for (const q of linkedQueues) await q.getJobCounts();
-        }),
-      };
-      const counted = (await local.status()).queues.reduce(
-        (n, q) => n + q.waiting + q.delayed + q.prioritized + q.failed + q.completed,
-        0,
-      );
-      await Promise.all([...localQueues, ...linkedQueues].map((q) => q.close()));
-      await localConnection.quit();
-      await linkedConnection.quit();
-      await local.close();
-      await linked.close();
-      out.push(
-        line('queue-ops status()', String(queues), ours.local, ours.linked),
-        line('queue-ops status command read', String(queues), commandRead.local, commandRead.linked, ours),
-        row([
-          'queue-ops monitor tick()',
-          String(queues),
-          fmt(tick.medianMs),
-          fmt(tick.p95Ms),
-          fmt(tickLinked.medianMs),
-          String(tick.commands),
-          String(tick.scripts),
-          `${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× read`,
-        ]),
-        `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× the status command's read, which reads the same rates)`,
-        `  (over the link: the tick ${fmt(tickLinked.medianMs)} ms vs the read ${fmt(commandRead.linked.medianMs)} ms, ${fmt((tickLinked.medianMs - commandRead.linked.medianMs) / (2 * LINK_DELAY_MS), 1)} round trips of ${2 * LINK_DELAY_MS} ms more, the store's writes included)`,
-        line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
-        `  (jobs counted by queue-ops status: ${counted.toLocaleString('en-US')})`,
-      );
-    }
+    for (const queues of [12, 100, 1000])
+      out.push(...(await bullmqStatusRows({ url, linkedUrl, admin, proxy }, queues, log)));
 
     log(`seeding ${TOTAL_JOBS.toLocaleString('en-US')} Celery messages…`);
     await seedCelery(admin);
@@ -354,7 +400,10 @@ async function statusBench() {
       'done/failed a minute over 5 minutes (here every finished job is inside them: the costlier case).',
       'monitor tick(): the same reads as the command (and the failures since the last tick), plus the',
       'stored sample and the default rules over the stored history (SQLite). "× read": the tick',
-      "relative to the status command's read.",
+      "relative to the status command's read. Without network detectors: the tick with one INFO",
+      'persistence beside the read instead (before issue 36 §2). Round trips: request bursts that',
+      "follow an answer, as the link's proxy counts them; the detectors' INFO and CLIENT LIST and",
+      'their first PING travel with the read, the PING sent once it is answered is their one more.',
       `Redis ${(await admin.info('server')).match(/redis_version:(\S+)/)?.[1]}, Node ${process.version}, ` +
         `${Math.round((Date.now() - started) / 1000)} s in all; load average ${loadavg()
           .map((n) => n.toFixed(2))

@@ -357,7 +357,10 @@ export const NETWORK_PINGS = 5;
  * One network reading: a single pipelined round trip (INFO persistence, stats, clients and
  * CLIENT LIST) and, beside it, PINGs one after another while `during` (the status read the tick
  * makes anyway) is in flight: at least one, at most {@link NETWORK_PINGS}. So the tick waits for at
- * most one round trip more than its status read (the PING in flight when that ends).
+ * most one round trip more than its status read (the PING in flight when that ends). On the one
+ * connection the first PING and the pipeline travel with the read and queue behind it at Redis;
+ * when the read is one pipelined round trip (BullMQ) that is exactly one more, the PING sent once
+ * it is answered, which alone times the link (test/escalation/tick-round-trips.test.ts counts them).
  */
 export async function readNetwork(
   client: Redis | Cluster,

@@ -10,18 +10,19 @@ import type { RedisSignals } from '../backends/redis-health.js';
 import { askSystem } from '../backends/timeout.js';
 import type { Config } from '../config/schema.js';
 import { isOpsError } from '../errors.js';
-import { decodeSample, type Sample } from '../escalation/samples.js';
+import { columnsOf, decodeSystemColumns, type Sample, type SystemColumns } from '../escalation/samples.js';
 import { messages } from '../i18n/index.js';
 import type { GroupState } from '../scalers/types.js';
 import type { AuditEntry, SampleRow } from '../store/store.js';
 import { groupFailures } from './error-kind.js';
-import type { Evidence, Past, QueueNow, WorkerGroupNow } from './types.js';
+import type { Evidence, Past, QueueNow, QueueThen, WorkerGroupNow } from './types.js';
 
 /**
  * The monitor's samples a diagnosis compares with: the last 15 minutes (the longest window a
- * cause looks back over), at most this many (15 minutes at the default 30 s tick). Decoding a
- * sample of 1,000 queues costs about a millisecond: twice as many would put `why` past twice the
- * `status` read (`npm run bench -- why`).
+ * cause looks back over), at most this many (15 minutes at the default 30 s tick). Reading one
+ * of 1,000 queues back costs its JSON.parse (~0.15 ms): its queues stay columns, read only for
+ * the queues a cause asks about (`historyOf`), which keeps `why` within twice the `status` read
+ * (`npm run bench -- why`).
  */
 export const HISTORY_MS = 15 * 60_000;
 export const HISTORY_SAMPLES = 30;
@@ -169,42 +170,92 @@ async function readHistory(deps: GatherDeps, system: string, now: number): Promi
   } catch {
     return undefined;
   }
-  return rows.slice(-HISTORY_SAMPLES).flatMap((row) => {
-    let sample: Sample;
+  return historyOf(rows.slice(-HISTORY_SAMPLES), system);
+}
+
+/**
+ * Stored samples as the causes compare with them: this system's part of each, its queues read
+ * from the stored columns (`decodeSystemColumns`) only when a cause asks for one. A row that
+ * cannot be read, or has no such system, is left out.
+ */
+export function historyOf(rows: readonly Pick<SampleRow, 'data'>[], system: string): Past[] {
+  const positions = positionsByName();
+  return rows.flatMap((row) => {
+    let columns: SystemColumns | undefined;
     try {
-      sample = decodeSample(row.data);
+      columns = decodeSystemColumns(row.data, system);
     } catch {
       return [];
     }
-    const past = pastOf(sample, system);
-    return past ? [past] : [];
+    return columns ? [pastOfColumns(columns, positions)] : [];
   });
 }
 
 /** One monitor sample of this system as the causes compare with it; undefined when it has none. */
 export function pastOf(sample: Sample, system: string): Past | undefined {
   const mine = sample.systems.find((s) => s.name === system);
-  if (!mine) return undefined;
+  return mine ? pastOfColumns(columnsOf(sample.at, mine), positionsByName()) : undefined;
+}
+
+/**
+ * One system of a sample as the causes compare with it. A queue is read from the columns when a
+ * cause asks for it (the causes look at a few of 1,000 queues, and of each at a few fields), by
+ * its position, which consecutive samples share while the system's queues stay the same.
+ */
+function pastOfColumns(columns: SystemColumns, positions: PositionsByName): Past {
+  const { at, system } = columns;
+  const index = positions(columns.names);
+  const waiting = columns.column('waiting');
+  const active = columns.column('active');
+  const delayed = columns.column('delayed');
+  const failed = columns.column('failed');
+  const workers = columns.column('workers');
+  const throughput = columns.column('throughput');
+  const runP95Seconds = columns.column('runP95Seconds');
   return {
-    at: sample.at,
-    ok: mine.ok,
-    workers: mine.workers,
-    queues: new Map(
-      mine.queues.map((q) => [
-        q.name,
-        {
-          waiting: q.waiting,
-          active: q.active,
-          delayed: q.delayed,
-          failed: q.failed,
-          workers: q.workers,
-          ...(q.throughput !== undefined ? { completedPerMinute: q.throughput } : {}),
-          ...(q.runP95Seconds !== undefined ? { runP95Seconds: q.runP95Seconds } : {}),
-        },
-      ]),
-    ),
-    ...(mine.network ? { network: mine.network } : {}),
+    at,
+    ok: system.ok,
+    workers: system.workers,
+    queues: {
+      get(name: string): QueueThen | undefined {
+        const i = index.get(name);
+        if (i === undefined) return undefined;
+        const completed = throughput(i);
+        const run = runP95Seconds(i);
+        return {
+          waiting: waiting(i)!,
+          active: active(i)!,
+          delayed: delayed(i)!,
+          failed: failed(i)!,
+          workers: workers(i)!,
+          ...(completed !== undefined ? { completedPerMinute: completed } : {}),
+          ...(run !== undefined ? { runP95Seconds: run } : {}),
+        };
+      },
+    },
+    ...(system.network ? { network: system.network } : {}),
   };
+}
+
+/** A queue's position by its name, for one sample's names (the last name wins, as in a Map). */
+type PositionsByName = (names: readonly string[]) => Map<string, number>;
+
+/** Positions by name that reuse the last sample's when its names are the same, in the same order. */
+function positionsByName(): PositionsByName {
+  let last: { names: readonly string[]; index: Map<string, number> } | undefined;
+  return (names) => {
+    if (last && sameNames(last.names, names)) return last.index;
+    const index = new Map<string, number>();
+    for (let i = 0; i < names.length; i++) index.set(names[i]!, i);
+    last = { names, index };
+    return index;
+  };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Who paused each queue and when, from the newest audit entries (`action.pause` done). */

@@ -107,13 +107,21 @@ export interface QueueThen {
   runP95Seconds?: number;
 }
 
+/**
+ * A sample's queues by name: a Map, or (`gather.ts`) a view of the stored columns that reads a
+ * queue only when a cause asks for it.
+ */
+export interface QueuesThen {
+  get(name: string): QueueThen | undefined;
+}
+
 /** One stored monitor sample of this system, reduced to what the causes compare with. */
 export interface Past {
   at: number;
   ok: boolean;
   /** Worker identities (`name|addr`, `name|pid`); null when they could not be asked. */
   workers: string[] | null;
-  queues: Map<string, QueueThen>;
+  queues: QueuesThen;
   /**
    * The monitor's reading of the link to Redis that tick (`escalation/network.ts`: PING round
    * trips, connection churn, young connections, workers back, silent consumers, the signals that

@@ -213,3 +213,70 @@ export function decodeSample(text: string): Sample {
     }),
   };
 }
+
+/**
+ * One system of a sample with its queues' fields left as columns: what a reader that needs a few
+ * fields of a few queues takes instead of `decodeSample`, which builds every field of every queue
+ * of every system (`why` reads 30 samples of 1,000 queues back and looks at a handful).
+ */
+export interface SystemColumns {
+  at: number;
+  system: Omit<SystemSample, 'queues'>;
+  /** The queues' names, by position: a queue's position in every column. */
+  names: readonly string[];
+  /** One field of the queues, by position: its value, or undefined where a queue has none. */
+  column<F extends keyof QueueSample>(field: F): (position: number) => QueueSample[F] | undefined;
+}
+
+const nothing = () => undefined;
+
+/** A stored column as a lookup by queue position. */
+function lookup(column: Column | undefined, count: number): (position: number) => unknown {
+  if (column === undefined) return nothing;
+  if (Array.isArray(column)) return (position) => column[position];
+  // Sparse: spread once to its positions (a reader asks for a column, then for several queues).
+  const values: unknown[] = new Array(count).fill(undefined);
+  for (let k = 0; k < column.at.length; k++) values[column.at[k]!] = column.values[k];
+  return (position) => values[position];
+}
+
+/** The columns of one system of a sample already built (the monitor's, a sample stored before version 2). */
+export function columnsOf(at: number, { queues, ...system }: SystemSample): SystemColumns {
+  return {
+    at,
+    system,
+    names: queues.map((q) => q.name),
+    column:
+      <F extends keyof QueueSample>(field: F) =>
+      (position: number) =>
+        queues[position]?.[field],
+  };
+}
+
+/**
+ * One system of a stored sample, its queues as columns straight from the stored form (no queue
+ * object is built); undefined when the sample has no such system. Reads every stored version.
+ */
+export function decodeSystemColumns(text: string, name: string): SystemColumns | undefined {
+  const parsed = JSON.parse(text) as Sample | StoredSample;
+  if (!('v' in parsed) || parsed.v !== 2) {
+    const mine = (parsed as Sample).systems.find((s) => s.name === name);
+    return mine ? columnsOf(parsed.at, mine) : undefined;
+  }
+  const mine = parsed.systems.find((s) => s.name === name);
+  if (!mine) return undefined;
+  const {
+    queues: { count, fields },
+    ...system
+  } = mine;
+  const names = lookup(fields.name, count);
+  return {
+    at: parsed.at,
+    system,
+    names: Array.isArray(fields.name)
+      ? (fields.name as string[])
+      : Array.from({ length: count }, (_, i) => names(i) as string),
+    column: <F extends keyof QueueSample>(field: F) =>
+      lookup(fields[field], count) as (position: number) => QueueSample[F] | undefined,
+  };
+}

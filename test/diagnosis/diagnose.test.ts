@@ -5,10 +5,11 @@ import { groupErrors } from '../../src/backends/error-groups.js';
 import { whyMessage } from '../../src/diagnosis/blocks.js';
 import { diagnose } from '../../src/diagnosis/engine.js';
 import { errorKind, groupFailures } from '../../src/diagnosis/error-kind.js';
+import { historyOf, pastOf } from '../../src/diagnosis/gather.js';
 import { noteCause, notesAgainst } from '../../src/diagnosis/notes.js';
 import { CAUSE_IDS, type Evidence, type QueueNow } from '../../src/diagnosis/types.js';
 import { evidenceText } from '../../src/diagnosis/words.js';
-import type { NetworkSample } from '../../src/escalation/samples.js';
+import { encodeSample, type NetworkSample, type Sample } from '../../src/escalation/samples.js';
 import { messages } from '../../src/i18n/index.js';
 
 const NOW = Date.parse('2026-03-01T03:20:00Z');
@@ -217,6 +218,88 @@ describe("redis-network reads the monitor's network samples (SystemSample.networ
     );
     const stable = evidence({ history: [past(NOW - 60_000, net()), past(NOW - 30_000, net())] });
     expect(diagnose(stable).causes.some((c) => c.id === 'redis-network')).toBe(false);
+  });
+});
+
+describe("why's history read from the stored samples", () => {
+  const queueAt = (name: string, waiting: number, more: object = {}) => ({
+    name,
+    waiting,
+    active: 2,
+    delayed: 1,
+    failed: 3,
+    oldestWaitingSeconds: 60,
+    workers: 1,
+    ...more,
+  });
+  const sample = (at: number): Sample => ({
+    at,
+    systems: [
+      { name: 'zeus', type: 'celery', ok: false, error: 'Redis unreachable', workers: null, queues: [] },
+      {
+        name: 'pushizo',
+        type: 'bullmq',
+        ok: true,
+        workers: ['w1|127.0.0.1:5000'],
+        network: {
+          rttP50Ms: 1,
+          rttP95Ms: 2,
+          rttMaxMs: 3,
+          pings: 3,
+          received: 9,
+          rejected: 0,
+          clients: 4,
+          signals: [],
+        },
+        queues: [
+          queueAt('events', at / 1000, { throughput: 12, failedNew: 1, head: { id: 'm', firstSeen: 1 } }),
+          queueAt('webhooks', 0, { runP95Seconds: 0.4, paused: true }),
+          queueAt('dispatch-ios', 7, { throughput: 0, workers: null }),
+        ],
+      },
+    ],
+  });
+  /** Each queue as the causes see it, through the names they ask for (and one that is not there). */
+  const seen = (past: ReturnType<typeof historyOf>) =>
+    past.map((p) => ({
+      ...p,
+      queues: ['events', 'webhooks', 'dispatch-ios', 'gone'].map((name) => p.queues.get(name)),
+    }));
+
+  it('answers every queue a cause asks for as the decoded sample does, in both stored versions', () => {
+    const samples = [sample(60_000), sample(90_000), sample(120_000)];
+    const rows = [
+      { data: JSON.stringify(samples[0]) }, // stored before columns
+      { data: 'not json' },
+      { data: encodeSample(samples[1]!) },
+      { data: encodeSample({ at: 100_000, systems: [] }) },
+      { data: encodeSample(samples[2]!) },
+    ];
+    const expected = samples.map((s) => pastOf(s, 'pushizo')!);
+    expect(seen(historyOf(rows, 'pushizo'))).toEqual(seen(expected));
+    expect(seen(expected)[0]!.queues).toEqual([
+      { waiting: 60, active: 2, delayed: 1, failed: 3, workers: 1, completedPerMinute: 12 },
+      { waiting: 0, active: 2, delayed: 1, failed: 3, workers: 1, runP95Seconds: 0.4 },
+      { waiting: 7, active: 2, delayed: 1, failed: 3, workers: null, completedPerMinute: 0 },
+      undefined,
+    ]);
+    expect(historyOf(rows, 'zeus').map((p) => [p.at, p.ok, p.workers])).toEqual([
+      [60_000, false, null],
+      [90_000, false, null],
+      [120_000, false, null],
+    ]);
+  });
+
+  it('finds each queue by its name when the queues change between samples', () => {
+    const before = sample(60_000);
+    const after = sample(90_000);
+    after.systems[1]!.queues.reverse();
+    after.systems[1]!.queues.push(queueAt('new', 5));
+    const [a, b] = historyOf([{ data: encodeSample(before) }, { data: encodeSample(after) }], 'pushizo');
+    expect(a!.queues.get('new')).toBeUndefined();
+    expect(b!.queues.get('new')).toMatchObject({ waiting: 5 });
+    expect(b!.queues.get('webhooks')).toEqual(pastOf(after, 'pushizo')!.queues.get('webhooks'));
+    expect(b!.queues.get('events')).toMatchObject({ waiting: 90, completedPerMinute: 12 });
   });
 });
 

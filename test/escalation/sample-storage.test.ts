@@ -8,7 +8,12 @@ import { type BullmqSystemConfig, configSchema } from '../../src/config/schema.j
 import { trendSource } from '../../src/escalation/alerts.js';
 import { createMonitor } from '../../src/escalation/monitor.js';
 import { createOutbox } from '../../src/escalation/outbox.js';
-import { decodeSample, encodeSample, type Sample } from '../../src/escalation/samples.js';
+import {
+  decodeSample,
+  decodeSystemColumns,
+  encodeSample,
+  type Sample,
+} from '../../src/escalation/samples.js';
 import { loadTrend } from '../../src/escalation/trend.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
@@ -85,6 +90,38 @@ describe('stored samples', () => {
     );
     expect(decodeSample(encodeSample(big))).toEqual(big);
     expect(encodeSample(big).length).toBeLessThan(JSON.stringify(big).length / 3);
+  });
+
+  it("one system's columns, read straight from either stored version, hold what decodeSample reads", () => {
+    const taken = sampleAt(Date.parse('2030-03-01T09:00:00.000Z'), [
+      { ...queue('dispatch-ios', 12), failedNew: 3, head: { id: 'm-1', firstSeen: 1 }, throughput: 4.5 },
+      { ...queue('webhooks', 0), paused: true },
+      { ...queue('events', 7), failedNew: 0, waitP95Seconds: 1.2, runP95Seconds: 0.3 },
+    ]);
+    const fields = [
+      'name',
+      'waiting',
+      'oldestWaitingSeconds',
+      'failedNew',
+      'head',
+      'throughput',
+      'paused',
+    ] as const;
+    for (const text of [encodeSample(taken), JSON.stringify(taken)]) {
+      for (const { queues, ...system } of taken.systems) {
+        const columns = decodeSystemColumns(text, system.name)!;
+        expect({ at: columns.at, system: columns.system, names: columns.names }).toEqual({
+          at: taken.at,
+          system,
+          names: queues.map((q) => q.name),
+        });
+        for (const field of fields) {
+          const column = columns.column(field);
+          expect(queues.map((_, i) => column(i))).toEqual(queues.map((q) => q[field]));
+        }
+      }
+      expect(decodeSystemColumns(text, 'nope')).toBeUndefined();
+    }
   });
 
   it('trend draws a window holding samples stored as objects (before) and as columns alike', async () => {
