@@ -148,6 +148,7 @@ export function countEarlierTakes(
   for (const place of places) countTaken(run, place.state, archivedByPlace.get(place.name) ?? 0);
 }
 
+/** `records` more of `state` taken (by this run's walk, or archived by an earlier one). */
 export function countTaken(run: PurgeRun, state: BackendState, records: number): void {
   run.takenByState.set(state, (run.takenByState.get(state) ?? 0) + records);
 }
