@@ -2,19 +2,13 @@ import type { Redis } from 'ioredis';
 import { LineWriter } from '../../archive/archive.js';
 import { runScript, runScriptBuffer } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
-import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger, UndoStep } from '../queue-backend.js';
+import type { PurgeBatch, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
 import { openRawPipe, type RawPipe } from '../raw-pipe.js';
 import { connectionServing } from '../redis-client.js';
-import {
-  MARKER_MOVED,
-  readUndoProgress,
-  undoMarkerKey,
-  undoStepArgs,
-  undoTakenOver,
-} from '../undo-marker.js';
 import { READ_SELECTED } from './filter-script.js';
 import { type HashSizes, readHashesThroughPipe } from './purge-read.js';
-import { PURGE_DELETE, PURGE_EXISTING, PURGE_RESTORE } from './scripts.js';
+import { createBullmqRestorer } from './purge-restore.js';
+import { PURGE_DELETE } from './scripts.js';
 
 /**
  * Where each state's jobs sit, in the order a purge walks them: delayed first, so that a delayed
@@ -35,8 +29,6 @@ const LUA_READ_CALL = 250;
 /** How long a read through the pipe may wait for Redis: the purge connection's command timeout. */
 const READ_TIMEOUT_MS = 30_000;
 
-/** Restores per script call: each line is a whole job, so a few hundred keep a call short. */
-const RESTORE_BATCH = 200;
 /**
  * A job's hash from its archive line: `fields` (HGETALL's field, value, … as Redis wrote it) in
  * archives written now, `hash` (an object) in archives written before.
@@ -137,24 +129,7 @@ export function createBullmqPurger(options: {
   const { client, prefix, queue } = options;
   const now = options.now ?? Date.now;
   const base = `${prefix}:${queue}:`;
-  // Beside the queue's keys on Redis Cluster (the prefix holds its {hash-tag}); without a step,
-  // the script neither reads nor writes it.
-  const marker = (step?: UndoStep) => undoMarkerKey(step?.purgeId ?? '-', prefix);
-
-  async function sizes(states: PurgeState[]): Promise<PurgePlace[]> {
-    const wanted = LAYOUT.filter((p) => states.includes(p.state));
-    const pipeline = client.pipeline();
-    for (const place of wanted) {
-      if (place.kind === 'list') pipeline.llen(base + place.name);
-      else pipeline.zcard(base + place.name);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    return wanted.map((place, i) => {
-      const [error, size] = replies[i]!;
-      if (error) throw error;
-      return { ...place, size: Number(size) };
-    });
-  }
+  const sizes = (states: PurgeState[]) => placeSizes(client, base, states);
 
   const hashSizes: HashSizes = { bytesPerJob: undefined };
   let pipe: Promise<RawPipe | undefined> | undefined;
@@ -185,7 +160,7 @@ export function createBullmqPurger(options: {
       }
     }
     if (ids.length === 0) return { items: [], lines: [] };
-    pipe ??= options.openPipe ? options.openPipe() : openPipeBeside(base + place.name);
+    pipe ??= options.openPipe ? options.openPipe() : openPipeBeside(client, base + place.name);
     const open = await pipe;
     if (open && !open.closed) {
       try {
@@ -203,43 +178,7 @@ export function createBullmqPurger(options: {
         open.close();
       }
     }
-    return await readThroughLua(place, ids);
-  }
-
-  /** A raw pipe beside the connection that serves the queue's keys (one node of a cluster). */
-  async function openPipeBeside(key: string): Promise<RawPipe | undefined> {
-    const serving = connectionServing(client, key);
-    if (!serving) return undefined;
-    // A cluster's node clients carry the cluster's connection name (its redisOptions).
-    return await openRawPipe(serving, {
-      name: `${serving.options.connectionName ?? 'queue-ops:purge'}:read`,
-      timeoutMs: READ_TIMEOUT_MS,
-    });
-  }
-
-  /**
-   * The hashes of `ids` by READ_SELECTED, a few hundred a call (a script holds Redis while it
-   * runs), stopping after the call that passes READ_BYTES.
-   */
-  async function readThroughLua(place: PurgePlace, ids: string[]): Promise<PurgeBatch> {
-    const items: PurgeBatch['items'] = [];
-    const lines: Buffer[] = [];
-    let bytes = 0;
-    for (let i = 0; i < ids.length && bytes < READ_BYTES; i += LUA_READ_CALL) {
-      const reply = (await runScriptBuffer(
-        client,
-        READ_SELECTED,
-        [base + place.name],
-        [place.kind, base, ...ids.slice(i, i + LUA_READ_CALL)],
-      )) as Buffer[];
-      const batch = batchOfReply(place.name, reply);
-      items.push(...batch.items);
-      for (const block of batch.lines) {
-        lines.push(block);
-        bytes += block.length;
-      }
-    }
-    return { items, lines };
+    return await readThroughLua(client, base, place, ids);
   }
 
   return {
@@ -267,47 +206,7 @@ export function createBullmqPurger(options: {
       return { place: p, identity: id };
     },
 
-    async conflicts(lines) {
-      const ids = lines.map((line) => (JSON.parse(line) as { id: string }).id);
-      const out: string[] = [];
-      for (let i = 0; i < ids.length; i += 1000) {
-        // The queue's meta key is not read: it routes the call to the master of the queue's
-        // slot on Redis Cluster (a script without keys goes to any node).
-        const found = (await runScript(
-          client,
-          PURGE_EXISTING,
-          [`${base}meta`],
-          [base, ...ids.slice(i, i + 1000)],
-        )) as string[];
-        out.push(...found);
-      }
-      return out;
-    },
-
-    async restore(lines, step) {
-      let restored = 0;
-      const existing: string[] = [];
-      for (let i = 0; i < lines.length; i += RESTORE_BATCH) {
-        const batch = lines.slice(i, i + RESTORE_BATCH);
-        // Each call moves the marker past its own lines: a call cut short wrote nothing.
-        const at = step && { ...step, from: step.from + i, restoredBefore: step.restoredBefore + restored };
-        const [count, ...ids] = (await runScript(
-          client,
-          PURGE_RESTORE,
-          [marker(step)],
-          [...undoStepArgs(at, batch.length), base, ...batch],
-        )) as [number, ...string[]];
-        if (Number(count) === MARKER_MOVED && at) throw undoTakenOver(at);
-        restored += Number(count);
-        existing.push(...ids);
-      }
-      return { restored, existing };
-    },
-
-    undoProgress: (purgeId) => readUndoProgress(client, undoMarkerKey(purgeId, prefix)),
-    clearUndoProgress: async (purgeId) => {
-      await client.del(undoMarkerKey(purgeId, prefix));
-    },
+    ...createBullmqRestorer({ client, prefix, queue }),
 
     meta: () => ({ prefix, keyBase: base }),
 
@@ -323,4 +222,61 @@ export function createBullmqPurger(options: {
       client.disconnect();
     },
   };
+}
+
+/** How many jobs each place holds, in one pipeline, in the order a purge walks them. */
+async function placeSizes(client: Redis, base: string, states: PurgeState[]): Promise<PurgePlace[]> {
+  const wanted = LAYOUT.filter((p) => states.includes(p.state));
+  const pipeline = client.pipeline();
+  for (const place of wanted) {
+    if (place.kind === 'list') pipeline.llen(base + place.name);
+    else pipeline.zcard(base + place.name);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  return wanted.map((place, i) => {
+    const [error, size] = replies[i]!;
+    if (error) throw error;
+    return { ...place, size: Number(size) };
+  });
+}
+
+/** A raw pipe beside the connection that serves the queue's keys (one node of a cluster). */
+async function openPipeBeside(client: Redis, key: string): Promise<RawPipe | undefined> {
+  const serving = connectionServing(client, key);
+  if (!serving) return undefined;
+  // A cluster's node clients carry the cluster's connection name (its redisOptions).
+  return await openRawPipe(serving, {
+    name: `${serving.options.connectionName ?? 'queue-ops:purge'}:read`,
+    timeoutMs: READ_TIMEOUT_MS,
+  });
+}
+
+/**
+ * The hashes of `ids` by READ_SELECTED, a few hundred a call (a script holds Redis while it
+ * runs), stopping after the call that passes READ_BYTES.
+ */
+async function readThroughLua(
+  client: Redis,
+  base: string,
+  place: PurgePlace,
+  ids: string[],
+): Promise<PurgeBatch> {
+  const items: PurgeBatch['items'] = [];
+  const lines: Buffer[] = [];
+  let bytes = 0;
+  for (let i = 0; i < ids.length && bytes < READ_BYTES; i += LUA_READ_CALL) {
+    const reply = (await runScriptBuffer(
+      client,
+      READ_SELECTED,
+      [base + place.name],
+      [place.kind, base, ...ids.slice(i, i + LUA_READ_CALL)],
+    )) as Buffer[];
+    const batch = batchOfReply(place.name, reply);
+    items.push(...batch.items);
+    for (const block of batch.lines) {
+      lines.push(block);
+      bytes += block.length;
+    }
+  }
+  return { items, lines };
 }

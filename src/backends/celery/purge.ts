@@ -1,20 +1,13 @@
 import { isUtf8 } from 'node:buffer';
-import { hash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { LineWriter } from '../../archive/archive.js';
-import { type LuaScript, luaScript, runScript } from '../lua.js';
+import { luaScript, runScript } from '../lua.js';
 import { previewOf } from '../purge-preview.js';
 import type { PurgeBatch, PurgeItem, PurgePlace, PurgeState, QueuePurger } from '../queue-backend.js';
 import { TAKE_NEAR_TAIL_LUA } from '../tail-window.js';
-import {
-  MARKER_MOVED,
-  readUndoProgress,
-  UNDO_MARKER_LUA,
-  undoMarkerKey,
-  undoStepArgs,
-  undoTakenOver,
-} from '../undo-marker.js';
 import { RESULT_KEY_PREFIX } from './keys.js';
+import { type CeleryLine, messageOf, sampleOf, sha1 } from './purge-line.js';
+import { type CeleryRestoreOptions, createCeleryRestorer } from './purge-restore.js';
 
 /**
  * Removes one batch of messages from a kombu priority list without needing memory and without
@@ -73,104 +66,6 @@ take_near_tail(KEYS[1], 2 * n + 64, function(message)
 end)
 return out`);
 
-/** What RESTORE_MESSAGES answers when the ids present in Redis must be read again. */
-const PRESENT_STALE = -2;
-
-/**
- * Undo's messages: pushed back onto their lists in the order given, and the undo's marker moved
- * past them, in one call (see undo-marker.ts): a call cut short pushed nothing, and a resumed
- * undo never pushes a message twice.
- *
- * The caller leaves out the messages whose task id is in Redis (see `TASK_KEYS`), as read after it
- * wrote a token to KEYS[2]. The token still there says that this Redis is the one that was read,
- * with nothing of it lost since: a Redis restarted from an older snapshot, or a replica promoted
- * meanwhile, has an older token or none, and the call writes nothing (the caller reads again).
- *
- * KEYS[1]: the marker; KEYS[2]: the token's key; KEYS[3…]: the lists. ARGV[1..3]: the undo step;
- * ARGV[4]: the token ('' for none to check); then pairs of (index into KEYS of the list, message).
- * Returns the count pushed, -1 without writing when the marker moved, -2 when the token did not
- * hold.
- */
-const RESTORE_MESSAGES = luaScript(`${UNDO_MARKER_LUA}
-if not check_marker() then return ${MARKER_MOVED} end
-if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[4] then return ${PRESENT_STALE} end
-local pushed = 0
-for i = 5, #ARGV, 2 do
-  redis.call('RPUSH', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
-  pushed = pushed + 1
-end
-move_marker(pushed)
-return pushed`);
-
-/**
- * Undo's results: each key set back (with the rest of its ttl, ARGV pairs of value and ms, 0 for
- * none) unless it exists. One that exists and holds the archived value already is back (a resumed
- * undo's own earlier write): 2. One that holds something else: 0, left alone.
- */
-const RESTORE_RESULTS = luaScript(`
-local out = {}
-for i, key in ipairs(KEYS) do
-  local value, ms = ARGV[2 * i - 1], tonumber(ARGV[2 * i])
-  local set
-  if ms > 0 then set = redis.call('SET', key, value, 'PX', ms, 'NX')
-  else set = redis.call('SET', key, value, 'NX') end
-  if set then out[i] = 1
-  elseif redis.call('GET', key) == value then out[i] = 2
-  else out[i] = 0 end
-end
-return out`);
-
-/**
- * Which tasks a stretch of a list holds, so that undo never pushes a task id that is present: the
- * task id of each message (`id:<headers.id>`), or `sha1:<digest>` for a message with no id in its
- * headers (protocol 1, another producer). Found by a plain search rather than cjson, which would
- * cost a thousand messages tens of milliseconds: in a kombu envelope the body is base64, and a
- * quote inside a JSON string is escaped, so the first `"id"` key after `"headers"` is the task's.
- *
- * KEYS[1]: the list. ARGV: LRANGE's start and stop. Returns one string per message, head first.
- */
-const TASK_KEYS = luaScript(`
-local got = redis.call('LRANGE', KEYS[1], ARGV[1], ARGV[2])
-local out = {}
-for i = 1, #got do
-  local m = got[i]
-  local h = string.find(m, '"headers"', 1, true)
-  local id = h and string.match(m, '"id"%s*:%s*"([^"]*)"', h)
-  if id then out[i] = 'id:' .. id else out[i] = 'sha1:' .. redis.sha1hex(m) end
-end
-return out`);
-
-/** KEYS[1] set to ARGV[1] unless it holds a value already; returns the value it holds. */
-const SET_TOKEN = luaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return ARGV[1] end
-return redis.call('GET', KEYS[1])`);
-
-/** Messages per TASK_KEYS call: a millisecond or two of Redis for kombu messages of about 1 KB. */
-const SCAN_BATCH = 1000;
-/** What ends an archived message's line, encoded once. */
-const LINE_END = Buffer.from('}\n');
-
-/** What TASK_KEYS says of one message, worked out the same way from its bytes or text. */
-export function taskKeyOf(message: string | Buffer): string {
-  const text = typeof message === 'string' ? message : message.toString('latin1');
-  const headers = text.indexOf('"headers"');
-  const id = headers < 0 ? null : /"id"[ \t\n\r\f\v]*:[ \t\n\r\f\v]*"([^"]*)"/.exec(text.slice(headers));
-  if (id) return `id:${typeof message === 'string' ? id[1] : Buffer.from(id[1]!, 'latin1').toString()}`;
-  return `sha1:${sha1(message)}`;
-}
-
-/** The task id (or `sha1:` digest) a task key names, as reported to the user. */
-const shownKey = (key: string) => (key.startsWith('id:') ? key.slice(3) : key);
-
-/** Undo's check: result keys that exist again holding something other than what was archived. */
-const RESULTS_TAKEN = luaScript(`
-local out = {}
-for i, key in ipairs(KEYS) do
-  local value = redis.call('GET', key)
-  if value and redis.sha1hex(value) ~= ARGV[i] then out[#out + 1] = key end
-end
-return out`);
-
 /** Deletes result keys only if they still hold what was archived (same SHA1). */
 const DELETE_RESULTS = luaScript(`
 local out = {}
@@ -185,37 +80,13 @@ for i, key in ipairs(KEYS) do
 end
 return out`);
 
-// crypto.hash (Node 20.12, the engines floor): a third of createHash's cost on a message this size.
-const sha1 = (data: string | Buffer) => hash('sha1', data, 'hex');
+/** What ends an archived message's line, encoded once. */
+const LINE_END = Buffer.from('}\n');
 
-/**
- * What an archived line holds: a broker message and its list (`m`, the message as text; `b`,
- * its bytes in base64 when they are not UTF-8, so that they come back exactly and keep the
- * identity the delete compared), or a result key and its value.
- */
-type CeleryLine =
-  | { l: string; m: string }
-  | { l: string; b: string }
-  | { k: string; v: string; t: number; a: number };
-
-/** The message of a line, as the bytes (or the text) it was in the list. */
-const messageOf = (record: { m: string } | { b: string }): string | Buffer =>
-  'b' in record ? Buffer.from(record.b, 'base64') : record.m;
-
-export interface CeleryPurgerOptions {
-  broker: Redis;
-  /** The result backend (the broker's client when they are the same Redis). */
-  results: Redis;
+export interface CeleryPurgerOptions extends CeleryRestoreOptions {
   queue: string;
-  /** The queue's priority lists, in the order workers serve them. */
-  lists: string[];
   /** Ids of the queue's FAILURE results (the failure index), newest first. */
   failureIds: () => Promise<string[]>;
-  /** Told which results were purged or restored, so counts follow at once. */
-  onResultsChanged?: (purged: string[], restored: boolean) => void;
-  /** kombu's `unacked` hash (with the global key prefix): messages workers hold. Default `unacked`. */
-  unacked?: string;
-  now?: () => number;
 }
 
 /**
@@ -223,59 +94,13 @@ export interface CeleryPurgerOptions {
  * with their list in the order a worker would take them, removed by LTRIM from the tail.
  * `failed`: the queue's FAILURE results (`celery-task-meta-<id>`, with their remaining ttl).
  * `delayed`: Celery keeps ETA tasks in the workers, so there is none (said in the preview).
+ * Undo's side (conflicts, restore, the marker) is purge-restore.ts.
  */
 export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
   const { broker, results, lists } = options;
   const now = options.now ?? Date.now;
-  const unacked = options.unacked ?? 'unacked';
+  /** The failed results' keys, as the last count of the places found them: walked by position. */
   let failureKeys: string[] | undefined;
-  /** Task keys in Redis, as read for this undo (and what it pushed since), with its token. */
-  let present: { keys: Set<string>; token: string; purgeId: string } | undefined;
-
-  /**
-   * Every task the queue holds: each of its priority lists, read in bounded stretches from the
-   * head (a worker taking from the tail meanwhile moves nothing not yet read, and a message it
-   * took is in `unacked` when that is read next), and the messages workers hold (`unacked`,
-   * global: a task id is a task id whichever queue it came from). Read-only, a few milliseconds
-   * a call.
-   */
-  async function tasksInRedis(): Promise<Set<string>> {
-    const keys = new Set<string>();
-    for (const list of lists) {
-      for (let from = 0; ; from += SCAN_BATCH) {
-        const got = (await runScript(broker, TASK_KEYS, [list], [from, from + SCAN_BATCH - 1])) as string[];
-        for (const key of got) keys.add(key);
-        if (got.length < SCAN_BATCH) break;
-      }
-    }
-    let cursor = '0';
-    do {
-      const [next, entries] = await broker.hscan(unacked, cursor, 'COUNT', SCAN_BATCH);
-      cursor = next;
-      // Each value is `[message, exchange, routing_key]`, the message an object with its headers.
-      for (let i = 1; i < entries.length; i += 2) {
-        const key = taskKeyOf(entries[i]!);
-        if (key.startsWith('id:')) keys.add(key);
-      }
-    } while (cursor !== '0');
-    return keys;
-  }
-
-  /**
-   * The task keys present, and then the token (see RESTORE_MESSAGES): written once the read is
-   * over, so a Redis that holds it holds everything the read saw. One that is there already (a
-   * second run of the same undo) is taken as it is, so that two runs never void each other's.
-   * A restore outside an undo step (no marker) checks no token.
-   */
-  async function readPresent(purgeId: string | undefined): Promise<NonNullable<typeof present>> {
-    const keys = await tasksInRedis();
-    const mine = `${now()}-${Math.random().toString(36).slice(2)}`;
-    const token = purgeId
-      ? String((await runScript(broker, SET_TOKEN, [presentTokenKey(purgeId)], [mine])) ?? '')
-      : '';
-    present = { keys, token, purgeId: purgeId ?? '-' };
-    return present;
-  }
 
   async function sizes(states: PurgeState[]): Promise<PurgePlace[]> {
     const places: PurgePlace[] = [];
@@ -296,78 +121,10 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
     return places;
   }
 
-  async function read(place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> {
-    if (place.kind === 'keys') {
-      const keys = (failureKeys ?? []).slice(offset, offset + limit);
-      if (keys.length === 0) return { items: [], lines: [] };
-      const pipeline = results.pipeline();
-      for (const key of keys) {
-        pipeline.get(key);
-        pipeline.pttl(key);
-      }
-      const replies = (await pipeline.exec()) ?? [];
-      const at = now();
-      const items: PurgeItem[] = [];
-      const lines: Buffer[] = [];
-      keys.forEach((key, i) => {
-        const [getError, value] = replies[2 * i]!;
-        const [, ttl] = replies[2 * i + 1]!;
-        if (getError) throw getError;
-        if (value === null) return; // expired or removed since the index saw it
-        const line: CeleryLine = { k: key, v: String(value), t: Number(ttl), a: at };
-        items.push({ identity: key, check: sha1(line.v) });
-        lines.push(Buffer.from(`${JSON.stringify(line)}\n`));
-      });
-      return { items, lines };
-    }
-    const got = await broker.lrangeBuffer(place.name, -(offset + limit), -(offset + 1));
-    const items: PurgeItem[] = [];
-    let bytes = 0;
-    for (const message of got) bytes += message.length;
-    // Each message as a JSON string (a kombu envelope's quotes escaped: about a tenth more), its list.
-    const lines = new LineWriter(Math.ceil(bytes * 1.25) + got.length * 64);
-    // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object or
-    // decoding the message.
-    const list = JSON.stringify(place.name);
-    const head = Buffer.from(`{"l":${list},"m":`);
-    // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
-    for (let i = got.length - 1; i >= 0; i--) {
-      const message = got[i]!;
-      items.push({ identity: sha1(message) });
-      // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
-      if (isUtf8(message)) lines.writeJsonString(head, message, LINE_END);
-      else lines.write(`{"l":${list},"b":"${message.toString('base64')}"}\n`);
-    }
-    return { items, lines: lines.blocks() };
-  }
-
-  const remove = async (place: PurgePlace, items: PurgeItem[]): Promise<boolean[]> => {
-    if (items.length === 0) return [];
-    const run = (client: Redis, script: LuaScript, keys: string[], args: string[]) =>
-      runScript(client, script, keys, args) as Promise<number[]>;
-    if (place.kind === 'keys') {
-      const values = items.map((i) => String(i.check));
-      const flags = await run(
-        results,
-        DELETE_RESULTS,
-        items.map((i) => i.identity),
-        values,
-      );
-      const removed = flags.map((f) => Number(f) > 0);
-      options.onResultsChanged?.(
-        items.filter((_, i) => removed[i]).map((i) => i.identity.slice(RESULT_KEY_PREFIX.length)),
-        false,
-      );
-      return removed;
-    }
-    const flags = (await runScript(
-      broker,
-      DELETE_MESSAGES,
-      [place.name],
-      items.map((i) => i.identity),
-    )) as number[];
-    return flags.map((f) => Number(f) > 0);
-  };
+  const read = async (place: PurgePlace, offset: number, limit: number): Promise<PurgeBatch> =>
+    place.kind === 'keys'
+      ? await readResults(results, (failureKeys ?? []).slice(offset, offset + limit), now)
+      : await readMessages(broker, place, offset, limit);
 
   return {
     async preview(states) {
@@ -382,7 +139,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
 
     places: sizes,
     read,
-    remove,
+    remove: (place, items) => removeRecords(options, place, items),
 
     parse(line) {
       const record = JSON.parse(line) as CeleryLine;
@@ -391,120 +148,7 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
         : { place: record.l, identity: sha1(messageOf(record)) };
     },
 
-    async conflicts(lines) {
-      // A message is in Redis when its task id is: in a priority list of the queue, or held by a
-      // worker. A result key, when it exists again with another value (one holding the archived
-      // value is this undo's own, resumed).
-      const all = lines.map((line) => JSON.parse(line) as CeleryLine);
-      const records = all.filter((r): r is Extract<CeleryLine, { k: string }> => 'k' in r);
-      const found: string[] = [];
-      if (records.length > 0)
-        found.push(
-          ...((await runScript(
-            results,
-            RESULTS_TAKEN,
-            records.map((r) => r.k),
-            records.map((r) => sha1(r.v)),
-          )) as string[]),
-        );
-      const messages = all.filter((r): r is Exclude<CeleryLine, { k: string }> => !('k' in r));
-      if (messages.length > 0) {
-        const inRedis = await tasksInRedis();
-        for (const record of messages) {
-          const message = messageOf(record);
-          if (inRedis.has(taskKeyOf(message))) found.push(sha1(message));
-        }
-      }
-      return found;
-    },
-
-    async restore(batch, step) {
-      const at = now();
-      const resultKeys: string[] = [];
-      const resultArgs: string[] = [];
-      const listIndex = new Map<string, number>();
-      const messageArgs: (string | Buffer)[] = [];
-      let messages = 0;
-      for (const line of batch) {
-        const record = JSON.parse(line) as CeleryLine;
-        if ('k' in record) {
-          // A result keeps the rest of its ttl; one whose ttl ran out meanwhile is not brought back.
-          const left = record.t > 0 ? record.t - (at - record.a) : 0;
-          if (record.t > 0 && left <= 0) continue;
-          resultKeys.push(record.k);
-          resultArgs.push(record.v, String(left));
-          continue;
-        }
-        if (!listIndex.has(record.l)) listIndex.set(record.l, listIndex.size + 3);
-        messageArgs.push(String(listIndex.get(record.l)), messageOf(record));
-        messages += 1;
-      }
-      let restored = 0;
-      const existing: string[] = [];
-      // Results first: setting one twice is harmless (NX, and the same value counts as back),
-      // so a call cut short between the two is simply done again; the messages, which could be
-      // pushed twice, go last, with the marker.
-      if (resultKeys.length > 0) {
-        const flags = (await runScript(results, RESTORE_RESULTS, resultKeys, resultArgs)) as number[];
-        flags.forEach((flag, i) => {
-          if (Number(flag) > 0) restored += 1;
-          else existing.push(resultKeys[i]!);
-        });
-        options.onResultsChanged?.([], true);
-      }
-      if (messages > 0 || step) {
-        const purgeId = step?.purgeId ?? '-';
-        let known = present?.purgeId === purgeId ? present : undefined;
-        for (;;) {
-          // Read once per undo (and again if Redis lost it): the tasks Redis holds now.
-          if (messages > 0 && !known) known = await readPresent(step?.purgeId);
-          const args: (string | Buffer)[] = [];
-          const going = new Set<string>();
-          const skipped: string[] = [];
-          for (let i = 0; i < messageArgs.length; i += 2) {
-            const key = taskKeyOf(messageArgs[i + 1]!);
-            // Present, or twice in this batch: left as it is.
-            if (known!.keys.has(key) || going.has(key)) skipped.push(shownKey(key));
-            else {
-              going.add(key);
-              args.push(messageArgs[i]!, messageArgs[i + 1]!);
-            }
-          }
-          const pushed = Number(
-            await runScript(
-              broker,
-              RESTORE_MESSAGES,
-              [undoMarkerKey(purgeId), presentTokenKey(purgeId), ...listIndex.keys()],
-              [
-                ...undoStepArgs(
-                  step && { ...step, restoredBefore: step.restoredBefore + restored },
-                  batch.length,
-                ),
-                known?.token ?? '',
-                ...args,
-              ],
-            ),
-          );
-          if (pushed === MARKER_MOVED && step) throw undoTakenOver(step);
-          if (pushed === PRESENT_STALE) {
-            // This Redis is not the one read: it came back older, or another took its place.
-            known = undefined;
-            present = undefined;
-            continue;
-          }
-          for (const key of going) known?.keys.add(key);
-          restored += pushed;
-          existing.push(...skipped);
-          break;
-        }
-      }
-      return { restored, existing };
-    },
-
-    undoProgress: (purgeId) => readUndoProgress(broker, undoMarkerKey(purgeId)),
-    clearUndoProgress: async (purgeId) => {
-      await broker.del(undoMarkerKey(purgeId), presentTokenKey(purgeId));
-    },
+    ...createCeleryRestorer(options),
 
     meta: () => ({ queue: options.queue, lists }),
 
@@ -519,28 +163,85 @@ export function createCeleryPurger(options: CeleryPurgerOptions): QueuePurger {
   };
 }
 
-/** Where an undo keeps the token of its read of the tasks in Redis (see RESTORE_MESSAGES). */
-const presentTokenKey = (purgeId: string) => `${undoMarkerKey(purgeId)}:present`;
+/** A read of failed results: each key's value and the rest of its ttl, and when they were read. */
+async function readResults(results: Redis, keys: string[], now: () => number): Promise<PurgeBatch> {
+  if (keys.length === 0) return { items: [], lines: [] };
+  const pipeline = results.pipeline();
+  for (const key of keys) {
+    pipeline.get(key);
+    pipeline.pttl(key);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  const at = now();
+  const items: PurgeItem[] = [];
+  const lines: Buffer[] = [];
+  keys.forEach((key, i) => {
+    const [getError, value] = replies[2 * i]!;
+    const [, ttl] = replies[2 * i + 1]!;
+    if (getError) throw getError;
+    if (value === null) return; // expired or removed since the index saw it
+    const line: CeleryLine = { k: key, v: String(value), t: Number(ttl), a: at };
+    items.push({ identity: key, check: sha1(line.v) });
+    lines.push(Buffer.from(`${JSON.stringify(line)}\n`));
+  });
+  return { items, lines };
+}
 
-function sampleOf(record: CeleryLine, at: number): { name: string; ageSeconds: number | null } {
-  if ('k' in record) {
-    try {
-      const meta = JSON.parse(record.v) as { name?: unknown; date_done?: unknown };
-      const done =
-        typeof meta.date_done === 'string' ? Date.parse(`${meta.date_done.replace(/Z?$/, 'Z')}`) : Number.NaN;
-      return {
-        name: typeof meta.name === 'string' ? meta.name : '',
-        ageSeconds: Number.isFinite(done) ? Math.max(0, Math.floor((at - done) / 1000)) : null,
-      };
-    } catch {
-      return { name: '', ageSeconds: null };
-    }
+/** A read of a priority list from its tail (where a worker takes first), `offset` messages in. */
+async function readMessages(
+  broker: Redis,
+  place: PurgePlace,
+  offset: number,
+  limit: number,
+): Promise<PurgeBatch> {
+  const got = await broker.lrangeBuffer(place.name, -(offset + limit), -(offset + 1));
+  const items: PurgeItem[] = [];
+  let bytes = 0;
+  for (const message of got) bytes += message.length;
+  // Each message as a JSON string (a kombu envelope's quotes escaped: about a tenth more), its list.
+  const lines = new LineWriter(Math.ceil(bytes * 1.25) + got.length * 64);
+  // `{"l":list,"m":message}` as JSON.stringify writes it, without building the object or
+  // decoding the message.
+  const list = JSON.stringify(place.name);
+  const head = Buffer.from(`{"l":${list},"m":`);
+  // LRANGE is head→tail; a worker takes the tail first, and so does the archive.
+  for (let i = got.length - 1; i >= 0; i--) {
+    const message = got[i]!;
+    items.push({ identity: sha1(message) });
+    // Kombu writes JSON, so this is UTF-8 but for a message some other producer wrote.
+    if (isUtf8(message)) lines.writeJsonString(head, message, LINE_END);
+    else lines.write(`{"l":${list},"b":"${message.toString('base64')}"}\n`);
   }
-  try {
-    const message = JSON.parse(messageOf(record).toString()) as { headers?: { task?: unknown } };
-    // Messages carry no enqueue time: the age is unknown, not guessed.
-    return { name: typeof message.headers?.task === 'string' ? message.headers.task : '', ageSeconds: null };
-  } catch {
-    return { name: '', ageSeconds: null };
+  return { items, lines: lines.blocks() };
+}
+
+/** The conditional delete: results that still hold what was archived, messages by their SHA1. */
+async function removeRecords(
+  options: CeleryPurgerOptions,
+  place: PurgePlace,
+  items: PurgeItem[],
+): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  if (place.kind === 'keys') {
+    const values = items.map((i) => String(i.check));
+    const flags = (await runScript(
+      options.results,
+      DELETE_RESULTS,
+      items.map((i) => i.identity),
+      values,
+    )) as number[];
+    const removed = flags.map((f) => Number(f) > 0);
+    options.onResultsChanged?.(
+      items.filter((_, i) => removed[i]).map((i) => i.identity.slice(RESULT_KEY_PREFIX.length)),
+      false,
+    );
+    return removed;
   }
+  const flags = (await runScript(
+    options.broker,
+    DELETE_MESSAGES,
+    [place.name],
+    items.map((i) => i.identity),
+  )) as number[];
+  return flags.map((f) => Number(f) > 0);
 }
