@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
-import { createPostgresEscalation } from './escalation-postgres.js';
+import { createPostgresEscalation, type InTransaction, type Wrap } from './escalation-postgres.js';
 import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
 import { purgeMethods, type RunSql } from './purges.js';
@@ -184,11 +184,11 @@ interface PostgresSession {
   schema?: string;
   timeoutMs: number;
   /** Every statement's failure as a coded value. */
-  guard<T>(fn: () => Promise<T>): Promise<T>;
+  guard: Wrap;
   /** As `guard`, for the statements that change what users see: an unanswered one may have landed. */
-  writing<T>(fn: () => Promise<T>): Promise<T>;
+  writing: Wrap;
   /** `fn` between BEGIN and COMMIT on one client, rolled back (or the client dropped) on failure. */
-  inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  inTransaction: InTransaction;
 }
 
 const json = (value: unknown) => JSON.stringify(value);

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
-import { createSqliteEscalation } from './escalation-sqlite.js';
+import { createSqliteEscalation, type Prepared } from './escalation-sqlite.js';
 import { type GroupCommitOptions, groupCommit } from './group-commit.js';
 import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
@@ -188,9 +188,6 @@ function migrate(db: Database.Database): void {
     }).immediate();
   }
 }
-
-/** A statement prepared on its first use (after migrate), then reused. */
-type Prepared = (sql: string) => () => Database.Statement;
 
 /**
  * Prepared once, on first use (after migrate): a burst writes hundreds of entries and signatures,
