@@ -131,3 +131,6 @@ export function createApprovalPolicy(deps: PolicyDeps) {
 
   return { policyFor, originOf, partyOf, crossError, checkRole, refusalAtExecution };
 }
+
+/** What {@link createApprovalPolicy} answers with: the checks each step of a request asks. */
+export type ApprovalPolicy = ReturnType<typeof createApprovalPolicy>;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, OpsError } from '../errors.js';
-import { type Locale, messages } from '../i18n/index.js';
+import { type Catalog, type Locale, messages } from '../i18n/index.js';
 import { type AuditVerifyResult, auditEntryHash, canonicalJson } from '../store/audit-hash.js';
 import type { AuditEntry, AuditEntryInput, AuditKey, Store } from '../store/store.js';
 import { type AuditKeyring, NO_AUDIT_KEYS } from './keys.js';
@@ -104,13 +104,25 @@ function isoTime(value: string): string {
   return time.toISOString();
 }
 
-export function createAudit(deps: AuditDeps): Audit {
-  const { store, now, sink } = deps;
-  const keys = deps.keys ?? NO_AUDIT_KEYS;
-  const witnesses = deps.witnesses ?? [];
-  const pageSize = Math.max(1, deps.pageSize ?? 500);
-  const reasons = messages(deps.locale ?? 'en').audit.verify.reasons;
-  // Deliveries run one after another so the audit channel reads in chain order.
+/** The entries at or after `sinceAt`, a page at a time, yielding to the event loop between pages. */
+async function* auditPages(
+  store: Pick<Store, 'listAudit'>,
+  pageSize: number,
+  options: { sinceAt?: string },
+): AsyncGenerator<AuditEntry[]> {
+  let afterSeq = 0;
+  for (;;) {
+    const page = await store.listAudit({ ...options, afterSeq, limit: pageSize });
+    if (page.length === 0) return;
+    yield page;
+    afterSeq = page[page.length - 1]!.seq;
+    if (page.length < pageSize) return;
+    await yieldToEventLoop();
+  }
+}
+
+/** Offers each stored entry to the sink, one after another so the audit channel reads in chain order. */
+function sinkDelivery(sink: AuditDeps['sink'], logger: AuditDeps['logger']) {
   let deliveries: Promise<void> = Promise.resolve();
 
   function offer(entry: AuditEntry): void {
@@ -119,8 +131,8 @@ export function createAudit(deps: AuditDeps): Audit {
       .then(() => sink(entry))
       .catch((error: unknown) => {
         const reason = error instanceof Error ? error.message : String(error);
-        if (deps.logger) {
-          deps.logger.warn(
+        if (logger) {
+          logger.warn(
             { seq: entry.seq, action: entry.action, err: reason },
             'audit sink failed; entry is stored',
           );
@@ -130,118 +142,137 @@ export function createAudit(deps: AuditDeps): Audit {
       });
   }
 
-  async function* pages(options: { sinceAt?: string }): AsyncGenerator<AuditEntry[]> {
-    let afterSeq = 0;
-    for (;;) {
-      const page = await store.listAudit({ ...options, afterSeq, limit: pageSize });
-      if (page.length === 0) return;
-      yield page;
-      afterSeq = page[page.length - 1]!.seq;
-      if (page.length < pageSize) return;
-      await yieldToEventLoop();
+  return { offer, flush: () => deliveries };
+}
+
+/** Every witness's newest head, or why it could not be read. */
+async function readWitnesses(
+  witnesses: readonly AuditWitness[],
+): Promise<{ witness: AuditWitness; head?: WitnessHead; error?: string }[]> {
+  return await Promise.all(
+    witnesses.map(async (witness) => {
+      try {
+        const head = await witness.newestHead();
+        return head ? { witness, head } : { witness };
+      } catch (error) {
+        return { witness, error: reasonOf(error) };
+      }
+    }),
+  );
+}
+
+/** What `verify` reads: the store's chain, its keys and witnesses, and the words for a bad entry. */
+interface VerifyDeps {
+  store: Store;
+  keys: AuditKeyring;
+  witnesses: readonly AuditWitness[];
+  pageSize: number;
+  reasons: Catalog['audit']['verify']['reasons'];
+}
+
+/** See {@link Audit.verify}: the chain walked up to the store's head, checked against keys and witnesses. */
+async function verifyChain({
+  store,
+  keys,
+  witnesses,
+  pageSize,
+  reasons,
+}: VerifyDeps): Promise<AuditVerifyReport> {
+  // Witnesses first, then the head: a witness only ever hears of an entry after the store has
+  // committed it, so read in this order every witness head is at or below the store's head.
+  const seen = await readWitnesses(witnesses);
+  const head = await store.auditHead?.();
+  const witnessChecks: WitnessCheck[] = seen.map(({ witness, head: w, error }) => ({
+    kind: witness.kind,
+    where: witness.where,
+    ...(error !== undefined
+      ? { status: 'unreadable' as const, error }
+      : w
+        ? { status: 'checked' as const, seq: w.seq }
+        : { status: 'empty' as const }),
+  }));
+  const label = (witness: AuditWitness) => reasons.witness[witness.kind](witness.where);
+  const wanted = new Map<number, { hash: string; witness: AuditWitness }[]>();
+  for (const { witness, head: w } of seen) {
+    if (!w) continue;
+    wanted.set(w.seq, [...(wanted.get(w.seq) ?? []), { hash: w.hash, witness }]);
+  }
+
+  let count = 0;
+  let expectedSeq = 1;
+  let prevHash = '';
+  let keyedSeen = false;
+  const report = (result: AuditVerifyResult): AuditVerifyReport => ({
+    result,
+    ...(keys.current ? { keyId: keys.current.id } : {}),
+    knownKeyIds: [...keys.known.keys()],
+    witnesses: witnessChecks,
+  });
+  const bad = (seq: number, reason: string) => report({ ok: false, count, firstBad: { seq, reason } });
+
+  walk: for await (const page of auditPages(store, pageSize, {})) {
+    for (const entry of page) {
+      // Appended after the head was read: the next run checks it.
+      if (head && entry.seq > head.seq) break walk;
+      if (entry.seq !== expectedSeq) return bad(entry.seq, reasons.missing(expectedSeq, entry.seq - 1));
+      if (entry.prevHash !== prevHash) return bad(entry.seq, reasons.brokenLink(expectedSeq - 1));
+      if (entry.keyId !== undefined) {
+        const secret = keys.known.get(entry.keyId);
+        if (!secret) {
+          return bad(
+            entry.seq,
+            keys.known.size > 0 ? reasons.keyUnknown(entry.keyId) : reasons.keyMissing(entry.keyId),
+          );
+        }
+        if (auditEntryHash(entry, secret) !== entry.hash) return bad(entry.seq, reasons.edited);
+        keyedSeen = true;
+      } else {
+        // Keys only ever come in: an unkeyed entry after a keyed one was written, or rewritten,
+        // by someone without the key.
+        if (keyedSeen) return bad(entry.seq, reasons.unkeyedAfterKeyed);
+        if (auditEntryHash(entry) !== entry.hash) return bad(entry.seq, reasons.edited);
+      }
+      for (const w of wanted.get(entry.seq) ?? []) {
+        if (w.hash !== entry.hash) return bad(entry.seq, reasons.witnessMismatch(label(w.witness)));
+      }
+      prevHash = entry.hash;
+      expectedSeq += 1;
+      count += 1;
     }
   }
+  const lastSeq = expectedSeq - 1;
+  if (head) {
+    if (head.seq > lastSeq) return bad(lastSeq + 1, reasons.tailMissing(lastSeq + 1, head.seq));
+    if (lastSeq > 0 && head.hash !== prevHash) {
+      count -= 1;
+      return bad(lastSeq, reasons.headMismatch);
+    }
+  }
+  for (const { witness, head: w } of seen) {
+    if (w && w.seq > lastSeq)
+      return bad(lastSeq + 1, reasons.witnessAhead(label(witness), lastSeq + 1, w.seq));
+  }
+  if (keys.current && lastSeq > 0 && !keyedSeen) {
+    count = 0;
+    return bad(1, reasons.unkeyedTail(1, lastSeq));
+  }
+  if (head && head.maxSeq > head.seq) return bad(head.seq + 1, reasons.notAppended(head.seq));
+  return report({ ok: true, count });
+}
+
+export function createAudit(deps: AuditDeps): Audit {
+  const { store, now } = deps;
+  const keys = deps.keys ?? NO_AUDIT_KEYS;
+  const witnesses = deps.witnesses ?? [];
+  const pageSize = Math.max(1, deps.pageSize ?? 500);
+  const reasons = messages(deps.locale ?? 'en').audit.verify.reasons;
+  const delivery = sinkDelivery(deps.sink, deps.logger);
+  const verifyReport = () => verifyChain({ store, keys, witnesses, pageSize, reasons });
 
   const warn = (obj: Record<string, unknown>, line: string) => {
     if (deps.logger) deps.logger.warn(obj, line);
     else console.warn(line, obj);
   };
-
-  async function readWitnesses(): Promise<{ witness: AuditWitness; head?: WitnessHead; error?: string }[]> {
-    return await Promise.all(
-      witnesses.map(async (witness) => {
-        try {
-          const head = await witness.newestHead();
-          return head ? { witness, head } : { witness };
-        } catch (error) {
-          return { witness, error: reasonOf(error) };
-        }
-      }),
-    );
-  }
-
-  async function verifyReport(): Promise<AuditVerifyReport> {
-    // Witnesses first, then the head: a witness only ever hears of an entry after the store has
-    // committed it, so read in this order every witness head is at or below the store's head.
-    const seen = await readWitnesses();
-    const head = await store.auditHead?.();
-    const witnessChecks: WitnessCheck[] = seen.map(({ witness, head: w, error }) => ({
-      kind: witness.kind,
-      where: witness.where,
-      ...(error !== undefined
-        ? { status: 'unreadable' as const, error }
-        : w
-          ? { status: 'checked' as const, seq: w.seq }
-          : { status: 'empty' as const }),
-    }));
-    const label = (witness: AuditWitness) => reasons.witness[witness.kind](witness.where);
-    const wanted = new Map<number, { hash: string; witness: AuditWitness }[]>();
-    for (const { witness, head: w } of seen) {
-      if (!w) continue;
-      wanted.set(w.seq, [...(wanted.get(w.seq) ?? []), { hash: w.hash, witness }]);
-    }
-
-    let count = 0;
-    let expectedSeq = 1;
-    let prevHash = '';
-    let keyedSeen = false;
-    const report = (result: AuditVerifyResult): AuditVerifyReport => ({
-      result,
-      ...(keys.current ? { keyId: keys.current.id } : {}),
-      knownKeyIds: [...keys.known.keys()],
-      witnesses: witnessChecks,
-    });
-    const bad = (seq: number, reason: string) => report({ ok: false, count, firstBad: { seq, reason } });
-
-    walk: for await (const page of pages({})) {
-      for (const entry of page) {
-        // Appended after the head was read: the next run checks it.
-        if (head && entry.seq > head.seq) break walk;
-        if (entry.seq !== expectedSeq) return bad(entry.seq, reasons.missing(expectedSeq, entry.seq - 1));
-        if (entry.prevHash !== prevHash) return bad(entry.seq, reasons.brokenLink(expectedSeq - 1));
-        if (entry.keyId !== undefined) {
-          const secret = keys.known.get(entry.keyId);
-          if (!secret) {
-            return bad(
-              entry.seq,
-              keys.known.size > 0 ? reasons.keyUnknown(entry.keyId) : reasons.keyMissing(entry.keyId),
-            );
-          }
-          if (auditEntryHash(entry, secret) !== entry.hash) return bad(entry.seq, reasons.edited);
-          keyedSeen = true;
-        } else {
-          // Keys only ever come in: an unkeyed entry after a keyed one was written, or rewritten,
-          // by someone without the key.
-          if (keyedSeen) return bad(entry.seq, reasons.unkeyedAfterKeyed);
-          if (auditEntryHash(entry) !== entry.hash) return bad(entry.seq, reasons.edited);
-        }
-        for (const w of wanted.get(entry.seq) ?? []) {
-          if (w.hash !== entry.hash) return bad(entry.seq, reasons.witnessMismatch(label(w.witness)));
-        }
-        prevHash = entry.hash;
-        expectedSeq += 1;
-        count += 1;
-      }
-    }
-    const lastSeq = expectedSeq - 1;
-    if (head) {
-      if (head.seq > lastSeq) return bad(lastSeq + 1, reasons.tailMissing(lastSeq + 1, head.seq));
-      if (lastSeq > 0 && head.hash !== prevHash) {
-        count -= 1;
-        return bad(lastSeq, reasons.headMismatch);
-      }
-    }
-    for (const { witness, head: w } of seen) {
-      if (w && w.seq > lastSeq)
-        return bad(lastSeq + 1, reasons.witnessAhead(label(witness), lastSeq + 1, w.seq));
-    }
-    if (keys.current && lastSeq > 0 && !keyedSeen) {
-      count = 0;
-      return bad(1, reasons.unkeyedTail(1, lastSeq));
-    }
-    if (head && head.maxSeq > head.seq) return bad(head.seq + 1, reasons.notAppended(head.seq));
-    return report({ ok: true, count });
-  }
 
   /** After an entry is stored: its line in every witness file, then the sink. */
   async function witnessed(entry: AuditEntry): Promise<void> {
@@ -257,7 +288,7 @@ export function createAudit(deps: AuditDeps): Audit {
         );
       }
     }
-    offer(entry);
+    delivery.offer(entry);
   }
 
   return {
@@ -284,7 +315,7 @@ export function createAudit(deps: AuditDeps): Audit {
     async export(options, write) {
       let written = 0;
       const sinceAt = options.since === undefined ? undefined : isoTime(options.since);
-      for await (const page of pages(sinceAt === undefined ? {} : { sinceAt })) {
+      for await (const page of auditPages(store, pageSize, sinceAt === undefined ? {} : { sinceAt })) {
         // Never written out before it is on disk: an entry a power cut then took back would
         // leave the copy disagreeing with the chain for good (its seq reused by another entry).
         await store.sync?.();
@@ -305,6 +336,6 @@ export function createAudit(deps: AuditDeps): Audit {
       });
     },
 
-    flush: () => deliveries,
+    flush: delivery.flush,
   };
 }

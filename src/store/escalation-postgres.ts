@@ -10,7 +10,16 @@ import {
   SILENCE_INSERT_COLUMNS,
   silenceValues,
 } from './escalation-rows.js';
-import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
+import type {
+  AlertMethods,
+  EscalationStore,
+  LeaseMethods,
+  OutboxInput,
+  OutboxMethods,
+  SampleMethods,
+  SampleRow,
+  SilenceMethods,
+} from './store.js';
 
 /** A sample row as pg gives it (a BIGSERIAL id comes as text). */
 const sampleRow = (row: { id: string | number; at: string; data: string }): SampleRow => ({
@@ -31,46 +40,33 @@ type Row = Record<string, unknown>;
  */
 const UNSYNCED = "WITH unsynced AS (SELECT set_config('synchronous_commit', 'off', true) AS off)";
 
-/**
- * The escalation tables on PostgreSQL: each alert write is one conditional UPDATE (or an INSERT
- * that yields to the UNIQUE open key) in a transaction with its outbox rows, so two monitors
- * during a handover can never both open, or both post, the same alert.
- *
- * Alerts, their outbox items and a lease changing hands are committed as the server is set to.
- * What the monitor writes every tick besides is committed `UNSYNCED`: the sample history
- * (monitoring data), its pruning, and the renewal of a lease already held. A renewal lost with a
- * crash of the server leaves the lease as the previous one wrote it, half an interval earlier
- * and still ours; the holder renews it again as soon as the server is back.
- */
-export function createPostgresEscalation(
-  pool: pg.Pool,
-  wrap: <T>(fn: () => Promise<T>) => Promise<T>,
-  inTransaction: <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>,
-): EscalationStore {
-  const enqueue = async (
-    client: pg.PoolClient,
-    alertId: string,
-    items: readonly OutboxInput[],
-    at: string,
-  ) => {
-    for (const item of items) {
-      if (item.kind === 'update') {
-        // The caller's write holds the alert row, so two writers cannot both decide "none waiting".
-        const waiting = await client.query(
-          `SELECT 1 FROM escalation_outbox WHERE alert_id = $1 AND kind = 'update'
-             AND done_at IS NULL AND claimed_by IS NULL LIMIT 1`,
-          [alertId],
-        );
-        if (waiting.rowCount) continue;
-      }
-      await client.query(
-        `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
-         VALUES ($1, $2, $3, $4, $4)`,
-        [alertId, item.kind, JSON.stringify(item.payload), at],
-      );
-    }
-  };
+/** Runs a statement, its failure mapped to a coded value. */
+export type Wrap = <T>(fn: () => Promise<T>) => Promise<T>;
+/** Runs `fn` in one transaction on one client. */
+export type InTransaction = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
 
+/** Queues `items` for an alert inside the caller's transaction; an update already waiting is not queued twice. */
+async function enqueue(client: pg.PoolClient, alertId: string, items: readonly OutboxInput[], at: string) {
+  for (const item of items) {
+    if (item.kind === 'update') {
+      // The caller's write holds the alert row, so two writers cannot both decide "none waiting".
+      const waiting = await client.query(
+        `SELECT 1 FROM escalation_outbox WHERE alert_id = $1 AND kind = 'update'
+             AND done_at IS NULL AND claimed_by IS NULL LIMIT 1`,
+        [alertId],
+      );
+      if (waiting.rowCount) continue;
+    }
+    await client.query(
+      `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
+         VALUES ($1, $2, $3, $4, $4)`,
+      [alertId, item.kind, JSON.stringify(item.payload), at],
+    );
+  }
+}
+
+/** The sample history: written and pruned `UNSYNCED`. */
+function postgresSamples(pool: pg.Pool, wrap: Wrap): SampleMethods {
   return {
     appendSample: (at, data) =>
       wrap(async () => {
@@ -113,17 +109,66 @@ export function createPostgresEscalation(
             ])
           ).rowCount ?? 0,
       ),
-    pruneOutbox: (beforeAt) =>
-      wrap(
-        async () =>
-          (
-            await pool.query(
-              `${UNSYNCED} DELETE FROM escalation_outbox USING unsynced WHERE done_at IS NOT NULL AND done_at < $1`,
-              [beforeAt],
-            )
-          ).rowCount ?? 0,
-      ),
+  };
+}
 
+/** An alert inserted, unless one with its open key is open already, with its outbox items. */
+async function insertAlertOn(
+  client: pg.PoolClient,
+  alert: Alert,
+  outbox: readonly OutboxInput[],
+): Promise<Alert | undefined> {
+  const c = alertColumns(alert);
+  const done = await client.query(
+    `INSERT INTO escalation_alerts
+               (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id, cause_id)
+             VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+    [
+      c.id,
+      c.alert_key,
+      c.open_key,
+      c.status,
+      c.opened_at,
+      c.updated_at,
+      alertRowData(alert),
+      c.group_id,
+      c.cause_id,
+    ],
+  );
+  if (!done.rowCount) return undefined;
+  await enqueue(client, alert.id, outbox, alert.updatedAt);
+  return { ...alert, version: 1 };
+}
+
+/** An alert written over the version it was read at, with its outbox items. */
+async function writeAlertOn(
+  client: pg.PoolClient,
+  alert: Alert,
+  outbox: readonly OutboxInput[],
+): Promise<Alert | undefined> {
+  const c = alertColumns(alert);
+  const done = await client.query(
+    `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
+                 updated_at = $3, data = $4, group_id = $7, cause_id = $8 WHERE id = $5 AND version = $6`,
+    [
+      c.open_key,
+      c.status,
+      c.updated_at,
+      alertRowData(alert),
+      alert.id,
+      alert.version,
+      c.group_id,
+      c.cause_id,
+    ],
+  );
+  if (!done.rowCount) return undefined;
+  await enqueue(client, alert.id, outbox, alert.updatedAt);
+  return { ...alert, version: alert.version + 1 };
+}
+
+/** Alerts: each write one conditional statement, in a transaction with its outbox rows. */
+function postgresAlerts(pool: pg.Pool, wrap: Wrap, inTransaction: InTransaction): AlertMethods {
+  return {
     getAlert: (id) =>
       wrap(async () => {
         const row = (await pool.query('SELECT * FROM escalation_alerts WHERE id = $1', [id])).rows[0] as
@@ -158,53 +203,11 @@ export function createPostgresEscalation(
         ).rows.map(rowToAlert),
       ),
     insertAlert: (alert, outbox) =>
-      wrap(() =>
-        inTransaction(async (client): Promise<Alert | undefined> => {
-          const c = alertColumns(alert);
-          const done = await client.query(
-            `INSERT INTO escalation_alerts
-               (id, alert_key, open_key, status, version, opened_at, updated_at, data, group_id, cause_id)
-             VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-            [
-              c.id,
-              c.alert_key,
-              c.open_key,
-              c.status,
-              c.opened_at,
-              c.updated_at,
-              alertRowData(alert),
-              c.group_id,
-              c.cause_id,
-            ],
-          );
-          if (!done.rowCount) return undefined;
-          await enqueue(client, alert.id, outbox, alert.updatedAt);
-          return { ...alert, version: 1 };
-        }),
-      ),
+      wrap(() => inTransaction((client) => insertAlertOn(client, alert, outbox))),
     writeAlert: (alert, outbox) =>
       wrap(async () => {
         try {
-          return await inTransaction(async (client): Promise<Alert | undefined> => {
-            const c = alertColumns(alert);
-            const done = await client.query(
-              `UPDATE escalation_alerts SET open_key = $1, status = $2, version = version + 1,
-                 updated_at = $3, data = $4, group_id = $7, cause_id = $8 WHERE id = $5 AND version = $6`,
-              [
-                c.open_key,
-                c.status,
-                c.updated_at,
-                alertRowData(alert),
-                alert.id,
-                alert.version,
-                c.group_id,
-                c.cause_id,
-              ],
-            );
-            if (!done.rowCount) return undefined;
-            await enqueue(client, alert.id, outbox, alert.updatedAt);
-            return { ...alert, version: alert.version + 1 };
-          });
+          return await inTransaction((client) => writeAlertOn(client, alert, outbox));
         } catch (error) {
           // Reopening while a newer alert with the same key fires: that one stands.
           if ((error as { code?: unknown }).code === '23505') return undefined;
@@ -212,6 +215,20 @@ export function createPostgresEscalation(
         }
       }),
 
+    listGroup: (groupId) =>
+      wrap(async () =>
+        (
+          await pool.query('SELECT * FROM escalation_alerts WHERE group_id = $1 ORDER BY opened_at, id', [
+            groupId,
+          ])
+        ).rows.map(rowToAlert),
+      ),
+  };
+}
+
+/** The outbox's delivery: claimed by one sender, completed with the message it posted in one transaction. */
+function postgresOutbox(pool: pg.Pool, wrap: Wrap, inTransaction: InTransaction): OutboxMethods {
+  return {
     nextOutbox: (lane, now) =>
       wrap(async () => {
         let n = 0;
@@ -270,16 +287,21 @@ export function createPostgresEscalation(
             ?.n ?? 0,
         ),
       ),
-
-    listGroup: (groupId) =>
-      wrap(async () =>
-        (
-          await pool.query('SELECT * FROM escalation_alerts WHERE group_id = $1 ORDER BY opened_at, id', [
-            groupId,
-          ])
-        ).rows.map(rowToAlert),
+    pruneOutbox: (beforeAt) =>
+      wrap(
+        async () =>
+          (
+            await pool.query(
+              `${UNSYNCED} DELETE FROM escalation_outbox USING unsynced WHERE done_at IS NOT NULL AND done_at < $1`,
+              [beforeAt],
+            )
+          ).rowCount ?? 0,
       ),
+  };
+}
 
+function postgresSilences(pool: pg.Pool, wrap: Wrap): SilenceMethods {
+  return {
     insertSilence: (silence) =>
       wrap(async () => {
         await pool.query(
@@ -319,7 +341,12 @@ export function createPostgresEscalation(
           | undefined;
         return row ? { silence: rowToSilence(row), changed: false } : undefined;
       }),
+  };
+}
 
+/** The leader lease: renewed `UNSYNCED`, taken (or taken over) as the server commits. */
+function postgresLease(pool: pg.Pool, wrap: Wrap): LeaseMethods {
+  return {
     acquireLease: (name, owner, until, now) =>
       wrap(async () => {
         // Ours already (whether or not it ran out meanwhile, as the take below allows): renewed.
@@ -348,5 +375,30 @@ export function createPostgresEscalation(
         ).rows[0] as { owner: string; expires_at: string } | undefined;
         return row ? { owner: row.owner, expiresAt: row.expires_at } : undefined;
       }),
+  };
+}
+
+/**
+ * The escalation tables on PostgreSQL: each alert write is one conditional UPDATE (or an INSERT
+ * that yields to the UNIQUE open key) in a transaction with its outbox rows, so two monitors
+ * during a handover can never both open, or both post, the same alert.
+ *
+ * Alerts, their outbox items and a lease changing hands are committed as the server is set to.
+ * What the monitor writes every tick besides is committed `UNSYNCED`: the sample history
+ * (monitoring data), its pruning, and the renewal of a lease already held. A renewal lost with a
+ * crash of the server leaves the lease as the previous one wrote it, half an interval earlier
+ * and still ours; the holder renews it again as soon as the server is back.
+ */
+export function createPostgresEscalation(
+  pool: pg.Pool,
+  wrap: Wrap,
+  inTransaction: InTransaction,
+): EscalationStore {
+  return {
+    ...postgresSamples(pool, wrap),
+    ...postgresAlerts(pool, wrap, inTransaction),
+    ...postgresOutbox(pool, wrap, inTransaction),
+    ...postgresSilences(pool, wrap),
+    ...postgresLease(pool, wrap),
   };
 }

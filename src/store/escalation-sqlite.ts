@@ -11,45 +11,72 @@ import {
   silenceValues,
 } from './escalation-rows.js';
 import { unsynced } from './group-commit.js';
-import type { EscalationStore, OutboxInput, SampleRow } from './store.js';
+import type {
+  AlertMethods,
+  EscalationStore,
+  LeaseMethods,
+  OutboxInput,
+  OutboxMethods,
+  SampleMethods,
+  SampleRow,
+  SilenceMethods,
+} from './store.js';
 
 type Row = Record<string, unknown>;
 
-/**
- * The escalation tables on SQLite. Writes that read first run in `BEGIN IMMEDIATE`, so two
- * processes on one file (the bot and a `monitor --once`) take turns.
- *
- * Alerts, their outbox items and a lease changing hands are committed with the connection's
- * `synchronous=FULL`. What the monitor writes every tick besides is not fsynced (see `unsynced`):
- * the sample history (monitoring data, taken again next tick; a sample lost to a power cut is a
- * gap in a chart), its pruning, and the renewal of a lease already held. A lease matters only to
- * processes sharing this file, on one machine, which a power cut stops with it; and a renewal
- * lost with a crash leaves the lease as its previous renewal wrote it, still ours.
- */
-export function createSqliteEscalation(
-  db: Database.Database,
-  wrap: <T>(fn: () => T) => Promise<T>,
-  /** A statement prepared on its first use (after the migrations), then reused. */
-  prepared: (sql: string) => () => Database.Statement,
-): EscalationStore {
-  const enqueue = (alertId: string, items: readonly OutboxInput[], at: string) => {
-    for (const item of items) {
-      if (item.kind === 'update') {
-        const waiting = db
-          .prepare(
-            `SELECT 1 FROM escalation_outbox WHERE alert_id = ? AND kind = 'update'
-               AND done_at IS NULL AND claimed_by IS NULL`,
-          )
-          .get(alertId);
-        if (waiting) continue;
-      }
-      db.prepare(
-        `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
-         VALUES (?, ?, ?, ?, ?)`,
-      ).run(alertId, item.kind, JSON.stringify(item.payload), at, at);
-    }
-  };
+/** A statement prepared on its first use (after the migrations), then reused. */
+export type Prepared = (sql: string) => () => Database.Statement;
+type Wrap = <T>(fn: () => T) => Promise<T>;
+/** Runs its commits without an fsync (see `unsynced`). */
+type WithoutSync = <T>(fn: () => T) => T;
 
+/** Queues `items` for an alert inside the caller's transaction; an update already waiting is not queued twice. */
+function enqueue(db: Database.Database, alertId: string, items: readonly OutboxInput[], at: string): void {
+  for (const item of items) {
+    if (item.kind === 'update') {
+      const waiting = db
+        .prepare(
+          `SELECT 1 FROM escalation_outbox WHERE alert_id = ? AND kind = 'update'
+               AND done_at IS NULL AND claimed_by IS NULL`,
+        )
+        .get(alertId);
+      if (waiting) continue;
+    }
+    db.prepare(
+      `INSERT INTO escalation_outbox (alert_id, kind, payload, created_at, not_before)
+         VALUES (?, ?, ?, ?, ?)`,
+    ).run(alertId, item.kind, JSON.stringify(item.payload), at, at);
+  }
+}
+
+/** The sample history, written and pruned without an fsync. */
+function sqliteSamples(wrap: Wrap, prepared: Prepared, withoutSync: WithoutSync): SampleMethods {
+  // What a tick runs, prepared once.
+  const insertSample = prepared('INSERT INTO escalation_samples (at, data) VALUES (?, ?)');
+  const newestSamples = prepared(
+    'SELECT id, at, data FROM escalation_samples ORDER BY at DESC, id DESC LIMIT ?',
+  );
+  const samplesSince = prepared('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id');
+  const samplesPage = prepared(
+    'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
+  );
+  const deleteSamples = prepared('DELETE FROM escalation_samples WHERE at < ?');
+  return {
+    appendSample: (at, data) =>
+      wrap(() => Number(withoutSync(() => insertSample().run(at, data)).lastInsertRowid)),
+    listSamples: (sinceAt, page) =>
+      wrap(() => {
+        if (!page) return samplesSince().all(sinceAt) as SampleRow[];
+        const after = page.after ?? { at: '', id: 0 };
+        return samplesPage().all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
+      }),
+    newestSamples: (limit) => wrap(() => newestSamples().all(limit) as SampleRow[]),
+    pruneSamples: (beforeAt) => wrap(() => withoutSync(() => deleteSamples().run(beforeAt).changes)),
+  };
+}
+
+/** Alerts: each write conditional on its version, with the outbox items it causes, in one transaction. */
+function sqliteAlerts(db: Database.Database, wrap: Wrap, prepared: Prepared): AlertMethods {
   const insert = db.transaction((alert: Alert, outbox: readonly OutboxInput[]): Alert | undefined => {
     const c = alertColumns(alert);
     const done = db
@@ -70,7 +97,7 @@ export function createSqliteEscalation(
         c.cause_id,
       );
     if (done.changes === 0) return undefined;
-    enqueue(alert.id, outbox, alert.updatedAt);
+    enqueue(db, alert.id, outbox, alert.updatedAt);
     return { ...alert, version: 1 };
   });
 
@@ -99,47 +126,10 @@ export function createSqliteEscalation(
       throw error;
     }
     if (changes === 0) return undefined;
-    enqueue(alert.id, outbox, alert.updatedAt);
+    enqueue(db, alert.id, outbox, alert.updatedAt);
     return { ...alert, version: alert.version + 1 };
   });
 
-  const complete = db.transaction(
-    (
-      seq: number,
-      at: string,
-      outcome: string,
-      message: { alertId: string; channel: string; ts: string } | undefined,
-      error: string | undefined,
-    ) => {
-      db.prepare(
-        'UPDATE escalation_outbox SET done_at = ?, outcome = ?, last_error = ?, claimed_until = NULL WHERE seq = ?',
-      ).run(at, outcome, error ?? null, seq);
-      if (!message) return;
-      const row = db.prepare('SELECT * FROM escalation_alerts WHERE id = ?').get(message.alertId) as
-        | Row
-        | undefined;
-      if (!row) return;
-      const alert = rowToAlert(row);
-      db.prepare('UPDATE escalation_alerts SET data = ?, version = version + 1 WHERE id = ?').run(
-        alertRowData({ ...alert, channel: message.channel, messageTs: message.ts }),
-        message.alertId,
-      );
-    },
-  );
-
-  const withoutSync = unsynced(db);
-  // What a tick runs, prepared once.
-  const insertSample = prepared('INSERT INTO escalation_samples (at, data) VALUES (?, ?)');
-  const renewLease = prepared('UPDATE escalation_lease SET expires_at = ? WHERE name = ? AND owner = ?');
-  const newestSamples = prepared(
-    'SELECT id, at, data FROM escalation_samples ORDER BY at DESC, id DESC LIMIT ?',
-  );
-  const samplesSince = prepared('SELECT id, at, data FROM escalation_samples WHERE at >= ? ORDER BY at, id');
-  const samplesPage = prepared(
-    'SELECT id, at, data FROM escalation_samples WHERE at >= ? AND (at > ? OR (at = ? AND id > ?)) ORDER BY at, id LIMIT ?',
-  );
-  const deleteSamples = prepared('DELETE FROM escalation_samples WHERE at < ?');
-  const deleteOutbox = prepared('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < ?');
   const firingAlerts = prepared(
     "SELECT * FROM escalation_alerts WHERE status = 'firing' ORDER BY opened_at, id",
   );
@@ -147,36 +137,8 @@ export function createSqliteEscalation(
     `SELECT * FROM escalation_alerts WHERE alert_key = ? AND status = 'resolved'
      ORDER BY updated_at DESC LIMIT 1`,
   );
-  const silencesAt = prepared(
-    `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
-  );
-
-  const lease = db.transaction((name: string, owner: string, until: string, now: string): boolean => {
-    const row = db
-      .prepare(
-        `INSERT INTO escalation_lease (name, owner, expires_at) VALUES (?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE escalation_lease.owner = excluded.owner OR escalation_lease.expires_at < ?
-         RETURNING owner`,
-      )
-      .get(name, owner, until, now);
-    return row !== undefined;
-  });
 
   return {
-    appendSample: (at, data) =>
-      wrap(() => Number(withoutSync(() => insertSample().run(at, data)).lastInsertRowid)),
-    listSamples: (sinceAt, page) =>
-      wrap(() => {
-        if (!page) return samplesSince().all(sinceAt) as SampleRow[];
-        const after = page.after ?? { at: '', id: 0 };
-        return samplesPage().all(sinceAt, after.at, after.at, after.id, page.limit) as SampleRow[];
-      }),
-    newestSamples: (limit) => wrap(() => newestSamples().all(limit) as SampleRow[]),
-    pruneSamples: (beforeAt) => wrap(() => withoutSync(() => deleteSamples().run(beforeAt).changes)),
-    // Rows delivered a day ago: one back after a power cut goes with the next tick's pruning.
-    pruneOutbox: (beforeAt) => wrap(() => withoutSync(() => deleteOutbox().run(beforeAt).changes)),
-
     getAlert: (id) =>
       wrap(() => {
         const row = db.prepare('SELECT * FROM escalation_alerts WHERE id = ?').get(id) as Row | undefined;
@@ -206,6 +168,50 @@ export function createSqliteEscalation(
     insertAlert: (alert, outbox) => wrap(() => insert.immediate(alert, outbox)),
     writeAlert: (alert, outbox) => wrap(() => write.immediate(alert, outbox)),
 
+    listGroup: (groupId) =>
+      wrap(() =>
+        (
+          db
+            .prepare('SELECT * FROM escalation_alerts WHERE group_id = ? ORDER BY opened_at, id')
+            .all(groupId) as Row[]
+        ).map(rowToAlert),
+      ),
+  };
+}
+
+/** The outbox's delivery: claimed by one sender, completed with the message it posted in one transaction. */
+function sqliteOutbox(
+  db: Database.Database,
+  wrap: Wrap,
+  prepared: Prepared,
+  withoutSync: WithoutSync,
+): OutboxMethods {
+  const complete = db.transaction(
+    (
+      seq: number,
+      at: string,
+      outcome: string,
+      message: { alertId: string; channel: string; ts: string } | undefined,
+      error: string | undefined,
+    ) => {
+      db.prepare(
+        'UPDATE escalation_outbox SET done_at = ?, outcome = ?, last_error = ?, claimed_until = NULL WHERE seq = ?',
+      ).run(at, outcome, error ?? null, seq);
+      if (!message) return;
+      const row = db.prepare('SELECT * FROM escalation_alerts WHERE id = ?').get(message.alertId) as
+        | Row
+        | undefined;
+      if (!row) return;
+      const alert = rowToAlert(row);
+      db.prepare('UPDATE escalation_alerts SET data = ?, version = version + 1 WHERE id = ?').run(
+        alertRowData({ ...alert, channel: message.channel, messageTs: message.ts }),
+        message.alertId,
+      );
+    },
+  );
+  const deleteOutbox = prepared('DELETE FROM escalation_outbox WHERE done_at IS NOT NULL AND done_at < ?');
+
+  return {
     nextOutbox: (lane, now) =>
       wrap(() => {
         const [where, params] = outboxLaneFilter(lane, now, () => '?');
@@ -243,16 +249,16 @@ export function createSqliteEscalation(
             }
           ).n,
       ),
+    // Rows delivered a day ago: one back after a power cut goes with the next tick's pruning.
+    pruneOutbox: (beforeAt) => wrap(() => withoutSync(() => deleteOutbox().run(beforeAt).changes)),
+  };
+}
 
-    listGroup: (groupId) =>
-      wrap(() =>
-        (
-          db
-            .prepare('SELECT * FROM escalation_alerts WHERE group_id = ? ORDER BY opened_at, id')
-            .all(groupId) as Row[]
-        ).map(rowToAlert),
-      ),
-
+function sqliteSilences(db: Database.Database, wrap: Wrap, prepared: Prepared): SilenceMethods {
+  const silencesAt = prepared(
+    `SELECT * FROM escalation_silences WHERE lifted_at IS NULL AND expires_at > ? ORDER BY created_at, id`,
+  );
+  return {
     insertSilence: (silence) =>
       wrap(() => {
         db.prepare(
@@ -279,7 +285,30 @@ export function createSqliteEscalation(
         const row = db.prepare('SELECT * FROM escalation_silences WHERE id = ?').get(id) as Row | undefined;
         return row ? { silence: rowToSilence(row), changed: false } : undefined;
       }),
+  };
+}
 
+/** The leader lease: renewed without an fsync, taken (or taken over) with one. */
+function sqliteLease(
+  db: Database.Database,
+  wrap: Wrap,
+  prepared: Prepared,
+  withoutSync: WithoutSync,
+): LeaseMethods {
+  const renewLease = prepared('UPDATE escalation_lease SET expires_at = ? WHERE name = ? AND owner = ?');
+  const lease = db.transaction((name: string, owner: string, until: string, now: string): boolean => {
+    const row = db
+      .prepare(
+        `INSERT INTO escalation_lease (name, owner, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE escalation_lease.owner = excluded.owner OR escalation_lease.expires_at < ?
+         RETURNING owner`,
+      )
+      .get(name, owner, until, now);
+    return row !== undefined;
+  });
+
+  return {
     // Ours already (whether or not it ran out meanwhile, as the take below allows): renewed
     // unsynced; taken, or taken over, with an fsync.
     acquireLease: (name, owner, until, now) =>
@@ -299,5 +328,32 @@ export function createSqliteEscalation(
           | undefined;
         return row ? { owner: row.owner, expiresAt: row.expires_at } : undefined;
       }),
+  };
+}
+
+/**
+ * The escalation tables on SQLite. Writes that read first run in `BEGIN IMMEDIATE`, so two
+ * processes on one file (the bot and a `monitor --once`) take turns.
+ *
+ * Alerts, their outbox items and a lease changing hands are committed with the connection's
+ * `synchronous=FULL`. What the monitor writes every tick besides is not fsynced (see `unsynced`):
+ * the sample history (monitoring data, taken again next tick; a sample lost to a power cut is a
+ * gap in a chart), its pruning, and the renewal of a lease already held. A lease matters only to
+ * processes sharing this file, on one machine, which a power cut stops with it; and a renewal
+ * lost with a crash leaves the lease as its previous renewal wrote it, still ours.
+ */
+export function createSqliteEscalation(
+  db: Database.Database,
+  wrap: Wrap,
+  /** A statement prepared on its first use (after the migrations), then reused. */
+  prepared: Prepared,
+): EscalationStore {
+  const withoutSync = unsynced(db);
+  return {
+    ...sqliteSamples(wrap, prepared, withoutSync),
+    ...sqliteAlerts(db, wrap, prepared),
+    ...sqliteOutbox(db, wrap, prepared, withoutSync),
+    ...sqliteSilences(db, wrap, prepared),
+    ...sqliteLease(db, wrap, prepared, withoutSync),
   };
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
-import { createPostgresEscalation } from './escalation-postgres.js';
+import { createPostgresEscalation, type InTransaction, type Wrap } from './escalation-postgres.js';
 import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
 import { purgeMethods, type RunSql } from './purges.js';
@@ -24,8 +24,11 @@ import {
   type ApprovalOutcome,
   type AuditEntry,
   type AuditEntryInput,
+  type AuditMethods,
   type CreateRequestResult,
+  type RateMethods,
   type RateTake,
+  type RequestMethods,
   type RequestPatch,
   RequestStatus,
   type Store,
@@ -175,12 +178,23 @@ const CREATE_ATTEMPTS = 5;
 const placeholders = (count: number, start = 1) =>
   Array.from({ length: count }, (_, i) => `$${i + start}`).join(', ');
 
-/**
- * The store for several replicas: one PostgreSQL database, a connection pool. Each approval step is
- * a single conditional UPDATE; audit appends serialise on the `audit_head` row (`FOR UPDATE`), and
- * migrations on an advisory lock, so replicas starting or writing at once cannot collide.
- */
-export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Store {
+/** What every part of the store runs its statements through: one pool, its timeout, its transactions. */
+interface PostgresSession {
+  pool: pg.Pool;
+  schema?: string;
+  timeoutMs: number;
+  /** Every statement's failure as a coded value. */
+  guard: Wrap;
+  /** As `guard`, for the statements that change what users see: an unanswered one may have landed. */
+  writing: Wrap;
+  /** `fn` between BEGIN and COMMIT on one client, rolled back (or the client dropped) on failure. */
+  inTransaction: InTransaction;
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/** The pool, with the listeners that keep a dropped connection from ending the process. */
+function openPool(url: string, options: PostgresStoreOptions): PostgresSession {
   const { schema } = options;
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   // Every statement's failure as a coded value; `writing` for the ones that change what users see.
@@ -207,8 +221,6 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-
-  const json = (value: unknown) => JSON.stringify(value);
 
   async function inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
@@ -237,195 +249,188 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     }
   }
 
-  /**
-   * Every command line run opens the store: when the schema is current, one read of the applied
-   * versions is all it costs (no advisory lock, no DDL). A missing table (or schema) means a first
-   * start: the locked path below creates it.
-   */
-  async function isCurrent(): Promise<boolean> {
-    try {
-      const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
-      const applied = new Set(rows.map((r) => Number(r.version)));
-      return migrations.every((m) => applied.has(m.version));
-    } catch (error) {
-      if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
-      throw error;
-    }
-  }
+  return { pool, ...(schema !== undefined ? { schema } : {}), timeoutMs, guard, writing, inTransaction };
+}
 
-  async function migrate(): Promise<void> {
-    if (await isCurrent()) return;
-    const client = await pool.connect();
-    const lockKey = `queue-ops.migrate:${schema ?? ''}`;
+/**
+ * Every command line run opens the store: when the schema is current, one read of the applied
+ * versions is all it costs (no advisory lock, no DDL). A missing table (or schema) means a first
+ * start: the locked path below creates it.
+ */
+async function isCurrent(pool: pg.Pool): Promise<boolean> {
+  try {
+    const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const applied = new Set(rows.map((r) => Number(r.version)));
+    return migrations.every((m) => applied.has(m.version));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return false;
+    throw error;
+  }
+}
+
+async function migrate({ pool, schema }: PostgresSession): Promise<void> {
+  if (await isCurrent(pool)) return;
+  const client = await pool.connect();
+  const lockKey = `queue-ops.migrate:${schema ?? ''}`;
+  try {
+    // Several replicas may start at once: one migrates, the others wait and then find it done.
+    await client.query(longQuery('SELECT pg_advisory_lock(hashtext($1))', [lockKey]));
     try {
-      // Several replicas may start at once: one migrates, the others wait and then find it done.
-      await client.query(longQuery('SELECT pg_advisory_lock(hashtext($1))', [lockKey]));
-      try {
-        if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-        await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
           version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-        const applied = new Set(
-          (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) =>
-            Number(r.version),
-          ),
-        );
-        for (const migration of migrations) {
-          if (applied.has(migration.version)) continue;
-          await client.query('BEGIN');
-          try {
-            await client.query(longQuery(migration.postgres));
-            if (migration.fill) {
-              const { rows } = await client.query(longQuery(migration.fill.select));
-              for (const update of migration.fill.updates(rows)) {
-                await client.query(longQuery(numbered(update.sql), update.params));
-              }
+      const applied = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) =>
+          Number(r.version),
+        ),
+      );
+      for (const migration of migrations) {
+        if (applied.has(migration.version)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(longQuery(migration.postgres));
+          if (migration.fill) {
+            const { rows } = await client.query(longQuery(migration.fill.select));
+            for (const update of migration.fill.updates(rows)) {
+              await client.query(longQuery(numbered(update.sql), update.params));
             }
-            await client.query(
-              'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
-              [migration.version, migration.name, new Date().toISOString()],
-            );
-            await client.query('COMMIT');
-          } catch (error) {
-            await client.query('ROLLBACK').catch(() => {});
-            throw error;
           }
+          await client.query(
+            'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+            [migration.version, migration.name, new Date().toISOString()],
+          );
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
         }
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => {});
       }
     } finally {
-      client.release();
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch(() => {});
     }
+  } finally {
+    client.release();
   }
+}
 
-  /** Appends one entry on `client`, inside its transaction: the head row is the chain's lock. */
-  async function appendOn(
-    client: pg.PoolClient,
-    entry: AuditEntryInput,
-    key?: AuditKey,
-  ): Promise<AuditEntry> {
-    // A second replica waits here until this append commits.
-    const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE')).rows[0] as
-      | { seq: string | number; hash: string }
-      | undefined;
-    if (!head) throw new Error('audit_head row is missing: was migrate() run?');
-    const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash }, key);
-    await client.query(
-      `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
-      auditValues(next),
-    );
-    await client.query('UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1', [next.seq, next.hash]);
-    return next;
+/** Appends one entry on `client`, inside its transaction: the head row is the chain's lock. */
+async function appendOn(client: pg.PoolClient, entry: AuditEntryInput, key?: AuditKey): Promise<AuditEntry> {
+  // A second replica waits here until this append commits.
+  const head = (await client.query('SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE')).rows[0] as
+    | { seq: string | number; hash: string }
+    | undefined;
+  if (!head) throw new Error('audit_head row is missing: was migrate() run?');
+  const next = chainEntry(entry, { seq: Number(head.seq), hash: head.hash }, key);
+  await client.query(
+    `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${placeholders(auditColumns.length)})`,
+    auditValues(next),
+  );
+  await client.query('UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1', [next.seq, next.hash]);
+  return next;
+}
+
+/** One conditional UPDATE of a request (see Store.transitionRequest), on the pool or a transaction's client. */
+async function transitionOn(
+  db: Queryable,
+  id: string,
+  from: readonly RequestStatus[],
+  patch: RequestPatch,
+  check?: TransitionCheck,
+): Promise<ActionRequest | undefined> {
+  if (from.length === 0) return undefined;
+  const sets = patchAssignments(patch, json);
+  const params: unknown[] = sets.map((s) => s.value);
+  const assignments = sets.length
+    ? sets.map((s, i) => `${s.column} = $${i + 1}`).join(', ')
+    : 'status = status';
+  params.push(id, [...from]);
+  const where = [`id = $${params.length - 1}`, `status = ANY($${params.length})`];
+  if (check?.notExpiredAt !== undefined) {
+    params.push(new Date(check.notExpiredAt).toISOString());
+    where.push(`expires_at > $${params.length}`);
   }
-
-  /** One conditional UPDATE of a request (see Store.transitionRequest), on the pool or a transaction's client. */
-  async function transitionOn(
-    db: Queryable,
-    id: string,
-    from: readonly RequestStatus[],
-    patch: RequestPatch,
-    check?: TransitionCheck,
-  ): Promise<ActionRequest | undefined> {
-    if (from.length === 0) return undefined;
-    const sets = patchAssignments(patch, json);
-    const params: unknown[] = sets.map((s) => s.value);
-    const assignments = sets.length
-      ? sets.map((s, i) => `${s.column} = $${i + 1}`).join(', ')
-      : 'status = status';
-    params.push(id, [...from]);
-    const where = [`id = $${params.length - 1}`, `status = ANY($${params.length})`];
-    if (check?.notExpiredAt !== undefined) {
-      params.push(new Date(check.notExpiredAt).toISOString());
-      where.push(`expires_at > $${params.length}`);
-    }
-    if (check?.expiredAt !== undefined) {
-      params.push(new Date(check.expiredAt).toISOString());
-      where.push(`expires_at <= $${params.length}`);
-    }
-    if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
-    if (check?.leaseOwner !== undefined) {
-      params.push(check.leaseOwner);
-      where.push(`lease_owner = $${params.length}`);
-    }
-    if (check?.leaseExpiredAt !== undefined) {
-      params.push(new Date(check.leaseExpiredAt).toISOString());
-      where.push(`COALESCE(lease_until, started_at, updated_at) <= $${params.length}`);
-    }
-    // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
-    // against the committed row: the second click finds the status already moved on.
-    const row = (
-      await db.query(
-        `UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`,
-        params,
-      )
-    ).rows[0] as Row | undefined;
-    return row ? rowToRequest(row) : undefined;
+  if (check?.expiredAt !== undefined) {
+    params.push(new Date(check.expiredAt).toISOString());
+    where.push(`expires_at <= $${params.length}`);
   }
+  if (check?.approvalsComplete) where.push('jsonb_array_length(approvals) >= required_approvals');
+  if (check?.leaseOwner !== undefined) {
+    params.push(check.leaseOwner);
+    where.push(`lease_owner = $${params.length}`);
+  }
+  if (check?.leaseExpiredAt !== undefined) {
+    params.push(new Date(check.leaseExpiredAt).toISOString());
+    where.push(`COALESCE(lease_until, started_at, updated_at) <= $${params.length}`);
+  }
+  // Under READ COMMITTED a concurrent UPDATE of the same row waits, then re-checks the WHERE
+  // against the committed row: the second click finds the status already moved on.
+  const row = (
+    await db.query(
+      `UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`,
+      params,
+    )
+  ).rows[0] as Row | undefined;
+  return row ? rowToRequest(row) : undefined;
+}
 
-  /** Adds an approval (see Store.addApproval), on the pool or a transaction's client. */
-  async function approveOn(
-    db: Queryable,
-    id: string,
-    approval: Approval,
-    check: ApprovalCheck = {},
-  ): Promise<ApprovalOutcome> {
-    const params: unknown[] = [id, json(approval), approval.at, approval.userId];
-    let sameOsUser = '';
-    if (check.distinctOsUser && approval.osUser !== undefined) {
-      // Re-checked on the committed row when two approvals race (READ COMMITTED re-evaluates
-      // the WHERE after waiting), so two terminals of one OS user cannot both get in.
-      params.push(approval.osUser, approval.host ?? null);
-      sameOsUser = `
+/** Adds an approval (see Store.addApproval), on the pool or a transaction's client. */
+async function approveOn(
+  db: Queryable,
+  id: string,
+  approval: Approval,
+  check: ApprovalCheck = {},
+): Promise<ApprovalOutcome> {
+  const params: unknown[] = [id, json(approval), approval.at, approval.userId];
+  let sameOsUser = '';
+  if (check.distinctOsUser && approval.osUser !== undefined) {
+    // Re-checked on the committed row when two approvals race (READ COMMITTED re-evaluates
+    // the WHERE after waiting), so two terminals of one OS user cannot both get in.
+    params.push(approval.osUser, approval.host ?? null);
+    sameOsUser = `
             AND NOT (requested_by_os_user IS NOT DISTINCT FROM $5::text
                      AND requested_on_host IS NOT DISTINCT FROM $6::text)
             AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a
                              WHERE a->>'osUser' = $5::text AND (a->>'host') IS NOT DISTINCT FROM $6::text)`;
-    }
-    const updated = (
-      await db.query(
-        `UPDATE approval_requests
+  }
+  const updated = (
+    await db.query(
+      `UPDATE approval_requests
             SET approvals = approvals || jsonb_build_array($2::jsonb), updated_at = $3
           WHERE id = $1 AND status = 'pending' AND requested_by <> $4
             AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(approvals) a WHERE a->>'userId' = $4)${sameOsUser}
           RETURNING *`,
-        params,
-      )
-    ).rows[0] as Row | undefined;
-    if (updated) {
-      const at = check.approveIfCompleteAt;
-      const approved =
-        at === undefined
-          ? undefined
-          : await transitionOn(
-              db,
-              id,
-              [RequestStatus.Pending],
-              { status: RequestStatus.Approved, updatedAt: new Date(at).toISOString() },
-              { notExpiredAt: at, approvalsComplete: true },
-            );
-      return { ok: true as const, request: approved ?? rowToRequest(updated) };
-    }
-    const row = (await db.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
-      | Row
-      | undefined;
-    const request = row ? rowToRequest(row) : undefined;
-    // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
-    return {
-      ok: false as const,
-      reason: approvalRefusal(request, approval, check) ?? 'not-pending',
-      request,
-    };
+      params,
+    )
+  ).rows[0] as Row | undefined;
+  if (updated) {
+    const at = check.approveIfCompleteAt;
+    const approved =
+      at === undefined
+        ? undefined
+        : await transitionOn(
+            db,
+            id,
+            [RequestStatus.Pending],
+            { status: RequestStatus.Approved, updatedAt: new Date(at).toISOString() },
+            { notExpiredAt: at, approvalsComplete: true },
+          );
+    return { ok: true as const, request: approved ?? rowToRequest(updated) };
   }
-
-  const runSql: RunSql = (sql, params) =>
-    guard(async () => {
-      const result = await pool.query(numbered(sql), params);
-      return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
-    });
-
+  const row = (await db.query('SELECT * FROM approval_requests WHERE id = $1', [id])).rows[0] as
+    | Row
+    | undefined;
+  const request = row ? rowToRequest(row) : undefined;
+  // The write changed nothing, so one of its conditions failed; name it from the row as it is now.
   return {
-    migrate: () => guard(migrate),
+    ok: false as const,
+    reason: approvalRefusal(request, approval, check) ?? 'not-pending',
+    request,
+  };
+}
 
+/** The audit chain: appends serialise on the `audit_head` row. */
+function postgresAudit({ pool, guard, inTransaction }: PostgresSession): AuditMethods {
+  return {
     appendAudit: (entry, key) => guard(() => inTransaction((client) => appendOn(client, entry, key))),
 
     auditHead: () =>
@@ -463,7 +468,12 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         }
         return (await pool.query(sql, params)).rows.map(rowToAudit);
       }),
+  };
+}
 
+/** Replay protection: the signatures of the Slack requests seen within the replay window. */
+function postgresSignatures({ pool, guard }: PostgresSession): Pick<Store, 'rememberSignature'> {
+  return {
     rememberSignature: (signature, seenAt, forgetBefore) =>
       guard(async () => {
         await pool.query('DELETE FROM seen_signatures WHERE seen_at < $1', [
@@ -476,7 +486,12 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         );
         return inserted.rowCount === 1;
       }),
+  };
+}
 
+/** Approval requests: each step one conditional UPDATE; with its audit entry, one transaction. */
+function postgresRequests({ pool, guard, writing, inTransaction }: PostgresSession): RequestMethods {
+  return {
     createRequest: (request) =>
       writing(async (): Promise<CreateRequestResult> => {
         const { columns, values } = insertValues(request, json);
@@ -499,47 +514,6 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           if (attempt >= CREATE_ATTEMPTS) throw new Error('pending request key kept changing hands');
         }
       }),
-
-    takeRate: (key, at, windowStart, limit) =>
-      guard(() =>
-        inTransaction(async (client): Promise<RateTake> => {
-          // One user's uses are counted one replica at a time: count and insert cannot interleave.
-          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-            `queue-ops.rate:${schema ?? ''}:${key}`,
-          ]);
-          await client.query('DELETE FROM rate_events WHERE rate_key = $1 AND at <= $2', [
-            key,
-            new Date(windowStart).toISOString(),
-          ]);
-          const counted = (
-            await client.query<{ n: number; oldest: string | null }>(
-              'SELECT COUNT(*)::int AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = $1',
-              [key],
-            )
-          ).rows[0]!;
-          if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
-          await client.query('INSERT INTO rate_events (rate_key, at) VALUES ($1, $2)', [
-            key,
-            new Date(at).toISOString(),
-          ]);
-          return { taken: true };
-        }),
-      ),
-
-    releaseRate: (key, at) =>
-      guard(async () => {
-        await pool.query(
-          'DELETE FROM rate_events WHERE ctid IN (SELECT ctid FROM rate_events WHERE rate_key = $1 AND at = $2 LIMIT 1)',
-          [key, new Date(at).toISOString()],
-        );
-      }),
-
-    pruneRate: (before) =>
-      guard(
-        async () =>
-          (await pool.query('DELETE FROM rate_events WHERE at <= $1', [new Date(before).toISOString()]))
-            .rowCount ?? 0,
-      ),
 
     getRequest: (id) =>
       guard(async () => {
@@ -582,8 +556,77 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           return outcome.ok ? { ...outcome, entry: await appendOn(client, audit.entry, audit.key) } : outcome;
         }),
       ),
+  };
+}
 
-    escalation: createPostgresEscalation(pool, guard, inTransaction),
+/** The rate limit's window: one key's uses counted one replica at a time (an advisory lock). */
+function postgresRates({ pool, schema, guard, inTransaction }: PostgresSession): RateMethods {
+  return {
+    takeRate: (key, at, windowStart, limit) =>
+      guard(() =>
+        inTransaction(async (client): Promise<RateTake> => {
+          // One user's uses are counted one replica at a time: count and insert cannot interleave.
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+            `queue-ops.rate:${schema ?? ''}:${key}`,
+          ]);
+          await client.query('DELETE FROM rate_events WHERE rate_key = $1 AND at <= $2', [
+            key,
+            new Date(windowStart).toISOString(),
+          ]);
+          const counted = (
+            await client.query<{ n: number; oldest: string | null }>(
+              'SELECT COUNT(*)::int AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = $1',
+              [key],
+            )
+          ).rows[0]!;
+          if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
+          await client.query('INSERT INTO rate_events (rate_key, at) VALUES ($1, $2)', [
+            key,
+            new Date(at).toISOString(),
+          ]);
+          return { taken: true };
+        }),
+      ),
+
+    releaseRate: (key, at) =>
+      guard(async () => {
+        await pool.query(
+          'DELETE FROM rate_events WHERE ctid IN (SELECT ctid FROM rate_events WHERE rate_key = $1 AND at = $2 LIMIT 1)',
+          [key, new Date(at).toISOString()],
+        );
+      }),
+
+    pruneRate: (before) =>
+      guard(
+        async () =>
+          (await pool.query('DELETE FROM rate_events WHERE at <= $1', [new Date(before).toISOString()]))
+            .rowCount ?? 0,
+      ),
+  };
+}
+
+/**
+ * The store for several replicas: one PostgreSQL database, a connection pool. Each approval step is
+ * a single conditional UPDATE; audit appends serialise on the `audit_head` row (`FOR UPDATE`), and
+ * migrations on an advisory lock, so replicas starting or writing at once cannot collide.
+ */
+export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Store {
+  const session = openPool(url, options);
+  const { pool, guard } = session;
+
+  const runSql: RunSql = (sql, params) =>
+    guard(async () => {
+      const result = await pool.query(numbered(sql), params);
+      return { rows: result.rows as Row[], changes: result.rowCount ?? 0 };
+    });
+
+  return {
+    migrate: () => guard(() => migrate(session)),
+    ...postgresAudit(session),
+    ...postgresSignatures(session),
+    ...postgresRequests(session),
+    ...postgresRates(session),
+    escalation: createPostgresEscalation(pool, guard, session.inTransaction),
     ...purgeMethods(runSql),
     ...limitMethods(runSql),
 

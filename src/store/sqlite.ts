@@ -4,8 +4,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ErrorCode, OpsError } from '../errors.js';
 import type { AuditKey } from './audit-hash.js';
-import { createSqliteEscalation } from './escalation-sqlite.js';
-import { groupCommit } from './group-commit.js';
+import { createSqliteEscalation, type Prepared } from './escalation-sqlite.js';
+import { type GroupCommitOptions, groupCommit } from './group-commit.js';
 import { limitMethods } from './limits.js';
 import { migrations } from './migrations.js';
 import { purgeMethods, type RunSql } from './purges.js';
@@ -29,8 +29,11 @@ import {
   type AuditAppend,
   type AuditEntry,
   type AuditEntryInput,
+  type AuditMethods,
   type CreateRequestResult,
+  type RateMethods,
   type RateTake,
+  type RequestMethods,
   type RequestPatch,
   RequestStatus,
   type Store,
@@ -73,11 +76,6 @@ export interface SqliteStore extends Store {
   settings(): { journalMode: string; synchronous: number };
 }
 
-/**
- * The default store: one SQLite file in WAL mode with `synchronous=FULL`, so an entry the user was
- * told about survives a power cut. Several processes may share the file: every write that reads
- * first runs in `BEGIN IMMEDIATE`, and `busy_timeout` makes the others wait their turn.
- */
 /** The main database's file as SQLite resolved it (`PRAGMA database_list`). */
 function mainDatabaseFile(db: Database.Database): string | undefined {
   const list = db.pragma('database_list') as { name: string; file: string }[];
@@ -120,7 +118,8 @@ function addonPath(): string | undefined {
   }
 }
 
-export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+/** Opens the file (created privately) with its busy timeout, WAL and `synchronous=FULL`. */
+function openDatabase(path: string): Database.Database {
   let db: Database.Database;
   try {
     if (path !== ':memory:' && path !== '') createPrivately(path);
@@ -145,79 +144,77 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       reason: `cannot open ${path}: ${typeof code === 'string' ? `${code}, ` : ''}${(error as Error).message}`,
     });
   }
+  return db;
+}
 
-  const json = (value: unknown) => JSON.stringify(value);
+const json = (value: unknown) => JSON.stringify(value);
 
-  /**
-   * Every command line run opens the store: when the schema is current, one read of the applied
-   * versions is all it costs (no write lock, no fsync). Anything unexpected takes the full path.
-   */
-  const isCurrent = () => {
-    try {
-      const applied = new Set(
-        (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) =>
-          Number(r.version),
-        ),
-      );
-      return migrations.every((m) => applied.has(m.version));
-    } catch {
-      return false;
-    }
-  };
+/**
+ * Every command line run opens the store: when the schema is current, one read of the applied
+ * versions is all it costs (no write lock, no fsync). Anything unexpected takes the full path.
+ */
+function isCurrent(db: Database.Database): boolean {
+  try {
+    const applied = new Set(
+      (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) =>
+        Number(r.version),
+      ),
+    );
+    return migrations.every((m) => applied.has(m.version));
+  } catch {
+    return false;
+  }
+}
 
-  const migrate = () => {
-    if (isCurrent()) return;
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+function migrate(db: Database.Database): void {
+  if (isCurrent(db)) return;
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-    for (const migration of migrations) {
-      db.transaction(() => {
-        // Checked inside the write lock: another process may have applied it a moment ago.
-        const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
-        if (done) return;
-        db.exec(migration.sqlite);
-        if (migration.fill) {
-          const rows = db.prepare(migration.fill.select).all() as Row[];
-          for (const update of migration.fill.updates(rows)) db.prepare(update.sql).run(...update.params);
-        }
-        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-          migration.version,
-          migration.name,
-          new Date().toISOString(),
-        );
-      }).immediate();
-    }
-  };
+  for (const migration of migrations) {
+    db.transaction(() => {
+      // Checked inside the write lock: another process may have applied it a moment ago.
+      const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
+      if (done) return;
+      db.exec(migration.sqlite);
+      if (migration.fill) {
+        const rows = db.prepare(migration.fill.select).all() as Row[];
+        for (const update of migration.fill.updates(rows)) db.prepare(update.sql).run(...update.params);
+      }
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    }).immediate();
+  }
+}
 
-  const getRow = (id: string) =>
-    db.prepare('SELECT * FROM approval_requests WHERE id = ?').get(id) as Row | undefined;
-
-  // Prepared once, on first use (after migrate): a burst writes hundreds of entries and
-  // signatures, and preparing was most of each write's cost.
-  const prepared = (sql: string) => {
+/**
+ * Prepared once, on first use (after migrate): a burst writes hundreds of entries and signatures,
+ * and preparing was most of each write's cost.
+ */
+const preparedOn =
+  (db: Database.Database): Prepared =>
+  (sql) => {
     let statement: Database.Statement | undefined;
     return () => {
       statement ??= db.prepare(sql);
       return statement;
     };
   };
-  const auditHeadRow = prepared('SELECT seq, hash FROM audit_head WHERE id = 1');
-  const insertAudit = prepared(
-    `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
-  );
-  const updateAuditHead = prepared('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1');
-  const append = db.transaction((entry: AuditEntryInput, key: AuditKey | undefined): AuditEntry => {
-    const head = auditHeadRow().get() as { seq: number; hash: string };
-    const next = chainEntry(entry, head, key);
-    insertAudit().run(...auditValues(next));
-    updateAuditHead().run(next.seq, next.hash);
-    return next;
-  });
-  // Every Slack command writes its signature after its ack and an audit entry before its answer:
-  // those of commands arriving together share one commit and one fsync off the event loop (see
-  // group-commit.ts); the two groups share the fsyncs too.
+
+/** How a group commit is made durable and what its callers get when it is not. */
+interface Durability {
+  /** The WAL's own fsync; absent for `:memory:`. */
+  wal?: ReturnType<typeof walSync>;
+  durable?: () => Promise<void>;
+  grouping: GroupCommitOptions;
+}
+
+function durability(db: Database.Database, path: string, syncFile: SyncFile | undefined): Durability {
   // The WAL SQLite really writes: beside the file it opened, symlinks resolved (not beside the
   // configured path, where a stray `-wal` would be synced in its place).
-  const wal = path === ':memory:' ? undefined : walSync(mainDatabaseFile(db) ?? path, options.syncFile);
+  const wal = path === ':memory:' ? undefined : walSync(mainDatabaseFile(db) ?? path, syncFile);
   // An fsync that fails (EIO, the file gone) leaves the group committed but not known to be on
   // disk: its callers get StoreUnavailable, as for a commit SQLite could not make.
   const durable = wal
@@ -229,168 +226,34 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         })
     : undefined;
   const grouping = { toError: storeError, ...(durable ? { durable } : {}) };
+  return { ...(wal ? { wal } : {}), ...(durable ? { durable } : {}), grouping };
+}
+
+/** Appends one entry, chained to the head, in its own transaction or inside the caller's. */
+type AppendAudit = Database.Transaction<(entry: AuditEntryInput, key: AuditKey | undefined) => AuditEntry>;
+
+/** The audit chain; its appends join a group commit (see `createSqliteStore`). */
+function sqliteAudit(db: Database.Database, prepared: Prepared, grouping: GroupCommitOptions) {
+  const auditHeadRow = prepared('SELECT seq, hash FROM audit_head WHERE id = 1');
+  const insertAudit = prepared(
+    `INSERT INTO audit_log (${auditColumns.join(', ')}) VALUES (${auditColumns.map(() => '?').join(', ')})`,
+  );
+  const updateAuditHead = prepared('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1');
+  const append: AppendAudit = db.transaction(
+    (entry: AuditEntryInput, key: AuditKey | undefined): AuditEntry => {
+      const head = auditHeadRow().get() as { seq: number; hash: string };
+      const next = chainEntry(entry, head, key);
+      insertAudit().run(...auditValues(next));
+      updateAuditHead().run(next.seq, next.hash);
+      return next;
+    },
+  );
   const appendGrouped = groupCommit(
     db,
     ({ entry, key }: { entry: AuditEntryInput; key: AuditKey | undefined }) => append(entry, key),
     grouping,
   );
-  const forgetSignatures = prepared('DELETE FROM seen_signatures WHERE seen_at < ?');
-  const insertSignature = prepared(
-    'INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
-  );
-  const rememberGrouped = groupCommit(
-    db,
-    ({ signature, seenAt, forgetBefore }: { signature: string; seenAt: string; forgetBefore: string }) => {
-      forgetSignatures().run(new Date(forgetBefore).toISOString());
-      return insertSignature().run(signature, new Date(seenAt).toISOString()).changes === 1;
-    },
-    grouping,
-  );
-
-  /**
-   * A conditional UPDATE of one request, run to completion with `all()`: a `get()` stops after the
-   * first row, so an autocommit statement's own commit (SQLITE_FULL on a full disk) failed silently
-   * and the row it returned was never stored.
-   */
-  const transitionRow = (
-    id: string,
-    from: readonly RequestStatus[],
-    patch: RequestPatch,
-    check: TransitionCheck | undefined,
-  ): Row | undefined => {
-    if (from.length === 0) return undefined;
-    const sets = patchAssignments(patch, json);
-    // An empty patch still runs the conditional write, so it answers "does the condition hold?".
-    const assignments = sets.length ? sets.map((s) => `${s.column} = ?`).join(', ') : 'status = status';
-    const where = ['id = ?', `status IN (${from.map(() => '?').join(', ')})`];
-    const params: unknown[] = [...sets.map((s) => s.value), id, ...from];
-    if (check?.notExpiredAt !== undefined) {
-      where.push('expires_at > ?');
-      params.push(new Date(check.notExpiredAt).toISOString());
-    }
-    if (check?.expiredAt !== undefined) {
-      where.push('expires_at <= ?');
-      params.push(new Date(check.expiredAt).toISOString());
-    }
-    if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
-    if (check?.leaseOwner !== undefined) {
-      where.push('lease_owner = ?');
-      params.push(check.leaseOwner);
-    }
-    if (check?.leaseExpiredAt !== undefined) {
-      where.push('COALESCE(lease_until, started_at, updated_at) <= ?');
-      params.push(new Date(check.leaseExpiredAt).toISOString());
-    }
-    const rows = db
-      .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
-      .all(...params) as Row[];
-    return rows[0];
-  };
-
-  const approveRow = (id: string, approval: Approval, check: ApprovalCheck = {}): ApprovalOutcome => {
-    const row = getRow(id);
-    const request = row ? rowToRequest(row) : undefined;
-    const refusal = approvalRefusal(request, approval, check);
-    if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
-    const approvals = [...request.approvals, approval];
-    let updated = db
-      .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
-      .all(json(approvals), approval.at, id)[0] as Row;
-    if (check.approveIfCompleteAt !== undefined) {
-      const at = new Date(check.approveIfCompleteAt).toISOString();
-      updated =
-        transitionRow(
-          id,
-          [RequestStatus.Pending],
-          { status: RequestStatus.Approved, updatedAt: at },
-          { notExpiredAt: at, approvalsComplete: true },
-        ) ?? updated;
-    }
-    return { ok: true as const, request: rowToRequest(updated) };
-  };
-  const approve = db.transaction(approveRow);
-  const approveAudited = db.transaction(
-    (id: string, approval: Approval, check: ApprovalCheck | undefined, audit: AuditAppend) => {
-      const outcome = approveRow(id, approval, check);
-      return outcome.ok ? { ...outcome, entry: append(audit.entry, audit.key) } : outcome;
-    },
-  );
-  const transitionAudited = db.transaction(
-    (
-      id: string,
-      from: readonly RequestStatus[],
-      patch: RequestPatch,
-      check: TransitionCheck | undefined,
-      audit: AuditAppend,
-    ) => {
-      const row = transitionRow(id, from, patch, check);
-      return row ? { request: rowToRequest(row), entry: append(audit.entry, audit.key) } : undefined;
-    },
-  );
-
-  // Inside the write lock: the conflicting pending row read back is the one that refused us.
-  const create = db.transaction((request: ActionRequest): CreateRequestResult => {
-    const { columns, values } = insertValues(request, json);
-    try {
-      db.prepare(
-        `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-      ).run(...values);
-      return { created: true };
-    } catch (error) {
-      const pendingKeyTaken =
-        (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE' &&
-        String((error as Error).message).includes('pending_key');
-      if (!pendingKeyTaken) throw error;
-    }
-    const row = db.prepare(PENDING_BY_KEY_SQL).get(values[columns.indexOf('pending_key')]) as Row;
-    return { created: false, pending: rowToRequest(row) };
-  });
-
-  const takeRate = db.transaction((key: string, at: string, windowStart: string, limit: number): RateTake => {
-    db.prepare('DELETE FROM rate_events WHERE rate_key = ? AND at <= ?').run(key, windowStart);
-    const counted = db
-      .prepare('SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = ?')
-      .get(key) as { n: number; oldest: string | null };
-    if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
-    db.prepare('INSERT INTO rate_events (rate_key, at) VALUES (?, ?)').run(key, at);
-    return { taken: true };
-  });
-
-  const runPrepared = (statement: Database.Statement, params: unknown[]) =>
-    statement.reader
-      ? { rows: statement.all(...params) as Row[], changes: 0 }
-      : { rows: [] as Row[], changes: statement.run(...params).changes };
-  const runSql: RunSql = (sql, params) => wrap(() => runPrepared(db.prepare(sql), params));
-  // A purge records each chunk of 10,000 jobs and its heartbeat as it goes, and marks it deleted:
-  // three commits a chunk. With synchronous=FULL each was an fsync on this thread, and the purge's
-  // reads and archive lines stood still meanwhile. They join the group commit instead: the fsync
-  // runs on libuv's pool, and each write is still answered only once it is on disk (a chunk's jobs
-  // leave Redis only after its row is).
-  const purgeWrites = groupCommit(
-    db,
-    ({ statement, params }: { statement: Database.Statement; params: unknown[] }) =>
-      runPrepared(statement, params),
-    grouping,
-  );
-  const runPurgeSql: RunSql = (sql, params) => {
-    let statement: Database.Statement;
-    try {
-      statement = db.prepare(sql);
-    } catch (error) {
-      return Promise.reject(storeError(error));
-    }
-    if (statement.readonly) return wrap(() => runPrepared(statement, params));
-    return purgeWrites({ statement, params });
-  };
-
-  return {
-    path,
-    settings: () => ({
-      journalMode: String(db.pragma('journal_mode', { simple: true })),
-      synchronous: Number(db.pragma('synchronous', { simple: true })),
-    }),
-    migrate: () => wrap(migrate),
-
+  const methods: AuditMethods = {
     appendAudit: (entry, key) => appendGrouped({ entry, key }),
 
     auditHead: () =>
@@ -427,12 +290,194 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
         }
         return (db.prepare(sql).all(...params) as Row[]).map(rowToAudit);
       }),
+  };
+  return { append, appendGrouped, methods };
+}
 
+/** Replay protection: the signatures of the Slack requests seen, written through a group commit. */
+function sqliteSignatures(db: Database.Database, prepared: Prepared, grouping: GroupCommitOptions) {
+  const forgetSignatures = prepared('DELETE FROM seen_signatures WHERE seen_at < ?');
+  const insertSignature = prepared(
+    'INSERT INTO seen_signatures (signature, seen_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
+  );
+  const rememberGrouped = groupCommit(
+    db,
+    ({ signature, seenAt, forgetBefore }: { signature: string; seenAt: string; forgetBefore: string }) => {
+      forgetSignatures().run(new Date(forgetBefore).toISOString());
+      return insertSignature().run(signature, new Date(seenAt).toISOString()).changes === 1;
+    },
+    grouping,
+  );
+  const methods: Pick<Store, 'rememberSignature'> = {
     rememberSignature: (signature, seenAt, forgetBefore) =>
       rememberGrouped({ signature, seenAt, forgetBefore }),
+  };
+  return { rememberGrouped, methods };
+}
 
+/**
+ * A conditional UPDATE of one request, run to completion with `all()`: a `get()` stops after the
+ * first row, so an autocommit statement's own commit (SQLITE_FULL on a full disk) failed silently
+ * and the row it returned was never stored.
+ */
+function transitionRow(
+  db: Database.Database,
+  id: string,
+  from: readonly RequestStatus[],
+  patch: RequestPatch,
+  check: TransitionCheck | undefined,
+): Row | undefined {
+  if (from.length === 0) return undefined;
+  const sets = patchAssignments(patch, json);
+  // An empty patch still runs the conditional write, so it answers "does the condition hold?".
+  const assignments = sets.length ? sets.map((s) => `${s.column} = ?`).join(', ') : 'status = status';
+  const where = ['id = ?', `status IN (${from.map(() => '?').join(', ')})`];
+  const params: unknown[] = [...sets.map((s) => s.value), id, ...from];
+  if (check?.notExpiredAt !== undefined) {
+    where.push('expires_at > ?');
+    params.push(new Date(check.notExpiredAt).toISOString());
+  }
+  if (check?.expiredAt !== undefined) {
+    where.push('expires_at <= ?');
+    params.push(new Date(check.expiredAt).toISOString());
+  }
+  if (check?.approvalsComplete) where.push('json_array_length(approvals) >= required_approvals');
+  if (check?.leaseOwner !== undefined) {
+    where.push('lease_owner = ?');
+    params.push(check.leaseOwner);
+  }
+  if (check?.leaseExpiredAt !== undefined) {
+    where.push('COALESCE(lease_until, started_at, updated_at) <= ?');
+    params.push(new Date(check.leaseExpiredAt).toISOString());
+  }
+  const rows = db
+    .prepare(`UPDATE approval_requests SET ${assignments} WHERE ${where.join(' AND ')} RETURNING *`)
+    .all(...params) as Row[];
+  return rows[0];
+}
+
+const getRow = (db: Database.Database, id: string) =>
+  db.prepare('SELECT * FROM approval_requests WHERE id = ?').get(id) as Row | undefined;
+
+/** Adds an approval (see Store.addApproval); runs inside the caller's transaction. */
+function approveRow(
+  db: Database.Database,
+  id: string,
+  approval: Approval,
+  check: ApprovalCheck = {},
+): ApprovalOutcome {
+  const row = getRow(db, id);
+  const request = row ? rowToRequest(row) : undefined;
+  const refusal = approvalRefusal(request, approval, check);
+  if (refusal || !request) return { ok: false as const, reason: refusal ?? 'missing', request };
+  const approvals = [...request.approvals, approval];
+  let updated = db
+    .prepare('UPDATE approval_requests SET approvals = ?, updated_at = ? WHERE id = ? RETURNING *')
+    .all(json(approvals), approval.at, id)[0] as Row;
+  if (check.approveIfCompleteAt !== undefined) {
+    const at = new Date(check.approveIfCompleteAt).toISOString();
+    updated =
+      transitionRow(
+        db,
+        id,
+        [RequestStatus.Pending],
+        { status: RequestStatus.Approved, updatedAt: at },
+        { notExpiredAt: at, approvalsComplete: true },
+      ) ?? updated;
+  }
+  return { ok: true as const, request: rowToRequest(updated) };
+}
+
+/** Approval requests: every write that reads first in `BEGIN IMMEDIATE`, with its audit entry when it has one. */
+function sqliteRequests(db: Database.Database, append: AppendAudit): RequestMethods {
+  const approve = db.transaction((id: string, approval: Approval, check?: ApprovalCheck) =>
+    approveRow(db, id, approval, check),
+  );
+  const approveAudited = db.transaction(
+    (id: string, approval: Approval, check: ApprovalCheck | undefined, audit: AuditAppend) => {
+      const outcome = approveRow(db, id, approval, check);
+      return outcome.ok ? { ...outcome, entry: append(audit.entry, audit.key) } : outcome;
+    },
+  );
+  const transitionAudited = db.transaction(
+    (
+      id: string,
+      from: readonly RequestStatus[],
+      patch: RequestPatch,
+      check: TransitionCheck | undefined,
+      audit: AuditAppend,
+    ) => {
+      const row = transitionRow(db, id, from, patch, check);
+      return row ? { request: rowToRequest(row), entry: append(audit.entry, audit.key) } : undefined;
+    },
+  );
+
+  // Inside the write lock: the conflicting pending row read back is the one that refused us.
+  const create = db.transaction((request: ActionRequest): CreateRequestResult => {
+    const { columns, values } = insertValues(request, json);
+    try {
+      db.prepare(
+        `INSERT INTO approval_requests (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      ).run(...values);
+      return { created: true };
+    } catch (error) {
+      const pendingKeyTaken =
+        (error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+        String((error as Error).message).includes('pending_key');
+      if (!pendingKeyTaken) throw error;
+    }
+    const row = db.prepare(PENDING_BY_KEY_SQL).get(values[columns.indexOf('pending_key')]) as Row;
+    return { created: false, pending: rowToRequest(row) };
+  });
+
+  return {
     createRequest: (request) => wrap(() => create.immediate(request)),
 
+    getRequest: (id) =>
+      wrap(() => {
+        const row = getRow(db, id);
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    listRequests: (options = {}) =>
+      wrap(() => {
+        const statuses = options.statuses;
+        if (statuses && statuses.length === 0) return [];
+        const sql = `SELECT * FROM approval_requests${
+          statuses ? ` WHERE status IN (${statuses.map(() => '?').join(', ')})` : ''
+        } ORDER BY created_at, id`;
+        return (db.prepare(sql).all(...(statuses ?? [])) as Row[]).map(rowToRequest);
+      }),
+
+    transitionRequest: (id, from, patch, check) =>
+      wrap(() => {
+        const row = transitionRow(db, id, from, patch, check);
+        return row ? rowToRequest(row) : undefined;
+      }),
+
+    transitionRequestAudited: (id, from, patch, check, audit) =>
+      wrap(() => transitionAudited.immediate(id, from, patch, check, audit)),
+
+    addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
+
+    addApprovalAudited: (id, approval, check, audit) =>
+      wrap(() => approveAudited.immediate(id, approval, check, audit)),
+  };
+}
+
+/** The rate limit's window: count and insert in one `BEGIN IMMEDIATE`, so processes take turns. */
+function sqliteRates(db: Database.Database): RateMethods {
+  const takeRate = db.transaction((key: string, at: string, windowStart: string, limit: number): RateTake => {
+    db.prepare('DELETE FROM rate_events WHERE rate_key = ? AND at <= ?').run(key, windowStart);
+    const counted = db
+      .prepare('SELECT COUNT(*) AS n, MIN(at) AS oldest FROM rate_events WHERE rate_key = ?')
+      .get(key) as { n: number; oldest: string | null };
+    if (counted.n >= limit) return { taken: false, oldestAt: String(counted.oldest) };
+    db.prepare('INSERT INTO rate_events (rate_key, at) VALUES (?, ?)').run(key, at);
+    return { taken: true };
+  });
+
+  return {
     takeRate: (key, at, windowStart, limit) =>
       wrap(() =>
         takeRate.immediate(key, new Date(at).toISOString(), new Date(windowStart).toISOString(), limit),
@@ -449,41 +494,74 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       wrap(
         () => db.prepare('DELETE FROM rate_events WHERE at <= ?').run(new Date(before).toISOString()).changes,
       ),
+  };
+}
 
-    getRequest: (id) =>
-      wrap(() => {
-        const row = getRow(id);
-        return row ? rowToRequest(row) : undefined;
-      }),
+const runPrepared = (statement: Database.Statement, params: unknown[]) =>
+  statement.reader
+    ? { rows: statement.all(...params) as Row[], changes: 0 }
+    : { rows: [] as Row[], changes: statement.run(...params).changes };
 
-    listRequests: (options = {}) =>
-      wrap(() => {
-        const statuses = options.statuses;
-        if (statuses && statuses.length === 0) return [];
-        const sql = `SELECT * FROM approval_requests${
-          statuses ? ` WHERE status IN (${statuses.map(() => '?').join(', ')})` : ''
-        } ORDER BY created_at, id`;
-        return (db.prepare(sql).all(...(statuses ?? [])) as Row[]).map(rowToRequest);
-      }),
+/**
+ * The SQL the purge and limit records run: the limits' as they come, the purges' writes through
+ * their own group commit.
+ */
+function sqliteRecordSql(db: Database.Database, grouping: GroupCommitOptions) {
+  const runSql: RunSql = (sql, params) => wrap(() => runPrepared(db.prepare(sql), params));
+  // A purge records each chunk of 10,000 jobs and its heartbeat as it goes, and marks it deleted:
+  // three commits a chunk. With synchronous=FULL each was an fsync on this thread, and the purge's
+  // reads and archive lines stood still meanwhile. They join the group commit instead: the fsync
+  // runs on libuv's pool, and each write is still answered only once it is on disk (a chunk's jobs
+  // leave Redis only after its row is).
+  const purgeWrites = groupCommit(
+    db,
+    ({ statement, params }: { statement: Database.Statement; params: unknown[] }) =>
+      runPrepared(statement, params),
+    grouping,
+  );
+  const runPurgeSql: RunSql = (sql, params) => {
+    let statement: Database.Statement;
+    try {
+      statement = db.prepare(sql);
+    } catch (error) {
+      return Promise.reject(storeError(error));
+    }
+    if (statement.readonly) return wrap(() => runPrepared(statement, params));
+    return purgeWrites({ statement, params });
+  };
+  return { runSql, runPurgeSql, purgeWrites };
+}
 
-    transitionRequest: (id, from, patch, check) =>
-      wrap(() => {
-        const row = transitionRow(id, from, patch, check);
-        return row ? rowToRequest(row) : undefined;
-      }),
+/**
+ * The default store: one SQLite file in WAL mode with `synchronous=FULL`, so an entry the user was
+ * told about survives a power cut. Several processes may share the file: every write that reads
+ * first runs in `BEGIN IMMEDIATE`, and `busy_timeout` makes the others wait their turn.
+ */
+export function createSqliteStore(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+  const db = openDatabase(path);
+  const prepared = preparedOn(db);
+  // Every Slack command writes its signature after its ack and an audit entry before its answer:
+  // those of commands arriving together share one commit and one fsync off the event loop (see
+  // group-commit.ts); the two groups share the fsyncs too.
+  const { wal, durable, grouping } = durability(db, path, options.syncFile);
+  const audit = sqliteAudit(db, prepared, grouping);
+  const signatures = sqliteSignatures(db, prepared, grouping);
+  const records = sqliteRecordSql(db, grouping);
 
-    transitionRequestAudited: (id, from, patch, check, audit) =>
-      wrap(() => transitionAudited.immediate(id, from, patch, check, audit)),
-
-    addApproval: (id, approval, check) => wrap(() => approve.immediate(id, approval, check)),
-
-    addApprovalAudited: (id, approval, check, audit) =>
-      wrap(() => approveAudited.immediate(id, approval, check, audit)),
-
+  return {
+    path,
+    settings: () => ({
+      journalMode: String(db.pragma('journal_mode', { simple: true })),
+      synchronous: Number(db.pragma('synchronous', { simple: true })),
+    }),
+    migrate: () => wrap(() => migrate(db)),
+    ...audit.methods,
+    ...signatures.methods,
+    ...sqliteRequests(db, audit.append),
+    ...sqliteRates(db),
     escalation: createSqliteEscalation(db, wrap, prepared),
-
-    ...purgeMethods(runPurgeSql),
-    ...limitMethods(runSql),
+    ...purgeMethods(records.runPurgeSql),
+    ...limitMethods(records.runSql),
 
     sync: () => durable?.() ?? Promise.resolve(),
 
@@ -491,9 +569,9 @@ export function createSqliteStore(path: string, options: SqliteStoreOptions = {}
       wrap(() => {
         if (!db.open) return;
         // What waits for the next group commit is written, not dropped.
-        appendGrouped.flush();
-        rememberGrouped.flush();
-        purgeWrites.flush();
+        audit.appendGrouped.flush();
+        signatures.rememberGrouped.flush();
+        records.purgeWrites.flush();
         db.close();
       }).then(() => wal?.close()),
   };

@@ -308,6 +308,26 @@ export interface Store extends PurgeStore, LimitStore {
   close(): Promise<void>;
 }
 
+/*
+ * The store by concern: each implementation writes one function per part and its factory composes
+ * them (with `purgeMethods` and `limitMethods`, shared by both).
+ */
+/** The audit chain: appends, its head, and reads. */
+export type AuditMethods = Pick<Store, 'appendAudit' | 'auditHead' | 'listAudit'>;
+/** Approval requests: creation, reads, and conditional transitions, alone or with their audit entry. */
+export type RequestMethods = Pick<
+  Store,
+  | 'createRequest'
+  | 'getRequest'
+  | 'listRequests'
+  | 'transitionRequest'
+  | 'transitionRequestAudited'
+  | 'addApproval'
+  | 'addApprovalAudited'
+>;
+/** The rate limit's sliding window. */
+export type RateMethods = Pick<Store, 'takeRate' | 'releaseRate' | 'pruneRate'>;
+
 /** One message waiting for Slack. Posts and updates render the alert as stored when sent. */
 export interface OutboxItem {
   seq: number;
@@ -448,6 +468,29 @@ export interface EscalationStore {
   releaseLease(name: string, owner: string): Promise<void>;
   getLease(name: string): Promise<{ owner: string; expiresAt: string } | undefined>;
 }
+
+/* The escalation store by concern, as each implementation writes it. */
+/** The monitor's sample history. */
+export type SampleMethods = Pick<
+  EscalationStore,
+  'appendSample' | 'listSamples' | 'newestSamples' | 'pruneSamples'
+>;
+/** Alerts, and the outbox items each write of one queues with it. */
+export type AlertMethods = Pick<
+  EscalationStore,
+  'getAlert' | 'listAlerts' | 'listAlertsInSpan' | 'insertAlert' | 'writeAlert' | 'listGroup'
+>;
+/** The outbox's delivery: the next item, its claim, its outcome, its retry, its pruning. */
+export type OutboxMethods = Pick<
+  EscalationStore,
+  'nextOutbox' | 'claimOutbox' | 'completeOutbox' | 'retryOutbox' | 'pendingOutbox' | 'pruneOutbox'
+>;
+export type SilenceMethods = Pick<
+  EscalationStore,
+  'insertSilence' | 'getSilence' | 'listSilences' | 'liftSilence'
+>;
+/** The leader lease. */
+export type LeaseMethods = Pick<EscalationStore, 'acquireLease' | 'releaseLease' | 'getLease'>;
 
 /**
  * Where a purge stands, kept in the store (never in the Redis being purged, which may be out of
