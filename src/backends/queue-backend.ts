@@ -9,6 +9,7 @@ import type {
 import type { ResultsBudget, ResultsReading } from './celery/results.js';
 import type { RetryLoops } from './celery/retry-loops.js';
 import type { CeleryTaskView } from './celery/task.js';
+import type { SystemFacts } from './facts.js';
 import type { JobFilter, PurgeSelection } from './job-filter.js';
 import type { KeySampleBudget, NetworkReading, RedisHealth, RedisSignals } from './redis-health.js';
 /**
@@ -17,7 +18,12 @@ import type { KeySampleBudget, NetworkReading, RedisHealth, RedisSignals } from 
  * contract suite in `test/backends/contract.ts`.
  */
 
-export type SystemType = 'bullmq' | 'celery';
+/**
+ * A system's kind, as config writes it (`bullmq`, `celery`): a name, deliberately open. Only the
+ * composition root chooses by it (which factory builds the backend); everything else reads the
+ * backend's `facts` and optional methods, so no code depends on today's kinds being all there are.
+ */
+export type SystemType = string;
 
 /** What `INFO memory` says about the Redis a system lives on. */
 export interface RedisMemory {
@@ -536,6 +542,8 @@ export interface FailOutcome extends JobLockInfo {
 export interface QueueBackend {
   readonly name: string;
   readonly type: SystemType;
+  /** How this system differs from others beyond its abilities (`facts.ts`). */
+  readonly facts: SystemFacts;
   /**
    * Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted.
    * A name in `lookingFor` that the last discovery did not see is looked for at once (a fresh
