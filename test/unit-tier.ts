@@ -10,6 +10,7 @@
 export const UNIT_TESTS: readonly string[] = [
   'test/approvals/blocks.test.ts',
   'test/architecture/imports.test.ts',
+  'test/architecture/system-kinds.test.ts',
   'test/architecture/test-tiers.test.ts',
   'test/archive/archive.test.ts',
   'test/audit/audit.test.ts',
