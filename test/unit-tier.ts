@@ -19,6 +19,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/backends/bullmq/client-list.test.ts',
   'test/backends/celery/envelope.test.ts',
   'test/backends/celery/formats.test.ts',
+  'test/backends/facts.test.ts',
   'test/backends/queue-names.test.ts',
   'test/blocks/dlq.test.ts',
   'test/blocks/escaping.test.ts',
