@@ -155,7 +155,7 @@ export function collectSecrets(
   }
   for (const system of config?.systems ?? []) {
     for (const secret of urlSecrets(system.redis)) secrets.add(secret);
-    if (system.type === 'celery' && system.resultBackend) {
+    if ('resultBackend' in system && system.resultBackend) {
       for (const secret of urlSecrets(system.resultBackend)) secrets.add(secret);
     }
   }

@@ -10,6 +10,7 @@
 export const UNIT_TESTS: readonly string[] = [
   'test/approvals/blocks.test.ts',
   'test/architecture/imports.test.ts',
+  'test/architecture/system-kinds.test.ts',
   'test/architecture/test-tiers.test.ts',
   'test/archive/archive.test.ts',
   'test/audit/audit.test.ts',
@@ -18,6 +19,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/backends/bullmq/client-list.test.ts',
   'test/backends/celery/envelope.test.ts',
   'test/backends/celery/formats.test.ts',
+  'test/backends/facts.test.ts',
   'test/backends/queue-names.test.ts',
   'test/blocks/dlq.test.ts',
   'test/blocks/escaping.test.ts',

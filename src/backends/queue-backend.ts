@@ -5,6 +5,7 @@ import type { DlqOptions, DlqSample, JobReadAbilities, RedisReadAbilities } from
 import type { ResultAbilities } from './contract/results.js';
 import type { StatusOptions, SystemStatus, SystemType } from './contract/status.js';
 import type { WorkerAbilities, WorkerInfo } from './contract/workers.js';
+import type { SystemFacts } from './facts.js';
 
 /**
  * The one interface every queue system implements. Commands talk only to this; nothing above
@@ -33,6 +34,8 @@ export interface QueueBackend
     ResultAbilities {
   readonly name: string;
   readonly type: SystemType;
+  /** How this system differs from others beyond its abilities (`facts.ts`). */
+  readonly facts: SystemFacts;
   /**
    * Queues from config, or discovered (BullMQ `<prefix>:*:meta`, Celery `_kombu.binding.*`), sorted.
    * A name in `lookingFor` that the last discovery did not see is looked for at once (a fresh

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { errorGroupKey } from '../backends/error-groups.js';
+import { factsOfKind } from '../backends/kinds.js';
 import type { DlqSample, FailedJob, SystemType } from '../backends/queue-backend.js';
 import type { QueueContext } from '../config/queue-context.js';
 import { type Locale, messages } from '../i18n/index.js';
@@ -123,7 +124,7 @@ export function dlqMessage(view: DlqView, locale: Locale): Message {
     blocks.push(context(t.moreJobs(lines.length - shown, inCode(t.moreHint(rawTarget, view.limit), 300))));
   }
   // One job in full (state, stack, flow) is one command away: BullMQ ids live in their queue, Celery's anywhere.
-  const jobTarget = view.type === 'celery' ? view.system : rawTarget;
+  const jobTarget = factsOfKind(view.type).jobIdsSystemWide ? view.system : rawTarget;
   blocks.push(context(t.jobHint(inCode(`/queue job ${jobTarget} ${sample.jobs[0]!.id}`, 300))));
   blocks.push(tail);
   return { text: t.fallback(inline(rawTarget, 200), total), blocks };

@@ -1,4 +1,5 @@
 import type { KnownBlock } from '@slack/types';
+import { factsOfKind } from '../backends/kinds.js';
 import type {
   DurationPercentiles,
   QueueCounts,
@@ -293,7 +294,7 @@ function contextCost(contexts: readonly StatusContext[], shown: number): number 
  */
 function limitLine(st: SystemStatus, records: readonly LimitRecord[], locale: Locale): string | undefined {
   const items =
-    st.type === 'celery'
+    factsOfKind(st.type).limitTarget === 'task'
       ? taskLimitItems(records, locale)
       : st.queues.flatMap((q) => queueLimitItems(q.name, q.limits, records, locale));
   if (items.length === 0) return undefined;
@@ -429,8 +430,9 @@ function oldestNotes(rows: readonly Row[], type: SystemType, locale: Locale): st
     notes.push(t.oldestSeenSince(items, seen.length - items.length));
   }
   const unknown = rows.filter((r) => r.q.oldestWaitingSeconds === null && r.q.waiting + r.q.prioritized > 0);
-  // Celery's ages come from the monitor's sightings; elsewhere an unknown age has other reasons.
-  if (unknown.length > 0 && type === 'celery') notes.push(t.oldestNeverSeen(unknown.length));
+  // Ages from the monitor's sightings (Celery) are unknown until it sees; elsewhere for other reasons.
+  if (unknown.length > 0 && factsOfKind(type).waitingAgeFromSightings)
+    notes.push(t.oldestNeverSeen(unknown.length));
   return notes;
 }
 

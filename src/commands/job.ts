@@ -75,10 +75,10 @@ export const jobCommand: CommandDefinition = {
     const target = parseTarget(args[0]!);
     const id = args[1]!;
     const { system, backend } = await resolveTarget(ctx, target);
-    // A BullMQ job id means something only within its queue; a Celery task id is unique.
-    if (target.queue === undefined && backend.type === 'bullmq')
-      throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     if (!backend.job) throw new OpsError(ErrorCode.NotSupported, { system, type: backend.type, what: 'job' });
+    // A BullMQ job id means something only within its queue; a Celery task id is unique.
+    if (target.queue === undefined && !backend.facts.jobIdsSystemWide)
+      throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
     const found = await askSystem(ctx, system, backend.job(target.queue, id));
     if (!found.found)
       throw new OpsError(ErrorCode.UnknownJob, {

@@ -285,11 +285,12 @@ function limitCommand(kind: LimitKind): CommandDefinition {
         });
       const target = parseTarget(first);
       const { system, backend } = resolveSystem(ctx, target.system);
-      if (backend.type === 'celery') {
+      // A task's rate (Celery) names no queue, and a task has no concurrency.
+      if (backend.facts.limitTarget === 'task') {
         if (kind === 'concurrency')
           throw new OpsError(ErrorCode.NotSupported, {
             system,
-            type: 'celery',
+            type: backend.type,
             what: 'limit.concurrency.celery',
           });
         return await celeryRateLimit(ctx, request, system, backend, words, forMs);

@@ -1,3 +1,4 @@
+import { factsOfKind } from '../backends/kinds.js';
 import type {
   DelayedDue,
   DurationPercentiles,
@@ -181,13 +182,15 @@ export function toStatusData(
   queueContext: StatusView['queueContext'] = [],
   records: readonly LimitRecord[] = [],
 ): StatusData {
-  // A BullMQ limit is a queue's: only those of the queues shown. A Celery one is a task's.
+  // A queue's limit (BullMQ) only for the queues shown; a task's (Celery) whatever is shown.
   const limitsOf = (o: SystemOutcome) =>
     records
       .filter(
         (r) =>
           r.system === o.name &&
-          (o.type !== 'bullmq' || !o.ok || o.status.queues.some((q) => q.name === r.target)),
+          (factsOfKind(o.type).limitTarget !== 'queue' ||
+            !o.ok ||
+            o.status.queues.some((q) => q.name === r.target)),
       )
       .map((r) => ({
         target: r.target,
@@ -362,7 +365,7 @@ export const statusCommand: CommandDefinition = {
       activeLimits(ctx),
       monitorSightings(
         ctx,
-        targets.filter((t) => t.backend.type === 'celery').map((t) => t.system),
+        targets.filter((t) => t.backend.facts.waitingAgeFromSightings).map((t) => t.system),
       ),
     ]);
     const now = ctx.now().getTime();

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Sample, SystemSample } from '../escalation/samples.js';
 import { HISTORY_MS, HISTORY_SAMPLES, pastOf } from './gather.js';
-import type { Evidence, Past, QueueNow, RedisNow } from './types.js';
+import type { Evidence, FixOffers, Past, QueueNow, RedisNow } from './types.js';
 
 /** A worker identity's name (`celery@host|pid` → `celery@host`). */
 const nameOf = (identity: string) => identity.split('|', 1)[0]!;
@@ -44,6 +44,7 @@ export function evidenceFromSample(
   system: SystemSample,
   past: readonly Sample[],
   now: number,
+  offers: FixOffers,
 ): Evidence {
   const queues: QueueNow[] = system.queues.map((q) => ({
     name: q.name,
@@ -70,6 +71,7 @@ export function evidenceFromSample(
   return {
     system: system.name,
     type: system.type,
+    offers,
     now,
     stuckAfterMinutes: config.diagnosis?.stuckAfterMinutes ?? 30,
     queues,

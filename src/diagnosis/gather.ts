@@ -15,6 +15,7 @@ import { messages } from '../i18n/index.js';
 import type { GroupState } from '../scalers/types.js';
 import type { AuditEntry, SampleRow } from '../store/store.js';
 import { groupFailures } from './error-kind.js';
+import { fixOffersOf } from './offers.js';
 import type { Evidence, Past, QueueNow, QueueThen, WorkerGroupNow } from './types.js';
 
 /**
@@ -73,9 +74,9 @@ export async function gatherEvidence(
 ): Promise<Evidence> {
   const now = deps.now().getTime();
   const config = deps.config.systems.find((s) => s.name === system);
-  const celery = backend.type === 'celery';
+  const byWorkers = backend.facts.runningAnsweredByWorkers;
   const ask = <T>(work: Promise<T>) => askSystem(deps, system, work);
-  const [status, signals, history, pauses, celeryRunning] = await Promise.all([
+  const [status, signals, history, pauses, workersRunning] = await Promise.all([
     ask(
       backend.status(queue === undefined ? undefined : [queue], {
         workerStats: true,
@@ -90,14 +91,14 @@ export async function gatherEvidence(
       : Promise.resolve('redisNotRead'),
     readHistory(deps, system, now),
     readPauses(deps, system),
-    // Celery's active work names its queue only through `running()` (pidbox `active`).
-    celery && backend.running ? ask(backend.running()).catch(() => null) : Promise.resolve(null),
+    // Work the workers answer for (Celery's pidbox `active`) names its queue only through `running()`.
+    byWorkers && backend.running ? ask(backend.running()).catch(() => null) : Promise.resolve(null),
   ]);
   const queues = status.queues.map((q) => queueNow(q, status));
-  const [failures, waitingNames, bullRunning, groups] = await Promise.all([
+  const [failures, waitingNames, queuesRunning, groups] = await Promise.all([
     readFailures(ask, backend, queues),
     readNames(ask, backend, queues),
-    !celery && backend.running ? readRunning(ask, backend, queues) : Promise.resolve(celeryRunning),
+    !byWorkers && backend.running ? readRunning(ask, backend, queues) : Promise.resolve(workersRunning),
     readGroups(deps, system, config?.workers),
   ]);
   const owners = new Map<string, string>();
@@ -106,12 +107,13 @@ export async function gatherEvidence(
   return {
     system,
     type: backend.type,
+    offers: fixOffersOf(backend),
     now,
     ...(queue !== undefined ? { queue } : {}),
     stuckAfterMinutes: deps.config.diagnosis?.stuckAfterMinutes ?? 30,
     queues,
     workers: inspected ? status.workers.map(workerNow) : null,
-    running: celery ? celeryRunning : bullRunning,
+    running: byWorkers ? workersRunning : queuesRunning,
     retrying: status.retrying ? { sampled: status.retrying.sampled, tasks: status.retrying.tasks } : null,
     failures,
     waitingNames,

@@ -1,3 +1,4 @@
+import type { SystemFacts } from '../backends/facts.js';
 import type { SystemType } from '../backends/queue-backend.js';
 import type { RedisSignals } from '../backends/redis-health.js';
 import type { NetworkSample } from '../escalation/samples.js';
@@ -173,9 +174,26 @@ export interface WorkerGroupNow {
   current: number | null;
 }
 
+/**
+ * The fixes a system can run, so a cause offers only those (`offers.ts` reads them off its
+ * backend): a cause asks these, never the system's `type`.
+ */
+export interface FixOffers {
+  /**
+   * How stuck work is stopped: `revoke … --terminate` of its ids (the backend has `revoke`), or
+   * `fail` of each job in its queue (it has `failJob`); null: neither.
+   */
+  stopStuck: 'revoke' | 'fail' | null;
+  /** What `rate-limit` names there: a task, or a queue (which `concurrency` also limits). */
+  limitTarget: SystemFacts['limitTarget'];
+  /** `expire-results` (the backend has `expireResults`). */
+  expireResults: boolean;
+}
+
 export interface Evidence {
   system: string;
   type: SystemType;
+  offers: FixOffers;
   now: number;
   /** The one queue asked about, if any: the causes then speak of it alone. */
   queue?: string;

@@ -3,6 +3,7 @@ import type { BackendRegistry } from '../backends/registry.js';
 import type { Config } from '../config/schema.js';
 import { diagnose } from '../diagnosis/engine.js';
 import { evidenceFromSample } from '../diagnosis/from-sample.js';
+import { fixOffersOf } from '../diagnosis/offers.js';
 import type { Diagnosis } from '../diagnosis/types.js';
 import type { Logger } from '../lib/logger.js';
 import type { AlertCause } from '../store/alert.js';
@@ -179,7 +180,7 @@ export function createMonitor(deps: MonitorDeps) {
     const seen = new Set(past.flatMap((s) => s.systems.filter((sys) => sys.ok).map((sys) => sys.name)));
     const missing = deps.backends
       .all()
-      .filter((b) => b.type === 'celery' && !seen.has(b.name))
+      .filter((b) => b.facts.waitingAgeFromSightings && !seen.has(b.name))
       .map((b) => b.name);
     if (missing.length === 0) return undefined;
     return await readSightings(store.escalation, missing).catch((error: unknown) => {
@@ -299,7 +300,10 @@ export function createMonitor(deps: MonitorDeps) {
       const read = sample.systems.find((s) => s.name === system);
       if (!read?.ok) continue;
       try {
-        diagnoses.set(system, diagnose(evidenceFromSample(config, read, past, now)));
+        diagnoses.set(
+          system,
+          diagnose(evidenceFromSample(config, read, past, now, fixOffersOf(deps.backends.get(system)))),
+        );
       } catch (error) {
         logger.warn({ err: error, system }, 'diagnosis failed; alerts open without a cause');
       }

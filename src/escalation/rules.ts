@@ -1,3 +1,4 @@
+import { factsOfKind } from '../backends/kinds.js';
 import { type EscalationRule, QUEUE_METRICS, type RuleMetric, SYSTEM_METRICS } from '../config/schema.js';
 import { isUnstable } from './network.js';
 import type { QueueSample, Sample, SystemSample } from './samples.js';
@@ -320,9 +321,9 @@ function systemMetricAt(
         ? system.memory.used / system.memory.max
         : undefined;
     case 'evictionPolicy':
-      // BullMQ needs every key kept; Celery's broker is not held to it.
+      // A system whose evicted keys are lost work (BullMQ) needs every key kept; others are not held to it.
       if (!system.ok || !system.memory) return undefined;
-      return system.type === 'bullmq' && system.memory.policy !== 'noeviction' ? 1 : 0;
+      return factsOfKind(system.type).evictionLosesJobs && system.memory.policy !== 'noeviction' ? 1 : 0;
     case 'persistenceFailing':
       // 1 while the last background save or AOF write failed; Redis says `ok` again after one succeeds.
       if (!system.ok || !system.persistence) return undefined;

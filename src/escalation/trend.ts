@@ -1,3 +1,4 @@
+import { factsOfKind } from '../backends/kinds.js';
 import type { SystemType, ThroughputSource, UnknownRate } from '../backends/queue-backend.js';
 import type { EscalationRule } from '../config/schema.js';
 import type { Alert } from '../store/alert.js';
@@ -151,7 +152,7 @@ export function trendRates(
     const why: UnknownRate = s.rates.unknown ?? 'notKept';
     return {
       type: s.type,
-      source: q.rateSource ?? (s.type === 'celery' ? 'results' : 'jobs'),
+      source: q.rateSource ?? (factsOfKind(s.type).ratesFromResults ? 'results' : 'jobs'),
       estimated: s.rates.estimated === true,
       unknown: {
         ...(q.throughput === undefined ? { completed: why } : {}),

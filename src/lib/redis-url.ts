@@ -1,5 +1,5 @@
 /**
- * Reading a watched Redis' URL, shared by the config check (src/config/schema.ts) and the client
+ * Reading a watched Redis' URL, shared by the config check (src/config/parts.ts) and the client
  * (src/backends/redis-endpoint.ts), so that a URL the config accepts is one the client can read.
  */
 

@@ -170,7 +170,7 @@ export function createLimits(deps: LimitsDeps): Limits {
         value: params.value,
         previous: { value: null },
       };
-      if (backend.type === 'celery') {
+      if (backend.facts.limitTarget === 'task') {
         const { before, answers } = await celery(backend, params, active?.previous);
         // No worker has the task any more, or none of them took the change: nothing is recorded.
         if (!answers.some((a) => a.ok))
@@ -227,7 +227,7 @@ export function createLimits(deps: LimitsDeps): Limits {
             value: null,
           };
           const result: Record<string, unknown> = {};
-          if (backend.type === 'celery') {
+          if (backend.facts.limitTarget === 'task') {
             const { before, answers } = await celery(backend, params, limit.previous);
             result.before = before;
             result.answers = answers;

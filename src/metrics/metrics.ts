@@ -142,7 +142,7 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
     lastReadAt = at;
     const options = { throughput: { spanMs, sample: 50, raw: true } };
-    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
+    const sighted = names.filter((name) => deps.backends.get(name)?.facts.waitingAgeFromSightings);
     const [systems, sightings] = await Promise.all([
       Promise.all(
         names.map(async (name) => {
@@ -156,8 +156,8 @@ export function createMetrics(deps: MetricsDeps): Metrics {
           }
         }),
       ),
-      celery.length > 0 && deps.sightings
-        ? deps.sightings(celery).catch(() => undefined)
+      sighted.length > 0 && deps.sightings
+        ? deps.sightings(sighted).catch(() => undefined)
         : Promise.resolve(undefined),
     ]);
     const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());

@@ -1,7 +1,7 @@
 /**
  * What a pager is to the rest of queue-ops: something that takes a page's trigger, acknowledgement
  * and end for one key. A new pager type is one file in this folder implementing `Pager`, its config
- * shape in `paging:` (src/config/schema.ts), and one line in `createPager` (./registry.ts).
+ * shape in `paging:` (src/config/paging.ts), and one line in `createPager` (./registry.ts).
  */
 export interface PageEvent {
   action: 'trigger' | 'acknowledge' | 'resolve';

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PLAIN_SYSTEM_FACTS } from '../../src/backends/facts.js';
+import { factsOfKind } from '../../src/backends/kinds.js';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
 import { OpsError } from '../../src/errors.js';
 import { runPurge, runUndo } from '../../src/purge/engine.js';
@@ -140,6 +142,12 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       );
       // A method the contract does not name is no ability: commands cannot ask for it.
       expect(extra.filter((key) => !(key in ABILITY_CHECKS) && key !== 'stats')).toEqual([]);
+    });
+
+    it('declares every fact, the ones its kind is known by where only a stored type is at hand', () => {
+      // Samples and views keep only the system's `type`: they read the facts through `factsOfKind`.
+      expect(Object.keys(fx.backend.facts).sort()).toEqual(Object.keys(PLAIN_SYSTEM_FACTS).sort());
+      expect(fx.backend.facts).toEqual(factsOfKind(fx.backend.type));
     });
 
     it('discovers the queues it was given jobs for', async () => {

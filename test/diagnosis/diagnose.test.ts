@@ -31,10 +31,15 @@ function queue(name: string, more: Partial<QueueNow> = {}): QueueNow {
   };
 }
 
+/** What a Celery and a BullMQ backend offer as fixes (`fixOffersOf` of each). */
+const CELERY_OFFERS: Evidence['offers'] = { stopStuck: 'revoke', limitTarget: 'task', expireResults: true };
+const BULLMQ_OFFERS: Evidence['offers'] = { stopStuck: 'fail', limitTarget: 'queue', expireResults: false };
+
 function evidence(more: Partial<Evidence> = {}): Evidence {
   return {
     system: 'zeus',
     type: 'celery',
+    offers: CELERY_OFFERS,
     now: NOW,
     stuckAfterMinutes: 30,
     queues: [queue('celery:alarm_processing')],
@@ -118,6 +123,7 @@ describe('diagnose: the verdict follows the checks', () => {
     });
     const e = evidence({
       type: 'bullmq',
+      offers: BULLMQ_OFFERS,
       queues: [
         queue('events', { waiting: 9000, active: 4, completedPerMinute: 100, oldestWaitingSeconds: 40 }),
       ],
@@ -353,6 +359,7 @@ describe("error groups for slow-dependency are dlq's error groups (one normalize
     const d = diagnose(
       evidence({
         type: 'bullmq',
+        offers: BULLMQ_OFFERS,
         queues: [queue('webhooks', { failed: 12, failedPerMinute: 3 })],
         failures: [{ queue: 'webhooks', groupedOver: 12, groups, maxAttempts: 3 }],
       }),

@@ -17,6 +17,7 @@ import type {
 } from '../queue-backend.js';
 import { createBullmqActions } from './actions.js';
 import { type BullmqBackendOptions, type BullmqCommandStats, createBullmqContext } from './context.js';
+import { BULLMQ_FACTS } from './facts.js';
 import { createBullmqReads } from './reads.js';
 import { createBullmqStatus } from './status.js';
 
@@ -66,6 +67,7 @@ export function createBullmqBackend(
   return {
     name: system.name,
     type: 'bullmq',
+    facts: BULLMQ_FACTS,
     status: createBullmqStatus(ctx),
     ...createBullmqReads(ctx),
     ...createBullmqActions(ctx),

@@ -24,7 +24,7 @@ export const STATUS_BATCH_QUEUES = 100;
  *
  * The keys are built here from the prefix. KEYS[1] (the first queue's meta) is declared so that a
  * cluster client routes the call; every key of the system lives in that key's slot, since on a
- * cluster the prefix must be one hash tag (config/schema.ts).
+ * cluster the prefix must be one hash tag (config/systems/bullmq.ts).
  *
  * ARGV[1]: `<prefix>:`; ARGV[2]: epoch ms or '+inf' (count no failures); ARGV[3]: epoch ms or
  * '+inf' (no rates); ARGV[4]: now (epoch ms, for BullMQ's metrics minutes); ARGV[5…]: queue names.

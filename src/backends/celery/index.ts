@@ -2,6 +2,7 @@ import type { CelerySystemConfig } from '../../config/schema.js';
 import type { QueueBackend } from '../queue-backend.js';
 import { createCeleryActions } from './actions.js';
 import { type CeleryBackendOptions, createCeleryContext } from './context.js';
+import { CELERY_FACTS } from './facts.js';
 import { createCeleryReads } from './reads.js';
 import { createCeleryStatus } from './status.js';
 
@@ -60,6 +61,7 @@ export function createCeleryBackend(
   return {
     name: system.name,
     type: 'celery',
+    facts: CELERY_FACTS,
     status: createCeleryStatus(ctx),
     ...createCeleryReads(ctx),
     ...createCeleryActions(ctx),

@@ -6,8 +6,12 @@
 import type { QueueLimitValues } from './limits.js';
 import type { WorkerInfo } from './workers.js';
 
-/** Which queue system a backend is: the `type` of its entry under `systems:`. */
-export type SystemType = 'bullmq' | 'celery';
+/**
+ * Which queue system a backend is, the `type` of its entry under `systems:` (`bullmq`, `celery`):
+ * a name, deliberately open. Only the composition root chooses by it (which factory builds the backend); everything else reads the
+ * backend's `facts` and optional methods, so no code depends on today's kinds being all there are.
+ */
+export type SystemType = string;
 
 /** What `INFO memory` says about the Redis a system lives on. */
 export interface RedisMemory {

@@ -39,7 +39,7 @@ export function redisMemory(e: Evidence): Outcome {
   const top = e.queues.find((q) => q.name === largest[0]);
   if (top) evidence.push(line('largestQueue', { queue: top.name, waiting: top.waiting }));
   const fixes: Fix[] = [];
-  if (e.type === 'celery') fixes.push(...fix('expire-results', e.system));
+  if (e.offers.expireResults) fixes.push(...fix('expire-results', e.system));
   if (top) fixes.push(...fix('purge', `${e.system}/${top.name}`, 'waiting'));
   return {
     result: 'found',

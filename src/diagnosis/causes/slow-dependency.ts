@@ -75,7 +75,8 @@ export function slowDependency(e: Evidence): Outcome {
       }),
     );
   const fixes: Fix[] = [];
-  if (e.type === 'bullmq') {
+  // A queue's own limits (BullMQ) hold back what reaches the dependency.
+  if (e.offers.limitTarget === 'queue') {
     fixes.push(
       ...fix('concurrency', `${e.system}/${lead.queue}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
     );

@@ -66,10 +66,10 @@ export function stuckTasks(e: Evidence): Outcome {
   };
 }
 
-/** Celery: one `revoke … --terminate` of the ids; BullMQ: `fail` of each job. */
+/** One `revoke … --terminate` of the ids (Celery), or `fail` of each job (BullMQ). */
 function stuckFixes(e: Evidence, stuck: ReturnType<typeof longRunning>): Fix[] {
   const ids = stuck.slice(0, MAX_IDS);
-  if (ids.length === 0) return [];
-  if (e.type === 'celery') return fix('revoke', e.system, ...ids.map((w) => w.id), '--terminate');
+  if (ids.length === 0 || e.offers.stopStuck === null) return [];
+  if (e.offers.stopStuck === 'revoke') return fix('revoke', e.system, ...ids.map((w) => w.id), '--terminate');
   return ids.slice(0, 3).flatMap((w) => (w.queue ? fix('fail', `${e.system}/${w.queue}`, w.id) : []));
 }

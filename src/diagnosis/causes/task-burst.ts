@@ -88,8 +88,9 @@ export function taskBurst(e: Evidence): Outcome {
   // Room for twice the usual arrivals: the burst is held back, the usual work is not.
   const usual = Math.max(1, Math.round(lead.usual * 2));
   const rate = `${usual}/m`;
-  if (e.type === 'celery' && dominant) fixes.push(...fix('rate-limit', e.system, lead.top!.name, rate));
-  if (e.type === 'bullmq') fixes.push(...fix('rate-limit', `${e.system}/${lead.q.name}`, `${usual}/1m`));
+  const target = e.offers.limitTarget;
+  if (target === 'task' && dominant) fixes.push(...fix('rate-limit', e.system, lead.top!.name, rate));
+  if (target === 'queue') fixes.push(...fix('rate-limit', `${e.system}/${lead.q.name}`, `${usual}/1m`));
   return {
     result: 'found',
     finding: {

@@ -1,4 +1,5 @@
-import type { QueueBackend, SystemType } from '../../../src/backends/queue-backend.js';
+import { PLAIN_SYSTEM_FACTS } from '../../../src/backends/facts.js';
+import type { QueueBackend } from '../../../src/backends/queue-backend.js';
 import { ErrorCode, OpsError } from '../../../src/errors.js';
 
 /** One queue of the stub system: jobs ready to run, and failures oldest first. */
@@ -58,8 +59,9 @@ export function createStubBackend(
   const names = () => [...system.queues.keys()].sort();
   const backend: QueueBackend = {
     name,
-    // A third system is not in the closed union of today's two; what it is, it declares itself.
-    type: 'stub' as SystemType,
+    // A kind no config builds: what it is like, it declares itself, and it is like neither of the others.
+    type: 'stub',
+    facts: PLAIN_SYSTEM_FACTS,
     async listQueues() {
       reachable();
       return names();
