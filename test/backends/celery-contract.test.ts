@@ -19,7 +19,8 @@ import { type BackendFixture, describeQueueBackend, type SeedQueue, type WorkerF
 // This file owns Redis DBs 3, 4, 6, 7 and 8. One worker for the whole file runs the failing tasks on
 // its own broker DB (6) and stores their results in the result DB (8) that the backend under
 // test reads; the backend's broker DB (7) has no worker, so waiting messages stay waiting and
-// no queue looks paused (no live worker answers there).
+// no queue looks paused (no live worker answers there). The worker checks run on a system of
+// their own (DBs 3 and 4, below), started once at the first of them.
 const base = testRedisUrl();
 const workerBroker = redisDbUrl(base, 6);
 const broker = redisDbUrl(base, 7);
@@ -38,8 +39,9 @@ async function sharedWorker(): Promise<CeleryWorker> {
   return worker;
 }
 
-// The worker checks' system: two workers of its own on broker DB 3 (results in DB 4), one started
-// with pool restarts allowed and one without, both keeping their results without a TTL.
+// The worker checks' system: two real workers on broker DB 3 (results in DB 4), one started with
+// pool restarts allowed and one without (restartWorkers' two answers), each with a pool of one,
+// both keeping their results without a TTL (an app with result_expires=None, for expire-results).
 const liveTarget = { brokerUrl: redisDbUrl(base, 3), resultUrl: redisDbUrl(base, 4) };
 const LIVE_QUEUE = 'live';
 let live: Promise<{ fixture: WorkerFixture; stop(): Promise<void> }> | undefined;

@@ -116,6 +116,9 @@ interface LiveCheck {
 const namesOf = (live: WorkerFixture) =>
   live.workers.map((worker) => worker.name).sort((a, b) => a.localeCompare(b));
 
+/** How long a pool's processes, or a task's end, may take to show on a busy machine. */
+const POOL_SETTLE_MS = 30_000;
+
 const sortedPids = async (live: WorkerFixture, worker: string) =>
   (await live.poolPids(worker)).sort((a, b) => a - b);
 
@@ -155,6 +158,7 @@ const LIVE_CHECKS = {
           await waitFor(
             `${worker}'s pool of ${grown}`,
             async () => (await live.poolPids(worker)).length === grown,
+            POOL_SETTLE_MS,
           );
       } finally {
         const back = await backend.resizePool!(started);
@@ -166,6 +170,7 @@ const LIVE_CHECKS = {
         await waitFor(
           `${worker}'s pool of ${started}`,
           async () => (await live.poolPids(worker)).length === started,
+          POOL_SETTLE_MS,
         );
     },
   },
@@ -199,10 +204,14 @@ const LIVE_CHECKS = {
         const [answer] = await backend.restartWorkers!([{ worker: name, method: 'pool_restart' }]);
         if (poolRestarts) {
           expect(answer).toMatchObject({ worker: name, method: 'pool_restart', ok: true });
-          await waitFor(`${name}'s pool replaced`, async () => {
-            const now = await live.poolPids(name);
-            return now.length === before.length && now.every((pid) => !before.includes(pid));
-          });
+          await waitFor(
+            `${name}'s pool replaced`,
+            async () => {
+              const now = await live.poolPids(name);
+              return now.length === before.length && now.every((pid) => !before.includes(pid));
+            },
+            POOL_SETTLE_MS,
+          );
         } else {
           expect(answer).toMatchObject({
             worker: name,
@@ -290,6 +299,7 @@ const LIVE_CHECKS = {
       await waitFor(
         'the task read as stopped',
         async () => (await live.taskState(task.id)) === live.stoppedState,
+        POOL_SETTLE_MS,
       );
       if (backend.running) expect((await backend.running()).map((work) => work.id)).not.toContain(task.id);
     },
