@@ -119,6 +119,7 @@ const namesOf = (live: WorkerFixture) =>
 /** How long a pool's processes, or a task's end, may take to show on a busy machine. */
 const POOL_SETTLE_MS = 30_000;
 
+/** A worker's pool pids, as the operating system lists them, in order. */
 const sortedPids = async (live: WorkerFixture, worker: string) =>
   (await live.poolPids(worker)).sort((a, b) => a - b);
 
@@ -754,19 +755,7 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       for (const worker of workers) expect(typeof worker.name).toBe('string');
     });
 
-    describe("with the system's own workers running", () => {
-      for (const ability of liveAbilities) {
-        const { does, check } = LIVE_CHECKS[ability];
-        it(`where it has ${ability}: ${does}`, async () => {
-          if (!fx.backend[ability]) return;
-          // A system that declares a worker ability brings workers to check it on.
-          expect(fx.withWorkers, `${label} has ${ability}, so its fixture must start workers`).toBeDefined();
-          const live = await fx.withWorkers!();
-          expect(typeof live.backend[ability]).toBe('function');
-          await check(live);
-        }, 60_000);
-      }
-    });
+    describeLiveChecks(label, () => fx);
 
     describe('with a second backend whose Redis refuses connections', () => {
       let down: QueueBackend;
@@ -822,6 +811,27 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         expect((error as OpsError).code).toBe('RedisUnavailable');
       });
     });
+  });
+}
+
+/**
+ * One test per ability of LIVE_CHECKS, in its order: each runs where the backend has the method,
+ * on the workers its fixture starts (the first such test starts them).
+ */
+function describeLiveChecks(label: string, fixture: () => BackendFixture) {
+  describe("with the system's own workers running", () => {
+    for (const ability of liveAbilities) {
+      const { does, check } = LIVE_CHECKS[ability];
+      it(`where it has ${ability}: ${does}`, async () => {
+        const fx = fixture();
+        if (!fx.backend[ability]) return;
+        // A system that declares a worker ability brings workers to check it on.
+        expect(fx.withWorkers, `${label} has ${ability}, so its fixture must start workers`).toBeDefined();
+        const live = await fx.withWorkers!();
+        expect(typeof live.backend[ability]).toBe('function');
+        await check(live);
+      }, 60_000);
+    }
   });
 }
 
