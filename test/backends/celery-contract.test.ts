@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterAll } from 'vitest';
 import { createCeleryBackend } from '../../src/backends/celery/index.js';
@@ -5,6 +6,7 @@ import { createPidboxClient } from '../../src/backends/celery/pidbox.js';
 import { type CelerySystemConfig, configSchema } from '../../src/config/schema.js';
 import { freePort } from '../../src/lib/redis-server.js';
 import {
+  askCelery,
   assertCeleryInstalled,
   type CeleryWorker,
   publishCelery,
@@ -12,12 +14,13 @@ import {
   startCeleryWorker,
 } from '../helpers/celery-worker.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
-import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
+import { type BackendFixture, describeQueueBackend, type SeedQueue, type WorkerFixture } from './contract.js';
 
-// This file owns Redis DBs 6, 7 and 8. One worker for the whole file runs the failing tasks on
+// This file owns Redis DBs 3, 4, 6, 7 and 8. One worker for the whole file runs the failing tasks on
 // its own broker DB (6) and stores their results in the result DB (8) that the backend under
 // test reads; the backend's broker DB (7) has no worker, so waiting messages stay waiting and
-// no queue looks paused (no live worker answers there).
+// no queue looks paused (no live worker answers there). The worker checks run on a system of
+// their own (DBs 3 and 4, below), started once at the first of them.
 const base = testRedisUrl();
 const workerBroker = redisDbUrl(base, 6);
 const broker = redisDbUrl(base, 7);
@@ -36,12 +39,118 @@ async function sharedWorker(): Promise<CeleryWorker> {
   return worker;
 }
 
+// The worker checks' system: two real workers on broker DB 3 (results in DB 4), one started with
+// pool restarts allowed and one without (restartWorkers' two answers), each with a pool of one,
+// both keeping their results without a TTL (an app with result_expires=None, for expire-results).
+const liveTarget = { brokerUrl: redisDbUrl(base, 3), resultUrl: redisDbUrl(base, 4) };
+const LIVE_QUEUE = 'live';
+let live: Promise<{ fixture: WorkerFixture; stop(): Promise<void> }> | undefined;
+
 afterAll(async () => {
-  await worker?.stop();
-  const db = new Redis(workerBroker);
-  await db.flushdb();
-  await db.quit();
+  const started = await live?.catch(() => undefined);
+  await Promise.all([worker?.stop(), started?.stop()]);
+  for (const url of [workerBroker, liveTarget.brokerUrl, liveTarget.resultUrl]) {
+    const db = new Redis(url);
+    await db.flushdb();
+    await db.quit();
+  }
 });
+
+/** The pids of a process's children, as the operating system lists them (a prefork pool). */
+const childrenOf = (pid: number) =>
+  spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
+
+async function startLiveWorkers(): Promise<{ fixture: WorkerFixture; stop(): Promise<void> }> {
+  await Promise.all(
+    [liveTarget.brokerUrl, liveTarget.resultUrl].map(async (url) => {
+      const db = new Redis(url);
+      await db.flushdb();
+      await db.quit();
+    }),
+  );
+  const started = await Promise.allSettled(
+    [true, false].map((poolRestarts) =>
+      startCeleryWorker({
+        ...liveTarget,
+        name: poolRestarts ? 'qo-live-restarts' : 'qo-live',
+        queues: [LIVE_QUEUE],
+        pool: 'prefork',
+        concurrency: 1,
+        poolRestarts,
+        resultExpires: null,
+      }).then((w) => ({ w, poolRestarts })),
+    ),
+  );
+  const workers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stopAll = async () => {
+    await Promise.all(workers.map(({ w }) => w.stop()));
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
+  }
+  const backend = createCeleryBackend(
+    system({
+      redis: liveTarget.brokerUrl,
+      resultBackend: liveTarget.resultUrl,
+      queues: [LIVE_QUEUE],
+      inspectTimeoutMs: 3000,
+    }),
+  );
+  const results = new Redis(liveTarget.resultUrl);
+  const pidOf = new Map(workers.map(({ w }) => [w.name, w.pid]));
+  const fixture: WorkerFixture = {
+    backend,
+    workers: workers.map(({ w, poolRestarts }) => ({ name: w.name, processes: 1, poolRestarts })),
+    async poolPids(name) {
+      return childrenOf(pidOf.get(name)!);
+    },
+    task: 'tasks.add',
+    startLongTask: () =>
+      askCelery(liveTarget, 'start', { task: 'tasks.sleepy', args: [120], queue: LIVE_QUEUE }),
+    async stopTask(id) {
+      await askCelery(liveTarget, 'stop', [id]);
+    },
+    async taskState(id) {
+      return (await askCelery(liveTarget, 'states', [id]))[id]!;
+    },
+    stoppedState: 'REVOKED',
+    rateLimits: (task) => askCelery(liveTarget, 'rate_limits', { task, workers: [...pidOf.keys()] }),
+    async storeResults(count) {
+      await publishCelery(
+        liveTarget,
+        Array.from({ length: count }, (_, i) => ({
+          task: 'tasks.add',
+          args: [i, i],
+          queue: LIVE_QUEUE,
+          wait: true,
+        })),
+      );
+    },
+    async resultTtls() {
+      const ttls = new Map<string, number>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await results.scan(cursor, 'MATCH', 'celery-task-meta-*', 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys) ttls.set(key, await results.ttl(key));
+      } while (cursor !== '0');
+      return ttls;
+    },
+  };
+  return {
+    fixture,
+    async stop() {
+      await backend.close();
+      results.disconnect();
+      await stopAll();
+    },
+  };
+}
 
 /** Makes the shared worker consume `queue` too (idempotent), through Celery's own add_consumer. */
 async function consume(queue: string, name: string): Promise<void> {
@@ -111,6 +220,10 @@ async function makeCeleryFixture(): Promise<BackendFixture> {
           })),
         ),
       );
+    },
+    async withWorkers() {
+      live ??= startLiveWorkers();
+      return (await live).fixture;
     },
     unreachableBackend() {
       const down = createCeleryBackend(

@@ -34,7 +34,45 @@ export interface BackendFixture {
    * every check compares the backend's answer with it, not only with the scenario.
    */
   oracle?: BackendOracle;
+  /**
+   * The system with workers of its own running, for the abilities that talk to workers (pool,
+   * restarts, revoke, rate limits…). Required when the backend declares one of them. Started once
+   * for the file and shared: each check leaves the workers as it found them.
+   */
+  withWorkers?(): Promise<WorkerFixture>;
   cleanup(): Promise<void>;
+}
+
+/**
+ * Live workers of the system, started by its fixture, and what the system's own tools say of
+ * them: every worker check compares the backend's answer with these, not with itself.
+ */
+export interface WorkerFixture {
+  /** A backend of the system whose queues these workers consume. */
+  backend: QueueBackend;
+  /**
+   * The workers, as the system names them: the pool each was started with (the same for all),
+   * and whether it was started with pool restarts allowed.
+   */
+  workers: { name: string; processes: number; poolRestarts: boolean }[];
+  /** The pids of a worker's pool processes, as the operating system lists its children. */
+  poolPids(worker: string): Promise<number[]>;
+  /** A task every worker has registered, with no rate limit of its own. */
+  task: string;
+  /** Sends a task that runs until stopped; resolves once the system's own client says a worker runs it. */
+  startLongTask(): Promise<{ id: string; worker: string }>;
+  /** Stops a running task with the system's own client, and resolves once it reads as stopped. */
+  stopTask(id: string): Promise<void>;
+  /** A task's state as the system's own client reads it (Celery: `AsyncResult(id).state`). */
+  taskState(id: string): Promise<string>;
+  /** The state the system's own client reads for a task that was stopped while it ran. */
+  stoppedState: string;
+  /** Each worker's rate limit for `task`, as the system's own client reads it (null: none). */
+  rateLimits(task: string): Promise<Record<string, string | null>>;
+  /** Runs `count` tasks to completion; their results are stored without a TTL. */
+  storeResults(count: number): Promise<void>;
+  /** Every stored result's key and its TTL in seconds (-1: none), as Redis' TTL reads them. */
+  resultTtls(): Promise<Map<string, number>>;
 }
 
 /** What the system's own library answers about a queue (BullMQ: `getJobCounts`, `getFailed`…). */
@@ -69,9 +107,255 @@ type Ability = NonNullable<
   { [K in keyof QueueBackend]-?: undefined extends QueueBackend[K] ? K : never }[keyof QueueBackend]
 >;
 
+/** One check of an ability against the system's live workers; `live.backend` has the method. */
+interface LiveCheck {
+  /** What the check proves, as its test's title says it. */
+  does: string;
+  check(live: WorkerFixture): Promise<void>;
+}
+
+/** The workers' names in the order the backend sorts them. */
+const namesOf = (live: WorkerFixture) =>
+  live.workers.map((worker) => worker.name).sort((a, b) => a.localeCompare(b));
+
+/** How long a pool's processes, or a task's end, may take to show on a busy machine. */
+const POOL_SETTLE_MS = 30_000;
+
+/** A worker's pool pids, as the operating system lists them, in order. */
+const sortedPids = async (live: WorkerFixture, worker: string) =>
+  (await live.poolPids(worker)).sort((a, b) => a - b);
+
 /**
- * Where the suite checks each ability, or why it does not yet. Keyed by every optional method of
- * QueueBackend, so the compiler refuses a new ability until it has its line here.
+ * The abilities that talk to a system's workers (or read what they stored), keyed by the method:
+ * each runs against the workers the system's fixture starts (`withWorkers`), on any backend that
+ * has the method, and compares the answer with what the system's own tools and the operating
+ * system say. They run in this order on shared workers, each putting back what it changed.
+ */
+const LIVE_CHECKS = {
+  pool: {
+    does: "reports each worker's pool as the worker was started, and as the operating system counts it",
+    async check(live) {
+      const pools = await live.backend.pool!();
+      const byName = new Map(live.workers.map((w) => [w.name, w.processes]));
+      expect(pools.map((p) => ({ worker: p.worker, processes: p.processes }))).toEqual(
+        namesOf(live).map((worker) => ({ worker, processes: byName.get(worker) })),
+      );
+      for (const p of pools) expect(await live.poolPids(p.worker)).toHaveLength(p.processes);
+    },
+  },
+  resizePool: {
+    does: 'grows every pool by one, as a fresh read and the operating system then see it, and shrinks it back',
+    async check(live) {
+      const { backend } = live;
+      const started = live.workers[0]!.processes;
+      const grown = started + 1;
+      const changes = await backend.resizePool!(grown);
+      try {
+        expect(changes).toEqual(
+          namesOf(live).map((worker) =>
+            expect.objectContaining({ worker, before: started, after: grown, ok: true }),
+          ),
+        );
+        expect((await backend.pool!()).map((p) => p.processes)).toEqual(live.workers.map(() => grown));
+        for (const worker of namesOf(live))
+          await waitFor(
+            `${worker}'s pool of ${grown}`,
+            async () => (await live.poolPids(worker)).length === grown,
+            POOL_SETTLE_MS,
+          );
+      } finally {
+        const back = await backend.resizePool!(started);
+        expect(back.map((change) => [change.after, change.ok])).toEqual(
+          live.workers.map(() => [started, true]),
+        );
+      }
+      for (const worker of namesOf(live))
+        await waitFor(
+          `${worker}'s pool of ${started}`,
+          async () => (await live.poolPids(worker)).length === started,
+          POOL_SETTLE_MS,
+        );
+    },
+  },
+  liveWorkers: {
+    does: 'names every running worker, with the pool processes the operating system lists for it',
+    async check(live) {
+      const answering = await live.backend.liveWorkers!();
+      expect(answering.map((w) => w.name)).toEqual(namesOf(live));
+      for (const worker of answering) {
+        expect(worker.upSeconds ?? 0).toBeGreaterThanOrEqual(0);
+        if (worker.poolPids)
+          expect([...worker.poolPids].sort((a, b) => a - b)).toEqual(await sortedPids(live, worker.name));
+      }
+    },
+  },
+  poolRestartsEnabled: {
+    does: 'says of each worker whether it was started with pool restarts allowed',
+    async check(live) {
+      const enabled = await live.backend.poolRestartsEnabled!(namesOf(live));
+      expect(Object.fromEntries(enabled)).toEqual(
+        Object.fromEntries(live.workers.map((w) => [w.name, w.poolRestarts])),
+      );
+    },
+  },
+  restartWorkers: {
+    does: 'replaces the pool of a worker that allows pool restarts, and refuses, changing nothing, one that does not',
+    async check(live) {
+      const { backend } = live;
+      for (const { name, poolRestarts } of live.workers) {
+        const before = await sortedPids(live, name);
+        const [answer] = await backend.restartWorkers!([{ worker: name, method: 'pool_restart' }]);
+        if (poolRestarts) {
+          expect(answer).toMatchObject({ worker: name, method: 'pool_restart', ok: true });
+          await waitFor(
+            `${name}'s pool replaced`,
+            async () => {
+              const now = await live.poolPids(name);
+              return now.length === before.length && now.every((pid) => !before.includes(pid));
+            },
+            POOL_SETTLE_MS,
+          );
+        } else {
+          expect(answer).toMatchObject({
+            worker: name,
+            method: 'pool_restart',
+            ok: false,
+            poolRestartsOff: true,
+          });
+          expect(await sortedPids(live, name)).toEqual(before);
+        }
+      }
+      // Both still answer, and run tasks.
+      if (backend.liveWorkers)
+        expect((await backend.liveWorkers()).map((w) => w.name)).toEqual(namesOf(live));
+      await live.storeResults(1);
+    },
+  },
+  taskRateLimits: {
+    does: "reads each worker's rate limit for a task as the system's own client reads it, and none for a task no worker has",
+    async check(live) {
+      const read = await live.backend.taskRateLimits!(live.task);
+      expect(read.tasks).toContain(live.task);
+      const own = await live.rateLimits(live.task);
+      expect(read.workers).toEqual(namesOf(live).map((worker) => ({ worker, rate: own[worker] ?? null })));
+      expect(await live.backend.taskRateLimits!('no.such.task')).toMatchObject({ workers: [] });
+    },
+  },
+  setTaskRateLimit: {
+    does: "sets a task's rate limit on each worker, which the worker then reports, and removes it",
+    async check(live) {
+      const { backend, task } = live;
+      const names = namesOf(live);
+      const set = await backend.setTaskRateLimit!(
+        task,
+        names.map((worker) => ({ worker, rate: '7/m' })),
+      );
+      try {
+        expect(set).toEqual(
+          names.map((worker) => expect.objectContaining({ worker, before: null, after: '7/m', ok: true })),
+        );
+        expect(await live.rateLimits(task)).toEqual(Object.fromEntries(names.map((n) => [n, '7/m'])));
+      } finally {
+        const off = await backend.setTaskRateLimit!(
+          task,
+          names.map((worker) => ({ worker, rate: null })),
+        );
+        expect(off).toEqual(
+          names.map((worker) => expect.objectContaining({ worker, after: null, ok: true })),
+        );
+      }
+      expect(await live.rateLimits(task)).toEqual(Object.fromEntries(names.map((n) => [n, null])));
+    },
+  },
+  locateTasks: {
+    does: 'finds a running task on the worker that runs it, then its end as the system stored it; nothing for an unknown id',
+    async check(live) {
+      const { backend } = live;
+      const task = await live.startLongTask();
+      try {
+        const [running] = await backend.locateTasks!([task.id]);
+        expect(running).toMatchObject({ id: task.id, worker: { name: task.worker, state: 'active' } });
+      } finally {
+        await live.stopTask(task.id);
+      }
+      const [ended] = await backend.locateTasks!([task.id]);
+      expect(ended?.worker).toBeUndefined();
+      expect(ended?.result).toBe(await live.taskState(task.id));
+      expect(await backend.locateTasks!(['no-such-task-id'])).toEqual([{ id: 'no-such-task-id' }]);
+    },
+  },
+  revoke: {
+    does: 'with terminate, ends a running task: every worker answers, it runs nowhere, and the system reads it stopped',
+    async check(live) {
+      const { backend } = live;
+      const task = await live.startLongTask();
+      let outcome: Awaited<ReturnType<NonNullable<QueueBackend['revoke']>>> | undefined;
+      try {
+        outcome = await backend.revoke!([task.id], { terminate: true });
+      } finally {
+        // A revoke that did not end it must not leave a worker busy for the checks after this one.
+        if (outcome?.stillRunning.length !== 0) await live.stopTask(task.id);
+      }
+      expect(outcome).toMatchObject({ ids: [task.id], terminate: true, signal: 'TERM', stillRunning: [] });
+      expect(outcome.answers.map((a) => a.worker)).toEqual(namesOf(live));
+      expect(outcome.answers.find((a) => a.worker === task.worker)?.answer).toContain(task.id);
+      await waitFor(
+        'the task read as stopped',
+        async () => (await live.taskState(task.id)) === live.stoppedState,
+        POOL_SETTLE_MS,
+      );
+      if (backend.running) expect((await backend.running()).map((work) => work.id)).not.toContain(task.id);
+    },
+  },
+  previewExpireResults: {
+    does: 'counts exactly the stored results without a TTL, and changes none',
+    async check(live) {
+      await live.storeResults(2);
+      const before = await live.resultTtls();
+      const withoutTtl = [...before].filter(([, ttl]) => ttl === -1).map(([key]) => key);
+      expect(withoutTtl.length).toBeGreaterThanOrEqual(2);
+      expect(await live.backend.previewExpireResults!()).toEqual({
+        withoutTtl: withoutTtl.length,
+        results: before.size,
+        complete: true,
+        total: expect.any(Number),
+      });
+      const after = await live.resultTtls();
+      expect([...after].filter(([, ttl]) => ttl === -1).map(([key]) => key)).toEqual(withoutTtl);
+    },
+  },
+  expireResults: {
+    does: 'gives every stored result without a TTL the TTL asked for, as Redis then reads it, and no other',
+    async check(live) {
+      const { backend } = live;
+      await live.storeResults(2);
+      const before = await live.resultTtls();
+      const withoutTtl = [...before].filter(([, ttl]) => ttl === -1).map(([key]) => key);
+      expect(withoutTtl.length).toBeGreaterThanOrEqual(2);
+      const progress: number[] = [];
+      const outcome = await backend.expireResults!(3600, (_scanned, _total, expired) =>
+        progress.push(expired),
+      );
+      expect(outcome).toEqual({ expired: withoutTtl.length, results: before.size, ttlSeconds: 3600 });
+      expect(progress.at(-1)).toBe(withoutTtl.length);
+      const after = await live.resultTtls();
+      for (const [key, ttl] of before) {
+        if (ttl === -1) expect(after.get(key), key).toBeGreaterThan(3500);
+        // One that had a TTL keeps its own (counting down), never the new one.
+        else expect(after.get(key), key).toBeLessThanOrEqual(ttl);
+      }
+      if (backend.previewExpireResults)
+        expect(await backend.previewExpireResults()).toMatchObject({ withoutTtl: 0 });
+    },
+  },
+} satisfies Partial<Record<Ability, LiveCheck>>;
+
+type LiveAbility = keyof typeof LIVE_CHECKS;
+const liveAbilities = Object.keys(LIVE_CHECKS) as LiveAbility[];
+
+/**
+ * Where the suite checks each ability. Keyed by every optional method of QueueBackend, so the
+ * compiler refuses a new ability until it has its line here.
  */
 export const ABILITY_CHECKS: Record<Ability, string> = {
   purger: 'purge: preview, engine read/remove, undo (waiting and failed)',
@@ -91,17 +375,9 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
   redisSignals: 'Redis signals for why',
   network: 'the monitor’s network reading',
   results: 'Redis reads (shape only)',
-  previewExpireResults: 'not yet: paired with expireResults only',
-  expireResults: 'not yet: paired with previewExpireResults only',
-  pool: 'not yet: needs a live Celery worker on the contract broker',
-  resizePool: 'not yet: needs a live Celery worker on the contract broker',
-  liveWorkers: 'not yet: needs a live Celery worker on the contract broker',
-  poolRestartsEnabled: 'not yet: needs a live Celery worker on the contract broker',
-  restartWorkers: 'not yet: needs a live Celery worker on the contract broker',
-  locateTasks: 'not yet: needs a live Celery worker on the contract broker',
-  revoke: 'not yet: needs a live Celery worker on the contract broker',
-  taskRateLimits: 'not yet: needs a live Celery worker on the contract broker',
-  setTaskRateLimit: 'not yet: needs a live Celery worker on the contract broker',
+  ...(Object.fromEntries(
+    liveAbilities.map((ability) => [ability, `with the system’s own workers: ${LIVE_CHECKS[ability].does}`]),
+  ) as Record<LiveAbility, string>),
 };
 
 const REQUIRED = ['name', 'type', 'listQueues', 'status', 'dlq', 'workers', 'close'];
@@ -487,6 +763,8 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       for (const worker of workers) expect(typeof worker.name).toBe('string');
     });
 
+    describeLiveChecks(label, () => fx);
+
     describe('with a second backend whose Redis refuses connections', () => {
       let down: QueueBackend;
 
@@ -541,6 +819,27 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
         expect((error as OpsError).code).toBe('RedisUnavailable');
       });
     });
+  });
+}
+
+/**
+ * One test per ability of LIVE_CHECKS, in its order: each runs where the backend has the method,
+ * on the workers its fixture starts (the first such test starts them).
+ */
+function describeLiveChecks(label: string, fixture: () => BackendFixture) {
+  describe("with the system's own workers running", () => {
+    for (const ability of liveAbilities) {
+      const { does, check } = LIVE_CHECKS[ability];
+      it(`where it has ${ability}: ${does}`, async () => {
+        const fx = fixture();
+        if (!fx.backend[ability]) return;
+        // A system that declares a worker ability brings workers to check it on.
+        expect(fx.withWorkers, `${label} has ${ability}, so its fixture must start workers`).toBeDefined();
+        const live = await fx.withWorkers!();
+        expect(typeof live.backend[ability]).toBe('function');
+        await check(live);
+      }, 60_000);
+    }
   });
 }
 

@@ -7,7 +7,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import type { Reply } from '../../src/pipeline/types.js';
 import { EVERY_VERB } from '../commands/fixture.js';
 import { tempDir } from '../helpers/cli-run.js';
-import { type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
+import { ABILITY_CHECKS, type BackendFixture, describeQueueBackend, type SeedQueue } from './contract.js';
 import { createStubBackend, createStubSystem, type StubSystem } from './stub/index.js';
 
 // A third queue system is one folder (./stub), one fixture (below) and the suite: the suite runs
@@ -34,6 +34,12 @@ async function makeStubFixture(): Promise<BackendFixture> {
 }
 
 describeQueueBackend('a stub system with no optional ability', makeStubFixture);
+
+it('the stub declares none of the abilities the suite checks, and brings no workers to check them on', async () => {
+  const fixture = await makeStubFixture();
+  expect(Object.keys(ABILITY_CHECKS).filter((ability) => ability in fixture.backend)).toEqual([]);
+  expect(fixture.withWorkers).toBeUndefined();
+});
 
 describe("the app's commands on a system that declares no optional ability", () => {
   const tmp = tempDir('stub');

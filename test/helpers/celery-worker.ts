@@ -49,6 +49,8 @@ export interface CeleryWorkerOptions extends CeleryTarget {
   resultExtended?: boolean;
   /** true: the app sets `worker_pool_restarts`, so the worker obeys `pool_restart`. */
   poolRestarts?: boolean;
+  /** null: the app sets `result_expires=None`, so its results are stored without a TTL. */
+  resultExpires?: null;
 }
 
 export interface CeleryWorker {
@@ -108,6 +110,7 @@ export async function startCeleryWorker(options: CeleryWorkerOptions): Promise<C
       ...celeryEnv(options),
       QO_RESULT_EXTENDED: options.resultExtended === false ? '0' : '1',
       QO_POOL_RESTARTS: options.poolRestarts ? '1' : '0',
+      ...(options.resultExpires === null ? { QO_RESULT_EXPIRES: 'none' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so that a kill also reaches the prefork children.
@@ -213,7 +216,12 @@ export async function publishCelery(
     })),
     lengths,
   };
-  const child = spawn(PYTHON, [join(CELERY_FIXTURE_DIR, 'produce.py')], {
+  return runFixtureScript('produce.py', target, spec);
+}
+
+/** Runs one of the fixture's Python scripts with `input` as JSON on stdin; its JSON answer. */
+async function runFixtureScript<T>(script: string, target: CeleryTarget, input: unknown): Promise<T> {
+  const child = spawn(PYTHON, [join(CELERY_FIXTURE_DIR, script)], {
     cwd: CELERY_FIXTURE_DIR,
     env: celeryEnv(target),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -226,10 +234,32 @@ export async function publishCelery(
   child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
   });
-  child.stdin.end(JSON.stringify(spec));
+  child.stdin.end(JSON.stringify(input));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`celery producer failed (exit ${code}):\n${stderr.slice(-4000)}`);
-  return JSON.parse(stdout);
+  if (code !== 0) throw new Error(`celery ${script} failed (exit ${code}):\n${stderr.slice(-4000)}`);
+  return JSON.parse(stdout) as T;
+}
+
+/** What `ask.py` asks Celery's own client (app.control, AsyncResult), and what it answers. */
+interface CeleryQuestions {
+  /** Sends a task and answers once a worker runs it. */
+  start: { ask: { task: string; args?: unknown[]; queue: string }; answer: { id: string; worker: string } };
+  /** `control.revoke(terminate=True)`, answered once each result reads REVOKED. */
+  stop: { ask: string[]; answer: Record<string, never> };
+  /** `AsyncResult(id).state` of each id. */
+  states: { ask: string[]; answer: Record<string, string> };
+  /** Each worker's rate limit for the task, from `inspect registered rate_limit` (null: none). */
+  rate_limits: { ask: { task: string; workers: string[] }; answer: Record<string, string | null> };
+}
+
+/** Asks Celery's own client, for a check's oracle: never queue-ops' code. */
+export function askCelery<K extends keyof CeleryQuestions>(
+  target: CeleryTarget,
+  kind: K,
+  question: CeleryQuestions[K]['ask'],
+): Promise<CeleryQuestions[K]['answer']> {
+  assertCeleryInstalled();
+  return runFixtureScript('ask.py', target, { [kind]: question });
 }
 
 /** `redis://127.0.0.1:6390` (+ any path) → the same server, DB `db`. */
