@@ -204,7 +204,7 @@ describe("redis-network reads the monitor's network samples (SystemSample.networ
     expect(found.fixes).toEqual([]);
     expect(found.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain'))).toEqual([
       '12 worker connections replaced ones that dropped, in 3 of 4 monitor samples of the last 15 min (newest: 4 of 4 connections new since the sample before)',
-      'workers dropped out of the worker list and came back under the same name 1 times in the last 15 min',
+      'workers dropped out of the worker list and came back under the same name 1 time in the last 15 min',
       'the oldest worker connection now is 2s old',
       'call U0LEAD',
     ]);
