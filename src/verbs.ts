@@ -63,7 +63,7 @@ export interface VerbFacts {
   /** One of the few mutating verbs the App Home tab (no channel) may send: its Approve and Deny. */
   readonly fromHome?: true;
   /**
-   * The line its done request's message shows, from the stored result (`src/verbs/<verb>.ts`);
+   * The line its done request's message shows, from the stored result (`src/verbs/`);
    * without one, or when it answers undefined, its `report`'s wording, or none.
    */
   readonly outcome?: OutcomeWording;
