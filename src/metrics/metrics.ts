@@ -61,18 +61,10 @@ interface Snapshot {
 }
 
 /**
- * Queue gauges come from the same pipelined read as `status` (one round trip per system), cached
- * for `cacheSeconds` and shared by concurrent scrapes, so queue-ops doubles as a BullMQ and
- * Celery exporter without becoming one more load on the Redis it watches.
+ * The counters and the histogram of finished jobs, fed by each read (`observe`): rendered before
+ * the gauges, so the read that feeds them comes first.
  */
-export function createMetrics(deps: MetricsDeps): Metrics {
-  const now = deps.now ?? Date.now;
-  const registry = new Registry();
-  if (deps.processMetrics ?? true) collectDefaultMetrics({ register: registry });
-
-  let snapshot: Snapshot | undefined;
-  let reading: Promise<Snapshot> | undefined;
-
+function createThroughputMetrics(registry: Registry, current: () => Promise<Snapshot>) {
   const jobDuration = new Histogram({
     name: 'queue_job_duration_seconds',
     help: 'Wait (from when a job could run to when a worker took it) and run time of finished jobs, by phase; observed from the newest finished jobs of each read (at most 50 per queue and outcome), so _count counts the jobs timed, not every job',
@@ -106,7 +98,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   });
   /** BullMQ metrics' running totals as last read, per `system/queue`: the counters add what they grew by. */
   const lastTotals = new Map<string, { completed: number; failed: number }>();
-  let lastReadAt: number | undefined;
 
   /** Adds what finished since the previous read to the counters and the histogram. */
   function observeThroughput(system: string, status: SystemStatus) {
@@ -135,52 +126,12 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     }
   }
 
-  async function read(): Promise<Snapshot> {
-    const names = deps.backends.names();
-    const at = now();
-    // Exactly the span since the previous read, so no finished job is counted twice.
-    const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
-    lastReadAt = at;
-    const options = { throughput: { spanMs, sample: 50, raw: true } };
-    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
-    const [systems, sightings] = await Promise.all([
-      Promise.all(
-        names.map(async (name) => {
-          try {
-            const status = await deps.backends.get(name)!.status(undefined, options);
-            observeThroughput(name, status);
-            return { name, status };
-          } catch {
-            // A system that is down is exported as down, never as a failed scrape.
-            return { name };
-          }
-        }),
-      ),
-      celery.length > 0 && deps.sightings
-        ? deps.sightings(celery).catch(() => undefined)
-        : Promise.resolve(undefined),
-    ]);
-    const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());
-    return {
-      at,
-      systems: systems.map((s) => (s.status ? { name: s.name, status: seen(s.name, s.status) } : s)),
-    };
-  }
+  return { observe: observeThroughput };
+}
 
-  function current(): Promise<Snapshot> {
-    if (snapshot && now() - snapshot.at < deps.cacheSeconds * 1000) return Promise.resolve(snapshot);
-    reading ??= read()
-      .then((fresh) => {
-        snapshot = fresh;
-        return fresh;
-      })
-      .finally(() => {
-        reading = undefined;
-      });
-    return reading;
-  }
-
-  const queueJobs = new Gauge({
+/** The gauges of queues and systems, from the shared snapshot. */
+function registerQueueGauges(registry: Registry, current: () => Promise<Snapshot>) {
+  new Gauge({
     name: 'queue_ops_queue_jobs',
     help: 'Jobs in a queue by state, from the same read as /queue status',
     labelNames: ['system', 'queue', 'state'] as const,
@@ -267,7 +218,10 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     '1 when the system’s Redis answered the last read, 0 when it did not',
     (s) => (s ? 1 : 0),
   );
+}
 
+/** The bot's own metrics: commands, actions, approvals, the audit, open alerts, the outbox. */
+function createBotMetrics(registry: Registry, deps: MetricsDeps) {
   const commandSeconds = new Histogram({
     name: 'queue_ops_command_duration_seconds',
     help: 'Time from a command arriving to its answer, by verb',
@@ -317,7 +271,101 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     },
   });
 
-  void queueJobs;
+  return { commandSeconds, actions, approvals, auditEntries };
+}
+
+/**
+ * Which systems answered the latest read; after `waitMs`, what the read before it found (see
+ * `Metrics.systemsUp`).
+ */
+async function systemsUpWithin(
+  current: () => Promise<Snapshot>,
+  last: () => Snapshot | undefined,
+  waitMs: number,
+): Promise<Record<string, boolean>> {
+  const upOf = ({ systems }: Snapshot) =>
+    Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
+  const fresh = current().then(upOf);
+  if (!Number.isFinite(waitMs)) return await fresh;
+  // A read held up by a Redis that hangs (up to its command timeout) answers with what the
+  // last read found; the read goes on and the next caller gets it.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), waitMs);
+  });
+  fresh.catch(() => undefined);
+  try {
+    return (await Promise.race([fresh, late])) ?? (last() ? upOf(last()!) : {});
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Queue gauges come from the same pipelined read as `status` (one round trip per system), cached
+ * for `cacheSeconds` and shared by concurrent scrapes, so queue-ops doubles as a BullMQ and
+ * Celery exporter without becoming one more load on the Redis it watches.
+ */
+export function createMetrics(deps: MetricsDeps): Metrics {
+  const now = deps.now ?? Date.now;
+  const registry = new Registry();
+  if (deps.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  let snapshot: Snapshot | undefined;
+  let reading: Promise<Snapshot> | undefined;
+
+  const throughput = createThroughputMetrics(registry, current);
+  let lastReadAt: number | undefined;
+
+  async function read(): Promise<Snapshot> {
+    const names = deps.backends.names();
+    const at = now();
+    // Exactly the span since the previous read, so no finished job is counted twice.
+    const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
+    lastReadAt = at;
+    const options = { throughput: { spanMs, sample: 50, raw: true } };
+    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
+    const [systems, sightings] = await Promise.all([
+      Promise.all(
+        names.map(async (name) => {
+          try {
+            const status = await deps.backends.get(name)!.status(undefined, options);
+            throughput.observe(name, status);
+            return { name, status };
+          } catch {
+            // A system that is down is exported as down, never as a failed scrape.
+            return { name };
+          }
+        }),
+      ),
+      celery.length > 0 && deps.sightings
+        ? deps.sightings(celery).catch(() => undefined)
+        : Promise.resolve(undefined),
+    ]);
+    const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());
+    return {
+      at,
+      systems: systems.map((s) => (s.status ? { name: s.name, status: seen(s.name, s.status) } : s)),
+    };
+  }
+
+  function current(): Promise<Snapshot> {
+    if (snapshot && now() - snapshot.at < deps.cacheSeconds * 1000) return Promise.resolve(snapshot);
+    reading ??= read()
+      .then((fresh) => {
+        snapshot = fresh;
+        return fresh;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  }
+
+  registerQueueGauges(registry, current);
+
+  const { commandSeconds, actions, approvals, auditEntries } = createBotMetrics(registry, deps);
+
   return {
     registry,
     contentType: registry.contentType,
@@ -334,23 +382,6 @@ export function createMetrics(deps: MetricsDeps): Metrics {
         approvals.inc({ action: requestAction, outcome: entry.outcome });
       }
     },
-    async systemsUp(waitMs = Number.POSITIVE_INFINITY) {
-      const upOf = ({ systems }: Snapshot) =>
-        Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
-      const fresh = current().then(upOf);
-      if (!Number.isFinite(waitMs)) return await fresh;
-      // A read held up by a Redis that hangs (up to its command timeout) answers with what the
-      // last read found; the read goes on and the next caller gets it.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), waitMs);
-      });
-      fresh.catch(() => undefined);
-      try {
-        return (await Promise.race([fresh, late])) ?? (snapshot ? upOf(snapshot) : {});
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    systemsUp: (waitMs = Number.POSITIVE_INFINITY) => systemsUpWithin(current, () => snapshot, waitMs),
   };
 }
