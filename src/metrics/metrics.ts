@@ -61,8 +61,93 @@ interface Snapshot {
 }
 
 /**
- * The counters and the histogram of finished jobs, fed by each read (`observe`): rendered before
- * the gauges, so the read that feeds them comes first.
+ * Queue gauges come from the same pipelined read as `status` (one round trip per system), cached
+ * for `cacheSeconds` and shared by concurrent scrapes, so queue-ops doubles as a BullMQ and
+ * Celery exporter without becoming one more load on the Redis it watches.
+ */
+export function createMetrics(deps: MetricsDeps): Metrics {
+  const now = deps.now ?? Date.now;
+  const registry = new Registry();
+  if (deps.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  let snapshot: Snapshot | undefined;
+  let reading: Promise<Snapshot> | undefined;
+
+  const observeThroughput = createThroughputMetrics(registry, current);
+  let lastReadAt: number | undefined;
+
+  async function read(): Promise<Snapshot> {
+    const names = deps.backends.names();
+    const at = now();
+    // Exactly the span since the previous read, so no finished job is counted twice.
+    const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
+    lastReadAt = at;
+    const options = { throughput: { spanMs, sample: 50, raw: true } };
+    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
+    const [systems, sightings] = await Promise.all([
+      Promise.all(
+        names.map(async (name) => {
+          try {
+            const status = await deps.backends.get(name)!.status(undefined, options);
+            observeThroughput(name, status);
+            return { name, status };
+          } catch {
+            // A system that is down is exported as down, never as a failed scrape.
+            return { name };
+          }
+        }),
+      ),
+      celery.length > 0 && deps.sightings
+        ? deps.sightings(celery).catch(() => undefined)
+        : Promise.resolve(undefined),
+    ]);
+    const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());
+    return {
+      at,
+      systems: systems.map((s) => (s.status ? { name: s.name, status: seen(s.name, s.status) } : s)),
+    };
+  }
+
+  function current(): Promise<Snapshot> {
+    if (snapshot && now() - snapshot.at < deps.cacheSeconds * 1000) return Promise.resolve(snapshot);
+    reading ??= read()
+      .then((fresh) => {
+        snapshot = fresh;
+        return fresh;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  }
+
+  registerQueueGauges(registry, current);
+
+  const { commandSeconds, actions, approvals, auditEntries } = createBotMetrics(registry, deps);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    observeCommand(verb, seconds) {
+      commandSeconds.observe({ verb }, seconds);
+    },
+    observeAudit(entry) {
+      auditEntries.inc();
+      const requestAction = typeof entry.params?.action === 'string' ? entry.params.action : undefined;
+      if (entry.action.startsWith('action.')) {
+        actions.inc({ action: entry.action.slice('action.'.length), outcome: entry.outcome });
+      } else if (entry.action.startsWith('request.') && requestAction) {
+        approvals.inc({ action: requestAction, outcome: entry.outcome });
+      }
+    },
+    systemsUp: (waitMs = Number.POSITIVE_INFINITY) => systemsUpWithin(current, () => snapshot, waitMs),
+  };
+}
+
+/**
+ * The counters and the histogram of finished jobs; the function returned feeds them from each
+ * read. Registered before the gauges, so the read that feeds them comes first.
  */
 function createThroughputMetrics(registry: Registry, current: () => Promise<Snapshot>) {
   const jobDuration = new Histogram({
@@ -126,7 +211,7 @@ function createThroughputMetrics(registry: Registry, current: () => Promise<Snap
     }
   }
 
-  return { observe: observeThroughput };
+  return observeThroughput;
 }
 
 /** The gauges of queues and systems, from the shared snapshot. */
@@ -299,89 +384,4 @@ async function systemsUpWithin(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Queue gauges come from the same pipelined read as `status` (one round trip per system), cached
- * for `cacheSeconds` and shared by concurrent scrapes, so queue-ops doubles as a BullMQ and
- * Celery exporter without becoming one more load on the Redis it watches.
- */
-export function createMetrics(deps: MetricsDeps): Metrics {
-  const now = deps.now ?? Date.now;
-  const registry = new Registry();
-  if (deps.processMetrics ?? true) collectDefaultMetrics({ register: registry });
-
-  let snapshot: Snapshot | undefined;
-  let reading: Promise<Snapshot> | undefined;
-
-  const throughput = createThroughputMetrics(registry, current);
-  let lastReadAt: number | undefined;
-
-  async function read(): Promise<Snapshot> {
-    const names = deps.backends.names();
-    const at = now();
-    // Exactly the span since the previous read, so no finished job is counted twice.
-    const spanMs = lastReadAt === undefined ? FIRST_SPAN_MS : Math.max(1, at - lastReadAt);
-    lastReadAt = at;
-    const options = { throughput: { spanMs, sample: 50, raw: true } };
-    const celery = names.filter((name) => deps.backends.get(name)?.type === 'celery');
-    const [systems, sightings] = await Promise.all([
-      Promise.all(
-        names.map(async (name) => {
-          try {
-            const status = await deps.backends.get(name)!.status(undefined, options);
-            throughput.observe(name, status);
-            return { name, status };
-          } catch {
-            // A system that is down is exported as down, never as a failed scrape.
-            return { name };
-          }
-        }),
-      ),
-      celery.length > 0 && deps.sightings
-        ? deps.sightings(celery).catch(() => undefined)
-        : Promise.resolve(undefined),
-    ]);
-    const seen = (name: string, status: SystemStatus) => withSightings(status, sightings?.get(name), now());
-    return {
-      at,
-      systems: systems.map((s) => (s.status ? { name: s.name, status: seen(s.name, s.status) } : s)),
-    };
-  }
-
-  function current(): Promise<Snapshot> {
-    if (snapshot && now() - snapshot.at < deps.cacheSeconds * 1000) return Promise.resolve(snapshot);
-    reading ??= read()
-      .then((fresh) => {
-        snapshot = fresh;
-        return fresh;
-      })
-      .finally(() => {
-        reading = undefined;
-      });
-    return reading;
-  }
-
-  registerQueueGauges(registry, current);
-
-  const { commandSeconds, actions, approvals, auditEntries } = createBotMetrics(registry, deps);
-
-  return {
-    registry,
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-    observeCommand(verb, seconds) {
-      commandSeconds.observe({ verb }, seconds);
-    },
-    observeAudit(entry) {
-      auditEntries.inc();
-      const requestAction = typeof entry.params?.action === 'string' ? entry.params.action : undefined;
-      if (entry.action.startsWith('action.')) {
-        actions.inc({ action: entry.action.slice('action.'.length), outcome: entry.outcome });
-      } else if (entry.action.startsWith('request.') && requestAction) {
-        approvals.inc({ action: requestAction, outcome: entry.outcome });
-      }
-    },
-    systemsUp: (waitMs = Number.POSITIVE_INFINITY) => systemsUpWithin(current, () => snapshot, waitMs),
-  };
 }
