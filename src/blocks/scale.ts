@@ -109,7 +109,7 @@ export function failOutcome(outcome: FailOutcome, locale: Locale): string {
   return messages(locale).scale.resultFail(outcome.id, outcome.state, outcome.lockWasHeld);
 }
 
-/** Each report's outcome line, when the stored result has the report's shape (an older row may not). */
+/** Each report's outcome line, when the stored result has the report's shape. */
 const REPORT_OUTCOMES: Record<
   ResultReport,
   (result: Record<string, unknown>, locale: Locale) => string | undefined
