@@ -1,15 +1,31 @@
 import type { ActionName, Role } from './config/schema.js';
 import { type Locale, messages } from './i18n/index.js';
+import { expireResultsOutcome, expireResultsTimeline } from './verbs/expire-results.js';
+import { pauseOutcome, pauseTimeline, resumeOutcome, resumeTimeline } from './verbs/pause.js';
+import { purgeOutcome, purgeTimeline, undoOutcome, undoTimeline } from './verbs/purge.js';
+import { retryOutcome, retryTimeline } from './verbs/retry.js';
+import type { OutcomeWording, TimelineWording } from './verbs/wording.js';
+import { failTimeline, restartTimeline, revokeTimeline, scaleTimeline } from './verbs/workers.js';
+
+export type { ActionResult, OutcomeRequest, OutcomeWording, TimelineWording } from './verbs/wording.js';
+
+/**
+ * The report an approved action's result is, for the verbs whose result the blocks word in full
+ * (`src/blocks/scale.ts`): a worker group's changes, a restart's come-back, a revoke's answers, a
+ * job failed by hand, a limit's before and after.
+ */
+export type ResultReport = 'scale' | 'restart' | 'revoke' | 'fail' | 'limit';
 
 /**
  * Every verb's descriptor: the one place a verb's facts are written. The registry (which verbs
  * exist, in help's order, which are the read path), the guards (policy or fixed requirement), help
  * (its line, which answers the channel sees), the timeline (which commands were looks) and the
- * approval messages (the confirm dialog, the progress word) read these and keep no list of
- * their own. A verb's module spreads its entry into its `CommandDefinition`, so the two cannot
- * disagree; the module itself (parsing, preview, reply, the approved action) is imported only
- * when the verb runs (`src/commands/registry.ts`). Data and help lines only: this file sits just
- * above the config, so every layer that needs a verb's facts reads them here.
+ * approval messages (the confirm dialog, the progress word, the outcome line) read these and
+ * keep no list of their own. A verb's module spreads its entry into its `CommandDefinition`, so
+ * the two cannot disagree; the module itself (parsing, preview, reply, the approved action) is
+ * imported only when the verb runs (`src/commands/registry.ts`). Data, help lines and result
+ * wording only (the wording in `src/verbs/`, from the stored result and the catalog): this file
+ * sits just above the config, so every layer that needs a verb's facts reads them here.
  */
 export interface VerbFacts {
   readonly verb: string;
@@ -46,6 +62,15 @@ export interface VerbFacts {
   readonly readPath?: true;
   /** One of the few mutating verbs the App Home tab (no channel) may send: its Approve and Deny. */
   readonly fromHome?: true;
+  /**
+   * The line its done request's message shows, from the stored result (`src/verbs/`);
+   * without one, or when it answers undefined, its `report`'s wording, or none.
+   */
+  readonly outcome?: OutcomeWording;
+  /** Its `action.done` in the incident timeline; without one, its `report`'s line, or the result field by field. */
+  readonly timelineOutcome?: TimelineWording;
+  /** Its result is a report the blocks word in full (the request message; the timeline's fallback). */
+  readonly report?: ResultReport;
 }
 
 export const VERBS = {
@@ -85,18 +110,24 @@ export const VERBS = {
     describe: (locale) => messages(locale).actions.pause,
     policy: 'pause',
     destructive: true,
+    outcome: pauseOutcome,
+    timelineOutcome: pauseTimeline,
   },
   resume: {
     verb: 'resume',
     mutating: true,
     describe: (locale) => messages(locale).actions.resume,
     policy: 'resume',
+    outcome: resumeOutcome,
+    timelineOutcome: resumeTimeline,
   },
   retry: {
     verb: 'retry',
     mutating: true,
     describe: (locale) => messages(locale).actions.retry,
     policy: 'retry',
+    outcome: retryOutcome,
+    timelineOutcome: retryTimeline,
   },
   purge: {
     verb: 'purge',
@@ -105,6 +136,8 @@ export const VERBS = {
     policy: 'purge',
     destructive: true,
     progress: (locale) => messages(locale).purge.purgingVerb,
+    outcome: purgeOutcome,
+    timelineOutcome: purgeTimeline,
   },
   undo: {
     verb: 'undo',
@@ -113,6 +146,8 @@ export const VERBS = {
     policy: 'undo',
     destructive: true,
     progress: (locale) => messages(locale).purge.restoringVerb,
+    outcome: undoOutcome,
+    timelineOutcome: undoTimeline,
   },
   pending: {
     verb: 'pending',
@@ -197,6 +232,8 @@ export const VERBS = {
       summary: messages(locale).scale.summary.scale,
     }),
     policy: 'scale',
+    timelineOutcome: scaleTimeline,
+    report: 'scale',
   },
   restart: {
     verb: 'restart',
@@ -207,6 +244,8 @@ export const VERBS = {
       summary: messages(locale).restart.summary,
     }),
     policy: 'restart',
+    timelineOutcome: restartTimeline,
+    report: 'restart',
   },
   stuck: {
     verb: 'stuck',
@@ -226,6 +265,8 @@ export const VERBS = {
       summary: messages(locale).scale.summary.revoke,
     }),
     policy: 'revoke',
+    timelineOutcome: revokeTimeline,
+    report: 'revoke',
   },
   fail: {
     verb: 'fail',
@@ -235,6 +276,8 @@ export const VERBS = {
       summary: messages(locale).scale.summary.fail,
     }),
     policy: 'fail',
+    timelineOutcome: failTimeline,
+    report: 'fail',
   },
   'expire-results': {
     verb: 'expire-results',
@@ -242,6 +285,8 @@ export const VERBS = {
     describe: (locale) => messages(locale).results.expire,
     policy: 'expire-results',
     progress: (locale) => messages(locale).purge.expiringVerb,
+    outcome: expireResultsOutcome,
+    timelineOutcome: expireResultsTimeline,
   },
   'rate-limit': {
     verb: 'rate-limit',
@@ -251,6 +296,7 @@ export const VERBS = {
       summary: messages(locale).limits.summary.rateLimit,
     }),
     policy: 'rate-limit',
+    report: 'limit',
   },
   concurrency: {
     verb: 'concurrency',
@@ -260,6 +306,7 @@ export const VERBS = {
       summary: messages(locale).limits.summary.concurrency,
     }),
     policy: 'concurrency',
+    report: 'limit',
   },
   timeline: {
     verb: 'timeline',

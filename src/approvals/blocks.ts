@@ -1,5 +1,5 @@
 import { ActionId } from '../blocks/action-ids.js';
-import { formatNumber, formatRelative, formatUtc, ttlText } from '../blocks/format.js';
+import { formatRelative, formatUtc } from '../blocks/format.js';
 import { fitEscaped } from '../blocks/kit.js';
 import type { KnownBlock, Message } from '../blocks/message.js';
 import { cutWithEllipsis, escapeMrkdwn } from '../blocks/mrkdwn.js';
@@ -65,54 +65,18 @@ export function progressLine(
   return t.progress(verb, progress.done, progress.total, left);
 }
 
-/** Outcome line of a finished request, from the stored result. */
+/**
+ * Outcome line of a finished request, from the stored result: a done request in its verb's own
+ * words (its descriptor's `outcome`), else its report's (`actionOutcome`).
+ */
 function outcomeLine(request: ActionRequest, locale: Locale): string | undefined {
   const t = messages(locale).approvals;
-  const result = request.result ?? {};
   if (request.status === 'done') {
-    const workers = Array.isArray(result.workersAnswered) ? (result.workersAnswered as string[]) : undefined;
-    // The outcome says what the queue is now; a Celery pause whose workers had not all stopped
-    // consuming when the settle wait ran out is sent, not done, and must not read as "paused".
-    const isPaused = typeof result.isPaused === 'boolean' ? result.isPaused : undefined;
-    const system = String(request.params.system ?? request.target.split('/')[0] ?? '');
-    if (request.action === 'pause')
-      return isPaused === false
-        ? t.resultPauseUnsettled(request.target, system, workers)
-        : t.resultPaused(request.target, workers);
-    if (request.action === 'resume')
-      return isPaused === true
-        ? t.resultResumeUnsettled(request.target, system, workers)
-        : t.resultResumed(request.target, workers);
-    if (request.action === 'retry') {
-      const ids = (result.ids ?? {}) as Record<string, string>;
-      const renamed = Object.entries(ids).some(([from, to]) => from !== to);
-      return t.resultRetried(
-        request.target,
-        Number(result.retried ?? 0),
-        Number(result.skipped ?? 0),
-        renamed,
-        Number(result.newSincePreview ?? 0),
-      );
-    }
-    const p = messages(locale).purge;
-    if (request.action === 'purge' && typeof result.purged === 'number')
-      return p.resultPurged(
-        result.purged,
-        Number(result.archived),
-        String(result.archivePath),
-        String(result.purgeId),
-        Number(result.newSincePreview ?? 0),
-      );
-    if (request.action === 'undo' && typeof result.restored === 'number')
-      return p.resultRestored(result.restored, String(result.purgeId), Number(result.alreadyThere ?? 0));
-    if (request.action === 'expire-results' && typeof result.expired === 'number')
-      return messages(locale).results.expired(
-        request.target,
-        formatNumber(result.expired, locale),
-        ttlText(Number(result.ttlSeconds)),
-        formatNumber(Number(result.results ?? 0), locale),
-      );
-    return actionOutcome(request.action, result, locale);
+    const result = request.result ?? {};
+    return (
+      factsOfAction(request.action)?.outcome?.(result, request, locale) ??
+      actionOutcome(request.action, result, locale)
+    );
   }
   if (request.status === 'failed' && request.error) {
     const failure = requestFailure(request);

@@ -3,81 +3,15 @@ import { formatDistanceStrict } from 'date-fns/formatDistanceStrict';
 import { formatDuration as formatDurationInWords } from 'date-fns/formatDuration';
 import { type Locale, messages } from '../i18n/index.js';
 import { type LocaleEntry, localeEntry } from '../i18n/locales.js';
+import { formatDecimal, formatIn, formatNumber } from '../i18n/numbers.js';
+
+export { formatDecimal, formatNumber };
 
 /** How numbers, dates and relative times are written in a locale (its line in src/i18n/locales.ts). */
 export type LocaleFormat = Pick<LocaleEntry, 'intl' | 'dates' | 'inWords'>;
 
 export function localeFormat(locale: Locale): LocaleFormat {
   return localeEntry(locale);
-}
-
-// Building an Intl.NumberFormat costs far more than formatting with one; a status table formats thousands.
-const numberFormats = new Map<string, Intl.NumberFormat>();
-function numberFormat(locale: Locale, maximumFractionDigits = 0): Intl.NumberFormat {
-  const key = `${locale}/${maximumFractionDigits}`;
-  let f = numberFormats.get(key);
-  if (!f) {
-    f = new Intl.NumberFormat(localeFormat(locale).intl, { maximumFractionDigits });
-    numberFormats.set(key, f);
-  }
-  return f;
-}
-
-/**
- * What `Intl.NumberFormat('en-US')` writes, without Intl: the first Intl object of a process loads
- * ICU's data (about 7 MB and a few milliseconds), which the command line's `status` would pay for
- * its number columns alone. Like ICU, it rounds the shortest decimal that reads back as the number
- * (`String(n)`: 0.15, not the binary 0.1499…), half away from zero. Anything else (exponents, no
- * finite value) is left to Intl.
- */
-function formatEnglish(n: number, minDigits: number, maxDigits: number): string | undefined {
-  const text = String(Math.abs(n));
-  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
-  const dot = text.indexOf('.');
-  let whole = dot === -1 ? text : text.slice(0, dot);
-  let fraction = dot === -1 ? '' : text.slice(dot + 1);
-  if (fraction.length > maxDigits) {
-    const up = fraction.charCodeAt(maxDigits) >= 53; // '5'
-    fraction = fraction.slice(0, maxDigits);
-    if (up) {
-      // Add one in the last kept place, carrying through the fraction into the whole part.
-      const digits = (whole + fraction).split('');
-      let i = digits.length - 1;
-      while (i >= 0 && digits[i] === '9') digits[i--] = '0';
-      if (i >= 0) digits[i] = String(Number(digits[i]) + 1);
-      else digits.unshift('1');
-      const joined = digits.join('');
-      whole = joined.slice(0, joined.length - fraction.length);
-      fraction = joined.slice(joined.length - fraction.length);
-    }
-  }
-  while (fraction.length > minDigits && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
-  fraction = fraction.padEnd(minDigits, '0');
-  const sign = n < 0 || Object.is(n, -0) ? '-' : '';
-  return `${sign}${whole.replace(/\B(?=(\d{3})+$)/g, ',')}${fraction ? `.${fraction}` : ''}`;
-}
-
-function formatIn(locale: Locale, n: number, minDigits: number, maxDigits: number): string {
-  if (locale === 'en') {
-    const text = formatEnglish(n, minDigits, maxDigits);
-    if (text !== undefined) return text;
-  }
-  return minDigits === 0
-    ? numberFormat(locale, maxDigits).format(n)
-    : n.toLocaleString(localeFormat(locale).intl, {
-        minimumFractionDigits: minDigits,
-        maximumFractionDigits: maxDigits,
-      });
-}
-
-/** `48211` → `48,211` in the locale's grouping. */
-export function formatNumber(n: number, locale: Locale): string {
-  return formatIn(locale, n, 0, 0);
-}
-
-/** `12.3` / `12,3`: a fixed number of decimals in the locale's way. */
-export function formatDecimal(n: number, digits: number, locale: Locale): string {
-  return formatIn(locale, n, digits, digits);
 }
 
 /**
@@ -171,15 +105,4 @@ export function formatUtc(at: Date | number, locale: Locale, withSeconds = true)
 /** "in 15 minutes", "15 dakika içinde", "5 dakika önce": date-fns' words in the locale. */
 export function formatRelative(at: Date | number, now: Date, locale: Locale): string {
   return formatDistanceStrict(new Date(at), now, { addSuffix: true, locale: localeFormat(locale).dates });
-}
-
-/** A TTL in the words it is typed in: the largest unit that divides it (`7d`, `36h`, `90m`). */
-export function ttlText(seconds: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400],
-    ['h', 3600],
-    ['m', 60],
-  ] as const)
-    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
-  return `${seconds}s`;
 }

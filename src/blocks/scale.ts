@@ -8,6 +8,7 @@ import type {
 } from '../backends/queue-backend.js';
 import { type Locale, messages } from '../i18n/index.js';
 import type { GroupState, GroupType, RestartReport, ScaleReport, TargetChange } from '../scalers/types.js';
+import { factsOfAction, type ResultReport } from '../verbs.js';
 import { formatDuration, formatUtc } from './format.js';
 import { context, header, inCode, inline, packSections, section, truncate } from './kit.js';
 import { SlackLimits } from './limits.js';
@@ -108,23 +109,36 @@ export function failOutcome(outcome: FailOutcome, locale: Locale): string {
   return messages(locale).scale.resultFail(outcome.id, outcome.state, outcome.lockWasHeld);
 }
 
-/** The outcome line of a finished worker-group action (scale, revoke, fail), or undefined for any other action. */
+/** Each report's outcome line, when the stored result has the report's shape. */
+const REPORT_OUTCOMES: Record<
+  ResultReport,
+  (result: Record<string, unknown>, locale: Locale) => string | undefined
+> = {
+  scale: (result, locale) =>
+    Array.isArray(result.targets) ? scaleOutcome(result as unknown as ScaleReport, locale) : undefined,
+  restart: (result, locale) =>
+    Array.isArray(result.targets) && result.comeBack
+      ? restartOutcome(result as unknown as RestartReport, locale)
+      : undefined,
+  revoke: (result, locale) =>
+    Array.isArray(result.answers) ? revokeOutcome(result as unknown as RevokeOutcome, locale) : undefined,
+  fail: (result, locale) =>
+    typeof result.state === 'string' ? failOutcome(result as unknown as FailOutcome, locale) : undefined,
+  limit: (result, locale) =>
+    typeof result.kind === 'string' ? limitOutcomeLine(result as unknown as LimitOutcome, locale) : undefined,
+};
+
+/**
+ * The outcome line of a finished action whose descriptor names its result's report (scale,
+ * restart, revoke, fail, rate-limit, concurrency), or undefined for any other action.
+ */
 export function actionOutcome(
   action: string,
   result: Record<string, unknown>,
   locale: Locale,
 ): string | undefined {
-  if (action === 'scale' && Array.isArray(result.targets))
-    return scaleOutcome(result as unknown as ScaleReport, locale);
-  if (action === 'restart' && Array.isArray(result.targets) && result.comeBack)
-    return restartOutcome(result as unknown as RestartReport, locale);
-  if (action === 'revoke' && Array.isArray(result.answers))
-    return revokeOutcome(result as unknown as RevokeOutcome, locale);
-  if (action === 'fail' && typeof result.state === 'string')
-    return failOutcome(result as unknown as FailOutcome, locale);
-  if ((action === 'rate-limit' || action === 'concurrency') && typeof result.kind === 'string')
-    return limitOutcomeLine(result as unknown as LimitOutcome, locale);
-  return undefined;
+  const report = factsOfAction(action)?.report;
+  return report === undefined ? undefined : REPORT_OUTCOMES[report](result, locale);
 }
 
 /** What `stuck` shows. */

@@ -1,7 +1,8 @@
 import { type Locale, messages } from '../i18n/index.js';
 import type { AuditVerifyResult } from '../store/audit-hash.js';
 import type { TimelineEvent } from '../timeline/events.js';
-import { formatDecimal, formatNumber, ttlText } from './format.js';
+import { factsOfAction } from '../verbs.js';
+import { formatDecimal, formatNumber } from './format.js';
 import { context, header, packSections } from './kit.js';
 import type { Message } from './message.js';
 import { escapeInline, escapeMrkdwn } from './mrkdwn.js';
@@ -123,100 +124,18 @@ function reasonText(reason: string, locale: Locale): string {
 }
 
 /**
- * What an action did, in the locale's words: pause, resume, scale, revoke, fail, retry, purge and
- * undo worded from their outcome's fields; anything else field by field. Ids and
- * names only, never job data.
+ * What an action did, in the locale's words: its descriptor's `timelineOutcome` (pause, resume,
+ * scale, revoke, restart, fail, retry, purge, undo, expire-results), else its report's line (a
+ * limit's before → after and until when, as the request message says it), else field by field.
+ * Ids and names only, never job data.
  */
 function actionResultText(action: string, result: Record<string, unknown>, locale: Locale): string {
-  const o = messages(locale).timeline.events.outcome;
-  const n = (value: unknown) => formatNumber(Number(value), locale);
-  const list = (values: unknown, max = 3) => {
-    const items = Array.isArray(values) ? values.map(String) : [];
-    return items.slice(0, max).join(', ') + (items.length > max ? ', …' : '');
-  };
-  switch (action) {
-    case 'pause':
-    case 'resume': {
-      const workers = Array.isArray(result.workersAnswered) ? n(result.workersAnswered.length) : undefined;
-      return action === 'pause' ? o.paused(workers) : o.resumed(workers);
-    }
-    case 'scale': {
-      const targets = Array.isArray(result.targets) ? (result.targets as Record<string, unknown>[]) : [];
-      const shown = (v: unknown) => (typeof v === 'number' ? n(v) : '?');
-      const changes = targets
-        .slice(0, 3)
-        .map((t) => o.change(clip(String(t.name), 60), shown(t.before), shown(t.after)));
-      if (targets.length > 3) changes.push('…');
-      const scaler = result.autoscaler as
-        | { kind: string; name: string; after: { min: number; max: number } }
-        | undefined;
-      if (scaler)
-        changes.push(
-          o.autoscaler(scaler.kind, clip(scaler.name, 60), n(scaler.after.min), n(scaler.after.max)),
-        );
-      return o.scaled(n(result.replicas), changes.join(', '));
-    }
-    case 'revoke': {
-      const ids = Array.isArray(result.ids) ? result.ids : [];
-      const parts = [
-        o.revoked(n(ids.length), result.terminate === true, String(result.signal ?? 'TERM')),
-        o.answered(n(Array.isArray(result.answers) ? result.answers.length : 0)),
-      ];
-      if (Array.isArray(result.stillRunning) && result.stillRunning.length > 0)
-        parts.push(o.stillRunning(list(result.stillRunning)));
-      return parts.join(' · ');
-    }
-    case 'restart': {
-      const back = result.comeBack as
-        | { checked?: boolean; before?: unknown[]; back?: unknown[]; fresh?: unknown[]; complete?: boolean }
-        | undefined;
-      if (!back?.checked) return o.restartedUnchecked;
-      const returned = (back.back?.length ?? 0) + (back.fresh?.length ?? 0);
-      return o.restarted(n(returned), n(back.before?.length ?? 0), back.complete === true);
-    }
-    case 'fail': {
-      const parts = [o.failedJob(clip(String(result.id), 80), String(result.before ?? '?'))];
-      if (result.lockWasHeld === true) parts.push(o.lockWasHeld);
-      return parts.join(' · ');
-    }
-    case 'retry': {
-      // The queue is the event's target already; the id map can hold a thousand ids.
-      const r = messages(locale).timeline.events.result;
-      const parts = [r.retried(n(result.retried))];
-      if (Number(result.skipped) > 0) parts.push(r.skipped(n(result.skipped)));
-      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
-      return parts.join(' · ');
-    }
-    case 'purge': {
-      const r = messages(locale).timeline.events.result;
-      const parts = [r.purged(n(result.purged)), r.archived(n(result.archived))];
-      if (typeof result.purgeId === 'string') parts.push(r.undoWith(clip(result.purgeId, 40)));
-      if (Number(result.newSincePreview) > 0) parts.push(r.newSincePreview(n(result.newSincePreview)));
-      return parts.join(' · ');
-    }
-    case 'undo':
-      return messages(locale).timeline.events.result.undone(
-        n(result.restored),
-        n(result.alreadyThere ?? 0),
-        clip(String(result.purgeId ?? '?'), 40),
-      );
-    case 'expire-results':
-      return messages(locale).timeline.events.result.expired(
-        n(result.expired),
-        ttlText(Number(result.ttlSeconds)),
-        n(result.results),
-      );
-    case 'rate-limit':
-    case 'concurrency':
-      // One line: the target, before → after, and until when (the request message's own words).
-      return actionOutcome(action, result, locale) ?? resultText(result, locale);
-    default:
-      return resultText(result, locale);
-  }
+  return (
+    factsOfAction(action)?.timelineOutcome?.(result, locale) ??
+    actionOutcome(action, result, locale) ??
+    resultText(result, locale)
+  );
 }
-
-/** A name or id cut to `max` characters: a timeline line stays one line. */
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
  * An action's result in the locale's words and numbers (`retried 12 · skipped 2 no longer

@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '../approvals/service.js';
 import { askSystem } from '../backends/timeout.js';
-import { formatNumber, ttlText } from '../blocks/format.js';
-import { parseDuration } from '../config/duration.js';
+import { formatNumber } from '../blocks/format.js';
+import { parseDuration, ttlText } from '../config/duration.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';

@@ -11,3 +11,14 @@ export function parseDuration(text: string): number | undefined {
   const value = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   return value > 0 ? value : undefined;
 }
+
+/** A TTL in the words it is typed in, parseDuration's units: the largest that divides it (`7d`, `36h`, `90m`). */
+export function ttlText(seconds: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const)
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
+}

@@ -13,7 +13,7 @@ import { type Catalog, isLocale, LOCALE_IDS, type Locale, messages } from '../i1
 import { createLogger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
 import { DEMO_GROUPS, DEMO_MONITOR_SECONDS, DEMO_PEOPLE, writeDemoConfig } from './config.js';
-import { writeStandInDocker } from './docker.js';
+import { type StandInDocker, writeStandInDocker } from './docker.js';
 import { backfillSamples, DEMO_HISTORY } from './history.js';
 import { type DemoRedis, resolveDemoRedis } from './redis.js';
 import { type DemoScale, type SeededDemo, seedDemo, willUseRealCelery } from './seed.js';
@@ -182,53 +182,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
     await escalation.monitor.tick();
     escalation.monitor.start();
 
-    say('');
-    say(t.bannerTitle);
-    say(
-      redis.kind === 'private'
-        ? t.bannerRedisPrivate(redis.displayUrl)
-        : t.bannerRedisShared(redis.displayUrl, redis.db),
-    );
-    say(t.bannerConfig(configPath));
-    say(t.bannerCli(configPath));
-    say(seeded.celeryMode === 'real' ? t.bannerCeleryReal : t.bannerCelerySimulated);
-    say(t.bannerPeople(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1], args.user));
-    say(t.bannerApprovals(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
-    say(t.bannerApprovalsThen(DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
-    say(
-      t.bannerScaleCompose(
-        `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
-        DEMO_GROUPS.compose.service,
-        docker.callsLog,
-      ),
-    );
-    say(
-      seeded.celeryMode === 'real'
-        ? t.bannerScalePool(
-            `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
-            seeded.plan.zeus.worker.name,
-          )
-        : t.bannerScalePoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
-    );
-    say(
-      t.bannerRestartCompose(
-        `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
-        DEMO_GROUPS.compose.service,
-      ),
-    );
-    say(
-      seeded.celeryMode === 'real'
-        ? t.bannerRestartPool(
-            `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
-            seeded.plan.zeus.worker.name,
-          )
-        : t.bannerRestartPoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
-    );
-    say(t.bannerMonitor(DEMO_MONITOR_SECONDS, DEMO_HISTORY.hours));
-    say(t.bannerTrend(join(chartsDir, 'trend-pushizo-dispatch-ios-1h.png')));
-    say(t.bannerFiles(workDir));
-    say(t.bannerHint);
-    say('');
+    printBanner(say, t, { redis, seeded, configPath, docker, chartsDir, workDir, user: args.user });
 
     const session = createConsoleSession({
       dispatcher: app.dispatcher,
@@ -258,6 +212,70 @@ export async function runDemo(io: DemoIo): Promise<number> {
     unregister?.();
     await cleanup();
   }
+}
+
+/** The banner before the console: where Redis and the files are, who is who, what to try. */
+function printBanner(
+  say: (line: string) => void,
+  t: Catalog['demo'],
+  where: {
+    redis: DemoRedis;
+    seeded: SeededDemo;
+    configPath: string;
+    docker: StandInDocker;
+    chartsDir: string;
+    workDir: string;
+    user: string;
+  },
+): void {
+  const { redis, seeded, configPath, docker, chartsDir, workDir } = where;
+  say('');
+  say(t.bannerTitle);
+  say(
+    redis.kind === 'private'
+      ? t.bannerRedisPrivate(redis.displayUrl)
+      : t.bannerRedisShared(redis.displayUrl, redis.db),
+  );
+  say(t.bannerConfig(configPath));
+  say(t.bannerCli(configPath));
+  say(seeded.celeryMode === 'real' ? t.bannerCeleryReal : t.bannerCelerySimulated);
+  say(t.bannerPeople(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1], where.user));
+  say(t.bannerApprovals(DEMO_PEOPLE.operator, DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
+  say(t.bannerApprovalsThen(DEMO_PEOPLE.admins[0], DEMO_PEOPLE.admins[1]));
+  say(
+    t.bannerScaleCompose(
+      `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
+      DEMO_GROUPS.compose.service,
+      docker.callsLog,
+    ),
+  );
+  say(
+    seeded.celeryMode === 'real'
+      ? t.bannerScalePool(
+          `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
+          seeded.plan.zeus.worker.name,
+        )
+      : t.bannerScalePoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
+  );
+  say(
+    t.bannerRestartCompose(
+      `${DEMO_GROUPS.compose.system}/${DEMO_GROUPS.compose.group}`,
+      DEMO_GROUPS.compose.service,
+    ),
+  );
+  say(
+    seeded.celeryMode === 'real'
+      ? t.bannerRestartPool(
+          `${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`,
+          seeded.plan.zeus.worker.name,
+        )
+      : t.bannerRestartPoolSimulated(`${DEMO_GROUPS.pool.system}/${DEMO_GROUPS.pool.group}`),
+  );
+  say(t.bannerMonitor(DEMO_MONITOR_SECONDS, DEMO_HISTORY.hours));
+  say(t.bannerTrend(join(chartsDir, 'trend-pushizo-dispatch-ios-1h.png')));
+  say(t.bannerFiles(workDir));
+  say(t.bannerHint);
+  say('');
 }
 
 /** The `--locale` a demo line asks for (`--locale tr`, `--locale=tr`), read without parsing it. */

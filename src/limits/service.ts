@@ -92,6 +92,62 @@ export interface Limits {
   liftExpired(): Promise<LimitRecord[]>;
 }
 
+/**
+ * Celery: the rate goes to every worker that has the task now, each reply collected; `null`
+ * puts each back as `previous` says (or none). Refused when no worker has the task.
+ */
+async function celery(
+  backend: QueueBackend,
+  params: LimitParams,
+  previous: LimitPrevious | undefined,
+): Promise<{ before: Record<string, string | null>; answers: RateLimitAnswer[] }> {
+  if (!backend.taskRateLimits || !backend.setTaskRateLimit)
+    throw new OpsError(ErrorCode.NotSupported, {
+      system: params.system,
+      type: backend.type,
+      what: 'rate-limit',
+    });
+  const { workers } = await backend.taskRateLimits(params.target);
+  const before = Object.fromEntries(workers.map((w) => [w.worker, w.rate]));
+  if (workers.length === 0) return { before, answers: [] };
+  const rates =
+    params.value === null
+      ? restoreRates(workers, previous)
+      : workers.map((w) => ({ worker: w.worker, rate: String(params.value) }));
+  const answers = await backend.setTaskRateLimit(params.target, rates);
+  return { before, answers };
+}
+
+/**
+ * BullMQ: the queue's limit set to the value, or with `null` back to `restore`; `onlyIf` writes
+ * only while the queue still holds that value.
+ */
+async function bullmq(
+  backend: QueueBackend,
+  params: LimitParams,
+  restore: LimitValue | null,
+  options: { onlyIf?: LimitValue | null } = {},
+): Promise<{ before: QueueLimits; after: QueueLimits; written?: boolean }> {
+  if (!backend.setQueueLimit)
+    throw new OpsError(ErrorCode.NotSupported, {
+      system: params.system,
+      type: backend.type,
+      what: params.kind,
+    });
+  const value = params.value ?? restore;
+  return params.kind === 'concurrency'
+    ? await backend.setQueueLimit(
+        params.target,
+        { kind: 'concurrency', value: value as number | null },
+        options as { onlyIf?: number | null },
+      )
+    : await backend.setQueueLimit(
+        params.target,
+        { kind: 'rate-limit', value: value as { max: number; durationMs: number } | null },
+        options as { onlyIf?: { max: number; durationMs: number } | null },
+      );
+}
+
 export function createLimits(deps: LimitsDeps): Limits {
   const { store, now } = deps;
 
@@ -103,58 +159,6 @@ export function createLimits(deps: LimitsDeps): Limits {
 
   async function activeOf(system: string, target: string, kind: LimitKind): Promise<LimitRecord | undefined> {
     return (await store.activeLimits(system)).find((l) => l.target === target && l.kind === kind);
-  }
-
-  /**
-   * Celery: the rate goes to every worker that has the task now, each reply collected; `null`
-   * puts each back as `previous` says (or none). Refused when no worker has the task.
-   */
-  async function celery(
-    backend: QueueBackend,
-    params: LimitParams,
-    previous: LimitPrevious | undefined,
-  ): Promise<{ before: Record<string, string | null>; answers: RateLimitAnswer[] }> {
-    if (!backend.taskRateLimits || !backend.setTaskRateLimit)
-      throw new OpsError(ErrorCode.NotSupported, {
-        system: params.system,
-        type: backend.type,
-        what: 'rate-limit',
-      });
-    const { workers } = await backend.taskRateLimits(params.target);
-    const before = Object.fromEntries(workers.map((w) => [w.worker, w.rate]));
-    if (workers.length === 0) return { before, answers: [] };
-    const rates =
-      params.value === null
-        ? restoreRates(workers, previous)
-        : workers.map((w) => ({ worker: w.worker, rate: String(params.value) }));
-    const answers = await backend.setTaskRateLimit(params.target, rates);
-    return { before, answers };
-  }
-
-  async function bullmq(
-    backend: QueueBackend,
-    params: LimitParams,
-    restore: LimitValue | null,
-    options: { onlyIf?: LimitValue | null } = {},
-  ): Promise<{ before: QueueLimits; after: QueueLimits; written?: boolean }> {
-    if (!backend.setQueueLimit)
-      throw new OpsError(ErrorCode.NotSupported, {
-        system: params.system,
-        type: backend.type,
-        what: params.kind,
-      });
-    const value = params.value ?? restore;
-    return params.kind === 'concurrency'
-      ? await backend.setQueueLimit(
-          params.target,
-          { kind: 'concurrency', value: value as number | null },
-          options as { onlyIf?: number | null },
-        )
-      : await backend.setQueueLimit(
-          params.target,
-          { kind: 'rate-limit', value: value as { max: number; durationMs: number } | null },
-          options as { onlyIf?: { max: number; durationMs: number } | null },
-        );
   }
 
   return {

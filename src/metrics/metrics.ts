@@ -73,67 +73,8 @@ export function createMetrics(deps: MetricsDeps): Metrics {
   let snapshot: Snapshot | undefined;
   let reading: Promise<Snapshot> | undefined;
 
-  const jobDuration = new Histogram({
-    name: 'queue_job_duration_seconds',
-    help: 'Wait (from when a job could run to when a worker took it) and run time of finished jobs, by phase; observed from the newest finished jobs of each read (at most 50 per queue and outcome), so _count counts the jobs timed, not every job',
-    labelNames: ['system', 'queue', 'phase'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-    // Rendered before the gauges: the read that feeds it must come first.
-    async collect() {
-      await current();
-    },
-  });
-  const jobsCompleted = new Counter({
-    name: 'queue_jobs_completed_total',
-    help: 'Jobs completed, counted by queue-ops from BullMQ’s metrics when the queue collects them, else from the finished jobs (and Celery results) seen since its previous read',
-    labelNames: ['system', 'queue'] as const,
-    registers: [registry],
-    // Rendered before the gauges: the read that feeds it must come first.
-    async collect() {
-      await current();
-    },
-  });
-  const jobsFailed = new Counter({
-    name: 'queue_jobs_failed_total',
-    help: 'Jobs failed, counted as queue_jobs_completed_total is',
-    labelNames: ['system', 'queue'] as const,
-    registers: [registry],
-    // Rendered before the gauges: the read that feeds it must come first.
-    async collect() {
-      await current();
-    },
-  });
-  /** BullMQ metrics' running totals as last read, per `system/queue`: the counters add what they grew by. */
-  const lastTotals = new Map<string, { completed: number; failed: number }>();
+  const observeThroughput = createThroughputMetrics(registry, current);
   let lastReadAt: number | undefined;
-
-  /** Adds what finished since the previous read to the counters and the histogram. */
-  function observeThroughput(system: string, status: SystemStatus) {
-    for (const queue of status.queues) {
-      const tp = queue.throughput;
-      if (!tp) continue;
-      const labels = { system, queue: queue.name };
-      const key = `${system}/${queue.name}`;
-      if (tp.totals) {
-        const before = lastTotals.get(key);
-        lastTotals.set(key, tp.totals);
-        // A total that went down was reset (the queue obliterated): count from 0 again.
-        const grew = (now: number, then: number | undefined) =>
-          then === undefined || now < then ? now : now - then;
-        jobsCompleted.inc(labels, grew(tp.totals.completed, before?.completed));
-        jobsFailed.inc(labels, grew(tp.totals.failed, before?.failed));
-      } else {
-        // An outcome the queue keeps nothing of is not counted: adding 0 would claim it was seen.
-        if (tp.completed !== null) jobsCompleted.inc(labels, tp.completed);
-        if (tp.failed !== null) jobsFailed.inc(labels, tp.failed);
-      }
-      for (const d of tp.durations ?? []) {
-        jobDuration.observe({ ...labels, phase: 'wait' }, d.waitMs / 1000);
-        jobDuration.observe({ ...labels, phase: 'run' }, d.runMs / 1000);
-      }
-    }
-  }
 
   async function read(): Promise<Snapshot> {
     const names = deps.backends.names();
@@ -180,7 +121,102 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     return reading;
   }
 
-  const queueJobs = new Gauge({
+  registerQueueGauges(registry, current);
+
+  const { commandSeconds, actions, approvals, auditEntries } = createBotMetrics(registry, deps);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    observeCommand(verb, seconds) {
+      commandSeconds.observe({ verb }, seconds);
+    },
+    observeAudit(entry) {
+      auditEntries.inc();
+      const requestAction = typeof entry.params?.action === 'string' ? entry.params.action : undefined;
+      if (entry.action.startsWith('action.')) {
+        actions.inc({ action: entry.action.slice('action.'.length), outcome: entry.outcome });
+      } else if (entry.action.startsWith('request.') && requestAction) {
+        approvals.inc({ action: requestAction, outcome: entry.outcome });
+      }
+    },
+    systemsUp: (waitMs = Number.POSITIVE_INFINITY) => systemsUpWithin(current, () => snapshot, waitMs),
+  };
+}
+
+/**
+ * The counters and the histogram of finished jobs; the function returned feeds them from each
+ * read. Registered before the gauges, so the read that feeds them comes first.
+ */
+function createThroughputMetrics(registry: Registry, current: () => Promise<Snapshot>) {
+  const jobDuration = new Histogram({
+    name: 'queue_job_duration_seconds',
+    help: 'Wait (from when a job could run to when a worker took it) and run time of finished jobs, by phase; observed from the newest finished jobs of each read (at most 50 per queue and outcome), so _count counts the jobs timed, not every job',
+    labelNames: ['system', 'queue', 'phase'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  const jobsCompleted = new Counter({
+    name: 'queue_jobs_completed_total',
+    help: 'Jobs completed, counted by queue-ops from BullMQ’s metrics when the queue collects them, else from the finished jobs (and Celery results) seen since its previous read',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  const jobsFailed = new Counter({
+    name: 'queue_jobs_failed_total',
+    help: 'Jobs failed, counted as queue_jobs_completed_total is',
+    labelNames: ['system', 'queue'] as const,
+    registers: [registry],
+    // Rendered before the gauges: the read that feeds it must come first.
+    async collect() {
+      await current();
+    },
+  });
+  /** BullMQ metrics' running totals as last read, per `system/queue`: the counters add what they grew by. */
+  const lastTotals = new Map<string, { completed: number; failed: number }>();
+
+  /** Adds what finished since the previous read to the counters and the histogram. */
+  function observeThroughput(system: string, status: SystemStatus) {
+    for (const queue of status.queues) {
+      const tp = queue.throughput;
+      if (!tp) continue;
+      const labels = { system, queue: queue.name };
+      const key = `${system}/${queue.name}`;
+      if (tp.totals) {
+        const before = lastTotals.get(key);
+        lastTotals.set(key, tp.totals);
+        // A total that went down was reset (the queue obliterated): count from 0 again.
+        const grew = (now: number, then: number | undefined) =>
+          then === undefined || now < then ? now : now - then;
+        jobsCompleted.inc(labels, grew(tp.totals.completed, before?.completed));
+        jobsFailed.inc(labels, grew(tp.totals.failed, before?.failed));
+      } else {
+        // An outcome the queue keeps nothing of is not counted: adding 0 would claim it was seen.
+        if (tp.completed !== null) jobsCompleted.inc(labels, tp.completed);
+        if (tp.failed !== null) jobsFailed.inc(labels, tp.failed);
+      }
+      for (const d of tp.durations ?? []) {
+        jobDuration.observe({ ...labels, phase: 'wait' }, d.waitMs / 1000);
+        jobDuration.observe({ ...labels, phase: 'run' }, d.runMs / 1000);
+      }
+    }
+  }
+
+  return observeThroughput;
+}
+
+/** The gauges of queues and systems, from the shared snapshot. */
+function registerQueueGauges(registry: Registry, current: () => Promise<Snapshot>) {
+  new Gauge({
     name: 'queue_ops_queue_jobs',
     help: 'Jobs in a queue by state, from the same read as /queue status',
     labelNames: ['system', 'queue', 'state'] as const,
@@ -267,7 +303,10 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     '1 when the system’s Redis answered the last read, 0 when it did not',
     (s) => (s ? 1 : 0),
   );
+}
 
+/** The bot's own metrics: commands, actions, approvals, the audit, open alerts, the outbox. */
+function createBotMetrics(registry: Registry, deps: MetricsDeps) {
   const commandSeconds = new Histogram({
     name: 'queue_ops_command_duration_seconds',
     help: 'Time from a command arriving to its answer, by verb',
@@ -317,40 +356,32 @@ export function createMetrics(deps: MetricsDeps): Metrics {
     },
   });
 
-  void queueJobs;
-  return {
-    registry,
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-    observeCommand(verb, seconds) {
-      commandSeconds.observe({ verb }, seconds);
-    },
-    observeAudit(entry) {
-      auditEntries.inc();
-      const requestAction = typeof entry.params?.action === 'string' ? entry.params.action : undefined;
-      if (entry.action.startsWith('action.')) {
-        actions.inc({ action: entry.action.slice('action.'.length), outcome: entry.outcome });
-      } else if (entry.action.startsWith('request.') && requestAction) {
-        approvals.inc({ action: requestAction, outcome: entry.outcome });
-      }
-    },
-    async systemsUp(waitMs = Number.POSITIVE_INFINITY) {
-      const upOf = ({ systems }: Snapshot) =>
-        Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
-      const fresh = current().then(upOf);
-      if (!Number.isFinite(waitMs)) return await fresh;
-      // A read held up by a Redis that hangs (up to its command timeout) answers with what the
-      // last read found; the read goes on and the next caller gets it.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), waitMs);
-      });
-      fresh.catch(() => undefined);
-      try {
-        return (await Promise.race([fresh, late])) ?? (snapshot ? upOf(snapshot) : {});
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
+  return { commandSeconds, actions, approvals, auditEntries };
+}
+
+/**
+ * Which systems answered the latest read; after `waitMs`, what the read before it found (see
+ * `Metrics.systemsUp`).
+ */
+async function systemsUpWithin(
+  current: () => Promise<Snapshot>,
+  last: () => Snapshot | undefined,
+  waitMs: number,
+): Promise<Record<string, boolean>> {
+  const upOf = ({ systems }: Snapshot) =>
+    Object.fromEntries(systems.map((s) => [s.name, s.status !== undefined]));
+  const fresh = current().then(upOf);
+  if (!Number.isFinite(waitMs)) return await fresh;
+  // A read held up by a Redis that hangs (up to its command timeout) answers with what the
+  // last read found; the read goes on and the next caller gets it.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), waitMs);
+  });
+  fresh.catch(() => undefined);
+  try {
+    return (await Promise.race([fresh, late])) ?? (last() ? upOf(last()!) : {});
+  } finally {
+    clearTimeout(timer);
+  }
 }

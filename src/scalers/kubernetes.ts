@@ -4,6 +4,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { loadKubernetesClient } from '../lib/lazy.js';
 import {
+  type AutoscalerChange,
   type AutoscalerState,
   autoscalerChange,
   type GroupState,
@@ -122,16 +123,10 @@ export function rolloutOf(deployment: DeploymentLike): RolloutState {
   };
 }
 
-/**
- * A deployment scaled through its `scale` subresource, or — when a HorizontalPodAutoscaler or a
- * KEDA ScaledObject targets it — through that autoscaler's minimum (a replica count would be
- * overwritten by the autoscaler at once). KEDA drives its own HPA (`keda-hpa-<name>`), so a
- * ScaledObject wins over the HPA it made.
- */
-export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
+/** The Kubernetes API calls of one group's deployment, their failures as coded answers. */
+function createKubeCalls(deps: KubernetesScalerDeps) {
   const { spec, system, group } = deps;
   const { namespace, deployment } = spec;
-  const target = `${namespace}/${deployment}`;
 
   async function apis(): Promise<KubeApis> {
     const built = await deps.apis();
@@ -193,57 +188,137 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     }
   }
 
-  async function findScaledObject(): Promise<AutoscalerState | undefined> {
-    let list: { items?: ScaledObjectLike[] };
-    try {
-      list = (await call('list', 'scaledobjects.keda.sh', 'ScaledObject list', namespace, (api) =>
-        api.custom.listNamespacedCustomObject({ ...KEDA, namespace }),
-      )) as { items?: ScaledObjectLike[] };
-    } catch (error) {
-      // No KEDA in this cluster: its API is simply not there.
-      if (error instanceof OpsError && error.code === ErrorCode.KubernetesNotFound) return undefined;
-      throw error;
-    }
-    const owner = (list.items ?? []).find(
-      (so) =>
-        so.spec?.scaleTargetRef?.name === deployment &&
-        (so.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment',
-    );
-    if (!owner?.metadata?.name) return undefined;
-    return {
-      kind: 'ScaledObject',
-      name: owner.metadata.name,
-      min: owner.spec?.minReplicaCount ?? KEDA_DEFAULT_MIN,
-      max: owner.spec?.maxReplicaCount ?? KEDA_DEFAULT_MAX,
-    };
-  }
+  const readDeployment = () =>
+    call('get', 'deployments', 'deployment', deployment, (api) =>
+      api.apps.readNamespacedDeployment({ name: deployment, namespace }),
+    ) as Promise<DeploymentLike>;
 
-  async function findHpa(): Promise<AutoscalerState | undefined> {
-    const list = await call(
-      'list',
+  return { apis, call, readScale, readReady, readDeployment };
+}
+
+type KubeCalls = ReturnType<typeof createKubeCalls>;
+
+/** The KEDA ScaledObject that scales the deployment, if any (none when KEDA is not installed). */
+async function findScaledObject(
+  { call }: KubeCalls,
+  namespace: string,
+  deployment: string,
+): Promise<AutoscalerState | undefined> {
+  let list: { items?: ScaledObjectLike[] };
+  try {
+    list = (await call('list', 'scaledobjects.keda.sh', 'ScaledObject list', namespace, (api) =>
+      api.custom.listNamespacedCustomObject({ ...KEDA, namespace }),
+    )) as { items?: ScaledObjectLike[] };
+  } catch (error) {
+    // No KEDA in this cluster: its API is simply not there.
+    if (error instanceof OpsError && error.code === ErrorCode.KubernetesNotFound) return undefined;
+    throw error;
+  }
+  const owner = (list.items ?? []).find(
+    (so) =>
+      so.spec?.scaleTargetRef?.name === deployment &&
+      (so.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment',
+  );
+  if (!owner?.metadata?.name) return undefined;
+  return {
+    kind: 'ScaledObject',
+    name: owner.metadata.name,
+    min: owner.spec?.minReplicaCount ?? KEDA_DEFAULT_MIN,
+    max: owner.spec?.maxReplicaCount ?? KEDA_DEFAULT_MAX,
+  };
+}
+
+/** The HorizontalPodAutoscaler that scales the deployment, if any. */
+async function findHpa(
+  { call }: KubeCalls,
+  namespace: string,
+  deployment: string,
+): Promise<AutoscalerState | undefined> {
+  const list = await call(
+    'list',
+    'horizontalpodautoscalers',
+    'HorizontalPodAutoscaler list',
+    namespace,
+    (api) => api.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace }),
+  );
+  const owner = (list.items as HpaLike[]).find(
+    (hpa) => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === deployment,
+  );
+  if (!owner?.metadata?.name) return undefined;
+  return {
+    kind: 'HorizontalPodAutoscaler',
+    name: owner.metadata.name,
+    min: owner.spec?.minReplicas ?? 1,
+    max: owner.spec?.maxReplicas ?? 1,
+  };
+}
+
+/** Sets the autoscaler's minimum (and maximum) as `change` says; `change.after` becomes what it answered. */
+async function patchAutoscaler(
+  { call }: KubeCalls,
+  namespace: string,
+  owner: AutoscalerState,
+  change: AutoscalerChange,
+): Promise<void> {
+  if (owner.kind === 'ScaledObject') {
+    const patched = (await call('patch', 'scaledobjects.keda.sh', 'ScaledObject', owner.name, (api) =>
+      api.custom.patchNamespacedCustomObject(
+        {
+          ...KEDA,
+          namespace,
+          name: owner.name,
+          body: { spec: { minReplicaCount: change.after.min, maxReplicaCount: change.after.max } },
+        },
+        mergePatch(api.lib),
+      ),
+    )) as ScaledObjectLike;
+    change.after = {
+      min: patched.spec?.minReplicaCount ?? change.after.min,
+      max: patched.spec?.maxReplicaCount ?? change.after.max,
+    };
+  } else {
+    const patched = await call(
+      'patch',
       'horizontalpodautoscalers',
-      'HorizontalPodAutoscaler list',
-      namespace,
-      (api) => api.autoscaling.listNamespacedHorizontalPodAutoscaler({ namespace }),
+      'HorizontalPodAutoscaler',
+      owner.name,
+      (api) =>
+        api.autoscaling.patchNamespacedHorizontalPodAutoscaler(
+          {
+            namespace,
+            name: owner.name,
+            body: { spec: { minReplicas: change.after.min, maxReplicas: change.after.max } },
+          },
+          mergePatch(api.lib),
+        ),
     );
-    const owner = (list.items as HpaLike[]).find(
-      (hpa) => hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === deployment,
-    );
-    if (!owner?.metadata?.name) return undefined;
-    return {
-      kind: 'HorizontalPodAutoscaler',
-      name: owner.metadata.name,
-      min: owner.spec?.minReplicas ?? 1,
-      max: owner.spec?.maxReplicas ?? 1,
+    change.after = {
+      min: patched.spec?.minReplicas ?? change.after.min,
+      max: patched.spec?.maxReplicas ?? change.after.max,
     };
   }
+}
+
+/**
+ * A deployment scaled through its `scale` subresource, or — when a HorizontalPodAutoscaler or a
+ * KEDA ScaledObject targets it — through that autoscaler's minimum (a replica count would be
+ * overwritten by the autoscaler at once). KEDA drives its own HPA (`keda-hpa-<name>`), so a
+ * ScaledObject wins over the HPA it made.
+ */
+export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
+  const { spec, system, group } = deps;
+  const { namespace, deployment } = spec;
+  const target = `${namespace}/${deployment}`;
+
+  const kube = createKubeCalls(deps);
+  const { call, readScale, readReady, readDeployment } = kube;
 
   async function state(): Promise<GroupState> {
     const [scale, ready, scaledObject, hpa] = await Promise.all([
       readScale(),
       readReady(),
-      findScaledObject(),
-      findHpa(),
+      findScaledObject(kube, namespace, deployment),
+      findHpa(kube, namespace, deployment),
     ]);
     const out: GroupState = {
       system,
@@ -264,43 +339,7 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
     const owner = before.autoscaler;
     if (owner) {
       const change = autoscalerChange(owner, replicas);
-      if (owner.kind === 'ScaledObject') {
-        const patched = (await call('patch', 'scaledobjects.keda.sh', 'ScaledObject', owner.name, (api) =>
-          api.custom.patchNamespacedCustomObject(
-            {
-              ...KEDA,
-              namespace,
-              name: owner.name,
-              body: { spec: { minReplicaCount: change.after.min, maxReplicaCount: change.after.max } },
-            },
-            mergePatch(api.lib),
-          ),
-        )) as ScaledObjectLike;
-        change.after = {
-          min: patched.spec?.minReplicaCount ?? change.after.min,
-          max: patched.spec?.maxReplicaCount ?? change.after.max,
-        };
-      } else {
-        const patched = await call(
-          'patch',
-          'horizontalpodautoscalers',
-          'HorizontalPodAutoscaler',
-          owner.name,
-          (api) =>
-            api.autoscaling.patchNamespacedHorizontalPodAutoscaler(
-              {
-                namespace,
-                name: owner.name,
-                body: { spec: { minReplicas: change.after.min, maxReplicas: change.after.max } },
-              },
-              mergePatch(api.lib),
-            ),
-        );
-        change.after = {
-          min: patched.spec?.minReplicas ?? change.after.min,
-          max: patched.spec?.maxReplicas ?? change.after.max,
-        };
-      }
+      await patchAutoscaler(kube, namespace, owner, change);
       report.autoscaler = change;
       // The autoscaler moves the replicas on its next sync; report the count as it is now.
       const now = await readScale();
@@ -333,11 +372,6 @@ export function createKubernetesScaler(deps: KubernetesScalerDeps): Scaler {
       timeoutSeconds: spec.restartTimeoutSeconds,
     };
   }
-
-  const readDeployment = () =>
-    call('get', 'deployments', 'deployment', deployment, (api) =>
-      api.apps.readNamespacedDeployment({ name: deployment, namespace }),
-    ) as Promise<DeploymentLike>;
 
   /**
    * `kubectl rollout restart`: the pod template gets a new `restartedAt` annotation, so the

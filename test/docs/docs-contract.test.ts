@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configSchema } from '../../src/config/schema.js';
-import { EVERY_VERB } from '../commands/fixture.js';
+import { VERB_LIST } from '../../src/verbs.js';
 import { schemaKeyPaths } from './schema-keys.js';
 
 const root = join(import.meta.dirname, '../..');
@@ -107,6 +107,8 @@ describe('what the documentation promises matches the code', () => {
     );
   });
 
+  // Every descriptor of src/verbs.ts, not a list written here: a new verb fails this until its
+  // README row and its usage hint are written.
   it("every verb is in README's command table and in manifest.yml's usage hint", () => {
     const readme = read('README.md');
     const table = tableKeys(readme, /^\| command +\| what it does/).join(' ');
@@ -115,7 +117,7 @@ describe('what the documentation promises matches the code', () => {
     };
     const hint = manifest.features.slash_commands[0]!.usage_hint;
     expect(hint.length, "Slack's limit for a usage hint").toBeLessThanOrEqual(1000);
-    for (const verb of EVERY_VERB) {
+    for (const { verb } of VERB_LIST) {
       expect(table, `README's command table names ${verb}`).toMatch(new RegExp(`(^|[\\s/|])${verb}\\b`));
       expect(hint, `the usage hint names ${verb}`).toMatch(new RegExp(`(^|[\\s|])${verb}\\b`));
     }

@@ -101,17 +101,8 @@ const MATCH_BATCH = 500;
 /** Failures a "nothing matches" answer groups, to name the groups that are there. */
 const GROUPS_OVER = 1000;
 
-/**
- * Retry for BullMQ: which failed jobs (ZREVRANGE of the failed set bounded by the limit, newest
- * first, or one id checked with ZSCORE), then one script call per batch of them (retry-script.ts)
- * that does what BullMQ's own `reprocessJob` of the queue's major does id by id, in that order:
- * `Job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })`. The job keeps
- * its id, data and options, leaves the failed set, and goes back to `wait` (or `prioritized` / the
- * 5.x `paused` list, as BullMQ decides) with `atm`/`ats` cleared, so it gets all its attempts
- * again. `Queue.retryJobs()` is not used: it takes the oldest first, keeps attempts, and ignores
- * priorities; its one-script-per-batch shape is what the batch script borrows.
- */
-export function createBullmqRetry(deps: BullmqRetryDeps) {
+/** The reads of a retry: which failed jobs, their failure reasons, what failed since a preview. */
+function createRetryReads(deps: BullmqRetryDeps) {
   const { client, prefix, exec } = deps;
   const keyOf = (queue: string, suffix: string) => `${prefix}:${queue}:${suffix}`;
 
@@ -255,6 +246,90 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
     });
   }
 
+  return { select, newSince, fieldOf };
+}
+
+/**
+ * Sends the ids to the batch script, RETRY_BATCHES_IN_FLIGHT batches on their way at a time,
+ * counting each answer in order, and reports progress as it goes: what is on its way is reported
+ * before it is on the wire.
+ */
+async function sendRetryBatches(
+  deps: BullmqRetryDeps,
+  queue: string,
+  ids: readonly string[],
+  major: string,
+  expired: AbortSignal,
+  progress: RetryProgress | undefined,
+): Promise<RetryOutcome> {
+  const { client, exec } = deps;
+  const keys = retryBatchKeys(deps.prefix, queue);
+  const base = `${deps.prefix}:${queue}:`;
+  const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
+  const onTheirWay: SentBatch[] = [];
+  const report = (sending: readonly string[][] = []) =>
+    progress?.(
+      outcome.retried + outcome.skipped,
+      ids.length,
+      outcomeSoFar(outcome, unconfirmedOf([...onTheirWay.map((sent) => sent.batch), ...sending])),
+    );
+  progress?.(0, ids.length, outcomeSoFar(outcome));
+  let next = 0;
+  const send = () => {
+    // The user was told the retry stopped here: nothing more may be retried behind that.
+    expired.throwIfAborted();
+    const batch = ids.slice(next, next + RETRY_BATCH);
+    next += batch.length;
+    // Told before it is on the wire: a Redis lost from now on may have run it.
+    report([batch]);
+    const reply = execWithScripts(
+      client,
+      [{ script: RETRY_FAILED_BATCH, keys, args: [base, major, ...batch] }],
+      exec,
+    );
+    // Awaited in order below; one failing meanwhile must not count as unhandled.
+    reply.catch(() => undefined);
+    onTheirWay.push({ batch, reply });
+  };
+  /** The oldest batch's answer counted, or the error it got instead. */
+  const settleOldest = async () => {
+    const [[error, reply]] = (await onTheirWay[0]!.reply) as [[Error | null, unknown]];
+    if (error) throw error;
+    tally(outcome, onTheirWay.shift()!.batch, reply as number[]);
+  };
+  try {
+    while (next < ids.length && onTheirWay.length < RETRY_BATCHES_IN_FLIGHT) send();
+    while (onTheirWay.length > 0) {
+      await settleOldest();
+      report();
+      if (next < ids.length) send();
+    }
+  } catch (error) {
+    // A batch sent behind the one that failed may have run all the same: what answers is
+    // counted, what does not stays on its way, and the last report says so.
+    const unanswered = await tallyAnswered(onTheirWay, outcome);
+    onTheirWay.splice(0, onTheirWay.length, ...unanswered);
+    report();
+    throw error;
+  }
+  return outcome;
+}
+
+/**
+ * Retry for BullMQ: which failed jobs (ZREVRANGE of the failed set bounded by the limit, newest
+ * first, or one id checked with ZSCORE), then one script call per batch of them (retry-script.ts)
+ * that does what BullMQ's own `reprocessJob` of the queue's major does id by id, in that order:
+ * `Job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true })`. The job keeps
+ * its id, data and options, leaves the failed set, and goes back to `wait` (or `prioritized` / the
+ * 5.x `paused` list, as BullMQ decides) with `atm`/`ats` cleared, so it gets all its attempts
+ * again. `Queue.retryJobs()` is not used: it takes the oldest first, keeps attempts, and ignores
+ * priorities; its one-script-per-batch shape is what the batch script borrows.
+ */
+export function createBullmqRetry(deps: BullmqRetryDeps) {
+  const { client, exec } = deps;
+  const keyOf = (queue: string, suffix: string) => `${deps.prefix}:${queue}:${suffix}`;
+  const { select, newSince, fieldOf } = createRetryReads(deps);
+
   return {
     async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
       checkSelection(selection);
@@ -288,55 +363,7 @@ export function createBullmqRetry(deps: BullmqRetryDeps) {
         )) as [[Error | null, unknown]];
         if (versionError) throw versionError;
         const major = String(majorOfVersion(version as string | null));
-        const keys = retryBatchKeys(deps.prefix, queue);
-        const base = keyOf(queue, '');
-        const outcome: RetryOutcome = { queue, retried: 0, ids: {}, skipped: 0 };
-        const onTheirWay: SentBatch[] = [];
-        const report = (sending: readonly string[][] = []) =>
-          progress?.(
-            outcome.retried + outcome.skipped,
-            ids.length,
-            outcomeSoFar(outcome, unconfirmedOf([...onTheirWay.map((sent) => sent.batch), ...sending])),
-          );
-        progress?.(0, ids.length, outcomeSoFar(outcome));
-        let next = 0;
-        const send = () => {
-          // The user was told the retry stopped here: nothing more may be retried behind that.
-          expired.throwIfAborted();
-          const batch = ids.slice(next, next + RETRY_BATCH);
-          next += batch.length;
-          // Told before it is on the wire: a Redis lost from now on may have run it.
-          report([batch]);
-          const reply = execWithScripts(
-            client,
-            [{ script: RETRY_FAILED_BATCH, keys, args: [base, major, ...batch] }],
-            exec,
-          );
-          // Awaited in order below; one failing meanwhile must not count as unhandled.
-          reply.catch(() => undefined);
-          onTheirWay.push({ batch, reply });
-        };
-        /** The oldest batch's answer counted, or the error it got instead. */
-        const settleOldest = async () => {
-          const [[error, reply]] = (await onTheirWay[0]!.reply) as [[Error | null, unknown]];
-          if (error) throw error;
-          tally(outcome, onTheirWay.shift()!.batch, reply as number[]);
-        };
-        try {
-          while (next < ids.length && onTheirWay.length < RETRY_BATCHES_IN_FLIGHT) send();
-          while (onTheirWay.length > 0) {
-            await settleOldest();
-            report();
-            if (next < ids.length) send();
-          }
-        } catch (error) {
-          // A batch sent behind the one that failed may have run all the same: what answers is
-          // counted, what does not stays on its way, and the last report says so.
-          const unanswered = await tallyAnswered(onTheirWay, outcome);
-          onTheirWay.splice(0, onTheirWay.length, ...unanswered);
-          report();
-          throw error;
-        }
+        const outcome = await sendRetryBatches(deps, queue, ids, major, expired, progress);
         if (pinned && 'all' in selection) {
           const filter = hasFilter(selection.filter) ? selection.filter : undefined;
           outcome.newSincePreview = await newSince(queue, pinned.since, new Set(pinned.ids), filter);

@@ -119,29 +119,52 @@ export function rateLimitsOfRegistered(
   return { workers, tasks: [...tasks].sort() };
 }
 
-export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
-  const { pidbox, timeoutMs } = deps;
-  const settleMs = deps.settleMs ?? 5000;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-
-  async function broadcast(
+/** One system's pidbox, as each role of its control uses it: its errors are the system's own. */
+interface Broadcasts {
+  broadcast(
     method: string,
     args: Record<string, unknown>,
     destination?: readonly string[],
-  ): Promise<BroadcastResult> {
-    try {
-      return await pidbox.broadcast(method, args, { timeoutMs, destination });
-    } catch (error) {
-      throw deps.unavailable(error);
-    }
-  }
+  ): Promise<BroadcastResult>;
+  /** A broadcast nobody answers (`shutdown`: the worker exits inside the handler); its receivers. */
+  cast(method: string, args: Record<string, unknown>, destination: readonly string[]): Promise<number>;
+  listQueues: () => Promise<string[]>;
+  settleMs: number;
+  sleep: (ms: number) => Promise<void>;
+}
 
+export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
+  const { pidbox, timeoutMs } = deps;
+  const b: Broadcasts = {
+    async broadcast(method, args, destination) {
+      try {
+        return await pidbox.broadcast(method, args, { timeoutMs, destination });
+      } catch (error) {
+        throw deps.unavailable(error);
+      }
+    },
+    async cast(method, args, destination) {
+      try {
+        return (await pidbox.broadcast(method, args, { timeoutMs, destination, reply: false })).receivers;
+      } catch (error) {
+        throw deps.unavailable(error);
+      }
+    },
+    listQueues: () => deps.listQueues(),
+    settleMs: deps.settleMs ?? 5000,
+    sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+  };
+  return { ...poolControl(b), ...taskControl(b), ...restartControl(b), ...rateLimitControl(b) };
+}
+
+/** The worker pools: who consumes the system's queues, and their resizing. */
+function poolControl(b: Broadcasts): Pick<CeleryControl, 'pool' | 'resizePool'> {
   /** Workers consuming any of the system's queues, with their pools. */
   async function pool(): Promise<WorkerPool[]> {
     const [queues, consuming, stats] = await Promise.all([
-      deps.listQueues(),
-      broadcast('active_queues', {}),
-      broadcast('stats', {}),
+      b.listQueues(),
+      b.broadcast('active_queues', {}),
+      b.broadcast('stats', {}),
     ]);
     const wanted = new Set(queues);
     const members = new Set<string>();
@@ -175,7 +198,7 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     } else {
       return { ...base, answer: 'unchanged', ok: true };
     }
-    const result = await broadcast(method, args, [current.worker]);
+    const result = await b.broadcast(method, args, [current.worker]);
     const reply = result.replies.find((r) => r.worker === current.worker);
     if (!reply) return { ...base, answer: 'no answer', ok: false };
     const { ok, text } = replyText(reply.reply);
@@ -190,10 +213,10 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     const names = before.map((p) => p.worker);
     const want = (p: WorkerPool | undefined, prior: WorkerPool) =>
       p !== undefined && (prior.autoscale ? p.autoscale?.min === processes : p.processes === processes);
-    const deadline = Date.now() + settleMs;
+    const deadline = Date.now() + b.settleMs;
     let after = new Map<string, WorkerPool>();
     for (;;) {
-      const stats = names.length > 0 ? await broadcast('stats', {}, names) : { replies: [], receivers: 0 };
+      const stats = names.length > 0 ? await b.broadcast('stats', {}, names) : { replies: [], receivers: 0 };
       after = new Map(
         stats.replies
           .map(({ worker, reply }) => poolOfStats(worker, reply))
@@ -202,7 +225,7 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
       );
       const settled = before.every((prior, i) => !answers[i]!.ok || want(after.get(prior.worker), prior));
       if (settled || Date.now() >= deadline) break;
-      await sleep(200);
+      await b.sleep(200);
     }
     return before.map((prior, i) => {
       const now = after.get(prior.worker);
@@ -212,8 +235,13 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     });
   }
 
+  return { pool, resizePool };
+}
+
+/** The tasks running now, and their revoking. */
+function taskControl(b: Broadcasts): Pick<CeleryControl, 'running' | 'revoke'> {
   async function running(): Promise<RunningWork[]> {
-    return runningOfActive(await broadcast('active', {}));
+    return runningOfActive(await b.broadcast('active', {}));
   }
 
   async function revoke(
@@ -222,19 +250,19 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
   ): Promise<RevokeOutcome> {
     const args: Record<string, unknown> = { task_id: [...ids], terminate: options.terminate };
     if (options.terminate) args.signal = `SIG${options.signal ?? 'TERM'}`;
-    const result = await broadcast('revoke', args);
+    const result = await b.broadcast('revoke', args);
     const answers = result.replies
       .map(({ worker, reply }) => ({ worker, answer: replyText(reply).text }))
       .sort((a, b) => a.worker.localeCompare(b.worker));
     let stillRunning: string[] = [];
     if (options.terminate) {
       // The pool kills the process asynchronously; wait until `active` no longer lists the ids.
-      const deadline = Date.now() + settleMs;
+      const deadline = Date.now() + b.settleMs;
       for (;;) {
         const active = new Set((await running()).map((w) => w.id));
         stillRunning = ids.filter((id) => active.has(id));
         if (stillRunning.length === 0 || Date.now() >= deadline) break;
-        await sleep(200);
+        await b.sleep(200);
       }
     }
     return {
@@ -246,9 +274,16 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     };
   }
 
+  return { running, revoke };
+}
+
+/** The workers alive, whether their pools may restart, and their restarting. */
+function restartControl(
+  b: Broadcasts,
+): Pick<CeleryControl, 'liveWorkers' | 'poolRestartsEnabled' | 'restartWorkers'> {
   /** Who answers `ping`, with what `stats` says of them: how long they have run, their pool's pids. */
   async function liveWorkers(): Promise<LiveWorker[]> {
-    const [pinged, stats] = await Promise.all([broadcast('ping', {}), broadcast('stats', {})]);
+    const [pinged, stats] = await Promise.all([b.broadcast('ping', {}), b.broadcast('stats', {})]);
     const statsOf = new Map(stats.replies.map(({ worker, reply }) => [worker, reply]));
     return pinged.replies
       .map(({ worker }) => liveWorkerOf(worker, statsOf.get(worker)))
@@ -258,7 +293,7 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
   async function poolRestartsEnabled(workers: readonly string[]): Promise<Map<string, boolean>> {
     if (workers.length === 0) return new Map();
     // Only the changed settings (the default is off): the one key is read, nothing else is kept.
-    const result = await broadcast('conf', { with_defaults: false }, workers);
+    const result = await b.broadcast('conf', { with_defaults: false }, workers);
     return new Map(
       result.replies
         .filter(({ reply }) => isObject(reply))
@@ -273,9 +308,9 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     const stopping = targets.filter((t) => t.method === 'shutdown').map((t) => t.worker);
     const [restarted] = await Promise.all([
       restarting.length > 0
-        ? broadcast('pool_restart', { modules: null, reload: false, reloader: null }, restarting)
+        ? b.broadcast('pool_restart', { modules: null, reload: false, reloader: null }, restarting)
         : Promise.resolve({ replies: [], receivers: 0 }),
-      stopping.length > 0 ? cast('shutdown', { msg: 'Got shutdown from queue-ops restart' }, stopping) : 0,
+      stopping.length > 0 ? b.cast('shutdown', { msg: 'Got shutdown from queue-ops restart' }, stopping) : 0,
     ]);
     return targets.map((t): WorkerRestart => {
       if (t.method === 'shutdown')
@@ -293,18 +328,14 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     });
   }
 
-  /** A broadcast nobody answers (`shutdown`: the worker exits inside the handler). */
-  async function cast(method: string, args: Record<string, unknown>, destination: readonly string[]) {
-    try {
-      return (await pidbox.broadcast(method, args, { timeoutMs, destination, reply: false })).receivers;
-    } catch (error) {
-      throw deps.unavailable(error);
-    }
-  }
+  return { liveWorkers, poolRestartsEnabled, restartWorkers };
+}
 
+/** A task's rate limit on each worker, read and set. */
+function rateLimitControl(b: Broadcasts): Pick<CeleryControl, 'taskRateLimits' | 'setTaskRateLimit'> {
   async function taskRateLimits(task: string, destination?: readonly string[]) {
     return rateLimitsOfRegistered(
-      await broadcast('registered', { taskinfoitems: ['rate_limit'] }, destination),
+      await b.broadcast('registered', { taskinfoitems: ['rate_limit'] }, destination),
       task,
     );
   }
@@ -333,7 +364,7 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
     }
     await Promise.all(
       [...byRate].map(async ([rate, workers]) => {
-        const result = await broadcast('rate_limit', { task_name: task, rate_limit: rate }, workers);
+        const result = await b.broadcast('rate_limit', { task_name: task, rate_limit: rate }, workers);
         for (const worker of workers) {
           const reply = result.replies.find((r) => r.worker === worker);
           if (!reply) answers.set(worker, { answer: 'no answer', ok: false });
@@ -358,17 +389,7 @@ export function createCeleryControl(deps: CeleryControlDeps): CeleryControl {
       .sort((a, b) => a.worker.localeCompare(b.worker));
   }
 
-  return {
-    pool,
-    resizePool,
-    running,
-    revoke,
-    liveWorkers,
-    poolRestartsEnabled,
-    restartWorkers,
-    taskRateLimits: (task: string) => taskRateLimits(task),
-    setTaskRateLimit,
-  };
+  return { taskRateLimits: (task: string) => taskRateLimits(task), setTaskRateLimit };
 }
 
 /** `worker_pool_restarts` (or its old name) from an `inspect conf` reply. */

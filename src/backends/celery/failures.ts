@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { execWithScripts, luaScript, type PipelineStep } from '../lua.js';
 import { ensureConnected } from '../redis-client.js';
 import { RESULT_KEY_PREFIX, RETRIED_AS_FIELD } from './keys.js';
+import { addSuccess, createSuccessTally, type SuccessCounts } from './success-tally.js';
 
 /** One FAILURE stored by Celery's Redis result backend, reduced to what may be shown. */
 export interface FailureRecord {
@@ -124,136 +125,298 @@ export function naiveIso(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 23)}000`;
 }
 
-/** Per queue, per second: SUCCESS results counted. */
-type SuccessCounts = Map<string | null, Map<number, number>>;
-
-function addSuccess(counts: SuccessCounts, queue: string | null, second: number, n = 1) {
-  let seconds = counts.get(queue);
-  if (!seconds) {
-    seconds = new Map();
-    counts.set(queue, seconds);
-  }
-  seconds.set(second, (seconds.get(second) ?? 0) + n);
-}
-
 const SUCCESS_STATUS = /"status"\s*:\s*"SUCCESS"/;
 const DATE_DONE = /"date_done"\s*:\s*"([^"]*)"/;
 const QUEUE_FIELD = /"queue"\s*:\s*"([^"]*)"/;
 
 const GET_BATCH = 250;
 
-export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
-  const { client, subscriber } = deps;
-  const now = deps.now ?? Date.now;
-  const rescanIntervalMs = deps.rescanIntervalMs ?? 5 * 60_000;
-  const maxRecords = deps.maxRecords ?? 100_000;
-  const scanCount = deps.scanCount ?? 1000;
-  const connectTimeoutMs = deps.connectTimeoutMs ?? 2000;
-  const pattern = `${RESULT_KEY_PREFIX}*`;
+/** What one read of result keys found (`readResults`). */
+interface ResultsRead {
+  failures: { key: string; record: FailureRecord }[];
+  successes: { queue: string | null; at: number }[];
+  seen: number;
+}
 
+/**
+ * Of the given result keys: each that holds a FAILURE, as a record; with a `recent` window, the
+ * successes done in it (queue and epoch ms); and how many were results at all. Read on the
+ * server so that successes (the vast majority, and often large) never cross the network.
+ */
+async function readResults(
+  client: Redis,
+  now: () => number,
+  keys: string[],
+  recent?: { from: number; to: number },
+): Promise<ResultsRead> {
+  const window = recent ? [naiveIso(recent.from), naiveIso(recent.to)] : ['', ''];
+  const steps: PipelineStep[] = [];
+  for (let i = 0; i < keys.length; i += GET_BATCH)
+    steps.push({ script: FILTER_RESULTS, keys: keys.slice(i, i + GET_BATCH), args: window });
+  const results = await execWithScripts(client, steps);
+  const at = now();
+  const failures: { key: string; record: FailureRecord }[] = [];
+  const successes: { queue: string | null; at: number }[] = [];
+  let seen = 0;
+  for (const [error, value] of results) {
+    if (error) throw error;
+    const [flat, done, count] = value as [(string | number)[], string[], number];
+    seen += Number(count);
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      const key = String(flat[i]);
+      const pttl = Number(flat[i + 2]);
+      const record = parseFailure(
+        key.slice(RESULT_KEY_PREFIX.length),
+        String(flat[i + 1]),
+        pttl > 0 ? at + pttl : null,
+      );
+      if (record) failures.push({ key, record });
+    }
+    for (let i = 0; i + 1 < done.length; i += 2) {
+      const doneAt = parseDateDone(done[i + 1]);
+      if (doneAt !== null) successes.push({ queue: done[i] || null, at: doneAt });
+    }
+  }
+  return { failures, successes, seen };
+}
+
+/** Keeps `map` to `maxRecords` failures, the oldest dropped and counted per queue in `overflow`. */
+function trim(map: Map<string, FailureRecord>, overflow: Map<string | null, number>, maxRecords: number) {
+  // Amortised: sort only when well past the bound.
+  if (map.size <= maxRecords * 1.1) return;
+  const sorted = [...map.values()].sort((a, b) => (a.failedAt ?? 0) - (b.failedAt ?? 0));
+  for (const record of sorted.slice(0, map.size - maxRecords)) {
+    map.delete(record.id);
+    overflow.set(record.queue, (overflow.get(record.queue) ?? 0) + 1);
+  }
+}
+
+/** How a full scan reads the keyspace. */
+interface ScanOptions {
+  client: Redis;
+  now: () => number;
+  pattern: string;
+  scanCount: number;
+  maxRecords: number;
+  connectTimeoutMs: number;
+  isClosed: () => boolean;
+}
+
+/** One SCAN of every result key: the failures, the successes before `cut`, the results seen. */
+async function scanAll(
+  o: ScanOptions,
+  cut: number,
+): Promise<{
+  fresh: Map<string, FailureRecord>;
+  overflow: Map<string | null, number>;
+  recent: SuccessCounts;
+  seen: number;
+}> {
+  await ensureConnected(o.client, o.connectTimeoutMs);
+  const fresh = new Map<string, FailureRecord>();
+  const overflow = new Map<string | null, number>();
+  const recent: SuccessCounts = new Map();
+  let seen = 0;
+  const window = { from: cut - RECENT_SUCCESSES_MS, to: cut };
+  let cursor = '0';
+  do {
+    const [next, keys] = await o.client.scan(cursor, 'MATCH', o.pattern, 'COUNT', o.scanCount);
+    cursor = next;
+    if (keys.length === 0) continue;
+    const read = await readResults(o.client, o.now, keys, window);
+    for (const { record } of read.failures) fresh.set(record.id, record);
+    for (const success of read.successes) addSuccess(recent, success.queue, Math.floor(success.at / 1000));
+    seen += read.seen;
+    trim(fresh, overflow, o.maxRecords);
+  } while (cursor !== '0' && !o.isClosed());
+  return { fresh, overflow, recent, seen };
+}
+
+/** 1 or 0 per result key of these ids: whether it is in our DB. */
+async function existing(client: Redis, ids: string[]): Promise<number[]> {
+  const [reply] = await execWithScripts(client, [
+    { script: EXIST_EACH, keys: ids.map((id) => RESULT_KEY_PREFIX + id), args: [] },
+  ]);
+  if (reply![0]) throw reply![0];
+  return reply![1] as number[];
+}
+
+/**
+ * Takes `pending` in batches of GET_BATCH through `read` until none is left or the index closed,
+ * one run at a time; a failed read forgets the rest (the result backend is unreachable; the
+ * rescan after it comes back catches up).
+ */
+function batchReader<T>(
+  pending: Map<string, T>,
+  read: (batch: [string, T][]) => Promise<void>,
+  isClosed: () => boolean,
+) {
+  let running = false;
+  return async () => {
+    if (running) return;
+    running = true;
+    try {
+      while (pending.size > 0 && !isClosed()) {
+        const batch = [...pending].slice(0, GET_BATCH);
+        for (const [id] of batch) pending.delete(id);
+        await read(batch);
+      }
+    } catch {
+      pending.clear();
+    } finally {
+      running = false;
+    }
+  };
+}
+
+/**
+ * Subscribes to every result's channel; after a reconnect `onReconnect` resubscribes (and
+ * rescans). Resubscribed by us, not by ioredis: its own resubscribe leaves the command's promise
+ * unhandled, so a connection that drops again at that moment (this client has no offline queue)
+ * rejects it with nobody listening, and an unhandled rejection ends the process.
+ */
+async function subscribeResults(
+  subscriber: Redis,
+  pattern: string,
+  connectTimeoutMs: number,
+  onMessage: (pattern: string, channel: string, message: string) => void,
+  onReconnect: () => void,
+): Promise<void> {
+  subscriber.options.autoResubscribe = false;
+  await ensureConnected(subscriber, connectTimeoutMs);
+  await subscriber.psubscribe(pattern);
+  subscriber.on('pmessage', onMessage);
+  subscriber.on('ready', onReconnect);
+}
+
+/** Per queue: how many of `records` pass `test`, on top of `start`. */
+function countPerQueue(
+  records: Iterable<FailureRecord>,
+  test: (record: FailureRecord) => boolean,
+  start: Iterable<[string | null, number]> = [],
+): Map<string | null, number> {
+  const counts = new Map<string | null, number>(start);
+  for (const record of records)
+    if (test(record)) counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * The failures the index holds, by id: set and cleared by the subscription, replaced whole by a
+ * rescan (with what the subscription said while it ran on top), at most `maxRecords` of them
+ * (the rest counted per queue).
+ */
+function createFailureRecords(maxRecords: number) {
   let records = new Map<string, FailureRecord>();
-  /**
-   * Successes of the last RECENT_SUCCESSES_MS. A scan counts those done before the moment it
-   * started (`lastCut`, epoch ms); the subscription those at or after it, so none is counted
-   * twice. Counts are per second: while a scan runs, the subscription's successes of the second
-   * it started in but after it (`atCut`) are also kept apart, to be added to the scan's count of
-   * that second.
-   */
-  let successes: SuccessCounts = new Map();
-  let lastCut: number | undefined;
-  let scanCut: number | undefined;
-  let atCut: SuccessCounts = new Map();
-  /** From when the success counts are whole: the first scan's start, less RECENT_SUCCESSES_MS. */
-  let coveredFrom: number | undefined;
-  /** Result keys the last scan found, and published results found in our DB since. */
-  let resultsSeen = 0;
   /** Failures dropped from memory by `maxRecords`, still counted. */
   let evicted = new Map<string | null, number>();
   /** While a rescan runs, what the subscription said, applied on top of the scan's result. */
   let duringScan: Map<string, FailureRecord | null> | undefined;
-  let readyPromise: Promise<void> | undefined;
-  let scanning: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let subscribed = false;
-  let closed = false;
+  return {
+    /** Sets (or, with null, forgets) one failure, in the index and in a rescan that is under way. */
+    apply(id: string, record: FailureRecord | null) {
+      if (record) records.set(id, record);
+      else records.delete(id);
+      duringScan?.set(id, record);
+    },
+    trim: () => trim(records, evicted, maxRecords),
+    scanStarted() {
+      duringScan = new Map();
+    },
+    /** A rescan's failures replace ours. */
+    scanFinished(fresh: Map<string, FailureRecord>, overflow: Map<string | null, number>) {
+      for (const [id, record] of duringScan ?? []) {
+        if (record) fresh.set(id, record);
+        else fresh.delete(id);
+      }
+      records = fresh;
+      evicted = overflow;
+      trim(records, evicted, maxRecords);
+    },
+    scanEnded() {
+      duringScan = undefined;
+    },
+    dropExpired(at: number) {
+      for (const [id, record] of records)
+        if (record.expiresAt !== null && record.expiresAt <= at) records.delete(id);
+    },
+    counts: () => countPerQueue(records.values(), () => true, evicted),
+    /** Per queue, the failures stored after `sinceMs` (their `date_done`). */
+    countSince: (sinceMs: number) =>
+      countPerQueue(records.values(), (r) => r.failedAt !== null && r.failedAt > sinceMs),
+    newest(queue: string | null, limit: number) {
+      const matching: FailureRecord[] = [];
+      for (const record of records.values()) if (record.queue === queue) matching.push(record);
+      matching.sort((a, b) => (b.failedAt ?? 0) - (a.failedAt ?? 0) || (a.id < b.id ? -1 : 1));
+      return matching.slice(0, Math.max(0, limit));
+    },
+    get size() {
+      return records.size;
+    },
+    clear() {
+      records.clear();
+    },
+  };
+}
 
-  /** Sets (or, with null, forgets) one failure, in the index and in a rescan that is under way. */
-  function apply(id: string, record: FailureRecord | null) {
-    if (record) records.set(id, record);
-    else records.delete(id);
-    duringScan?.set(id, record);
-  }
-
-  /** Published failures whose stored value is still to be read, and whether a read is under way. */
-  const toConfirm = new Set<string>();
-  let confirming = false;
+/**
+ * What Celery publishes on every stored result, read into the index: a success counted, a failure
+ * recorded, anything else a failure cleared (a retry that later succeeded). Each is first found in
+ * our DB (see `toConfirm`), in batches.
+ */
+function readPublished(
+  client: Redis,
+  now: () => number,
+  records: ReturnType<typeof createFailureRecords>,
+  tally: ReturnType<typeof createSuccessTally>,
+  isClosed: () => boolean,
+) {
+  /**
+   * Published failures whose stored value is still to be read. Pub/sub channels are global to a
+   * Redis server while keys live in one DB: another Celery app on another DB of the same server
+   * publishes on the very same channel names. So a published FAILURE only counts once the key is
+   * found in our DB, read back in batches (a burst of failures is a few script calls, not one GET
+   * each), which also gives it the key's expiry.
+   */
+  const toConfirm = new Map<string, true>();
+  const confirm = batchReader(
+    toConfirm,
+    async (batch) => {
+      const ids = batch.map(([id]) => id);
+      const found = new Map(
+        (
+          await readResults(
+            client,
+            now,
+            ids.map((id) => RESULT_KEY_PREFIX + id),
+          )
+        ).failures.map((r) => [r.key, r]),
+      );
+      for (const id of ids) records.apply(id, found.get(RESULT_KEY_PREFIX + id)?.record ?? null);
+      records.trim();
+    },
+    isClosed,
+  );
 
   /**
-   * Pub/sub channels are global to a Redis server while keys live in one DB: another Celery app on
-   * another DB of the same server publishes on the very same channel names. So a published FAILURE
-   * only counts once the key is found in our DB, read back in batches (a burst of failures is a
-   * few script calls, not one GET each), which also gives it the key's expiry.
+   * Published successes whose key is still to be found in our DB (queue and time done): as
+   * `confirm`, one EXISTS each, in batches. Cheap, and proportional to the tasks run, never to
+   * the queues or the keyspace.
    */
-  async function confirm() {
-    if (confirming) return;
-    confirming = true;
-    try {
-      while (toConfirm.size > 0 && !closed) {
-        const ids = [...toConfirm].slice(0, GET_BATCH);
-        for (const id of ids) toConfirm.delete(id);
-        const found = new Map(
-          (await readResults(ids.map((id) => RESULT_KEY_PREFIX + id))).failures.map((r) => [r.key, r]),
-        );
-        for (const id of ids) apply(id, found.get(RESULT_KEY_PREFIX + id)?.record ?? null);
-        trim(records, evicted);
-      }
-    } catch {
-      // The result backend is unreachable; the rescan after it comes back catches up.
-      toConfirm.clear();
-    } finally {
-      confirming = false;
-    }
-  }
-
-  /** Published successes whose key is still to be found in our DB: queue and second done. */
   const successesToConfirm = new Map<string, { queue: string | null; at: number }>();
-  let confirmingSuccesses = false;
-
-  /**
-   * As `confirm`, for successes: one EXISTS each, in batches, since another app's on another DB
-   * of the same server publishes on the same channels. Cheap, and proportional to the tasks run,
-   * never to the queues or the keyspace.
-   */
-  async function confirmSuccesses() {
-    if (confirmingSuccesses) return;
-    confirmingSuccesses = true;
-    try {
-      while (successesToConfirm.size > 0 && !closed) {
-        const batch = [...successesToConfirm].slice(0, GET_BATCH);
-        for (const [id] of batch) successesToConfirm.delete(id);
-        const [reply] = await execWithScripts(client, [
-          { script: EXIST_EACH, keys: batch.map(([id]) => RESULT_KEY_PREFIX + id), args: [] },
-        ]);
-        if (reply![0]) throw reply![0];
-        const exists = reply![1] as number[];
-        batch.forEach(([, { queue, at }], i) => {
-          if (exists[i] !== 1) return;
-          resultsSeen++;
-          // Done before the last scan's start: that scan counted it already.
-          if (lastCut !== undefined && at < lastCut) return;
-          const second = Math.floor(at / 1000);
-          addSuccess(successes, queue, second);
-          if (scanCut !== undefined && at >= scanCut && second === Math.floor(scanCut / 1000))
-            addSuccess(atCut, queue, second);
-        });
-      }
-    } catch {
-      // The result backend is unreachable; the rescan after it comes back counts them.
-      successesToConfirm.clear();
-    } finally {
-      confirmingSuccesses = false;
-    }
-  }
+  const confirmSuccesses = batchReader(
+    successesToConfirm,
+    async (batch) => {
+      const exists = await existing(
+        client,
+        batch.map(([id]) => id),
+      );
+      batch.forEach(([, { queue, at }], i) => {
+        if (exists[i] === 1) tally.published(queue, at);
+      });
+    },
+    isClosed,
+  );
 
   const onMessage = (_pattern: string, channel: string, message: string) => {
     if (!channel.startsWith(RESULT_KEY_PREFIX)) return;
@@ -269,143 +432,76 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     // clears it. Ids are uuids, so clearing one another app published is harmless.
     if (!message.includes('FAILURE')) {
       toConfirm.delete(id);
-      apply(id, null);
+      records.apply(id, null);
       return;
     }
-    toConfirm.add(id);
+    toConfirm.set(id, true);
     void confirm();
   };
 
-  function trim(map: Map<string, FailureRecord>, overflow: Map<string | null, number>) {
-    // Amortised: sort only when well past the bound.
-    if (map.size <= maxRecords * 1.1) return;
-    const sorted = [...map.values()].sort((a, b) => (a.failedAt ?? 0) - (b.failedAt ?? 0));
-    for (const record of sorted.slice(0, map.size - maxRecords)) {
-      map.delete(record.id);
-      overflow.set(record.queue, (overflow.get(record.queue) ?? 0) + 1);
-    }
-  }
+  return {
+    onMessage,
+    /** Forgets a failure published and not yet read. */
+    forget: (id: string) => toConfirm.delete(id),
+    clear: () => toConfirm.clear(),
+  };
+}
+
+export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
+  const { client, subscriber } = deps;
+  const now = deps.now ?? Date.now;
+  const rescanIntervalMs = deps.rescanIntervalMs ?? 5 * 60_000;
+  const maxRecords = deps.maxRecords ?? 100_000;
+  const connectTimeoutMs = deps.connectTimeoutMs ?? 2000;
+  const pattern = `${RESULT_KEY_PREFIX}*`;
+  const scan: ScanOptions = {
+    client,
+    now,
+    pattern,
+    scanCount: deps.scanCount ?? 1000,
+    maxRecords,
+    connectTimeoutMs,
+    isClosed: () => closed,
+  };
+
+  const records = createFailureRecords(maxRecords);
+  const tally = createSuccessTally(RECENT_SUCCESSES_MS);
+  let readyPromise: Promise<void> | undefined;
+  let scanning: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let subscribed = false;
+  let closed = false;
+
+  const published = readPublished(client, now, records, tally, () => closed);
+  const onMessage = published.onMessage;
 
   async function subscribe() {
     if (subscribed) return;
-    // Resubscribed here after a reconnect, not by ioredis: its own resubscribe leaves the command's
-    // promise unhandled, so a connection that drops again at that moment (this client has no
-    // offline queue) rejects it with nobody listening, and an unhandled rejection ends the process.
-    subscriber.options.autoResubscribe = false;
-    await ensureConnected(subscriber, connectTimeoutMs);
-    await subscriber.psubscribe(pattern);
-    subscribed = true;
-    subscriber.on('pmessage', onMessage);
-    // What was published while the connection was down is lost, and a restarted Redis may have
-    // lost what we still hold: rescan. A resubscribe that fails is tried at the next reconnect.
-    subscriber.on('ready', () => {
+    await subscribeResults(subscriber, pattern, connectTimeoutMs, onMessage, () => {
+      // What was published while the connection was down is lost, and a restarted Redis may have
+      // lost what we still hold: rescan. A resubscribe that fails is tried at the next reconnect.
       if (closed) return;
       subscriber.psubscribe(pattern).catch(() => undefined);
       void rescan().catch(() => undefined);
     });
-  }
-
-  /**
-   * Of the given result keys: each that holds a FAILURE, as a record; with a `recent` window, the
-   * successes done in it (queue and epoch ms); and how many were results at all. Read on the
-   * server so that successes (the vast majority, and often large) never cross the network.
-   */
-  async function readResults(
-    keys: string[],
-    recent?: { from: number; to: number },
-  ): Promise<{
-    failures: { key: string; record: FailureRecord }[];
-    successes: { queue: string | null; at: number }[];
-    seen: number;
-  }> {
-    const window = recent ? [naiveIso(recent.from), naiveIso(recent.to)] : ['', ''];
-    const steps: PipelineStep[] = [];
-    for (let i = 0; i < keys.length; i += GET_BATCH)
-      steps.push({ script: FILTER_RESULTS, keys: keys.slice(i, i + GET_BATCH), args: window });
-    const results = await execWithScripts(client, steps);
-    const at = now();
-    const failures: { key: string; record: FailureRecord }[] = [];
-    const successes: { queue: string | null; at: number }[] = [];
-    let seen = 0;
-    for (const [error, value] of results) {
-      if (error) throw error;
-      const [flat, done, count] = value as [(string | number)[], string[], number];
-      seen += Number(count);
-      for (let i = 0; i + 2 < flat.length; i += 3) {
-        const key = String(flat[i]);
-        const pttl = Number(flat[i + 2]);
-        const record = parseFailure(
-          key.slice(RESULT_KEY_PREFIX.length),
-          String(flat[i + 1]),
-          pttl > 0 ? at + pttl : null,
-        );
-        if (record) failures.push({ key, record });
-      }
-      for (let i = 0; i + 1 < done.length; i += 2) {
-        const doneAt = parseDateDone(done[i + 1]);
-        if (doneAt !== null) successes.push({ queue: done[i] || null, at: doneAt });
-      }
-    }
-    return { failures, successes, seen };
-  }
-
-  async function scanAll(cut: number): Promise<{
-    fresh: Map<string, FailureRecord>;
-    overflow: Map<string | null, number>;
-    recent: SuccessCounts;
-    seen: number;
-  }> {
-    await ensureConnected(client, connectTimeoutMs);
-    const fresh = new Map<string, FailureRecord>();
-    const overflow = new Map<string | null, number>();
-    const recent: SuccessCounts = new Map();
-    let seen = 0;
-    const window = { from: cut - RECENT_SUCCESSES_MS, to: cut };
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', scanCount);
-      cursor = next;
-      if (keys.length === 0) continue;
-      const read = await readResults(keys, window);
-      for (const { record } of read.failures) fresh.set(record.id, record);
-      for (const success of read.successes) addSuccess(recent, success.queue, Math.floor(success.at / 1000));
-      seen += read.seen;
-      trim(fresh, overflow);
-    } while (cursor !== '0' && !closed);
-    return { fresh, overflow, recent, seen };
+    subscribed = true;
   }
 
   function rescan(): Promise<void> {
     if (scanning) return scanning;
-    duringScan = new Map();
+    records.scanStarted();
     scanning = (async () => {
       try {
         // The scan counts the successes done before it starts, the subscription the rest.
         const cut = now();
-        scanCut = cut;
-        atCut = new Map();
-        const { fresh, overflow, recent, seen } = await scanAll(cut);
-        for (const [id, record] of duringScan ?? []) {
-          if (record) fresh.set(id, record);
-          else fresh.delete(id);
-        }
-        records = fresh;
-        evicted = overflow;
-        trim(records, evicted);
-        const cutSecond = Math.floor(cut / 1000);
-        for (const [queue, seconds] of successes)
-          for (const [second, n] of seconds) if (second > cutSecond) addSuccess(recent, queue, second, n);
-        for (const [queue, seconds] of atCut)
-          for (const [second, n] of seconds) addSuccess(recent, queue, second, n);
-        successes = recent;
-        lastCut = cut;
-        coveredFrom ??= cut - RECENT_SUCCESSES_MS;
-        resultsSeen = seen;
+        tally.scanStarted(cut);
+        const { fresh, overflow, recent, seen } = await scanAll(scan, cut);
+        records.scanFinished(fresh, overflow);
+        tally.scanFinished(cut, recent, seen);
       } finally {
-        duringScan = undefined;
+        records.scanEnded();
         scanning = undefined;
-        scanCut = undefined;
-        atCut = new Map();
+        tally.scanEnded();
       }
     })();
     return scanning;
@@ -413,13 +509,8 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
 
   function dropExpired() {
     const at = now();
-    for (const [id, record] of records)
-      if (record.expiresAt !== null && record.expiresAt <= at) records.delete(id);
-    const oldest = Math.floor((at - RECENT_SUCCESSES_MS) / 1000);
-    for (const [queue, seconds] of successes) {
-      for (const second of seconds.keys()) if (second < oldest) seconds.delete(second);
-      if (seconds.size === 0) successes.delete(queue);
-    }
+    records.dropExpired(at);
+    tally.dropBefore(Math.floor((at - RECENT_SUCCESSES_MS) / 1000));
   }
 
   function ready(): Promise<void> {
@@ -446,22 +537,14 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
     rescan,
     counts() {
       dropExpired();
-      const counts = new Map<string | null, number>(evicted);
-      for (const record of records.values()) counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
-      return counts;
+      return records.counts();
     },
     countSince(sinceMs) {
       dropExpired();
-      const counts = new Map<string | null, number>();
-      for (const record of records.values()) {
-        if (record.failedAt !== null && record.failedAt > sinceMs)
-          counts.set(record.queue, (counts.get(record.queue) ?? 0) + 1);
-      }
-      return counts;
+      return records.countSince(sinceMs);
     },
     finishedSince(sinceMs) {
-      if (coveredFrom === undefined || sinceMs < coveredFrom || sinceMs < now() - RECENT_SUCCESSES_MS)
-        return undefined;
+      if (!tally.covers(sinceMs, now)) return undefined;
       dropExpired();
       const byQueue = new Map<string | null, { completed: number; failed: number }>();
       const entry = (queue: string | null) => {
@@ -472,25 +555,20 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
         }
         return e;
       };
-      // Whole seconds after `sinceMs`: the part of its own second is left out (at most a second
-      // of a 5-minute span), rather than counting what finished before it.
-      for (const [queue, seconds] of successes)
-        for (const [second, n] of seconds) if (second * 1000 >= sinceMs) entry(queue).completed += n;
-      for (const record of records.values())
-        if (record.failedAt !== null && record.failedAt > sinceMs) entry(record.queue).failed++;
-      return { byQueue, anyResults: resultsSeen > 0 || records.size > 0 };
+      tally.completedSince(sinceMs, (queue, n) => {
+        entry(queue).completed += n;
+      });
+      for (const [queue, n] of records.countSince(sinceMs)) entry(queue).failed += n;
+      return { byQueue, anyResults: tally.anySeen() || records.size > 0 };
     },
     newest(queue, limit) {
       dropExpired();
-      const matching: FailureRecord[] = [];
-      for (const record of records.values()) if (record.queue === queue) matching.push(record);
-      matching.sort((a, b) => (b.failedAt ?? 0) - (a.failedAt ?? 0) || (a.id < b.id ? -1 : 1));
-      return matching.slice(0, Math.max(0, limit));
+      return records.newest(queue, limit);
     },
     forget(ids) {
       for (const id of ids) {
-        toConfirm.delete(id);
-        apply(id, null);
+        published.forget(id);
+        records.apply(id, null);
       }
     },
     async close() {
@@ -498,7 +576,7 @@ export function createFailureIndex(deps: FailureIndexDeps): FailureIndex {
       if (timer) clearInterval(timer);
       subscriber.off('pmessage', onMessage);
       records.clear();
-      toConfirm.clear();
+      published.clear();
     },
   };
 }

@@ -64,6 +64,47 @@ const MAX_IDLE_BLOCKING = 4;
 /** One BRPOP waits at most this long, so a closed client is noticed quickly. */
 const MAX_BRPOP_MS = 1000;
 
+/**
+ * A control request as kombu's Redis transport publishes it to the pidbox exchange; with
+ * `replyTo`, the workers answer to that exchange and routing key with our ticket.
+ */
+function requestEnvelope(
+  method: string,
+  args: Record<string, unknown>,
+  destination: readonly string[] | undefined,
+  to: {
+    requestExchange: string;
+    replyTo: { exchange: string; routing_key: string; ticket: string } | undefined;
+    deadline: number;
+  },
+) {
+  const body: Record<string, unknown> = {
+    method,
+    arguments: args,
+    destination: destination?.length ? [...destination] : null,
+    pattern: null,
+    matcher: null,
+  };
+  if (to.replyTo) {
+    body.ticket = to.replyTo.ticket;
+    body.reply_to = { exchange: to.replyTo.exchange, routing_key: to.replyTo.routing_key };
+  }
+  return {
+    body: Buffer.from(JSON.stringify(body), 'utf8').toString('base64'),
+    'content-encoding': 'utf-8',
+    'content-type': 'application/json',
+    // Workers drop a request whose `expires` passed, so a slow worker does not act on it late.
+    headers: { clock: 1, expires: to.deadline / 1000 },
+    properties: {
+      delivery_mode: 2,
+      delivery_info: { exchange: to.requestExchange, routing_key: '' },
+      priority: 0,
+      body_encoding: 'base64',
+      delivery_tag: randomUUID(),
+    },
+  };
+}
+
 export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
   const { client, layout } = deps;
   const now = deps.now ?? Date.now;
@@ -128,31 +169,11 @@ export function createPidboxClient(deps: PidboxClientDeps): PidboxClient {
     // kombu's binding member: routing_key sep pattern sep queue
     const member = `${oid}${layout.separator}${layout.separator}${replyQueue}`;
     const replyKeys = priorityKeys(layout, replyQueue);
-    const body: Record<string, unknown> = {
-      method,
-      arguments: args,
-      destination: options.destination?.length ? [...options.destination] : null,
-      pattern: null,
-      matcher: null,
-    };
-    if (wantReply) {
-      body.ticket = ticket;
-      body.reply_to = { exchange: replyExchange, routing_key: oid };
-    }
-    const envelope = {
-      body: Buffer.from(JSON.stringify(body), 'utf8').toString('base64'),
-      'content-encoding': 'utf-8',
-      'content-type': 'application/json',
-      // Workers drop a request whose `expires` passed, so a slow worker does not act on it late.
-      headers: { clock: 1, expires: deadline / 1000 },
-      properties: {
-        delivery_mode: 2,
-        delivery_info: { exchange: requestExchange, routing_key: '' },
-        priority: 0,
-        body_encoding: 'base64',
-        delivery_tag: randomUUID(),
-      },
-    };
+    const envelope = requestEnvelope(method, args, options.destination, {
+      requestExchange,
+      replyTo: wantReply ? { exchange: replyExchange, routing_key: oid, ticket } : undefined,
+      deadline,
+    });
 
     if (!wantReply) {
       const receivers = await client.publish(channel, JSON.stringify(envelope));

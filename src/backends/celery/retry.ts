@@ -63,6 +63,119 @@ for i, key in ipairs(KEYS) do
 end
 return out`);
 
+function checkSelection(selection: RetrySelection): void {
+  if (
+    'all' in selection &&
+    !(Number.isInteger(selection.limit) && selection.limit >= 1 && selection.limit <= RETRY_MAX)
+  )
+    throw new OpsError(ErrorCode.BadArgument, { value: String(selection.limit), valid: `1..${RETRY_MAX}` });
+}
+
+async function indexReady(deps: CeleryRetryDeps): Promise<FailureIndex> {
+  const index = deps.failures();
+  try {
+    await index.ready();
+  } catch (error) {
+    throw deps.unavailable(error);
+  }
+  return index;
+}
+
+/** Stored results, from the result backend. */
+async function read(deps: CeleryRetryDeps, keys: string[]): Promise<(string | null)[]> {
+  try {
+    return await deps.resultClient.mget(...keys);
+  } catch (error) {
+    throw deps.unavailable(error);
+  }
+}
+
+/**
+ * Sends one batch and adds what it did to `outcome` once Redis confirmed it; `sending` is told
+ * the old → new ids first, so a batch cut short by Redis is not lost track of.
+ */
+async function publishBatch(
+  deps: CeleryRetryDeps,
+  queue: string,
+  ids: string[],
+  outcome: RetryOutcome,
+  sending: (ids: Record<string, string>) => void,
+): Promise<void> {
+  const raws = await read(
+    deps,
+    ids.map((id) => RESULT_KEY_PREFIX + id),
+  );
+  const sends: { oldId: string; newId: string; list: string; message: string }[] = [];
+  let skipped = 0;
+  raws.forEach((raw, i) => {
+    const oldId = ids[i]!;
+    const task = raw && parseFailure(oldId, raw, null) ? storedTask(raw) : undefined;
+    // Gone (expired, deleted), retried meanwhile, or not this queue's: not ours to send.
+    if (!task || task.queue !== queue) {
+      skipped++;
+      return;
+    }
+    const priority = task.priority ?? 0;
+    const { id, message } = taskEnvelope(task, { origin: ORIGIN, priority });
+    sends.push({ oldId, newId: id, list: priorityListFor(deps.layout, queue, priority), message });
+  });
+  if (sends.length === 0) {
+    outcome.skipped += skipped;
+    return;
+  }
+  sending(Object.fromEntries(sends.map((s) => [s.oldId, s.newId])));
+  const mark = {
+    script: MARK_RETRIED,
+    keys: sends.map((s) => RESULT_KEY_PREFIX + s.oldId),
+    args: sends.map((s) => s.newId),
+  };
+  await sendAndMark(deps, sends, mark);
+  outcome.skipped += skipped;
+  for (const send of sends) {
+    outcome.ids[send.oldId] = send.newId;
+    outcome.retried++;
+  }
+  deps.failures().forget(sends.map((s) => s.oldId));
+}
+
+/**
+ * Publishes a batch's messages and marks their stored failures retried: one transaction on one
+ * Redis, published first and marked after on two.
+ */
+async function sendAndMark(
+  deps: CeleryRetryDeps,
+  sends: readonly { list: string; message: string }[],
+  mark: Extract<PipelineStep, { script: unknown }>,
+): Promise<void> {
+  const { client, resultClient } = deps;
+  try {
+    if (client === resultClient) {
+      // One MULTI/EXEC: the messages and their marks are applied (and written to the AOF)
+      // together or not at all. As a plain pipeline, a Redis killed between the LPUSHes and the
+      // mark kept tasks sent but unmarked, and the next retry sent them a second time. The mark
+      // goes by body: an EVALSHA answered NOSCRIPT inside the transaction would leave it out.
+      const tx = client.multi();
+      // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
+      for (const send of sends) tx.lpush(send.list, send.message);
+      tx.eval(MARK_RETRIED.lua, mark.keys.length, ...mark.keys, ...mark.args);
+      const results = await tx.exec();
+      if (!results) throw new Error('Connection is closed.');
+      for (const [error] of results) if (error) throw error;
+    } else {
+      // Two servers share no transaction: published first, marked after, so a crash in between
+      // can at worst send a task again on a later retry, never lose it.
+      const publish: PipelineStep[] = sends.map((send) => ({
+        command: (p) => p.lpush(send.list, send.message),
+      }));
+      for (const [error] of await execWithScripts(client, publish)) if (error) throw error;
+      const [[error]] = (await execWithScripts(resultClient, [mark])) as [[Error | null, unknown]];
+      if (error) throw error;
+    }
+  } catch (error) {
+    throw deps.unavailable(error);
+  }
+}
+
 /**
  * Retry for Celery: Celery has no "retry from the result backend", so each failed task is
  * published again as a new task (protocol 2, json, a new id) with the name, arguments and queue
@@ -73,40 +186,13 @@ return out`);
  * a task again on a later retry, never lose it.
  */
 export function createCeleryRetry(deps: CeleryRetryDeps) {
-  const { client, resultClient, layout } = deps;
-  const sameRedis = client === resultClient;
+  const { client } = deps;
 
   const target = (queue: string) => `${deps.system}/${queue}`;
 
-  function checkSelection(selection: RetrySelection): void {
-    if (
-      'all' in selection &&
-      !(Number.isInteger(selection.limit) && selection.limit >= 1 && selection.limit <= RETRY_MAX)
-    )
-      throw new OpsError(ErrorCode.BadArgument, { value: String(selection.limit), valid: `1..${RETRY_MAX}` });
-  }
-
-  async function indexReady(): Promise<FailureIndex> {
-    const index = deps.failures();
-    try {
-      await index.ready();
-    } catch (error) {
-      throw deps.unavailable(error);
-    }
-    return index;
-  }
-
-  async function read(keys: string[]): Promise<(string | null)[]> {
-    try {
-      return await resultClient.mget(...keys);
-    } catch (error) {
-      throw deps.unavailable(error);
-    }
-  }
-
   /** One stored failure, checked: a FAILURE of this queue with everything needed to send it again. */
   async function one(queue: string, id: string): Promise<{ error: string }> {
-    const [raw] = await read([RESULT_KEY_PREFIX + id]);
+    const [raw] = await read(deps, [RESULT_KEY_PREFIX + id]);
     const failure = raw ? parseFailure(id, raw, null) : undefined;
     if (!raw || !failure) throw new OpsError(ErrorCode.UnknownJob, { target: target(queue), id });
     const task = storedTask(raw);
@@ -120,7 +206,7 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     queue: string,
     selection: RetrySelection,
   ): Promise<{ ids: string[]; errors: string[]; failed: number; matched?: number; newestAt: number }> {
-    const index = await indexReady();
+    const index = await indexReady(deps);
     const counts = index.counts();
     const failed = counts.get(queue) ?? 0;
     const newestAt = index.newest(queue, 1)[0]?.failedAt ?? 0;
@@ -182,75 +268,6 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
     return count;
   }
 
-  /**
-   * Sends one batch and adds what it did to `outcome` once Redis confirmed it; `sending` is told
-   * the old → new ids first, so a batch cut short by Redis is not lost track of.
-   */
-  async function publishBatch(
-    queue: string,
-    ids: string[],
-    outcome: RetryOutcome,
-    sending: (ids: Record<string, string>) => void,
-  ): Promise<void> {
-    const raws = await read(ids.map((id) => RESULT_KEY_PREFIX + id));
-    const sends: { oldId: string; newId: string; list: string; message: string }[] = [];
-    let skipped = 0;
-    raws.forEach((raw, i) => {
-      const oldId = ids[i]!;
-      const task = raw && parseFailure(oldId, raw, null) ? storedTask(raw) : undefined;
-      // Gone (expired, deleted), retried meanwhile, or not this queue's: not ours to send.
-      if (!task || task.queue !== queue) {
-        skipped++;
-        return;
-      }
-      const priority = task.priority ?? 0;
-      const { id, message } = taskEnvelope(task, { origin: ORIGIN, priority });
-      sends.push({ oldId, newId: id, list: priorityListFor(layout, queue, priority), message });
-    });
-    if (sends.length === 0) {
-      outcome.skipped += skipped;
-      return;
-    }
-    sending(Object.fromEntries(sends.map((s) => [s.oldId, s.newId])));
-    const mark: PipelineStep = {
-      script: MARK_RETRIED,
-      keys: sends.map((s) => RESULT_KEY_PREFIX + s.oldId),
-      args: sends.map((s) => s.newId),
-    };
-    try {
-      if (sameRedis) {
-        // One MULTI/EXEC: the messages and their marks are applied (and written to the AOF)
-        // together or not at all. As a plain pipeline, a Redis killed between the LPUSHes and the
-        // mark kept tasks sent but unmarked, and the next retry sent them a second time. The mark
-        // goes by body: an EVALSHA answered NOSCRIPT inside the transaction would leave it out.
-        const tx = client.multi();
-        // LPUSH, as kombu's `_put`: the new message joins the back of the queue.
-        for (const send of sends) tx.lpush(send.list, send.message);
-        tx.eval(MARK_RETRIED.lua, mark.keys.length, ...mark.keys, ...mark.args);
-        const results = await tx.exec();
-        if (!results) throw new Error('Connection is closed.');
-        for (const [error] of results) if (error) throw error;
-      } else {
-        // Two servers share no transaction: published first, marked after, so a crash in between
-        // can at worst send a task again on a later retry, never lose it.
-        const publish: PipelineStep[] = sends.map((send) => ({
-          command: (p) => p.lpush(send.list, send.message),
-        }));
-        for (const [error] of await execWithScripts(client, publish)) if (error) throw error;
-        const [[error]] = (await execWithScripts(resultClient, [mark])) as [[Error | null, unknown]];
-        if (error) throw error;
-      }
-    } catch (error) {
-      throw deps.unavailable(error);
-    }
-    outcome.skipped += skipped;
-    for (const send of sends) {
-      outcome.ids[send.oldId] = send.newId;
-      outcome.retried++;
-    }
-    deps.failures().forget(sends.map((s) => s.oldId));
-  }
-
   return {
     async previewRetry(queue: string, selection: RetrySelection): Promise<RetryPreview> {
       checkSelection(selection);
@@ -274,7 +291,7 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       // yet retried); a request stored before ids were kept selects again, as it always did.
       const pinned = 'all' in selection ? selection.pinned : undefined;
       const ids = pinned ? pinned.ids : (await select(queue, selection)).ids;
-      if (pinned) await indexReady();
+      if (pinned) await indexReady(deps);
       try {
         await ensureConnected(client, deps.connectTimeoutMs);
       } catch (error) {
@@ -284,7 +301,7 @@ export function createCeleryRetry(deps: CeleryRetryDeps) {
       progress?.(0, ids.length, outcomeSoFar(outcome));
       for (let start = 0; start < ids.length; start += CELERY_RETRY_BATCH) {
         const batch = ids.slice(start, start + CELERY_RETRY_BATCH);
-        await publishBatch(queue, batch, outcome, (sending) =>
+        await publishBatch(deps, queue, batch, outcome, (sending) =>
           progress?.(start, ids.length, outcomeSoFar(outcome, sending)),
         );
         progress?.(start + batch.length, ids.length, outcomeSoFar(outcome));
