@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
 
 /**
- * The contract's checks of a backend's Redis reads (`redisHealth`, `persistence`, `results`):
+ * The contract's checks of a backend's Redis reads (`redisHealth`, `redisSignals`, `persistence`, `results`):
  * each compares the backend's answer with what Redis itself says (INFO, CONFIG GET, DBSIZE, TYPE,
  * MEMORY USAGE, SCAN, TTL), read here with a connection of the test's own, never through
  * queue-ops' code. What a check changes on Redis (a memory limit, AOF), it puts back.
@@ -11,7 +11,7 @@ import type { QueueBackend } from '../../src/backends/queue-backend.js';
 
 /** Where a backend's Redis reads go, as the system's fixture knows it. */
 export interface RedisUnderTest {
-  /** The Redis, with its database, that `redisHealth` and `persistence` read (Celery: the broker). */
+  /** The Redis, with its database, that `redisHealth`, `redisSignals` and `persistence` read (Celery: the broker). */
   url: string;
   /**
    * The system's result backend: its Redis and database, the prefix of a stored result's key (the
@@ -84,6 +84,56 @@ export const REDIS_CHECKS = {
           maxmemory: Number(before.bytes),
           policy: before.policy,
         });
+      });
+    },
+  },
+  redisSignals: {
+    does: "reads memory against a limit set for the check, evictions, refused connections and writes refused for memory as Redis' own INFO counts them, one refusal made for the check",
+    async check({ backend, at }) {
+      await withRedis(at.url, async (redis) => {
+        const before = {
+          bytes: await configOf(redis, 'maxmemory'),
+          policy: await configOf(redis, 'maxmemory-policy'),
+        };
+        const refusedBefore = oomRefusals(await infoOf(redis));
+        try {
+          // One write refused for memory: a limit below what Redis uses, and no eviction, for one SET.
+          await redis.call('CONFIG', 'SET', 'maxmemory', '1', 'maxmemory-policy', 'noeviction');
+          const refused = await redis.set('contract:refused', 'x').catch((error: unknown) => error);
+          await redis.call(
+            'CONFIG',
+            'SET',
+            'maxmemory',
+            String(CHECK_LIMIT.bytes),
+            'maxmemory-policy',
+            CHECK_LIMIT.policy,
+          );
+          expect(String(refused)).toMatch(/OOM/);
+          const infoBefore = await infoOf(redis);
+          const signals = await backend.redisSignals!();
+          const info = await infoOf(redis);
+          expect(oomRefusals(info)).toBe(refusedBefore + 1);
+          expect(signals).toMatchObject({
+            maxBytes: CHECK_LIMIT.bytes,
+            policy: CHECK_LIMIT.policy,
+            oomRejections: oomRefusals(info),
+            evictedKeys: Number(info.get('evicted_keys')),
+            rejectedConnections: Number(info.get('rejected_connections')),
+            loading: info.get('loading') === '1',
+          });
+          for (const [field, read] of [
+            ['used_memory', signals.usedBytes],
+            ['uptime_in_seconds', signals.uptimeSeconds],
+            ['total_connections_received', signals.connectionsReceived],
+          ] as const) {
+            const bounds = [Number(infoBefore.get(field)), Number(info.get(field))];
+            const slack = field === 'used_memory' ? USED_MEMORY_SLACK : 0;
+            expect(read, field).toBeGreaterThanOrEqual(Math.min(...bounds) - slack);
+            expect(read, field).toBeLessThanOrEqual(Math.max(...bounds) + slack);
+          }
+        } finally {
+          await redis.call('CONFIG', 'SET', 'maxmemory', before.bytes, 'maxmemory-policy', before.policy);
+        }
       });
     },
   },
@@ -228,6 +278,11 @@ async function infoOf(redis: Redis, section?: string): Promise<Map<string, strin
     fields.set(line.slice(0, colon), line.slice(colon + 1));
   }
   return fields;
+}
+
+/** Writes Redis refused for memory, as its error statistics count them (`errorstat_OOM:count=N`; none: 0). */
+function oomRefusals(info: Map<string, string>): number {
+  return Number(/count=(\d+)/.exec(info.get('errorstat_OOM') ?? '')?.[1] ?? 0);
 }
 
 async function configOf(redis: Redis, name: string): Promise<string> {

@@ -43,7 +43,7 @@ export interface BackendFixture {
   withWorkers?(): Promise<WorkerFixture>;
   /**
    * The Redis the backend's Redis reads go to, for the checks that ask Redis itself (INFO,
-   * CONFIG GET, SCAN, TTL). Required when the backend has `redisHealth`, `persistence` or `results`.
+   * CONFIG GET, SCAN, TTL). Required when the backend has `redisHealth`, `redisSignals`, `persistence` or `results`.
    */
   redis?: RedisUnderTest;
   cleanup(): Promise<void>;
@@ -377,7 +377,6 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
   failJob: 'fail a held job',
   queueLimits: 'queue limits',
   setQueueLimit: 'queue limits',
-  redisSignals: 'Redis signals for why',
   network: 'the monitor’s network reading',
   ...(Object.fromEntries(
     redisAbilities.map((ability) => [ability, `against Redis' own answers: ${REDIS_CHECKS[ability].does}`]),
@@ -833,7 +832,7 @@ function describeRedisReads(label: string, fixture: () => BackendFixture) {
     const fx = fixture();
     const { backend } = fx;
     // A system that reads its Redis names that Redis, for the checks below to ask it too.
-    if (backend.redisHealth || backend.persistence || backend.results)
+    if (backend.redisHealth || backend.redisSignals || backend.persistence || backend.results)
       expect(fx.redis, `${label} reads its Redis, so its fixture must name it`).toBeDefined();
     if (backend.results)
       expect(fx.redis?.results, `${label} reads results, so its fixture must name where`).toBeDefined();
