@@ -37,6 +37,7 @@ async function makeFixture(lib: BullmqLib): Promise<BackendFixture> {
   };
   return {
     backend,
+    redis: { url: redisUrl },
     oracle: {
       async counts(name) {
         // 5.x parks a paused queue's jobs in `paused`, a state 6.x's types no longer name.

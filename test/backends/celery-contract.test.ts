@@ -189,6 +189,19 @@ async function makeCeleryFixture(): Promise<BackendFixture> {
   const extra: { close(): Promise<void> }[] = [];
   return {
     backend,
+    // The broker is the Redis `redis` reads; the results are Celery's redis backend's keys, each
+    // value a JSON document whose `date_done` is naive ISO 8601 in UTC.
+    redis: {
+      url: broker,
+      results: {
+        url: results,
+        keyPrefix: 'celery-task-meta-',
+        doneAt(value) {
+          const done = (JSON.parse(value) as { date_done?: string | null }).date_done;
+          return done ? Date.parse(`${done}Z`) : null;
+        },
+      },
+    },
     async seed(queues: SeedQueue[]) {
       for (const queue of queues) {
         if (queue.failures.length === 0) continue;

@@ -10,6 +10,7 @@ import { randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { tempDir } from '../helpers/cli-run.js';
 import { withTimersFrozen } from '../helpers/frozen-timers.js';
 import { archivingPurge } from '../purge/engine-fixture.js';
+import { REDIS_CHECKS, type RedisAbility, type RedisUnderTest, redisAbilities } from './contract-redis.js';
 
 /** What a queue in a contract scenario holds, created through the system's own client. */
 export interface SeedQueue {
@@ -40,6 +41,11 @@ export interface BackendFixture {
    * for the file and shared: each check leaves the workers as it found them.
    */
   withWorkers?(): Promise<WorkerFixture>;
+  /**
+   * The Redis the backend's Redis reads go to, for the checks that ask Redis itself (INFO,
+   * CONFIG GET, SCAN, TTL). Required when the backend has `redisHealth`, `redisSignals`, `persistence` or `results`.
+   */
+  redis?: RedisUnderTest;
   cleanup(): Promise<void>;
 }
 
@@ -371,11 +377,10 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
   failJob: 'fail a held job',
   queueLimits: 'queue limits',
   setQueueLimit: 'queue limits',
-  redisHealth: 'Redis reads (shape only)',
-  persistence: 'Redis reads (shape only)',
-  redisSignals: 'Redis signals for why',
   network: 'the monitor’s network reading',
-  results: 'Redis reads (shape only)',
+  ...(Object.fromEntries(
+    redisAbilities.map((ability) => [ability, `against Redis' own answers: ${REDIS_CHECKS[ability].does}`]),
+  ) as Record<RedisAbility, string>),
   ...(Object.fromEntries(
     liveAbilities.map((ability) => [ability, `with the system’s own workers: ${LIVE_CHECKS[ability].does}`]),
   ) as Record<LiveAbility, string>),
@@ -383,25 +388,29 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
 
 const REQUIRED = ['name', 'type', 'listQueues', 'status', 'dlq', 'workers', 'close'];
 
+/** The contract's scenario: a queue with work waiting, and one with failures too. */
+const SCENARIO: SeedQueue[] = [
+  { name: 'alpha', waiting: 5, failures: [] },
+  {
+    name: 'beta',
+    waiting: 2,
+    failures: [
+      { taskName: 'send', error: 'ConnectionError: provider timed out' },
+      { taskName: 'send', error: 'ConnectionError: provider timed out' },
+      { taskName: 'render', error: 'RenderError: <b>bad</b> & @channel' },
+    ],
+  },
+];
+
 /**
  * The behaviour every QueueBackend must have. Each backend's test file calls this once:
- * `describeQueueBackend('celery', makeCeleryFixture)`.
+ * `describeQueueBackend('celery', makeCeleryFixture)`. Each concern's tests are added by a
+ * function of its own, into this one describe, on the fixture made afresh for each test.
  */
 export function describeQueueBackend(label: string, makeFixture: () => Promise<BackendFixture>) {
   describe(`${label} backend contract`, () => {
-    const scenario: SeedQueue[] = [
-      { name: 'alpha', waiting: 5, failures: [] },
-      {
-        name: 'beta',
-        waiting: 2,
-        failures: [
-          { taskName: 'send', error: 'ConnectionError: provider timed out' },
-          { taskName: 'send', error: 'ConnectionError: provider timed out' },
-          { taskName: 'render', error: 'RenderError: <b>bad</b> & @channel' },
-        ],
-      },
-    ];
     let fx: BackendFixture;
+    const fixture = () => fx;
 
     beforeEach(async () => {
       fx = await makeFixture();
@@ -411,414 +420,492 @@ export function describeQueueBackend(label: string, makeFixture: () => Promise<B
       await fx.cleanup();
     });
 
-    it("declares abilities only through the contract's optional methods", () => {
-      const extra = Object.keys(fx.backend).filter(
-        (key) =>
-          !REQUIRED.includes(key) &&
-          typeof (fx.backend as unknown as Record<string, unknown>)[key] === 'function',
-      );
-      // A method the contract does not name is no ability: commands cannot ask for it.
-      expect(extra.filter((key) => !(key in ABILITY_CHECKS) && key !== 'stats')).toEqual([]);
+    describeDeclarations(fixture);
+    describeRequiredReads(fixture);
+    describeJobReads(fixture);
+    describeRetry(fixture);
+    describeActions(fixture);
+    describePurge(fixture);
+    describeLimits(fixture);
+    describeRedisReads(label, fixture);
+    describeLiveChecks(label, fixture);
+    describeUnreachable(fixture);
+  });
+}
+
+/**
+ * Abilities and facts: what a backend declares, and how.
+ */
+function describeDeclarations(fixture: () => BackendFixture) {
+  it("declares abilities only through the contract's optional methods", () => {
+    const fx = fixture();
+    const extra = Object.keys(fx.backend).filter(
+      (key) =>
+        !REQUIRED.includes(key) &&
+        typeof (fx.backend as unknown as Record<string, unknown>)[key] === 'function',
+    );
+    // A method the contract does not name is no ability: commands cannot ask for it.
+    expect(extra.filter((key) => !(key in ABILITY_CHECKS) && key !== 'stats')).toEqual([]);
+  });
+
+  it('declares every fact, the ones its kind is known by where only a stored type is at hand', () => {
+    const fx = fixture();
+    // Samples and views keep only the system's `type`: they read the facts through `factsOfKind`.
+    expect(Object.keys(fx.backend.facts).sort()).toEqual(Object.keys(PLAIN_SYSTEM_FACTS).sort());
+    expect(fx.backend.facts).toEqual(factsOfKind(fx.backend.type));
+  });
+}
+
+/**
+ * The required reads (listQueues, status, dlq, workers), against the scenario and the system's own library.
+ */
+function describeRequiredReads(fixture: () => BackendFixture) {
+  it('discovers the queues it was given jobs for', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const queues = await fx.backend.listQueues();
+    expect(queues).toEqual(expect.arrayContaining(['alpha', 'beta']));
+  });
+
+  it('reports waiting and failed counts per queue, and Redis memory, in one status call', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const status = await fx.backend.status();
+    const byName = new Map(status.queues.map((q) => [q.name, q]));
+    expect(byName.get('alpha')).toMatchObject({ waiting: 5, failed: 0, isPaused: false });
+    expect(byName.get('beta')).toMatchObject({ waiting: 2, failed: 3 });
+    expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
+    expect(typeof status.redis.maxMemoryPolicy).toBe('string');
+    const alpha = byName.get('alpha');
+    expect(alpha?.oldestWaitingSeconds === null || (alpha?.oldestWaitingSeconds ?? -1) >= 0).toBe(true);
+  });
+
+  it('limits status to the queues asked for', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const status = await fx.backend.status(['beta']);
+    expect(status.queues.map((q) => q.name)).toEqual(['beta']);
+  });
+
+  it('samples dead letters newest first, within the limit, without job data', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const sample = await fx.backend.dlq('beta', 2);
+    expect(sample.total).toBe(3);
+    expect(sample.jobs).toHaveLength(2);
+    expect(sample.jobs[0]?.error).toContain('RenderError');
+    expect(sample.jobs[0]?.name).toContain('render');
+    const times = sample.jobs.map((j) => j.failedAt ?? 0);
+    expect(times[0]).toBeGreaterThanOrEqual(times[1] ?? 0);
+    for (const job of sample.jobs) {
+      expect(Object.keys(job).sort()).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);
+      expect(job.error).not.toContain('\n');
+    }
+  });
+
+  it('samples the newest dead letters alone, as the full sample lists them, when asked for no groups', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const full = await fx.backend.dlq('beta', 2);
+    const newest = await fx.backend.dlq('beta', 2, { newestOnly: true });
+    expect(newest.total).toBe(3);
+    expect(newest.jobs).toEqual(full.jobs);
+    expect(newest.groupedOver).toBeLessThanOrEqual(2);
+  });
+
+  it('answers an empty sample for a queue with no failures', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const sample = await fx.backend.dlq('alpha', 10);
+    expect(sample).toMatchObject({ total: 0, jobs: [] });
+  });
+
+  it("counts and samples what the system's own library counts and lists", async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    if (!fx.oracle) return;
+    const status = await fx.backend.status(['alpha', 'beta']);
+    for (const row of status.queues) {
+      const own = await fx.oracle.counts(row.name);
+      expect({ name: row.name, ...pick(row) }).toEqual({ name: row.name, ...own });
+      expect(row.isPaused).toBe(await fx.oracle.isPaused(row.name));
+    }
+    const sample = await fx.backend.dlq('beta', 10);
+    expect(sample.jobs.map((job) => job.id)).toEqual(await fx.oracle.failedIds('beta'));
+  });
+
+  it('lists its workers as the system reports them: none consume the contract broker', async () => {
+    const fx = fixture();
+    await fx.seed(SCENARIO);
+    const workers = await fx.backend.workers();
+    expect(Array.isArray(workers)).toBe(true);
+    for (const worker of workers) expect(typeof worker.name).toBe('string');
+  });
+}
+
+/**
+ * The reads of jobs: the next ones, the running ones, one by id.
+ */
+function describeJobReads(fixture: () => BackendFixture) {
+  it('where it lists the next jobs: at most the limit, ids and names only, each once', async () => {
+    const fx = fixture();
+    expect(typeof fx.unreachableBackend().nextJobs).toBe(typeof fx.backend.nextJobs);
+    if (!fx.backend.nextJobs) return;
+    await fx.seed(SCENARIO);
+    const next = await fx.backend.nextJobs('alpha', 3);
+    expect(next).toHaveLength(3);
+    for (const job of next) expect(Object.keys(job).sort()).toEqual(['id', 'name']);
+    expect(new Set(next.map((j) => j.id)).size).toBe(3);
+    expect(await fx.backend.nextJobs('beta', 10)).toHaveLength(2);
+    if (fx.oracle) expect(next.map((job) => job.id)).toEqual(await fx.oracle.nextIds('alpha', 3));
+  });
+
+  it("where it lists running work: the job the system's own worker holds, as the system lists it", async () => {
+    const fx = fixture();
+    const { backend, oracle } = fx;
+    if (!backend.running || !oracle) return;
+    await fx.seed(SCENARIO);
+    const held = await oracle.holdNext('alpha');
+    const running = await backend.running(['alpha']);
+    expect(running.map((work) => work.id)).toEqual(held.active);
+    expect(running).toEqual([expect.objectContaining({ id: held.id, name: 'deliver', queue: 'alpha' })]);
+    expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ active: 1, waiting: 4 });
+    expect(await backend.running(['beta'])).toEqual([]);
+  });
+
+  it('where it reads one job: finds a failed one by id, without its data, and says where it looked for an unknown one', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    if (!backend.job) return;
+    await fx.seed(SCENARIO);
+    const [newest] = (await backend.dlq('beta', 1)).jobs;
+    const found = await backend.job('beta', newest!.id);
+    expect(found.found).toBe(true);
+    expect(JSON.stringify(found)).not.toContain('user-1');
+    const missing = await backend.job('beta', 'no-such-job');
+    expect(missing).toMatchObject({ found: false });
+    if (!missing.found) expect(Array.isArray(missing.looked)).toBe(true);
+  });
+}
+
+/**
+ * Retry: its preview, its refusals, and what it leaves against the library's own retry.
+ */
+function describeRetry(fixture: () => BackendFixture) {
+  it('where it can retry: previews without changing anything, refuses what is not a failed job, retries the newest up to the limit', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    // An ability is declared by its method: a backend without `retry` has no preview either.
+    if (!backend.retry) {
+      expect(backend.previewRetry).toBeUndefined();
+      return;
+    }
+    await fx.seed(SCENARIO);
+    const newest = (await backend.dlq('beta', 2)).jobs.map((job) => job.id);
+    const waitingBefore = (await backend.status(['beta'])).queues[0]!;
+    const preview = await backend.previewRetry!('beta', { all: true, limit: 2 });
+    expect(preview).toMatchObject({ queue: 'beta', count: 2, failed: 3 });
+    expect(preview.topErrors.map((e) => e.error).sort()).toEqual([
+      'ConnectionError: provider timed out',
+      'RenderError: <b>bad</b> & @channel',
+    ]);
+    expect((await backend.dlq('beta', 10)).total).toBe(3);
+    await expect(backend.previewRetry!('alpha', { all: true, limit: 10 })).rejects.toMatchObject({
+      code: 'NothingToRetry',
+    });
+    await expect(backend.retry!('beta', { jobId: 'no-such-job' })).rejects.toMatchObject({
+      code: 'UnknownJob',
     });
 
-    it('declares every fact, the ones its kind is known by where only a stored type is at hand', () => {
-      // Samples and views keep only the system's `type`: they read the facts through `factsOfKind`.
-      expect(Object.keys(fx.backend.facts).sort()).toEqual(Object.keys(PLAIN_SYSTEM_FACTS).sort());
-      expect(fx.backend.facts).toEqual(factsOfKind(fx.backend.type));
+    const progress: [number, number][] = [];
+    const outcome = await backend.retry!('beta', { all: true, limit: 2 }, (done, total) =>
+      progress.push([done, total]),
+    );
+    expect(outcome.retried).toBe(2);
+    expect(outcome.skipped).toBe(0);
+    expect(Object.keys(outcome.ids).sort()).toEqual([...newest].sort());
+    expect(progress.at(-1)).toEqual([2, 2]);
+    expect((await backend.dlq('beta', 10)).total).toBe(1);
+    const after = (await backend.status(['beta'])).queues[0]!;
+    expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
+  });
+
+  it("where it can retry: leaves the jobs as the system's own retry does", async () => {
+    const fx = fixture();
+    const { backend, oracle } = fx;
+    if (!backend.retry || !oracle) return;
+    await fx.seed(SCENARIO);
+    const [newest, middle, oldest] = await oracle.failedIds('beta');
+    expect(await backend.previewRetry!('beta', { all: true, limit: 10 })).toMatchObject({
+      count: (await oracle.counts('beta')).failed,
+      failed: (await oracle.counts('beta')).failed,
     });
+    const outcome = await backend.retry('beta', { jobId: newest! });
+    expect(outcome).toMatchObject({ retried: 1, skipped: 0, ids: { [newest!]: newest } });
+    expect(await oracle.failedIds('beta')).toEqual([middle, oldest]);
+    await oracle.retryOne('beta', middle!);
+    // The job's record as the library's own retry leaves one that failed the same way.
+    expect(await oracle.jobFields('beta', newest!)).toEqual(await oracle.jobFields('beta', middle!));
+    expect(pick((await backend.status(['beta'])).queues[0]!)).toEqual(await oracle.counts('beta'));
+    await oracle.retryAll('beta');
+    expect(await oracle.counts('beta')).toMatchObject({ waiting: 5, failed: 0 });
+    const row = (await backend.status(['beta'])).queues[0]!;
+    expect(pick(row)).toEqual(await oracle.counts('beta'));
+  });
+}
 
-    it('discovers the queues it was given jobs for', async () => {
-      await fx.seed(scenario);
-      const queues = await fx.backend.listQueues();
-      expect(queues).toEqual(expect.arrayContaining(['alpha', 'beta']));
-    });
+/**
+ * The actions besides retry and purge: pause and resume, failing a held job.
+ */
+function describeActions(fixture: () => BackendFixture) {
+  it('where it can pause: the queue reads paused, as the system itself says, and resumes', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    // Pause and resume come together.
+    expect(typeof backend.resume).toBe(typeof backend.pause);
+    if (!backend.pause || !backend.resume) return;
+    await fx.seed(SCENARIO);
+    const paused = await backend.pause('alpha').catch((e: unknown) => e);
+    if (paused instanceof OpsError) {
+      // A system that pauses through its workers (Celery) refuses in one coded line when none
+      // answers, and nothing reads paused.
+      expect(paused.code).toBe('NoWorkersAnswered');
+      expect((await backend.status(['alpha'])).queues[0]?.isPaused).toBe(false);
+      return;
+    }
+    expect(paused).toMatchObject({ queue: 'alpha', isPaused: true });
+    expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: true, waiting: 5 });
+    if (fx.oracle) expect(await fx.oracle.isPaused('alpha')).toBe(true);
+    expect((await backend.status(['beta'])).queues[0]?.isPaused).toBe(false);
+    await expect(backend.resume('alpha')).resolves.toMatchObject({ queue: 'alpha', isPaused: false });
+    expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: false, waiting: 5 });
+    if (fx.oracle) {
+      expect(await fx.oracle.isPaused('alpha')).toBe(false);
+      expect(await fx.oracle.counts('alpha')).toMatchObject({ waiting: 5 });
+    }
+  });
 
-    it('reports waiting and failed counts per queue, and Redis memory, in one status call', async () => {
-      await fx.seed(scenario);
-      const status = await fx.backend.status();
-      const byName = new Map(status.queues.map((q) => [q.name, q]));
-      expect(byName.get('alpha')).toMatchObject({ waiting: 5, failed: 0, isPaused: false });
-      expect(byName.get('beta')).toMatchObject({ waiting: 2, failed: 3 });
-      expect(status.redis.usedMemoryBytes).toBeGreaterThan(0);
-      expect(typeof status.redis.maxMemoryPolicy).toBe('string');
-      const alpha = byName.get('alpha');
-      expect(alpha?.oldestWaitingSeconds === null || (alpha?.oldestWaitingSeconds ?? -1) >= 0).toBe(true);
-    });
+  it('where it can fail a held job: reads its lock, then moves it to failed as the system then lists it', async () => {
+    const fx = fixture();
+    const { backend, oracle } = fx;
+    expect(typeof backend.jobLock).toBe(typeof backend.failJob);
+    if (!backend.failJob || !backend.jobLock || !oracle) return;
+    await fx.seed(SCENARIO);
+    const held = await oracle.holdNext('alpha');
+    const lock = await backend.jobLock('alpha', held.id);
+    expect(lock).toMatchObject({ queue: 'alpha', id: held.id, name: 'deliver', state: 'active' });
+    expect(lock.lockTtlMs).toBeGreaterThan(0);
+    const failed = await backend.failJob('alpha', held.id, 'stuck for the contract');
+    expect(failed).toMatchObject({ before: 'active', lockWasHeld: true, reason: 'stuck for the contract' });
+    expect(await oracle.failedIds('alpha')).toEqual([held.id]);
+    expect((await backend.dlq('alpha', 10)).jobs).toEqual([
+      expect.objectContaining({ id: held.id, error: 'stuck for the contract' }),
+    ]);
+    expect(await backend.jobLock('alpha', 'no-such-job')).toMatchObject({ state: 'unknown' });
+  });
+}
 
-    it('limits status to the queues asked for', async () => {
-      await fx.seed(scenario);
-      const status = await fx.backend.status(['beta']);
-      expect(status.queues.map((q) => q.name)).toEqual(['beta']);
-    });
+/**
+ * Purge through the purge engine, waiting and failed, and its undo.
+ */
+function describePurge(fixture: () => BackendFixture) {
+  it('where it can purge: previews the count, archives and removes through the purge engine, and undo puts back exactly what went', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    if (!backend.purger) return;
+    await fx.seed(SCENARIO);
+    const tmp = tempDir('contract');
+    const store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
+    await store.migrate();
+    const purger = await backend.purger('alpha');
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      const previewer = await backend.purger('beta');
+      closers.push(() => previewer.close());
+      const failedPreview = await previewer.preview(['failed']);
+      expect(failedPreview.total).toBe((await backend.dlq('beta', 1)).total);
+      const preview = await purger.preview(['waiting']);
+      expect(preview).toMatchObject({ total: 5, byState: { waiting: 5 } });
+      expect(preview.sample.length).toBeGreaterThan(0);
+      for (const job of preview.sample) expect(Object.keys(job).sort()).toEqual(['ageSeconds', 'name']);
+      // The preview changed nothing.
+      expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+      const next = backend.nextJobs ? await backend.nextJobs('alpha', 10) : [];
 
-    it('samples dead letters newest first, within the limit, without job data', async () => {
-      await fx.seed(scenario);
-      const sample = await fx.backend.dlq('beta', 2);
-      expect(sample.total).toBe(3);
-      expect(sample.jobs).toHaveLength(2);
-      expect(sample.jobs[0]?.error).toContain('RenderError');
-      expect(sample.jobs[0]?.name).toContain('render');
-      const times = sample.jobs.map((j) => j.failedAt ?? 0);
-      expect(times[0]).toBeGreaterThanOrEqual(times[1] ?? 0);
-      for (const job of sample.jobs) {
-        expect(Object.keys(job).sort()).toEqual(['attempts', 'error', 'failedAt', 'id', 'name']);
-        expect(job.error).not.toContain('\n');
-      }
-    });
-
-    it('samples the newest dead letters alone, as the full sample lists them, when asked for no groups', async () => {
-      await fx.seed(scenario);
-      const full = await fx.backend.dlq('beta', 2);
-      const newest = await fx.backend.dlq('beta', 2, { newestOnly: true });
-      expect(newest.total).toBe(3);
-      expect(newest.jobs).toEqual(full.jobs);
-      expect(newest.groupedOver).toBeLessThanOrEqual(2);
-    });
-
-    it('where it lists the next jobs: at most the limit, ids and names only, each once', async () => {
-      expect(typeof fx.unreachableBackend().nextJobs).toBe(typeof fx.backend.nextJobs);
-      if (!fx.backend.nextJobs) return;
-      await fx.seed(scenario);
-      const next = await fx.backend.nextJobs('alpha', 3);
-      expect(next).toHaveLength(3);
-      for (const job of next) expect(Object.keys(job).sort()).toEqual(['id', 'name']);
-      expect(new Set(next.map((j) => j.id)).size).toBe(3);
-      expect(await fx.backend.nextJobs('beta', 10)).toHaveLength(2);
-      if (fx.oracle) expect(next.map((job) => job.id)).toEqual(await fx.oracle.nextIds('alpha', 3));
-    });
-
-    it('answers an empty sample for a queue with no failures', async () => {
-      await fx.seed(scenario);
-      const sample = await fx.backend.dlq('alpha', 10);
-      expect(sample).toMatchObject({ total: 0, jobs: [] });
-    });
-
-    it('where it can retry: previews without changing anything, refuses what is not a failed job, retries the newest up to the limit', async () => {
-      const { backend } = fx;
-      // An ability is declared by its method: a backend without `retry` has no preview either.
-      if (!backend.retry) {
-        expect(backend.previewRetry).toBeUndefined();
-        return;
-      }
-      await fx.seed(scenario);
-      const newest = (await backend.dlq('beta', 2)).jobs.map((job) => job.id);
-      const waitingBefore = (await backend.status(['beta'])).queues[0]!;
-      const preview = await backend.previewRetry!('beta', { all: true, limit: 2 });
-      expect(preview).toMatchObject({ queue: 'beta', count: 2, failed: 3 });
-      expect(preview.topErrors.map((e) => e.error).sort()).toEqual([
-        'ConnectionError: provider timed out',
-        'RenderError: <b>bad</b> & @channel',
-      ]);
-      expect((await backend.dlq('beta', 10)).total).toBe(3);
-      await expect(backend.previewRetry!('alpha', { all: true, limit: 10 })).rejects.toMatchObject({
-        code: 'NothingToRetry',
-      });
-      await expect(backend.retry!('beta', { jobId: 'no-such-job' })).rejects.toMatchObject({
-        code: 'UnknownJob',
-      });
-
-      const progress: [number, number][] = [];
-      const outcome = await backend.retry!('beta', { all: true, limit: 2 }, (done, total) =>
-        progress.push([done, total]),
-      );
-      expect(outcome.retried).toBe(2);
-      expect(outcome.skipped).toBe(0);
-      expect(Object.keys(outcome.ids).sort()).toEqual([...newest].sort());
-      expect(progress.at(-1)).toEqual([2, 2]);
-      expect((await backend.dlq('beta', 10)).total).toBe(1);
-      const after = (await backend.status(['beta'])).queues[0]!;
-      expect(after.waiting + after.prioritized).toBe(waitingBefore.waiting + waitingBefore.prioritized + 2);
-    });
-
-    it("counts and samples what the system's own library counts and lists", async () => {
-      await fx.seed(scenario);
-      if (!fx.oracle) return;
-      const status = await fx.backend.status(['alpha', 'beta']);
-      for (const row of status.queues) {
-        const own = await fx.oracle.counts(row.name);
-        expect({ name: row.name, ...pick(row) }).toEqual({ name: row.name, ...own });
-        expect(row.isPaused).toBe(await fx.oracle.isPaused(row.name));
-      }
-      const sample = await fx.backend.dlq('beta', 10);
-      expect(sample.jobs.map((job) => job.id)).toEqual(await fx.oracle.failedIds('beta'));
-    });
-
-    it('where it can purge: previews the count, archives and removes through the purge engine, and undo puts back exactly what went', async () => {
-      const { backend } = fx;
-      if (!backend.purger) return;
-      await fx.seed(scenario);
-      const tmp = tempDir('contract');
-      const store = createSqliteStore(join(tmp.dir, 'queue-ops.db'));
-      await store.migrate();
-      const purger = await backend.purger('alpha');
-      const closers: (() => Promise<void>)[] = [];
-      try {
-        const previewer = await backend.purger('beta');
-        closers.push(() => previewer.close());
-        const failedPreview = await previewer.preview(['failed']);
-        expect(failedPreview.total).toBe((await backend.dlq('beta', 1)).total);
-        const preview = await purger.preview(['waiting']);
-        expect(preview).toMatchObject({ total: 5, byState: { waiting: 5 } });
-        expect(preview.sample.length).toBeGreaterThan(0);
-        for (const job of preview.sample) expect(Object.keys(job).sort()).toEqual(['ageSeconds', 'name']);
-        // The preview changed nothing.
-        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
-        const next = backend.nextJobs ? await backend.nextJobs('alpha', 10) : [];
-
-        const record = await archivingPurge(store, tmp.dir, {
-          id: randomName('p'),
-          system: backend.name,
-          queue: 'alpha',
-          total: preview.total,
-          owner: 'contract',
-          backend: backend.type,
-        });
-        const { record: done, manifest } = await runPurge(record, { store, purger, owner: 'contract' });
-        expect(done).toMatchObject({ state: 'done', archived: 5, purged: 5 });
-        expect(manifest.counts).toEqual({ archived: 5, purged: 5, skipped: 0 });
-        expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ waiting: 0, prioritized: 0 });
-        if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(0);
-        // Beta was not touched.
-        expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 3 });
-
-        const undone = await runUndo(done, { purger });
-        expect(undone).toEqual({ restored: 5, existing: [], alreadyThere: 0 });
-        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
-        if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(5);
-        // Back in the order a worker takes them.
-        if (backend.nextJobs) expect(await backend.nextJobs('alpha', 10)).toEqual(next);
-        // An undo asked again puts nothing back twice.
-        await expect(runUndo(done, { purger })).resolves.toMatchObject({ restored: 5 });
-        expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
-        await purger.clearUndoProgress(done.id);
-
-        // The failures too: gone as the system itself lists them, then back, the same ones.
-        const failedBefore = await backend.dlq('beta', 10);
-        const oracleBefore = await fx.oracle?.failedIds('beta');
-        const failures = await backend.purger('beta');
-        closers.push(() => failures.close());
-        const failedRecord = await archivingPurge(store, tmp.dir, {
-          id: randomName('p'),
-          system: backend.name,
-          queue: 'beta',
-          total: failedBefore.total,
-          owner: 'contract',
-          backend: backend.type,
-          states: ['failed'],
-        });
-        const failedDone = await runPurge(failedRecord, { store, purger: failures, owner: 'contract' });
-        expect(failedDone.record).toMatchObject({ state: 'done', purged: 3 });
-        expect((await backend.dlq('beta', 10)).total).toBe(0);
-        expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 0 });
-        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual([]);
-        await expect(runUndo(failedDone.record, { purger: failures })).resolves.toMatchObject({
-          restored: 3,
-        });
-        // Celery's failure index learns of restored results from a rescan it starts on the restore
-        // and does not wait for: for a moment after an undo, dlq still answers none (a known gap,
-        // reported; BullMQ answers at once). What must hold is that the same failures come back.
-        await waitFor(
-          'the restored failures in dlq',
-          async () => (await backend.dlq('beta', 10)).total === 3,
-        );
-        expect((await backend.dlq('beta', 10)).jobs).toEqual(failedBefore.jobs);
-        if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual(oracleBefore);
-        await failures.clearUndoProgress(failedDone.record.id);
-      } finally {
-        for (const close of closers) await close();
-        await purger.close();
-        await store.close();
-        tmp.remove();
-      }
-    });
-
-    it('where it can pause: the queue reads paused, as the system itself says, and resumes', async () => {
-      const { backend } = fx;
-      // Pause and resume come together.
-      expect(typeof backend.resume).toBe(typeof backend.pause);
-      if (!backend.pause || !backend.resume) return;
-      await fx.seed(scenario);
-      const paused = await backend.pause('alpha').catch((e: unknown) => e);
-      if (paused instanceof OpsError) {
-        // A system that pauses through its workers (Celery) refuses in one coded line when none
-        // answers, and nothing reads paused.
-        expect(paused.code).toBe('NoWorkersAnswered');
-        expect((await backend.status(['alpha'])).queues[0]?.isPaused).toBe(false);
-        return;
-      }
-      expect(paused).toMatchObject({ queue: 'alpha', isPaused: true });
-      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: true, waiting: 5 });
-      if (fx.oracle) expect(await fx.oracle.isPaused('alpha')).toBe(true);
-      expect((await backend.status(['beta'])).queues[0]?.isPaused).toBe(false);
-      await expect(backend.resume('alpha')).resolves.toMatchObject({ queue: 'alpha', isPaused: false });
-      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ isPaused: false, waiting: 5 });
-      if (fx.oracle) {
-        expect(await fx.oracle.isPaused('alpha')).toBe(false);
-        expect(await fx.oracle.counts('alpha')).toMatchObject({ waiting: 5 });
-      }
-    });
-
-    it("where it can retry: leaves the jobs as the system's own retry does", async () => {
-      const { backend, oracle } = fx;
-      if (!backend.retry || !oracle) return;
-      await fx.seed(scenario);
-      const [newest, middle, oldest] = await oracle.failedIds('beta');
-      expect(await backend.previewRetry!('beta', { all: true, limit: 10 })).toMatchObject({
-        count: (await oracle.counts('beta')).failed,
-        failed: (await oracle.counts('beta')).failed,
-      });
-      const outcome = await backend.retry('beta', { jobId: newest! });
-      expect(outcome).toMatchObject({ retried: 1, skipped: 0, ids: { [newest!]: newest } });
-      expect(await oracle.failedIds('beta')).toEqual([middle, oldest]);
-      await oracle.retryOne('beta', middle!);
-      // The job's record as the library's own retry leaves one that failed the same way.
-      expect(await oracle.jobFields('beta', newest!)).toEqual(await oracle.jobFields('beta', middle!));
-      expect(pick((await backend.status(['beta'])).queues[0]!)).toEqual(await oracle.counts('beta'));
-      await oracle.retryAll('beta');
-      expect(await oracle.counts('beta')).toMatchObject({ waiting: 5, failed: 0 });
-      const row = (await backend.status(['beta'])).queues[0]!;
-      expect(pick(row)).toEqual(await oracle.counts('beta'));
-    });
-
-    it("where it lists running work: the job the system's own worker holds, as the system lists it", async () => {
-      const { backend, oracle } = fx;
-      if (!backend.running || !oracle) return;
-      await fx.seed(scenario);
-      const held = await oracle.holdNext('alpha');
-      const running = await backend.running(['alpha']);
-      expect(running.map((work) => work.id)).toEqual(held.active);
-      expect(running).toEqual([expect.objectContaining({ id: held.id, name: 'deliver', queue: 'alpha' })]);
-      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ active: 1, waiting: 4 });
-      expect(await backend.running(['beta'])).toEqual([]);
-    });
-
-    it('where it can fail a held job: reads its lock, then moves it to failed as the system then lists it', async () => {
-      const { backend, oracle } = fx;
-      expect(typeof backend.jobLock).toBe(typeof backend.failJob);
-      if (!backend.failJob || !backend.jobLock || !oracle) return;
-      await fx.seed(scenario);
-      const held = await oracle.holdNext('alpha');
-      const lock = await backend.jobLock('alpha', held.id);
-      expect(lock).toMatchObject({ queue: 'alpha', id: held.id, name: 'deliver', state: 'active' });
-      expect(lock.lockTtlMs).toBeGreaterThan(0);
-      const failed = await backend.failJob('alpha', held.id, 'stuck for the contract');
-      expect(failed).toMatchObject({ before: 'active', lockWasHeld: true, reason: 'stuck for the contract' });
-      expect(await oracle.failedIds('alpha')).toEqual([held.id]);
-      expect((await backend.dlq('alpha', 10)).jobs).toEqual([
-        expect.objectContaining({ id: held.id, error: 'stuck for the contract' }),
-      ]);
-      expect(await backend.jobLock('alpha', 'no-such-job')).toMatchObject({ state: 'unknown' });
-    });
-
-    it('where it reads one job: finds a failed one by id, without its data, and says where it looked for an unknown one', async () => {
-      const { backend } = fx;
-      if (!backend.job) return;
-      await fx.seed(scenario);
-      const [newest] = (await backend.dlq('beta', 1)).jobs;
-      const found = await backend.job('beta', newest!.id);
-      expect(found.found).toBe(true);
-      expect(JSON.stringify(found)).not.toContain('user-1');
-      const missing = await backend.job('beta', 'no-such-job');
-      expect(missing).toMatchObject({ found: false });
-      if (!missing.found) expect(Array.isArray(missing.looked)).toBe(true);
-    });
-
-    it('where it has queue limits: sets and removes a concurrency the system itself then reads', async () => {
-      const { backend } = fx;
-      expect(typeof backend.setQueueLimit).toBe(typeof backend.queueLimits);
-      if (!backend.queueLimits || !backend.setQueueLimit) return;
-      await fx.seed(scenario);
-      expect(await backend.queueLimits('alpha')).toMatchObject({
+      const record = await archivingPurge(store, tmp.dir, {
+        id: randomName('p'),
+        system: backend.name,
         queue: 'alpha',
-        concurrency: null,
-        rateLimit: null,
+        total: preview.total,
+        owner: 'contract',
+        backend: backend.type,
       });
-      const set = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: 3 });
-      expect(set.before.concurrency).toBeNull();
-      expect(set.after.concurrency).toBe(3);
-      if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBe(3);
-      expect((await backend.status(['alpha'])).queues[0]?.limits?.concurrency).toBe(3);
-      const off = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: null });
-      expect(off.after.concurrency).toBeNull();
-      if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBeNull();
+      const { record: done, manifest } = await runPurge(record, { store, purger, owner: 'contract' });
+      expect(done).toMatchObject({ state: 'done', archived: 5, purged: 5 });
+      expect(manifest.counts).toEqual({ archived: 5, purged: 5, skipped: 0 });
+      expect((await backend.status(['alpha'])).queues[0]).toMatchObject({ waiting: 0, prioritized: 0 });
+      if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(0);
+      // Beta was not touched.
+      expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 3 });
+
+      const undone = await runUndo(done, { purger });
+      expect(undone).toEqual({ restored: 5, existing: [], alreadyThere: 0 });
+      expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+      if (fx.oracle) expect((await fx.oracle.counts('alpha')).waiting).toBe(5);
+      // Back in the order a worker takes them.
+      if (backend.nextJobs) expect(await backend.nextJobs('alpha', 10)).toEqual(next);
+      // An undo asked again puts nothing back twice.
+      await expect(runUndo(done, { purger })).resolves.toMatchObject({ restored: 5 });
+      expect((await backend.status(['alpha'])).queues[0]?.waiting).toBe(5);
+      await purger.clearUndoProgress(done.id);
+
+      // The failures too: gone as the system itself lists them, then back, the same ones.
+      const failedBefore = await backend.dlq('beta', 10);
+      const oracleBefore = await fx.oracle?.failedIds('beta');
+      const failures = await backend.purger('beta');
+      closers.push(() => failures.close());
+      const failedRecord = await archivingPurge(store, tmp.dir, {
+        id: randomName('p'),
+        system: backend.name,
+        queue: 'beta',
+        total: failedBefore.total,
+        owner: 'contract',
+        backend: backend.type,
+        states: ['failed'],
+      });
+      const failedDone = await runPurge(failedRecord, { store, purger: failures, owner: 'contract' });
+      expect(failedDone.record).toMatchObject({ state: 'done', purged: 3 });
+      expect((await backend.dlq('beta', 10)).total).toBe(0);
+      expect((await backend.status(['beta'])).queues[0]).toMatchObject({ waiting: 2, failed: 0 });
+      if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual([]);
+      await expect(runUndo(failedDone.record, { purger: failures })).resolves.toMatchObject({
+        restored: 3,
+      });
+      // Celery's failure index learns of restored results from a rescan it starts on the restore
+      // and does not wait for: for a moment after an undo, dlq still answers none (a known gap,
+      // reported; BullMQ answers at once). What must hold is that the same failures come back.
+      await waitFor('the restored failures in dlq', async () => (await backend.dlq('beta', 10)).total === 3);
+      expect((await backend.dlq('beta', 10)).jobs).toEqual(failedBefore.jobs);
+      if (fx.oracle) expect(await fx.oracle.failedIds('beta')).toEqual(oracleBefore);
+      await failures.clearUndoProgress(failedDone.record.id);
+    } finally {
+      for (const close of closers) await close();
+      await purger.close();
+      await store.close();
+      tmp.remove();
+    }
+  });
+}
+
+/**
+ * Queue limits.
+ */
+function describeLimits(fixture: () => BackendFixture) {
+  it('where it has queue limits: sets and removes a concurrency the system itself then reads', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    expect(typeof backend.setQueueLimit).toBe(typeof backend.queueLimits);
+    if (!backend.queueLimits || !backend.setQueueLimit) return;
+    await fx.seed(SCENARIO);
+    expect(await backend.queueLimits('alpha')).toMatchObject({
+      queue: 'alpha',
+      concurrency: null,
+      rateLimit: null,
+    });
+    const set = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: 3 });
+    expect(set.before.concurrency).toBeNull();
+    expect(set.after.concurrency).toBe(3);
+    if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBe(3);
+    expect((await backend.status(['alpha'])).queues[0]?.limits?.concurrency).toBe(3);
+    const off = await backend.setQueueLimit('alpha', { kind: 'concurrency', value: null });
+    expect(off.after.concurrency).toBeNull();
+    if (fx.oracle) expect(await fx.oracle.concurrency('alpha')).toBeNull();
+  });
+}
+
+/**
+ * The Redis reads. One test per ability of REDIS_CHECKS: each runs where the backend has the
+ * method, against the Redis its fixture names (`redis`), and compares the answer with Redis' own.
+ */
+function describeRedisReads(label: string, fixture: () => BackendFixture) {
+  it('where it reads its Redis: memory and persistence, and results where it has a result backend', async () => {
+    const fx = fixture();
+    const { backend } = fx;
+    // A system that reads its Redis names that Redis, for the checks below to ask it too.
+    if (backend.redisHealth || backend.redisSignals || backend.persistence || backend.results)
+      expect(fx.redis, `${label} reads its Redis, so its fixture must name it`).toBeDefined();
+    if (backend.results)
+      expect(fx.redis?.results, `${label} reads results, so its fixture must name where`).toBeDefined();
+    expect(typeof backend.expireResults).toBe(typeof backend.previewExpireResults);
+  });
+
+  for (const ability of redisAbilities) {
+    const { does, check } = REDIS_CHECKS[ability];
+    it(`where it has ${ability}: ${does}`, async () => {
+      const fx = fixture();
+      if (!fx.backend[ability] || !fx.redis) return;
+      await check({ backend: fx.backend, at: fx.redis, seed: () => fx.seed(SCENARIO) });
+    });
+  }
+}
+
+/** A second backend of the system whose Redis refuses connections: what it answers. */
+function describeUnreachable(fixture: () => BackendFixture) {
+  describe('with a second backend whose Redis refuses connections', () => {
+    let down: QueueBackend;
+
+    beforeEach(() => {
+      down = fixture().unreachableBackend();
     });
 
-    it('where it reads its Redis: memory and persistence, and results where it has a result backend', async () => {
-      const { backend } = fx;
-      if (backend.redisHealth) {
-        const health = await backend.redisHealth();
-        expect(health).toBeTypeOf('object');
-      }
-      if (backend.persistence) expect(await backend.persistence()).toBeTypeOf('object');
-      expect(typeof backend.expireResults).toBe(typeof backend.previewExpireResults);
-      if (backend.results) {
-        await fx.seed(scenario);
-        expect(await backend.results()).toBeTypeOf('object');
-      }
+    afterEach(async () => {
+      await down.close();
     });
 
-    it('lists its workers as the system reports them: none consume the contract broker', async () => {
-      await fx.seed(scenario);
-      const workers = await fx.backend.workers();
-      expect(Array.isArray(workers)).toBe(true);
-      for (const worker of workers) expect(typeof worker.name).toBe('string');
+    it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
+      // Its Redis refuses the connection: that is the answer, with no timer run out for it (a
+      // connect or command timeout, a reconnect backoff), whatever the machine's speed.
+      const error = await withTimersFrozen(() => down.status()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpsError);
+      expect((error as OpsError).code).toBe('RedisUnavailable');
+      expect(String((error as OpsError).params.reason ?? '')).not.toMatch(/secret-password/);
     });
 
-    describeLiveChecks(label, () => fx);
+    it('where it reads Redis’ signals for why: memory against its limit, uptime, refusals, its own round trip; RedisUnavailable when down', async () => {
+      const { backend } = fixture();
+      expect(typeof down.redisSignals).toBe(typeof backend.redisSignals);
+      if (!backend.redisSignals || !down.redisSignals) return;
+      const signals = await backend.redisSignals();
+      expect(signals.usedBytes).toBeGreaterThan(0);
+      expect(signals).toMatchObject({ policy: expect.any(String), loading: false });
+      expect(signals.uptimeSeconds).toBeGreaterThanOrEqual(0);
+      expect(typeof signals.oomRejections).toBe('number');
+      expect(signals.connectionsReceived).toBeGreaterThan(0);
+      expect(signals.roundTripMs).toBeGreaterThanOrEqual(0);
+      const error = await down.redisSignals().catch((e: unknown) => e);
+      expect((error as OpsError).code).toBe('RedisUnavailable');
+    });
 
-    describe('with a second backend whose Redis refuses connections', () => {
-      let down: QueueBackend;
+    it('where it reads the network for the monitor: PINGs while a read runs, the connection counters and clients; RedisUnavailable when down', async () => {
+      const { backend } = fixture();
+      expect(typeof down.network).toBe(typeof backend.network);
+      if (!backend.network || !down.network) return;
+      const reading = await backend.network(backend.status());
+      expect(reading.rttMs.length).toBeGreaterThanOrEqual(1);
+      expect(reading.connectionsReceived).toBeGreaterThan(0);
+      expect(reading.connectedClients).toBeGreaterThanOrEqual(1);
+      expect(reading.clients === null || reading.clients.length >= 1).toBe(true);
+      const error = await down.network().catch((e: unknown) => e);
+      expect((error as OpsError).code).toBe('RedisUnavailable');
+    });
 
-      beforeEach(() => {
-        down = fx.unreachableBackend();
-      });
-
-      afterEach(async () => {
-        await down.close();
-      });
-
-      it('reports a Redis that does not answer as RedisUnavailable within 5 seconds', async () => {
-        // Its Redis refuses the connection: that is the answer, with no timer run out for it (a
-        // connect or command timeout, a reconnect backoff), whatever the machine's speed.
-        const error = await withTimersFrozen(() => down.status()).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(OpsError);
-        expect((error as OpsError).code).toBe('RedisUnavailable');
-        expect(String((error as OpsError).params.reason ?? '')).not.toMatch(/secret-password/);
-      });
-
-      it('where it reads Redis’ signals for why: memory against its limit, uptime, refusals, its own round trip; RedisUnavailable when down', async () => {
-        expect(typeof down.redisSignals).toBe(typeof fx.backend.redisSignals);
-        if (!fx.backend.redisSignals || !down.redisSignals) return;
-        const signals = await fx.backend.redisSignals();
-        expect(signals.usedBytes).toBeGreaterThan(0);
-        expect(signals).toMatchObject({ policy: expect.any(String), loading: false });
-        expect(signals.uptimeSeconds).toBeGreaterThanOrEqual(0);
-        expect(typeof signals.oomRejections).toBe('number');
-        expect(signals.connectionsReceived).toBeGreaterThan(0);
-        expect(signals.roundTripMs).toBeGreaterThanOrEqual(0);
-        const error = await down.redisSignals().catch((e: unknown) => e);
-        expect((error as OpsError).code).toBe('RedisUnavailable');
-      });
-
-      it('where it reads the network for the monitor: PINGs while a read runs, the connection counters and clients; RedisUnavailable when down', async () => {
-        expect(typeof down.network).toBe(typeof fx.backend.network);
-        if (!fx.backend.network || !down.network) return;
-        const reading = await fx.backend.network(fx.backend.status());
-        expect(reading.rttMs.length).toBeGreaterThanOrEqual(1);
-        expect(reading.connectionsReceived).toBeGreaterThan(0);
-        expect(reading.connectedClients).toBeGreaterThanOrEqual(1);
-        expect(reading.clients === null || reading.clients.length >= 1).toBe(true);
-        const error = await down.network().catch((e: unknown) => e);
-        expect((error as OpsError).code).toBe('RedisUnavailable');
-      });
-
-      it('where it lists running work: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
-        expect(typeof down.running).toBe(typeof fx.backend.running);
-        if (!fx.backend.running || !down.running) return;
-        expect(await fx.backend.running()).toEqual([]);
-        const error = await down.running().catch((e: unknown) => e);
-        expect((error as OpsError).code).toBe('RedisUnavailable');
-      });
+    it('where it lists running work: nothing while nothing runs, RedisUnavailable when Redis is down', async () => {
+      const { backend } = fixture();
+      expect(typeof down.running).toBe(typeof backend.running);
+      if (!backend.running || !down.running) return;
+      expect(await backend.running()).toEqual([]);
+      const error = await down.running().catch((e: unknown) => e);
+      expect((error as OpsError).code).toBe('RedisUnavailable');
     });
   });
 }
