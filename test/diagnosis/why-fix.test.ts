@@ -4,7 +4,14 @@ import { ActionId, baseActionId, wordsForAction } from '../../src/blocks/action-
 import { messages } from '../../src/i18n/index.js';
 import { connectionFor } from './../helpers/bullmq-jobs.js';
 import { jsonOf, requestOf } from '../helpers/cli-run.js';
-import { pausedQueue, type Scenario, slowEndpointCelery } from '../helpers/why-scenarios.js';
+import {
+  burstOfOneName,
+  pausedQueue,
+  retryLoop,
+  type Scenario,
+  slowEndpoint,
+  slowEndpointCelery,
+} from '../helpers/why-scenarios.js';
 
 /**
  * A fix button of `why` carries a key, never a command: its click reads the evidence again and
@@ -127,4 +134,30 @@ describe('a Celery task timing out on a slow endpoint (a real worker)', () => {
     expect(clicked.error?.code, JSON.stringify(clicked)).toBe('DuplicateRequest');
     expect(clicked.message.text).toContain(request.id);
   });
+});
+
+describe('every limit fix of task-burst, retry-loop and slow-dependency passes its checks when typed', () => {
+  for (const [name, build, cause] of [
+    ['a Celery task in a retry loop', retryLoop, 'retry-loop'],
+    ['a burst of one BullMQ job name', burstOfOneName, 'task-burst'],
+    ['a BullMQ handler timing out', slowEndpoint, 'slow-dependency'],
+  ] as const)
+    it(name, async () => {
+      const built = await build();
+      try {
+        const { data } = await built.why();
+        const found = data.causes.find((c) => c.id === cause);
+        const commands = found!.fixes.map((f) => f.command);
+        expect(
+          commands.some((c) => /^(rate-limit|concurrency) /.test(c)),
+          JSON.stringify(found),
+        ).toBe(true);
+        for (const command of commands) {
+          const typed = await built.cli(command.split(' '));
+          expect(typed.code, `${command}: ${typed.stdout}${typed.stderr}`).toBe(0);
+        }
+      } finally {
+        await built.close();
+      }
+    }, 60_000);
 });
