@@ -310,7 +310,7 @@ async function readFailures(
       {
         queue: sample.queue,
         groupedOver: sample.jobs.length,
-        groups: groupFailures(sample.jobs.map((j) => j.error)),
+        groups: groupFailures(sample.jobs.map((j) => ({ error: j.error, name: j.name }))),
         maxAttempts: Math.max(0, ...sample.jobs.map((j) => j.attempts)),
       },
     ];

@@ -162,6 +162,11 @@ export interface FailureGroup {
   /** What the error says about the dependency: timeout, 429, 503, … (`error-kind.ts`). */
   kind: 'timeout' | 'rate-limited' | 'unavailable' | 'stalled' | 'other';
   count: number;
+  /**
+   * The task or job name most of the group's failures carry, and how many carry it (a name, never
+   * a payload); absent when none names one (a Celery app without `result_extended`).
+   */
+  topName?: { name: string; count: number };
 }
 
 export interface WorkerGroupNow {

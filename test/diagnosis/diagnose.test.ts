@@ -372,6 +372,134 @@ describe("error groups for slow-dependency are dlq's error groups (one normalize
   });
 });
 
+describe('slow-dependency offers a limit Celery takes: the rate of the task the failures name', () => {
+  const timeouts = (names: string[]) =>
+    groupFailures(
+      names.map((name, i) => ({ error: `TimeoutError: FCM provider timed out (token ${i})`, name })),
+    );
+
+  it('each group names the task most of its failures carry, names only', () => {
+    const [group] = timeouts([...Array(7).fill('app.tasks.notification.send_push'), 'app.tasks.other']);
+    expect(group).toEqual({
+      error: 'TimeoutError: FCM provider timed out (token <n>)',
+      count: 8,
+      kind: 'timeout',
+      topName: { name: 'app.tasks.notification.send_push', count: 7 },
+    });
+    expect(groupFailures(['TimeoutError: timed out'])[0]).not.toHaveProperty('topName');
+  });
+
+  it('rate-limit <system> <task> <rate>: half of what the queue tries, shared by its workers, in steps, at least 1/m', () => {
+    const slow = (more: Partial<QueueNow>, names = Array(18).fill('app.tasks.notification.send_push')) =>
+      diagnose(
+        evidence({
+          queues: [queue('celery:notification_sending', { failed: 18, workers: 1, ...more })],
+          failures: [
+            {
+              queue: 'celery:notification_sending',
+              groupedOver: 18,
+              groups: timeouts(names),
+              maxAttempts: 1,
+            },
+          ],
+        }),
+      ).causes.find((c) => c.id === 'slow-dependency');
+    const commands = (c: ReturnType<typeof slow>) => c!.fixes.map((f) => f.words.join(' '));
+    const lead = slow({ completedPerMinute: 30, failedPerMinute: 10 });
+    expect(lead?.confidence).toBe('strong');
+    expect(commands(lead)).toEqual(['rate-limit zeus app.tasks.notification.send_push 20/m']);
+    // Celery keeps the rate per worker: two workers share the 20 a minute.
+    expect(commands(slow({ completedPerMinute: 30, failedPerMinute: 10, workers: 2 }))).toEqual([
+      'rate-limit zeus app.tasks.notification.send_push 10/m',
+    ]);
+    // 17 a minute tried, 8.5 half of it: a step of 5, so a click a few seconds later finds the same command.
+    expect(commands(slow({ completedPerMinute: 13, failedPerMinute: 4 }))).toEqual([
+      'rate-limit zeus app.tasks.notification.send_push 5/m',
+    ]);
+    expect(commands(slow({ completedPerMinute: 12.4, failedPerMinute: 4.3 }))).toEqual([
+      'rate-limit zeus app.tasks.notification.send_push 5/m',
+    ]);
+    expect(commands(slow({ completedPerMinute: 0, failedPerMinute: 0.4 }))).toEqual([
+      'rate-limit zeus app.tasks.notification.send_push 1/m',
+    ]);
+    // No rates, or no task dominating the failures: nothing to click rather than a guess.
+    expect(commands(slow({ completedPerMinute: null, failedPerMinute: null }))).toEqual([]);
+    const mixed = [...Array(9).fill('app.tasks.a'), ...Array(9).fill('app.tasks.b')];
+    expect(commands(slow({ completedPerMinute: 30, failedPerMinute: 10 }, mixed))).toEqual([]);
+  });
+
+  it('BullMQ keeps its queue limits; a system without limits gets none', () => {
+    const e = (offers: Evidence['offers']) =>
+      evidence({
+        type: 'bullmq',
+        offers,
+        queues: [queue('webhooks', { failed: 12, failedPerMinute: 3, active: 6, completedPerMinute: 40 })],
+        failures: [
+          { queue: 'webhooks', groupedOver: 12, groups: timeouts(Array(12).fill('deliver')), maxAttempts: 3 },
+        ],
+      });
+    const fixes = (offers: Evidence['offers']) =>
+      diagnose(e(offers))
+        .causes.find((c) => c.id === 'slow-dependency')!
+        .fixes.map((f) => f.words.join(' '));
+    expect(fixes(BULLMQ_OFFERS)).toEqual(['concurrency zeus/webhooks 3', 'rate-limit zeus/webhooks 40/1m']);
+    expect(fixes({ stopStuck: null, limitTarget: 'none', expireResults: false })).toEqual([]);
+  });
+
+  it('task-burst and retry-loop offer rate-limit only where limits name what they name', () => {
+    const e = evidence({
+      retrying: { sampled: 10, tasks: [{ name: 'tasks.retrying', count: 6, maxRetries: 4 }] },
+    });
+    const retry = (offers: Evidence['offers']) =>
+      diagnose({ ...e, offers })
+        .causes.find((c) => c.id === 'retry-loop')!
+        .fixes.map((f) => f.words.join(' '));
+    expect(retry(CELERY_OFFERS)).toEqual(['rate-limit zeus tasks.retrying 10/m']);
+    expect(retry({ ...CELERY_OFFERS, limitTarget: 'none' })).toEqual([]);
+    const past = (at: number, waiting: number) => ({
+      at,
+      ok: true,
+      workers: ['celery@w1|1', 'celery@w2|2'],
+      queues: new Map([
+        [
+          'celery:alarm_processing',
+          { waiting, active: 4, delayed: 0, failed: 0, workers: 2, completedPerMinute: 100 },
+        ],
+      ]),
+    });
+    const burst = diagnose(
+      evidence({
+        queues: [
+          queue('celery:alarm_processing', {
+            waiting: 9000,
+            active: 4,
+            workers: 2,
+            completedPerMinute: 100,
+            oldestWaitingSeconds: 40,
+          }),
+        ],
+        history: [
+          past(NOW - 240_000, 10),
+          past(NOW - 180_000, 20),
+          past(NOW - 120_000, 40),
+          past(NOW - 60_000, 80),
+        ],
+        waitingNames: [
+          {
+            queue: 'celery:alarm_processing',
+            sampled: 10,
+            names: [{ name: 'app.tasks.alarm.check_alarms', count: 10 }],
+          },
+        ],
+      }),
+    ).causes.find((c) => c.id === 'task-burst');
+    // Twice the usual 120 a minute, shared by the two workers that each keep the rate: 120, a step of 100.
+    expect(burst!.fixes.map((f) => f.words.join(' '))).toEqual([
+      'rate-limit zeus app.tasks.alarm.check_alarms 100/m',
+    ]);
+  });
+});
+
 describe('every evidence line is worded in English and Turkish', () => {
   const dir = join(import.meta.dirname, '../../src/diagnosis/causes');
   const codes = new Set(

@@ -3,8 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId, baseActionId, wordsForAction } from '../../src/blocks/action-ids.js';
 import { messages } from '../../src/i18n/index.js';
 import { connectionFor } from './../helpers/bullmq-jobs.js';
-import { jsonOf } from '../helpers/cli-run.js';
-import { pausedQueue, type Scenario } from '../helpers/why-scenarios.js';
+import { jsonOf, requestOf } from '../helpers/cli-run.js';
+import {
+  burstOfOneName,
+  pausedQueue,
+  retryLoop,
+  type Scenario,
+  slowEndpoint,
+  slowEndpointCelery,
+} from '../helpers/why-scenarios.js';
 
 /**
  * A fix button of `why` carries a key, never a command: its click reads the evidence again and
@@ -89,4 +96,68 @@ describe('why fix buttons', () => {
       expect.arrayContaining(['command.why', 'command.resume']),
     );
   });
+});
+
+describe('a Celery task timing out on a slow endpoint (a real worker)', () => {
+  let celery: Scenario;
+  beforeAll(async () => {
+    celery = await slowEndpointCelery();
+  }, 60_000);
+  afterAll(async () => {
+    await celery?.close();
+  });
+
+  it('offers rate-limit of the task the failures name, which parses and passes its checks when typed or clicked', async () => {
+    const { run, data } = await celery.why();
+    const slow = data.causes.find((c) => c.id === 'slow-dependency');
+    expect(slow, JSON.stringify(data, null, 1)).toMatchObject({ confidence: 'strong', queues: ['celery'] });
+    expect(slow!.fixes).toHaveLength(1);
+    const command = slow!.fixes[0]!.command;
+    expect(command).toMatch(/^rate-limit zeus tasks\.call_endpoint \d+\/m$/);
+    // Typed: Celery's own checks (a rate it takes, a worker that has the task) pass, and the
+    // policy's approval is asked for, naming the worker.
+    const typed = await celery.cli(command.split(' '));
+    expect(typed.code, typed.stdout + typed.stderr).toBe(0);
+    const request = requestOf(typed);
+    expect(request).toMatchObject({
+      action: 'rate-limit',
+      target: 'zeus/tasks.call_endpoint',
+      status: 'pending',
+    });
+    expect(request.preview).toContain('w-slow@qo-test');
+    // Clicked: the button's key finds the same fix again and runs the very same command, which
+    // finds the typed one's request waiting.
+    const button = buttonsOf(jsonOf(run).message as { blocks: unknown[] }).find(
+      (b) => baseActionId(b.action_id) === ActionId.WhyFix && b.text.text === command,
+    );
+    const clicked = jsonOf(await celery.cli(wordsForAction(button!.action_id, button!.value)!));
+    expect(clicked.error?.code, JSON.stringify(clicked)).toBe('DuplicateRequest');
+    expect(clicked.message.text).toContain(request.id);
+  });
+});
+
+describe('every limit fix of task-burst, retry-loop and slow-dependency passes its checks when typed', () => {
+  for (const [name, build, cause] of [
+    ['a Celery task in a retry loop', retryLoop, 'retry-loop'],
+    ['a burst of one BullMQ job name', burstOfOneName, 'task-burst'],
+    ['a BullMQ handler timing out', slowEndpoint, 'slow-dependency'],
+  ] as const)
+    it(name, async () => {
+      const built = await build();
+      try {
+        const { data } = await built.why();
+        const found = data.causes.find((c) => c.id === cause);
+        const commands = found!.fixes.map((f) => f.command);
+        expect(
+          commands.some((c) => /^(rate-limit|concurrency) /.test(c)),
+          JSON.stringify(found),
+        ).toBe(true);
+        for (const command of commands) {
+          const typed = await built.cli(command.split(' '));
+          expect(typed.code, `${command}: ${typed.stdout}${typed.stderr}`).toBe(0);
+        }
+      } finally {
+        await built.close();
+      }
+    }, 60_000);
 });

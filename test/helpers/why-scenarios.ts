@@ -368,6 +368,35 @@ export async function slowEndpoint(): Promise<Scenario> {
   return scenario;
 }
 
+/**
+ * A Celery task timing out against a slow loopback endpoint, beside work that still completes:
+ * the failures name the task, whose rate `why` offers to limit (Celery's limits name a task).
+ */
+export async function slowEndpointCelery(): Promise<Scenario> {
+  const s = await scene('slow-dependency', 'zeus');
+  const server: Server = createServer((_req, res) => {
+    setTimeout(() => res.end('late'), 2000).unref();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/push`;
+  const brokerUrl = `${s.redis.url}/0`;
+  const worker = await startCeleryWorker({ brokerUrl, queues: ['celery'], name: 'w-slow', concurrency: 4 });
+  await publishCelery({ brokerUrl }, [
+    ...Array.from({ length: 12 }, () => ({ task: 'tasks.call_endpoint', args: [url, 0.2], queue: 'celery' })),
+    ...Array.from({ length: 20 }, () => ({ task: 'tasks.add', args: [1, 2], queue: 'celery' })),
+  ]);
+  const scenario = await s.finish(
+    { system: { name: 'zeus', type: 'celery', redis: brokerUrl, queues: ['celery'] } },
+    'zeus',
+    [() => worker.stop(), () => new Promise((resolve) => server.close(resolve))],
+  );
+  await until('timeouts failing the tasks', async () => {
+    const dlq = jsonOut(await scenario.cli(['dlq', 'zeus/celery'])).data as { total?: number };
+    return (dlq.total ?? 0) >= 12;
+  });
+  return scenario;
+}
+
 /** A Redis restarted from an older snapshot: the jobs written after it are gone (BullMQ). */
 export async function restartedFromOlderSnapshot(): Promise<Scenario> {
   const s = await scene('jobs-vanished', 'pushizo');
@@ -497,6 +526,11 @@ export const SCENARIOS: readonly { name: string; cause: string; build: () => Pro
   { name: 'task in a retry loop', cause: 'retry-loop', build: retryLoop },
   { name: 'paused queue', cause: 'paused', build: pausedQueue },
   { name: 'handler times out on a slow endpoint', cause: 'slow-dependency', build: slowEndpoint },
+  {
+    name: 'Celery task times out on a slow endpoint',
+    cause: 'slow-dependency',
+    build: slowEndpointCelery,
+  },
   {
     name: 'Redis restarted from an older snapshot',
     cause: 'jobs-vanished',

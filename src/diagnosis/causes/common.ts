@@ -13,6 +13,27 @@ export function fix(...words: (string | number)[]): Fix[] {
   return text.every((w) => w.length > 0 && !/\s/.test(w)) ? [{ words: text }] : [];
 }
 
+/** The step of 1, 2, 5, 10, 20, 50… at or below `n` (n ≥ 1). */
+function stepDown(n: number): number {
+  const power = 10 ** Math.floor(Math.log10(n));
+  const lead = n / power;
+  return (lead >= 5 ? 5 : lead >= 2 ? 2 : 1) * power;
+}
+
+/**
+ * A Celery task's rate, as `rate-limit <system> <task> <rate>` takes it, that lets about
+ * `perMinute` of it through in all: Celery keeps a task's rate per worker (each its own token
+ * bucket, not one for the system), so the whole is shared among the workers consuming its queue
+ * (one when not known). Whole tasks a minute, at least 1/m (0 would be no limit to Celery; stopping
+ * it is `pause`), rounded down to a step of 1, 2, 5, 10, 20, 50…: a fix button's command must be
+ * the same when its click reads the rates again a few seconds later, and a rate of 8 or 9 is no
+ * better advice than 5.
+ */
+export function taskRate(perMinute: number, consumers: number | null): string {
+  const share = perMinute / Math.max(1, consumers ?? 1);
+  return `${share >= 1 ? stepDown(share) : 1}/m`;
+}
+
 /** Samples that read this system, oldest first. */
 export const goodPast = (e: Evidence): Past[] => e.history.filter((p) => p.ok);
 

@@ -20,7 +20,8 @@ export function retryLoop(e: Evidence): Outcome {
     const failing = e.failures.filter((f) => scopeNames.has(f.queue) && f.groups.length > 0);
     const fixes: Fix[] = [
       ...failing.slice(0, 1).flatMap((f) => fix('dlq', `${e.system}/${f.queue}`)),
-      ...fix('rate-limit', e.system, top.name, '10/m'),
+      // Celery's limits name a task: the one retrying most, slowed to a trickle while its cause is found.
+      ...(e.offers.limitTarget === 'task' ? fix('rate-limit', e.system, top.name, '10/m') : []),
     ];
     return {
       result: 'found',
@@ -61,7 +62,7 @@ export function retryLoop(e: Evidence): Outcome {
       ],
       fixes: [
         ...fix('dlq', `${e.system}/${lead.queue}`),
-        ...fix('rate-limit', `${e.system}/${lead.queue}`, '10/1m'),
+        ...(e.offers.limitTarget === 'queue' ? fix('rate-limit', `${e.system}/${lead.queue}`, '10/1m') : []),
       ],
       weight: q.delayed,
     },

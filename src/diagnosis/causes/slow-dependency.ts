@@ -1,5 +1,5 @@
-import type { Evidence, Fix, Outcome } from '../types.js';
-import { fix, goodPast, inScope, line, median, sum } from './common.js';
+import type { Evidence, FailureGroup, Fix, Outcome, QueueNow } from '../types.js';
+import { fix, goodPast, inScope, line, median, sum, taskRate } from './common.js';
 
 /** Failures saying timeout, 429 or 503, at least this many and this share of those grouped. */
 const MIN_FAILURES = 5;
@@ -8,6 +8,40 @@ const MIN_SHARE = 0.5;
 const SLOWER = 2;
 
 const DEPENDENCY = new Set(['timeout', 'rate-limited', 'unavailable']);
+/** A task whose name this share of the dependency failures carry is the one to hold back. */
+const DOMINANT = 0.6;
+
+/** The task or job name that dominates these failures, if one does (a name, never a payload). */
+function dominantName(groups: readonly FailureGroup[], count: number): string | undefined {
+  const byName = new Map<string, number>();
+  for (const g of groups)
+    if (g.topName) byName.set(g.topName.name, (byName.get(g.topName.name) ?? 0) + g.topName.count);
+  const [top] = [...byName].sort((a, b) => b[1] - a[1]);
+  return top && top[1] >= DOMINANT * count ? top[0] : undefined;
+}
+
+/**
+ * The fixes that hold back what reaches the dependency: a queue's own limits (BullMQ), or the rate
+ * of the task that dominates the failures (Celery, whose limits name a task).
+ */
+function holdBack(e: Evidence, q: QueueNow, task: string | undefined): Fix[] {
+  if (e.offers.limitTarget === 'queue')
+    return [
+      ...fix('concurrency', `${e.system}/${q.name}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
+      ...fix(
+        'rate-limit',
+        `${e.system}/${q.name}`,
+        `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`,
+      ),
+    ];
+  if (e.offers.limitTarget !== 'task' || task === undefined) return [];
+  // Half of what the queue tries a minute now (completed and failed: each failure called the
+  // dependency too), so the dependency gets room to recover while work still moves. Unknown rates
+  // offer nothing rather than a guess.
+  if (q.completedPerMinute === null && q.failedPerMinute === null) return [];
+  const tries = (q.completedPerMinute ?? 0) + (q.failedPerMinute ?? 0);
+  return fix('rate-limit', e.system, task, taskRate(tries / 2, q.workers));
+}
 
 /**
  * Pushizo `dispatch-*` ("sağlayıcı yavaş / rate limit") and `webhooks` ("endpoint yavaş"): the
@@ -22,6 +56,8 @@ export function slowDependency(e: Evidence): Outcome {
     of: number;
     error: string;
     strong: boolean;
+    /** The task or job name most of its dependency failures carry, when one dominates them. */
+    task?: string;
     runNow?: number;
     runBefore?: number;
   }[] = [];
@@ -32,7 +68,15 @@ export function slowDependency(e: Evidence): Outcome {
     const count = sum(dependency.map((g) => g.count));
     if (count === 0) continue;
     const strong = count >= MIN_FAILURES && count / Math.max(f.groupedOver, 1) >= MIN_SHARE;
-    found.push({ queue: f.queue, count, of: f.groupedOver, error: dependency[0]!.error, strong });
+    const task = dominantName(dependency, count);
+    found.push({
+      queue: f.queue,
+      count,
+      of: f.groupedOver,
+      error: dependency[0]!.error,
+      strong,
+      ...(task !== undefined ? { task } : {}),
+    });
   }
   for (const q of scope.values()) {
     if (q.runP95Seconds === null || found.some((f) => f.queue === q.name)) continue;
@@ -74,20 +118,7 @@ export function slowDependency(e: Evidence): Outcome {
         delayed: q.delayed,
       }),
     );
-  const fixes: Fix[] = [];
-  // A queue's own limits (BullMQ) hold back what reaches the dependency.
-  if (e.offers.limitTarget === 'queue') {
-    fixes.push(
-      ...fix('concurrency', `${e.system}/${lead.queue}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
-    );
-    fixes.push(
-      ...fix(
-        'rate-limit',
-        `${e.system}/${lead.queue}`,
-        `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`,
-      ),
-    );
-  }
+  const fixes = holdBack(e, q, lead.task);
   return {
     result: 'found',
     finding: {

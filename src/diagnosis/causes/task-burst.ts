@@ -1,5 +1,5 @@
 import type { Evidence, Fix, Outcome, QueueNow } from '../types.js';
-import { fix, goodPast, inScope, line, median, sum } from './common.js';
+import { fix, goodPast, inScope, line, median, sum, taskRate } from './common.js';
 
 /** Arrivals at this multiple of the usual rate are a burst. */
 const BURST_FACTOR = 5;
@@ -87,9 +87,9 @@ export function taskBurst(e: Evidence): Outcome {
   const fixes: Fix[] = [];
   // Room for twice the usual arrivals: the burst is held back, the usual work is not.
   const usual = Math.max(1, Math.round(lead.usual * 2));
-  const rate = `${usual}/m`;
   const target = e.offers.limitTarget;
-  if (target === 'task' && dominant) fixes.push(...fix('rate-limit', e.system, lead.top!.name, rate));
+  if (target === 'task' && dominant)
+    fixes.push(...fix('rate-limit', e.system, lead.top!.name, taskRate(lead.usual * 2, lead.q.workers)));
   if (target === 'queue') fixes.push(...fix('rate-limit', `${e.system}/${lead.q.name}`, `${usual}/1m`));
   return {
     result: 'found',
