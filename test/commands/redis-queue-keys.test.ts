@@ -88,13 +88,18 @@ describe('redis <system> measures every known queue key', () => {
     const json = jsonOf(await runCliInProcess(['--config', config, '--json', 'redis', 'zeus']));
     const data = json.data as unknown as RedisHealthData;
     const percent = Math.min(100, Math.round((data.explainedBytes / data.memory.used) * 100));
+    // Each run samples anew: on a loaded machine its budget may stop at another key and Redis'
+    // own figure moves, so the share is the JSON's to within a few points, in both languages.
+    const near = (text: string, pattern: RegExp) => {
+      const share = pattern.exec(text);
+      expect(share, text).not.toBeNull();
+      expect(Math.abs(Number(share![1]) - percent)).toBeLessThanOrEqual(3);
+    };
     const en = await runCliInProcess(['--config', config, 'redis', 'zeus']);
     expect(en.stdout).toContain('all 3 keys of the 2 queues, and a sample');
-    expect(en.stdout).toMatch(
-      new RegExp(`The \\d+ keys above hold [\\d.,]+ [kMG]?B: ${percent}% of the [\\d.,]+ [kMG]?B in use\\.`),
-    );
+    near(en.stdout, /The \d+ keys above hold [\d.,]+ [kMG]?B: (\d+)% of the [\d.,]+ [kMG]?B in use\./);
     const tr = await runCliInProcess(['--config', trConfig, 'redis', 'zeus']);
     expect(tr.stdout).toContain('2 kuyruğun 3 anahtarının tümü ve örneklem');
-    expect(tr.stdout).toMatch(new RegExp(`kullanılan [\\d.,]+ [kMG]?B belleğin %${percent} kadarı\\.`));
+    near(tr.stdout, /kullanılan [\d.,]+ [kMG]?B belleğin %(\d+) kadarı\./);
   }, 60_000);
 });
