@@ -21,6 +21,15 @@ function stepDown(n: number): number {
 }
 
 /**
+ * A count a fix button carries (a rate a minute, a concurrency), at least 1 and rounded down to a
+ * step of 1, 2, 5, 10, 20, 50…: the click reads the evidence again a few seconds later and must
+ * come to the same command, which live rates would not (see `taskRate`).
+ */
+export function steppedCount(n: number): number {
+  return n >= 1 ? stepDown(n) : 1;
+}
+
+/**
  * A Celery task's rate, as `rate-limit <system> <task> <rate>` takes it, that lets about
  * `perMinute` of it through in all: Celery keeps a task's rate per worker (each its own token
  * bucket, not one for the system), so the whole is shared among the workers consuming its queue
@@ -31,7 +40,7 @@ function stepDown(n: number): number {
  */
 export function taskRate(perMinute: number, consumers: number | null): string {
   const share = perMinute / Math.max(1, consumers ?? 1);
-  return `${share >= 1 ? stepDown(share) : 1}/m`;
+  return `${steppedCount(share)}/m`;
 }
 
 /** Samples that read this system, oldest first. */

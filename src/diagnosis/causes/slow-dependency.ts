@@ -1,5 +1,5 @@
 import type { Evidence, FailureGroup, Fix, Outcome, QueueNow } from '../types.js';
-import { fix, goodPast, inScope, line, median, sum, taskRate } from './common.js';
+import { fix, goodPast, inScope, line, median, steppedCount, sum, taskRate } from './common.js';
 
 /** Failures saying timeout, 429 or 503, at least this many and this share of those grouped. */
 const MIN_FAILURES = 5;
@@ -27,12 +27,10 @@ function dominantName(groups: readonly FailureGroup[], count: number): string | 
 function holdBack(e: Evidence, q: QueueNow, task: string | undefined): Fix[] {
   if (e.offers.limitTarget === 'queue')
     return [
-      ...fix('concurrency', `${e.system}/${q.name}`, Math.max(1, Math.floor(Math.max(q.active, 2) / 2))),
-      ...fix(
-        'rate-limit',
-        `${e.system}/${q.name}`,
-        `${Math.max(1, Math.round(q.completedPerMinute ?? 60))}/1m`,
-      ),
+      // Half the jobs running now, and what it completes a minute now, each in steps so a click a
+      // few seconds later still finds the same fix.
+      ...fix('concurrency', `${e.system}/${q.name}`, steppedCount(Math.max(q.active, 2) / 2)),
+      ...fix('rate-limit', `${e.system}/${q.name}`, `${steppedCount(q.completedPerMinute ?? 60)}/1m`),
     ];
   if (e.offers.limitTarget !== 'task' || task === undefined) return [];
   // Half of what the queue tries a minute now (completed and failed: each failure called the

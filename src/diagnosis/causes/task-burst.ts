@@ -1,5 +1,5 @@
 import type { Evidence, Fix, Outcome, QueueNow } from '../types.js';
-import { fix, goodPast, inScope, line, median, sum, taskRate } from './common.js';
+import { fix, goodPast, inScope, line, median, steppedCount, sum, taskRate } from './common.js';
 
 /** Arrivals at this multiple of the usual rate are a burst. */
 const BURST_FACTOR = 5;
@@ -86,7 +86,7 @@ export function taskBurst(e: Evidence): Outcome {
     evidence.push(line('dominantName', { name: lead.top.name, percent: Math.round(lead.top.share * 100) }));
   const fixes: Fix[] = [];
   // Room for twice the usual arrivals: the burst is held back, the usual work is not.
-  const usual = Math.max(1, Math.round(lead.usual * 2));
+  const usual = steppedCount(lead.usual * 2);
   const target = e.offers.limitTarget;
   if (target === 'task' && dominant)
     fixes.push(...fix('rate-limit', e.system, lead.top!.name, taskRate(lead.usual * 2, lead.q.workers)));
