@@ -37,8 +37,6 @@ export interface EscalationRuntime {
   store: Store;
   alerts: AlertService;
   ctx: { now: () => Date };
-  /** Limits set with `--for`: the monitor's leader lifts them when their time is up. */
-  limits?: { liftExpired(): Promise<unknown> };
   /** The pagers of `paging:` and the pages over the store. */
   pagers?: Pagers;
   paging?: Paging;
@@ -115,7 +113,6 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     owner,
     channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
-    ...(runtime.limits ? { limits: runtime.limits } : {}),
     ...(runtime.paging ? { paging: runtime.paging } : {}),
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.
