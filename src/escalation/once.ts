@@ -6,7 +6,7 @@ import type { EscalationStore } from '../store/store.js';
 import { alertJson } from './alerts.js';
 import { shownValue } from './blocks.js';
 import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
-import type { DrainResult } from './outbox.js';
+import type { DrainResult } from './outbox-contract.js';
 import type { Escalation } from './runtime.js';
 
 /** What `queue-ops monitor --once` answers (`--json`: `data` as README documents it). */

@@ -6,7 +6,7 @@ import { loadConfigFile } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
-import type { SlackSender } from '../../escalation/outbox.js';
+import type { SlackSender } from '../../escalation/outbox-contract.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
 import { readSightings } from '../../escalation/sightings.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
