@@ -53,15 +53,17 @@ function leaderJobs(
 }
 
 /**
- * A process's periodic work, by name, for its scheduler (src/background/scheduler.ts): the
- * maintenance `sweep` on every replica (when given), and the leader's `limit-expiry` and
- * `monitor-tick` (when the monitor runs). The one list: nothing else in the process sets a timer
- * for this work.
+ * A process's periodic work, by name, for its scheduler (src/background/scheduler.ts): on every
+ * replica the maintenance `sweep` and the Home tabs' `home-watch` (when given), and the leader's
+ * `limit-expiry` and `monitor-tick` (when the monitor runs). The one list: nothing else in the
+ * process sets a timer for periodic work.
  */
 export function backgroundJobs(work: {
   logger: Logger;
   /** Requests past their ttl, interrupted requests, purge recovery, retention (src/maintenance.ts). */
   sweep?: { maintenance: MaintenanceSweep; everyMs?: number };
+  /** The App Home tabs kept fresh here, looking for what other replicas changed (the bot's `HomeTab`). */
+  homeWatch?: { everyMs: number; lookForChanges(): Promise<void> };
   leader?: LeaderWork;
 }): BackgroundJob[] {
   const logger = work.logger.child({ component: 'monitor' });
@@ -72,6 +74,13 @@ export function backgroundJobs(work: {
       everyMs: work.sweep.everyMs ?? MAINTENANCE_SWEEP_MS,
       scope: 'every-replica',
       run: work.sweep.maintenance.run,
+    });
+  if (work.homeWatch)
+    jobs.push({
+      name: 'home-watch',
+      everyMs: work.homeWatch.everyMs,
+      scope: 'every-replica',
+      run: work.homeWatch.lookForChanges,
     });
   const leader = work.leader;
   if (leader)

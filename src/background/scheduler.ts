@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.js';
  * own timer); `leader` work runs only in the process whose {@link Leadership} claim holds.
  */
 export interface BackgroundJob {
-  /** Its name in the logs: `sweep`, `limit-expiry`, `monitor-tick` (src/background/jobs.ts). */
+  /** Its name in the logs: `sweep`, `home-watch`, `limit-expiry`, `monitor-tick` (src/background/jobs.ts). */
   readonly name: string;
   readonly everyMs: number;
   readonly scope: 'every-replica' | 'leader';

@@ -534,9 +534,6 @@ function listenOnSlack(start: StartContext, runtime: QueueOps, slack: SlackApp):
     userLocale,
     now: start.now,
     ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
-    // Another replica's changes (an alert from the monitor's lease holder, an approval taken
-    // there) reach the tabs kept fresh here within one monitor interval.
-    watchEveryMs: config.escalation.intervalSeconds * 1000,
   });
   registerHomeTab(slack.app, home);
   runtime.approvals.onChange(async () => home.changed());
@@ -569,8 +566,8 @@ function alertWebClient(start: StartContext) {
 }
 
 /**
- * The bot's periodic work, started (src/background/): the maintenance `sweep` on every replica,
- * run once before this resolves (requests whose ttl ran out, or whose bot died mid-action, while
+ * The bot's periodic work, started (src/background/): on every replica the maintenance `sweep`
+ * and the Home tabs' `home-watch`, each run once before this resolves (requests whose ttl ran out, or whose bot died mid-action, while
  * the bot was down are closed at once, not 30 s later), and the leader's `limit-expiry` and
  * `monitor-tick` when alerts have somewhere to go. Every replica claims the monitor's lease;
  * exactly one holds it and runs the leader's jobs (see escalation/monitor.ts).
@@ -609,6 +606,9 @@ async function startBackground(
         maintenance,
         ...(options.sweepIntervalMs === undefined ? {} : { everyMs: options.sweepIntervalMs }),
       },
+      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
+      // there) reach the tabs kept fresh here within one monitor interval.
+      homeWatch: { everyMs: config.escalation.intervalSeconds * 1000, lookForChanges: home.lookForChanges },
       ...(monitorRuns ? { leader: { escalation, limits: runtime.limits } } : {}),
     }),
     leadership: escalation.monitor.lease,
