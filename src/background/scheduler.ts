@@ -63,11 +63,13 @@ export function createJobScheduler(deps: {
   const timers: NodeJS.Timeout[] = [];
   let stopped = false;
 
-  /** One run of `job`, unless its last one is still going: its error is logged, never thrown. */
-  function turn(job: BackgroundJob): Promise<void> {
+  /**
+   * One run of `job`, unless its last one is still going: its error is logged, never thrown. A run
+   * that succeeds counts from `startedAt` (a leader job: from its step's start, before the claim).
+   */
+  function turn(job: BackgroundJob, startedAt = now()): Promise<void> {
     const busy = running.get(job.name);
     if (busy) return busy;
-    const startedAt = now();
     const run = job
       .run()
       .then(() => {
@@ -90,12 +92,13 @@ export function createJobScheduler(deps: {
     everyMs: deps.leadership?.everyMs ?? 0,
     scope: 'every-replica',
     async run() {
+      const stepAt = now();
       if (!(await (deps.leadership as Leadership).claim())) return;
       for (const job of leaderJobs) {
         if (stopped) return;
-        if (now() - (lastRun.get(job.name) ?? Number.NEGATIVE_INFINITY) < job.everyMs * DUE_FRACTION)
+        if (stepAt - (lastRun.get(job.name) ?? Number.NEGATIVE_INFINITY) < job.everyMs * DUE_FRACTION)
           continue;
-        await turn(job);
+        await turn(job, stepAt);
       }
     },
   };
@@ -111,7 +114,7 @@ export function createJobScheduler(deps: {
   return {
     async start() {
       if (stopped || timers.length > 0) return;
-      await Promise.all(everyReplica.map(turn));
+      await Promise.all(everyReplica.map((job) => turn(job)));
       if (stopped) return;
       for (const job of everyReplica) every(job);
       if (leaderJobs.length === 0) return;
