@@ -437,7 +437,10 @@ export function createMonitor(deps: MonitorDeps) {
     lease,
     leaderTick,
     follower,
-    /** One tick as a caller without the scheduler runs it (tests, the demo): the lease, then the leader's tick. */
+    /**
+     * One tick without the scheduler (tests, benches): the lease, then the leader's tick, or who
+     * holds the lease. Expired limits are not lifted here: that is the leader's `limit-expiry` job.
+     */
     async tick(): Promise<TickOutcome> {
       return (await lease.claim()) ? await leaderTick() : await follower();
     },
