@@ -103,12 +103,26 @@ export function createJobScheduler(deps: {
     },
   };
 
-  function every(job: BackgroundJob): void {
-    const timer = setInterval(() => {
-      if (!stopped) void turn(job);
-    }, job.everyMs);
-    timer.unref();
-    timers.push(timer);
+  /** A turn of `job` every `everyMs`, the first one `phaseMs` later than that. */
+  function every(job: BackgroundJob, phaseMs = 0): void {
+    const repeat = () => {
+      const timer = setInterval(() => {
+        if (!stopped) void turn(job);
+      }, job.everyMs);
+      timer.unref();
+      timers.push(timer);
+    };
+    if (phaseMs === 0) {
+      repeat();
+      return;
+    }
+    const first = setTimeout(() => {
+      if (stopped) return;
+      void turn(job);
+      repeat();
+    }, job.everyMs + phaseMs);
+    first.unref();
+    timers.push(first);
   }
 
   return {
@@ -116,7 +130,10 @@ export function createJobScheduler(deps: {
       if (stopped || timers.length > 0) return;
       await Promise.all(everyReplica.map((job) => turn(job)));
       if (stopped) return;
-      for (const job of everyReplica) every(job);
+      // Each at a phase of its own: a job whose turns fell on the leader's steps (the Home tabs'
+      // look, once a monitor interval, is every second step) lengthened the steps that renew the
+      // lease, and a leader slow enough loses it.
+      for (const job of everyReplica) every(job, 1 + Math.floor(Math.random() * (job.everyMs / 2)));
       if (leaderJobs.length === 0) return;
       void turn(leaderStep);
       every(leaderStep);
