@@ -40,7 +40,8 @@ export interface JobScheduler {
 
 /**
  * The one owner of a process's periodic work, built by its composition root. Timers are unref'd
- * (they never keep a process alive), no job overlaps itself (a turn that finds its last run still
+ * (they never keep a process alive) and each every-replica job's starts at a random phase (its
+ * turns do not pile onto the leader's steps), no job overlaps itself (a turn that finds its last run still
  * going is skipped), and a job that throws is logged and runs again at its next turn. Leader jobs
  * run in the order given, in one step after a successful claim; one that failed is due again at
  * the next step.
