@@ -16,6 +16,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/audit/audit.test.ts',
   'test/audit/blocks.test.ts',
   'test/audit/keys.test.ts',
+  'test/background/scheduler.test.ts',
   'test/backends/bullmq/client-list.test.ts',
   'test/backends/celery/envelope.test.ts',
   'test/backends/celery/formats.test.ts',

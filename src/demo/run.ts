@@ -5,12 +5,14 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { collectSecrets, createQueueOps, type QueueOps } from '../app.js';
+import { backgroundJobs, runLeaderJobsOnce } from '../background/jobs.js';
+import { createJobScheduler, type JobScheduler } from '../background/scheduler.js';
 import { formatDecimal, formatNumber } from '../blocks/format.js';
 import { parseConfig } from '../config/load.js';
 import { isOpsError } from '../errors.js';
 import { createEscalation, type Escalation } from '../escalation/runtime.js';
 import { type Catalog, isLocale, LOCALE_IDS, type Locale, messages } from '../i18n/index.js';
-import { createLogger, scrubSecrets } from '../lib/logger.js';
+import { createLogger, type Logger, scrubSecrets } from '../lib/logger.js';
 import { createConsoleSession, runInteractive, runLines } from '../transports/console/console.js';
 import { DEMO_GROUPS, DEMO_MONITOR_SECONDS, DEMO_PEOPLE, writeDemoConfig } from './config.js';
 import { type StandInDocker, writeStandInDocker } from './docker.js';
@@ -116,11 +118,12 @@ export async function runDemo(io: DemoIo): Promise<number> {
   let redis: DemoRedis | undefined;
   let seeded: SeededDemo | undefined;
   let app: QueueOps | undefined;
-  let escalation: Escalation | undefined;
+  let monitor: { escalation: Escalation; jobs: JobScheduler } | undefined;
   let cleaning: Promise<void> | undefined;
   const cleanup = () => {
     cleaning ??= (async () => {
-      await escalation?.monitor.stop().catch(() => {});
+      await monitor?.jobs.stop();
+      await monitor?.escalation.monitor.stop().catch(() => {});
       await app?.close().catch(() => {});
       await seeded?.stop().catch(() => {});
       await redis?.release().catch(() => {});
@@ -178,9 +181,7 @@ export async function runDemo(io: DemoIo): Promise<number> {
     say(t.monitoring);
     const now = Date.now();
     await backfillSamples(app, { ...DEMO_HISTORY, now });
-    escalation = createEscalation({ runtime: app, logger, label: 'demo' });
-    await escalation.monitor.tick();
-    escalation.monitor.start();
+    monitor = await startMonitor(app, logger);
 
     printBanner(say, t, { redis, seeded, configPath, docker, chartsDir, workDir, user: args.user });
 
@@ -286,4 +287,21 @@ function askedLocale(argv: readonly string[]): Locale {
     if (isLocale(value)) return value;
   }
   return 'en';
+}
+
+/**
+ * The monitor as the bot runs it (its leader's background jobs, this process the only replica),
+ * after one tick of its own: alerts, trend and timeline have content on the first command.
+ */
+async function startMonitor(app: QueueOps, logger: Logger) {
+  const escalation = createEscalation({ runtime: app, logger, label: 'demo' });
+  const leader = { escalation, limits: app.limits };
+  await runLeaderJobsOnce(leader, logger);
+  const jobs = createJobScheduler({
+    jobs: backgroundJobs({ logger, leader }),
+    leadership: escalation.monitor.lease,
+    logger,
+  });
+  await jobs.start();
+  return { escalation, jobs };
 }

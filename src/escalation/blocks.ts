@@ -325,6 +325,156 @@ const SEVERITY_ORDER = ['critical', 'warning', 'info'] as const;
 /** Resolved alerts a group message still names (the newest), so it stays short. */
 const GROUP_RESOLVED_LINES = 5;
 
+/** What a group's message is rendered with: the escalation's settings, owners and pagers. */
+interface GroupSettings {
+  clearAfterSamples: number;
+  escalateTo: readonly string[];
+  maxAlertsPerMessage: number;
+  ownerOf?: AlertOwnerLookup;
+  canPage?: (alert: Alert) => boolean;
+}
+
+/** What every line of one group message shares. */
+interface GroupContext {
+  members: readonly Alert[];
+  firing: readonly Alert[];
+  locale: Locale;
+  now: Date;
+  settings: GroupSettings;
+  jobsOf: ReadonlyMap<string, AlertJobs>;
+  /** How many jobs each alert lists: one past five alerts. */
+  jobsShown: number;
+}
+
+/** A resolved alert of a group: what it was, how long it lasted, its worst value. */
+function groupResolvedLine(a: Alert, locale: Locale): string {
+  const lasted = formatDuration(
+    (Date.parse(a.resolvedAt ?? a.updatedAt) - Date.parse(a.openedAt)) / 1000,
+    locale,
+  );
+  return messages(locale).escalation.group.resolvedLine(
+    inline(a.rule, 80),
+    inline(a.subject, 150),
+    lasted,
+    shownValue(a, a.worst, locale),
+  );
+}
+
+/** A firing alert of a group: its value and state, its owner and runbook, its jobs. */
+function groupAlertLine(a: Alert, group: GroupContext): string {
+  const { locale, now, settings } = group;
+  const t = messages(locale).escalation;
+  const parts = [
+    t.group.alertLine(
+      t.severity[a.severity] ?? a.severity,
+      inline(a.rule, 80),
+      inline(a.subject, 150),
+      t.valueLine(
+        t.metric[a.metric] ?? a.metric,
+        shownValue(a, a.value, locale),
+        a.comparator,
+        shownValue(a, a.threshold, locale),
+      ),
+    ),
+  ];
+  const trend = sparkline(a.series);
+  if (trend) parts.push(t.trend(trend));
+  if (a.clearing > 0) parts.push(t.clearing(a.clearing, settings.clearAfterSamples));
+  if (a.ackedBy)
+    parts.push(
+      t.ackedBy(
+        ackedWho(
+          a.ackedBy,
+          group.members.flatMap((m) => m.pages ?? []),
+        ),
+      ),
+    );
+  if (a.snoozedUntil && isSnoozed(a, now.getTime()))
+    parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
+  if (a.silencedBy) parts.push(t.group.silenced(inline(a.silencedBy, 20)));
+  parts.push(t.alertId(a.id));
+  // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five,
+  // and its jobs, only the first past five.
+  const firingCount = group.firing.length;
+  const owner = ownerLine(a, settings.ownerOf, locale, firingCount > 5 ? 'owner' : 'ownerAndRunbook');
+  const listed =
+    a.queue === undefined
+      ? undefined
+      : jobLines(a, group.jobsOf.get(a.id), locale, now, group.jobsShown, group.jobsShown === 1);
+  return [parts.join(' · '), owner, listed].filter(Boolean).join('\n');
+}
+
+/** A storm: counted by cause, rule and system, a few named, the rest one command away. */
+function stormBlocks(firing: readonly Alert[], systems: readonly string[], locale: Locale): KnownBlock[] {
+  const t = messages(locale).escalation;
+  const g = t.group;
+  const counts = new Map<string, number>();
+  for (const a of firing) counts.set(a.rule, (counts.get(a.rule) ?? 0) + 1);
+  const bySystem = new Map<string, number>();
+  for (const a of firing) bySystem.set(a.system, (bySystem.get(a.system) ?? 0) + 1);
+  const byCause = new Map<string, number>();
+  for (const a of firing) {
+    const name = a.cause
+      ? (messages(locale).why.cause[a.cause.id as CauseId] ?? a.cause.id)
+      : t.cause.noCause;
+    byCause.set(name, (byCause.get(name) ?? 0) + 1);
+  }
+  const named = firing.slice(0, 5).map((a) => `• ${inline(a.rule, 80)} · ${inline(a.subject, 150)}`);
+  return [
+    section(
+      [
+        g.summaryCauses([...byCause].map(([name, n]) => `${inline(name, 80)} ${n}`).join(', ')),
+        g.summaryRules([...counts].map(([rule, n]) => `${inline(rule, 80)} ${n}`).join(', ')),
+        g.summarySystems([...bySystem].map(([system, n]) => `${inline(system, 80)} ${n}`).join(', ')),
+      ].join('\n'),
+    ),
+    section([...named, g.more(firing.length - named.length)].join('\n')),
+    context(g.seeAlerts, ...systems.slice(0, 5).map((s) => g.ackAll(inCode(s, 80)))),
+  ];
+}
+
+/** The owners the firing alerts' rules page (`mentionOwner`), at most ten, as mentions. */
+function pagedOwners(firing: readonly Alert[], ownerOf: AlertOwnerLookup | undefined): string[] {
+  return [
+    ...new Set(
+      firing.flatMap((a) => {
+        const found = ownerOf?.(a);
+        return found?.mention && found.context.owner ? [found.context.owner] : [];
+      }),
+    ),
+  ]
+    .slice(0, 10)
+    .map(ownerMention);
+}
+
+/** The group message's notes: held posts, owners paged in a storm, silences, escalation, since when. */
+function groupNotes(
+  group: GroupContext,
+  held: number,
+  paged: readonly string[],
+  silences: readonly Silence[],
+): string[] {
+  const { firing, locale, settings, now } = group;
+  const t = messages(locale).escalation;
+  const notes: string[] = [];
+  if (held) notes.push(t.group.held(held));
+  // A storm lists no alert in full: the owners are named here instead.
+  if (firing.length > settings.maxAlertsPerMessage && paged.length > 0)
+    notes.push(messages(locale).queueContext.owners(paged.join(' ')));
+  for (const s of silences.slice(0, 3)) notes.push(silenceNote(s, locale));
+  if (firing.some((a) => a.escalatedAt) && settings.escalateTo.length)
+    notes.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
+  const opened = Math.min(...firing.map((a) => Date.parse(a.openedAt)));
+  if (Number.isFinite(opened))
+    notes.push(
+      t.firingSince(
+        formatUtc(opened, locale, false),
+        formatDuration((now.getTime() - opened) / 1000, locale),
+      ),
+    );
+  return notes;
+}
+
 /**
  * The one message of a group of alerts (`escalation.groupBy`), as it stands: a header with the
  * worst severity and how many fire, then each firing alert on its own line with its own buttons
@@ -337,13 +487,7 @@ export function groupMessage(
   members: readonly Alert[],
   locale: Locale,
   now: Date,
-  settings: {
-    clearAfterSamples: number;
-    escalateTo: readonly string[];
-    maxAlertsPerMessage: number;
-    ownerOf?: AlertOwnerLookup;
-    canPage?: (alert: Alert) => boolean;
-  },
+  settings: GroupSettings,
   silences: readonly Silence[] = [],
   /** The jobs each firing alert is about, by alert id, read as the message is sent. */
   jobsOf: ReadonlyMap<string, AlertJobs> = new Map(),
@@ -357,16 +501,10 @@ export function groupMessage(
   const systems = [...new Set(members.map((a) => a.system))];
   const where = systems.join(', ');
   const blocks: KnownBlock[] = [];
-  const resolvedLine = (a: Alert) => {
-    const lasted = formatDuration(
-      (Date.parse(a.resolvedAt ?? a.updatedAt) - Date.parse(a.openedAt)) / 1000,
-      locale,
-    );
-    return g.resolvedLine(inline(a.rule, 80), inline(a.subject, 150), lasted, shownValue(a, a.worst, locale));
-  };
+  const resolvedLines = () => resolved.slice(-GROUP_RESOLVED_LINES).map((a) => groupResolvedLine(a, locale));
   if (firing.length === 0 && held.length === 0) {
     blocks.push(header(`:white_check_mark: ${g.resolvedHeader(shown.length, where)}`));
-    const lines = resolved.slice(-GROUP_RESOLVED_LINES).map(resolvedLine);
+    const lines = resolvedLines();
     if (lines.length) blocks.push(section(lines.join('\n')));
     return { text: g.resolvedFallback(shown.length, inline(where, 200)), blocks };
   }
@@ -384,105 +522,17 @@ export function groupMessage(
     blocks.push(...causeBlocks(cause, systems[0]!, systems[0]!, locale));
   }
   const jobsShown = firing.length > 5 ? 1 : ALERT_JOBS_LISTED;
-  const line = (a: Alert) => {
-    const parts = [
-      g.alertLine(
-        t.severity[a.severity] ?? a.severity,
-        inline(a.rule, 80),
-        inline(a.subject, 150),
-        t.valueLine(
-          t.metric[a.metric] ?? a.metric,
-          shownValue(a, a.value, locale),
-          a.comparator,
-          shownValue(a, a.threshold, locale),
-        ),
-      ),
-    ];
-    const trend = sparkline(a.series);
-    if (trend) parts.push(t.trend(trend));
-    if (a.clearing > 0) parts.push(t.clearing(a.clearing, settings.clearAfterSamples));
-    if (a.ackedBy)
-      parts.push(
-        t.ackedBy(
-          ackedWho(
-            a.ackedBy,
-            members.flatMap((m) => m.pages ?? []),
-          ),
-        ),
-      );
-    if (a.snoozedUntil && isSnoozed(a, now.getTime()))
-      parts.push(t.snoozedBy(who(a.snoozedBy ?? '?'), formatUtc(Date.parse(a.snoozedUntil), locale, false)));
-    if (a.silencedBy) parts.push(g.silenced(inline(a.silencedBy, 20)));
-    parts.push(t.alertId(a.id));
-    // A group lists up to 20 alerts: each keeps its owner and runbook, only its owner past five,
-    // and its jobs, only the first past five.
-    const owner = ownerLine(a, settings.ownerOf, locale, firing.length > 5 ? 'owner' : 'ownerAndRunbook');
-    const listed =
-      a.queue === undefined
-        ? undefined
-        : jobLines(a, jobsOf.get(a.id), locale, now, jobsShown, jobsShown === 1);
-    return [parts.join(' · '), owner, listed].filter(Boolean).join('\n');
-  };
-  if (firing.length > settings.maxAlertsPerMessage) {
-    // A storm: counted by rule and system, a few named, the rest one command away.
-    const counts = new Map<string, number>();
-    for (const a of firing) counts.set(a.rule, (counts.get(a.rule) ?? 0) + 1);
-    const bySystem = new Map<string, number>();
-    for (const a of firing) bySystem.set(a.system, (bySystem.get(a.system) ?? 0) + 1);
-    const byCause = new Map<string, number>();
+  const group: GroupContext = { members, firing, locale, now, settings, jobsOf, jobsShown };
+  if (firing.length > settings.maxAlertsPerMessage) blocks.push(...stormBlocks(firing, systems, locale));
+  else {
     for (const a of firing) {
-      const name = a.cause
-        ? (messages(locale).why.cause[a.cause.id as CauseId] ?? a.cause.id)
-        : t.cause.noCause;
-      byCause.set(name, (byCause.get(name) ?? 0) + 1);
-    }
-    blocks.push(
-      section(
-        [
-          g.summaryCauses([...byCause].map(([name, n]) => `${inline(name, 80)} ${n}`).join(', ')),
-          g.summaryRules([...counts].map(([rule, n]) => `${inline(rule, 80)} ${n}`).join(', ')),
-          g.summarySystems([...bySystem].map(([system, n]) => `${inline(system, 80)} ${n}`).join(', ')),
-        ].join('\n'),
-      ),
-    );
-    const named = firing.slice(0, 5).map((a) => `• ${inline(a.rule, 80)} · ${inline(a.subject, 150)}`);
-    blocks.push(section([...named, g.more(firing.length - named.length)].join('\n')));
-    blocks.push(context(g.seeAlerts, ...systems.slice(0, 5).map((s) => g.ackAll(inCode(s, 80)))));
-  } else {
-    for (const a of firing) {
-      blocks.push(section(line(a)));
+      blocks.push(section(groupAlertLine(a, group)));
       blocks.push(alertButtons(a, locale, jobsOf.get(a.id), jobsShown, settings.canPage?.(a) ?? false));
     }
   }
-  if (resolved.length)
-    blocks.push(context(resolved.slice(-GROUP_RESOLVED_LINES).map(resolvedLine).join('\n')));
-  const notes: string[] = [];
-  if (held.length) notes.push(g.held(held.length));
-  // The owners the firing alerts' rules page (`mentionOwner`), at most ten.
-  const paged = [
-    ...new Set(
-      firing.flatMap((a) => {
-        const found = settings.ownerOf?.(a);
-        return found?.mention && found.context.owner ? [found.context.owner] : [];
-      }),
-    ),
-  ]
-    .slice(0, 10)
-    .map(ownerMention);
-  // A storm lists no alert in full: the owners are named here instead.
-  if (firing.length > settings.maxAlertsPerMessage && paged.length > 0)
-    notes.push(messages(locale).queueContext.owners(paged.join(' ')));
-  for (const s of silences.slice(0, 3)) notes.push(silenceNote(s, locale));
-  if (firing.some((a) => a.escalatedAt) && settings.escalateTo.length)
-    notes.push(t.escalatedTo(settings.escalateTo.map(mention).join(' ')));
-  const opened = Math.min(...firing.map((a) => Date.parse(a.openedAt)));
-  if (Number.isFinite(opened))
-    notes.push(
-      t.firingSince(
-        formatUtc(opened, locale, false),
-        formatDuration((now.getTime() - opened) / 1000, locale),
-      ),
-    );
+  if (resolved.length) blocks.push(context(resolvedLines().join('\n')));
+  const paged = pagedOwners(firing, settings.ownerOf);
+  const notes = groupNotes(group, held.length, paged, silences);
   if (notes.length) blocks.push(context(...notes));
   const paging = pageLines(
     members.flatMap((m) => m.pages ?? []),

@@ -36,8 +36,6 @@ export interface MonitorDeps {
   owner: string;
   /** The channel a system's alerts go to (part of the group key: a message lives in one channel). */
   channelFor?: (system: string) => string | undefined;
-  /** Limits set with `--for`: the leader lifts the ones whose time is up, every tick. */
-  limits?: { liftExpired(): Promise<unknown> };
   /** Pages (`paging:`): each tick triggers those due and moves the others on with their alerts. */
   paging?: Paging;
 }
@@ -121,214 +119,287 @@ function withCharts(items: OutboxInput[], before: Alert | undefined, after: Aler
   return posted || resolvedNow ? [...items, { kind: 'chart', payload: {} }] : items;
 }
 
+/** What a tick of the leader reports: the sample it took and how the alerts moved. */
+export type LeaderOutcome = Extract<TickOutcome, { leader: true }>;
+
+/** What one tick moves alerts with: the monitor's deps and settings, and the tick's own choices. */
+interface TickContext {
+  deps: MonitorDeps;
+  settings: Config['escalation'];
+  now: number;
+}
+
+/** Applies one transition; on a lost race (an ack landed meanwhile) re-reads and redoes it once. */
+async function applyResult(
+  tick: TickContext,
+  result: RuleResult,
+  before: { open: Alert | undefined; lastResolved: Alert | undefined },
+  silence: string | undefined,
+  group: (() => GroupChoice) | undefined,
+  cause: AlertCause | undefined,
+): Promise<Alert | undefined> {
+  const { deps, settings, now } = tick;
+  const { store } = deps;
+  const { lastResolved } = before;
+  let current = before.open;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const step: Transition = advanceAlert(current, lastResolved, result, now, settings, newAlertId, silence);
+    if (!step.changed || !step.alert) return step.alert;
+    // Its cause is fixed when it opens (or fires again): its message and page stay the same.
+    if (!current) {
+      const { cause: _before, ...fresh } = step.alert;
+      step.alert = cause ? { ...fresh, cause } : fresh;
+    }
+    if (!current && group) {
+      // A new alert, or one firing again: it joins the group its key has now.
+      const choice = group();
+      step.alert = { ...step.alert, groupId: choice.id, groupKey: choice.key };
+    }
+    const outbox = withCharts(toOutbox(step.effects), current, step.alert);
+    if (deps.paging) {
+      const paged = deps.paging.resolvedWithPages(step.alert);
+      step.alert = paged.alert;
+      outbox.push(...paged.outbox);
+    }
+    const isNew = !current && step.alert.id !== lastResolved?.id;
+    const stored = isNew
+      ? await store.escalation.insertAlert(step.alert, outbox)
+      : await store.escalation.writeAlert(step.alert, outbox);
+    if (stored) return stored;
+    // Someone else wrote first (a user's ack, another monitor during a handover): start again
+    // from what is stored now, so nothing is posted twice.
+    const firing = await store.escalation.listAlerts({ status: 'firing' });
+    current = firing.find((a) => a.key === result.key);
+    if (!current && isNew) return undefined;
+  }
+  deps.logger.warn({ key: result.key }, 'alert kept changing under the monitor; left for the next tick');
+  return current;
+}
+
+/**
+ * How this tick's new alerts are grouped (undefined: `groupBy: none`). A new alert joins the
+ * firing group with its key, or starts one; when more than `maxAlertsPerMessage` open in one
+ * tick (a storm), they all go into one new group whose message is a summary.
+ */
+function groupChooser(
+  tick: TickContext,
+  firingBefore: readonly Alert[],
+  openingCount: number,
+): ((result: RuleResult, cause: AlertCause | undefined) => GroupChoice) | undefined {
+  const { settings, deps } = tick;
+  const fields = settings.groupBy;
+  if (fields === 'none') return undefined;
+  const groups = new Map<string, string>();
+  for (const alert of firingBefore)
+    if (alert.groupId && alert.groupKey && alert.groupKey !== 'burst')
+      groups.set(alert.groupKey, alert.groupId);
+  const burst = openingCount > settings.maxAlertsPerMessage ? { id: newGroupId(), key: 'burst' } : undefined;
+  // Grouped by cause, a storm's alerts with a cause go to their cause's message (each one a
+  // summary when it outgrows `maxAlertsPerMessage`); the storm message keeps the rest.
+  const byCause = fields.includes('cause');
+  return (result, cause) => {
+    if (burst && !(byCause && cause)) return burst;
+    const key = groupKeyOf(
+      fields,
+      {
+        system: result.system,
+        severity: result.rule.severity,
+        rule: result.rule.name,
+        queue: result.queue,
+        cause,
+      },
+      deps.channelFor?.(result.system),
+    );
+    let id = groups.get(key);
+    if (!id) {
+      id = newGroupId();
+      groups.set(key, id);
+    }
+    return { id, key };
+  };
+}
+
+/**
+ * The causes of the alerts opening this tick: one diagnosis per system with an alert opening,
+ * from the tick's own sample and the stored ones (no read of its own). A diagnosis that fails
+ * names no cause; the alert opens all the same.
+ */
+function openingCauses(
+  tick: TickContext,
+  sample: Sample,
+  past: readonly Sample[],
+  opening: readonly RuleResult[],
+): (result: RuleResult) => AlertCause | undefined {
+  const { config, logger } = tick.deps;
+  const diagnoses = new Map<string, Diagnosis | undefined>();
+  for (const system of new Set(opening.map((r) => r.system))) {
+    const read = sample.systems.find((s) => s.name === system);
+    if (!read?.ok) continue;
+    try {
+      diagnoses.set(
+        system,
+        diagnose(
+          evidenceFromSample(config, read, past, tick.now, fixOffersOf(tick.deps.backends.get(system))),
+        ),
+      );
+    } catch (error) {
+      logger.warn({ err: error, system }, 'diagnosis failed; alerts open without a cause');
+    }
+  }
+  return (result) => {
+    const diagnosis = diagnoses.get(result.system);
+    const finding = diagnosis && findingFor(diagnosis, { rule: result.rule.name, queue: result.queue });
+    return finding ? alertCause(finding, tick.now, config.locale) : undefined;
+  };
+}
+
+/**
+ * Moves every alert the tick's rule results touch on, each in its own conditional write: the
+ * alerts that opened, resolved, and are firing after it (those not evaluated this tick, their
+ * system unreachable or their rule removed, stay as they are: not seeing a problem is not its end).
+ */
+async function moveAlerts(
+  tick: TickContext,
+  sample: Sample,
+  past: readonly Sample[],
+  results: readonly RuleResult[],
+  firingNow: readonly Alert[],
+  silences: Parameters<typeof silenceFor>[0],
+): Promise<Omit<LeaderOutcome, 'leader' | 'sample'>> {
+  const { store } = tick.deps;
+  const firing = new Map(firingNow.map((a) => [a.key, a]));
+  const openingResults = results.filter((r) => r.firing && !firing.has(r.key));
+  const opening = openingResults.map((r) => r.key);
+  const resolvedBefore = new Map(
+    (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
+  );
+  const opened: Alert[] = [];
+  const resolved: Alert[] = [];
+  const stillFiring: Alert[] = [];
+  const choose = groupChooser(tick, [...firing.values()], opening.length);
+  const causeOf = openingCauses(tick, sample, past, openingResults);
+  for (const result of results) {
+    const open = firing.get(result.key);
+    const cause = open ? undefined : causeOf(result);
+    const after = await applyResult(
+      tick,
+      result,
+      { open, lastResolved: open ? undefined : resolvedBefore.get(result.key) },
+      silenceFor(silences, { rule: result.rule.name, system: result.system, queue: result.queue })?.id,
+      choose && (() => choose(result, cause)),
+      cause,
+    );
+    firing.delete(result.key);
+    if (!after) continue;
+    if (after.status === 'resolved' && open) resolved.push(after);
+    if (after.status === 'firing') {
+      stillFiring.push(after);
+      if (!open) opened.push(after);
+    }
+  }
+  stillFiring.push(...firing.values());
+  return { firing: stillFiring, opened, resolved };
+}
+
+/**
+ * The samples of earlier ticks, parsed, while this monitor keeps the lease tick after tick:
+ * each tick then reads and parses only the rows written since by others (its own are kept as
+ * taken; parsing the whole history every tick was most of a tick). Dropped (`forget`) whenever
+ * another monitor holds the lease, since it writes samples of its own.
+ */
+function sampleHistory(deps: MonitorDeps, retentionMs: number) {
+  const { store, logger } = deps;
+  let known: { id: number; at: string; sample: Sample }[] | undefined;
+  return {
+    forget(): void {
+      known = undefined;
+    },
+    /** A sample this monitor stored itself (its row `id`), kept as taken. */
+    add(id: number, at: string, sample: Sample): void {
+      known?.push({ id, at, sample });
+    },
+    async read(now: Date): Promise<Sample[]> {
+      const sinceAt = new Date(now.getTime() - retentionMs).toISOString();
+      const last = known?.at(-1);
+      const rows = await store.escalation.listSamples(
+        sinceAt,
+        last ? { after: { id: last.id, at: last.at }, limit: 100_000 } : undefined,
+      );
+      known = [
+        ...(known ?? []).filter((row) => row.at >= sinceAt),
+        ...rows.map((row) => ({ id: row.id, at: row.at, sample: decodeSample(row.data) })),
+      ];
+      return known.map((row) => row.sample);
+    },
+    /**
+     * The head sightings of the Celery systems the history read has no good sample of: a monitor
+     * back after a stop longer than `retentionMs` still counts a message's wait from when it first
+     * saw it (the samples are kept for `trend`'s day), instead of starting again at 0. One small read,
+     * only on such a tick.
+     */
+    async olderSightings(past: readonly Sample[]): Promise<Sightings | undefined> {
+      const seen = new Set(past.flatMap((s) => s.systems.filter((sys) => sys.ok).map((sys) => sys.name)));
+      const missing = deps.backends
+        .all()
+        .filter((b) => b.facts.waitingAgeFromSightings && !seen.has(b.name))
+        .map((b) => b.name);
+      if (missing.length === 0) return undefined;
+      return await readSightings(store.escalation, missing).catch((error: unknown) => {
+        logger.warn({ err: error }, 'could not read older head sightings; Celery ages start again');
+        return undefined;
+      });
+    },
+  };
+}
+
 /**
  * The monitor: one tick samples every system (the reads of `status`), stores the sample,
  * evaluates the rules over the stored history, and moves each alert on, storing the new state and
  * the Slack messages it calls for in one conditional write. Slack itself is the outbox's business:
- * a tick never waits on it.
+ * a tick never waits on it. Who ticks is the lease's business (`lease.claim`); when, the
+ * background jobs' (src/background/: `limit-expiry` then `monitor-tick`, on the leader).
  */
 export function createMonitor(deps: MonitorDeps) {
-  const { config, store, logger } = deps;
+  const { config, store } = deps;
   const settings = config.escalation;
   const intervalMs = settings.intervalSeconds * 1000;
-  // Held for one and a half intervals, renewed every tick: a follower checking every half
-  // interval takes over within two intervals of the leader's last renewal.
+  // Held for one and a half intervals, renewed every half interval: a follower checking every
+  // half interval takes over within two intervals of the leader's last renewal.
   const leaseMs = Math.round(intervalMs * 1.5);
   const longestWindow = Math.max(0, ...settings.rules.map((r) => Math.max(r.for ?? 0, r.within ?? 0)));
   const retentionMs = longestWindow + (SERIES_LENGTH + 2) * intervalMs;
-
-  async function acquire(now: Date): Promise<boolean> {
-    return await store.escalation.acquireLease(
-      MONITOR_LEASE,
-      deps.owner,
-      new Date(now.getTime() + leaseMs).toISOString(),
-      now.toISOString(),
-    );
-  }
-
-  /**
-   * The samples of earlier ticks, parsed, while this monitor keeps the lease tick after tick:
-   * each tick then reads and parses only the rows written since by others (its own are kept as
-   * taken; parsing the whole history every tick was most of a tick). Dropped whenever another
-   * monitor holds the lease, since it writes samples of its own.
-   */
-  let known: { id: number; at: string; sample: Sample }[] | undefined;
+  const history = sampleHistory(deps, retentionMs);
   /** What one tick's rule evaluation leaves the next, over the same samples plus one. */
   const ruleMemory = newRuleMemory();
 
-  async function history(now: Date): Promise<Sample[]> {
-    const sinceAt = new Date(now.getTime() - retentionMs).toISOString();
-    const last = known?.at(-1);
-    const rows = await store.escalation.listSamples(
-      sinceAt,
-      last ? { after: { id: last.id, at: last.at }, limit: 100_000 } : undefined,
-    );
-    known = [
-      ...(known ?? []).filter((row) => row.at >= sinceAt),
-      ...rows.map((row) => ({ id: row.id, at: row.at, sample: decodeSample(row.data) })),
-    ];
-    return known.map((row) => row.sample);
-  }
-
-  /**
-   * The head sightings of the Celery systems the history read has no good sample of: a monitor
-   * back after a stop longer than `retentionMs` still counts a message's wait from when it first
-   * saw it (the samples are kept for `trend`'s day), instead of starting again at 0. One small read,
-   * only on such a tick.
-   */
-  async function olderSightings(past: readonly Sample[]): Promise<Sightings | undefined> {
-    const seen = new Set(past.flatMap((s) => s.systems.filter((sys) => sys.ok).map((sys) => sys.name)));
-    const missing = deps.backends
-      .all()
-      .filter((b) => b.facts.waitingAgeFromSightings && !seen.has(b.name))
-      .map((b) => b.name);
-    if (missing.length === 0) return undefined;
-    return await readSightings(store.escalation, missing).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not read older head sightings; Celery ages start again');
-      return undefined;
-    });
-  }
-
-  /** Applies one transition; on a lost race (an ack landed meanwhile) re-reads and redoes it once. */
-  async function apply(
-    result: RuleResult,
-    open: Alert | undefined,
-    lastResolved: Alert | undefined,
-    now: number,
-    silence: string | undefined,
-    group: (() => GroupChoice) | undefined,
-    cause: AlertCause | undefined,
-  ): Promise<Alert | undefined> {
-    let current = open;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const step: Transition = advanceAlert(
-        current,
-        lastResolved,
-        result,
-        now,
-        settings,
-        newAlertId,
-        silence,
+  /** The lease every monitor competes for: the leader's jobs run where `claim` says true. */
+  const lease = {
+    /** How often a process takes or renews it (a follower's check, the leader's renewal). */
+    everyMs: Math.max(250, Math.round(intervalMs / 2)),
+    async claim(): Promise<boolean> {
+      const now = deps.now();
+      const held = await store.escalation.acquireLease(
+        MONITOR_LEASE,
+        deps.owner,
+        new Date(now.getTime() + leaseMs).toISOString(),
+        now.toISOString(),
       );
-      if (!step.changed || !step.alert) return step.alert;
-      // Its cause is fixed when it opens (or fires again): its message and page stay the same.
-      if (!current) {
-        const { cause: _before, ...fresh } = step.alert;
-        step.alert = cause ? { ...fresh, cause } : fresh;
-      }
-      if (!current && group) {
-        // A new alert, or one firing again: it joins the group its key has now.
-        const choice = group();
-        step.alert = { ...step.alert, groupId: choice.id, groupKey: choice.key };
-      }
-      const outbox = withCharts(toOutbox(step.effects), current, step.alert);
-      if (deps.paging) {
-        const paged = deps.paging.resolvedWithPages(step.alert);
-        step.alert = paged.alert;
-        outbox.push(...paged.outbox);
-      }
-      const isNew = !current && step.alert.id !== lastResolved?.id;
-      const stored = isNew
-        ? await store.escalation.insertAlert(step.alert, outbox)
-        : await store.escalation.writeAlert(step.alert, outbox);
-      if (stored) return stored;
-      // Someone else wrote first (a user's ack, another monitor during a handover): start again
-      // from what is stored now, so nothing is posted twice.
-      const firing = await store.escalation.listAlerts({ status: 'firing' });
-      current = firing.find((a) => a.key === result.key);
-      if (!current && isNew) return undefined;
-    }
-    logger.warn({ key: result.key }, 'alert kept changing under the monitor; left for the next tick');
-    return current;
+      if (!held) history.forget();
+      return held;
+    },
+  };
+
+  /** Who holds the lease now, for a process that did not get it. */
+  async function follower(): Promise<TickOutcome> {
+    const holder = await store.escalation.getLease(MONITOR_LEASE);
+    return holder ? { leader: false, holder } : { leader: false };
   }
 
-  /**
-   * How this tick's new alerts are grouped (undefined: `groupBy: none`). A new alert joins the
-   * firing group with its key, or starts one; when more than `maxAlertsPerMessage` open in one
-   * tick (a storm), they all go into one new group whose message is a summary.
-   */
-  function groupChooser(
-    firingBefore: readonly Alert[],
-    openingCount: number,
-  ): ((result: RuleResult, cause: AlertCause | undefined) => GroupChoice) | undefined {
-    const fields = settings.groupBy;
-    if (fields === 'none') return undefined;
-    const groups = new Map<string, string>();
-    for (const alert of firingBefore)
-      if (alert.groupId && alert.groupKey && alert.groupKey !== 'burst')
-        groups.set(alert.groupKey, alert.groupId);
-    const burst =
-      openingCount > settings.maxAlertsPerMessage ? { id: newGroupId(), key: 'burst' } : undefined;
-    // Grouped by cause, a storm's alerts with a cause go to their cause's message (each one a
-    // summary when it outgrows `maxAlertsPerMessage`); the storm message keeps the rest.
-    const byCause = fields.includes('cause');
-    return (result, cause) => {
-      if (burst && !(byCause && cause)) return burst;
-      const key = groupKeyOf(
-        fields,
-        {
-          system: result.system,
-          severity: result.rule.severity,
-          rule: result.rule.name,
-          queue: result.queue,
-          cause,
-        },
-        deps.channelFor?.(result.system),
-      );
-      let id = groups.get(key);
-      if (!id) {
-        id = newGroupId();
-        groups.set(key, id);
-      }
-      return { id, key };
-    };
-  }
-
-  /**
-   * The causes of the alerts opening this tick: one diagnosis per system with an alert opening,
-   * from the tick's own sample and the stored ones (no read of its own). A diagnosis that fails
-   * names no cause; the alert opens all the same.
-   */
-  function openingCauses(
-    sample: Sample,
-    past: readonly Sample[],
-    now: number,
-    opening: readonly RuleResult[],
-  ): (result: RuleResult) => AlertCause | undefined {
-    const diagnoses = new Map<string, Diagnosis | undefined>();
-    for (const system of new Set(opening.map((r) => r.system))) {
-      const read = sample.systems.find((s) => s.name === system);
-      if (!read?.ok) continue;
-      try {
-        diagnoses.set(
-          system,
-          diagnose(evidenceFromSample(config, read, past, now, fixOffersOf(deps.backends.get(system)))),
-        );
-      } catch (error) {
-        logger.warn({ err: error, system }, 'diagnosis failed; alerts open without a cause');
-      }
-    }
-    return (result) => {
-      const diagnosis = diagnoses.get(result.system);
-      const finding = diagnosis && findingFor(diagnosis, { rule: result.rule.name, queue: result.queue });
-      return finding ? alertCause(finding, now, config.locale) : undefined;
-    };
-  }
-
-  async function tick(): Promise<TickOutcome> {
+  /** The leader's tick (the lease taken by the caller): sample, evaluate, store, move the alerts. */
+  async function leaderTick(): Promise<LeaderOutcome> {
     const now = deps.now();
-    if (!(await acquire(now))) {
-      known = undefined;
-      const holder = await store.escalation.getLease(MONITOR_LEASE);
-      return holder ? { leader: false, holder } : { leader: false };
-    }
-    // Before the sample, so it shows the queue as it is once the limit is off. A lift that fails
-    // (its Redis down) is tried again next tick and never stops the monitor's own work.
-    await deps.limits?.liftExpired().catch((error: unknown) => {
-      logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
-    });
-    const past = await history(now);
-    const sampling = takeSample(deps, past, now.getTime(), await olderSightings(past));
+    const past = await history.read(now);
+    const sampling = takeSample(deps, past, now.getTime(), await history.olderSightings(past));
     // Should the store fail below, the tick ends there; the sample is then not waited for.
     sampling.catch(() => undefined);
     // While the systems answer, what does not depend on them (a PostgreSQL store's round trips
@@ -349,114 +420,38 @@ export function createMonitor(deps: MonitorDeps) {
     // Stored while the rules are evaluated (a PostgreSQL store's round trip overlaps them).
     const appended = store.escalation.appendSample(at, encodeSample(sample));
     appended.catch(() => undefined);
-
-    const firing = new Map(firingNow.map((a) => [a.key, a]));
     // The results that can change something: those firing, and those of the alerts open.
     const results = evaluateRules(settings.rules, [...past, sample], now.getTime(), {
       memory: ruleMemory,
-      only: new Set(firing.keys()),
+      only: new Set(firingNow.map((a) => a.key)),
     });
-    const id = await appended;
-    known?.push({ id, at, sample });
-    const opening = results.filter((r) => r.firing && !firing.has(r.key)).map((r) => r.key);
-    const resolvedBefore = new Map(
-      (await store.escalation.listAlerts({ status: 'resolved', keys: opening })).map((a) => [a.key, a]),
-    );
-    const opened: Alert[] = [];
-    const resolved: Alert[] = [];
-    const stillFiring: Alert[] = [];
-    const choose = groupChooser([...firing.values()], opening.length);
-    const causeOf = openingCauses(
-      sample,
-      past,
-      now.getTime(),
-      results.filter((r) => r.firing && !firing.has(r.key)),
-    );
-    for (const result of results) {
-      const open = firing.get(result.key);
-      const cause = open ? undefined : causeOf(result);
-      const after = await apply(
-        result,
-        open,
-        open ? undefined : resolvedBefore.get(result.key),
-        now.getTime(),
-        silenceFor(silences, { rule: result.rule.name, system: result.system, queue: result.queue })?.id,
-        choose && (() => choose(result, cause)),
-        cause,
-      );
-      firing.delete(result.key);
-      if (!after) continue;
-      if (after.status === 'resolved' && open) resolved.push(after);
-      if (after.status === 'firing') {
-        stillFiring.push(after);
-        if (!open) opened.push(after);
-      }
-    }
-    // Alerts whose subject was not evaluated this tick (its system unreachable, a rule removed)
-    // stay as they are: not seeing a problem is not its end.
-    stillFiring.push(...firing.values());
+    history.add(await appended, at, sample);
+    const tick: TickContext = { deps, settings, now: now.getTime() };
+    const moved = await moveAlerts(tick, sample, past, results, firingNow, silences);
     // After the alerts are stored: a page is due once its alert has been open `afterMinutes`, and
     // follows its message's acknowledgement and end. A page that fails to be queued (the store
     // busy) is queued next tick; the tick itself goes on.
-    await deps.paging?.settle([...stillFiring, ...resolved]).catch((error: unknown) => {
-      logger.warn({ err: error }, 'pages not settled this tick; tried again on the next one');
+    await deps.paging?.settle([...moved.firing, ...moved.resolved]).catch((error: unknown) => {
+      deps.logger.warn({ err: error }, 'pages not settled this tick; tried again on the next one');
     });
-    return { leader: true, sample, firing: stillFiring, opened, resolved };
-  }
-
-  let timer: NodeJS.Timeout | undefined;
-  let lastTick = 0;
-  let ticking: Promise<unknown> | undefined;
-  let stopped = false;
-
-  /** One step of the loop: renew or take the lease, and tick when an interval has passed. */
-  async function step(): Promise<void> {
-    if (ticking) return;
-    const run = (async () => {
-      try {
-        const now = deps.now().getTime();
-        if (now - lastTick >= intervalMs * 0.9) {
-          const outcome = await tick();
-          if (outcome.leader) {
-            lastTick = now;
-            if (outcome.opened.length || outcome.resolved.length) {
-              logger.info(
-                { opened: outcome.opened.map((a) => a.id), resolved: outcome.resolved.map((a) => a.id) },
-                'monitor tick changed alerts',
-              );
-            }
-            // Not awaited: Slack being slow or down never holds the next tick.
-            void deps.outbox
-              .drain()
-              .catch((error: unknown) => logger.warn({ err: error }, 'outbox drain failed'));
-          }
-        } else {
-          await acquire(deps.now());
-        }
-      } catch (error) {
-        logger.warn({ err: error }, 'monitor tick failed; it runs again on the next interval');
-      }
-    })();
-    ticking = run;
-    await run;
-    ticking = undefined;
+    return { leader: true, sample, ...moved };
   }
 
   return {
-    tick,
-    /** Starts the loop: a step every half interval (see `leaseMs`). */
-    start(): void {
-      if (timer || stopped) return;
-      void step();
-      timer = setInterval(() => void step(), Math.max(250, Math.round(intervalMs / 2)));
-      timer.unref();
+    /** How often the leader ticks (`escalation.intervalSeconds`). */
+    intervalMs,
+    lease,
+    leaderTick,
+    follower,
+    /**
+     * One tick without the scheduler (tests, benches): the lease, then the leader's tick, or who
+     * holds the lease. Expired limits are not lifted here: that is the leader's `limit-expiry` job.
+     */
+    async tick(): Promise<TickOutcome> {
+      return (await lease.claim()) ? await leaderTick() : await follower();
     },
-    /** Stops the loop, waits for a tick in progress, and gives the lease back for a quick handover. */
+    /** Waits for the outbox's deliveries, and gives the lease back for a quick handover. */
     async stop(): Promise<void> {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await ticking;
       await deps.outbox.idle();
       await store.escalation.releaseLease(MONITOR_LEASE, deps.owner).catch(() => undefined);
     },

@@ -6,7 +6,7 @@ import type { EscalationStore } from '../store/store.js';
 import { alertJson } from './alerts.js';
 import { shownValue } from './blocks.js';
 import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
-import type { DrainResult } from './outbox.js';
+import type { DrainResult } from './outbox-contract.js';
 import type { Escalation } from './runtime.js';
 
 /** What `queue-ops monitor --once` answers (`--json`: `data` as README documents it). */
@@ -17,11 +17,14 @@ export interface OnceResult {
 }
 
 /**
- * One tick from the command line (cron, tests): sample, evaluate, store, then deliver the outbox
- * for a bounded time, and give the lease back so the next run (or the bot) can take it at once.
+ * One tick from the command line (cron, tests): the leader's jobs once (lift expired limits,
+ * sample, evaluate, store), then deliver the outbox for a bounded time, and give the lease back so
+ * the next run (or the bot) can take it at once.
  */
 export async function runMonitorOnce(deps: {
   escalation: Escalation;
+  /** The leader's jobs once (`runLeaderJobsOnce` of src/background/jobs.ts, given by the composition root). */
+  leaderJobsOnce: () => Promise<TickOutcome>;
   store: EscalationStore;
   locale: Locale;
   hasToken: boolean;
@@ -32,7 +35,7 @@ export async function runMonitorOnce(deps: {
   let outcome: TickOutcome;
   let drained: DrainResult;
   try {
-    outcome = await deps.escalation.monitor.tick();
+    outcome = await deps.leaderJobsOnce();
     drained = await deps.escalation.outbox.drain(deps.drainMs ?? 15_000);
   } finally {
     await deps.store.releaseLease(MONITOR_LEASE, deps.escalation.owner).catch(() => undefined);

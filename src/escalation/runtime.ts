@@ -8,7 +8,8 @@ import { type AlertJobs, alertJobKind, readAlertJobs } from './alert-jobs.js';
 import { type AlertService, trendSource } from './alerts.js';
 import { alertOwnerLookup } from './blocks.js';
 import { createMonitor, type Monitor, newOwnerId } from './monitor.js';
-import { createOutbox, type Outbox, type SlackSender } from './outbox.js';
+import { createOutbox, type Outbox } from './outbox.js';
+import type { SlackSender } from './outbox-contract.js';
 import type { Paging } from './paging.js';
 import { trendFile } from './render-chart.js';
 import { loadTrend, TREND_WINDOWS, type TrendWindow } from './trend.js';
@@ -37,8 +38,6 @@ export interface EscalationRuntime {
   store: Store;
   alerts: AlertService;
   ctx: { now: () => Date };
-  /** Limits set with `--for`: the monitor's leader lifts them when their time is up. */
-  limits?: { liftExpired(): Promise<unknown> };
   /** The pagers of `paging:` and the pages over the store. */
   pagers?: Pagers;
   paging?: Paging;
@@ -115,7 +114,6 @@ export function createEscalation(deps: {
     now: runtime.ctx.now,
     owner,
     channelFor: (system) => alertChannels.get(system) ?? runtime.config.slack.incidentChannel,
-    ...(runtime.limits ? { limits: runtime.limits } : {}),
     ...(runtime.paging ? { paging: runtime.paging } : {}),
   });
   // An ack or snooze queues an update of the alert's message: send it now, not at the next tick.

@@ -84,7 +84,8 @@ export function restoreRates(
 /**
  * Rate limits and concurrency that queue-ops sets, remembers in its store, and lifts: on `off`
  * back to what was there before its first limit on the target, and when a `--for` runs out (the
- * monitor's leader calls {@link Limits.liftExpired} every tick).
+ * monitor's leader runs {@link Limits.liftExpired} as its `limit-expiry` background job, before
+ * each tick: src/background/jobs.ts).
  */
 export interface Limits {
   execute(request: ActionRequest): Promise<LimitOutcome>;

@@ -31,6 +31,9 @@ const loadMonitorRuntime = () => import('../../escalation/runtime.js');
 /** One tick of it and its answer. */
 const loadMonitorOnce = () => import('../../escalation/once.js');
 
+/** The leader's background jobs (limit expiry, the monitor's tick), which `monitor --once` runs once. */
+const loadLeaderJobs = () => import('../../background/jobs.js');
+
 // In args.ts so the entry point can use them before this module is loaded.
 export { ExitCode } from './args.js';
 
@@ -357,9 +360,10 @@ async function monitorOnce(
     );
   }
   const token = io.env.SLACK_BOT_TOKEN;
-  const [{ createEscalation }, { runMonitorOnce }] = await Promise.all([
+  const [{ createEscalation }, { runMonitorOnce }, { runLeaderJobsOnce }] = await Promise.all([
     loadMonitorRuntime(),
     loadMonitorOnce(),
+    loadLeaderJobs(),
   ]);
   // Loaded here, not at the top: Bolt's Web API client is slow to import and only this verb needs it.
   const { createAlertWebClient, createSlackSender } = await loadSlackAlerts();
@@ -374,6 +378,7 @@ async function monitorOnce(
     const escalation = createEscalation({ runtime: full, logger, label: 'cli', ...(slack ? { slack } : {}) });
     const result = await runMonitorOnce({
       escalation,
+      leaderJobsOnce: () => runLeaderJobsOnce({ escalation, limits: full.limits }, logger),
       store: full.store.escalation,
       locale: full.config.locale,
       hasToken: Boolean(token),

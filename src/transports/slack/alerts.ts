@@ -1,6 +1,6 @@
 import { webApi } from '@slack/bolt';
 import type { Message } from '../../blocks/message.js';
-import { DeliveryError, type SlackSender } from '../../escalation/outbox.js';
+import { DeliveryError, type SlackSender } from '../../escalation/outbox-contract.js';
 import type { Locale } from '../../i18n/index.js';
 import type { Logger } from '../../lib/logger.js';
 import { postMessage, updateMessage } from './listeners.js';

@@ -1,22 +1,24 @@
 import { type Receiver, webApi } from '@slack/bolt';
 import { collectSecrets, createQueueOps, type QueueOps } from '../../app.js';
+import { backgroundJobs } from '../../background/jobs.js';
+import { createJobScheduler } from '../../background/scheduler.js';
 import { loadConfigFile } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { isOpsError } from '../../errors.js';
-import type { SlackSender } from '../../escalation/outbox.js';
+import type { SlackSender } from '../../escalation/outbox-contract.js';
 import { createEscalation, type Escalation } from '../../escalation/runtime.js';
 import { readSightings } from '../../escalation/sightings.js';
 import { createSlackDirectory } from '../../guards/slack-directory.js';
 import { inLocale, isLocale, messages } from '../../i18n/index.js';
 import { createIdleCollector } from '../../lib/idle-collector.js';
 import { createLogger, type Logger, parseLogLevel, scrubSecrets } from '../../lib/logger.js';
-import { createMaintenanceSweep, MAINTENANCE_SWEEP_MS } from '../../maintenance.js';
+import { createMaintenanceSweep } from '../../maintenance.js';
 import { createMetrics, type Metrics } from '../../metrics/metrics.js';
 import { pagerDutyWebhookRoute } from '../../transports/http/pagerduty.js';
 import { operationalRoutes } from '../../transports/http/routes.js';
 import { createAlertWebClient, createSlackSender } from './alerts.js';
-import { createAuditChannelSink } from './audit-channel.js';
+import { type AuditChannelSink, createAuditChannelSink } from './audit-channel.js';
 import { createAuditChannelWitness } from './audit-witness.js';
 import {
   boltLogger,
@@ -57,7 +59,7 @@ export interface RunningBot {
   home: HomeTab;
   /** What Slack last answered the bot's Web API calls (what `/readyz` reports). */
   slackHealth: SlackHealth;
-  /** Runs one expiry sweep now (the timer runs it every `sweepIntervalMs`). */
+  /** Runs one maintenance sweep now (its background job, `sweep`, runs it every `sweepIntervalMs`). */
   sweep(): Promise<void>;
   /** Resolves when every queued update of a request message, and every audit-channel post, has been tried. */
   idle(): Promise<void>;
@@ -140,20 +142,35 @@ export async function startBot(env: Env, io: MainIo, options: BotOptions = {}): 
   return await inLocale(config.locale, () => startWithConfig(env, io, options, settings, config));
 }
 
+type SlackSettings = ReturnType<typeof slackSettingsFromEnv>;
+
+/** What every step of the start-up shares: the environment, the seams, the logger and the clock. */
+interface StartContext {
+  env: Env;
+  io: MainIo;
+  options: BotOptions;
+  settings: SlackSettings;
+  config: Config;
+  secrets: string[];
+  logger: Logger;
+  now: () => Date;
+  slackHealth: SlackHealth;
+  /** What every Web API client below is built on (its fetch records `/readyz`'s last Slack call). */
+  clientBase: SlackClientBase;
+  /** The bot's own Web API client. */
+  web: ReturnType<typeof createWebApiClient>;
+}
+
 async function startWithConfig(
   env: Env,
   io: MainIo,
   options: BotOptions,
-  settings: ReturnType<typeof slackSettingsFromEnv>,
+  settings: SlackSettings,
   config: Config,
 ): Promise<number | RunningBot> {
-  const t = messages().slack;
   // Slack tokens and every Redis/Postgres password in the config, scrubbed from every log line.
   const secrets = collectSecrets(config, env);
   const logger = options.logger ?? createLogger({ level: parseLogLevel(env.LOG_LEVEL, 'info'), secrets });
-  const locale = config.locale;
-  const now = options.now ?? (() => new Date());
-
   // Every client below fetches through it: `/readyz` says what Slack last answered.
   const slackHealth = createSlackHealth();
   const clientBase: SlackClientBase = {
@@ -161,11 +178,112 @@ async function startWithConfig(
     fetch: slackHealth.fetch(options.clientOptions?.fetch),
     ...(options.clientOptions ? { overrides: options.clientOptions } : {}),
   };
-  const web = createWebApiClient(settings.botToken, clientBase, settings);
+  const start: StartContext = {
+    env,
+    io,
+    options,
+    settings,
+    config,
+    secrets,
+    logger,
+    now: options.now ?? (() => new Date()),
+    slackHealth,
+    clientBase,
+    web: createWebApiClient(settings.botToken, clientBase, settings),
+  };
 
-  // The tokens, before the store opens or Bolt listens: a token Slack refuses is one line and
-  // exit 1 (Bolt's own auth.test was an unhandled rejection after "listening"). A Slack that does
-  // not answer is waited for (health.ts' probes meanwhile; see slack-wait.ts).
+  const authorization = await checkTokens(start);
+  if (typeof authorization === 'number') return authorization;
+  const opened = await openRuntime(start);
+  if (typeof opened === 'number') return opened;
+  const { runtime, auditPoster } = opened;
+
+  const updater = createRequestMessageUpdater({
+    client: start.web,
+    logger,
+    locale: config.locale,
+    now: start.now,
+  });
+  runtime.approvals.onChange(updater.listener);
+  // A purge whose process was killed is finished before anything else runs, as createQueueOps
+  // would have, with its request's message updated.
+  await runtime.recoverPurges();
+  const liveMetrics = observeMetrics(start, runtime);
+  opened.metrics.live = liveMetrics.metrics;
+  runtime.approvals.onProgress(updater.progress);
+
+  const started = await startSlack(start, runtime, liveMetrics.metrics, authorization.ids, async () => {
+    await updater.idle();
+    await runtime.close();
+  });
+  if (typeof started === 'number') return started;
+  const { slack, home, port } = started;
+  const t = messages().slack;
+  logger.info(
+    { mode: slack.settings.mode, port },
+    t.started(slack.settings.mode, port ?? slack.settings.port),
+  );
+
+  const background = await startBackground(start, runtime, home, updater);
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await background.jobs.stop();
+      liveMetrics.idleCollector.stop();
+      home.stop();
+      await background.escalation.monitor.stop();
+      try {
+        await slack.stop();
+      } catch (error) {
+        logger.warn({ err: error }, 'Slack app did not stop cleanly');
+      }
+      await background.maintenance.idle();
+      await updater.idle();
+      await home.idle();
+      await runtime.close();
+      if (auditPoster) await drainAuditPosts(auditPoster);
+    })();
+    return stopping;
+  };
+  return {
+    slack,
+    home,
+    slackHealth,
+    ...(port === undefined ? {} : { port }),
+    runtime,
+    escalation: background.escalation,
+    sweep: background.maintenance.run,
+    idle: async () => {
+      await updater.idle();
+      await runtime.audit.flush();
+      await auditPoster?.idle();
+    },
+    stop,
+  };
+}
+
+/** Waits for the audit channel's posts, for at most `AUDIT_POST_DRAIN_MS`. */
+async function drainAuditPosts(auditPoster: { idle(): Promise<void> }): Promise<void> {
+  let drain: NodeJS.Timeout | undefined;
+  await Promise.race([
+    auditPoster.idle(),
+    new Promise((resolve) => {
+      drain = setTimeout(resolve, AUDIT_POST_DRAIN_MS);
+    }),
+  ]);
+  clearTimeout(drain);
+}
+
+/**
+ * The tokens, before the store opens or Bolt listens: a token Slack refuses is one line and
+ * exit 1 (Bolt's own auth.test was an unhandled rejection after "listening"). A Slack that does
+ * not answer is waited for (health.ts' probes meanwhile; see slack-wait.ts). The bot's ids, or the
+ * exit code.
+ */
+async function checkTokens(
+  start: StartContext,
+): Promise<number | { ids: { botId: string; botUserId: string } | undefined }> {
+  const { options, settings, clientBase, slackHealth, logger } = start;
   let authorization = options.authorization;
   let waitingServer: Awaited<ReturnType<typeof serveWhileWaiting>> | undefined;
   try {
@@ -212,46 +330,57 @@ async function startWithConfig(
   } catch (error) {
     await waitingServer?.close();
     if (!(error instanceof SlackTokenError)) throw error;
-    io.stderr(
+    const t = messages().slack;
+    start.io.stderr(
       scrubSecrets(
         error.slackError === undefined
           ? t.tokenUnchecked(error.variable, error.reason)
           : t.tokenRefused(error.variable, error.slackError),
-        secrets,
+        start.secrets,
       ),
     );
     return 1;
   }
   // Bolt takes the port from here on.
   await waitingServer?.close();
+  return { ids: authorization };
+}
+
+/**
+ * The store, audit, approvals and dispatcher (`createQueueOps`), their audit entries counted by
+ * the metrics (`metrics.live`, set once the backends exist; entries written before that, none in
+ * practice, go uncounted) and posted to the audit channel; or the exit code.
+ */
+async function openRuntime(
+  start: StartContext,
+): Promise<number | { runtime: QueueOps; auditPoster?: AuditChannelSink; metrics: { live?: Metrics } }> {
+  const { config, options, logger, web } = start;
   const auditChannel = config.slack.auditChannel;
   const auditPoster = auditChannel
     ? createAuditChannelSink({
         client: web,
         channel: auditChannel,
         logger,
-        locale,
+        locale: config.locale,
         ...(options.auditChannelIntervalMs === undefined
           ? {}
           : { minIntervalMs: options.auditChannelIntervalMs }),
       })
     : undefined;
-  // Built once the backends exist; entries written before that (none in practice) go uncounted.
-  let metrics: Metrics | undefined;
-
+  const metrics: { live?: Metrics } = {};
   let runtime: QueueOps;
   try {
     runtime = await createQueueOps({
       config,
-      env,
+      env: start.env,
       logger,
-      now,
+      now: start.now,
       directory: createSlackDirectory(web),
       // Run below, once the request messages' updater listens: a request recovery settles gets
       // its message redrawn.
       recoverLater: true,
       auditSink: async (entry) => {
-        metrics?.observeAudit(entry);
+        metrics.live?.observeAudit(entry);
         await auditPoster?.sink(entry);
       },
       ...(auditChannel
@@ -272,22 +401,27 @@ async function startWithConfig(
       : error instanceof Error
         ? error.message
         : String(error);
-    io.stderr(scrubSecrets(t.storeFailed(reason).replace(/\s*\n\s*/g, ' '), secrets));
+    start.io.stderr(
+      scrubSecrets(
+        messages()
+          .slack.storeFailed(reason)
+          .replace(/\s*\n\s*/g, ' '),
+        start.secrets,
+      ),
+    );
     logger.error({ err: error }, 'store did not open');
     return 1;
   }
-
   // Once per start: without a key, anyone who can write to the database can rewrite the chain.
   if (!runtime.audit.keyId) logger.warn(messages().audit.unkeyedAtStart);
+  return { runtime, ...(auditPoster ? { auditPoster } : {}), metrics };
+}
 
-  const updater = createRequestMessageUpdater({ client: web, logger, locale, now });
-  runtime.approvals.onChange(updater.listener);
-  // A purge whose process was killed is finished before anything else runs, as createQueueOps
-  // would have, with its request's message updated.
-  await runtime.recoverPurges();
-  const liveMetrics = createMetrics({
+/** The Prometheus metrics over the runtime, each command timed, and a collection when the bot goes quiet. */
+function observeMetrics(start: StartContext, runtime: QueueOps) {
+  const metrics = createMetrics({
     backends: runtime.backends,
-    cacheSeconds: config.metrics.cacheSeconds,
+    cacheSeconds: start.config.metrics.cacheSeconds,
     openAlerts: async () => {
       const bySeverity: Record<string, number> = {};
       for (const alert of await runtime.store.escalation.listAlerts({ status: 'firing' })) {
@@ -297,9 +431,8 @@ async function startWithConfig(
     },
     outboxDepth: () => runtime.store.escalation.pendingOutbox(),
     sightings: (systems) => readSightings(runtime.store.escalation, systems),
-    ...options.metricsOptions,
+    ...start.options.metricsOptions,
   });
-  metrics = liveMetrics;
   // After a burst of commands, one collection when the bot goes quiet (see lib/idle-collector.ts).
   const idleCollector = createIdleCollector();
   runtime.dispatcher.use(async (_request, next, { command }) => {
@@ -308,22 +441,33 @@ async function startWithConfig(
     try {
       return await next();
     } finally {
-      liveMetrics.observeCommand(command.verb, (performance.now() - started) / 1000);
+      metrics.observeCommand(command.verb, (performance.now() - started) / 1000);
       idleCollector.ended();
     }
   });
-  runtime.approvals.onProgress(updater.progress);
+  return { metrics, idleCollector };
+}
 
+/**
+ * Bolt with its routes (`/readyz`, `/metrics`, PagerDuty's webhook), the Home tab and the
+ * listeners, started; or, after `closeRuntime`, the exit code.
+ */
+async function startSlack(
+  start: StartContext,
+  runtime: QueueOps,
+  metrics: Metrics,
+  authorization: { botId: string; botUserId: string } | undefined,
+  closeRuntime: () => Promise<void>,
+): Promise<number | { slack: SlackApp; home: HomeTab; port: number | undefined }> {
+  const { env, options, logger, web, slackHealth } = start;
   let slack: SlackApp | undefined;
-  let home: HomeTab | undefined;
-  let port: number | undefined;
   try {
     slack = createSlackApp({
       env,
       logger,
       routes: [
         ...operationalRoutes({
-          metrics: liveMetrics,
+          metrics,
           pingStore: () => pingStore(runtime),
           slackConnected: () => slack?.connected() ?? false,
           slackCall: () => slackHealth.last(),
@@ -344,69 +488,97 @@ async function startWithConfig(
       ...(authorization ? { authorization } : {}),
       // Bolt's own client (approval request posts, reply files, the Home tab): its retries
       // (Bolt's default policy unless a test sets one) are logged like the other client's.
-      clientOptions: slackClientSettings(clientBase, webApi.retryPolicies.tenRetriesInAboutThirtyMinutes),
+      clientOptions: slackClientSettings(
+        start.clientBase,
+        webApi.retryPolicies.tenRetriesInAboutThirtyMinutes,
+      ),
       // Shared through the store, so a request replayed to another replica is refused too.
       seenSignatures: createSeenSignatures({ store: runtime.store, logger }),
     });
-    const localeDirectory = createSlackDirectory(web, { timeoutMs: 1500 });
-    // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
-    const userLocale = createUserLocales({
-      lookup: async (userId) => localeDirectory.userLocale?.(userId),
-    });
-    const homeTab = createHomeTab({
-      client: slack.app.client,
-      config,
-      backends: runtime.backends,
-      approvals: runtime.approvals,
-      alerts: runtime.alerts,
-      store: runtime.store,
-      roles: runtime.ctx.roles ?? { has: async () => false },
-      channelMembership: runtime.channelMembership,
-      logger,
-      locale,
-      userLocale,
-      now,
-      ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
-      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
-      // there) reach the tabs kept fresh here within one monitor interval.
-      watchEveryMs: config.escalation.intervalSeconds * 1000,
-    });
-    home = homeTab;
-    registerHomeTab(slack.app, homeTab);
-    runtime.approvals.onChange(async () => homeTab.changed());
-    runtime.alerts.onChange(() => homeTab.changed());
-    registerSlackListeners(slack.app, {
-      dispatcher: runtime.dispatcher,
-      logger,
-      locale,
-      userLocale,
-      homeNotice: (userId, text) => homeTab.notice(userId, text),
-      ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
-      deliver: createRequestDelivery({
-        approvals: runtime.approvals,
-        logger,
-        locale,
-        // No retries of its own: a post whose answer was lost is looked for before it is sent again.
-        poster: createAlertWebClient(settings.botToken, {
-          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
-          logger: boltLogger(logger),
-          fetch: clientBase.fetch,
-        }),
-      }),
-    });
-    ({ port } = await slack.start());
+    const home = listenOnSlack(start, runtime, slack);
+    const { port } = await slack.start();
+    return { slack, home, port };
   } catch (error) {
-    await updater.idle();
-    await runtime.close();
-    io.stderr(scrubSecrets(t.startFailed(error instanceof Error ? error.message : String(error)), secrets));
+    await closeRuntime();
+    start.io.stderr(
+      scrubSecrets(
+        messages().slack.startFailed(error instanceof Error ? error.message : String(error)),
+        start.secrets,
+      ),
+    );
     logger.error({ err: error }, 'Slack app did not start');
     return 1;
   }
-  logger.info(
-    { mode: slack.settings.mode, port },
-    t.started(slack.settings.mode, port ?? slack.settings.port),
-  );
+}
 
+/** The Home tab and the listeners of Bolt's app; the Home tab, refreshed on every change. */
+function listenOnSlack(start: StartContext, runtime: QueueOps, slack: SlackApp): HomeTab {
+  const { config, options, logger } = start;
+  const locale = config.locale;
+  const localeDirectory = createSlackDirectory(start.web, { timeoutMs: 1500 });
+  // A user's own Slack locale (tr-TR, en-*) overrides the config's; cached for an hour.
+  const userLocale = createUserLocales({
+    lookup: async (userId) => localeDirectory.userLocale?.(userId),
+  });
+  const home = createHomeTab({
+    client: slack.app.client,
+    config,
+    backends: runtime.backends,
+    approvals: runtime.approvals,
+    alerts: runtime.alerts,
+    store: runtime.store,
+    roles: runtime.ctx.roles ?? { has: async () => false },
+    channelMembership: runtime.channelMembership,
+    logger,
+    locale,
+    userLocale,
+    now: start.now,
+    ...(options.homeMinIntervalMs === undefined ? {} : { minIntervalMs: options.homeMinIntervalMs }),
+  });
+  registerHomeTab(slack.app, home);
+  runtime.approvals.onChange(async () => home.changed());
+  runtime.alerts.onChange(() => home.changed());
+  registerSlackListeners(slack.app, {
+    dispatcher: runtime.dispatcher,
+    logger,
+    locale,
+    userLocale,
+    homeNotice: (userId, text) => home.notice(userId, text),
+    ...(options.respondPolicy ? { respondPolicy: options.respondPolicy } : {}),
+    deliver: createRequestDelivery({
+      approvals: runtime.approvals,
+      logger,
+      locale,
+      // No retries of its own: a post whose answer was lost is looked for before it is sent again.
+      poster: alertWebClient(start),
+    }),
+  });
+  return home;
+}
+
+/** A Web API client for alert and request posts: no retries of its own (see alerts.ts). */
+function alertWebClient(start: StartContext) {
+  return createAlertWebClient(start.settings.botToken, {
+    ...(start.settings.apiUrl ? { apiUrl: start.settings.apiUrl } : {}),
+    logger: boltLogger(start.logger),
+    fetch: start.clientBase.fetch,
+  });
+}
+
+/**
+ * The bot's periodic work, started (src/background/): on every replica the maintenance `sweep`
+ * and the Home tabs' `home-watch`, each run once before this resolves (requests whose ttl ran out, or whose bot died mid-action, while
+ * the bot was down are closed at once, not 30 s later), and the leader's `limit-expiry` and
+ * `monitor-tick` when alerts have somewhere to go. Every replica claims the monitor's lease;
+ * exactly one holds it and runs the leader's jobs (see escalation/monitor.ts).
+ */
+async function startBackground(
+  start: StartContext,
+  runtime: QueueOps,
+  home: HomeTab,
+  updater: { resendFailed(): void },
+) {
+  const { config, logger, options } = start;
   const maintenance = createMaintenanceSweep({
     approvals: runtime.approvals,
     purges: runtime.purges,
@@ -414,82 +586,37 @@ async function startWithConfig(
     // Request messages Slack did not take during an outage are brought up to date now.
     beforeSweep: () => updater.resendFailed(),
   });
-  const sweep = maintenance.run;
-  // Requests whose ttl ran out (or whose bot died mid-action) while the bot was down are closed
-  // at once, not 30 s later.
-  await sweep();
-  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? MAINTENANCE_SWEEP_MS);
-  timer.unref();
-
-  // The monitor: every replica runs the loop, the lease in the store lets exactly one of them
-  // sample and post (see escalation/monitor.ts).
   const escalation = createEscalation({
     runtime,
     logger,
     label: 'bot',
-    slack: refreshingHome(
-      createSlackSender(
-        createAlertWebClient(settings.botToken, {
-          ...(settings.apiUrl ? { apiUrl: settings.apiUrl } : {}),
-          logger: boltLogger(logger),
-          fetch: clientBase.fetch,
-        }),
-        logger,
-        locale,
-      ),
-      () => home?.changed(),
+    slack: refreshingHome(createSlackSender(alertWebClient(start), logger, config.locale), () =>
+      home.changed(),
     ),
   });
   // Alerts go to the incident channel, or to a system's own (`systems[].slack.alertChannel`).
-  if (config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel))
-    escalation.monitor.start();
-  else logger.info('slack.incidentChannel is not set: the monitor does not run');
-
-  const homeTab = home as HomeTab;
-  let stopping: Promise<void> | undefined;
-  const stop = () => {
-    stopping ??= (async () => {
-      clearInterval(timer);
-      idleCollector.stop();
-      homeTab.stop();
-      await escalation.monitor.stop();
-      try {
-        await slack.stop();
-      } catch (error) {
-        logger.warn({ err: error }, 'Slack app did not stop cleanly');
-      }
-      await maintenance.idle();
-      await updater.idle();
-      await homeTab.idle();
-      await runtime.close();
-      if (auditPoster) {
-        let drain: NodeJS.Timeout | undefined;
-        await Promise.race([
-          auditPoster.idle(),
-          new Promise((resolve) => {
-            drain = setTimeout(resolve, AUDIT_POST_DRAIN_MS);
-          }),
-        ]);
-        clearTimeout(drain);
-      }
-    })();
-    return stopping;
-  };
-  return {
-    slack,
-    home: homeTab,
-    slackHealth,
-    ...(port === undefined ? {} : { port }),
-    runtime,
-    escalation,
-    sweep,
-    idle: async () => {
-      await updater.idle();
-      await runtime.audit.flush();
-      await auditPoster?.idle();
-    },
-    stop,
-  };
+  const monitorRuns = Boolean(
+    config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel),
+  );
+  if (!monitorRuns) logger.info('slack.incidentChannel is not set: the monitor does not run');
+  const jobs = createJobScheduler({
+    jobs: backgroundJobs({
+      logger,
+      sweep: {
+        maintenance,
+        ...(options.sweepIntervalMs === undefined ? {} : { everyMs: options.sweepIntervalMs }),
+      },
+      // Another replica's changes (an alert from the monitor's lease holder, an approval taken
+      // there) reach the tabs kept fresh here within one monitor interval.
+      homeWatch: { everyMs: config.escalation.intervalSeconds * 1000, lookForChanges: home.lookForChanges },
+      ...(monitorRuns ? { leader: { escalation, limits: runtime.limits } } : {}),
+    }),
+    leadership: escalation.monitor.lease,
+    logger,
+    now: () => start.now().getTime(),
+  });
+  await jobs.start();
+  return { maintenance, escalation, jobs };
 }
 
 /**

@@ -43,12 +43,6 @@ export interface HomeDeps {
   now?: () => Date;
   minIntervalMs?: number;
   maxUsers?: number;
-  /**
-   * How often this replica looks for changes made elsewhere (another replica approved a request,
-   * the monitor's lease holder opened an alert): the tabs kept fresh here are refreshed when the
-   * waiting requests or open alerts differ. None: only this process's own changes refresh them.
-   */
-  watchEveryMs?: number;
 }
 
 /**
@@ -74,6 +68,13 @@ export interface HomeTab {
   changed(): void;
   /** Answers a click on the tab by re-publishing it at once with `text` at the top. */
   notice(userId: string, text: string): Promise<void>;
+  /**
+   * Looks for changes made elsewhere (another replica approved a request, the monitor's lease
+   * holder opened an alert): the tabs kept fresh here are refreshed when the waiting requests, open
+   * alerts or silences differ from the last look. The bot's `home-watch` background job runs it
+   * once a monitor interval; without it only this process's own changes refresh the tabs.
+   */
+  lookForChanges(): Promise<void>;
   /** Resolves when no publish is running (tests, shutdown). */
   idle(): Promise<void>;
   /** Cancels pending refreshes. */
@@ -86,29 +87,11 @@ interface UserState {
   notice?: string;
 }
 
-export function createHomeTab(deps: HomeDeps): HomeTab {
-  const now = deps.now ?? (() => new Date());
-  const minInterval = deps.minIntervalMs ?? HOME_MIN_INTERVAL_MS;
-  const maxUsers = deps.maxUsers ?? HOME_MAX_USERS;
-  const locale = deps.locale ?? 'en';
-  const log = deps.logger.child({ component: 'slack-home' });
-  // Insertion order is recency: a touched user is re-inserted at the end, the first is evicted.
-  const users = new Map<string, UserState>();
-  const running = new Set<Promise<void>>();
-  let stopped = false;
-
-  function touch(userId: string): UserState {
-    const state = users.get(userId) ?? { last: 0 };
-    users.delete(userId);
-    users.set(userId, state);
-    while (users.size > maxUsers) {
-      const [oldest, old] = users.entries().next().value as [string, UserState];
-      clearTimeout(old.timer);
-      users.delete(oldest);
-    }
-    return state;
-  }
-
+/**
+ * What one person's tab reads: every system's status, the requests waiting for them, and what they
+ * did lately.
+ */
+function homeReads(deps: HomeDeps) {
   async function systems(): Promise<HomeInput['systems']> {
     return await Promise.all(
       deps.backends.names().map(async (name) => {
@@ -155,6 +138,33 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
         const event = eventFromAudit(e);
         return event && event.kind !== 'look' ? [event] : [];
       });
+  }
+
+  return { systems, waitingFor, recentOf };
+}
+
+export function createHomeTab(deps: HomeDeps): HomeTab {
+  const now = deps.now ?? (() => new Date());
+  const minInterval = deps.minIntervalMs ?? HOME_MIN_INTERVAL_MS;
+  const maxUsers = deps.maxUsers ?? HOME_MAX_USERS;
+  const locale = deps.locale ?? 'en';
+  const log = deps.logger.child({ component: 'slack-home' });
+  // Insertion order is recency: a touched user is re-inserted at the end, the first is evicted.
+  const users = new Map<string, UserState>();
+  const running = new Set<Promise<void>>();
+  const { systems, waitingFor, recentOf } = homeReads(deps);
+  let stopped = false;
+
+  function touch(userId: string): UserState {
+    const state = users.get(userId) ?? { last: 0 };
+    users.delete(userId);
+    users.set(userId, state);
+    while (users.size > maxUsers) {
+      const [oldest, old] = users.entries().next().value as [string, UserState];
+      clearTimeout(old.timer);
+      users.delete(oldest);
+    }
+    return state;
   }
 
   async function publish(userId: string): Promise<void> {
@@ -209,30 +219,22 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
 
   // Replicas share the store, not their memory: each looks for what the others changed.
   let seen: string | undefined;
-  let looking = false;
-  const watcher =
-    deps.watchEveryMs === undefined
-      ? undefined
-      : setInterval(() => {
-          // Nobody's tab is kept fresh here: nothing to read.
-          if (looking || stopped || users.size === 0) return;
-          looking = true;
-          void Promise.all([
-            deps.approvals.pending(),
-            deps.alerts.open(),
-            deps.alerts.silences?.() ?? Promise.resolve([]),
-          ])
-            .then(([pending, alerts, silences]) => {
-              const current = homeFingerprint(pending, alerts, silences);
-              if (seen !== undefined && current !== seen) api.changed();
-              seen = current;
-            })
-            .catch((error: unknown) => log.warn({ err: error }, 'Home tab could not look for changes'))
-            .finally(() => {
-              looking = false;
-            });
-        }, deps.watchEveryMs);
-  watcher?.unref?.();
+  async function lookForChanges(): Promise<void> {
+    // Nobody's tab is kept fresh here: nothing to read.
+    if (stopped || users.size === 0) return;
+    try {
+      const [pending, alerts, silences] = await Promise.all([
+        deps.approvals.pending(),
+        deps.alerts.open(),
+        deps.alerts.silences?.() ?? Promise.resolve([]),
+      ]);
+      const current = homeFingerprint(pending, alerts, silences);
+      if (seen !== undefined && current !== seen) api.changed();
+      seen = current;
+    } catch (error) {
+      log.warn({ err: error }, 'Home tab could not look for changes');
+    }
+  }
 
   const api: HomeTab = {
     opened(userId) {
@@ -251,12 +253,12 @@ export function createHomeTab(deps: HomeDeps): HomeTab {
       state.timer = undefined;
       await run(userId);
     },
+    lookForChanges,
     async idle() {
       while (running.size > 0) await Promise.all([...running]);
     },
     stop() {
       stopped = true;
-      clearInterval(watcher);
       for (const state of users.values()) clearTimeout(state.timer);
     },
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChartFile, SlackSender } from '../../../src/escalation/outbox.js';
+import type { ChartFile, SlackSender } from '../../../src/escalation/outbox-contract.js';
 import { refreshingHome } from '../../../src/transports/slack/bot.js';
 
 const message = { text: 'CRITICAL: backlog', blocks: [] };
