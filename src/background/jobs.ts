@@ -13,6 +13,12 @@ interface ExpiringLimits {
 export interface LeaderWork {
   escalation: Escalation;
   limits?: ExpiringLimits;
+  /**
+   * `false`: alerts have nowhere to go, so no `monitor-tick`; the lease still picks the one
+   * process that lifts the limits whose `--for` ran out (a limit must end whether or not anyone
+   * is alerted), and that job then delivers its notices itself (none with no channel).
+   */
+  tick?: boolean;
 }
 
 /**
@@ -36,20 +42,35 @@ function leaderJobs(
             everyMs,
             scope: 'leader' as const,
             // A lift that fails (its Redis down) is tried again next tick and never stops the tick.
-            run: () =>
-              limits.liftExpired().catch((error: unknown) => {
+            run: async () => {
+              await limits.liftExpired().catch((error: unknown) => {
                 logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
-              }),
+              });
+              // Without a tick, nothing else delivers the notices the lift queued.
+              if (work.tick === false) await drainOutbox(work, logger);
+            },
           },
         ]
       : []),
-    {
-      name: 'monitor-tick',
-      everyMs,
-      scope: 'leader',
-      run: async () => afterTick(await monitor.leaderTick()),
-    },
+    ...(work.tick === false
+      ? []
+      : [
+          {
+            name: 'monitor-tick',
+            everyMs,
+            scope: 'leader' as const,
+            run: async () => afterTick(await monitor.leaderTick()),
+          },
+        ]),
   ];
+}
+
+/** Delivers what the outbox holds; Slack being slow or down is logged, never thrown. */
+function drainOutbox(work: LeaderWork, logger: Logger): Promise<void> {
+  return work.escalation.outbox
+    .drain()
+    .then(() => undefined)
+    .catch((error: unknown) => logger.warn({ err: error }, 'outbox drain failed'));
 }
 
 /**
@@ -93,9 +114,7 @@ export function backgroundJobs(work: {
           );
         }
         // Not awaited: Slack being slow or down never holds the next tick.
-        void leader.escalation.outbox
-          .drain()
-          .catch((error: unknown) => logger.warn({ err: error }, 'outbox drain failed'));
+        void drainOutbox(leader, logger);
       }),
     );
   return jobs;

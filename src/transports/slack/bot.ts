@@ -567,10 +567,11 @@ function alertWebClient(start: StartContext) {
 
 /**
  * The bot's periodic work, started (src/background/): on every replica the maintenance `sweep`
- * and the Home tabs' `home-watch`, each run once before this resolves (requests whose ttl ran out, or whose bot died mid-action, while
- * the bot was down are closed at once, not 30 s later), and the leader's `limit-expiry` and
- * `monitor-tick` when alerts have somewhere to go. Every replica claims the monitor's lease;
- * exactly one holds it and runs the leader's jobs (see escalation/monitor.ts).
+ * and the Home tabs' `home-watch`, each run once before this resolves (requests whose ttl ran
+ * out, or whose bot died mid-action, while the bot was down are closed at once, not 30 s later),
+ * and the leader's `limit-expiry` always and `monitor-tick` when alerts have somewhere to go.
+ * Every replica claims the monitor's lease; exactly one holds it and runs the leader's jobs (see
+ * escalation/monitor.ts).
  */
 async function startBackground(
   start: StartContext,
@@ -598,7 +599,10 @@ async function startBackground(
   const monitorRuns = Boolean(
     config.slack.incidentChannel || config.systems.some((s) => s.slack?.alertChannel),
   );
-  if (!monitorRuns) logger.info('slack.incidentChannel is not set: the monitor does not run');
+  if (!monitorRuns)
+    logger.info(
+      'slack.incidentChannel is not set: the monitor does not run (expired limits are still lifted)',
+    );
   const jobs = createJobScheduler({
     jobs: backgroundJobs({
       logger,
@@ -609,7 +613,9 @@ async function startBackground(
       // Another replica's changes (an alert from the monitor's lease holder, an approval taken
       // there) reach the tabs kept fresh here within one monitor interval.
       homeWatch: { everyMs: config.escalation.intervalSeconds * 1000, lookForChanges: home.lookForChanges },
-      ...(monitorRuns ? { leader: { escalation, limits: runtime.limits } } : {}),
+      // The lease picks the one replica that lifts run-out `--for` limits even when no alert
+      // can be posted; only the monitor's tick needs somewhere to post.
+      leader: { escalation, limits: runtime.limits, tick: monitorRuns },
     }),
     leadership: escalation.monitor.lease,
     logger,
