@@ -24,7 +24,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ts = createRequire(import.meta.url)('typescript');
+/** The `typescript` package, loaded when a file is parsed: `build.js --if-stale` imports this file too. */
+let ts;
 
 const VERBS_FILE = 'src/verbs.generated.ts';
 const MODULES_FILE = 'src/commands/modules.generated.ts';
@@ -207,6 +208,7 @@ function descriptorsOf(root, file) {
 
 /** Every descriptor of src/commands/*.ts, in help's order; an error for a verb or order given twice. */
 export function readDescriptors(root) {
+  ts ??= createRequire(import.meta.url)('typescript');
   const dir = join(root, 'src/commands');
   const files = readdirSync(dir)
     .filter((name) => name.endsWith('.ts') && !name.endsWith('.generated.ts') && !name.endsWith('.d.ts'))
