@@ -11,17 +11,16 @@ export type ResultReport = 'scale' | 'restart' | 'revoke' | 'fail' | 'limit';
 
 /**
  * Every verb's descriptor: the one place a verb's facts are written, beside its command (an
- * exported `<verb>Facts` constant of `src/commands/<file>.ts`, spread into its
- * `CommandDefinition`), and gathered by scripts/gen-verbs.js into `src/verbs.generated.ts`. The registry (which verbs
- * exist, in help's order, which are the read path), the guards (policy or fixed requirement), help
- * (its line, which answers the channel sees), the timeline (which commands were looks) and the
- * approval messages (the confirm dialog, the progress word, the outcome line) read these and
- * keep no list of their own. The command
- * module itself (parsing, preview, reply, the approved action) is
- * imported only when the verb runs (`src/commands/registry.ts`). Data, help lines and result
- * wording only (the wording in `src/verbs/`, from the stored result and the catalog): the
- * generated module sits just above the config, so every layer that needs a verb's facts reads
- * them through `src/verbs.ts`.
+ * exported `<verb>Facts = { … } satisfies VerbFacts` of `src/commands/<file>.ts`, which the
+ * command spreads into its `CommandDefinition`), copied by scripts/gen-verbs.js into
+ * `src/verbs.generated.ts`. The registry (which verbs exist, in help's order, which are the read
+ * path), the guards (policy or fixed requirement), help (its line, which answers the channel
+ * sees), the timeline (which commands were looks) and the approval messages (the confirm dialog,
+ * the progress word, the outcome line) read that copy through `src/verbs.ts` and keep no list of
+ * their own; the command module itself (parsing, preview, reply, the approved action) is imported
+ * only when the verb runs (`src/commands/registry.ts`). Data, help lines and result wording only
+ * (the wording in `src/verbs/`, from the stored result and the catalog): the generated copy sits
+ * just above the config, so a descriptor may use only what that layer may import.
  */
 export interface VerbFacts {
   readonly verb: string;
