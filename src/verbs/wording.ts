@@ -3,7 +3,7 @@ import { formatNumber } from '../i18n/numbers.js';
 
 /*
  * The shapes of a verb's result wording (`outcome`, `timelineOutcome` in its descriptor,
- * src/verbs.ts) and the few helpers the per-verb wording files of this folder share. Below the
+ * `VerbFacts` of src/verbs/facts.ts) and the few helpers the per-verb wording files of this folder share. Below the
  * store and the blocks, so a result is read as the plain record the store keeps.
  */
 
