@@ -5,6 +5,7 @@
  * to the modules that look for them. Then the command line, linked from tsc's output into a few
  * files by esbuild (dist/bundle/, what `bin/queue-ops.js` runs): see `bundleCli` below.
  *
+ * First it writes the verbs' generated modules from src/commands/*.ts (scripts/gen-verbs.js).
  * It builds into a fresh directory and swaps it for dist/ at the end: a deleted source never
  * lingers, and a `queue-ops` that cron starts during the build still finds a whole dist/.
  *
@@ -30,6 +31,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { writeVerbFiles } from './gen-verbs.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -54,6 +56,10 @@ if (process.argv.includes('--if-stale') && existsSync(stamp)) {
   const built = statSync(stamp).mtimeMs;
   if (inputs.every((input) => newest(join(root, input)) <= built)) process.exit(0);
 }
+
+// The verbs' generated modules first (scripts/gen-verbs.js): tsc compiles them with the rest.
+// An unchanged one is not written, so it does not make the next `--if-stale` build again.
+for (const file of writeVerbFiles(root)) process.stdout.write(`build: wrote ${file} (npm run gen:verbs)\n`);
 
 const next = join(root, `.dist-${process.pid}`);
 const old = join(root, `.dist-old-${process.pid}`);

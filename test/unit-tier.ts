@@ -12,6 +12,7 @@ export const UNIT_TESTS: readonly string[] = [
   'test/architecture/imports.test.ts',
   'test/architecture/system-kinds.test.ts',
   'test/architecture/test-tiers.test.ts',
+  'test/architecture/verbs-generated.test.ts',
   'test/archive/archive.test.ts',
   'test/audit/audit.test.ts',
   'test/audit/blocks.test.ts',

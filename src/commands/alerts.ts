@@ -14,7 +14,72 @@ import { type Locale, messages } from '../i18n/index.js';
 import { suggest } from '../lib/suggest.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { Alert, Silence } from '../store/alert.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const alertsFacts = {
+  verb: 'alerts',
+  order: 160,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  describe: (locale) => messages(locale).escalation.alerts,
+} satisfies VerbFacts;
+
+// Answering an alert storm must not stop at the eleventh alert.
+export const ackFacts = {
+  verb: 'ack',
+  order: 170,
+  mutating: true,
+  rateLimited: false,
+  requires: 'operator',
+  timeline: 'alert.handled',
+  describe: (locale) => messages(locale).escalation.ack,
+} satisfies VerbFacts;
+
+export const snoozeFacts = {
+  verb: 'snooze',
+  order: 180,
+  mutating: true,
+  rateLimited: false,
+  requires: 'operator',
+  timeline: 'alert.handled',
+  describe: (locale) => messages(locale).escalation.snooze,
+} satisfies VerbFacts;
+
+// Pages a person now: an operator's call, at once, like `ack` (no `policies.page`).
+export const pageFacts = {
+  verb: 'page',
+  order: 190,
+  mutating: true,
+  requires: 'operator',
+  timeline: 'alert.handled',
+  describe: (locale) => messages(locale).escalation.page,
+} satisfies VerbFacts;
+
+export const silenceFacts = {
+  verb: 'silence',
+  order: 200,
+  mutating: true,
+  requires: 'operator',
+  timeline: 'alert.handled',
+  describe: (locale) => messages(locale).escalation.silence,
+} satisfies VerbFacts;
+
+export const silencesFacts = {
+  verb: 'silences',
+  order: 210,
+  mutating: false,
+  describe: (locale) => messages(locale).escalation.silences,
+} satisfies VerbFacts;
+
+export const unsilenceFacts = {
+  verb: 'unsilence',
+  order: 220,
+  mutating: true,
+  requires: 'operator',
+  timeline: 'alert.handled',
+  describe: (locale) => messages(locale).escalation.unsilence,
+} satisfies VerbFacts;
 
 /** Snoozes longer than this are a typo, or a wish to switch the rule off (change the config). */
 const MAX_SNOOZE_MS = 7 * 86_400_000;
@@ -162,7 +227,7 @@ function oneLine(text: string, alert: Alert, ctx: CommandContext, request: Reque
 
 /** `alerts`: open alerts, unhandled first, critical before warning, each saying who has it. */
 export const alertsCommand: CommandDefinition = {
-  ...VERBS.alerts,
+  ...alertsFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     atMost(args, 0, t.alerts.usage, request.locale);
@@ -175,14 +240,14 @@ export const alertsCommand: CommandDefinition = {
       // The same order as the text: unhandled first, critical before warning.
       data: { alerts: listOrder(open, now.getTime()).map(alertJson) },
       // The open alerts are the incident's, not the asker's: the channel sees the same list.
-      visibility: answerVisibility(VERBS.alerts),
+      visibility: answerVisibility(alertsFacts),
     };
   },
 };
 
 /** `ack <id>`: reminders and escalation stop; the alert's message says who. */
 export const ackCommand: CommandDefinition = {
-  ...VERBS.ack,
+  ...ackFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     if (args[0]?.toLowerCase() === 'all') return await ackAll(ctx, args.slice(1), request);
@@ -201,7 +266,7 @@ export const ackCommand: CommandDefinition = {
 
 /** `page <alert-id> [pager]`: pages the alert's message now, through one pager or every matching one. */
 export const pageCommand: CommandDefinition = {
-  ...VERBS.page,
+  ...pageFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.page;
     atMost(args, 2, t.usage, request.locale);
@@ -225,7 +290,7 @@ export const pageCommand: CommandDefinition = {
 
 /** `snooze <id> <duration>`: no reminders or escalation until then. */
 export const snoozeCommand: CommandDefinition = {
-  ...VERBS.snooze,
+  ...snoozeFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation;
     atMost(args, 2, t.snooze.usage, request.locale);
@@ -326,7 +391,7 @@ async function requireMatchingQueue(
 
 /** `silence <pattern> <duration> [--force] [reason]`: matching alerts notify nobody until then. */
 export const silenceCommand: CommandDefinition = {
-  ...VERBS.silence,
+  ...silenceFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silence;
     // `--force` (anywhere after the duration): silence queues that do not exist yet.
@@ -362,7 +427,7 @@ export const silenceCommand: CommandDefinition = {
 
 /** `silences`: the silences in force. */
 export const silencesCommand: CommandDefinition = {
-  ...VERBS.silences,
+  ...silencesFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.silences;
     atMost(args, 0, t.usage, request.locale);
@@ -389,7 +454,7 @@ export const silencesCommand: CommandDefinition = {
 
 /** `unsilence <id>`: lifts a silence; alerts it held notify again. */
 export const unsilenceCommand: CommandDefinition = {
-  ...VERBS.unsilence,
+  ...unsilenceFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).escalation.unsilence;
     atMost(args, 1, t.usage, request.locale);

@@ -2,8 +2,16 @@ import { auditMessage, auditVerifyMessage } from '../audit/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Reply } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import type { VerbFacts } from '../verbs.js';
 import { visibilityFor } from './visibility.js';
+
+export const auditFacts = {
+  verb: 'audit',
+  order: 150,
+  mutating: false,
+  answer: 'own',
+  describe: (locale) => messages(locale).actions.audit,
+} satisfies VerbFacts;
 
 export const AUDIT_DEFAULT = 20;
 export const AUDIT_MAX = 100;
@@ -13,7 +21,7 @@ export const AUDIT_MAX = 100;
  * command line when it is broken). `audit export` is command-line only: it streams JSON lines.
  */
 export const auditCommand: CommandDefinition = {
-  ...VERBS.audit,
+  ...auditFacts,
   async run(ctx, args, request): Promise<Reply> {
     const t = messages(request.locale);
     const usage = t.actions.audit.usage;

@@ -8,7 +8,16 @@ import { messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const dlqFacts = {
+  verb: 'dlq',
+  order: 20,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+} satisfies VerbFacts;
 
 export const DLQ_DEFAULT_LIMIT = 10;
 export const DLQ_MAX_LIMIT = 100;
@@ -68,7 +77,7 @@ export function parseLimit(text: string | undefined, locale: Request['locale']):
 
 /** `dlq <system>/<queue> [limit]`: the newest failures and the most frequent errors. */
 export const dlqCommand: CommandDefinition = {
-  ...VERBS.dlq,
+  ...dlqFacts,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     const usage = t.commands.usage.dlq;
@@ -100,7 +109,7 @@ export const dlqCommand: CommandDefinition = {
         request.locale,
       ),
       data: toDlqData(system, sample, context),
-      visibility: answerVisibility(VERBS.dlq),
+      visibility: answerVisibility(dlqFacts),
     };
   },
 };

@@ -7,8 +7,20 @@ import { type Locale, messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { ActionDeps, CommandDefinition } from '../pipeline/types.js';
 import type { ActionRequest } from '../store/store.js';
-import { VERBS } from '../verbs.js';
+import { expireResultsOutcome, expireResultsTimeline } from '../verbs/expire-results.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+
+export const expireResultsFacts = {
+  verb: 'expire-results',
+  order: 280,
+  mutating: true,
+  describe: (locale) => messages(locale).results.expire,
+  policy: 'expire-results',
+  progress: (locale) => messages(locale).purge.expiringVerb,
+  outcome: expireResultsOutcome,
+  timelineOutcome: expireResultsTimeline,
+} satisfies VerbFacts;
 
 /** The runbook's `expire … 86400`: a day, unless the command says otherwise. */
 export const DEFAULT_RESULT_TTL_SECONDS = 86_400;
@@ -39,7 +51,7 @@ export function resultTtlSeconds(value: string | number | undefined, locale: Loc
  * is one script that sets the TTL only on keys that still have none.
  */
 export const expireResultsCommand: CommandDefinition = {
-  ...VERBS['expire-results'],
+  ...expireResultsFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.results.expire.usage;

@@ -2,6 +2,9 @@ import { type HelpVerb, helpMessage } from '../blocks/help.js';
 import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { type VerbFacts, verbsWhere } from '../verbs.js';
 
+// Built by the registry over every other verb (`createHelpCommand`), not loaded.
+export const helpFacts = { verb: 'help', order: 340, mutating: false, answer: 'own' } satisfies VerbFacts;
+
 /**
  * `help`, also what an empty `/queue` answers. Commands registered later (pause, approve, …)
  * appear through their `describe`, without touching this file; which answers the channel sees

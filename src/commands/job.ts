@@ -8,7 +8,17 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const jobFacts = {
+  verb: 'job',
+  order: 60,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+  describe: (locale) => ({ usage: messages(locale).job.usage, summary: messages(locale).job.summary }),
+} satisfies VerbFacts;
 
 /**
  * `job --json` data of a BullMQ job: `data.job.{id, state, name, attempts, timestamps,
@@ -63,7 +73,7 @@ export interface CeleryTaskData {
  * from a queue's numbers down to what it is doing.
  */
 export const jobCommand: CommandDefinition = {
-  ...VERBS.job,
+  ...jobFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).job;
     if (args.length < 2) throw new OpsError(ErrorCode.UsageError, { message: t.needsId, usage: t.usage });
@@ -98,7 +108,7 @@ export const jobCommand: CommandDefinition = {
         ok: true,
         message: celeryTaskMessage({ system, task, generatedAt: ctx.now(), context }, request.locale),
         data: { system, task, context: queueContextData(context) } satisfies CeleryTaskData,
-        visibility: answerVisibility(VERBS.job),
+        visibility: answerVisibility(jobFacts),
       };
     }
     // A view this command has no message for: a system whose lookup is neither BullMQ's nor Celery's.
@@ -113,7 +123,7 @@ export const jobCommand: CommandDefinition = {
         request.locale,
       ),
       data: bullmqJobData(system, queue, found.job, queueContextData(context)),
-      visibility: answerVisibility(VERBS.job),
+      visibility: answerVisibility(jobFacts),
     };
   },
 };

@@ -14,8 +14,32 @@ import { type LimitKind, type LimitParams, restoreRates } from '../limits/servic
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { VERBS } from '../verbs.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
+
+export const rateLimitFacts = {
+  verb: 'rate-limit',
+  order: 290,
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).limits.usage.rateLimit,
+    summary: messages(locale).limits.summary.rateLimit,
+  }),
+  policy: 'rate-limit',
+  report: 'limit',
+} satisfies VerbFacts;
+
+export const concurrencyFacts = {
+  verb: 'concurrency',
+  order: 300,
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).limits.usage.concurrency,
+    summary: messages(locale).limits.summary.concurrency,
+  }),
+  policy: 'concurrency',
+  report: 'limit',
+} satisfies VerbFacts;
 
 /** The longest `--for`: past a week a limit is a config change, not an incident measure. */
 export const MAX_LIMIT_FOR_MS = 7 * 86_400_000;
@@ -264,7 +288,7 @@ async function bullmqLimit(
 
 function limitCommand(kind: LimitKind): CommandDefinition {
   return {
-    ...VERBS[kind],
+    ...(kind === 'concurrency' ? concurrencyFacts : rateLimitFacts),
     action: {
       name: kind,
       async execute(request, _run, deps) {

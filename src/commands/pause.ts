@@ -3,12 +3,34 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { pauseOutcome, pauseTimeline, resumeOutcome, resumeTimeline } from '../verbs/pause.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+
+export const pauseFacts = {
+  verb: 'pause',
+  order: 70,
+  mutating: true,
+  describe: (locale) => messages(locale).actions.pause,
+  policy: 'pause',
+  destructive: true,
+  outcome: pauseOutcome,
+  timelineOutcome: pauseTimeline,
+} satisfies VerbFacts;
+
+export const resumeFacts = {
+  verb: 'resume',
+  order: 80,
+  mutating: true,
+  describe: (locale) => messages(locale).actions.resume,
+  policy: 'resume',
+  outcome: resumeOutcome,
+  timelineOutcome: resumeTimeline,
+} satisfies VerbFacts;
 
 function pauseLike(action: 'pause' | 'resume'): CommandDefinition {
   return {
-    ...VERBS[action],
+    ...(action === 'pause' ? pauseFacts : resumeFacts),
     async run(ctx, args, request) {
       const t = messages(request.locale);
       const usage = t.actions[action].usage;

@@ -7,9 +7,34 @@ import { messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { Purges } from '../purge/service.js';
-import { VERBS } from '../verbs.js';
+import { purgeOutcome, purgeTimeline, undoOutcome, undoTimeline } from '../verbs/purge.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
+
+export const purgeFacts = {
+  verb: 'purge',
+  order: 100,
+  mutating: true,
+  describe: (locale) => messages(locale).purge.purge,
+  policy: 'purge',
+  destructive: true,
+  progress: (locale) => messages(locale).purge.purgingVerb,
+  outcome: purgeOutcome,
+  timelineOutcome: purgeTimeline,
+} satisfies VerbFacts;
+
+export const undoFacts = {
+  verb: 'undo',
+  order: 110,
+  mutating: true,
+  describe: (locale) => messages(locale).purge.undo,
+  policy: 'undo',
+  destructive: true,
+  progress: (locale) => messages(locale).purge.restoringVerb,
+  outcome: undoOutcome,
+  timelineOutcome: undoTimeline,
+} satisfies VerbFacts;
 
 const STATES: Record<string, PurgeState[]> = {
   waiting: ['waiting'],
@@ -30,7 +55,7 @@ function requirePurges(ctx: Pick<CommandContext, 'purges' | 'config'>): Purges {
 
 /** `purge <system>/<queue> [waiting|failed|delayed|all]`: archived first, then deleted; undoable. */
 export const purgeCommand: CommandDefinition = {
-  ...VERBS.purge,
+  ...purgeFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.purge.purge.usage;
@@ -147,7 +172,7 @@ export const purgeCommand: CommandDefinition = {
 
 /** `undo <purge-request-id>`: restores a purge from its archive, under `policies.undo`. */
 export const undoCommand: CommandDefinition = {
-  ...VERBS.undo,
+  ...undoFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     if (args.length !== 1)

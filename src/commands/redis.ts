@@ -5,7 +5,17 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const redisFacts = {
+  verb: 'redis',
+  order: 40,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+  describe: (locale) => ({ usage: messages(locale).redis.usage, summary: messages(locale).redis.summary }),
+} satisfies VerbFacts;
 
 /**
  * `redis --json` data. Byte figures are numbers of bytes; times are ISO 8601 UTC. Never a value:
@@ -66,7 +76,7 @@ export function redisHealthData(system: string, health: RedisHealth): RedisHealt
  * `--bigkeys` in one answer. One pipelined read, then a key sample bounded in keys and time.
  */
 export const redisCommand: CommandDefinition = {
-  ...VERBS.redis,
+  ...redisFacts,
   async run(ctx, args, request) {
     const { system, backend } = systemArgument(ctx, args, messages(request.locale).redis.usage);
     if (!backend.redisHealth)
@@ -76,7 +86,7 @@ export const redisCommand: CommandDefinition = {
       ok: true,
       message: redisHealthMessage({ system, health, generatedAt: ctx.now() }, request.locale),
       data: redisHealthData(system, health),
-      visibility: answerVisibility(VERBS.redis),
+      visibility: answerVisibility(redisFacts),
     };
   },
 };

@@ -3,29 +3,7 @@ import { suggest } from '../lib/suggest.js';
 import type { CommandDefinition, CommandRegistry } from '../pipeline/types.js';
 import { VERB_LIST, VERBS, type VerbFacts, type VerbName } from '../verbs.js';
 import { createHelpCommand } from './help.js';
-
-// Each verb's module, imported when the verb first runs (see `lazyVerb`).
-const loadAlerts = () => import('./alerts.js');
-const loadAudit = () => import('./audit.js');
-const loadDlq = () => import('./dlq.js');
-const loadExpireResults = () => import('./expire-results.js');
-const loadJob = () => import('./job.js');
-const loadLimits = () => import('./limits.js');
-const loadPause = () => import('./pause.js');
-const loadPurge = () => import('./purge.js');
-const loadRedis = () => import('./redis.js');
-const loadRequests = () => import('./requests.js');
-const loadRestart = () => import('./restart.js');
-const loadResults = () => import('./results.js');
-const loadRetry = () => import('./retry.js');
-const loadRevoke = () => import('./revoke.js');
-const loadScale = () => import('./scale.js');
-const loadStatus = () => import('./status.js');
-const loadStuck = () => import('./stuck.js');
-const loadTimeline = () => import('./timeline.js');
-const loadTrend = () => import('./trend.js');
-const loadWhy = () => import('./why.js');
-const loadWorkers = () => import('./workers.js');
+import { MODULES as GENERATED_MODULES } from './modules.generated.js';
 
 /**
  * A verb known by its facts (name, help line, what the guards and approvals decide by), whose
@@ -63,45 +41,12 @@ function lazyVerb(facts: VerbFacts, load: () => Promise<CommandDefinition>): Com
 }
 
 /**
- * How each verb's module is reached when it first runs, by the name of its descriptor
- * (`src/verbs.ts`): the compiler asks for a line here for each verb there, and this file keeps
- * no other list. `help` is built over the registry instead (`createReadCommands`).
+ * How each verb's module is reached when it first runs, generated from the command files
+ * (scripts/gen-verbs.js): the compiler asks for a loader for each verb of `VERBS` but `help`,
+ * which is built over the registry instead (`createReadCommands`).
  */
-const MODULES: { readonly [V in Exclude<VerbName, 'help'>]: () => Promise<CommandDefinition> } = {
-  status: async () => (await loadStatus()).statusCommand,
-  dlq: async () => (await loadDlq()).dlqCommand,
-  workers: async () => (await loadWorkers()).workersCommand,
-  redis: async () => (await loadRedis()).redisCommand,
-  results: async () => (await loadResults()).resultsCommand,
-  job: async () => (await loadJob()).jobCommand,
-  pause: async () => (await loadPause()).pauseCommand,
-  resume: async () => (await loadPause()).resumeCommand,
-  retry: async () => (await loadRetry()).retryCommand,
-  purge: async () => (await loadPurge()).purgeCommand,
-  undo: async () => (await loadPurge()).undoCommand,
-  pending: async () => (await loadRequests()).pendingCommand,
-  approve: async () => (await loadRequests()).approveCommand,
-  deny: async () => (await loadRequests()).denyCommand,
-  audit: async () => (await loadAudit()).auditCommand,
-  alerts: async () => (await loadAlerts()).alertsCommand,
-  ack: async () => (await loadAlerts()).ackCommand,
-  snooze: async () => (await loadAlerts()).snoozeCommand,
-  page: async () => (await loadAlerts()).pageCommand,
-  silence: async () => (await loadAlerts()).silenceCommand,
-  silences: async () => (await loadAlerts()).silencesCommand,
-  unsilence: async () => (await loadAlerts()).unsilenceCommand,
-  scale: async () => (await loadScale()).scaleCommand,
-  restart: async () => (await loadRestart()).restartCommand,
-  stuck: async () => (await loadStuck()).stuckCommand,
-  revoke: async () => (await loadRevoke()).revokeCommand,
-  fail: async () => (await loadRevoke()).failCommand,
-  'expire-results': async () => (await loadExpireResults()).expireResultsCommand,
-  'rate-limit': async () => (await loadLimits()).rateLimitCommand,
-  concurrency: async () => (await loadLimits()).concurrencyCommand,
-  timeline: async () => (await loadTimeline()).timelineCommand,
-  trend: async () => (await loadTrend()).trendCommand,
-  why: async () => (await loadWhy()).whyCommand,
-};
+const MODULES: { readonly [V in Exclude<VerbName, 'help'>]: () => Promise<CommandDefinition> } =
+  GENERATED_MODULES;
 
 /** Each descriptor with a module, as a lazily loaded command, in the descriptors' order. */
 function lazyVerbs(which: (facts: VerbFacts) => boolean): CommandDefinition[] {

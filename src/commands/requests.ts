@@ -2,9 +2,37 @@ import { pendingMessage, requestData } from '../approvals/blocks.js';
 import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandDefinition, Request } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { isVisible, visibilityFor } from './visibility.js';
+
+export const pendingFacts = {
+  verb: 'pending',
+  order: 120,
+  mutating: false,
+  answer: 'own',
+  timeline: 'look',
+  describe: (locale) => messages(locale).actions.pending,
+} satisfies VerbFacts;
+
+// It runs the action: like the action itself, only in `slack.allowedChannels`.
+// The approvals service checks the approver against the request's policy when the click lands;
+// both are the only mutating verbs the App Home tab may send.
+export const approveFacts = {
+  verb: 'approve',
+  order: 130,
+  mutating: true,
+  fromHome: true,
+  describe: (locale) => messages(locale).actions.approve,
+} satisfies VerbFacts;
+
+export const denyFacts = {
+  verb: 'deny',
+  order: 140,
+  mutating: true,
+  fromHome: true,
+  describe: (locale) => messages(locale).actions.deny,
+} satisfies VerbFacts;
 
 function requestId(args: string[], usage: string, locale: Request['locale']): string {
   const id = args[0];
@@ -14,7 +42,7 @@ function requestId(args: string[], usage: string, locale: Request['locale']): st
 
 /** `approve <id>`: counts the caller's approval; the last one needed runs the action. */
 export const approveCommand: CommandDefinition = {
-  ...VERBS.approve,
+  ...approveFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     if (args.length > 1)
@@ -27,7 +55,7 @@ export const approveCommand: CommandDefinition = {
 
 /** `deny <id> [reason]`: closes a pending request; the requester may withdraw their own. */
 export const denyCommand: CommandDefinition = {
-  ...VERBS.deny,
+  ...denyFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     const id = requestId(args, t.deny.usage, request.locale);
@@ -39,7 +67,7 @@ export const denyCommand: CommandDefinition = {
 
 /** `pending`: requests waiting for approval. */
 export const pendingCommand: CommandDefinition = {
-  ...VERBS.pending,
+  ...pendingFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).actions;
     if (args.length > 0)

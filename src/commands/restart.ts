@@ -10,9 +10,24 @@ import { awaitComeBack, liveWorkersOf } from '../scalers/come-back.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import type { RestartPlan, RestartReport, RestartTarget } from '../scalers/types.js';
 import type { ActionRequest } from '../store/store.js';
-import { VERBS } from '../verbs.js';
+import { restartTimeline } from '../verbs/workers.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
 import { checkGroup, SCALE_READ_TIMEOUT_MS } from './scale.js';
+
+export const restartFacts = {
+  verb: 'restart',
+  order: 240,
+  mutating: true,
+  destructive: true,
+  describe: (locale) => ({
+    usage: messages(locale).restart.usage,
+    summary: messages(locale).restart.summary,
+  }),
+  policy: 'restart',
+  timelineOutcome: restartTimeline,
+  report: 'restart',
+} satisfies VerbFacts;
 
 /** A scaler's `ScaleFailed` (docker exited, the API refused) said as a failed restart. */
 function asRestartFailure(error: unknown): unknown {
@@ -118,7 +133,7 @@ export async function executeRestart(
  * then through policy `restart`, approval and the audit like every action.
  */
 export const restartCommand: CommandDefinition = {
-  ...VERBS.restart,
+  ...restartFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     if (args.length === 0)

@@ -5,7 +5,20 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { systemArgument } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const resultsFacts = {
+  verb: 'results',
+  order: 50,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+  describe: (locale) => ({
+    usage: messages(locale).results.usage,
+    summary: messages(locale).results.summary,
+  }),
+} satisfies VerbFacts;
 
 /** `results --json` data: counts and bytes as numbers, `oldest.at` ISO 8601 UTC. Never a value. */
 export interface ResultsData {
@@ -26,7 +39,7 @@ const WALK_BUDGET_MS = 3_000;
  * time, whose answer says when it covered only part of the keyspace.
  */
 export const resultsCommand: CommandDefinition = {
-  ...VERBS.results,
+  ...resultsFacts,
   async run(ctx, args, request) {
     const { system, backend } = systemArgument(ctx, args, messages(request.locale).results.usage);
     if (!backend.results)
@@ -47,7 +60,7 @@ export const resultsCommand: CommandDefinition = {
       ok: true,
       message: resultsMessage({ system, reading, generatedAt: ctx.now() }, request.locale),
       data,
-      visibility: answerVisibility(VERBS.results),
+      visibility: answerVisibility(resultsFacts),
     };
   },
 };

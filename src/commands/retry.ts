@@ -14,9 +14,20 @@ import { type Locale, messages } from '../i18n/index.js';
 import { scrubSecrets } from '../lib/scrub.js';
 import { parseTarget, queueMissing, resolveTarget } from '../pipeline/parse.js';
 import type { ActionDeps, CommandContext, CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { retryOutcome, retryTimeline } from '../verbs/retry.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
 import { parseFilterFlags } from './filters.js';
+
+export const retryFacts = {
+  verb: 'retry',
+  order: 90,
+  mutating: true,
+  describe: (locale) => messages(locale).actions.retry,
+  policy: 'retry',
+  outcome: retryOutcome,
+  timelineOutcome: retryTimeline,
+} satisfies VerbFacts;
 
 /**
  * The error group `--group` names: a key `dlq`'s button sent (found again among the queue's
@@ -91,7 +102,7 @@ export function parseRetrySelection(words: readonly string[], locale: Locale): R
  * preview (how many, which errors) is read from the live queue when it is asked.
  */
 export const retryCommand: CommandDefinition = {
-  ...VERBS.retry,
+  ...retryFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale);
     const usage = t.actions.retry.usage;

@@ -4,8 +4,35 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { parseTarget, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { VERBS } from '../verbs.js';
+import { failTimeline, revokeTimeline } from '../verbs/workers.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, backendOfRequest, requestReply, requireApprovals } from './actions.js';
+
+export const revokeFacts = {
+  verb: 'revoke',
+  order: 260,
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.revoke,
+    summary: messages(locale).scale.summary.revoke,
+  }),
+  policy: 'revoke',
+  timelineOutcome: revokeTimeline,
+  report: 'revoke',
+} satisfies VerbFacts;
+
+export const failFacts = {
+  verb: 'fail',
+  order: 270,
+  mutating: true,
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.fail,
+    summary: messages(locale).scale.summary.fail,
+  }),
+  policy: 'fail',
+  timelineOutcome: failTimeline,
+  report: 'fail',
+} satisfies VerbFacts;
 
 /** Ids one revoke may name: enough for an incident, few enough to preview on one line. */
 const MAX_IDS = 20;
@@ -66,7 +93,7 @@ export function parseRevokeArgs(args: readonly string[]): RevokeArgs {
  * previewed with where each task runs now, under policy `revoke`.
  */
 export const revokeCommand: CommandDefinition = {
-  ...VERBS.revoke,
+  ...revokeFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     const parsed = parseRevokeArgs(args);
@@ -155,7 +182,7 @@ export const revokeCommand: CommandDefinition = {
  * moved to failed the way BullMQ's own `Job.moveToFailed` does, under policy `fail`.
  */
 export const failCommand: CommandDefinition = {
-  ...VERBS.fail,
+  ...failFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length < 2)

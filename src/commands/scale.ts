@@ -8,8 +8,23 @@ import { parseTarget, resolveSystem } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition } from '../pipeline/types.js';
 import type { ScalerRegistry } from '../scalers/index.js';
 import { planScale, type Scaler } from '../scalers/types.js';
-import { VERBS } from '../verbs.js';
+import { scaleTimeline } from '../verbs/workers.js';
+import type { VerbFacts } from '../verbs.js';
 import { actorOf, requestReply, requireApprovals } from './actions.js';
+
+export const scaleFacts = {
+  verb: 'scale',
+  order: 230,
+  mutating: true,
+  destructive: true,
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.scale,
+    summary: messages(locale).scale.summary.scale,
+  }),
+  policy: 'scale',
+  timelineOutcome: scaleTimeline,
+  report: 'scale',
+} satisfies VerbFacts;
 
 /** A scaler's reads (Kubernetes API, `docker compose ps`, pidbox) get this long for a preview. */
 export const SCALE_READ_TIMEOUT_MS = 15_000;
@@ -93,7 +108,7 @@ export function checkScale(
  * count), then through policy `scale`, approval and the audit like every action.
  */
 export const scaleCommand: CommandDefinition = {
-  ...VERBS.scale,
+  ...scaleFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length < 2)

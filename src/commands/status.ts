@@ -25,7 +25,16 @@ import { allSystems, parseTarget, resolveSystem, resolveTarget } from '../pipeli
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { LimitRecord, LimitValue } from '../store/store.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const statusFacts = {
+  verb: 'status',
+  order: 10,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+} satisfies VerbFacts;
 
 /** `--json` data of `status`, exactly as README documents it. */
 export interface StatusData {
@@ -320,7 +329,7 @@ async function monitorSightings(ctx: CommandContext, systems: readonly string[])
  * message and data still show each system's error.
  */
 export const statusCommand: CommandDefinition = {
-  ...VERBS.status,
+  ...statusFacts,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     if (args.length > 1) {
@@ -391,13 +400,13 @@ export const statusCommand: CommandDefinition = {
         ok: false,
         message,
         data,
-        visibility: answerVisibility(VERBS.status),
+        visibility: answerVisibility(statusFacts),
         error: {
           code: ErrorCode.RedisUnavailable,
           params: { system: down.map((o) => o.name).join(', '), reason: first.cause?.params.reason },
         },
       };
     }
-    return { ok: true, message, data, visibility: answerVisibility(VERBS.status) };
+    return { ok: true, message, data, visibility: answerVisibility(statusFacts) };
   },
 };

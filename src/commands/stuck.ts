@@ -5,7 +5,19 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import { resolveSystem } from '../pipeline/parse.js';
 import type { CommandDefinition } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const stuckFacts = {
+  verb: 'stuck',
+  order: 250,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  describe: (locale) => ({
+    usage: messages(locale).scale.usage.stuck,
+    summary: messages(locale).scale.summary.stuck,
+  }),
+} satisfies VerbFacts;
 
 /** The Zeus runbook's alarm threshold: `diagnosis.stuckAfterMinutes`' default, which `stuck` follows. */
 export const STUCK_DEFAULT_MINUTES = 30;
@@ -47,7 +59,7 @@ export function selectStuck(work: readonly RunningWork[], minutes: number, now: 
 
 /** `stuck <system> [minutes]`: work running too long, from pidbox `active` or BullMQ's active lists. */
 export const stuckCommand: CommandDefinition = {
-  ...VERBS.stuck,
+  ...stuckFacts,
   async run(ctx, args, request) {
     const t = messages(request.locale).scale;
     if (args.length === 0)
@@ -97,7 +109,7 @@ export const stuckCommand: CommandDefinition = {
       ok: true,
       message: stuckMessage({ system, type: backend.type, minutes, work, generatedAt: now }, request.locale),
       data,
-      visibility: answerVisibility(VERBS.stuck),
+      visibility: answerVisibility(stuckFacts),
     };
   },
 };

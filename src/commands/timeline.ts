@@ -10,8 +10,17 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { messages } from '../i18n/index.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import { mergeEvents } from '../timeline/events.js';
-import { VERBS } from '../verbs.js';
+import type { VerbFacts } from '../verbs.js';
 import { visibilityFor } from './visibility.js';
+
+export const timelineFacts = {
+  verb: 'timeline',
+  order: 310,
+  mutating: false,
+  answer: 'own',
+  timeline: 'look',
+  describe: (locale) => messages(locale).timeline.describe,
+} satisfies VerbFacts;
 
 /** Audit entries read for one timeline at most; a longer span is narrowed with --since/--until. */
 export const TIMELINE_MAX_ENTRIES = 5000;
@@ -73,7 +82,7 @@ function parseArgs(ctx: CommandContext, args: string[], request: Request): Timel
  * merged in time order, with the chain's verdict over it. Read-only.
  */
 export const timelineCommand: CommandDefinition = {
-  ...VERBS.timeline,
+  ...timelineFacts,
   async run(ctx, args, request): Promise<Reply> {
     const t = messages(request.locale);
     const audit = ctx.audit;

@@ -17,7 +17,16 @@ import {
 import { type Locale, messages } from '../i18n/index.js';
 import { parseTarget, queueMissing, resolveSystem, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, ReplyFile, Request } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const trendFacts = {
+  verb: 'trend',
+  order: 320,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  describe: (locale) => messages(locale).trend.describe,
+} satisfies VerbFacts;
 
 /** Sparkline width: one character per 90 s of the default hour, readable in a terminal. */
 const SPARK_WIDTH = 40;
@@ -212,7 +221,7 @@ async function knownQueue(ctx: CommandContext, system: string, queue: string) {
  * written with `--out`, and the answer is sparklines.
  */
 export const trendCommand: CommandDefinition = {
-  ...VERBS.trend,
+  ...trendFacts,
   async run(ctx, args, request: Request) {
     const t = messages(request.locale).trend;
     const parsed = parseTrendArgs(args, request.locale, request.via);
@@ -268,7 +277,7 @@ export const trendCommand: CommandDefinition = {
       ok: true,
       message: trendMessage(data, request.locale, note),
       data: trendData(data, file),
-      visibility: answerVisibility(VERBS.trend),
+      visibility: answerVisibility(trendFacts),
       ...(file ? { files: [file] } : {}),
     };
   },

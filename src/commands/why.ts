@@ -10,7 +10,16 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { type Locale, messages } from '../i18n/index.js';
 import { parseTarget, resolveTarget } from '../pipeline/parse.js';
 import type { CommandContext, CommandDefinition, Request } from '../pipeline/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const whyFacts = {
+  verb: 'why',
+  order: 330,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  describe: (locale) => ({ usage: messages(locale).why.usage, summary: messages(locale).why.summary }),
+} satisfies VerbFacts;
 
 /** `why --json` data (issue 36 §6). Evidence lines are plain text in the request's locale. */
 export interface WhyData {
@@ -121,7 +130,7 @@ export async function diagnoseTarget(ctx: CommandContext, target: string) {
  * dispatcher, so its own role, channel, policy and approval apply.
  */
 export const whyCommand: CommandDefinition = {
-  ...VERBS.why,
+  ...whyFacts,
   async run(ctx, args, request: Request) {
     const { target, fix } = parseWhyArgs(args, request.locale);
     const { evidence, diagnosis } = await diagnoseTarget(ctx, target);
@@ -142,7 +151,7 @@ export const whyCommand: CommandDefinition = {
       ok: true,
       message: whyMessage(view, request.locale),
       data: whyData(evidence, diagnosis, request.locale),
-      visibility: answerVisibility(VERBS.why),
+      visibility: answerVisibility(whyFacts),
     };
   },
 };

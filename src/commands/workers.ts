@@ -8,7 +8,16 @@ import { allSystems, resolveSystem } from '../pipeline/parse.js';
 import { newRef } from '../pipeline/ref.js';
 import type { CommandContext, CommandDefinition, Reply, Request } from '../pipeline/types.js';
 import type { GroupState, GroupType } from '../scalers/types.js';
-import { answerVisibility, VERBS } from '../verbs.js';
+import { answerVisibility, type VerbFacts } from '../verbs.js';
+
+export const workersFacts = {
+  verb: 'workers',
+  order: 30,
+  mutating: false,
+  answer: 'shared',
+  timeline: 'look',
+  readPath: true,
+} satisfies VerbFacts;
 
 /**
  * One system in `workers --json`; `startedAt` of active tasks is ISO 8601 UTC. `groups` (present
@@ -63,7 +72,7 @@ function toWorkerData(w: WorkerInfo): WorkerData {
  * reported as such while the others still list their workers. Fails only when all are down.
  */
 export const workersCommand: CommandDefinition = {
-  ...VERBS.workers,
+  ...workersFacts,
   async run(ctx: CommandContext, args: string[], request: Request): Promise<Reply> {
     const t = messages(request.locale);
     if (args.length > 1) {
@@ -123,14 +132,14 @@ export const workersCommand: CommandDefinition = {
         ok: false,
         message,
         data,
-        visibility: answerVisibility(VERBS.workers),
+        visibility: answerVisibility(workersFacts),
         error: {
           code: ErrorCode.RedisUnavailable,
           params: { system: down.map((s) => s.name).join(', '), reason: causes.find(Boolean)?.params.reason },
         },
       };
     }
-    return { ok: true, message, data, visibility: answerVisibility(VERBS.workers) };
+    return { ok: true, message, data, visibility: answerVisibility(workersFacts) };
   },
 };
 

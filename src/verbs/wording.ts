@@ -3,8 +3,9 @@ import { formatNumber } from '../i18n/numbers.js';
 
 /*
  * The shapes of a verb's result wording (`outcome`, `timelineOutcome` in its descriptor,
- * src/verbs.ts) and the few helpers the per-verb wording files of this folder share. Below the
- * store and the blocks, so a result is read as the plain record the store keeps.
+ * `VerbFacts` of src/verbs/facts.ts) and the few helpers the per-verb wording files of this
+ * folder share. Below the store and the blocks, so a result is read as the plain record the
+ * store keeps.
  */
 
 /** An approved action's stored result: ids, names and counts, never job data. */

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ACTION_COMMANDS, createReadCommands } from '../../src/commands/registry.js';
+import { LOCALE_IDS } from '../../src/i18n/locales.js';
 import type { CommandDefinition } from '../../src/pipeline/types.js';
 import { VERBS, type VerbFacts } from '../../src/verbs.js';
 
@@ -21,24 +22,27 @@ async function definitions(): Promise<CommandDefinition[]> {
   return found;
 }
 
+/**
+ * What a descriptor says, its functions by what they answer in every locale: the command's own
+ * descriptor and the generated copy of it (src/verbs.generated.ts) are two functions of one text.
+ */
+function said(facts: Partial<VerbFacts>) {
+  return {
+    mutating: facts.mutating,
+    rateLimited: facts.rateLimited,
+    describe: LOCALE_IDS.map((locale) => facts.describe?.(locale)),
+    progress: LOCALE_IDS.map((locale) => facts.progress?.(locale)),
+  };
+}
+
 describe('verbs are registered by their facts and loaded when they run', () => {
   it("every verb's module says what the registry answers help, the guards and the approvals with", async () => {
     const loaded = await definitions();
     for (const command of loaded) {
       const facts = VERBS[command.verb as keyof typeof VERBS] as VerbFacts;
       expect(facts, command.verb).toBeDefined();
-      expect(
-        {
-          mutating: command.mutating,
-          rateLimited: command.rateLimited,
-          describe: command.describe,
-          action: command.action?.name,
-        },
-        command.verb,
-      ).toEqual({
-        mutating: facts.mutating,
-        rateLimited: facts.rateLimited,
-        describe: facts.describe,
+      expect({ ...said(command as Partial<VerbFacts>), action: command.action?.name }, command.verb).toEqual({
+        ...said(facts),
         action: facts.policy,
       });
     }
