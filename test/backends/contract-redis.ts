@@ -1,9 +1,11 @@
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import type { QueueBackend } from '../../src/backends/queue-backend.js';
+import { NETWORK_PINGS } from '../../src/backends/redis-health.js';
 
 /**
- * The contract's checks of a backend's Redis reads (`redisHealth`, `redisSignals`, `persistence`, `results`):
+ * The contract's checks of a backend's Redis reads (`redisHealth`, `redisSignals`, `persistence`,
+ * `results`, `network`):
  * each compares the backend's answer with what Redis itself says (INFO, CONFIG GET, DBSIZE, TYPE,
  * MEMORY USAGE, SCAN, TTL), read here with a connection of the test's own, never through
  * queue-ops' code. What a check changes on Redis (a memory limit, AOF), it puts back.
@@ -197,6 +199,45 @@ export const REDIS_CHECKS = {
       });
     },
   },
+  network: {
+    does: "reads the connection counters and clients as INFO stats and clients and CLIENT LIST say them, each client by the id Redis gave it, a connection opened since numbered above the last reading's, and the PINGs it timed while a read ran",
+    async check({ backend, at }) {
+      await withRedis(at.url, async (redis) => {
+        await redis.call('CLIENT', 'SETNAME', 'contract-network');
+        const ownId = Number(await redis.call('CLIENT', 'ID'));
+        const before = await infoOf(redis);
+        const reading = await backend.network!(backend.status());
+        const after = await infoOf(redis);
+        const between = (field: string, value: number) => {
+          const [a, b] = [Number(before.get(field)), Number(after.get(field))];
+          expect(value, field).toBeGreaterThanOrEqual(Math.min(a, b));
+          expect(value, field).toBeLessThanOrEqual(Math.max(a, b));
+        };
+        between('total_connections_received', reading.connectionsReceived);
+        between('rejected_connections', reading.rejectedConnections);
+        between('connected_clients', reading.connectedClients);
+        expect(reading.rttMs.length).toBeGreaterThanOrEqual(1);
+        expect(reading.rttMs.length).toBeLessThanOrEqual(NETWORK_PINGS);
+        for (const ms of reading.rttMs) expect(ms).toBeGreaterThanOrEqual(0);
+        expect(reading.clients, 'CLIENT LIST answered').not.toBeNull();
+        const own = reading.clients!.find((c) => c.id === ownId);
+        expect(own, "the test's own connection, by the id Redis gave it").toMatchObject({
+          name: 'contract-network',
+        });
+        const listed = clientList(String(await redis.call('CLIENT', 'LIST')));
+        expect(own!.ageSeconds).toBeLessThanOrEqual(listed.get(ownId)!.age);
+        // A connection opened since: numbered above every client of the last reading.
+        const highest = Math.max(...reading.clients!.map((c) => c.id));
+        await withRedis(at.url, async (fresh) => {
+          const freshId = Number(await fresh.call('CLIENT', 'ID'));
+          const next = await backend.network!();
+          expect(freshId).toBeGreaterThan(highest);
+          expect(next.clients!.some((c) => c.id === freshId)).toBe(true);
+          expect(next.connectionsReceived).toBeGreaterThan(reading.connectionsReceived);
+        });
+      });
+    },
+  },
 } satisfies Partial<Record<keyof QueueBackend, RedisCheck>>;
 
 export type RedisAbility = keyof typeof REDIS_CHECKS;
@@ -266,6 +307,16 @@ async function measureKey(redis: Redis, key: string) {
   };
   const bytes = Number(await redis.call('MEMORY', 'USAGE', key));
   return { key, type, bytes, length: lengthOf[type] ? await lengthOf[type]() : null };
+}
+
+/** CLIENT LIST's lines by client id: each one's age in seconds, read here. */
+function clientList(text: string): Map<number, { age: number }> {
+  const clients = new Map<number, { age: number }>();
+  for (const line of text.split('\n')) {
+    const fields = new Map(line.split(' ').map((pair) => pair.split('=', 2) as [string, string]));
+    if (fields.has('id')) clients.set(Number(fields.get('id')), { age: Number(fields.get('age')) });
+  }
+  return clients;
 }
 
 /** INFO's `field:value` lines, read here (not with queue-ops' parser). */

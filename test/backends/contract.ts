@@ -377,7 +377,6 @@ export const ABILITY_CHECKS: Record<Ability, string> = {
   failJob: 'fail a held job',
   queueLimits: 'queue limits',
   setQueueLimit: 'queue limits',
-  network: 'the monitor’s network reading',
   ...(Object.fromEntries(
     redisAbilities.map((ability) => [ability, `against Redis' own answers: ${REDIS_CHECKS[ability].does}`]),
   ) as Record<RedisAbility, string>),
@@ -832,7 +831,13 @@ function describeRedisReads(label: string, fixture: () => BackendFixture) {
     const fx = fixture();
     const { backend } = fx;
     // A system that reads its Redis names that Redis, for the checks below to ask it too.
-    if (backend.redisHealth || backend.redisSignals || backend.persistence || backend.results)
+    if (
+      backend.redisHealth ||
+      backend.redisSignals ||
+      backend.persistence ||
+      backend.results ||
+      backend.network
+    )
       expect(fx.redis, `${label} reads its Redis, so its fixture must name it`).toBeDefined();
     if (backend.results)
       expect(fx.redis?.results, `${label} reads results, so its fixture must name where`).toBeDefined();
