@@ -14,7 +14,8 @@ export interface LeaderWork {
   escalation: Escalation;
   limits?: ExpiringLimits;
   /**
-   * `false`: alerts have nowhere to go, so no `monitor-tick`; the lease still picks the one
+   * `false`: alerts have nowhere to go, so no `monitor-tick`; a lease (the monitor's
+   * `limitLease`, so a `monitor --once` may still take the monitor's own) still picks the one
    * process that lifts the limits whose `--for` ran out (a limit must end whether or not anyone
    * is alerted), and that job then delivers its notices itself (none with no channel).
    */

@@ -24,6 +24,8 @@ export const OUTBOX_KEEP_MS = 24 * 3_600_000;
 
 /** The lease every monitor competes for; exactly one holder samples and posts. */
 export const MONITOR_LEASE = 'monitor';
+/** The lease of the processes that lift run-out limits without ticking (`Monitor.limitLease`). */
+export const LIMIT_LEASE = 'limit-expiry';
 
 export interface MonitorDeps {
   config: Config;
@@ -372,22 +374,30 @@ export function createMonitor(deps: MonitorDeps) {
   /** What one tick's rule evaluation leaves the next, over the same samples plus one. */
   const ruleMemory = newRuleMemory();
 
-  /** The lease every monitor competes for: the leader's jobs run where `claim` says true. */
-  const lease = {
+  /** A lease by name, taken or renewed by `claim`; `lost` runs when another process holds it. */
+  const leaseNamed = (name: string, lost: () => void = () => {}) => ({
     /** How often a process takes or renews it (a follower's check, the leader's renewal). */
     everyMs: Math.max(250, Math.round(intervalMs / 2)),
     async claim(): Promise<boolean> {
       const now = deps.now();
       const held = await store.escalation.acquireLease(
-        MONITOR_LEASE,
+        name,
         deps.owner,
         new Date(now.getTime() + leaseMs).toISOString(),
         now.toISOString(),
       );
-      if (!held) history.forget();
+      if (!held) lost();
       return held;
     },
-  };
+  });
+  /** The lease every monitor competes for: the leader's jobs run where `claim` says true. */
+  const lease = leaseNamed(MONITOR_LEASE, () => history.forget());
+  /**
+   * The lease of a process that lifts run-out limits but does not tick (a bot with no alert
+   * channel): one such process lifts them, and the monitor's own lease stays free for a
+   * `monitor --once` that samples.
+   */
+  const limitLease = leaseNamed(LIMIT_LEASE);
 
   /** Who holds the lease now, for a process that did not get it. */
   async function follower(): Promise<TickOutcome> {
@@ -441,6 +451,7 @@ export function createMonitor(deps: MonitorDeps) {
     /** How often the leader ticks (`escalation.intervalSeconds`). */
     intervalMs,
     lease,
+    limitLease,
     leaderTick,
     follower,
     /**
@@ -453,7 +464,8 @@ export function createMonitor(deps: MonitorDeps) {
     /** Waits for the outbox's deliveries, and gives the lease back for a quick handover. */
     async stop(): Promise<void> {
       await deps.outbox.idle();
-      await store.escalation.releaseLease(MONITOR_LEASE, deps.owner).catch(() => undefined);
+      for (const name of [MONITOR_LEASE, LIMIT_LEASE])
+        await store.escalation.releaseLease(name, deps.owner).catch(() => undefined);
     },
   };
 }

@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningBot } from '../../src/transports/slack/bot.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
+import { runCliInProcess } from '../helpers/cli-run.js';
 import { bullmqSystem, writeConfigFile } from '../helpers/config-file.js';
 import { type LoopbackSlack, startLoopbackSlack } from '../helpers/loopback-slack.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
@@ -20,6 +21,7 @@ import { startWiredBot } from '../transports/slack/harness.js';
 const redisUrl = testRedisUrl();
 const prefix = randomName('noalert');
 const dir = mkdtempSync(join(tmpdir(), 'qo-expiry-no-alerts-'));
+let configFile: string;
 let clock = Date.parse('2030-02-01T10:00:00.000Z');
 let slack: LoopbackSlack;
 let bot: RunningBot;
@@ -31,7 +33,7 @@ beforeAll(async () => {
   queue = new Queue('sends', { connection: connectionFor(redisUrl), prefix });
   await queue.add('send', {});
   redis = new Redis(redisUrl);
-  const config = writeConfigFile(dir, {
+  configFile = writeConfigFile(dir, {
     store: `sqlite:${join(dir, 'store.db')}`,
     systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: ['sends'] })],
     slack: { allowedChannels: ['C0OPS'] },
@@ -41,7 +43,7 @@ beforeAll(async () => {
   });
   bot = await startWiredBot({
     dir,
-    configFile: config,
+    configFile,
     token: 'xoxb-no-alerts',
     apiUrl: slack.url,
     seams: { now: () => new Date(clock) },
@@ -81,5 +83,12 @@ describe('a --for limit in a bot that posts no alerts', () => {
     expect(expired[0]).toMatchObject({ target: 'pushizo/sends', outcome: 'done' });
     // No tick ran: nothing was sampled, so no alert could have opened.
     expect(await bot.runtime.store.escalation!.listSamples(new Date(0).toISOString())).toEqual([]);
+  });
+
+  it('leaves the monitor’s own lease free: a monitor --once beside it samples', async () => {
+    const once = await runCliInProcess(['--config', configFile, '--json', 'monitor', '--once']);
+    expect(once.code, once.stderr).toBe(0);
+    expect(JSON.parse(once.stdout).data).toMatchObject({ leader: true });
+    expect(await bot.runtime.store.escalation!.listSamples(new Date(0).toISOString())).toHaveLength(1);
   });
 });

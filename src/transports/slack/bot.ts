@@ -617,7 +617,8 @@ async function startBackground(
       // can be posted; only the monitor's tick needs somewhere to post.
       leader: { escalation, limits: runtime.limits, tick: monitorRuns },
     }),
-    leadership: escalation.monitor.lease,
+    // Without the tick, the limits' own lease: `monitor --once` from cron can still take the monitor's.
+    leadership: monitorRuns ? escalation.monitor.lease : escalation.monitor.limitLease,
     logger,
     now: () => start.now().getTime(),
   });
