@@ -104,7 +104,9 @@ describe('round trips a monitor tick makes beyond the status read', () => {
     const network = sample.systems[0]!.network!;
     // The first PING waits behind the read, the one after it measures the link alone: each 20 ms and more.
     expect(network.pings).toBeGreaterThanOrEqual(1);
-    expect(network.rttP50Ms).toBeGreaterThanOrEqual(2 * DELAY_MS);
+    // Less 1 ms: the proxy's timers fire on Node's millisecond clock, the PING is timed on the
+    // high-resolution one (19.93 ms was seen for two 10 ms delays).
+    expect(network.rttP50Ms).toBeGreaterThanOrEqual(2 * DELAY_MS - 1);
     expect(network.clients).toBeGreaterThanOrEqual(1);
   });
 });
