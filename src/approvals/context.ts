@@ -27,6 +27,14 @@ export interface ApprovalsContext {
 }
 
 /** The audit entry of one step of a request, timed by `now`, with what it keeps of a command-line caller. */
+/**
+ * queue-ops itself as the one who acts (an expiry, a lapsed execution closed by the sweep), on
+ * the request's own surface (`via`, `channel`) when it has one.
+ */
+export function systemCaller(on: Pick<ActionRequest, 'via' | 'channel'> = { via: 'cli' }): Caller {
+  return { id: 'queue-ops', name: 'queue-ops', via: on.via, ...(on.channel ? { channel: on.channel } : {}) };
+}
+
 export function stepEntries(now: () => Date, originOf: ApprovalPolicy['originOf']): ExecutionDeps['entryOf'] {
   return (actor, request, action, outcome, error, extra) => ({
     at: now().toISOString(),

@@ -4,7 +4,7 @@ import { ErrorCode, OpsError } from '../errors.js';
 import { currentLocale } from '../i18n/index.js';
 import type { ActionRequest, Approval } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
-import { type ApprovalsContext, auditStep } from './context.js';
+import { type ApprovalsContext, auditStep, systemCaller } from './context.js';
 import type { Caller } from './execution.js';
 import { partiesOf } from './identity.js';
 import { expireIfDue, loadForActor } from './requests.js';
@@ -35,12 +35,7 @@ async function createOnce(ctx: ApprovalsContext, request: ActionRequest): Promis
     if (outcome.created) return;
     const twin = outcome.pending;
     if (attempt < 3 && isExpired(twin.expiresAt, ctx.now())) {
-      await expireIfDue(ctx, twin, {
-        id: 'queue-ops',
-        name: 'queue-ops',
-        via: twin.via,
-        channel: twin.channel,
-      });
+      await expireIfDue(ctx, twin, systemCaller(twin));
       continue;
     }
     throw new OpsError(ErrorCode.DuplicateRequest, {

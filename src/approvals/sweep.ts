@@ -1,7 +1,6 @@
 import type { ActionRequest } from '../store/store.js';
 import { RequestStatus } from '../store/store.js';
-import type { ApprovalsContext } from './context.js';
-import type { Caller } from './execution.js';
+import { type ApprovalsContext, systemCaller } from './context.js';
 import { expireIfDue } from './requests.js';
 import { isExpired } from './state.js';
 
@@ -33,7 +32,7 @@ async function closeIfLapsed(
 ): Promise<ActionRequest | undefined> {
   const { execution, t } = ctx;
   const at = ctx.now();
-  const system: Caller = { id: 'queue-ops', name: 'queue-ops', via: row.via, channel: row.channel };
+  const system = systemCaller(row);
   if (row.status === RequestStatus.Executing) {
     // This process ran it and is still writing its outcome (a full disk): not dead.
     if (execution.unsettled(row.id)) return undefined;
@@ -68,7 +67,7 @@ async function closeIfLapsed(
 
 /** Marks pending requests past their ttl as expired; returns them. */
 export async function expireDueRequests(ctx: ApprovalsContext): Promise<ActionRequest[]> {
-  const system: Caller = { id: 'queue-ops', name: 'queue-ops', via: 'cli' };
+  const system = systemCaller();
   const rows = await ctx.store.listRequests({ statuses: [RequestStatus.Pending] });
   const expired: ActionRequest[] = [];
   for (const row of rows) {
