@@ -1,5 +1,5 @@
 import { type LuaScript, luaScript } from '../lua.js';
-import { FINISHED_LUA, LISTPACK_AT_MOST } from './throughput-script.js';
+import { FINISHED_LUA } from './throughput-script.js';
 
 /** Values per queue in {@link STATUS_BATCH}'s reply. */
 export const STATUS_FIELDS = 14;
@@ -44,7 +44,7 @@ local rcall = redis.call
 local prefix, since, rateSince, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 ${FINISHED_LUA}
 local rates = rateSince ~= '+inf'
-local sinceMs, sinceAfter = tonumber(since), nil
+local sinceAfter = nil
 if since ~= '+inf' then sinceAfter = '(' .. since end
 local first = 0
 if rates then first = firstMinute(now, tonumber(rateSince)) end
@@ -85,15 +85,12 @@ for i = 5, #ARGV do
       if started > due then due = started end
     end
   end
-  -- Failures since the last look are usually none: on a small (listpack) set, where ZCOUNT parses
-  -- every member's score, the newest failure's score says so in one cheap call.
+  -- Counted straight away, even on a small (listpack) set that ZCOUNT scans: an integer reply
+  -- costs the script less than the newest member and its score read into Lua to rule a count
+  -- out (over 1,000 sets of 50 older failures: 0.3 µs a set against 1.6 µs, EVALSHA timed whole).
   local failedN = rcall('ZCARD', base .. 'failed')
   local failedSince = 0
-  if sinceAfter and failedN > 0 then
-    local any = failedN > ${LISTPACK_AT_MOST}
-    if not any then any = tonumber(rcall('ZREVRANGE', base .. 'failed', 0, 0, 'WITHSCORES')[2]) > sinceMs end
-    if any then failedSince = rcall('ZCOUNT', base .. 'failed', sinceAfter, '+inf') end
-  end
+  if sinceAfter and failedN > 0 then failedSince = rcall('ZCOUNT', base .. 'failed', sinceAfter, '+inf') end
   out[o + 1] = waitN
   out[o + 2] = pausedN
   out[o + 3] = rcall('LLEN', base .. 'active')
