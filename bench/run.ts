@@ -141,38 +141,99 @@ async function seedCelery(admin: Redis): Promise<void> {
 }
 
 /**
- * One monitor tick as the bot runs it: status() of the system, the sample appended to a real
- * SQLite store, the default rules evaluated over the stored history (it grows with each run, as
- * in production), alerts written. No Slack: the outbox only queues. `detectors: false`: the tick
- * before the network detectors (issue 36 §2), one INFO persistence beside the status read instead.
- * `trips`: the link's round-trip counter, to count one more tick's round trips.
+ * A monitor as the bot runs it, for timing its tick: status() of the system, the sample appended
+ * to a real SQLite store, the default rules evaluated over the stored history (it grows with each
+ * tick, as in production), alerts written. No Slack: the outbox only queues. `detectors: false`:
+ * the tick before the network detectors (issue 36 §2), one INFO persistence beside the status
+ * read instead.
  */
-async function monitorTick(
-  url: string,
-  admin: Redis | undefined,
-  runs: number,
-  options: { detectors?: boolean; trips?: () => number } = {},
-): Promise<Sample & { roundTrips?: number }> {
+function benchMonitor(url: string, options: { detectors?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'queue-ops-bench-'));
   const config = parseConfig(
     `slack: { incidentChannel: C0BENCH }\nstore: sqlite:${join(dir, 'bench.db')}\nsystems:\n  - { name: bench, type: bullmq, redis: "${url}", prefix: ${PREFIX} }\n`,
     {},
   );
   const store = createSqliteStore(join(dir, 'bench.db'));
-  await store.migrate();
   const backend = createBullmqBackend(config.systems[0] as BullmqSystemConfig, { commandTimeoutMs: 60_000 });
   const backends = createBackendRegistry([
     options.detectors === false ? { ...backend, network: undefined } : backend,
   ]);
   const monitor = plainMonitor(config, store, backends);
+  return {
+    migrated: store.migrate(),
+    tick: () => monitor.tick(),
+    async close() {
+      await backend.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One monitor tick over the link (`trips`: the link's round-trip counter, to count one more
+ * tick's round trips).
+ */
+async function linkedTick(
+  url: string,
+  runs: number,
+  options: { detectors?: boolean; trips: () => number },
+): Promise<Sample & { roundTrips: number }> {
+  const bench = benchMonitor(url, options);
   try {
-    const sample = await measure(admin, runs, () => monitor.tick());
-    if (!options.trips) return sample;
-    return { ...sample, roundTrips: await roundTripsOf(options.trips, () => monitor.tick()) };
+    await bench.migrated;
+    const sample = await timeOnly(runs, bench.tick);
+    return { ...sample, roundTrips: await roundTripsOf(options.trips, bench.tick) };
   } finally {
-    await backend.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await bench.close();
+  }
+}
+
+/**
+ * The status command's read and the monitor tick (with and without the network detectors), timed
+ * in turns: read, tick, tick without detectors, and again. Timed one block after the other, a
+ * shift of the machine between the blocks moved the ratio by more than the tick's own work (seven
+ * quiet runs gave 1.14-1.53×); in turns every one of them meets the same machine. After one warm-up
+ * call of each; with `admin`, each one's Redis commands from one more call.
+ */
+async function tickInTurns(
+  url: string,
+  admin: Redis,
+  runs: number,
+  read: () => Promise<unknown>,
+): Promise<{ read: Sample; tick: Sample; bare: Sample }> {
+  const withDetectors = benchMonitor(url);
+  const bare = benchMonitor(url, { detectors: false });
+  try {
+    await Promise.all([withDetectors.migrated, bare.migrated]);
+    const calls = [read, withDetectors.tick, bare.tick];
+    const times: number[][] = calls.map(() => []);
+    for (const call of calls) await call();
+    for (let i = 0; i < runs; i++) {
+      for (const [k, call] of calls.entries()) {
+        const started = performance.now();
+        await call();
+        times[k]!.push(performance.now() - started);
+      }
+    }
+    const [readSample, tickSample, bareSample] = times.map((list) => {
+      list.sort((a, b) => a - b);
+      return { medianMs: percentile(list, 50), p95Ms: percentile(list, 95) };
+    });
+    const counted = async (k: number) => {
+      const before = await counters(admin);
+      await calls[k]!();
+      const after = await counters(admin);
+      return { commands: after.commands - before.commands - 2, scripts: after.scripts - before.scripts };
+    };
+    return {
+      read: { ...readSample!, commands: 0, scripts: 0 },
+      tick: { ...tickSample!, ...(await counted(1)) },
+      bare: { ...bareSample!, commands: 0, scripts: 0 },
+    };
+  } finally {
+    await withDetectors.close();
+    await bare.close();
   }
 }
 
@@ -245,17 +306,17 @@ async function bullmqStatusRows(
   const readTrips = await roundTripsOf(proxy.roundTrips, () =>
     linked.status(undefined, statusReadOptions(false)),
   );
-  log(`measuring one monitor tick over ${queues} queues…`);
-  const tick = await monitorTick(url, admin, queues >= 1000 ? 10 : 20);
+  log(`measuring one monitor tick over ${queues} queues, in turns with the status command's read…`);
+  const turns = await tickInTurns(url, admin, queues >= 1000 ? 15 : 20, () =>
+    local.status(undefined, statusReadOptions(false)),
+  );
+  const tick = turns.tick;
   // Over the slow link too, with and without the network detectors (issue 36 §2: their PINGs,
   // INFO stats/clients and CLIENT LIST), so what they add shows on its own, in round trips.
-  const tickLinked = await monitorTick(linkedUrl, undefined, linkRuns, { trips: proxy.roundTrips });
+  const tickLinked = await linkedTick(linkedUrl, linkRuns, { trips: proxy.roundTrips });
   const bare = {
-    local: await monitorTick(url, undefined, queues >= 1000 ? 10 : 20, { detectors: false }),
-    linked: await monitorTick(linkedUrl, undefined, linkRuns, {
-      detectors: false,
-      trips: proxy.roundTrips,
-    }),
+    local: turns.bare,
+    linked: await linkedTick(linkedUrl, linkRuns, { detectors: false, trips: proxy.roundTrips }),
   };
   const names = await local.listQueues();
   const localConnection = new Redis(url, { maxRetriesPerRequest: null });
@@ -290,7 +351,7 @@ async function bullmqStatusRows(
       fmt(tickLinked.medianMs),
       String(tick.commands),
       String(tick.scripts),
-      `${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× read`,
+      `${fmt(tick.medianMs / turns.read.medianMs, 2)}× read`,
     ]),
     row([
       '  the tick without network detectors',
@@ -300,9 +361,9 @@ async function bullmqStatusRows(
       fmt(bare.linked.medianMs),
       '',
       '',
-      `${fmt(bare.local.medianMs / commandRead.local.medianMs, 2)}× read`,
+      `${fmt(bare.local.medianMs / turns.read.medianMs, 2)}× read`,
     ]),
-    `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / commandRead.local.medianMs, 2)}× the status command's read, which reads the same rates)`,
+    `  (monitor tick: ${fmt(tick.medianMs / ours.local.medianMs, 2)}× status(), ${fmt(tick.medianMs / turns.read.medianMs, 2)}× the status command's read, which reads the same rates, timed in turns with it: ${fmt(turns.read.medianMs)} ms then)`,
     `  (round trips over the link, counted: the read ${readTrips}, the tick without the detectors ${bare.linked.roundTrips}, with them ${tickLinked.roundTrips}: the detectors add ${(tickLinked.roundTrips ?? 0) - (bare.linked.roundTrips ?? 0)}, ${fmt(tickLinked.medianMs - bare.linked.medianMs)} ms of the ${2 * LINK_DELAY_MS} ms link in the median)`,
     `  (what the link adds to each: the read ${fmt(commandRead.linked.medianMs - commandRead.local.medianMs)} ms, the tick ${fmt(tickLinked.medianMs - tick.medianMs)} ms; the tick's own work, the sample, rules and store, is in its local time)`,
     line('BullMQ getJobCounts() queue by queue', String(queues), theirs.local, theirs.linked, ours),
