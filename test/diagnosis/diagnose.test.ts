@@ -143,6 +143,33 @@ describe('diagnose: the verdict follows the checks', () => {
     ]);
   });
 
+  it('no-workers tells a drop in workers as one, and as many as before not as a loss', () => {
+    const past = (at: number, workers: string[]) => ({ at, ok: true, workers, queues: new Map() });
+    const starving = [
+      queue('celery:alarm_processing', { waiting: 1500, workers: 0, oldestWaitingSeconds: 300 }),
+    ];
+    const workersLine = (history: ReturnType<typeof past>[], now: string[]) => {
+      const e = evidence({
+        queues: starving,
+        workers: now.map((name) => ({ name, active: 0, concurrency: 4 })),
+        history,
+      });
+      const found = diagnose(e).causes.find((c) => c.id === 'no-workers')!;
+      return found.evidence.map((l) => evidenceText(l, NOW, 'en', 'plain')).find((t) => t.includes('now'));
+    };
+    // The one worker (consuming other queues) was there all along.
+    expect(
+      workersLine([past(NOW - 60_000, ['celery@w1|1']), past(NOW - 30_000, ['celery@w1|1'])], ['celery@w1']),
+    ).toBe('1 worker answers now, no fewer than in recent samples');
+    // Two answered a minute ago; one does now.
+    expect(
+      workersLine(
+        [past(NOW - 60_000, ['celery@w1|1', 'celery@w2|2']), past(NOW - 30_000, ['celery@w1|1'])],
+        ['celery@w1'],
+      ),
+    ).toBe('1 worker answers now; recent samples had up to 2');
+  });
+
   it('redis-network reads the samples: failed reads between good ones, slow round trips', () => {
     const good = (at: number) => ({ at, ok: true, workers: [], queues: new Map() });
     const bad = (at: number) => ({ at, ok: false, workers: null, queues: new Map() });

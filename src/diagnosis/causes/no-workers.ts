@@ -59,7 +59,9 @@ export function noWorkers(e: Evidence): Outcome {
   }
   for (const gone of left.slice(0, 2))
     evidence.push(line('workerLeft', { worker: gone.name, lastSeenAt: gone.lastSeen }));
-  if (before > 0 || now > 0) evidence.push(line('workersNow', { now, before }));
+  // "1 answers now; recent samples had up to 1" read as a loss: only a drop is told as one.
+  if (before > now) evidence.push(line('workersNow', { now, before }));
+  else if (now > 0) evidence.push(line('workersSteady', { now }));
   return {
     result: 'found',
     finding: {

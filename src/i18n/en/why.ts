@@ -70,6 +70,8 @@ export const why = {
     workerLeft: (p: P) => `worker ${p.worker} stopped answering after ${p.lastSeenAt}`,
     workersNow: (p: P) =>
       `${p.now} ${s(one(p.now), 'worker answers', 'workers answer')} now; recent samples had up to ${p.before}`,
+    workersSteady: (p: P) =>
+      `${p.now} ${s(one(p.now), 'worker answers', 'workers answer')} now, no fewer than in recent samples`,
     pausedBehind: (p: P) => `${p.queue} is paused with ${p.waiting} waiting behind it`,
     pausedBy: (p: P) => `paused by ${p.by} at ${p.sinceAt}`,
     stuckRunning: (p: P) =>

@@ -63,6 +63,7 @@ export const why: typeof english = {
     workerLeft: (p: P) => `${p.worker} worker’ı ${p.lastSeenAt} sonrasında yanıt vermeyi bıraktı`,
     workersNow: (p: P) =>
       `şu an ${p.now} worker yanıt veriyor; son örneklerde ${p.before} taneye kadar vardı`,
+    workersSteady: (p: P) => `şu an ${p.now} worker yanıt veriyor, son örneklerdekinden az değil`,
     pausedBehind: (p: P) => `${p.queue} duraklatılmış ve arkasında ${p.waiting} iş bekliyor`,
     pausedBy: (p: P) => `${p.sinceAt} saatinde ${p.by} tarafından duraklatıldı`,
     stuckRunning: (p: P) =>
