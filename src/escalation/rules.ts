@@ -35,9 +35,12 @@ export interface RuleResult {
   minutesToDrain?: number;
 }
 
-const isQueueMetric = (metric: RuleMetric): boolean => (QUEUE_METRICS as readonly string[]).includes(metric);
-export const isSystemMetric = (metric: RuleMetric): boolean =>
-  (SYSTEM_METRICS as readonly string[]).includes(metric);
+// Sets made once: `metricAt` asks for every subject at every sample it reads (10,000s a tick),
+// and the lists are re-exported bindings that a scan went through each time.
+const QUEUE_METRIC_SET: ReadonlySet<string> = new Set(QUEUE_METRICS);
+const SYSTEM_METRIC_SET: ReadonlySet<string> = new Set(SYSTEM_METRICS);
+const isQueueMetric = (metric: RuleMetric): boolean => QUEUE_METRIC_SET.has(metric);
+export const isSystemMetric = (metric: RuleMetric): boolean => SYSTEM_METRIC_SET.has(metric);
 
 /** Compiled patterns: a tick matches every rule against every queue (1,000s of tests a tick). */
 const compiled = new Map<string, RegExp>();
@@ -109,6 +112,7 @@ interface Indexed {
   at: number;
   systems: Map<string, { system: SystemSample; queues: Map<string, QueueSample> }>;
 }
+type IndexedSystem = Indexed['systems'] extends Map<string, infer E> ? E : never;
 
 /**
  * Each sample indexed once: a monitor passes the same stored samples tick after tick (a sample is
@@ -390,11 +394,77 @@ function subjectsIn(latest: Indexed | undefined): { systems: Subject[]; queues: 
   return out;
 }
 
-/** The subjects a rule watches (the list itself, shared, when it watches them all). */
-function subjectsOf(rule: EscalationRule, all: { systems: Subject[]; queues: Subject[] }): Subject[] {
+type Subjects = { systems: Subject[]; queues: Subject[] };
+
+/**
+ * The subjects a rule watches: the list itself, shared, when it watches them all; else those its
+ * patterns match, and where they are in the list (so a later evaluation over the same subjects
+ * takes them by position instead of matching every pattern against every queue again).
+ */
+function subjectsOf(rule: EscalationRule, all: Subjects): { watched: Subject[]; at?: Int32Array } {
   const list = isSystemMetric(rule.metric) ? all.systems : all.queues;
-  if (!rule.queues || rule.queues.includes('*')) return list;
-  return list.filter((s) => watches(rule, s.system, s.queue === undefined ? undefined : s.path));
+  if (!rule.queues || rule.queues.includes('*')) return { watched: list };
+  const at: number[] = [];
+  list.forEach((s, k) => {
+    if (watches(rule, s.system, s.queue === undefined ? undefined : s.path)) at.push(k);
+  });
+  return { watched: at.map((k) => list[k]!), at: Int32Array.from(at) };
+}
+
+/** The systems and queues of two latest samples are the same, in the same places. */
+function sameSubjects(a: Indexed, b: Indexed): boolean {
+  if (a.systems.size !== b.systems.size) return false;
+  const others = b.systems.entries();
+  for (const [name, { system }] of a.systems) {
+    const [otherName, other] = others.next().value as [string, IndexedSystem];
+    if (otherName !== name || other.system.ok !== system.ok) return false;
+    if (!system.ok) continue;
+    const queues = system.queues;
+    const otherQueues = other.system.queues;
+    if (queues.length !== otherQueues.length) return false;
+    for (let k = 0; k < queues.length; k++) if (queues[k]!.name !== otherQueues[k]!.name) return false;
+  }
+  return true;
+}
+
+/**
+ * The previous evaluation's subjects, for a history that is the previous one plus a sample
+ * (`shift` older ones pruned) whose latest sample has the same systems and queues in the same
+ * places: each subject anew (the previous results keep theirs), with the rows it had looked up,
+ * moved by `shift`. A tick then looks up each queue's row in the new sample only, not in every
+ * sample of its windows again; and no pattern is matched again.
+ */
+function carriedSubjects(
+  memory: RuleMemory,
+  samples: readonly Indexed[],
+  shift: number,
+): { subjects: Subjects; watched: Map<EscalationRule, Subject[]> } | undefined {
+  const previous = memory.subjects;
+  const before = memory.samples?.[memory.samples.length - 1];
+  const latest = samples[samples.length - 1];
+  if (!previous || !before || !latest || !sameSubjects(before, latest)) return undefined;
+  const length = samples.length;
+  const queues = previous.queues.map((s): Subject => {
+    const carried: Subject = { system: s.system, queue: s.queue, path: s.path, position: s.position };
+    const old = s.rows;
+    if (old) {
+      // Samples shift..end of the old history are 0..length−2 of this one; the newest is looked up when asked.
+      const rows = new Array<QueueSample | null | false>(length);
+      for (let k = shift; k < old.length; k++) {
+        const row = old[k];
+        if (row !== undefined) rows[k - shift] = row;
+      }
+      carried.rows = rows;
+    }
+    return carried;
+  });
+  const subjects = { systems: previous.systems.map((s) => ({ ...s })), queues };
+  const watched = new Map<EscalationRule, Subject[]>();
+  for (const [rule, at] of memory.watched) {
+    const list = isSystemMetric(rule.metric) ? subjects.systems : subjects.queues;
+    watched.set(rule, at ? Array.from(at, (k) => list[k]!) : list);
+  }
+  return { subjects, watched };
 }
 
 /**
@@ -413,10 +483,14 @@ export interface RuleMemory {
    * thousands of keys made afresh, and hashing them cost more than the walks they saved.
    */
   runs: Map<EscalationRule, { subjects: Subject[]; starts: Int32Array }>;
+  /** The subjects of the latest sample, with the rows looked up for them (`carriedSubjects`). */
+  subjects?: Subjects;
+  /** Per rule, where its subjects are in `subjects` (null: all of them). */
+  watched: Map<EscalationRule, Int32Array | null>;
 }
 
 export function newRuleMemory(): RuleMemory {
-  return { runs: new Map() };
+  return { runs: new Map(), watched: new Map() };
 }
 
 /** How many samples `previous` had before `samples[0]`, when `samples` is it plus one; else undefined. */
@@ -489,12 +563,19 @@ export function evaluateRules(
 ): RuleResult[] {
   const { memory, only } = options;
   const samples = index(history);
-  const subjects = subjectsIn(samples[samples.length - 1]);
   const shift = continuation(memory?.samples, samples);
+  const carried = memory && shift !== undefined ? carriedSubjects(memory, samples, shift) : undefined;
+  const subjects = carried?.subjects ?? subjectsIn(samples[samples.length - 1]);
   const runs: RuleMemory['runs'] = new Map();
+  const watchedAt: RuleMemory['watched'] = new Map();
   const results: RuleResult[] = [];
   for (const rule of rules) {
-    const watched = subjectsOf(rule, subjects);
+    let watched = carried?.watched.get(rule);
+    if (!watched) {
+      const found = subjectsOf(rule, subjects);
+      watched = found.watched;
+      watchedAt.set(rule, found.at ?? null);
+    } else watchedAt.set(rule, memory!.watched.get(rule) ?? null);
     const before = shift === undefined || rule.for === undefined ? undefined : memory?.runs.get(rule);
     const starts = rule.for === undefined ? undefined : new Int32Array(watched.length);
     for (let k = 0; k < watched.length; k++) {
@@ -512,6 +593,8 @@ export function evaluateRules(
   if (memory) {
     memory.samples = samples;
     memory.runs = runs;
+    memory.subjects = subjects;
+    memory.watched = watchedAt;
   }
   return results;
 }

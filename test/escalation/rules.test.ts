@@ -9,7 +9,13 @@ import {
   type LifecycleSettings,
   snoozeAlert,
 } from '../../src/escalation/lifecycle.js';
-import { evaluateRules, newRuleMemory, patternMatcher, patternRegExp } from '../../src/escalation/rules.js';
+import {
+  evaluateRules,
+  newRuleMemory,
+  patternMatcher,
+  patternRegExp,
+  type RuleResult,
+} from '../../src/escalation/rules.js';
 import { toSystemSample } from '../../src/escalation/sampler.js';
 import type { QueueSample, Sample, SystemSample } from '../../src/escalation/samples.js';
 
@@ -124,12 +130,19 @@ describe('rule evaluation (pure, controlled clock)', () => {
     // The window the monitor keeps: the samples of the last 5 minutes, older ones pruned.
     const kept = (t: number) => samples.slice(Math.max(0, t - 9), t + 1);
     const memory = newRuleMemory();
+    // A second monitor's results are read only after its next evaluation: what they read lazily
+    // (clean run, series) is theirs, not moved by the subjects carried into the next one.
+    const lateMemory = newRuleMemory();
+    let unread: { results: RuleResult[]; expected: string; t: number } | undefined;
     for (let t = 0; t < samples.length; t++) {
       // A tick that was not evaluated (t = 31, when q-a dips) makes the next history not the
       // previous one plus a sample: nothing of it is reused.
       if (t === 31) continue;
       const remembered = evaluateRules(rules, kept(t), at(t), { memory });
       const afresh = evaluateRules(rules, kept(t), at(t));
+      const readLate = evaluateRules(rules, kept(t), at(t), { memory: lateMemory });
+      if (unread) expect(JSON.stringify(unread.results), `tick ${unread.t}, read late`).toBe(unread.expected);
+      unread = { results: readLate, expected: JSON.stringify(afresh), t };
       expect(JSON.parse(JSON.stringify(remembered)), `tick ${t}`).toEqual(JSON.parse(JSON.stringify(afresh)));
       // What a monitor asks for: those firing, and those of its open alerts (here q-b's backlog).
       const open = new Set(['backlog|pushizo/q-b']);
