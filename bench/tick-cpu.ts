@@ -12,7 +12,10 @@
  * - `PHASES=1`: then as many ticks again, with the time spent in each store and Redis call.
  * - `PG_URL=postgres://…`: a PostgreSQL store (in a schema of its own, dropped after) instead
  *   of SQLite.
- * Figures only, no assertions; not part of `npm test`.
+ * Figures only, no assertions; not part of `npm test`. The calls are timed in blocks, one kind
+ * after the other, so the CPU profile holds the ticks alone; a shift of the machine between the
+ * blocks moves the ratios here. `npm run bench -- status` times the tick in turns with the read,
+ * and its ratio is the one issue 36 §7 reads.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
