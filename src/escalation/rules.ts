@@ -107,12 +107,27 @@ function watches(rule: EscalationRule, system: string, path: string | undefined)
   return false;
 }
 
-/** Per sample, its systems and queues by name, so each lookup is O(1). */
+/**
+ * A system of an indexed sample; its queues by name are made on the first lookup by name. Queues
+ * come in the same order sample after sample and are found by position: most samples never need
+ * the map, and a map of 1,000 queues for each new sample was most of indexing it.
+ */
+interface IndexedSystem {
+  system: SystemSample;
+  byName?: Map<string, QueueSample>;
+}
+
+/** Per sample, its systems by name, so each lookup is O(1). */
 interface Indexed {
   at: number;
-  systems: Map<string, { system: SystemSample; queues: Map<string, QueueSample> }>;
+  systems: Map<string, IndexedSystem>;
 }
-type IndexedSystem = Indexed['systems'] extends Map<string, infer E> ? E : never;
+
+/** The queue of that name in the system (the last of the name, when a list repeats one). */
+function queueNamed(entry: IndexedSystem, name: string): QueueSample | undefined {
+  entry.byName ??= new Map(entry.system.queues.map((q) => [q.name, q]));
+  return entry.byName.get(name);
+}
 
 /**
  * Each sample indexed once: a monitor passes the same stored samples tick after tick (a sample is
@@ -127,12 +142,7 @@ function index(history: readonly Sample[]): Indexed[] {
     if (!entry) {
       entry = {
         at: sample.at,
-        systems: new Map(
-          sample.systems.map((system) => [
-            system.name,
-            { system, queues: new Map(system.queues.map((q) => [q.name, q])) },
-          ]),
-        ),
+        systems: new Map(sample.systems.map((system) => [system.name, { system }])),
       };
       indexed.set(sample, entry);
     }
@@ -186,7 +196,7 @@ function rowAt(samples: readonly Indexed[], i: number, s: Subject): QueueSample 
     else {
       // Queues come in the same order sample after sample: by position first, by name if not.
       const there = entry.system.queues[s.position ?? -1];
-      row = (there?.name === s.queue ? there : entry.queues.get(s.queue)) ?? null;
+      row = (there?.name === s.queue ? there : queueNamed(entry, s.queue)) ?? null;
     }
     rows[i] = row;
   }
@@ -382,12 +392,13 @@ function breaches(
 function subjectsIn(latest: Indexed | undefined): { systems: Subject[]; queues: Subject[] } {
   const out = { systems: [] as Subject[], queues: [] as Subject[] };
   if (!latest) return out;
-  for (const [name, { system, queues }] of latest.systems) {
+  for (const [name, entry] of latest.systems) {
+    const { system } = entry;
     out.systems.push({ system: name, path: name });
     if (!system.ok) continue;
     // Each name once (the last of a name, as its index has it), at its place in the list.
     system.queues.forEach((q, position) => {
-      if (queues.get(q.name) === q)
+      if (queueNamed(entry, q.name) === q)
         out.queues.push({ system: name, queue: q.name, path: `${name}/${q.name}`, position });
     });
   }
