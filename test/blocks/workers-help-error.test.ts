@@ -95,7 +95,7 @@ describe('helpMessage', () => {
     const out = renderText(m).text;
     expect(out).toContain('`/queue status [system[/queue]]`');
     expect(out).toContain(
-      '`/queue dlq <system>/<queue> [limit]` — The newest failed jobs (default 10, at most 100)',
+      '`/queue dlq <system>/<queue> [limit]` — the newest failed jobs (default 10, at most 100)',
     );
     expect(out).toContain('`/queue workers [system]`');
     expect(out).toContain('`/queue help`');

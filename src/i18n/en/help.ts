@@ -14,19 +14,19 @@ export const help = {
       verb: 'status',
       usage: 'status [system[/queue]]',
       summary:
-        'Queue depth by state, flags (backlog, failures, paused, no workers), Redis memory and workers.',
+        'queue depth by state, flags (backlog, failures, paused, no workers), Redis memory and workers',
     },
     {
       verb: 'dlq',
       usage: 'dlq <system>/<queue> [limit]',
       summary:
-        'The newest failed jobs (default 10, at most 100) and the most frequent errors. Never job data.',
+        'the newest failed jobs (default 10, at most 100) and the most frequent errors; never job data',
     },
     {
       verb: 'workers',
       usage: 'workers [system]',
-      summary: 'Workers, the queues they consume and their longest-running task.',
+      summary: 'workers, the queues they consume and their longest-running task',
     },
-    { verb: 'help', usage: 'help', summary: 'This list.' },
+    { verb: 'help', usage: 'help', summary: 'this list' },
   ],
 };

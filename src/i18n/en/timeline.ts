@@ -8,7 +8,7 @@ const acknowledged = (n: string) => `${n} ${n === '1' ? 'worker' : 'workers'} ac
 export const timeline = {
   describe: {
     usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [system]',
-    summary: 'Who saw what and did what, in order: alerts, looks, requests, approvals, outcomes',
+    summary: 'who saw what and did what, in order: alerts, looks, requests, approvals, outcomes',
   },
   title: (since: string, until: string, system?: string) =>
     `Incident timeline ${since} – ${until}${system ? ` (${system})` : ''}`,

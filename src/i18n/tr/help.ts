@@ -15,19 +15,19 @@ export const help: Catalog['help'] = {
       verb: 'status',
       usage: 'status [sistem[/kuyruk]]',
       summary:
-        'Duruma göre kuyruk derinlikleri, uyarılar (birikme, başarısız, duraklatılmış, worker yok), Redis belleği ve worker’lar.',
+        'duruma göre kuyruk derinlikleri, uyarılar (birikme, başarısız, duraklatılmış, worker yok), Redis belleği ve worker’lar',
     },
     {
       verb: 'dlq',
       usage: 'dlq <sistem>/<kuyruk> [sınır]',
       summary:
-        'En yeni başarısız işler (varsayılan 10, en fazla 100) ve en sık hatalar. İş verisi asla gösterilmez.',
+        'en yeni başarısız işler (varsayılan 10, en fazla 100) ve en sık hatalar; iş verisi asla gösterilmez',
     },
     {
       verb: 'workers',
       usage: 'workers [sistem]',
-      summary: 'Worker’lar, dinledikleri kuyruklar ve en uzun süredir çalışan görevleri.',
+      summary: 'worker’lar, dinledikleri kuyruklar ve en uzun süredir çalışan görevleri',
     },
-    { verb: 'help', usage: 'help', summary: 'Bu liste.' },
+    { verb: 'help', usage: 'help', summary: 'bu liste' },
   ],
 };

@@ -7,7 +7,7 @@ import type { Catalog } from '../catalog.js';
 export const timeline: Catalog['timeline'] = {
   describe: {
     usage: 'timeline [--since 2h|ISO] [--until 30m|ISO] [sistem]',
-    summary: 'Kim neyi gördü, ne yaptı, sırasıyla: alarmlar, bakışlar, istekler, onaylar, sonuçlar',
+    summary: 'kim neyi gördü, ne yaptı, sırasıyla: alarmlar, bakışlar, istekler, onaylar, sonuçlar',
   },
   title: (since: string, until: string, system?: string) =>
     `Olay zaman çizelgesi ${since} – ${until}${system ? ` (${system})` : ''}`,
