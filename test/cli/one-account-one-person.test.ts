@@ -85,6 +85,15 @@ describe('one OS account is one person', () => {
     }
   }
 
+  async function auditEntries() {
+    const store = createSqliteStore(`${tmp.dir}/queue-ops.db`);
+    try {
+      return await store.listAudit();
+    } finally {
+      await store.close();
+    }
+  }
+
   describe('inside a user namespace (unshare -r -u, the built command line)', () => {
     it('is a namespace: /proc/self/uid_map there is not the whole-system map', async () => {
       const map = await inNamespace(['cat', '/proc/self/uid_map']);
@@ -119,6 +128,21 @@ describe('one OS account is one person', () => {
       );
       expect(await queue.isPaused()).toBe(false);
       expect((await requests()).map((r) => [r.id, r.status])).toEqual([[request.id, 'pending']]);
+      // The attempt is in the audit trail, as a guard's refusal is, with what the namespace claimed.
+      const refused = (await auditEntries()).filter((e) => e.action === 'denied');
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toMatchObject({
+        actorId: 'U0CAROL',
+        via: 'cli',
+        outcome: 'denied',
+        params: {
+          command: 'approve',
+          code: 'UserNamespace',
+          host: 'elsewhere',
+          details: { uidMap: '0 0 1' },
+        },
+      });
+      expect(refused[0]?.error).toMatch(/inside a user namespace/);
 
       const pause = await inNamespace([process.execPath, BIN, '--config', config, '--json', 'pause', target]);
       expect(pause.code).toBe(1);

@@ -16,6 +16,7 @@ import { createDeferredLogger } from '../../lib/deferred-logger.js';
 import { parseLogLevel } from '../../lib/log-level.js';
 import type { Logger } from '../../lib/logger.js';
 import { scrubSecrets } from '../../lib/scrub.js';
+import { auditTarget } from '../../pipeline/audit-target.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -106,10 +107,6 @@ export async function runCli(io: CliIo): Promise<number> {
 
 /** The command, once its config is read and valid. */
 async function runWithConfig(io: CliIo, json: boolean, args: CliArgs, config: Config): Promise<number> {
-  // Inside a user namespace the OS account and host are whatever the namespace says: nothing that
-  // changes something or approves runs there (docs/security.md, "What the command line trusts").
-  const namespaced = namespaceRefusal(args.words, io.readUidMap);
-  if (namespaced) return failEarly(io, json, namespaced, config.locale);
   const secrets = collectSecrets(config, io.env);
   if (io.logger) return await runWithLogger(io, json, args, config, secrets, io.logger);
   // pino on stderr, loaded only if a line is logged: most runs log nothing.
@@ -137,6 +134,17 @@ async function runWithLogger(
   const runtime = await openRuntime(config, io, logger, json);
   if (typeof runtime === 'number') return runtime;
   const { app, full } = runtime;
+  // Inside a user namespace the OS account and host are whatever the namespace says: nothing that
+  // changes something or approves runs there (docs/security.md, "What the command line trusts").
+  const namespaced = namespaceRefusal(args.words, io.readUidMap);
+  if (namespaced) {
+    try {
+      await auditNamespaceRefusal(io, args, config, full, namespaced, logger);
+    } finally {
+      await app.close();
+    }
+    return failEarly(io, json, namespaced, config.locale);
+  }
   // A read-only command (status, dlq, pending, …) answers first: an operator needs it most right
   // after a crash, and finishing a purge a killed process left can take a while. Anything else
   // runs once that purge is finished, as the bot does.
@@ -192,6 +200,49 @@ async function runWithLogger(
           ),
       });
     await app.close();
+  }
+}
+
+/**
+ * A command refused inside a user namespace goes into the audit trail as a guard's refusal does
+ * (`denied`), with the account, host and uid map it claimed: an approval tried from a namespace
+ * is worth knowing of. Before anything else of the command runs. A store that cannot take it
+ * (the read-only runtime, a full disk) is logged, and the refusal stands all the same.
+ */
+async function auditNamespaceRefusal(
+  io: CliIo,
+  args: CliArgs,
+  config: Config,
+  full: QueueOps | undefined,
+  refusal: OpsError,
+  logger: Logger,
+): Promise<void> {
+  const osUser = io.osUser ?? safeOsUser(io.env);
+  const host = io.osHost ?? safeHostname();
+  const target = auditTarget(args.words);
+  try {
+    if (!full) throw new Error('the store is not open');
+    await full.audit.record({
+      actorId: args.user ?? `cli:${osUser}`,
+      ...(args.user ? {} : { actorName: osUser }),
+      via: 'cli',
+      action: 'denied',
+      ...(target ? { target } : {}),
+      params: {
+        command: args.words[0] ?? '',
+        code: refusal.code,
+        details: refusal.params,
+        osUser,
+        ...(host !== undefined ? { host } : {}),
+      },
+      outcome: 'denied',
+      error: messages(config.locale).errors.describe(refusal),
+    });
+  } catch (error) {
+    logger.warn(
+      { err: error, code: refusal.code },
+      'a command refused inside a user namespace was not audited',
+    );
   }
 }
 
