@@ -17,7 +17,8 @@ export interface LeaderWork {
    * `false`: alerts have nowhere to go, so no `monitor-tick`; a lease (the monitor's
    * `limitLease`, so a `monitor --once` may still take the monitor's own) still picks the one
    * process that lifts the limits whose `--for` ran out (a limit must end whether or not anyone
-   * is alerted), and that job then delivers its notices itself (none with no channel).
+   * is alerted), and that job then delivers its notices itself (none with no channel). Every
+   * `limit-expiry` run, whatever its leadership, lifts only under `limitLease`: one lifter at a time.
    */
   tick?: boolean;
 }
@@ -44,6 +45,11 @@ function leaderJobs(
             scope: 'leader' as const,
             // A lift that fails (its Redis down) is tried again next tick and never stops the tick.
             run: async () => {
+              // Whichever lease made this process the leader, it lifts only while it also holds the
+              // limits' own: a bot that lifts without ticking holds that one, a `monitor --once`
+              // beside it the monitor's, and both lifting one limit would put a Celery rate back
+              // twice (a late one over a newer limit: workers' rates cannot be set conditionally).
+              if (!(await monitor.limitLease.claim())) return;
               await limits.liftExpired().catch((error: unknown) => {
                 logger.warn({ err: error }, 'lifting expired limits failed; tried again on the next tick');
               });

@@ -5,7 +5,7 @@ import { type Locale, messages } from '../i18n/index.js';
 import type { EscalationStore } from '../store/store.js';
 import { alertJson } from './alerts.js';
 import { shownValue } from './blocks.js';
-import { MONITOR_LEASE, type TickOutcome } from './monitor.js';
+import { LIMIT_LEASE, MONITOR_LEASE, type TickOutcome } from './monitor.js';
 import type { DrainResult } from './outbox-contract.js';
 import type { Escalation } from './runtime.js';
 
@@ -18,8 +18,8 @@ export interface OnceResult {
 
 /**
  * One tick from the command line (cron, tests): the leader's jobs once (lift expired limits,
- * sample, evaluate, store), then deliver the outbox for a bounded time, and give the lease back so
- * the next run (or the bot) can take it at once.
+ * sample, evaluate, store), then deliver the outbox for a bounded time, and give the leases back
+ * (the monitor's, and the limits' its lift took) so the next run (or the bot) can take them at once.
  */
 export async function runMonitorOnce(deps: {
   escalation: Escalation;
@@ -38,7 +38,8 @@ export async function runMonitorOnce(deps: {
     outcome = await deps.leaderJobsOnce();
     drained = await deps.escalation.outbox.drain(deps.drainMs ?? 15_000);
   } finally {
-    await deps.store.releaseLease(MONITOR_LEASE, deps.escalation.owner).catch(() => undefined);
+    for (const name of [MONITOR_LEASE, LIMIT_LEASE])
+      await deps.store.releaseLease(name, deps.escalation.owner).catch(() => undefined);
   }
   if (!outcome.leader) {
     const holder = outcome.holder;
