@@ -56,6 +56,17 @@ export function parseCeleryRate(text: string): string | undefined {
   return match[0];
 }
 
+/**
+ * A Celery rate `times` over: what `workers` workers allow in all, since each keeps to a task's
+ * rate limit on its own (`10/m` on 3 workers is up to `30/m`). Decimals as Celery writes them.
+ */
+export function celeryRateTimes(rate: string, times: number): string | undefined {
+  const match = /^(\d+(?:\.\d+)?)(?:\/([smh]))?$/.exec(rate);
+  if (!match) return undefined;
+  const total = Math.round(Number(match[1]) * times * 1e6) / 1e6;
+  return `${total}/${match[2] ?? 's'}`;
+}
+
 /** `<max>/<duration>` for BullMQ: `100/1m`, `10/s`, `50/500ms` → max jobs per duration in ms. */
 export function parseBullmqRate(text: string): { max: number; durationMs: number } | undefined {
   const match = /^(\d{1,7})\/(\d{0,8})(ms|s|m|h)$/.exec(text.trim().toLowerCase());
@@ -194,6 +205,8 @@ async function celeryRateLimit(
       valid: t.tasksValid(tasks),
     });
   let preview = t.previewCelery(system, task, value, workers);
+  const inAll = value === null || workers.length < 2 ? undefined : celeryRateTimes(value, workers.length);
+  if (inAll) preview += t.previewCeleryEach(inAll);
   if (value === null && active) {
     const back = restoreRates(workers, active.previous).map((w: WorkerRateLimit) =>
       t.restoreTo(w.worker, w.rate),

@@ -114,7 +114,8 @@ describe('Celery task rate limits from the command line, with real workers', () 
     expect(asked).toMatchObject({ action: 'rate-limit', target: 'zeus/tasks.add', requiredApprovals: 1 });
     // The preview names the workers that will get it, and what each has now.
     expect(asked.preview).toBe(
-      `rate-limit task tasks.add on zeus to 100/m, sent to 2 workers: ${a.name} (now none), ${b.name} (now 5/m).`,
+      `rate-limit task tasks.add on zeus to 100/m, sent to 2 workers: ${a.name} (now none), ${b.name} (now 5/m)` +
+        '; each worker keeps to it on its own, so up to 200/m in all.',
     );
     expect(done.status).toBe('done');
     expect(done.result).toMatchObject({

@@ -58,6 +58,7 @@ export const limits = {
   ) =>
     `${value === null ? 'lift the rate limit of' : `rate-limit`} task ${task} on ${system}${value === null ? '' : ` to ${value}`}, ` +
     `sent to ${plural(workers.length, 'worker')}: ${workers.map((w) => `${w.worker} (now ${rate(w.rate)})`).join(', ')}`,
+  previewCeleryEach: (inAll: string) => `; each worker keeps to it on its own, so up to ${inAll} in all`,
   previewCeleryRestore: (restores: string[]) =>
     `; back to what each had before queue-ops: ${restores.join(', ')}`,
   restoreTo: (worker: string, value: string | null) => `${worker} ${rate(value)}`,

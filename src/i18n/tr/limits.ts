@@ -57,6 +57,8 @@ export const limits: Catalog['limits'] = {
   ) =>
     `${system} üzerinde ${task} görevinin hız sınırı ${value === null ? 'kaldırılır' : `${value} olur`}, ` +
     `${workers.length} worker’a gönderilir: ${workers.map((w) => `${w.worker} (şu an ${rate(w.rate)})`).join(', ')}`,
+  previewCeleryEach: (inAll: string) =>
+    `; her worker bu sınıra kendi başına uyar, yani toplamda en fazla ${inAll}`,
   previewCeleryRestore: (restores: string[]) =>
     `; her biri queue-ops’tan önceki değerine döner: ${restores.join(', ')}`,
   restoreTo: (worker: string, value: string | null) => `${worker} ${rate(value)}`,
