@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createBullmqBackend } from '../../src/backends/bullmq/index.js';
 import { configSchema } from '../../src/config/schema.js';
@@ -93,6 +94,38 @@ describe.each(LIBS)('failedIncrease with a capped failed set, BullMQ $major', ({
       expect(result).toMatchObject({ subject: `${system.name}/${name}`, value: 15, firing: true });
     },
   );
+
+  it('counts failures since a sample older than the rates span, and none after an old one within it', async () => {
+    const name = 'webhooks';
+    const queue = new lib.Queue(name, { connection: connectionFor(redisUrl), prefix });
+    closers.push(() => queue.close());
+    await queue.add('deliver', {});
+    const system = systemFor(redisUrl, prefix, [name]);
+    const backend = createBullmqBackend(system);
+    closers.push(() => backend.close());
+    const deps = {
+      config: { systems: [system] },
+      backends: { names: () => [system.name], get: () => backend, all: () => [backend] },
+    };
+    // Failures as BullMQ scores them (finishedOn): 4 seven minutes ago, none since. The status
+    // script skips the count where the rates (the last 5 minutes) found no failure, but only when
+    // their span covers the time since the previous sample.
+    const now = Date.now();
+    const redis = new Redis(redisUrl);
+    closers.push(async () => redis.disconnect());
+    await redis.zadd(
+      `${prefix}:${name}:failed`,
+      ...[1, 2, 3, 4].flatMap((i) => [now - 7 * 60_000 + i, `f${i}`]),
+    );
+    const previous = (at: number): Sample => ({
+      at,
+      systems: [{ name: system.name, type: 'bullmq', ok: true, workers: [], queues: [] }],
+    });
+    const afterLongGap = await takeSample(deps, [previous(now - 10 * 60_000)], Date.now());
+    expect(afterLongGap.systems[0]!.queues[0]).toMatchObject({ failed: 4, failedNew: 4, failedPerMinute: 0 });
+    const withinSpan = await takeSample(deps, [previous(now - 60_000)], Date.now());
+    expect(withinSpan.systems[0]!.queues[0]).toMatchObject({ failed: 4, failedNew: 0 });
+  });
 
   it('does not count failures that were retried as growth of the failed set (issue 38: 152 with 12 left)', async () => {
     const name = 'dispatch-web';
