@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActionId } from '../../src/blocks/action-ids.js';
+import { LIMIT_LEASE, MONITOR_LEASE } from '../../src/escalation/monitor.js';
 import { freePort } from '../../src/lib/redis-server.js';
 import { connectionFor, deletePrefix, randomName, waitFor } from '../helpers/bullmq-jobs.js';
 import { jsonOf, runCli, withSchema } from '../helpers/cli-run.js';
@@ -297,10 +298,14 @@ if (unreachable && POSTGRES_REQUIRED) {
       const client = new pg.Client({ connectionString: POSTGRES_URL, options: `-c search_path=${schema}` });
       await client.connect();
       try {
-        // The lease names its holder (`bot:<pid>:…`): one of these two processes, and it is the one
+        // The leases name their holder (`bot:<pid>:…`): the monitor's and the limits' (which the
+        // leader's limit-expiry takes too) are one of these two processes', and it is the one
         // whose log shows monitor ticks that changed alerts; the other never posted.
-        const leases = await client.query<{ owner: string }>('SELECT owner FROM escalation_lease');
-        expect(leases.rows).toHaveLength(1);
+        const leases = await client.query<{ name: string; owner: string }>(
+          'SELECT name, owner FROM escalation_lease ORDER BY name',
+        );
+        expect(leases.rows.map((r) => r.name)).toEqual([LIMIT_LEASE, MONITOR_LEASE].sort());
+        expect(new Set(leases.rows.map((r) => r.owner)).size).toBe(1);
         const holder = Number(leases.rows[0]!.owner.split(':')[1]);
         const pids = replicas.map((r) => r.child.pid);
         expect(pids).toContain(holder);
