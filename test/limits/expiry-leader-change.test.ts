@@ -5,12 +5,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import type { Request } from '../../src/pipeline/types.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem, configYaml } from '../helpers/config-file.js';
 import { type GateProxy, startGateProxy } from '../helpers/gate-proxy.js';
+import { asAlice, limitsConfig } from '../helpers/limits-setup.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -31,22 +29,7 @@ describe('a --for limit running out while the leader changes', () => {
   let redis: Redis;
   let queue: Queue;
 
-  const configFor = (url: string) =>
-    parseConfig(
-      configYaml({
-        systems: [bullmqSystem('pushizo', url, prefix, { queues: ['sends'] })],
-        store: `sqlite:${join(dir, 'store.db')}`,
-        roles: { viewer: ['*'], operator: ['U0ALICE'] },
-        policies: { concurrency: { role: 'operator', approvals: 0 } },
-      }),
-      {},
-    );
-  const asAlice = (...words: string[]): Request => ({
-    actor: { id: 'U0ALICE' },
-    via: 'cli',
-    words,
-    locale: 'en',
-  });
+  const configFor = (url: string) => limitsConfig(url, prefix, dir);
   const concurrencyInRedis = () => redis.hget(`${prefix}:sends:meta`, 'concurrency');
 
   beforeAll(async () => {

@@ -6,14 +6,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createQueueOps, type QueueOps } from '../../src/app.js';
 import { runLeaderJobsOnce } from '../../src/background/jobs.js';
-import { parseConfig } from '../../src/config/load.js';
 import { LIMIT_LEASE } from '../../src/escalation/monitor.js';
 import { runMonitorOnce } from '../../src/escalation/once.js';
 import { createEscalation, type Escalation } from '../../src/escalation/runtime.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import type { Request } from '../../src/pipeline/types.js';
 import { connectionFor, deletePrefix, randomName } from '../helpers/bullmq-jobs.js';
-import { bullmqSystem, configYaml } from '../helpers/config-file.js';
+import { asAlice, limitsConfig } from '../helpers/limits-setup.js';
 import { testRedisUrl } from '../helpers/test-redis.js';
 
 /**
@@ -35,22 +33,7 @@ describe('a --for limit is lifted by one process, whichever leases they lead und
   let redis: Redis;
   let queue: Queue;
 
-  const config = () =>
-    parseConfig(
-      configYaml({
-        systems: [bullmqSystem('pushizo', redisUrl, prefix, { queues: ['sends'] })],
-        store: `sqlite:${join(dir, 'store.db')}`,
-        roles: { viewer: ['*'], operator: ['U0ALICE'] },
-        policies: { concurrency: { role: 'operator', approvals: 0 } },
-      }),
-      {},
-    );
-  const asAlice = (...words: string[]): Request => ({
-    actor: { id: 'U0ALICE' },
-    via: 'cli',
-    words,
-    locale: 'en',
-  });
+  const config = () => limitsConfig(redisUrl, prefix, dir);
   const concurrencyInRedis = () => redis.hget(`${prefix}:sends:meta`, 'concurrency');
   const activeValues = async () => (await cron.store.activeLimits('pushizo')).map((l) => l.value);
   const cronOnce = () =>
