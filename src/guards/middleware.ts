@@ -1,8 +1,8 @@
 import { cliIdentity } from '../approvals/identity.js';
+import type { AuditRecordInput } from '../audit/audit.js';
 import { ErrorCode, isOpsError, OpsError } from '../errors.js';
 import { auditTarget } from '../pipeline/audit-target.js';
 import type { CommandDefinition, Reply, Request } from '../pipeline/types.js';
-import type { AuditEntryInput } from '../store/store.js';
 import { denialLines, denialReply } from './denial.js';
 import { createGuard, type GuardConfig, type GuardVerdict } from './guard.js';
 import type { VerbFactsOf } from './policy.js';
@@ -12,7 +12,7 @@ import type { SlackDirectory } from './slack-directory.js';
 
 /** Where denials are recorded; `createAudit(...)` fits. Awaited before the user is answered. */
 export interface DenialAudit {
-  record(entry: Omit<AuditEntryInput, 'at'> & { at?: string }): Promise<unknown>;
+  record(entry: AuditRecordInput): Promise<unknown>;
 }
 
 export interface GuardMiddlewareDeps {
@@ -107,6 +107,47 @@ export function createGuardMiddleware(deps: GuardMiddlewareDeps): GuardMiddlewar
   };
 }
 
+/**
+ * The audit entry of a refusal (`denied`): who asked, through what, the command, the error's code
+ * and details, then `more`; from the command line also who typed it (OS account, host, and how the
+ * id stands to `cli.users`), as its requests and approvals say. The guards' refusals and the
+ * command line's refusal inside a user namespace are written alike.
+ */
+export function deniedEntry(
+  config: Pick<GuardMiddlewareDeps['config'], 'cli'>,
+  request: Pick<Request, 'actor' | 'via' | 'channel' | 'words'>,
+  verb: string,
+  error: OpsError,
+  text: string,
+  more: Record<string, unknown> = {},
+): AuditRecordInput {
+  const { osUser, host } = request.actor;
+  const target = auditTarget(request.words);
+  return {
+    actorId: request.actor.id,
+    ...(request.actor.name ? { actorName: request.actor.name } : {}),
+    via: request.via,
+    ...(request.channel ? { channel: request.channel } : {}),
+    action: 'denied',
+    ...(target ? { target } : {}),
+    params: {
+      command: verb,
+      code: error.code,
+      details: error.params,
+      ...more,
+      ...(request.via === 'cli' && osUser !== undefined
+        ? {
+            osUser,
+            ...(host !== undefined ? { host } : {}),
+            identity: cliIdentity(config.cli?.users ?? {}, osUser, request.actor.id),
+          }
+        : {}),
+    },
+    outcome: 'denied',
+    error: text,
+  };
+}
+
 async function deny(
   deps: Pick<GuardMiddlewareDeps, 'audit' | 'config'>,
   request: Request,
@@ -115,34 +156,13 @@ async function deny(
 ): Promise<Reply> {
   const lines = denialLines(verdict.error, verdict, request.actor.id, request.locale);
   const { audit } = deps;
-  const { osUser, host } = request.actor;
   if (audit) {
-    const target = auditTarget(request.words);
-    await audit.record({
-      actorId: request.actor.id,
-      ...(request.actor.name ? { actorName: request.actor.name } : {}),
-      via: request.via,
-      ...(request.channel ? { channel: request.channel } : {}),
-      action: 'denied',
-      ...(target ? { target } : {}),
-      params: {
-        command: verb,
-        code: verdict.error.code,
-        details: verdict.error.params,
+    await audit.record(
+      deniedEntry(deps.config, request, verb, verdict.error, lines.join(' '), {
         actorRole: verdict.role ?? null,
         ...(verdict.unresolvedGroups.length > 0 ? { unresolvedGroups: verdict.unresolvedGroups } : {}),
-        // A refusal from the command line says who typed it, as its requests and approvals do.
-        ...(request.via === 'cli' && osUser !== undefined
-          ? {
-              osUser,
-              ...(host !== undefined ? { host } : {}),
-              identity: cliIdentity(deps.config.cli?.users ?? {}, osUser, request.actor.id),
-            }
-          : {}),
-      },
-      outcome: 'denied',
-      error: lines.join(' '),
-    });
+      }),
+    );
   }
   return denialReply(verdict.error, lines);
 }

@@ -11,12 +11,12 @@ import { loadConfigFile, withPathsFrom } from '../../config/load.js';
 import { peekConfigFileLocale } from '../../config/locale-peek.js';
 import type { Config } from '../../config/schema.js';
 import { ErrorCode, isOpsError, isUsageError, OpsError, terminalText } from '../../errors.js';
+import { deniedEntry } from '../../guards/middleware.js';
 import { inLocale, isLocale, type Locale, messages } from '../../i18n/index.js';
 import { createDeferredLogger } from '../../lib/deferred-logger.js';
 import { parseLogLevel } from '../../lib/log-level.js';
 import type { Logger } from '../../lib/logger.js';
 import { scrubSecrets } from '../../lib/scrub.js';
-import { auditTarget } from '../../pipeline/audit-target.js';
 import type { Actor, Reply } from '../../pipeline/types.js';
 import { auditChannelWitnessFromEnv } from '../slack/audit-witness.js';
 import { type CliArgs, configFlag, ExitCode, parseCliArgs, parseExportWords, wantsJson } from './args.js';
@@ -153,11 +153,7 @@ async function runWithLogger(
     if (full && !firstVerb) await full.recoverPurges();
     if (full) await reportInterrupted(io, full, logger, config.locale, secrets);
     await io.onApp?.(app);
-    const osUser = io.osUser ?? safeOsUser(io.env);
-    const host = io.osHost ?? safeHostname();
-    const actor: Actor = args.user
-      ? { id: args.user, osUser, host }
-      : { id: `cli:${osUser}`, name: osUser, osUser, host };
+    const actor = cliActor(io, args);
     if (args.words[0] === 'audit' && args.words[1] === 'export') {
       return await exportAudit(io, full, args, actor, secrets, config.locale);
     }
@@ -217,33 +213,24 @@ async function auditNamespaceRefusal(
   refusal: OpsError,
   logger: Logger,
 ): Promise<void> {
-  const osUser = io.osUser ?? safeOsUser(io.env);
-  const host = io.osHost ?? safeHostname();
-  const target = auditTarget(args.words);
   try {
     if (!full) throw new Error('the store is not open');
-    await full.audit.record({
-      actorId: args.user ?? `cli:${osUser}`,
-      ...(args.user ? {} : { actorName: osUser }),
-      via: 'cli',
-      action: 'denied',
-      ...(target ? { target } : {}),
-      params: {
-        command: args.words[0] ?? '',
-        code: refusal.code,
-        details: refusal.params,
-        osUser,
-        ...(host !== undefined ? { host } : {}),
-      },
-      outcome: 'denied',
-      error: messages(config.locale).errors.describe(refusal),
-    });
+    const request = { actor: cliActor(io, args), via: 'cli' as const, words: args.words };
+    const text = messages(config.locale).errors.describe(refusal);
+    await full.audit.record(deniedEntry(config, request, args.words[0] ?? '', refusal, text));
   } catch (error) {
     logger.warn(
       { err: error, code: refusal.code },
       'a command refused inside a user namespace was not audited',
     );
   }
+}
+
+/** Who typed the command: the kernel's OS account and host, and `--user` when given. */
+function cliActor(io: CliIo, args: CliArgs): Actor {
+  const osUser = io.osUser ?? safeOsUser(io.env);
+  const host = io.osHost ?? safeHostname();
+  return args.user ? { id: args.user, osUser, host } : { id: `cli:${osUser}`, name: osUser, osUser, host };
 }
 
 /**
