@@ -49,9 +49,12 @@ const MAX_RATE_JOBS = 1_000_000;
 const MAX_RATE_WINDOW_MS = 86_400_000;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/** A Celery rate: tasks per second (bare), `/s`, `/m` or `/h`; the number, then the unit. */
+const CELERY_RATE = /^(\d{1,9}(?:\.\d{1,6})?)(?:\/([smh]))?$/;
+
 /** A Celery rate as its `rate()` accepts it: tasks per second (bare), `/s`, `/m` or `/h`, above 0. */
 export function parseCeleryRate(text: string): string | undefined {
-  const match = /^(\d{1,9}(?:\.\d{1,6})?)(?:\/([smh]))?$/.exec(text.trim().toLowerCase());
+  const match = CELERY_RATE.exec(text.trim().toLowerCase());
   if (!match || !(Number(match[1]) > 0)) return undefined;
   return match[0];
 }
@@ -61,7 +64,7 @@ export function parseCeleryRate(text: string): string | undefined {
  * rate limit on its own (`10/m` on 3 workers is up to `30/m`). Decimals as Celery writes them.
  */
 export function celeryRateTimes(rate: string, times: number): string | undefined {
-  const match = /^(\d+(?:\.\d+)?)(?:\/([smh]))?$/.exec(rate);
+  const match = CELERY_RATE.exec(rate);
   if (!match) return undefined;
   const total = Math.round(Number(match[1]) * times * 1e6) / 1e6;
   return `${total}/${match[2] ?? 's'}`;
